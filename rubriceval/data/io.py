@@ -1,0 +1,153 @@
+"""Read and write datasets (JSONL, CSV, Excel) as Samples, with errors that name file, row and field."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+from pydantic import ValidationError
+
+from rubriceval.data.sample import COLUMN_ALIASES, Sample
+from rubriceval.errors import DatasetError
+
+LIST_FIELDS = ("contexts", "reference_contexts", "tags")
+KNOWN_FIELDS = set(Sample.model_fields)
+
+
+def _read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """Return (line-or-row number as a human counts it, record) pairs."""
+    suffix = path.suffix.lower()
+    if not path.exists():
+        raise DatasetError("file not found", file=str(path))
+    if suffix in (".jsonl", ".ndjson", ".json"):
+        raw = path.read_bytes()
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            line = raw[: exc.start].count(b"\n") + 1
+            raise DatasetError(f"not valid UTF-8 (byte {exc.start})", file=str(path), line=line,
+                               hint="re-save the file as UTF-8") from None
+        if suffix == ".json" and text.lstrip().startswith("["):
+            try:
+                items = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise DatasetError(f"invalid JSON: {exc.msg}", file=str(path), line=exc.lineno) from None
+            return [(i + 1, item) for i, item in enumerate(items)]
+        records = []
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DatasetError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=str(path), line=lineno) from None
+            if not isinstance(obj, dict):
+                raise DatasetError("each line must be a JSON object", file=str(path), line=lineno)
+            records.append((lineno, obj))
+        return records
+    if suffix in (".csv", ".tsv"):
+        try:
+            frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False,
+                                encoding="utf-8-sig")
+        except UnicodeDecodeError:
+            raise DatasetError("not valid UTF-8", file=str(path), hint="re-save the file as UTF-8 CSV") from None
+        except pd.errors.EmptyDataError:
+            raise DatasetError("the file is empty", file=str(path)) from None
+        # Row 1 is the header, so data row i sits on line i + 2.
+        return [(i + 2, rec) for i, rec in enumerate(frame.to_dict(orient="records"))]
+    if suffix in (".xlsx", ".xls"):
+        frame = pd.read_excel(path, dtype=str).fillna("")
+        return [(i + 2, rec) for i, rec in enumerate(frame.to_dict(orient="records"))]
+    raise DatasetError(f"unsupported file type '{suffix}'", file=str(path), hint="use .jsonl, .csv or .xlsx")
+
+
+def _normalise(record: dict[str, Any], *, path: Path, line: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for key, value in record.items():
+        if isinstance(value, float) and math.isnan(value):
+            value = None
+        name = COLUMN_ALIASES.get(key, key)
+        if name in KNOWN_FIELDS:
+            out[name] = value
+        else:
+            extra[key] = value
+    for name in LIST_FIELDS:
+        value = out.get(name)
+        # CSV/Excel cells hold lists as JSON text: ["a", "b"].
+        if isinstance(value, str) and value.strip().startswith("["):
+            try:
+                out[name] = json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise DatasetError(f"cell is not a valid JSON list: {exc.msg}", file=str(path), line=line,
+                                   field=name) from None
+        elif isinstance(value, str) and name != "tags":
+            out[name] = [value] if value.strip() else []
+    if isinstance(out.get("metadata"), dict):
+        extra = {**out["metadata"], **extra}
+    out["metadata"] = extra
+    for key in ("id", "question", "answer", "ground_truth", "intent"):
+        if key in out and out[key] is not None and not isinstance(out[key], str):
+            out[key] = str(out[key])
+        if key in out and out[key] is None:
+            out.pop(key)
+    return out
+
+
+def read_dataset(path: str | Path, *, require: Iterable[str] = ("question",)) -> list[Sample]:
+    """Load samples; ids default to the row number. Raises DatasetError naming file, line and field."""
+    path = Path(path)
+    records = _read_records(path)
+    if not records:
+        raise DatasetError("the dataset has no rows", file=str(path))
+    samples: list[Sample] = []
+    seen: dict[str, int] = {}
+    for line, record in records:
+        data = _normalise(record, path=path, line=line)
+        for field in require:
+            if field not in data or data[field] in (None, ""):
+                raise DatasetError(f"missing required field '{field}'", file=str(path), line=line, field=field,
+                                   hint=f"columns found: {sorted(record)}")
+        data.setdefault("id", f"row-{len(samples) + 1}")
+        try:
+            sample = Sample.model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"])
+            raise DatasetError(err["msg"], file=str(path), line=line, field=field) from None
+        if sample.id in seen:
+            raise DatasetError(f"duplicate id '{sample.id}' (first at line {seen[sample.id]})", file=str(path),
+                               line=line, field="id")
+        seen[sample.id] = line
+        samples.append(sample)
+    return samples
+
+
+def samples_to_frame(samples: list[Sample]) -> pd.DataFrame:
+    return pd.DataFrame([s.model_dump() for s in samples])
+
+
+def write_dataset(samples: list[Sample], path: str | Path) -> Path:
+    """Write samples; lists become JSON text in CSV/Excel so they read back unchanged."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        with tmp.open("w", encoding="utf-8") as fh:
+            for s in samples:
+                fh.write(json.dumps(s.model_dump(), ensure_ascii=False) + "\n")
+        tmp.replace(path)
+        return path
+    frame = samples_to_frame(samples)
+    for col in (*LIST_FIELDS, "metadata"):
+        frame[col] = frame[col].map(lambda v: json.dumps(v, ensure_ascii=False))
+    if suffix == ".csv":
+        frame.to_csv(path, index=False, encoding="utf-8")
+    elif suffix == ".xlsx":
+        frame.to_excel(path, index=False)
+    else:
+        raise DatasetError(f"unsupported output type '{suffix}'", file=str(path))
+    return path

@@ -1,0 +1,62 @@
+"""One evaluated turn of a chatbot conversation."""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from pydantic import BaseModel, Field, field_validator
+
+# Ragas's column names map onto ours, so a Ragas dataset loads unchanged.
+COLUMN_ALIASES: dict[str, str] = {
+    "user_input": "question",
+    "response": "answer",
+    "retrieved_contexts": "contexts",
+    "reference": "ground_truth",
+    "ground_truths": "ground_truth",
+    "reference_contexts": "reference_contexts",
+    "intent": "intent",
+}
+
+
+class Sample(BaseModel):
+    """question → answer (with retrieved contexts), judged against an expert ground truth."""
+
+    id: str
+    question: str
+    answer: str = ""
+    contexts: list[str] = Field(default_factory=list)
+    ground_truth: str = ""
+    reference_contexts: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    intent: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("contexts", "reference_contexts", mode="before")
+    @classmethod
+    def _list_of_str(cls, value: Any) -> Any:
+        if value is None:
+            return []
+        if isinstance(value, str):
+            raise ValueError("must be a list of strings, got a single string (wrap it as [\"...\"] or a JSON list)")
+        return value
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _tags(cls, value: Any) -> Any:
+        if value is None:
+            return []
+        if isinstance(value, str):
+            return [t.strip() for t in value.replace("，", ",").split(",") if t.strip()]
+        return value
+
+    def input_hash(self) -> str:
+        """Hash of everything a judge may read: changes when an expert edits the row."""
+        payload = self.model_dump(exclude={"metadata"})
+        return hashlib.sha256(json.dumps(payload, ensure_ascii=False, sort_keys=True).encode()).hexdigest()[:16]
+
+    @property
+    def language(self) -> str:
+        """'zh' when the question or answer holds CJK characters, else 'en'."""
+        text = self.question + self.answer
+        return "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else "en"

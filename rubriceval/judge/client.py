@@ -1,0 +1,203 @@
+"""Async judge client over any OpenAI-compatible chat endpoint (DashScope, OpenAI, vLLM, Ollama, llama.cpp).
+
+One code path for hosted and embedded judges. It adds what the SDK alone does not give us: a bounded number of
+concurrent calls, retries with exponential backoff that honour Retry-After, a per-call timeout, a persistent cache,
+and counters for calls, tokens, cost and failures.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import openai
+from pydantic import BaseModel
+
+from rubriceval.judge.cache import CallCache, cache_key
+from rubriceval.judge.config import JudgeConfig, default_cache_dir
+
+ErrorKind = Literal["provider_error", "timeout", "invalid_output", "error"]
+
+
+class JudgeResponse(BaseModel):
+    text: str | None = None
+    data: dict | None = None          # parsed JSON when a schema was requested and the output is valid JSON
+    error: str | None = None
+    error_kind: ErrorKind | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    cost_usd: float = 0.0
+    cached: bool = False
+    attempts: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass
+class CallStats:
+    """Live counters, read by the progress bar and stored with each run."""
+
+    calls: int = 0                 # calls actually sent (including retries)
+    requests: int = 0              # logical requests (a retried request counts once)
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    failures: Counter = field(default_factory=Counter)   # by kind: 429, 500, timeout, garbage…
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"calls": self.calls, "requests": self.requests, "cache_hits": self.cache_hits,
+                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "cost_usd": round(self.cost_usd, 6), "failures": dict(self.failures)}
+
+
+def _retry_after_seconds(exc: Exception) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None) or {}
+    value = headers.get("retry-after") or headers.get("Retry-After")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+class JudgeClient:
+    """`await client.complete(messages, json_schema=…)` → JudgeResponse (never raises for provider trouble)."""
+
+    def __init__(self, config: JudgeConfig, *, base_url: str | None = None, cache: CallCache | None = None,
+                 stats: CallStats | None = None, max_backoff_s: float = 30.0):
+        self.config = config
+        url = base_url or config.base_url
+        if url is None:
+            raise ValueError("JudgeClient needs a base_url; use rubriceval.local.judge.ensure_local_judge() first")
+        self.base_url = url
+        self._client = openai.AsyncOpenAI(base_url=url, api_key=config.api_key or "not-needed",
+                                          timeout=config.timeout_s, max_retries=0)
+        self._semaphore = asyncio.Semaphore(config.concurrency)
+        self.cache = cache if cache is not None else (
+            CallCache(config.cache_path or default_cache_dir() / "judge_cache.sqlite") if config.cache else None)
+        self.stats = stats or CallStats()
+        self.max_backoff_s = max_backoff_s
+        self._price_in, self._price_out = config.prices()
+
+    def key_for(self, messages: list[dict], json_schema: dict | None, cache_tag: str) -> str:
+        c = self.config
+        return cache_key(model=c.model, messages=messages, temperature=c.temperature, max_tokens=c.max_tokens,
+                         seed=c.seed, schema=json_schema if c.structured == "json_schema" else None,
+                         structured=c.structured, tag=cache_tag)
+
+    def is_cached(self, messages: list[dict], json_schema: dict | None = None, cache_tag: str = "") -> bool:
+        return self.cache is not None and self.key_for(messages, json_schema, cache_tag) in self.cache
+
+    async def complete(self, messages: list[dict], *, json_schema: dict | None = None, schema_name: str = "verdict",
+                       cache_tag: str = "", use_cache: bool = True) -> JudgeResponse:
+        self.stats.requests += 1
+        key = self.key_for(messages, json_schema, cache_tag)
+        if self.cache is not None and use_cache:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.stats.cache_hits += 1
+                return JudgeResponse(**hit, cached=True, attempts=0)
+        response = await self._call_with_retries(messages, json_schema, schema_name)
+        if response.ok:
+            self.stats.prompt_tokens += response.prompt_tokens
+            self.stats.completion_tokens += response.completion_tokens
+            self.stats.cost_usd += response.cost_usd
+            if self.cache is not None:
+                self.cache.put(key, response.model_dump(exclude={"cached", "attempts"}))
+        return response
+
+    async def _call_with_retries(self, messages, json_schema, schema_name) -> JudgeResponse:
+        attempts = 0
+        last_error, last_kind = "", "error"
+        while attempts <= self.config.max_retries:
+            attempts += 1
+            async with self._semaphore:
+                self.stats.calls += 1
+                started = time.perf_counter()
+                try:
+                    result = await self._call_once(messages, json_schema, schema_name)
+                    result.latency_s = time.perf_counter() - started
+                    result.attempts = attempts
+                    return result
+                except openai.APITimeoutError:
+                    last_error, last_kind, wait = f"timed out after {self.config.timeout_s:g}s", "timeout", None
+                    self.stats.failures["timeout"] += 1
+                except openai.APIStatusError as exc:
+                    status = exc.status_code
+                    last_error = f"HTTP {status}: {str(exc)[:200]}"
+                    last_kind, wait = "provider_error", _retry_after_seconds(exc)
+                    self.stats.failures[str(status)] += 1
+                    if status in (400, 401, 403, 404, 422):   # retrying will not help
+                        break
+                except openai.APIConnectionError as exc:
+                    last_error, last_kind, wait = f"connection error: {exc}", "provider_error", None
+                    self.stats.failures["connection"] += 1
+                except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+                    # A 200 with a body that is not a chat completion.
+                    last_error, last_kind, wait = f"malformed response: {exc}", "provider_error", None
+                    self.stats.failures["malformed"] += 1
+            if attempts > self.config.max_retries:
+                break
+            backoff = min(self.max_backoff_s, 0.5 * 2 ** (attempts - 1)) * (0.5 + random.random())
+            await asyncio.sleep(min(self.max_backoff_s, wait) if wait is not None else backoff)
+        return JudgeResponse(error=f"{last_error} (after {attempts} attempt(s))", error_kind=last_kind,
+                             attempts=attempts)
+
+    async def _call_once(self, messages, json_schema, schema_name) -> JudgeResponse:
+        c = self.config
+        kwargs: dict[str, Any] = dict(model=c.model, messages=messages, temperature=c.temperature,
+                                      max_tokens=c.max_tokens)
+        if c.seed is not None:
+            kwargs["seed"] = c.seed
+        if json_schema is not None and c.structured == "json_schema":
+            kwargs["response_format"] = {"type": "json_schema",
+                                         "json_schema": {"name": schema_name, "schema": json_schema, "strict": True}}
+        completion = await self._client.chat.completions.create(**kwargs)
+        choice = completion.choices[0]
+        text = choice.message.content or ""
+        usage = completion.usage
+        prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
+        completion_tokens = getattr(usage, "completion_tokens", 0) or 0
+        data = None
+        if json_schema is not None:
+            data = _loads_json_object(text)
+        cost = (prompt_tokens * self._price_in + completion_tokens * self._price_out) / 1e6
+        return JudgeResponse(text=text, data=data, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                             cost_usd=cost)
+
+    async def close(self) -> None:
+        await self._client.close()
+
+
+def _loads_json_object(text: str) -> dict | None:
+    """The JSON object in a reply, tolerating code fences and text around it; None when there is none."""
+    stripped = text.strip()
+    if stripped.startswith("```"):
+        stripped = stripped.strip("`")
+        if stripped.lower().startswith("json"):
+            stripped = stripped[4:]
+    try:
+        value = json.loads(stripped)
+        return value if isinstance(value, dict) else None
+    except json.JSONDecodeError:
+        pass
+    start = stripped.find("{")
+    while start != -1:
+        try:
+            value, _ = json.JSONDecoder().raw_decode(stripped[start:])
+            if isinstance(value, dict):
+                return value
+        except json.JSONDecodeError:
+            pass
+        start = stripped.find("{", start + 1)
+    return None

@@ -1,0 +1,127 @@
+"""Judge and embedder configuration: environment variables, then an optional YAML file, then CLI flags.
+
+Environment: RUBRICEVAL_JUDGE_BASE_URL, RUBRICEVAL_JUDGE_API_KEY (or OPENAI_API_KEY / DASHSCOPE_API_KEY),
+RUBRICEVAL_JUDGE_MODEL, RUBRICEVAL_JUDGE_CONCURRENCY, RUBRICEVAL_JUDGE_TIMEOUT, RUBRICEVAL_JUDGE_STRUCTURED,
+RUBRICEVAL_EMBED_BASE_URL, RUBRICEVAL_EMBED_MODEL. No base URL → the embedded local judge.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, Field, ValidationError
+
+from rubriceval.errors import ConfigError
+
+# USD per 1M tokens (input, output). Unknown models cost 0 and say so in reports.
+PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
+    "gpt-4o": (2.5, 10.0),
+    "gpt-4o-mini": (0.15, 0.6),
+    "gpt-4.1": (2.0, 8.0),
+    "gpt-4.1-mini": (0.4, 1.6),
+    "qwen-max": (1.6, 6.4),
+    "qwen-plus": (0.4, 1.2),
+    "qwen-turbo": (0.05, 0.2),
+    "deepseek-chat": (0.27, 1.1),
+    "local": (0.0, 0.0),
+}
+
+
+class JudgeConfig(BaseModel):
+    base_url: str | None = None          # None → start the embedded local judge
+    api_key: str | None = None
+    model: str = "local"
+    temperature: float = 0.0
+    max_tokens: int = 512
+    concurrency: int = Field(default=8, ge=1, le=1024)
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=20)
+    # json_schema: response_format with a JSON schema; grammar: llama.cpp GBNF; text: "Feedback … [RESULT] N".
+    structured: Literal["json_schema", "text"] = "json_schema"
+    seed: int | None = 0
+    price_in_per_mtok: float | None = None
+    price_out_per_mtok: float | None = None
+    cache_path: str | None = None         # None → ~/.cache/rubriceval/judge_cache.sqlite
+    cache: bool = True
+
+    @property
+    def is_local(self) -> bool:
+        return self.base_url is None
+
+    def prices(self) -> tuple[float, float]:
+        if self.price_in_per_mtok is not None and self.price_out_per_mtok is not None:
+            return self.price_in_per_mtok, self.price_out_per_mtok
+        return PRICES_PER_MTOK.get(self.model, (0.0, 0.0))
+
+    def describe(self) -> str:
+        if self.is_local:
+            return ("embedded local judge (Qwen2.5-Coder-1.5B-Instruct Q4_K_M via xllamacpp) — for offline runs "
+                    "and tests, not for trusted grading; set RUBRICEVAL_JUDGE_BASE_URL for a real judge")
+        return f"{self.model} at {self.base_url}"
+
+
+class EmbedderConfig(BaseModel):
+    base_url: str | None = None          # None → the embedded local embedder
+    api_key: str | None = None
+    model: str = "local"
+    timeout_s: float = 60.0
+    batch_size: int = 64
+
+
+def default_cache_dir() -> Path:
+    root = os.environ.get("RUBRICEVAL_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "rubriceval")
+    path = Path(root)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def load_judge_config(path: str | Path | None = None, **overrides) -> JudgeConfig:
+    data: dict = {}
+    env = os.environ
+    if env.get("RUBRICEVAL_JUDGE_BASE_URL"):
+        data["base_url"] = env["RUBRICEVAL_JUDGE_BASE_URL"]
+    key = env.get("RUBRICEVAL_JUDGE_API_KEY") or env.get("OPENAI_API_KEY") or env.get("DASHSCOPE_API_KEY")
+    if key:
+        data["api_key"] = key
+    for name, field in (("MODEL", "model"), ("CONCURRENCY", "concurrency"), ("TIMEOUT", "timeout_s"),
+                        ("STRUCTURED", "structured"), ("MAX_TOKENS", "max_tokens")):
+        if env.get(f"RUBRICEVAL_JUDGE_{name}"):
+            data[field] = env[f"RUBRICEVAL_JUDGE_{name}"]
+    if path:
+        file_data = _read_yaml(path)
+        data.update(file_data.get("judge", file_data))
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        return JudgeConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ConfigError(err["msg"], file=str(path) if path else "environment",
+                          field=".".join(map(str, err["loc"]))) from None
+
+
+def load_embedder_config(path: str | Path | None = None, **overrides) -> EmbedderConfig:
+    data: dict = {}
+    env = os.environ
+    if env.get("RUBRICEVAL_EMBED_BASE_URL"):
+        data["base_url"] = env["RUBRICEVAL_EMBED_BASE_URL"]
+        data["api_key"] = env.get("RUBRICEVAL_EMBED_API_KEY") or env.get("RUBRICEVAL_JUDGE_API_KEY")
+    if env.get("RUBRICEVAL_EMBED_MODEL"):
+        data["model"] = env["RUBRICEVAL_EMBED_MODEL"]
+    if path:
+        file_data = _read_yaml(path)
+        data.update(file_data.get("embedder", {}))
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    return EmbedderConfig.model_validate(data)
+
+
+def _read_yaml(path: str | Path) -> dict:
+    try:
+        return yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except FileNotFoundError:
+        raise ConfigError("config file not found", file=str(path)) from None
+    except yaml.YAMLError as exc:
+        line = getattr(getattr(exc, "problem_mark", None), "line", None)
+        raise ConfigError(f"invalid YAML: {exc}", file=str(path), line=None if line is None else line + 1) from None
