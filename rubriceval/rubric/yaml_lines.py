@@ -1,0 +1,78 @@
+"""Load YAML while remembering the line of every key, so errors can say `file:line [field]`."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rubriceval.errors import RubricError
+
+Path_ = tuple[Any, ...]
+
+
+class DuplicateKey(Exception):
+    def __init__(self, key: str, line: int, first_line: int):
+        self.key, self.line, self.first_line = key, line, first_line
+
+
+def _walk(node: yaml.Node, path: Path_, lines: dict[Path_, int]) -> None:
+    lines[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            key = key_node.value
+            # PyYAML keeps the last of two equal keys silently; a duplicated score level would vanish.
+            if key in seen:
+                raise DuplicateKey(key, key_node.start_mark.line + 1, seen[key])
+            seen[key] = key_node.start_mark.line + 1
+            # YAML ints as keys (score levels 1–5) are matched both as int and str.
+            child = path + (key,)
+            lines[child] = key_node.start_mark.line + 1
+            try:
+                lines[path + (int(key),)] = key_node.start_mark.line + 1
+            except (TypeError, ValueError):
+                pass
+            _walk(value_node, child, lines)
+            lines[child] = key_node.start_mark.line + 1
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _walk(item, path + (index,), lines)
+
+
+def load_yaml_with_lines(path: str | Path) -> tuple[Any, dict[Path_, int]]:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise RubricError("not valid UTF-8", file=str(path), hint="re-save the file as UTF-8") from None
+    except FileNotFoundError:
+        raise RubricError("file not found", file=str(path)) from None
+    try:
+        node = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise RubricError(f"malformed YAML: {problem}", file=str(path),
+                          line=mark.line + 1 if mark else None,
+                          hint="check indentation and quote strings containing ':' or '#'") from None
+    lines: dict[Path_, int] = {}
+    if node is not None:
+        try:
+            _walk(node, (), lines)
+        except DuplicateKey as dup:
+            field = ".".join(str(p) for p in ()) or None
+            raise RubricError(f"duplicate key '{dup.key}' (first defined on line {dup.first_line})", file=str(path),
+                              line=dup.line, field=field, hint="each key, including score levels, may appear once") from None
+    return data, lines
+
+
+def line_for(lines: dict[Path_, int], loc: tuple[Any, ...]) -> int | None:
+    """The line of the deepest known prefix of a pydantic error location."""
+    loc = tuple(loc)
+    while loc:
+        if loc in lines:
+            return lines[loc]
+        loc = loc[:-1]
+    return lines.get(())

@@ -1,0 +1,214 @@
+"""The run store: one SQLite file (WAL) holding every run's config, samples and verdicts.
+
+Each verdict is committed as soon as it exists, so a run killed at any moment (even kill -9) loses nothing already
+judged, and `--resume` redoes only the missing (sample, scorer) pairs. The primary key makes duplicates impossible.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+from pydantic import BaseModel, Field
+
+from rubriceval.data.sample import Sample
+from rubriceval.errors import RubricEvalError
+from rubriceval.verdict import Evidence, Usage, Verdict
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+  run_id TEXT PRIMARY KEY, name TEXT UNIQUE NOT NULL, created_at REAL NOT NULL, finished_at REAL,
+  status TEXT NOT NULL, config_json TEXT NOT NULL, stats_json TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE IF NOT EXISTS run_samples (
+  run_id TEXT NOT NULL, sample_id TEXT NOT NULL, position INTEGER NOT NULL, input_hash TEXT NOT NULL,
+  sample_json TEXT NOT NULL, PRIMARY KEY (run_id, sample_id)
+);
+CREATE TABLE IF NOT EXISTS run_scorers (
+  run_id TEXT NOT NULL, scorer TEXT NOT NULL, kind TEXT NOT NULL, version TEXT NOT NULL,
+  definition_json TEXT NOT NULL DEFAULT '{}', PRIMARY KEY (run_id, scorer)
+);
+CREATE TABLE IF NOT EXISTS verdicts (
+  run_id TEXT NOT NULL, sample_id TEXT NOT NULL, scorer TEXT NOT NULL, kind TEXT NOT NULL,
+  scorer_version TEXT NOT NULL, score REAL, unscored_kind TEXT, unscored_reason TEXT, feedback TEXT NOT NULL,
+  evidence_json TEXT NOT NULL, details_json TEXT NOT NULL, passed INTEGER, usage_json TEXT NOT NULL,
+  input_hash TEXT NOT NULL DEFAULT '', created_at REAL NOT NULL,
+  PRIMARY KEY (run_id, sample_id, scorer)
+);
+CREATE INDEX IF NOT EXISTS verdicts_by_scorer ON verdicts (run_id, scorer);
+"""
+
+
+class RunConfig(BaseModel):
+    dataset_path: str = ""
+    dataset_hash: str = ""
+    rubrics: dict[str, str] = Field(default_factory=dict)   # id → version tag
+    metrics: list[str] = Field(default_factory=list)
+    judge: dict[str, Any] = Field(default_factory=dict)     # model, base_url (no key), parameters
+    embedder: dict[str, Any] = Field(default_factory=dict)
+    rubrics_path: str = ""
+
+
+class RunInfo(BaseModel):
+    run_id: str
+    name: str
+    created_at: float
+    finished_at: float | None
+    status: str
+    config: RunConfig
+    stats: dict[str, Any]
+    n_samples: int = 0
+    n_verdicts: int = 0
+
+
+def default_store_path() -> Path:
+    return Path("out") / "runs.sqlite"
+
+
+class RunStore:
+    def __init__(self, path: str | Path | None = None):
+        self.path = Path(path) if path else default_store_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self.conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+        self.conn.row_factory = sqlite3.Row
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA foreign_keys=ON")
+        self.conn.executescript(SCHEMA)
+        self.conn.commit()
+
+    # -- runs -------------------------------------------------------------------------------------------------------
+    def create_run(self, config: RunConfig, samples: list[Sample], scorers: Iterable[tuple[str, str, str, dict]],
+                   name: str | None = None) -> str:
+        """scorers: (scorer id, kind, version tag, definition) tuples."""
+        run_id = uuid.uuid4().hex[:12]
+        name = name or time.strftime("run-%Y%m%d-%H%M%S-") + run_id[:4]
+        with self._lock, self.conn:
+            try:
+                self.conn.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?)",
+                                  (run_id, name, time.time(), None, "running", config.model_dump_json(), "{}"))
+            except sqlite3.IntegrityError:
+                raise RubricEvalError(f"a run named '{name}' already exists", file=str(self.path),
+                                      hint="choose another --name, or --resume it") from None
+            self.conn.executemany("INSERT INTO run_samples VALUES (?,?,?,?,?)",
+                                  [(run_id, s.id, i, s.input_hash(), s.model_dump_json()) for i, s in enumerate(samples)])
+            self.conn.executemany("INSERT INTO run_scorers VALUES (?,?,?,?,?)",
+                                  [(run_id, sid, kind, ver, json.dumps(defn, ensure_ascii=False))
+                                   for sid, kind, ver, defn in scorers])
+        return run_id
+
+    def resolve(self, run: str) -> str:
+        """A run id, a name, or 'latest' → run id."""
+        with self._lock:
+            if run == "latest":
+                row = self.conn.execute("SELECT run_id FROM runs ORDER BY created_at DESC LIMIT 1").fetchone()
+            else:
+                row = self.conn.execute("SELECT run_id FROM runs WHERE run_id = ? OR name = ?", (run, run)).fetchone()
+        if row is None:
+            raise RubricEvalError(f"no run '{run}' in this store", file=str(self.path),
+                                  hint="`rubriceval runs` lists the stored runs")
+        return row["run_id"]
+
+    def run_info(self, run: str) -> RunInfo:
+        run_id = self.resolve(run)
+        with self._lock:
+            row = self.conn.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            n_samples = self.conn.execute("SELECT COUNT(*) FROM run_samples WHERE run_id=?", (run_id,)).fetchone()[0]
+            n_verdicts = self.conn.execute("SELECT COUNT(*) FROM verdicts WHERE run_id=?", (run_id,)).fetchone()[0]
+        return RunInfo(run_id=row["run_id"], name=row["name"], created_at=row["created_at"],
+                       finished_at=row["finished_at"], status=row["status"],
+                       config=RunConfig.model_validate_json(row["config_json"]), stats=json.loads(row["stats_json"]),
+                       n_samples=n_samples, n_verdicts=n_verdicts)
+
+    def list_runs(self) -> list[RunInfo]:
+        with self._lock:
+            ids = [r[0] for r in self.conn.execute("SELECT run_id FROM runs ORDER BY created_at")]
+        return [self.run_info(i) for i in ids]
+
+    def set_status(self, run_id: str, status: str, stats: dict | None = None) -> None:
+        with self._lock, self.conn:
+            self.conn.execute("UPDATE runs SET status=?, finished_at=?, stats_json=COALESCE(?, stats_json) "
+                              "WHERE run_id=?", (status, time.time() if status != "running" else None,
+                                                  json.dumps(stats, ensure_ascii=False) if stats is not None else None,
+                                                  run_id))
+
+    # -- samples and scorers ------------------------------------------------------------------------------------------
+    def samples(self, run: str) -> list[Sample]:
+        run_id = self.resolve(run)
+        with self._lock:
+            rows = self.conn.execute("SELECT sample_json FROM run_samples WHERE run_id=? ORDER BY position",
+                                     (run_id,)).fetchall()
+        return [Sample.model_validate_json(r[0]) for r in rows]
+
+    def scorers(self, run: str) -> list[dict[str, Any]]:
+        run_id = self.resolve(run)
+        with self._lock:
+            rows = self.conn.execute("SELECT * FROM run_scorers WHERE run_id=? ORDER BY kind DESC, scorer",
+                                     (run_id,)).fetchall()
+        return [{"scorer": r["scorer"], "kind": r["kind"], "version": r["version"],
+                 "definition": json.loads(r["definition_json"])} for r in rows]
+
+    # -- verdicts -------------------------------------------------------------------------------------------------
+    def save_verdict(self, run_id: str, verdict: Verdict, input_hash: str = "") -> None:
+        with self._lock, self.conn:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (run_id, verdict.sample_id, verdict.scorer, verdict.kind, verdict.scorer_version, verdict.score,
+                 verdict.unscored_kind, verdict.unscored_reason, verdict.feedback,
+                 json.dumps([e.model_dump() for e in verdict.evidence], ensure_ascii=False),
+                 json.dumps(verdict.details, ensure_ascii=False, default=str),
+                 None if verdict.passed is None else int(verdict.passed), verdict.usage.model_dump_json(),
+                 input_hash, time.time()))
+
+    def done_keys(self, run_id: str) -> set[tuple[str, str]]:
+        with self._lock:
+            rows = self.conn.execute("SELECT sample_id, scorer FROM verdicts WHERE run_id=?", (run_id,)).fetchall()
+        return {(r[0], r[1]) for r in rows}
+
+    def delete_verdicts(self, run_id: str, keys: Iterable[tuple[str, str]]) -> None:
+        with self._lock, self.conn:
+            self.conn.executemany("DELETE FROM verdicts WHERE run_id=? AND sample_id=? AND scorer=?",
+                                  [(run_id, s, c) for s, c in keys])
+
+    def verdicts(self, run: str) -> list[Verdict]:
+        run_id = self.resolve(run)
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT v.* FROM verdicts v JOIN run_samples s ON s.run_id=v.run_id AND s.sample_id=v.sample_id "
+                "WHERE v.run_id=? ORDER BY s.position, v.kind DESC, v.scorer", (run_id,)).fetchall()
+        return [_row_to_verdict(r) for r in rows]
+
+    def verdict_frame(self, run: str) -> pd.DataFrame:
+        """One row per sample × scorer, with the sample's fields beside the verdict."""
+        samples = {s.id: s for s in self.samples(run)}
+        rows = []
+        for v in self.verdicts(run):
+            s = samples.get(v.sample_id)
+            rows.append({
+                "sample_id": v.sample_id, "scorer": v.scorer, "kind": v.kind, "scorer_version": v.scorer_version,
+                "score": v.score, "passed": v.passed, "unscored_kind": v.unscored_kind,
+                "unscored_reason": v.unscored_reason, "feedback": v.feedback,
+                "evidence": "; ".join(f"{e.item}: {e.detail}" for e in v.evidence),
+                "question": s.question if s else "", "answer": s.answer if s else "",
+                "ground_truth": s.ground_truth if s else "", "tags": ",".join(s.tags) if s else "",
+                "intent": s.intent if s else "",
+                **{f"usage_{k}": val for k, val in v.usage.model_dump().items()},
+            })
+        return pd.DataFrame(rows)
+
+    def close(self) -> None:
+        with self._lock:
+            self.conn.close()
+
+
+def _row_to_verdict(r: sqlite3.Row) -> Verdict:
+    return Verdict(sample_id=r["sample_id"], scorer=r["scorer"], kind=r["kind"], scorer_version=r["scorer_version"],
+                   score=r["score"], unscored_kind=r["unscored_kind"], unscored_reason=r["unscored_reason"],
+                   feedback=r["feedback"], evidence=[Evidence(**e) for e in json.loads(r["evidence_json"])],
+                   details=json.loads(r["details_json"]), passed=None if r["passed"] is None else bool(r["passed"]),
+                   usage=Usage.model_validate_json(r["usage_json"]))
