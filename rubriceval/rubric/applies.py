@@ -9,6 +9,8 @@ from rubriceval.rubric.schema import Rubric
 
 def applies(rubric: Rubric, sample: Sample) -> bool:
     cond = rubric.applies_to
+    if cond.languages and sample.language not in cond.languages:
+        return False
     if not (cond.tags or cond.intents or cond.question_pattern):
         return True
     if cond.tags and set(cond.tags) & set(sample.tags):

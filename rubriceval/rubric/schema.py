@@ -135,6 +135,8 @@ class AppliesTo(_Strict):
     tags: list[str] = Field(default_factory=list)
     intents: list[str] = Field(default_factory=list)
     question_pattern: str | None = None
+    # Unlike the conditions above, a language list is a filter: samples in other languages never match.
+    languages: list[Literal["zh", "en"]] = Field(default_factory=list)
 
     @field_validator("question_pattern")
     @classmethod

@@ -1,0 +1,152 @@
+"""Python API: `rubriceval.evaluate(dataset, rubrics=…, metrics=…)` and the run lifecycle the CLI uses."""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict
+
+from rubriceval.backends import make_embedder, make_judge, public_judge_config
+from rubriceval.data.io import read_dataset
+from rubriceval.data.sample import Sample
+from rubriceval.errors import RubricEvalError
+from rubriceval.judge.config import EmbedderConfig, JudgeConfig, load_embedder_config, load_judge_config
+from rubriceval.rubric.loader import load_rubrics
+from rubriceval.rubric.schema import Rubric
+from rubriceval.runner import RunTotals, execute
+from rubriceval.store.runs import RunConfig, RunStore
+from rubriceval.verdict import Verdict
+
+
+class EvaluationResult(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    run_id: str
+    run_name: str
+    store_path: str
+    totals: dict[str, Any]
+    verdicts: list[Verdict]
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per sample × rubric/metric (score or unscored reason, feedback, evidence, usage)."""
+        return RunStore(self.store_path).verdict_frame(self.run_id)
+
+    def summary(self):
+        """Per-rubric and per-metric aggregates (mean, pass rate, distribution, unscored counts)."""
+        from rubriceval.report.aggregate import summarize
+
+        store = RunStore(self.store_path)
+        return summarize(store.verdicts(self.run_id), store.scorers(self.run_id))
+
+    @property
+    def unscored_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for v in self.verdicts:
+            if not v.scored:
+                counts[v.scorer] = counts.get(v.scorer, 0) + 1
+        return counts
+
+
+def _hash_samples(samples: list[Sample]) -> str:
+    h = hashlib.sha256()
+    for s in samples:
+        h.update(s.input_hash().encode())
+    return h.hexdigest()[:16]
+
+
+def _metric_names(metrics: list[str] | str | None) -> list[str]:
+    if not metrics:
+        return []
+    names = [m.strip() for m in (metrics.split(",") if isinstance(metrics, str) else metrics) if m.strip()]
+    from standard_metrics.registry import list_metrics
+
+    known = set(list_metrics())
+    unknown = [m for m in names if m not in known]
+    if unknown:
+        raise RubricEvalError(f"unknown metric(s): {', '.join(unknown)}", field="metrics",
+                              hint=f"available: {', '.join(sorted(known))}")
+    return names
+
+
+def _needs(metrics: list[str], what: str) -> bool:
+    if not metrics:
+        return False
+    from standard_metrics import registry
+
+    return getattr(registry, f"needs_{what}")(metrics)
+
+
+def scorer_rows(rubrics: list[Rubric], metrics: list[str]) -> list[tuple[str, str, str, dict]]:
+    rows = [(r.id, "rubric", r.version_tag, r.model_dump(mode="json")) for r in rubrics]
+    rows += [(m, "metric", "1", {"name": m}) for m in metrics]
+    return rows
+
+
+async def run_async(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], *, store: RunStore,
+                    judge_config: JudgeConfig, embedder_config: EmbedderConfig | None = None,
+                    name: str | None = None, dataset_path: str = "", rubrics_path: str = "",
+                    progress: bool = True, resume_run: str | None = None) -> tuple[str, RunTotals]:
+    need_judge = bool(any(r.judge_items for r in rubrics)) or _needs(metrics, "judge")
+    need_embedder = _needs(metrics, "embedder")
+    if resume_run:
+        run_id = store.resolve(resume_run)
+    else:
+        config = RunConfig(dataset_path=dataset_path, dataset_hash=_hash_samples(samples),
+                           rubrics={r.id: r.version_tag for r in rubrics}, metrics=metrics,
+                           judge=public_judge_config(judge_config),
+                           embedder=(embedder_config.model_dump(exclude={"api_key"}) if embedder_config else {}),
+                           rubrics_path=rubrics_path)
+        run_id = store.create_run(config, samples, scorer_rows(rubrics, metrics), name=name)
+    judge = make_judge(judge_config) if need_judge else None
+    embedder = make_embedder(embedder_config or EmbedderConfig()) if need_embedder else None
+    store.set_status(run_id, "running")
+    status, totals = "interrupted", None
+    try:
+        totals = await execute(store, run_id, samples, rubrics, metrics, judge=judge, embedder=embedder,
+                               progress=progress)
+        status = "complete"
+    finally:
+        stats = totals.as_dict() if totals else {"judge": judge.stats.as_dict() if judge else {}}
+        store.set_status(run_id, status, stats)
+        if judge is not None:
+            await judge.close()
+    return run_id, totals
+
+
+def rubrics_from_run(store: RunStore, run: str) -> tuple[list[Rubric], list[str]]:
+    """The exact rubric versions a run started with (stored in the run), so a resume can't mix versions."""
+    rubrics, metrics = [], []
+    for row in store.scorers(run):
+        if row["kind"] == "rubric":
+            rubrics.append(Rubric.model_validate(row["definition"]))
+        else:
+            metrics.append(row["scorer"])
+    return rubrics, metrics
+
+
+def evaluate(dataset: str | Path | list[Sample], *, rubrics: str | Path | list[Rubric] | None = None,
+             metrics: list[str] | str | None = None, judge: JudgeConfig | dict | None = None,
+             embedder: EmbedderConfig | dict | None = None, store: str | Path | None = None,
+             name: str | None = None, progress: bool = True) -> EvaluationResult:
+    """Evaluate a dataset with rubrics and/or metrics; every verdict is stored and returned."""
+    samples = read_dataset(dataset) if isinstance(dataset, (str, Path)) else list(dataset)
+    if rubrics is None:
+        rubric_list: list[Rubric] = []
+    elif isinstance(rubrics, (str, Path)):
+        rubric_list = load_rubrics(rubrics)
+    else:
+        rubric_list = list(rubrics)
+    judge_config = judge if isinstance(judge, JudgeConfig) else load_judge_config(**(judge or {}))
+    embedder_config = embedder if isinstance(embedder, EmbedderConfig) else load_embedder_config(**(embedder or {}))
+    run_store = RunStore(store)
+    metric_list = _metric_names(metrics)
+    run_id, totals = asyncio.run(run_async(samples, rubric_list, metric_list, store=run_store,
+                                           judge_config=judge_config, embedder_config=embedder_config, name=name,
+                                           dataset_path=str(dataset) if isinstance(dataset, (str, Path)) else "",
+                                           progress=progress))
+    info = run_store.run_info(run_id)
+    return EvaluationResult(run_id=run_id, run_name=info.name, store_path=str(run_store.path),
+                            totals=totals.as_dict(), verdicts=run_store.verdicts(run_id))

@@ -1,0 +1,272 @@
+"""The `rubriceval` command. Every user-input error prints one line naming file, line and field; exit code 2."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from rubriceval.errors import RubricEvalError
+
+DEFAULT_STORE = "out/runs.sqlite"
+
+
+def _add_judge_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("judge (default: the embedded local judge)")
+    g.add_argument("--config", help="YAML config file with judge:/embedder: sections")
+    g.add_argument("--judge-base-url", help="OpenAI-compatible base URL (DashScope, OpenAI, vLLM, Ollama…)")
+    g.add_argument("--judge-model")
+    g.add_argument("--concurrency", type=int)
+    g.add_argument("--timeout", type=float, dest="timeout_s")
+    g.add_argument("--structured", choices=["json_schema", "text"])
+    g.add_argument("--no-cache", action="store_true", help="do not read or write the judge cache")
+
+
+def _judge_config(args):
+    from rubriceval.judge.config import load_judge_config
+
+    overrides = dict(base_url=args.judge_base_url, model=args.judge_model, concurrency=args.concurrency,
+                     timeout_s=args.timeout_s, structured=args.structured)
+    if getattr(args, "no_cache", False):
+        overrides["cache"] = False
+    return load_judge_config(args.config, **overrides)
+
+
+def _embedder_config(args):
+    from rubriceval.judge.config import load_embedder_config
+
+    return load_embedder_config(args.config)
+
+
+# -- commands ---------------------------------------------------------------------------------------------------------
+def cmd_validate(args) -> int:
+    from rubriceval.rubric.lint import validate_path
+
+    rubrics, findings = validate_path(args.path)
+    for f in findings:
+        print(f.format())
+    errors = sum(1 for f in findings if f.severity == "error")
+    warnings = len(findings) - errors
+    print(f"{len(rubrics)} rubric(s) valid, {errors} error(s), {warnings} warning(s)")
+    return 1 if errors or (args.strict and warnings) else 0
+
+
+def cmd_schema(args) -> int:
+    from rubriceval.rubric.schema import Rubric
+
+    schema = Rubric.model_json_schema()
+    text = json.dumps(schema, ensure_ascii=False, indent=2)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+        print(f"wrote {args.out}")
+    else:
+        print(text)
+    return 0
+
+
+def cmd_compile(args) -> int:
+    from rubriceval.data.io import read_dataset
+    from rubriceval.data.sample import Sample
+    from rubriceval.prompt.compile import compile_rubric
+    from rubriceval.rubric.loader import load_rubric
+
+    rubric = load_rubric(args.rubric)
+    if args.dataset:
+        samples = read_dataset(args.dataset)
+        if args.sample is None:
+            sample = samples[0]
+        else:
+            match = [s for s in samples if s.id == args.sample]
+            if not match and args.sample.isdigit() and int(args.sample) < len(samples):
+                match = [samples[int(args.sample)]]
+            if not match:
+                raise RubricEvalError(f"no sample '{args.sample}'", file=args.dataset, field="id")
+            sample = match[0]
+    else:
+        sample = Sample(id="example", question="{{question}}", answer="{{answer}}", contexts=["{{context}}"],
+                        ground_truth="{{ground_truth}}")
+    structured = args.structured != "text"
+    prompts = compile_rubric(rubric, sample, structured=structured)
+    if not prompts:
+        print(f"rubric '{rubric.id}' has no judge items: it is scored by deterministic checks only.")
+    for prompt in prompts:
+        print(f"===== item: {prompt.item_id}  (cache tag {prompt.cache_tag}) =====")
+        for m in prompt.messages:
+            print(f"----- {m['role']} -----")
+            print(m["content"])
+        if prompt.json_schema:
+            print("----- response_format json_schema -----")
+            print(json.dumps(prompt.json_schema, ensure_ascii=False))
+    return 0
+
+
+def _load_for_run(args):
+    from rubriceval.data.io import read_dataset
+    from rubriceval.rubric.loader import load_rubrics
+
+    samples = read_dataset(args.dataset)
+    rubrics = load_rubrics(args.rubrics, only=args.only.split(",") if args.only else None) if args.rubrics else []
+    from rubriceval.api import _metric_names
+
+    metrics = _metric_names(args.metrics)
+    if not rubrics and not metrics:
+        raise RubricEvalError("nothing to evaluate", hint="pass --rubrics DIR and/or --metrics a,b,c")
+    return samples, rubrics, metrics
+
+
+def cmd_run(args) -> int:
+    from rubriceval.api import rubrics_from_run, run_async
+    from rubriceval.store.runs import RunStore
+
+    store = RunStore(args.store)
+    judge_config = _judge_config(args)
+    if args.resume:
+        run_id = store.resolve(args.resume)
+        samples = store.samples(run_id)
+        rubrics, metrics = rubrics_from_run(store, run_id)
+        info = store.run_info(run_id)
+        # Resume with the judge the run started with, unless the user overrides it.
+        from rubriceval.judge.config import JudgeConfig
+
+        stored = {k: v for k, v in info.config.judge.items() if k in JudgeConfig.model_fields}
+        if not args.judge_base_url and not os.environ.get("RUBRICEVAL_JUDGE_BASE_URL"):
+            judge_config = JudgeConfig.model_validate({**stored, "api_key": judge_config.api_key})
+        print(f"resuming run {info.name} ({info.n_verdicts} verdicts already stored)", file=sys.stderr)
+    else:
+        if not args.dataset:
+            raise RubricEvalError("rubriceval run needs a DATASET (or --resume RUN)")
+        samples, rubrics, metrics = _load_for_run(args)
+        if args.rescore_changed:
+            return _rescore_changed(args, store, judge_config)
+    if args.dry_run:
+        return _dry_run(samples, rubrics, metrics, judge_config)
+    run_id, totals = asyncio.run(run_async(
+        samples, rubrics, metrics, store=store, judge_config=judge_config, embedder_config=_embedder_config(args),
+        name=args.name, dataset_path=args.dataset or "", rubrics_path=args.rubrics or "",
+        progress=not args.quiet, resume_run=args.resume))
+    _print_run_summary(store, run_id, totals)
+    if args.out:
+        _write_outputs(store, run_id, Path(args.out))
+    return 0
+
+
+def _rescore_changed(args, store, judge_config) -> int:
+    raise RubricEvalError("--rescore-changed is wired with the audit store (rubriceval.store.audit)")
+
+
+def _dry_run(samples, rubrics, metrics, judge_config) -> int:
+    from rubriceval.planning import plan_cost
+
+    plan = plan_cost(samples, rubrics, metrics, judge_config)
+    print(plan.format())
+    return 0
+
+
+def _print_run_summary(store, run_id: str, totals) -> None:
+    info = store.run_info(run_id)
+    try:
+        from rubriceval.report.aggregate import summarize
+        from rubriceval.report.markdown import summary_table
+
+        print(summary_table(summarize(store.verdicts(run_id), store.scorers(run_id))))
+    except ImportError:
+        frame = store.verdict_frame(run_id)
+        if not frame.empty:
+            agg = frame.groupby("scorer").agg(n=("score", "size"), scored=("score", "count"), mean=("score", "mean"))
+            print(agg.to_string())
+    j = totals.judge
+    print(f"run {info.name} ({run_id}): {totals.units_done} judgment(s) new, {totals.units_skipped} resumed; "
+          f"{totals.scored} scored, {totals.unscored} unscored {totals.unscored_by_kind or ''}; "
+          f"judge calls {j.get('calls', 0)}, cache hits {j.get('cache_hits', 0)}, "
+          f"tokens {j.get('prompt_tokens', 0)}+{j.get('completion_tokens', 0)}, cost ${j.get('cost_usd', 0):.4f}, "
+          f"wall {totals.wall_s:.1f}s")
+    print(f"store: {store.path}")
+
+
+def _write_outputs(store, run_id: str, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    frame = store.verdict_frame(run_id)
+    frame.to_csv(out / "results.csv", index=False, encoding="utf-8-sig")
+    frame.to_json(out / "results.jsonl", orient="records", lines=True, force_ascii=False)
+    print(f"per-row results: {out / 'results.csv'} and {out / 'results.jsonl'}")
+
+
+def cmd_runs(args) -> int:
+    import datetime as dt
+
+    from rubriceval.store.runs import RunStore
+
+    store = RunStore(args.store)
+    runs = store.list_runs()
+    if not runs:
+        print(f"no runs in {store.path}")
+    for r in runs:
+        when = dt.datetime.fromtimestamp(r.created_at).strftime("%Y-%m-%d %H:%M")
+        scorers = ",".join(list(r.config.rubrics) + r.config.metrics)
+        print(f"{r.run_id}  {r.name:<32} {when}  {r.status:<11} samples={r.n_samples} verdicts={r.n_verdicts}  "
+              f"{scorers}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rubriceval", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("validate", help="lint rubric files")
+    p.add_argument("path", nargs="?", default="rubrics")
+    p.add_argument("--strict", action="store_true", help="warnings fail too")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("schema", help="export the rubric JSON Schema (for editors)")
+    p.add_argument("--out")
+    p.set_defaults(func=cmd_schema)
+
+    p = sub.add_parser("compile", help="print the exact messages the judge will receive")
+    p.add_argument("rubric")
+    p.add_argument("--dataset", help="take the sample from this dataset")
+    p.add_argument("--sample", help="sample id (or 0-based row index); default the first row")
+    p.add_argument("--structured", choices=["json_schema", "text"], default="json_schema")
+    p.set_defaults(func=cmd_compile)
+
+    p = sub.add_parser("run", help="evaluate a dataset with rubrics and/or metrics")
+    p.add_argument("dataset", nargs="?")
+    p.add_argument("--rubrics", help="rubric file or directory")
+    p.add_argument("--only", help="comma-separated rubric ids to use from --rubrics")
+    p.add_argument("--metrics", help="comma-separated metric names (see `rubriceval metrics`)")
+    p.add_argument("--store", default=DEFAULT_STORE)
+    p.add_argument("--name", help="run name (default: timestamp)")
+    p.add_argument("--out", help="write per-row results (CSV, JSONL) to this directory")
+    p.add_argument("--resume", metavar="RUN", help="finish an interrupted run")
+    p.add_argument("--dry-run", action="store_true", help="plan calls, tokens and cost; spend nothing")
+    p.add_argument("--rescore-changed", metavar="RUN", help="re-score only rows whose inputs changed since RUN")
+    p.add_argument("--quiet", action="store_true")
+    _add_judge_args(p)
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("runs", help="list stored runs")
+    p.add_argument("--store", default=DEFAULT_STORE)
+    p.set_defaults(func=cmd_runs)
+
+    p = sub.add_parser("metrics", help="list the standard metrics")
+    p.set_defaults(func=lambda a: (print("\n".join(__import__("standard_metrics.registry", fromlist=["x"])
+                                                   .list_metrics())), 0)[1])
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except RubricEvalError as exc:
+        print(f"error: {exc.format()}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: verdicts so far are stored; finish with `rubriceval run --resume RUN`", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

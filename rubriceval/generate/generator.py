@@ -1,0 +1,333 @@
+"""Generate a question/answer test set from documents, keeping only pairs a critique judge rates well.
+
+Two judge calls per sampled chunk:
+1. generation — a factual, search-style question and its answer, as JSON {question, answer};
+2. critique — ONE call scoring groundedness, standalone clarity and usefulness for the domain, each as
+   {feedback, score 1–5} with the feedback written before the score (reasoning first steadies the score).
+
+Every sampled chunk ends as exactly one outcome: kept (all three scores ≥ threshold), dropped (the criteria below
+threshold, with score and feedback), or unscored (the judge failed or its output was invalid, with the reason).
+A pair is never kept without three valid scores, and nothing is dropped silently.
+"""
+from __future__ import annotations
+
+import asyncio
+import copy
+import random
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any, Literal, Mapping, Protocol
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from pydantic import BaseModel, Field
+from tqdm import tqdm
+
+from rubriceval.data.io import write_dataset
+from rubriceval.data.sample import Sample
+from rubriceval.generate.chunking import Chunk, chunk_documents, load_documents
+from rubriceval.judge.client import JudgeResponse
+from rubriceval.verdict import UnscoredKind, Usage
+
+CRITERIA: tuple[str, ...] = ("groundedness", "standalone", "usefulness")
+Language = Literal["zh", "en"]
+
+_TEMPLATES = Environment(loader=FileSystemLoader(str(Path(__file__).parent / "templates")),
+                         undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+
+QA_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"question": {"type": "string"}, "answer": {"type": "string"}},
+    "required": ["question", "answer"],
+    "additionalProperties": False,
+}
+# Property order matters to constrained decoders: feedback is generated before score.
+_CRITERION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"feedback": {"type": "string"}, "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}},
+    "required": ["feedback", "score"],
+    "additionalProperties": False,
+}
+CRITIQUE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {name: _CRITERION_SCHEMA for name in CRITERIA},
+    "required": list(CRITERIA),
+    "additionalProperties": False,
+}
+
+# Questions that lean on the source text are useless as test questions; the prompt forbids them, and a reply that
+# uses them anyway breaks the generation contract.
+_PASSAGE_REFERENCE = re.compile(
+    r"根据(?:上下文|上文|段落|本段|该段|文本|原文|材料|资料|给定|所给|以上|上述)|上下文中|文中|本文|上述(?:内容|段落|资料|材料)"
+    r"|according to the (?:passage|context|text|document|article)|in the (?:given |above )?(?:passage|context|text)\b"
+    r"|the (?:above|given) (?:passage|context|text)",
+    re.IGNORECASE,
+)
+
+
+class JudgeLike(Protocol):
+    """What generate needs from a judge: JudgeClient, or a scripted fake in tests."""
+
+    async def complete(self, messages: list[dict], *, json_schema: dict | None = None, schema_name: str = "verdict",
+                       cache_tag: str = "", use_cache: bool = True) -> JudgeResponse: ...
+
+
+class CriterionScore(BaseModel):
+    feedback: str
+    score: int
+
+
+class DropReason(BaseModel):
+    criterion: str
+    score: int
+    threshold: int
+    feedback: str
+
+
+class PairOutcome(BaseModel):
+    """What happened to one sampled chunk."""
+
+    id: str
+    source: str
+    chunk_index: int
+    language: Language
+    status: Literal["kept", "dropped", "unscored"]
+    question: str = ""
+    answer: str = ""
+    scores: dict[str, CriterionScore] = Field(default_factory=dict)
+    drop_reasons: list[DropReason] = Field(default_factory=list)
+    stage: Literal["generation", "critique"] | None = None     # where an unscored pair failed
+    unscored_kind: UnscoredKind | None = None
+    unscored_reason: str | None = None
+
+
+class GenerateSummary(BaseModel):
+    out_path: str
+    documents: int
+    chunks_total: int
+    requested: int
+    attempted: int                 # sampled chunks = min(requested, chunks_total)
+    kept: int
+    dropped: int
+    unscored: int
+    thresholds: dict[str, int]
+    drops_by_criterion: dict[str, int]
+    outcomes: list[PairOutcome]
+    usage: Usage = Field(default_factory=Usage)
+
+    def describe(self) -> str:
+        """Human-readable account: kept/total, then why each non-kept pair was not kept."""
+        lines = [f"kept {self.kept}/{self.attempted} pairs (dropped {self.dropped}, unscored {self.unscored}) "
+                 f"from {self.chunks_total} chunks in {self.documents} document(s) → {self.out_path}"]
+        if self.attempted < self.requested:
+            lines.append(f"note: {self.requested} pairs requested but the documents have only "
+                         f"{self.chunks_total} chunks (one pair per chunk)")
+        for outcome in self.outcomes:
+            where = f"{outcome.source}#{outcome.chunk_index}"
+            if outcome.status == "dropped":
+                why = "; ".join(f"{r.criterion} {r.score} < {r.threshold}: {r.feedback}" for r in outcome.drop_reasons)
+                lines.append(f"dropped {where} «{outcome.question}» — {why}")
+            elif outcome.status == "unscored":
+                lines.append(f"unscored {where} ({outcome.stage}, {outcome.unscored_kind}) — {outcome.unscored_reason}")
+        return "\n".join(lines)
+
+
+def detect_language(text: str) -> Language:
+    """'zh' when CJK characters make up at least a fifth of the letters, else 'en'."""
+    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+    latin = sum(1 for ch in text if ch.isascii() and ch.isalpha())
+    return "zh" if cjk and cjk >= 0.2 * (cjk + latin) else "en"
+
+
+def build_generation_messages(chunk: Chunk, language: Language, domain: str = "") -> list[dict]:
+    prompt = _TEMPLATES.get_template(f"qa_generation.{language}.j2").render(
+        chunk=chunk.text, heading=chunk.heading, domain=domain)
+    return [{"role": "user", "content": prompt}]
+
+
+def build_critique_messages(chunk: Chunk, question: str, answer: str, language: Language,
+                            domain: str = "") -> list[dict]:
+    prompt = _TEMPLATES.get_template(f"critique.{language}.j2").render(
+        chunk=chunk.text, heading=chunk.heading, domain=domain, question=question, answer=answer)
+    return [{"role": "user", "content": prompt}]
+
+
+class _Invalid(Exception):
+    """A judge reply that cannot be used; carries the unscored kind and reason."""
+
+    def __init__(self, kind: UnscoredKind, reason: str):
+        super().__init__(reason)
+        self.kind = kind
+        self.reason = reason
+
+
+def _require_data(response: JudgeResponse) -> dict:
+    if not response.ok:
+        raise _Invalid(response.error_kind or "error", response.error or "judge call failed")
+    if response.data is None:
+        raise _Invalid("invalid_output", f"the reply is not a JSON object: {(response.text or '')[:200]!r}")
+    return response.data
+
+
+def parse_generation(response: JudgeResponse) -> tuple[str, str]:
+    """(question, answer) from a generation reply; raises _Invalid with the reason otherwise."""
+    data = _require_data(response)
+    values = []
+    for key in ("question", "answer"):
+        value = data.get(key)
+        if not isinstance(value, str) or not value.strip():
+            raise _Invalid("invalid_output", f"'{key}' is missing or empty in the reply {data!r:.200}")
+        values.append(value.strip())
+    question, answer = values
+    found = _PASSAGE_REFERENCE.search(question)
+    if found:
+        raise _Invalid("invalid_output", f"the question refers to the source text ('{found.group(0)}'), "
+                                         f"which the prompt forbids: {question!r}")
+    return question, answer
+
+
+def _as_score(value: Any) -> int | None:
+    """An integer 1–5 (also 4.0 or "4"); None for anything else — never clamped."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    return value if isinstance(value, int) and 1 <= value <= 5 else None
+
+
+def parse_critique(response: JudgeResponse) -> dict[str, CriterionScore]:
+    """All three criterion scores; raises _Invalid naming the first criterion that is missing or out of range."""
+    data = _require_data(response)
+    scores: dict[str, CriterionScore] = {}
+    for name in CRITERIA:
+        item = data.get(name)
+        if not isinstance(item, dict):
+            raise _Invalid("invalid_output", f"criterion '{name}' is missing from the critique {data!r:.200}")
+        score = _as_score(item.get("score"))
+        if score is None:
+            raise _Invalid("invalid_output",
+                           f"criterion '{name}' has no integer score 1–5 (got {item.get('score')!r})")
+        feedback = item.get("feedback")
+        scores[name] = CriterionScore(feedback=feedback.strip() if isinstance(feedback, str) else "", score=score)
+    return scores
+
+
+def _thresholds(threshold: int | Mapping[str, int]) -> dict[str, int]:
+    if isinstance(threshold, Mapping):
+        unknown = set(threshold) - set(CRITERIA)
+        if unknown:
+            raise ValueError(f"unknown critique criteria {sorted(unknown)}; known: {list(CRITERIA)}")
+        return {name: int(threshold.get(name, 3)) for name in CRITERIA}
+    return {name: int(threshold) for name in CRITERIA}
+
+
+def _judge_with_seed(judge: JudgeLike, seed: int) -> JudgeLike:
+    """The judge with its sampling seed set to `seed` when it is a JudgeClient (the OpenAI API takes `seed`).
+
+    A shallow copy shares the HTTP client, cache, semaphore and counters; only the config differs, and the seed is
+    part of the cache key, so cached answers for another seed are not reused.
+    """
+    config = getattr(judge, "config", None)
+    if isinstance(config, BaseModel) and "seed" in type(config).model_fields and getattr(config, "seed") != seed:
+        seeded = copy.copy(judge)
+        seeded.config = config.model_copy(update={"seed": seed})  # type: ignore[attr-defined]
+        return seeded
+    return judge
+
+
+def _add_usage(usage: Usage, response: JudgeResponse) -> None:
+    usage.calls += 0 if response.cached else 1
+    usage.cache_hits += 1 if response.cached else 0
+    usage.prompt_tokens += response.prompt_tokens
+    usage.completion_tokens += response.completion_tokens
+    usage.cost_usd += response.cost_usd
+    usage.latency_s += response.latency_s
+
+
+async def _process_chunk(chunk: Chunk, *, judge: JudgeLike, language: Language, domain: str,
+                         thresholds: dict[str, int], usage: Usage) -> PairOutcome:
+    outcome = PairOutcome(id=f"gen-{Path(chunk.source).with_suffix('').as_posix()}-{chunk.index}", source=chunk.source,
+                          chunk_index=chunk.index, language=language, status="unscored")
+    stage: Literal["generation", "critique"] = "generation"
+    try:
+        response = await judge.complete(build_generation_messages(chunk, language, domain), json_schema=QA_SCHEMA,
+                                        schema_name="qa_pair", cache_tag="generate.qa.v1")
+        _add_usage(usage, response)
+        outcome.question, outcome.answer = parse_generation(response)
+        stage = "critique"
+        response = await judge.complete(
+            build_critique_messages(chunk, outcome.question, outcome.answer, language, domain),
+            json_schema=CRITIQUE_SCHEMA, schema_name="qa_critique", cache_tag="generate.critique.v1")
+        _add_usage(usage, response)
+        outcome.scores = parse_critique(response)
+    except _Invalid as invalid:
+        outcome.stage, outcome.unscored_kind, outcome.unscored_reason = stage, invalid.kind, invalid.reason
+        return outcome
+    outcome.drop_reasons = [
+        DropReason(criterion=name, score=s.score, threshold=thresholds[name], feedback=s.feedback)
+        for name, s in outcome.scores.items() if s.score < thresholds[name]
+    ]
+    outcome.status = "dropped" if outcome.drop_reasons else "kept"
+    return outcome
+
+
+async def generate(docs_path: str | Path, out_path: str | Path, *, judge: JudgeLike, n: int,
+                   chunk_size: int = 500, overlap: int = 50, threshold: int | Mapping[str, int] = 3,
+                   language: Literal["auto", "zh", "en"] = "auto", seed: int = 0, domain: str = "",
+                   concurrency: int = 4, progress: bool = True) -> GenerateSummary:
+    """Write a test set of up to `n` critique-filtered question/answer pairs generated from `docs_path`.
+
+    docs_path: a .txt/.md file or a folder of them (PDF is not supported — convert to text first; any other file
+    type raises DatasetError naming the file). One pair per sampled chunk; chunks are sampled with `seed`, which is
+    also passed to the judge as its sampling seed. `threshold` applies to each criterion (or give a mapping per
+    criterion); a pair is kept only when every score ≥ its threshold. `language="auto"` picks zh/en prompts per
+    chunk. The output (JSONL/CSV/XLSX by suffix) has question, ground_truth=answer, reference_contexts=[chunk] and
+    metadata with the source file, chunk index, heading and the critique scores with feedback.
+    """
+    if n < 1:
+        raise ValueError("n must be at least 1")
+    thresholds = _thresholds(threshold)
+    chunks = chunk_documents(load_documents(docs_path), chunk_size=chunk_size, overlap=overlap)
+    sampled = random.Random(seed).sample(chunks, min(n, len(chunks)))
+    seeded_judge = _judge_with_seed(judge, seed)
+    usage = Usage()
+    limit = asyncio.Semaphore(max(1, concurrency))
+    bar = tqdm(total=len(sampled), desc="generate", unit="pair", disable=not progress)
+    tally: Counter = Counter()
+
+    async def run(chunk: Chunk) -> PairOutcome:
+        async with limit:
+            chunk_language: Language = detect_language(chunk.text) if language == "auto" else language
+            outcome = await _process_chunk(chunk, judge=seeded_judge, language=chunk_language, domain=domain,
+                                           thresholds=thresholds, usage=usage)
+        tally[outcome.status] += 1
+        bar.set_postfix(kept=tally["kept"], dropped=tally["dropped"], unscored=tally["unscored"])
+        bar.update(1)
+        return outcome
+
+    try:
+        outcomes = await asyncio.gather(*(run(chunk) for chunk in sampled))
+    finally:
+        bar.close()
+
+    by_key = {(c.source, c.index): c for c in sampled}
+    kept_samples = [_to_sample(o, by_key[(o.source, o.chunk_index)]) for o in outcomes if o.status == "kept"]
+    write_dataset(kept_samples, out_path)
+    drops = Counter(reason.criterion for o in outcomes for reason in o.drop_reasons)
+    return GenerateSummary(
+        out_path=str(out_path), documents=len({c.source for c in chunks}), chunks_total=len(chunks), requested=n,
+        attempted=len(sampled), kept=tally["kept"], dropped=tally["dropped"], unscored=tally["unscored"],
+        thresholds=thresholds, drops_by_criterion={name: drops.get(name, 0) for name in CRITERIA},
+        outcomes=list(outcomes), usage=usage)
+
+
+def _to_sample(outcome: PairOutcome, chunk: Chunk) -> Sample:
+    return Sample(
+        id=outcome.id, question=outcome.question, ground_truth=outcome.answer, reference_contexts=[chunk.text],
+        metadata={
+            "source": chunk.source, "chunk_index": chunk.index, "heading": chunk.heading,
+            "language": outcome.language, "generated_by": "rubriceval.generate",
+            "critique": {name: score.model_dump() for name, score in outcome.scores.items()},
+        })

@@ -1,0 +1,113 @@
+"""--dry-run: how many judge calls, tokens and dollars a run will take, and how many calls are already cached.
+
+Counts come from the exact compiled prompts, so the planned call count equals what a run makes when every reply
+parses (re-asks after unparseable replies are the only extra calls, at most one per judge item).
+"""
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from rubriceval.data.sample import Sample
+from rubriceval.judge.cache import CallCache, cache_key
+from rubriceval.judge.config import JudgeConfig, default_cache_dir
+from rubriceval.judge.tokens import estimate_messages_tokens
+from rubriceval.prompt.compile import compile_rubric
+from rubriceval.rubric.applies import applies
+from rubriceval.rubric.schema import Rubric
+from rubriceval.scoring.rubric_scorer import missing_fields
+
+# Typical reply size: feedback of a few sentences plus the score.
+EXPECTED_COMPLETION_TOKENS = 120
+
+
+class ScorerPlan(BaseModel):
+    scorer: str
+    kind: str
+    samples: int = 0
+    calls: int = 0
+    cached: int = 0
+    prompt_tokens: int = 0
+
+
+class CostPlan(BaseModel):
+    judge: str
+    scorers: list[ScorerPlan] = Field(default_factory=list)
+    price_in: float = 0.0
+    price_out: float = 0.0
+
+    @property
+    def calls(self) -> int:
+        return sum(s.calls for s in self.scorers)
+
+    @property
+    def cached(self) -> int:
+        return sum(s.cached for s in self.scorers)
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(s.prompt_tokens for s in self.scorers)
+
+    @property
+    def cost_usd(self) -> float:
+        uncached = max(self.calls - self.cached, 0)
+        share = uncached / self.calls if self.calls else 0.0
+        return (self.prompt_tokens * share * self.price_in + uncached * EXPECTED_COMPLETION_TOKENS * self.price_out) / 1e6
+
+    def format(self) -> str:
+        lines = [f"dry run — judge: {self.judge}", f"{'scorer':<28}{'kind':<8}{'samples':>8}{'calls':>8}"
+                 f"{'cached':>8}{'prompt tok':>12}"]
+        for s in self.scorers:
+            lines.append(f"{s.scorer:<28}{s.kind:<8}{s.samples:>8}{s.calls:>8}{s.cached:>8}{s.prompt_tokens:>12}")
+        lines.append(f"total: {self.calls} judge call(s), {self.cached} already cached, {self.calls - self.cached} to "
+                     f"pay; ~{self.prompt_tokens} prompt tokens + ~{(self.calls - self.cached) * EXPECTED_COMPLETION_TOKENS}"
+                     f" completion tokens; ~${self.cost_usd:.4f}"
+                     + ("" if self.price_in or self.price_out else " (no price known for this model: set "
+                        "price_in_per_mtok/price_out_per_mtok in the config)"))
+        return "\n".join(lines)
+
+
+def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], config: JudgeConfig,
+              cache: CallCache | None = None) -> CostPlan:
+    from rubriceval.judge.client import JudgeClient
+
+    if cache is None and config.cache:
+        cache = CallCache(config.cache_path or default_cache_dir() / "judge_cache.sqlite")
+    structured = config.structured == "json_schema"
+    price_in, price_out = config.prices()
+    plan = CostPlan(judge=config.describe() if not config.is_local else "embedded local judge",
+                    price_in=price_in, price_out=price_out)
+
+    def key(messages, schema, tag):
+        return cache_key(model=config.model, messages=messages, temperature=config.temperature,
+                         max_tokens=config.max_tokens, seed=config.seed,
+                         schema=schema if structured else None, structured=config.structured, tag=tag)
+
+    for rubric in rubrics:
+        sp = ScorerPlan(scorer=rubric.id, kind="rubric")
+        for sample in samples:
+            if not applies(rubric, sample):
+                continue
+            sp.samples += 1
+            if missing_fields(rubric, sample):
+                continue
+            for prompt in compile_rubric(rubric, sample, structured=structured):
+                sp.calls += 1
+                sp.prompt_tokens += estimate_messages_tokens(prompt.messages)
+                if cache is not None and key(prompt.messages, prompt.json_schema, prompt.cache_tag) in cache:
+                    sp.cached += 1
+        plan.scorers.append(sp)
+    if metrics:
+        from standard_metrics import registry
+
+        for name in metrics:
+            sp = ScorerPlan(scorer=name, kind="metric", samples=len(samples))
+            plan.scorers.append(sp)
+        by_name = {s.scorer: s for s in plan.scorers if s.kind == "metric"}
+        for sample in samples:
+            for call in registry.planned_requests(sample, metrics, structured=structured):
+                sp = by_name[call.metric]
+                sp.calls += 1
+                sp.prompt_tokens += estimate_messages_tokens(call.messages)
+                if cache is not None and key(call.messages, call.json_schema, call.cache_tag) in cache:
+                    sp.cached += 1
+    return plan

@@ -1,0 +1,94 @@
+"""`rubriceval validate`: load every rubric (collecting all errors, not just the first) and lint what the schema
+cannot see: near-duplicate anchors, placeholders the template cannot fill, rubrics the judge cannot act on."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel
+from rapidfuzz.distance import Levenshtein
+
+from rubriceval.errors import RubricEvalError
+from rubriceval.prompt.compile import CRITERION_VARIABLES, criterion_placeholders
+from rubriceval.rubric.loader import load_rubric, rubric_files
+from rubriceval.rubric.schema import LEVELS, Rubric
+from rubriceval.rubric.yaml_lines import load_yaml_with_lines
+
+NEAR_DUPLICATE = 0.9   # normalized similarity above which two anchors say the same thing
+
+
+class Finding(BaseModel):
+    severity: str        # "error" | "warning"
+    file: str
+    line: int | None = None
+    field: str | None = None
+    message: str
+
+    def format(self) -> str:
+        where = self.file + (f":{self.line}" if self.line else "") + (f" [{self.field}]" if self.field else "")
+        return f"{self.severity}: {where}: {self.message}"
+
+
+def _line(lines: dict, *path) -> int | None:
+    return lines.get(tuple(path))
+
+
+def lint_rubric(rubric: Rubric, lines: dict) -> list[Finding]:
+    file = rubric.source_file or ""
+    out: list[Finding] = []
+
+    def add(sev, msg, *path):
+        out.append(Finding(severity=sev, file=file, line=_line(lines, *path) or _line(lines, path[0]) if path else None,
+                           field=".".join(map(str, path)) or None, message=msg))
+
+    def check_levels(levels: dict[int, str], *path):
+        for i, a in enumerate(LEVELS):
+            for b in LEVELS[i + 1:]:
+                sim = Levenshtein.normalized_similarity(levels[a], levels[b])
+                if sim >= NEAR_DUPLICATE:
+                    add("warning", f"score levels {a} and {b} are {sim:.0%} alike; the judge cannot tell them apart",
+                        *path, b)
+
+    check_levels(rubric.score_descriptions, "score_descriptions")
+    for idx, item in enumerate(rubric.items):
+        if item.type == "judge" and item.score_descriptions:
+            check_levels(item.score_descriptions, "items", idx, "score_descriptions")
+    texts = [("criterion", rubric.criterion)] + [(f"items.{i}.criterion", it.criterion) for i, it in
+                                                   enumerate(rubric.items) if it.type == "judge" and it.criterion]
+    for field, text in texts:
+        try:
+            unknown = criterion_placeholders(text) - CRITERION_VARIABLES
+        except Exception as exc:  # jinja2 TemplateSyntaxError
+            add("error", f"template syntax error in criterion: {exc}", *field.split("."))
+            continue
+        if unknown:
+            add("error", f"placeholder(s) {sorted(unknown)} cannot be filled; use {{{{ sample.<field> }}}}",
+                *field.split("."))
+    if rubric.judge_items and "answer" not in rubric.judge_sees:
+        add("warning", "the judge does not see the answer (judge_sees lacks 'answer')", "judge_sees")
+    for i, ex in enumerate(rubric.examples):
+        if not ex.feedback.strip():
+            add("warning", "few-shot example without feedback teaches the judge nothing", "examples", i, "feedback")
+    if rubric.examples and len({e.score for e in rubric.examples}) == 1 and len(rubric.examples) > 1:
+        add("warning", "all few-shot examples have the same score; the judge may copy it", "examples")
+    return out
+
+
+def validate_path(path: str | Path) -> tuple[list[Rubric], list[Finding]]:
+    rubrics: list[Rubric] = []
+    findings: list[Finding] = []
+    ids: dict[str, str] = {}
+    for file in rubric_files(path):
+        try:
+            rubric = load_rubric(file)
+        except RubricEvalError as exc:
+            findings.append(Finding(severity="error", file=exc.file or str(file), line=exc.line, field=exc.field,
+                                    message=exc.message + (f" (hint: {exc.hint})" if exc.hint else "")))
+            continue
+        _, lines = load_yaml_with_lines(file)
+        if rubric.id in ids:
+            findings.append(Finding(severity="error", file=str(file), line=_line(lines, "id"), field="id",
+                                    message=f"id '{rubric.id}' is also used by {ids[rubric.id]}"))
+        ids[rubric.id] = str(file)
+        findings += lint_rubric(rubric, lines)
+        rubrics.append(rubric)
+    return rubrics, findings
