@@ -8,7 +8,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from rubriceval.data.sample import Sample
-from rubriceval.judge.cache import CallCache, cache_key
+from rubriceval.judge.cache import CallCache, judge_call_key
 from rubriceval.judge.config import JudgeConfig, default_cache_dir
 from rubriceval.judge.tokens import estimate_messages_tokens
 from rubriceval.prompt.compile import compile_rubric
@@ -68,8 +68,6 @@ class CostPlan(BaseModel):
 
 def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], config: JudgeConfig,
               cache: CallCache | None = None) -> CostPlan:
-    from rubriceval.judge.client import JudgeClient
-
     if cache is None and config.cache:
         cache = CallCache(config.cache_path or default_cache_dir() / "judge_cache.sqlite")
     structured = config.structured == "json_schema"
@@ -78,9 +76,7 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
                     price_in=price_in, price_out=price_out)
 
     def key(messages, schema, tag):
-        return cache_key(model=config.model, messages=messages, temperature=config.temperature,
-                         max_tokens=config.max_tokens, seed=config.seed,
-                         schema=schema if structured else None, structured=config.structured, tag=tag)
+        return judge_call_key(config, messages, schema, tag)
 
     for rubric in rubrics:
         sp = ScorerPlan(scorer=rubric.id, kind="rubric")

@@ -19,8 +19,8 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 from tqdm import tqdm
 
-from rubriceval.collect.targets import (CallableTarget, HttpTarget, OpenAIChatTarget, TargetContractError,
-                                        TargetRunner, open_target)
+from rubriceval.collect.targets import (AnyTarget, TargetContractError, TargetRunner, TransientTargetError,
+                                        open_target)
 from rubriceval.data.io import read_dataset
 from rubriceval.data.sample import Sample
 from rubriceval.errors import DatasetError
@@ -133,8 +133,10 @@ async def _ask_with_retries(runner: TargetRunner, question: Sample, *, timeout_s
         except TargetContractError as exc:
             error = str(exc)
             break                      # the same input will break the same way again
+        except TransientTargetError as exc:
+            error = str(exc)
         except Exception as exc:       # noqa: BLE001 — the target is user code; any failure is recorded per row
-            error = f"{type(exc).__name__}: {exc}" if not str(exc).startswith(("HTTP", "connection")) else str(exc)
+            error = f"{type(exc).__name__}: {exc}"
         if attempts <= retries:
             await asyncio.sleep(backoff_s * 2 ** (attempts - 1) * (0.5 + random.random()))
     return _result_row(question, answer="", contexts=[], latency_s=time.perf_counter() - started,
@@ -142,14 +144,15 @@ async def _ask_with_retries(runner: TargetRunner, question: Sample, *, timeout_s
                        attempts=attempts)
 
 
-async def collect(questions_path: str | Path, target: CallableTarget | HttpTarget | OpenAIChatTarget | str,
+async def collect(questions_path: str | Path, target: AnyTarget,
                   out_path: str | Path, *, concurrency: int = 4, timeout_s: float = 60.0, retries: int = 2,
                   progress: bool = True, backoff_s: float = 0.5) -> CollectSummary:
     """Ask every question in `questions_path` of `target` and write the answers to `out_path` (JSONL).
 
     The input needs a `question` column; id, ground_truth, reference_contexts, tags, intent and metadata are kept.
     Each output row adds answer, contexts and metadata.latency_s / error (None on success) / target / attempts.
-    `target` is a config from rubriceval.collect.targets or a CLI string for parse_target. Each call is limited to
+    `target` is a config from rubriceval.collect.targets, a CLI string for parse_target, a TargetRunner or a
+    Python function (see targets.py for what it may return). Each call is limited to
     `timeout_s`; failures are retried `retries` times with exponential backoff from `backoff_s` (contract
     errors — a reply of the wrong shape, HTTP 4xx — are not retried). Re-running with the same output resumes.
     """
@@ -164,6 +167,7 @@ async def collect(questions_path: str | Path, target: CallableTarget | HttpTarge
     foreign_ids = [i for i in previous_order if i not in input_ids]
 
     runner = open_target(target)
+    owns_runner = not isinstance(target, TargetRunner)   # a runner handed in is the caller's to close
     results: dict[str, Sample] = {q.id: previous[q.id] for q in questions if _is_done(previous.get(q.id), q)}
     errors: list[RowError] = []
     succeeded = 0
@@ -208,7 +212,8 @@ async def collect(questions_path: str | Path, target: CallableTarget | HttpTarge
         completed = True
     finally:
         bar.close()
-        await runner.aclose()
+        if owns_runner:
+            await runner.aclose()
         # Compact: one line per id in input order, then rows whose id is not in the input (never thrown away).
         # A question not asked again keeps its earlier row, so nothing recorded is lost.
         final = [results.get(q.id) or previous[q.id] for q in questions if q.id in results or q.id in previous]

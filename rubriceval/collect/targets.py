@@ -197,10 +197,11 @@ def load_callable(ref: str) -> Callable[..., Any]:
 
 
 class _CallableRunner(TargetRunner):
-    def __init__(self, config: CallableTarget):
-        self.description = config.describe()
-        self._function = load_callable(config.ref)
-        self._is_async = inspect.iscoroutinefunction(self._function)
+    def __init__(self, function: Callable[..., Any], description: str):
+        self.description = description
+        self._function = function
+        self._is_async = inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
+            getattr(function, "__call__", None))
 
     async def ask(self, question: str, sample_id: str) -> TargetReply:
         if self._is_async:
@@ -269,12 +270,22 @@ class _OpenAIChatRunner(TargetRunner):
         await self._client.close()
 
 
-def open_target(config: CallableTarget | HttpTarget | OpenAIChatTarget | str) -> TargetRunner:
-    """A runner for a target config (or a CLI string, parsed with parse_target)."""
-    if isinstance(config, str):
-        config = parse_target(config)
-    if isinstance(config, CallableTarget):
-        return _CallableRunner(config)
-    if isinstance(config, HttpTarget):
-        return _HttpRunner(config)
-    return _OpenAIChatRunner(config)
+AnyTarget = Union[CallableTarget, HttpTarget, OpenAIChatTarget, TargetRunner, Callable[..., Any], str]
+
+
+def open_target(target: AnyTarget) -> TargetRunner:
+    """A runner for a target: a config, a CLI string (parse_target), a ready TargetRunner, or a Python function."""
+    if isinstance(target, TargetRunner):
+        return target
+    if isinstance(target, str):
+        target = parse_target(target)
+    if isinstance(target, CallableTarget):
+        return _CallableRunner(load_callable(target.ref), target.describe())
+    if isinstance(target, HttpTarget):
+        return _HttpRunner(target)
+    if isinstance(target, OpenAIChatTarget):
+        return _OpenAIChatRunner(target)
+    if callable(target):
+        name = f"{getattr(target, '__module__', '?')}:{getattr(target, '__qualname__', type(target).__name__)}"
+        return _CallableRunner(target, f"callable {name}")
+    raise TypeError(f"not a target: {target!r}")

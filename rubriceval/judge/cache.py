@@ -53,3 +53,11 @@ class CallCache:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+def judge_call_key(config, messages: list[dict], json_schema: dict | None, tag: str) -> str:
+    """The cache key of one judge call; shared by the client and the dry-run planner so they always agree."""
+    return cache_key(model=config.model, messages=messages, temperature=config.temperature,
+                     max_tokens=config.max_tokens, seed=config.seed,
+                     schema=json_schema if config.structured == "json_schema" else None,
+                     structured=config.structured, tag=tag)

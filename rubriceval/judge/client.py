@@ -17,7 +17,7 @@ from typing import Any, Literal
 import openai
 from pydantic import BaseModel
 
-from rubriceval.judge.cache import CallCache, cache_key
+from rubriceval.judge.cache import CallCache, judge_call_key
 from rubriceval.judge.config import JudgeConfig, default_cache_dir
 
 ErrorKind = Literal["provider_error", "timeout", "invalid_output", "error"]
@@ -90,10 +90,7 @@ class JudgeClient:
         self._price_in, self._price_out = config.prices()
 
     def key_for(self, messages: list[dict], json_schema: dict | None, cache_tag: str) -> str:
-        c = self.config
-        return cache_key(model=c.model, messages=messages, temperature=c.temperature, max_tokens=c.max_tokens,
-                         seed=c.seed, schema=json_schema if c.structured == "json_schema" else None,
-                         structured=c.structured, tag=cache_tag)
+        return judge_call_key(self.config, messages, json_schema, cache_tag)
 
     def is_cached(self, messages: list[dict], json_schema: dict | None = None, cache_tag: str = "") -> bool:
         return self.cache is not None and self.key_for(messages, json_schema, cache_tag) in self.cache

@@ -118,7 +118,7 @@ _INNER_LABEL = r"(?:(?:score|result|rating|得分|评分|分数)[ \t]*(?:of|is|�
 # Separator after a tag: "[RESULT]: 4", "**[RESULT]** 4".
 _TAG_SEPARATOR = r"[\s*_]*[:=]?[\s*_]*"
 # Chinese labels and how they join the number: "得分：4", "最终得分为4分", "评分是 4".
-_ZH_SCORE_LABEL = r"(?:最终|总|综合|整体|总体)?(?:得分|评分|分数|打分)"
+_ZH_SCORE_LABEL = r"(?:(?:最终|总|综合|整体|总体)?(?:得分|评分|分数|打分)|(?:最终|评分|评估)结果)"
 _ZH_JOINER = r"(?:[:=]|为|是|应为|应该为|应该是)"
 
 # The preferred response in a pairwise reply; case-sensitive so the article "a" is never read as Response A.
@@ -198,7 +198,8 @@ _MAX_SECTION_GAP_WORD_CHARS = 3
 
 # What is stripped from feedback: code fence lines, a leading "Feedback:" label, trailing markup.
 _FENCE_LINE = re.compile(r"^[ \t]*```[\w+-]*[ \t]*$\n?", re.M)
-_FEEDBACK_LABEL = re.compile(r"^\s*(?:#+\s*)?[*_]*(?:feedback|反馈|评语|评价)[*_]*\s*[:：][*_]*\s*", re.I)
+_FEEDBACK_LABEL = re.compile(r"^\s*(?:#+\s*)?[*_]*(?:feedback|reason(?:ing)?|explanation|反馈|评语|评价|理由|说明)[*_]*\s*"
+                             r"[:：][*_]*\s*", re.I)
 _TRAILING_MARKUP = " \t\r\n*_#>"
 
 # Key names accepted in a judge's JSON object (the schema asks for feedback/score; text-mode JSON varies).
@@ -241,18 +242,19 @@ class _Scan:
 
 def _prepare(text: str) -> _Scan:
     visible = _THINK_BLOCK.sub(lambda m: " " * len(m.group()), text)
+    had_reasoning = visible != text
+    # Quotes wrapping the whole reply are the judge copying the format line literally, not a quotation: blank them.
+    stripped = visible.strip()
+    if len(stripped) >= 2 and (_PAIRED_QUOTES.get(stripped[0]) == stripped[-1] or stripped[0] == stripped[-1] == '"'):
+        first, last = visible.index(stripped[0]), visible.rindex(stripped[-1])
+        visible = visible[:first] + " " + visible[first + 1:last] + " " + visible[last + 1:]
     normalised = visible.translate(_TO_ASCII)
     return _Scan(original=text, visible=visible, text=normalised, quoted=_quoted_spans(normalised),
-                 had_reasoning=visible != text)
+                 had_reasoning=had_reasoning)
 
 
 def _quoted_spans(text: str) -> list[tuple[int, int]]:
     spans = [(m.start(), m.end()) for m in _ECHOED_FIELD_BLOCK.finditer(text)]
-    # Quotes wrapping the whole reply are the judge copying the format line literally, not a quotation.
-    stripped = text.strip()
-    if len(stripped) >= 2 and (_PAIRED_QUOTES.get(stripped[0]) == stripped[-1] or stripped[0] == stripped[-1] == '"'):
-        first, last = text.index(stripped[0]), text.rindex(stripped[-1])
-        text = text[:first] + " " + text[first + 1:last] + " " + text[last + 1:]
     opened: dict[str, list[int]] = {}
     closing_to_opening = {close: open_ for open_, close in _PAIRED_QUOTES.items()}
     for i, ch in enumerate(text):
@@ -343,6 +345,12 @@ def _clean_feedback(text: str) -> str:
     text = _FENCE_LINE.sub("", text).strip()
     text = _FEEDBACK_LABEL.sub("", text, count=1)
     return text.rstrip(_TRAILING_MARKUP).strip()
+
+
+def _feedback_around(scan: _Scan, section: list[_Candidate]) -> str:
+    """The text before the final result section; a judge that put the score first explains after it."""
+    before = _clean_feedback(scan.visible[:section[-1].start])
+    return before or _clean_feedback(scan.visible[section[0].end:])
 
 
 # ── score values ─────────────────────────────────────────────────────────────────────────────────────────────────────
@@ -471,7 +479,7 @@ def parse_judge_output(text: str, *, data: dict | None = None, min_score: int = 
                             feedback=_clean_feedback(scan.visible))
     section = _final_section(found.candidates, scan.text)
     verdict = section[0]
-    feedback = _clean_feedback(scan.visible[:verdict.start])
+    feedback = _feedback_around(scan, section)
     if verdict.form == "json_fragment":
         feedback = _feedback_from_fragment(scan.visible) or feedback
     conflict = _disagreement(section, _shown)
@@ -492,7 +500,7 @@ def parse_pairwise_output(text: str) -> ParsedPreference:
                                 feedback=_clean_feedback(scan.visible))
     section = _final_section(found.candidates, scan.text)
     verdict = section[0]
-    feedback = _clean_feedback(scan.visible[:verdict.start])
+    feedback = _feedback_around(scan, section)
     conflict = _disagreement(section, lambda c: c.groups["num"])
     if conflict:
         return ParsedPreference(error=conflict, feedback=feedback, form=verdict.form)
@@ -506,7 +514,7 @@ def _no_marker_reason(scan: _Scan, found: _Found, what: str, example: str) -> st
     if found.echoes:
         ignored.append(f"{found.echoes} rubric-level echo{'es' if found.echoes > 1 else ''}")
     if ignored:
-        return f"no {what} marker outside quoted material ({'; '.join(ignored)} ignored)"
+        return f"no {what} found: the only result markers were not verdicts ({'; '.join(ignored)})"
     if scan.had_reasoning and not scan.visible.strip():
         return f"the reply holds only <think> reasoning, no final {what}"
     return f"no {what} found: expected a result marker such as {example}"

@@ -427,7 +427,7 @@ class StubServer:
             return self
         self._stopping.clear()
         self._httpd = _StubHTTPServer(("127.0.0.1", self._requested_port), _StubHandler, self)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02},
                                         name=f"stub-server-{self.port}", daemon=True)
         self._thread.start()
         return self

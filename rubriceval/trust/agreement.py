@@ -32,9 +32,10 @@ if TYPE_CHECKING:  # pandas is only needed for the DataFrame helpers
 KappaWeights = Literal["quadratic", "linear", "unweighted"]
 AlphaLevel = Literal["nominal", "ordinal", "interval"]
 
-# A bootstrap CI is reported only when at least this share of replicates gave a defined value; below it the
-# surviving replicates are a biased sample (e.g. tiny, near-constant data) and an interval would mislead.
-MIN_DEFINED_REPLICATE_SHARE = 0.5
+# A bootstrap CI is reported only when at least this share of replicates gave a defined value. Below it the
+# surviving replicates are a biased sample (tiny or near-constant data: e.g. 10 items of which 9 are 5/5 leave
+# kappa 0/0 in a third of the resamples and the rest say [1.00, 1.00]), and an interval would mislead.
+MIN_DEFINED_REPLICATE_SHARE = 0.9
 
 
 class AgreementInputError(RubricEvalError, ValueError):
@@ -442,7 +443,7 @@ class _PairedScores:
         gaps = np.abs(self.judge - self.human)
         rows = [WorstItem(id=self.ids[i], judge=int(self.judge[i]), human=int(self.human[i]), gap=int(gaps[i]))
                 for i in range(self.n) if gaps[i] > 0]
-        rows.sort(key=lambda row: (-row.gap, _natural_key(row.id)))
+        rows.sort(key=lambda row: (-row.gap, row.id))
         return rows[:limit]
 
 

@@ -1,0 +1,44 @@
+# Two commands for a newcomer: `make demo` and `make test`. Both set up .venv themselves.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+RE     := $(VENV)/bin/rubriceval
+export GRADIO_ANALYTICS_ENABLED := False
+export HF_HUB_OFFLINE := 1
+export HF_HUB_DISABLE_TELEMETRY := 1
+
+.PHONY: setup demo test test-fast browser-deps bench clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[local,ui,test]'
+	touch $@
+
+# Debian's Chromium for the real-browser tests (Playwright drives it; it never downloads a browser).
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing Debian chromium for browser tests…"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) \
+	  || echo "warning: could not install chromium; browser tests will be skipped"; }
+
+demo: setup
+	$(RE) validate rubrics
+	$(RE) run datasets/demo_cs_zh.jsonl --rubrics rubrics \
+	  --metrics answer_correctness,faithfulness,answer_relevancy,context_precision,context_recall,nonllm_context_precision,rouge_l \
+	  --store out/runs.sqlite --name demo-$$(date +%Y%m%d-%H%M%S) --out out/demo
+	$(RE) report latest --store out/runs.sqlite --out out/demo
+
+test: setup browser-deps
+	$(PY) -m pytest -q -ra
+
+test-fast: setup
+	$(PY) -m pytest -q -m "not local_model and not browser"
+
+bench: setup
+	$(PY) bench/run_bench.py
+
+clean:
+	rm -rf out .pytest_cache

@@ -1,0 +1,52 @@
+"""Every knob of the standard metrics, validated once at the boundary."""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from standard_metrics.string_metrics import SimilarityMeasure
+from standard_metrics.text import RougeTokenizer
+
+
+class MetricOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    # None → each sample's own language (Sample.language: CJK in question/answer → zh).
+    language: Literal["zh", "en"] | None = None
+    # A folder searched before the built-in templates: put zh/extract_statements.j2 or zh/examples.yaml there
+    # to replace one prompt or its few-shot examples (see standard_metrics/templates/README.md).
+    template_dir: str | None = None
+
+    # answer_correctness = (w_sem·similarity + w_fact·F_beta) / (w_sem + w_fact); Ragas defaults 0.25 / 0.75.
+    semantic_weight: float = Field(default=0.25, ge=0)
+    factual_weight: float = Field(default=0.75, ge=0)
+    factual_beta: float = Field(default=1.0, gt=0)
+
+    # answer_relevancy: how many questions the judge writes back from the answer.
+    relevancy_questions: int = Field(default=3, ge=1, le=5)
+
+    # Non-LLM context precision/recall.
+    nonllm_threshold: float = Field(default=0.5, ge=0, le=1)
+    nonllm_measure: SimilarityMeasure = "levenshtein"
+
+    # String metrics.
+    bleu_tokenize: str | None = None          # None → 'zh' when either text has CJK, else '13a'
+    rouge_tokenizer: RougeTokenizer = "char"  # CJK per character, or 'jieba' words
+
+    # Re-ask once, with the validation problems, when the judge's JSON misses fields.
+    reask_invalid: bool = True
+
+    @model_validator(mode="after")
+    def _weights_not_both_zero(self) -> "MetricOptions":
+        if self.semantic_weight + self.factual_weight <= 0:
+            raise ValueError("semantic_weight and factual_weight cannot both be 0")
+        return self
+
+    @classmethod
+    def coerce(cls, options: "MetricOptions | dict[str, Any] | None") -> "MetricOptions":
+        if options is None:
+            return cls()
+        if isinstance(options, cls):
+            return options
+        return cls.model_validate(options)
