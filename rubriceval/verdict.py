@@ -17,6 +17,7 @@ UnscoredKind = Literal[
     "not_applicable",   # the rubric does not apply to this sample
     "invalid_output",   # structured output did not match the schema
     "no_statements",    # a metric found nothing to score (e.g. no statements extracted)
+    "input_too_long",   # the prompt would exceed the judge's input limit
     "error",            # anything else, with its message
 ]
 

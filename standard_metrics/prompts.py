@@ -37,7 +37,7 @@ class PromptLibrary:
     """Renders the messages of one judge call: a short system message and the task as the user message."""
 
     def __init__(self, template_dir: str | None = None):
-        self.template_dir = template_dir or os.environ.get(TEMPLATE_DIR_ENV) or None
+        self.template_dir = template_dir
         if self.template_dir and not Path(self.template_dir).is_dir():
             raise ConfigError("metric template folder not found", file=self.template_dir,
                               hint="template_dir must hold zh/ and/or en/ subfolders with .j2 or examples.yaml")
@@ -89,6 +89,11 @@ class PromptLibrary:
         return self._fingerprints[lang]
 
 
-@lru_cache(maxsize=8)
 def prompt_library(template_dir: str | None = None) -> PromptLibrary:
+    """The library for a folder (None → $RUBRICEVAL_METRIC_TEMPLATES, else built-ins only), built once."""
+    return _library(template_dir or os.environ.get(TEMPLATE_DIR_ENV) or None)
+
+
+@lru_cache(maxsize=8)
+def _library(template_dir: str | None) -> PromptLibrary:
     return PromptLibrary(template_dir)

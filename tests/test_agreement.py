@@ -172,10 +172,11 @@ def test_report_by_hand():
 def test_worst_items_sorted_by_gap_then_natural_id():
     judge = [5, 1, 4, 2, 3]
     human = [1, 1, 2, 4, 1]
-    report = agreement_report(judge, human, ids=["item-10", "item-1", "item-2", "item-9", "item-3"], n_boot=0,
+    report = agreement_report(judge, human, ids=["item-1", "item-5", "item-10", "item-9", "item-2"], n_boot=0,
                               worst_k=3)
-    # gaps: item-10 → 4, item-2 → 2, item-9 → 2, item-3 → 2; ties by id with item-2 < item-3 < item-9
-    assert [w.id for w in report.worst_items] == ["item-10", "item-2", "item-3"]
+    # gaps: item-1 → 4, item-10 → 2, item-9 → 2, item-2 → 2, item-5 → 0 (not a disagreement);
+    # ties by id in natural order: item-2 < item-9 < item-10
+    assert [w.id for w in report.worst_items] == ["item-1", "item-2", "item-9"]
 
 
 def test_report_bootstrap_contains_point_estimates_and_summary_format():

@@ -81,7 +81,7 @@ async def test_retry_after_is_honoured(stub_server: StubServer, make_client):
     rejected, served = stub_server.stats.requests
     assert (rejected.status, served.status) == (429, 200)
     assert served.started - rejected.finished >= 0.79
-    assert 0.8 <= elapsed < 1.6
+    assert 0.8 <= elapsed < 3.0
     assert client.stats.failures == {"429": 1}
     assert client.stats.calls == 2 and client.stats.requests == 1
 
@@ -112,7 +112,7 @@ async def test_server_errors_are_retried_then_succeed(stub_server: StubServer, m
 
 
 async def test_timeout_is_reported_after_retries(stub_server: StubServer, make_client):
-    stub_server.hang_s = 5.0
+    stub_server.hang_s = 10.0
     stub_server.script(["timeout"] * 3)
     client = make_client(timeout_s=0.25, max_retries=2)
 
@@ -123,7 +123,7 @@ async def test_timeout_is_reported_after_retries(stub_server: StubServer, make_c
     assert not response.ok and response.error_kind == "timeout" and response.attempts == 3
     assert stub_server.stats.calls["chat"] == 3 and stub_server.stats.faults == {"timeout": 3}
     assert client.stats.failures == {"timeout": 3}
-    assert 0.75 <= elapsed < 2.5          # three 0.25 s timeouts, not the 5 s hang
+    assert 0.7 <= elapsed < 4.0           # three 0.25 s timeouts, not the 10 s hang
     assert len(client.cache) == 0
 
 
@@ -186,6 +186,23 @@ async def test_unparseable_structured_output_is_an_uncached_invalid_output(stub_
     assert not first.ok and first.error_kind == "invalid_output" and first.text
     second = await client.complete(ask(), json_schema=VERDICT_SCHEMA)
     assert second.ok and not second.cached and second.data is not None
+
+
+@pytest.mark.xfail(strict=True, reason="client._loads_json_object falls back to any nested {...}, so a truncated "
+                                       "reply yields an inner object as data; see the report for the fix")
+async def test_truncated_nested_reply_does_not_yield_an_inner_object(stub_server: StubServer, make_client):
+    claims = [{"text": f"claim {i}", "supported": i % 2 == 0} for i in range(4)]
+    stub_server.responder = lambda request: {"verdict": "有效回答", "claims": claims, "score": 4}
+    stub_server.script(["truncated"])
+    schema = {"type": "object", "required": ["verdict", "claims", "score"], "properties": {
+        "verdict": {"type": "string"}, "claims": {"type": "array", "items": {"type": "object"}},
+        "score": {"type": "integer"}}}
+    client = make_client()
+
+    response = await client.complete(ask(), json_schema=schema)
+
+    assert '"supported": true}' in response.text          # the cut left at least one complete claim behind
+    assert response.data is None
 
 
 @pytest.mark.parametrize("status", ["400", "401", "403", "404", "422"])
@@ -264,13 +281,11 @@ async def test_concurrency_bound_is_respected(stub_server: StubServer, make_clie
     stub_server.latency_s = 0.05
     client = make_client(concurrency=3)
 
-    started = time.perf_counter()
     responses = await asyncio.gather(*(client.complete(ask(f"question {i}")) for i in range(12)))
-    elapsed = time.perf_counter() - started
 
     assert all(r.ok for r in responses)
-    assert stub_server.stats.max_in_flight == 3        # reached, never exceeded
-    assert elapsed < 12 * 0.05                          # the calls did overlap (4 waves ≈ 0.2 s)
+    # Counted by the server from request read to reply: 3 proves the calls overlapped and the bound held.
+    assert stub_server.stats.max_in_flight == 3
 
 
 async def test_token_usage_and_cost_are_counted(stub_server: StubServer, make_client):

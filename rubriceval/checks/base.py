@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import unicodedata
+from functools import lru_cache
 
 from rubriceval.data.sample import Sample
 
@@ -13,6 +14,7 @@ def field_text(sample: Sample, field: str) -> str:
     return value or ""
 
 
+@lru_cache(maxsize=16)
 def normalise(text: str, case_sensitive: bool = False) -> str:
     """NFKC folds full-width letters/digits (ＯＡ → OA) so '二级主管' matches however it was typed."""
     text = unicodedata.normalize("NFKC", text)

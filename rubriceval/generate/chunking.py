@@ -145,7 +145,10 @@ def _sections(text: str) -> list[tuple[str, str | None, list[str]]]:
 
 
 def split_text(text: str, *, chunk_size: int = 500, overlap: int = 50) -> list[tuple[str, str]]:
-    """(heading path, chunk text) pairs; each chunk ≤ chunk_size characters except a heading line plus overlap."""
+    """(heading path, chunk text) pairs, each at most chunk_size characters (headings included).
+
+    A chunk exceeds it only when its opening heading lines plus a single sentence already do.
+    """
     if chunk_size < 20:
         raise ValueError("chunk_size must be at least 20 characters")
     if not 0 <= overlap < chunk_size:
@@ -183,8 +186,8 @@ def split_text(text: str, *, chunk_size: int = 500, overlap: int = 50) -> list[t
 
         for paragraph in paragraphs:
             for unit in _paragraph_units(paragraph, chunk_size):
-                candidate = joined(current + [unit])
-                if current and len(candidate) > chunk_size:
+                # The heading lines opening a section count toward its first chunk's size.
+                if current and len(prefix) + len(joined(current + [unit])) > chunk_size:
                     current = flush()
                     if len(joined(current + [unit])) > chunk_size:
                         current = []

@@ -90,6 +90,7 @@ class PairOutcome(BaseModel):
     id: str
     source: str
     chunk_index: int
+    heading: str = ""
     language: Language
     status: Literal["kept", "dropped", "unscored"]
     question: str = ""
@@ -249,7 +250,7 @@ def _add_usage(usage: Usage, response: JudgeResponse) -> None:
 async def _process_chunk(chunk: Chunk, *, judge: JudgeLike, language: Language, domain: str,
                          thresholds: dict[str, int], usage: Usage) -> PairOutcome:
     outcome = PairOutcome(id=f"gen-{Path(chunk.source).with_suffix('').as_posix()}-{chunk.index}", source=chunk.source,
-                          chunk_index=chunk.index, language=language, status="unscored")
+                          chunk_index=chunk.index, heading=chunk.heading, language=language, status="unscored")
     stage: Literal["generation", "critique"] = "generation"
     try:
         response = await judge.complete(build_generation_messages(chunk, language, domain), json_schema=QA_SCHEMA,

@@ -35,6 +35,8 @@ class JudgeConfig(BaseModel):
     model: str = "local"
     temperature: float = 0.0
     max_tokens: int = 512
+    # Prompts estimated above this are not sent (unscored "input_too_long"), instead of failing at the provider.
+    max_input_tokens: int = Field(default=24000, gt=0)
     concurrency: int = Field(default=8, ge=1, le=1024)
     timeout_s: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=3, ge=0, le=20)

@@ -103,8 +103,8 @@ _CHINESE_NUMERALS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3,
 # Chinese numeral when it stands alone ("五分", "得分：三") — never the 一 of 一般.
 _NUM = (r"(?P<num>[-+]?\d+(?:\.\d+)?(?!\.?\d)"
         r"|[零〇一二两三四五六七八九十](?=\s*分|\s*$|[\s。.,，;；!！)）\]】]))(?![A-Za-z])")
-# "/5", "out of 5" after the number: the scale the judge used (checked, never rescaled).
-_DENOMINATOR = r"(?:[ \t]*(?:/|out[ \t]+of)[ \t]*(?P<den>\d+)(?!\.?\d)[ \t]*分?)?"
+# "/5", "out of 5", "(out of 5)" after the number: the scale the judge used (checked, never rescaled).
+_DENOMINATOR = r"(?:[ \t]*[(（]?[ \t]*(?:/|out[ \t]+of)[ \t]*(?P<den>\d+)(?!\.?\d)[ \t]*分?[)）]?)?"
 # "4分（满分5分）".
 _FULL_MARKS = r"(?:[ \t]*[(（][ \t]*满分[ \t]*(?P<full>\d+)[ \t]*分?[ \t]*[)）])?"
 # "3-4", "3 or 4", "3 或 4": a range is not a verdict.
@@ -117,9 +117,9 @@ _SCORE_VALUE = _OPEN + _NUM + r"[ \t]*分?" + _DENOMINATOR + _FULL_MARKS + _RANG
 _INNER_LABEL = r"(?:(?:score|result|rating|得分|评分|分数)[ \t]*(?:of|is|为|是)?[ \t]*[:=]?[ \t]*)?"
 # Separator after a tag: "[RESULT]: 4", "**[RESULT]** 4".
 _TAG_SEPARATOR = r"[\s*_]*[:=]?[\s*_]*"
-# Chinese labels and how they join the number: "得分：4", "最终得分为4分", "评分是 4".
+# Chinese labels and how they join the number: "得分：4", "最终得分为4分", "分数是：4".
 _ZH_SCORE_LABEL = r"(?:(?:最终|总|综合|整体|总体)?(?:得分|评分|分数|打分)|(?:最终|评分|评估)结果)"
-_ZH_JOINER = r"(?:[:=]|为|是|应为|应该为|应该是)"
+_ZH_JOINER = r"(?:(?:为|是|应为|应该为|应该是)[ \t]*[:=]?|[:=])"
 
 # The preferred response in a pairwise reply; case-sensitive so the article "a" is never read as Response A.
 _CHOICE_VALUE = r"[\s*_]*(?:Response[ \t]*|回答[ \t]*)?(?P<num>(?-i:[AB]))(?![A-Za-z])"
@@ -161,6 +161,9 @@ _SCORE_MARKERS: tuple[_Marker, ...] = (
     # 得分4分 (no joiner, so the 分 is required: "分数 1：" in a level list must not match)
     _marker("zh_score", 2, _ZH_SCORE_LABEL + r"[ \t]*" + _NUM + r"[ \t]*分" + _FULL_MARKS + _RANGE,
             may_be_rubric_echo=True),
+    # 结果：4 on a line of its own (not mid-sentence, where "检索结果：3 条" is no score)
+    _marker("zh_score", 2, r"(?:^|(?<=\n))[ \t]*[*_#>-]*[ \t]*(?:最终)?结果[*_]*[ \t]*[:=]" + _SCORE_VALUE
+            + r"[ \t]*[。.]?[ \t]*(?=\n|$)", may_be_rubric_echo=True),
     # 4分（满分5分）
     _marker("zh_score", 2, r"(?<![\d.])" + _NUM + r"[ \t]*分" + r"[ \t]*[(（][ \t]*满分[ \t]*(?P<full>\d+)[ \t]*分?"
             r"[ \t]*[)）]", may_be_rubric_echo=True),
@@ -201,6 +204,7 @@ _FENCE_LINE = re.compile(r"^[ \t]*```[\w+-]*[ \t]*$\n?", re.M)
 _FEEDBACK_LABEL = re.compile(r"^\s*(?:#+\s*)?[*_]*(?:feedback|reason(?:ing)?|explanation|反馈|评语|评价|理由|说明)[*_]*\s*"
                              r"[:：][*_]*\s*", re.I)
 _TRAILING_MARKUP = " \t\r\n*_#>"
+_LEADING_PUNCTUATION = " \t\r\n。.,，;；:：)）]】*_"
 
 # Key names accepted in a judge's JSON object (the schema asks for feedback/score; text-mode JSON varies).
 _SCORE_KEYS = ("score", "rating", "得分", "分数", "评分")
@@ -350,7 +354,7 @@ def _clean_feedback(text: str) -> str:
 def _feedback_around(scan: _Scan, section: list[_Candidate]) -> str:
     """The text before the final result section; a judge that put the score first explains after it."""
     before = _clean_feedback(scan.visible[:section[-1].start])
-    return before or _clean_feedback(scan.visible[section[0].end:])
+    return before or _clean_feedback(scan.visible[section[0].end:].lstrip(_LEADING_PUNCTUATION))
 
 
 # ── score values ─────────────────────────────────────────────────────────────────────────────────────────────────────

@@ -5,6 +5,7 @@ from rubriceval.checks import run_check
 from rubriceval.data.sample import Sample
 from rubriceval.judge.client import JudgeClient
 from rubriceval.judge.parser import parse_judge_output
+from rubriceval.judge.tokens import estimate_messages_tokens
 from rubriceval.prompt.compile import compile_item, retry_message
 from rubriceval.rubric.schema import JudgeItem, Rubric
 from rubriceval.scoring.combine import ItemScore, combine
@@ -40,6 +41,12 @@ async def judge_item(rubric: Rubric, item: JudgeItem, sample: Sample, judge: Jud
     structured = judge.config.structured == "json_schema"
     prompt = compile_item(rubric, item, sample, structured=structured)
     messages = list(prompt.messages)
+    estimated = estimate_messages_tokens(messages)
+    if estimated > judge.config.max_input_tokens:
+        outcome.unscored_kind = "input_too_long"
+        outcome.reason = (f"prompt is ~{estimated} tokens, over the judge's input limit of "
+                          f"{judge.config.max_input_tokens} (max_input_tokens); shorten the answer/contexts")
+        return outcome
     for attempt in range(MAX_REASKS + 1):
         response = await judge.complete(messages, json_schema=prompt.json_schema, cache_tag=prompt.cache_tag)
         outcome.usage = _add_usage(outcome.usage, response)

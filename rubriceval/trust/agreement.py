@@ -56,7 +56,7 @@ class Estimate(BaseModel):
     n_boot_used: int = 0               # bootstrap replicates with a defined value (0 = no CI computed)
 
     @model_validator(mode="after")
-    def _no_nan_and_explained(self) -> "Estimate":
+    def _no_nan_and_explained(self) -> Estimate:
         for name in ("value", "ci_low", "ci_high"):
             number = getattr(self, name)
             if number is not None and not np.isfinite(number):
@@ -123,7 +123,7 @@ class AgreementReport(BaseModel):
             text += f" ({self.n_unscored} unscored left out)"
         return text
 
-    def confusion_frame(self) -> "pd.DataFrame":
+    def confusion_frame(self) -> pd.DataFrame:
         """The confusion matrix as a DataFrame: index 'human' scores, columns 'judge' scores."""
         import pandas as pd
 
@@ -170,7 +170,7 @@ class BinaryAgreementReport(BaseModel):
             text += f" ({self.n_unscored} unscored left out)"
         return text
 
-    def confusion_frame(self) -> "pd.DataFrame":
+    def confusion_frame(self) -> pd.DataFrame:
         import pandas as pd
 
         return pd.DataFrame(self.confusion, index=pd.Index([False, True], name="human"),
@@ -210,12 +210,9 @@ def _percentile_ci(replicates: np.ndarray, confidence: float, label: str) -> tup
     return float(low), float(high), note, int(defined.size)
 
 
-def _estimate(value: float | None, why_undefined: str | None, replicates: np.ndarray | None, confidence: float,
-              label: str, caveat: str | None = None) -> Estimate:
-    """Assemble an Estimate; `replicates is None` means no CI was asked for or possible (and why_undefined/caveat
-    explains it)."""
-    if value is None or not np.isfinite(value):
-        return Estimate(value=None, note=why_undefined or f"{label} is undefined for these data")
+def _estimate(value: float, replicates: np.ndarray | None, confidence: float, label: str,
+              caveat: str | None = None) -> Estimate:
+    """A defined point estimate with its CI; `replicates is None` means no CI was asked for (n_boot = 0)."""
     notes = [caveat] if caveat else []
     low = high = None
     used = 0
@@ -443,7 +440,7 @@ class _PairedScores:
         gaps = np.abs(self.judge - self.human)
         rows = [WorstItem(id=self.ids[i], judge=int(self.judge[i]), human=int(self.human[i]), gap=int(gaps[i]))
                 for i in range(self.n) if gaps[i] > 0]
-        rows.sort(key=lambda row: (-row.gap, row.id))
+        rows.sort(key=lambda row: (-row.gap, _natural_key(row.id)))
         return rows[:limit]
 
 
@@ -456,7 +453,7 @@ def _paired_estimate(pairs: _PairedScores, statistic: TableStatistic, boot: np.n
     if pairs.n < 2:
         return Estimate(value=value, note="one item: no confidence interval")
     replicates = statistic(boot) if boot is not None else None
-    return _estimate(value, None, replicates, confidence, label)
+    return _estimate(value, replicates, confidence, label)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -489,7 +486,7 @@ def _kappa_estimate(pairs: _PairedScores, boot: np.ndarray | None, confidence: f
     constant = pairs.constant_note()
     caveat = f"{constant}: kappa is 0 by construction" if constant else None
     replicates = _table_kappa(boot, weights) if boot is not None else None
-    return _estimate(value, None, replicates, confidence, label, caveat)
+    return _estimate(value, replicates, confidence, label, caveat)
 
 
 def spearman(judge: Sequence[int], human: Sequence[int], *, scale: tuple[int, int] = (1, 5), n_boot: int = 1000,
@@ -527,7 +524,7 @@ def _correlation_estimate(pairs: _PairedScores, boot: np.ndarray | None, confide
     else:
         value = float(stats.kendalltau(pairs.judge, pairs.human).statistic)
         replicates = _table_kendall_tau_b(boot) if boot is not None else None
-    return _estimate(value, None, replicates, confidence, label)
+    return _estimate(value, replicates, confidence, label)
 
 
 def agreement_report(judge: Sequence[int], human: Sequence[int], *, ids: Sequence[str] | None = None,
@@ -638,7 +635,7 @@ def binary_agreement_report(judge: Sequence[Any], human: Sequence[Any], *, ids: 
         if pairs.n < 2:
             return Estimate(value=value, note="one item: no confidence interval")
         replicates = statistic(boot) if boot is not None else None
-        return _estimate(value, None, replicates, confidence, label)
+        return _estimate(value, replicates, confidence, label)
 
     estimates = {
         "accuracy": rate(_binary_accuracy, "accuracy", "no items"),
@@ -740,7 +737,7 @@ def krippendorff_alpha(ratings: Any, *, level: AlphaLevel = "ordinal", n_boot: i
                 np.einsum("bu,uc,uk->bck", block, scaled, counts) - _batched_diag(block @ scaled), values, level)
             for block in np.array_split(weights, max(1, n_boot // 128))
         ])
-    return _estimate(value, None, replicates, confidence, f"{level} alpha")
+    return _estimate(value, replicates, confidence, f"{level} alpha")
 
 
 def _batched_diag(rows: np.ndarray) -> np.ndarray:
@@ -781,7 +778,7 @@ def fleiss_kappa_from_counts(counts: Any, *, n_boot: int = 0, confidence: float 
     if not np.isfinite(value):
         return Estimate(note="Fleiss' kappa is undefined: every rating falls in one category (0/0)")
     replicates = _fleiss_from_counts(matrix, _unit_weights(len(matrix), n_boot, seed)) if n_boot else None
-    return _estimate(value, None, replicates, confidence, "Fleiss' kappa")
+    return _estimate(value, replicates, confidence, "Fleiss' kappa")
 
 
 def fleiss_kappa(ratings: Any, *, n_boot: int = 0, confidence: float = 0.95, seed: int = 0) -> Estimate:

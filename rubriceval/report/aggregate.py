@@ -1,0 +1,375 @@
+"""Per-rubric and per-metric aggregates of a run: what every report, comparison and gate reads.
+
+Unscored rows are counted (by kind, with example reasons) and never averaged in. A statistic that cannot be computed
+(no scored rows, one score for a std) is `None` with a note saying why — never NaN.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+import pandas as pd
+from pydantic import BaseModel, Field
+
+from rubriceval.data.sample import Sample
+from rubriceval.verdict import Usage, Verdict
+
+# Metric pass thresholds used when neither the caller nor the metric's stored definition sets one. They are common
+# starting points for RAG systems, not truths: override them per project with `metric_thresholds`.
+DEFAULT_METRIC_THRESHOLDS: dict[str, float] = {
+    "faithfulness": 0.8,
+    "answer_correctness": 0.7,
+    "answer_relevancy": 0.7,
+    "context_precision": 0.7,
+    "context_recall": 0.7,
+}
+FALLBACK_METRIC_THRESHOLD = 0.5   # any other 0–1 metric: "more right than wrong"
+MAX_EXAMPLE_REASONS = 3
+RUBRIC_LEVELS = (1, 2, 3, 4, 5)
+
+
+class UnscoredGroup(BaseModel):
+    """Unscored rows of one kind, with a few distinct reasons to show what went wrong."""
+
+    kind: str
+    count: int
+    example_reasons: list[str] = Field(default_factory=list)
+    sample_ids: list[str] = Field(default_factory=list)
+
+
+class Stats(BaseModel):
+    """Descriptive statistics of scored rows; `None` values come with a note."""
+
+    n_scored: int = 0
+    mean: float | None = None
+    median: float | None = None
+    std: float | None = None          # sample standard deviation (n − 1)
+    min: float | None = None
+    max: float | None = None
+    n_passed: int | None = None
+    pass_rate: float | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+class ScorerSummary(BaseModel):
+    scorer: str                       # rubric id or metric name
+    name: str                         # display name (the rubric's name; the metric name)
+    kind: Literal["rubric", "metric"]
+    version: str = ""
+    threshold: float | None = None
+    threshold_source: Literal["rubric", "config", "definition", "default", "none"] = "none"
+    weight: float | None = None       # rubrics only: weight in the business score
+    trust: dict[str, Any] | None = None   # the rubric's trust bar (min_kappa, min_items), if any
+    n_total: int = 0                  # verdict rows, scored + unscored
+    n_scored: int = 0
+    n_unscored: int = 0
+    unscored: list[UnscoredGroup] = Field(default_factory=list)
+    mean: float | None = None
+    median: float | None = None
+    std: float | None = None
+    min: float | None = None
+    max: float | None = None
+    n_passed: int | None = None
+    pass_rate: float | None = None
+    distribution: dict[int, int] | None = None   # rubrics: count per level 1–5
+    histogram: list[int] | None = None           # metrics: counts in [0,.2) [.2,.4) [.4,.6) [.6,.8) [.8,1]
+    usage: Usage = Field(default_factory=Usage)
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def unscored_rate(self) -> float | None:
+        return self.n_unscored / self.n_total if self.n_total else None
+
+
+class GroupStats(BaseModel):
+    """One scorer's results on the samples sharing one tag or one intent."""
+
+    dimension: Literal["tag", "intent"]
+    value: str
+    scorer: str
+    n_samples: int
+    n_scored: int
+    n_unscored: int
+    mean: float | None
+    pass_rate: float | None
+
+
+class Summary(BaseModel):
+    scorers: list[ScorerSummary]
+    business_score: float | None = None        # weighted mean of rubric means, 1–5
+    business_score_note: str | None = None
+    business_rubrics: list[str] = Field(default_factory=list)   # rubric ids that went into the business score
+    rag_scores: dict[str, float | None] = Field(default_factory=dict)   # metric → mean, beside the business score
+    breakdown: list[GroupStats] = Field(default_factory=list)
+    n_samples: int | None = None
+    n_verdicts: int = 0
+    n_unscored: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def rubrics(self) -> list[ScorerSummary]:
+        return [s for s in self.scorers if s.kind == "rubric"]
+
+    @property
+    def metrics(self) -> list[ScorerSummary]:
+        return [s for s in self.scorers if s.kind == "metric"]
+
+    @property
+    def unscored_rate(self) -> float | None:
+        return self.n_unscored / self.n_verdicts if self.n_verdicts else None
+
+    def get(self, scorer: str) -> ScorerSummary:
+        """A scorer by id, or by display name (rubric names are often Chinese: '情绪安抚')."""
+        for s in self.scorers:
+            if s.scorer == scorer:
+                return s
+        matches = [s for s in self.scorers if s.name == scorer]
+        if len(matches) == 1:
+            return matches[0]
+        raise KeyError(scorer)
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per rubric/metric with the headline statistics (missing values are None, not NaN)."""
+        rows = []
+        for s in self.scorers:
+            rows.append({
+                "scorer": s.scorer, "name": s.name, "kind": s.kind, "version": s.version,
+                "n_total": s.n_total, "n_scored": s.n_scored, "n_unscored": s.n_unscored,
+                "mean": s.mean, "median": s.median, "std": s.std, "min": s.min, "max": s.max,
+                "threshold": s.threshold, "pass_rate": s.pass_rate, "weight": s.weight,
+                "unscored_by_kind": {g.kind: g.count for g in s.unscored},
+                **({f"n_{level}": (s.distribution or {}).get(level) for level in RUBRIC_LEVELS}
+                   if s.distribution is not None else {f"n_{level}": None for level in RUBRIC_LEVELS}),
+                "calls": s.usage.calls, "prompt_tokens": s.usage.prompt_tokens,
+                "completion_tokens": s.usage.completion_tokens, "cost_usd": s.usage.cost_usd,
+                "notes": "; ".join(s.notes),
+            })
+        return pd.DataFrame(rows, dtype=object)
+
+    def breakdown_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([g.model_dump() for g in self.breakdown], dtype=object)
+
+
+# -------------------------------------------------------------------------------------------------------------------
+
+def describe(scores: Sequence[float], threshold: float | None) -> Stats:
+    """mean / median / std / pass rate of scored values; undefined statistics are None with a note."""
+    stats = Stats(n_scored=len(scores))
+    if not scores:
+        stats.notes.append("no scored rows: mean, median and pass rate are undefined")
+        return stats
+    stats.mean = _finite(statistics.fmean(scores))
+    stats.median = _finite(statistics.median(scores))
+    stats.min, stats.max = min(scores), max(scores)
+    if len(scores) >= 2:
+        stats.std = _finite(statistics.stdev(scores))
+    else:
+        stats.notes.append("std needs at least two scored rows")
+    if threshold is None:
+        stats.notes.append("no threshold: pass rate is undefined")
+    else:
+        stats.n_passed = sum(1 for s in scores if s >= threshold)
+        stats.pass_rate = stats.n_passed / len(scores)
+    return stats
+
+
+def _finite(value: float) -> float:
+    # Inputs are validated finite scores, so this only guards arithmetic surprises (e.g. overflow).
+    if not math.isfinite(value):
+        raise ValueError(f"non-finite aggregate {value}")
+    return value
+
+
+def metric_threshold(metric: str, definition: Mapping[str, Any],
+                     overrides: Mapping[str, float] | None) -> tuple[float, str]:
+    """A metric's pass threshold and where it came from: caller config > stored definition > defaults."""
+    if overrides and metric in overrides:
+        return float(overrides[metric]), "config"
+    if definition.get("threshold") is not None:
+        return float(definition["threshold"]), "definition"
+    return DEFAULT_METRIC_THRESHOLDS.get(metric, FALLBACK_METRIC_THRESHOLD), "default"
+
+
+def _unscored_groups(rows: Iterable[Verdict]) -> list[UnscoredGroup]:
+    groups: dict[str, UnscoredGroup] = {}
+    for v in rows:
+        kind = v.unscored_kind or "error"
+        group = groups.setdefault(kind, UnscoredGroup(kind=kind, count=0))
+        group.count += 1
+        group.sample_ids.append(v.sample_id)
+        reason = (v.unscored_reason or "").strip()
+        if reason and reason not in group.example_reasons and len(group.example_reasons) < MAX_EXAMPLE_REASONS:
+            group.example_reasons.append(reason)
+    return sorted(groups.values(), key=lambda g: (-g.count, g.kind))
+
+
+def _rubric_distribution(scores: Sequence[float]) -> tuple[dict[int, int], list[str]]:
+    distribution = {level: 0 for level in RUBRIC_LEVELS}
+    notes = []
+    for score in scores:
+        level = int(math.floor(score + 0.5))    # rubric scores are integers; round half up if one is not
+        if level != score:
+            notes.append(f"non-integer rubric score {score} counted as {level}")
+        if level in distribution:
+            distribution[level] += 1
+        else:
+            notes.append(f"rubric score {score} is outside 1–5 and left out of the distribution")
+    return distribution, notes
+
+
+def _metric_histogram(scores: Sequence[float]) -> list[int]:
+    bins = [0] * 5
+    for score in scores:
+        bins[min(4, max(0, int(score * 5)))] += 1   # 1.0 belongs to the top bin
+    return bins
+
+
+def summarize_scorer(scorer: Mapping[str, Any], rows: Sequence[Verdict],
+                     metric_thresholds: Mapping[str, float] | None = None) -> ScorerSummary:
+    definition = scorer.get("definition") or {}
+    kind = scorer.get("kind", "rubric")
+    summary = ScorerSummary(scorer=scorer["scorer"], kind=kind, version=scorer.get("version", ""),
+                            name=str(definition.get("name") or scorer["scorer"]))
+    if kind == "rubric":
+        if definition.get("threshold") is not None:
+            summary.threshold, summary.threshold_source = float(definition["threshold"]), "rubric"
+        else:
+            summary.notes.append("rubric definition has no threshold: pass rate is undefined")
+        summary.weight = float(definition.get("weight", 1.0))
+        summary.trust = definition.get("trust")
+    else:
+        summary.threshold, summary.threshold_source = metric_threshold(summary.scorer, definition, metric_thresholds)
+    scored = [v.score for v in rows if v.score is not None]
+    summary.n_total, summary.n_scored = len(rows), len(scored)
+    summary.n_unscored = summary.n_total - summary.n_scored
+    summary.unscored = _unscored_groups(v for v in rows if v.score is None)
+    stats = describe(scored, summary.threshold)
+    summary.mean, summary.median, summary.std = stats.mean, stats.median, stats.std
+    summary.min, summary.max = stats.min, stats.max
+    summary.n_passed, summary.pass_rate = stats.n_passed, stats.pass_rate
+    summary.notes += stats.notes
+    if kind == "rubric":
+        summary.distribution, notes = _rubric_distribution(scored)
+        summary.notes += notes
+    else:
+        summary.histogram = _metric_histogram(scored)
+    summary.usage = sum((v.usage for v in rows), Usage())
+    return summary
+
+
+def business_score(rubrics: Sequence[ScorerSummary]) -> tuple[float | None, str | None, list[str]]:
+    """Weighted mean of rubric means (1–5). Rubrics without a scored row are left out, and the note says so."""
+    notes = []
+    included = [r for r in rubrics if r.mean is not None and (r.weight or 0) > 0]
+    skipped = [r.scorer for r in rubrics if r.mean is None]
+    if skipped:
+        notes.append(f"left out (no scored rows): {', '.join(skipped)}")
+    zero = [r.scorer for r in rubrics if r.mean is not None and not (r.weight or 0) > 0]
+    if zero:
+        notes.append(f"left out (weight 0): {', '.join(zero)}")
+    if not rubrics:
+        return None, "no business rubrics in this run", []
+    if not included:
+        return None, "; ".join(notes) or "no rubric has a scored row", []
+    total_weight = sum(r.weight or 0 for r in included)
+    score = sum((r.mean or 0) * (r.weight or 0) for r in included) / total_weight
+    return score, ("; ".join(notes) or None), [r.scorer for r in included]
+
+
+def _breakdown(verdicts: Sequence[Verdict], samples: Sequence[Sample],
+               summaries: Mapping[str, ScorerSummary]) -> list[GroupStats]:
+    by_sample = {s.id: s for s in samples}
+    groups: dict[tuple[str, str, str], list[Verdict]] = {}
+    for v in verdicts:
+        sample = by_sample.get(v.sample_id)
+        if sample is None:
+            continue
+        keys = [("tag", tag) for tag in dict.fromkeys(sample.tags)]
+        if sample.intent:
+            keys.append(("intent", sample.intent))
+        for dimension, value in keys:
+            groups.setdefault((dimension, value, v.scorer), []).append(v)
+    out = []
+    order = {sid: i for i, sid in enumerate(summaries)}
+    for (dimension, value, scorer), rows in sorted(groups.items(),
+                                                   key=lambda kv: (kv[0][0] != "tag", kv[0][1],
+                                                                   order.get(kv[0][2], 1 << 30))):
+        scores = [v.score for v in rows if v.score is not None]
+        threshold = summaries[scorer].threshold if scorer in summaries else None
+        stats = describe(scores, threshold)
+        out.append(GroupStats(dimension=dimension, value=value, scorer=scorer,
+                              n_samples=len({v.sample_id for v in rows}), n_scored=len(scores),
+                              n_unscored=len(rows) - len(scores), mean=stats.mean, pass_rate=stats.pass_rate))
+    return out
+
+
+def summarize(verdicts: Sequence[Verdict], scorers: Sequence[Mapping[str, Any]],
+              samples: Sequence[Sample] | None = None,
+              metric_thresholds: Mapping[str, float] | None = None) -> Summary:
+    """Aggregate a run's verdicts.
+
+    scorers: `RunStore.scorers(run)` rows (scorer, kind, version, definition). Verdicts of a scorer missing from that
+    list are still summarized (as their verdict kind says). samples: needed only for the per-tag/intent breakdown.
+    metric_thresholds: pass thresholds per metric, overriding the defaults.
+    """
+    rows_by_scorer: dict[str, list[Verdict]] = {}
+    for v in verdicts:
+        rows_by_scorer.setdefault(v.scorer, []).append(v)
+    scorer_rows = list(scorers)
+    known = {row["scorer"] for row in scorer_rows}
+    notes = []
+    for name in rows_by_scorer:
+        if name not in known:
+            kind = rows_by_scorer[name][0].kind
+            scorer_rows.append({"scorer": name, "kind": kind, "version": rows_by_scorer[name][0].scorer_version,
+                                "definition": {}})
+            notes.append(f"verdicts of '{name}' have no stored scorer definition")
+    # Rubrics first, then metrics, each in stored order: the business view leads every report.
+    scorer_rows.sort(key=lambda row: row.get("kind") != "rubric")
+    summaries = {row["scorer"]: summarize_scorer(row, rows_by_scorer.get(row["scorer"], []), metric_thresholds)
+                 for row in scorer_rows}
+    rubric_summaries = [s for s in summaries.values() if s.kind == "rubric"]
+    score, score_note, included = business_score(rubric_summaries)
+    summary = Summary(
+        scorers=list(summaries.values()), business_score=score, business_score_note=score_note,
+        business_rubrics=included, rag_scores={s.scorer: s.mean for s in summaries.values() if s.kind == "metric"},
+        n_samples=len(samples) if samples is not None else None, n_verdicts=len(verdicts),
+        n_unscored=sum(1 for v in verdicts if v.score is None), usage=sum((v.usage for v in verdicts), Usage()),
+        notes=notes)
+    if samples is not None:
+        summary.breakdown = _breakdown(verdicts, samples, summaries)
+    else:
+        summary.notes.append("no samples given: per tag/intent breakdown left out")
+    return summary
+
+
+# -------------------------------------------------------------------------------------------------------------------
+
+class RunData(BaseModel):
+    """Everything a report about one stored run needs, loaded once."""
+
+    run_id: str
+    run_name: str
+    info: dict[str, Any]
+    samples: list[Sample]
+    verdicts: list[Verdict]
+    scorers: list[dict[str, Any]]
+    summary: Summary
+
+    @property
+    def samples_by_id(self) -> dict[str, Sample]:
+        return {s.id: s for s in self.samples}
+
+
+def load_run(store: Any, run: str, metric_thresholds: Mapping[str, float] | None = None) -> RunData:
+    """Read a run from a RunStore and summarize it."""
+    info = store.run_info(run)
+    samples = store.samples(info.run_id)
+    verdicts = store.verdicts(info.run_id)
+    scorers = store.scorers(info.run_id)
+    summary = summarize(verdicts, scorers, samples=samples, metric_thresholds=metric_thresholds)
+    return RunData(run_id=info.run_id, run_name=info.name, info=info.model_dump(mode="json"), samples=samples,
+                   verdicts=verdicts, scorers=scorers, summary=summary)

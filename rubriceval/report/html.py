@@ -1,0 +1,207 @@
+"""One self-contained HTML report per run: inline CSS, charts as inline SVG drawn here, no JavaScript, no network.
+
+All user text (questions, answers, feedback, rubric names) goes through Jinja2 autoescaping; the chart geometry is
+computed in Python and drawn by template macros, so labels are escaped like everything else.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from rubriceval.report.aggregate import GroupStats, RunData, ScorerSummary, Summary, load_run
+from rubriceval.report.diagnosis import DiagnosisConfig, Finding, diagnose
+from rubriceval.report.i18n import Lang, check_lang, detect_language, format_number, format_percent, t
+from rubriceval.verdict import Verdict
+
+TEMPLATES = Path(__file__).parent / "templates"
+WORST_EXAMPLES = 3
+ANSWER_PREVIEW_CHARS = 600
+COLOR_PASS, COLOR_FAIL, COLOR_NEUTRAL = "#2e7d32", "#c62828", "#1565c0"
+
+
+def template_env() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.globals.update(fmt=format_number, pct=format_percent)
+    return env
+
+
+def _label_width(text: str) -> float:
+    """Approximate rendered width in px at 12px: CJK glyphs are about twice as wide as Latin ones."""
+    return sum(12.0 if ord(ch) > 0x2E80 else 7.0 for ch in text)
+
+
+def _shorten(text: str, max_px: float) -> str:
+    if _label_width(text) <= max_px:
+        return text
+    while text and _label_width(text + "…") > max_px:
+        text = text[:-1]
+    return text + "…"
+
+
+def hbar_chart(items: Sequence[tuple[str, float | None, float | None, str]], lo: float, hi: float,
+               width: int = 560, bar_height: int = 22) -> dict[str, Any]:
+    """Horizontal bars for means on [lo, hi]: (label, value, threshold, value text). A None value draws no bar."""
+    label_w, value_w, gap = 170, 70, 8
+    plot_w = width - label_w - value_w
+    span = hi - lo
+
+    def x(v: float) -> float:
+        return label_w + plot_w * (min(max(v, lo), hi) - lo) / span
+
+    bars = []
+    for i, (label, value, threshold, text) in enumerate(items):
+        y = 10 + i * (bar_height + gap)
+        passed = None if value is None or threshold is None else value >= threshold
+        bars.append({
+            "label": _shorten(label, label_w - 12), "full_label": label, "y": y, "h": bar_height,
+            "x0": label_w, "w": 0 if value is None else max(1.0, x(value) - label_w),
+            "text": text, "text_x": label_w + plot_w + 6,
+            "tx": None if threshold is None else x(threshold),
+            "color": COLOR_NEUTRAL if passed is None else (COLOR_PASS if passed else COLOR_FAIL),
+        })
+    height = 10 + len(items) * (bar_height + gap) + 18
+    ticks = [{"x": x(lo + span * k / 4), "label": f"{lo + span * k / 4:g}"} for k in range(5)]
+    return {"width": width, "height": height, "bars": bars, "ticks": ticks, "axis_y": height - 16,
+            "plot_x0": label_w, "plot_x1": label_w + plot_w}
+
+
+def column_chart(labels: Sequence[str], counts: Sequence[int], passing: Sequence[bool | None],
+                 width: int = 300, height: int = 150) -> dict[str, Any]:
+    """Vertical bars of counts (a 1–5 distribution or a 0–1 histogram), coloured by whether the bin passes."""
+    top, bottom = 18, 22
+    plot_h = height - top - bottom
+    n = max(1, len(counts))
+    slot = width / n
+    peak = max(counts) if counts and max(counts) > 0 else 1
+    cols = []
+    for i, (label, count, ok) in enumerate(zip(labels, counts, passing)):
+        h = plot_h * count / peak
+        cols.append({"x": i * slot + slot * 0.15, "w": slot * 0.7, "y": top + plot_h - h, "h": h,
+                     "count": count, "label": label, "cx": i * slot + slot / 2,
+                     "color": COLOR_NEUTRAL if ok is None else (COLOR_PASS if ok else COLOR_FAIL)})
+    return {"width": width, "height": height, "cols": cols, "base_y": top + plot_h, "label_y": height - 6}
+
+
+def distribution_chart(s: ScorerSummary) -> dict[str, Any] | None:
+    if s.distribution is not None:
+        levels = sorted(s.distribution)
+        return column_chart([str(level) for level in levels], [s.distribution[level] for level in levels],
+                            [None if s.threshold is None else level >= s.threshold for level in levels])
+    if s.histogram is not None:
+        edges = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+        labels = [f"{edges[i]:.1f}–{edges[i + 1]:.1f}" for i in range(5)]
+        # A bin passes when its lower edge clears the threshold; the bin holding the threshold stays neutral.
+        passing = [None if s.threshold is None else (True if edges[i] >= s.threshold else
+                                                     (False if edges[i + 1] <= s.threshold else None))
+                   for i in range(5)]
+        return column_chart(labels, s.histogram, passing, width=340)
+    return None
+
+
+def _truncate(text: str, limit: int = ANSWER_PREVIEW_CHARS) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def worst_examples(data: RunData, scorer: str, n: int = WORST_EXAMPLES) -> list[dict[str, Any]]:
+    """The lowest-scoring rows of a scorer with the sample text, feedback and evidence."""
+    samples = data.samples_by_id
+    rows = sorted((v for v in data.verdicts if v.scorer == scorer and v.score is not None),
+                  key=lambda v: (v.score, v.sample_id))[:n]
+    return [_example(v, samples.get(v.sample_id)) for v in rows]
+
+
+def _example(v: Verdict, sample: Any) -> dict[str, Any]:
+    return {
+        "sample_id": v.sample_id, "score": v.score, "passed": v.passed, "feedback": v.feedback,
+        "question": sample.question if sample else "", "answer": _truncate(sample.answer) if sample else "",
+        "ground_truth": _truncate(sample.ground_truth) if sample else "",
+        "evidence": [e.model_dump() for e in v.evidence],
+        "tags": list(sample.tags) if sample else [], "intent": sample.intent if sample else "",
+    }
+
+
+def breakdown_tables(summary: Summary) -> list[dict[str, Any]]:
+    """Per dimension (tag, intent): rows = values, columns = scorers, cells = GroupStats."""
+    tables = []
+    for dimension in ("tag", "intent"):
+        groups: list[GroupStats] = [g for g in summary.breakdown if g.dimension == dimension]
+        if not groups:
+            continue
+        values = list(dict.fromkeys(g.value for g in groups))
+        cells = {(g.value, g.scorer): g for g in groups}
+        scorers = [s for s in summary.scorers if any((v, s.scorer) in cells for v in values)]
+        rows = []
+        for value in values:
+            n_samples = max(g.n_samples for g in groups if g.value == value)
+            rows.append({"value": value, "n_samples": n_samples,
+                         "cells": [_breakdown_cell(cells.get((value, s.scorer)), s) for s in scorers]})
+        tables.append({"dimension": dimension, "scorers": scorers, "rows": rows})
+    return tables
+
+
+def _breakdown_cell(g: GroupStats | None, s: ScorerSummary) -> dict[str, Any] | None:
+    if g is None:
+        return None
+    passed = None if g.mean is None or s.threshold is None else g.mean >= s.threshold
+    return {"mean": g.mean, "n_scored": g.n_scored, "n_unscored": g.n_unscored, "pass_rate": g.pass_rate,
+            "passed": passed}
+
+
+def _format_time(timestamp: float | None) -> str:
+    if timestamp is None:
+        return ""
+    return dt.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
+
+
+def report_context(data: RunData, lang: Lang, findings: Sequence[Finding],
+                   agreement: Mapping[str, str] | None = None) -> dict[str, Any]:
+    summary = data.summary
+    rubric_chart = hbar_chart([(s.name, s.mean, s.threshold, format_number(s.mean, 2, lang))
+                               for s in summary.rubrics], 1, 5) if summary.rubrics else None
+    metric_chart = hbar_chart([(s.name, s.mean, s.threshold, format_number(s.mean, 2, lang))
+                               for s in summary.metrics], 0, 1) if summary.metrics else None
+    sections = [{"s": s, "chart": distribution_chart(s), "worst": worst_examples(data, s.scorer),
+                 "agreement": (agreement or {}).get(s.scorer)} for s in summary.scorers]
+    config = data.info.get("config", {})
+    return {
+        "lang": lang, "t": lambda key, **kw: t(key, lang, **kw), "run": data.info, "run_name": data.run_name,
+        "created": _format_time(data.info.get("created_at")), "dataset": config.get("dataset_path", ""),
+        "judge_model": (config.get("judge") or {}).get("model", ""), "n_samples": len(data.samples),
+        "summary": summary, "rubric_chart": rubric_chart, "metric_chart": metric_chart,
+        "rubric_sections": [x for x in sections if x["s"].kind == "rubric"],
+        "metric_sections": [x for x in sections if x["s"].kind == "metric"],
+        "findings": findings, "breakdowns": breakdown_tables(summary),
+        "unscored": [(s, g) for s in summary.scorers for g in s.unscored],
+        "generated_at": dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
+    }
+
+
+def render_html_report(data: RunData, *, lang: Lang | None = None, findings: Sequence[Finding] | None = None,
+                       agreement: Mapping[str, str] | None = None) -> str:
+    lang = check_lang(lang) or detect_language(data.samples)
+    if findings is None:
+        findings = diagnose(data.summary, data.verdicts, data.scorers, data.samples)
+    return template_env().get_template("report.html.j2").render(**report_context(data, lang, findings, agreement))
+
+
+def write_html_report(store: Any, run: str, path: str | Path, lang: str | None = None, *,
+                      agreement: Mapping[str, str] | None = None,
+                      metric_thresholds: Mapping[str, float] | None = None,
+                      diagnosis: DiagnosisConfig | None = None) -> Path:
+    """Write the report of a stored run to `path` (one HTML file) and return the path.
+
+    lang: 'zh' or 'en'; default Chinese when most samples are Chinese. agreement: rubric id → a line such as
+    'κ = 0.71 [0.58, 0.80] on 120 audited items', shown under that rubric.
+    """
+    data = load_run(store, run, metric_thresholds)
+    findings = diagnose(data.summary, data.verdicts, data.scorers, data.samples, diagnosis)
+    html = render_html_report(data, lang=check_lang(lang), findings=findings, agreement=agreement)
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(html, encoding="utf-8")
+    return out

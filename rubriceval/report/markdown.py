@@ -1,0 +1,110 @@
+"""Short Markdown summary of a run for chat and CI logs, and a CJK-aware plain-text table for terminals."""
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rubriceval.report.aggregate import RunData, Summary, load_run
+from rubriceval.report.diagnosis import DiagnosisConfig, Finding, diagnose
+from rubriceval.report.i18n import Lang, check_lang, detect_language, format_number, format_percent, t
+
+MAX_FINDINGS_IN_MARKDOWN = 5
+
+
+def display_width(text: str) -> int:
+    """Terminal columns: CJK and other wide characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def _pad(text: str, width: int, right: bool) -> str:
+    gap = " " * max(0, width - display_width(text))
+    return gap + text if right else text + gap
+
+
+def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right_align: Sequence[int] = ()) -> str:
+    """A plain-text table whose columns line up even with Chinese text."""
+    widths = [display_width(h) for h in headers]
+    for row in rows:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], display_width(cell))
+    lines = ["  ".join(_pad(h, widths[i], i in right_align) for i, h in enumerate(headers)),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(_pad(cell, widths[i], i in right_align) for i, cell in enumerate(row)) for row in rows]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _md_cell(text: str) -> str:
+    # A pipe or newline in a rubric name or reason would break the table.
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(_md_cell(h) for h in headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _scorer_rows(summary: Summary, lang: Lang, agreement: Mapping[str, str] | None) -> list[list[str]]:
+    rows = []
+    for s in summary.scorers:
+        digits = 2
+        unscored = str(s.n_unscored)
+        if s.unscored:
+            unscored += " (" + ", ".join(f"{g.kind} {g.count}" for g in s.unscored) + ")"
+        name = s.name if s.name == s.scorer else f"{s.name} ({s.scorer})"
+        row = [name, t(f"kind_{s.kind}", lang), format_number(s.mean, digits, lang),
+               format_percent(s.pass_rate, lang), format_number(s.threshold, 2, lang), str(s.n_scored), unscored]
+        if agreement is not None:
+            row.append(agreement.get(s.scorer, ""))
+        rows.append(row)
+    return rows
+
+
+def render_markdown(data: RunData, *, lang: Lang | None = None, findings: Sequence[Finding] | None = None,
+                    agreement: Mapping[str, str] | None = None, gate: Any = None) -> str:
+    """The Markdown text for an already-loaded run. `gate`: a GateResult to append, if any."""
+    lang = check_lang(lang) or detect_language(data.samples)
+    summary = data.summary
+    out = [f"## {t('report_title', lang)} · {data.run_name}", ""]
+    headline = [f"**{t('business_score', lang)}**: {format_number(summary.business_score, 2, lang)} / 5"]
+    headline += [f"**{name}**: {format_number(mean, 2, lang)}" for name, mean in summary.rag_scores.items()]
+    out += [" · ".join(headline), ""]
+    if summary.business_score_note:
+        out += [f"> {summary.business_score_note}", ""]
+    headers = [t("scorer", lang), t("kind", lang), t("mean", lang), t("pass_rate", lang), t("threshold", lang),
+               t("n_scored", lang), t("n_unscored", lang)]
+    if agreement is not None:
+        headers.append(t("agreement", lang))
+    out += [markdown_table(headers, _scorer_rows(summary, lang, agreement)), ""]
+    if summary.n_unscored:
+        out += [f"_{t('unscored_note', lang)}_", ""]
+    if findings:
+        out.append(f"**{t('diagnosis', lang)}**")
+        for finding in list(findings)[:MAX_FINDINGS_IN_MARKDOWN]:
+            title, _, actions = finding.text(lang)
+            ids = ", ".join(d.sample_id for d in finding.samples[:3])
+            line = f"- {title}"
+            if actions:
+                line += f" → {actions[0]}"
+            if ids:
+                line += f" ({t('driving_samples', lang)}: {ids})"
+            out.append(line)
+        out.append("")
+    u = summary.usage
+    out.append(f"{t('calls', lang)} {u.calls} · {t('cache_hits', lang)} {u.cache_hits} · "
+               f"tokens {u.prompt_tokens + u.completion_tokens} · ${u.cost_usd:.4f}")
+    if gate is not None:
+        out += ["", f"**{t('gate', lang)}**: {t('gate_passed' if gate.passed else 'gate_failed', lang)}"]
+        out += [f"- {'✅' if c.passed else '❌'} `{c.name}` — {c.reason}" for c in gate.checks]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def markdown_summary(store: Any, run: str, *, lang: str | None = None,
+                     agreement: Mapping[str, str] | None = None,
+                     metric_thresholds: Mapping[str, float] | None = None,
+                     diagnosis: DiagnosisConfig | None = None, gate: Any = None) -> str:
+    """Short Markdown summary of a stored run (business score, per-scorer table, top findings, cost)."""
+    data = load_run(store, run, metric_thresholds)
+    findings = diagnose(data.summary, data.verdicts, data.scorers, data.samples, diagnosis)
+    return render_markdown(data, lang=check_lang(lang), findings=findings, agreement=agreement, gate=gate)
