@@ -384,24 +384,27 @@ class SampleRun:
     """Executes a plan for one sample: round 1 in parallel, then round 2 and the embedding in parallel."""
 
     plan: CallPlan
-    builder: RequestBuilder
+    sample: Sample
+    builder: RequestBuilder | None     # None when the plan has no judge call (embedding only)
     judge: Any
     embedder: Any
     outcomes: dict[str, CallOutcome] = field(default_factory=dict)
     embedding: EmbeddingOutcome | None = None
 
     async def _call(self, request: JudgeRequest | None) -> None:
-        if request is not None:
+        if request is not None and self.builder is not None:
             self.outcomes[request.kind] = await ask(self.judge, request, self.builder,
                                                     reask=self.builder.options.reask_invalid)
 
     async def _embed(self) -> None:
-        texts = embedding_texts(self.plan, self.builder.sample, self.outcomes.get(CallKind.REVERSE.value))
+        texts = embedding_texts(self.plan, self.sample, self.outcomes.get(CallKind.REVERSE.value))
         if texts:
             self.embedding = await embed(self.embedder, texts)
 
     async def execute(self) -> None:
         calls = self.plan.judge_calls
+        if self.builder is None:
+            calls = []
         first = [round_1_request(k, self.plan, self.builder) for k in ROUND_1 if k in calls]
         contexts_early = CallKind.CONTEXTS in calls and not self.plan.contexts_wait_for_statements
         if contexts_early:   # nothing to wait for: do not pay a round of latency

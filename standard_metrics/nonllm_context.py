@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from standard_metrics.context import MetricContext, MetricResult
 from standard_metrics.formulas import average_precision
+from standard_metrics.spec import MetricSpec
 from standard_metrics.string_metrics import SimilarityMeasure, string_similarity
 
 DEFAULT_THRESHOLD = 0.5
@@ -64,3 +66,38 @@ def nonllm_context_recall(retrieved: list[str], reference: list[str], threshold:
     verdicts = [int(s > threshold) for s in best]
     return NonLLMContextResult(score=sum(verdicts) / len(verdicts), verdicts=verdicts, best_similarity=best,
                                similarity_matrix=matrix)
+
+
+# Sample-level metrics -------------------------------------------------------------------------------------------
+
+def _verdict(result: NonLLMContextResult, what: str) -> MetricResult:
+    hits = sum(result.verdicts)
+    return MetricResult(score=result.score, feedback=f"{hits}/{len(result.verdicts)} {what}",
+                        details=result.model_dump())
+
+
+def compute_precision(ctx: MetricContext) -> MetricResult:
+    o = ctx.options
+    result = nonllm_context_precision(ctx.sample.contexts, ctx.sample.reference_contexts, o.nonllm_threshold,
+                                      o.nonllm_measure)
+    return _verdict(result, ctx.text(f"条检索资料与某条标准资料相似度 ≥ {o.nonllm_threshold:g}",
+                                          f"retrieved contexts reach similarity ≥ {o.nonllm_threshold:g}"))
+
+
+def compute_recall(ctx: MetricContext) -> MetricResult:
+    o = ctx.options
+    result = nonllm_context_recall(ctx.sample.contexts, ctx.sample.reference_contexts, o.nonllm_threshold,
+                                   o.nonllm_measure)
+    return _verdict(result, ctx.text(f"条标准资料被检索到（相似度 > {o.nonllm_threshold:g}）",
+                                          f"reference contexts retrieved (similarity > {o.nonllm_threshold:g})"))
+
+
+PRECISION_SPEC = MetricSpec(
+    name="nonllm_context_precision", family="retrieval", required_fields=("contexts", "reference_contexts"),
+    compute=compute_precision,
+    summary="average precision of retrieved contexts matching a reference context (edit similarity ≥ 0.5)")
+
+RECALL_SPEC = MetricSpec(
+    name="nonllm_context_recall", family="retrieval", required_fields=("contexts", "reference_contexts"),
+    compute=compute_recall,
+    summary="share of reference contexts matched by a retrieved context (edit similarity > 0.5)")

@@ -95,7 +95,7 @@ async def test_retry_after_is_capped_by_max_backoff(stub_server: StubServer, mak
     response = await client.complete(ask())
 
     assert response.ok and response.attempts == 2
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < 5.0       # not the 30 s the header asked for
 
 
 async def test_server_errors_are_retried_then_succeed(stub_server: StubServer, make_client):
@@ -174,8 +174,6 @@ async def test_unparseable_content_yields_no_data_but_keeps_the_text(stub_server
         assert complete.text.startswith(response.text) and len(response.text) < len(complete.text)
 
 
-@pytest.mark.xfail(strict=True, reason="client.py returns ok (error=None) for a schema reply that is not JSON and "
-                                       "caches it; see the report for the fix")
 @pytest.mark.parametrize("fault", ["garbage", "truncated"])
 async def test_unparseable_structured_output_is_an_uncached_invalid_output(stub_server: StubServer, make_client,
                                                                           fault):
@@ -188,8 +186,6 @@ async def test_unparseable_structured_output_is_an_uncached_invalid_output(stub_
     assert second.ok and not second.cached and second.data is not None
 
 
-@pytest.mark.xfail(strict=True, reason="client._loads_json_object falls back to any nested {...}, so a truncated "
-                                       "reply yields an inner object as data; see the report for the fix")
 async def test_truncated_nested_reply_does_not_yield_an_inner_object(stub_server: StubServer, make_client):
     claims = [{"text": f"claim {i}", "supported": i % 2 == 0} for i in range(4)]
     stub_server.responder = lambda request: {"verdict": "有效回答", "claims": claims, "score": 4}

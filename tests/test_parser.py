@@ -188,3 +188,20 @@ def test_pairwise(text, winner):
     parsed = parse_pairwise_output(text)
     assert parsed.winner == winner, parsed
     assert (parsed.error is None) == (winner is not None)
+
+
+def test_double_encoded_json_reply():
+    inner = json.dumps({"feedback": "回答完整", "score": 4}, ensure_ascii=False)
+    parsed = parse_judge_output(json.dumps(inner, ensure_ascii=False))
+    assert (parsed.score, parsed.feedback, parsed.form) == (4, "回答完整", "json")
+
+
+def test_adversarial_input_stays_fast():
+    import time
+    unscorable = ["[RESULT]" + " " * 20000 + "x", "得分：" + " *" * 10000, '{"a": ' * 5000, "<<<a>>>" * 5000,
+                  "“" * 5000 + "[RESULT] 4" + "”" * 5000]
+    started = time.perf_counter()
+    for reply in unscorable:
+        assert parse_judge_output(reply).score is None
+    assert parse_judge_output("[RESULT] " * 5000 + "4").score == 4
+    assert time.perf_counter() - started < 3.0  # regex backtracking or quadratic scans would take minutes

@@ -12,7 +12,7 @@ import random
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Iterable, Literal
 
 import openai
 from pydantic import BaseModel
@@ -105,12 +105,12 @@ class JudgeClient:
                 self.stats.cache_hits += 1
                 return JudgeResponse(**hit, cached=True, attempts=0)
         response = await self._call_with_retries(messages, json_schema, schema_name)
-        if response.ok:
-            self.stats.prompt_tokens += response.prompt_tokens
-            self.stats.completion_tokens += response.completion_tokens
-            self.stats.cost_usd += response.cost_usd
-            if self.cache is not None:
-                self.cache.put(key, response.model_dump(exclude={"cached", "attempts"}))
+        # Tokens were spent whenever the provider answered, even when the answer is unusable.
+        self.stats.prompt_tokens += response.prompt_tokens
+        self.stats.completion_tokens += response.completion_tokens
+        self.stats.cost_usd += response.cost_usd
+        if response.ok and self.cache is not None:
+            self.cache.put(key, response.model_dump(exclude={"cached", "attempts"}))
         return response
 
     async def _call_with_retries(self, messages, json_schema, schema_name) -> JudgeResponse:
@@ -167,8 +167,14 @@ class JudgeClient:
         completion_tokens = getattr(usage, "completion_tokens", 0) or 0
         data = None
         if json_schema is not None:
-            data = _loads_json_object(text)
+            data = _loads_json_object(text, required=json_schema.get("required", ()))
         cost = (prompt_tokens * self._price_in + completion_tokens * self._price_out) / 1e6
+        if data is None and json_schema is not None and c.structured == "json_schema":
+            # Reported (the verdict becomes unscored, not guessed) and, being an error, never cached.
+            self.stats.failures["invalid_output"] += 1
+            return JudgeResponse(text=text, error="structured output is not a JSON object "
+                                 f"(finish_reason={choice.finish_reason})", error_kind="invalid_output",
+                                 prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=cost)
         return JudgeResponse(text=text, data=data, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
                              cost_usd=cost)
 
@@ -176,8 +182,12 @@ class JudgeClient:
         await self._client.close()
 
 
-def _loads_json_object(text: str) -> dict | None:
-    """The JSON object in a reply, tolerating code fences and text around it; None when there is none."""
+def _loads_json_object(text: str, required: Iterable[str] = ()) -> dict | None:
+    """The JSON object in a reply, tolerating code fences and text around it; None when there is none.
+
+    Objects lacking a `required` key are skipped: in a truncated reply they are nested fragments, not the answer.
+    """
+    required = set(required)
     stripped = text.strip()
     if stripped.startswith("```"):
         stripped = stripped.strip("`")
@@ -192,7 +202,7 @@ def _loads_json_object(text: str) -> dict | None:
     while start != -1:
         try:
             value, _ = json.JSONDecoder().raw_decode(stripped[start:])
-            if isinstance(value, dict):
+            if isinstance(value, dict) and required <= value.keys():
                 return value
         except json.JSONDecodeError:
             pass

@@ -7,7 +7,7 @@ One parser for both ways a judge answers:
 * **Text** — `Feedback: … [RESULT] N` and what real judges write instead: `Score: 4/5`, `4 out of 5`,
   `【结果】4`, `得分：4分`, `最终得分为四分`, full-width `［ＲＥＳＵＬＴ］：４`, markdown, code fences, trailing chatter.
 
-How the verdict is chosen, in order (each rule is there because a judge reply really did it):
+How the verdict is chosen, in order:
 
 1. `data` from a JSON-schema call wins outright; text inside its feedback is never read as a score.
 2. Reasoning in `<think>…</think>` is a draft, not the verdict: it is ignored.
@@ -31,11 +31,12 @@ and the object counts as quoted material); markers inside the object's strings a
 """
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, model_validator
 
@@ -85,7 +86,8 @@ _TO_ASCII = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)} | {0x3000: 0x20, 0
 _THINK_BLOCK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S | re.I)
 
 # The prompt fences the material under review as <<<字段>>> … <<<END 字段>>>; a judge that echoes such a block is quoting.
-_ECHOED_FIELD_BLOCK = re.compile(r"<<<(?!END\b)([^<>\n]{1,40})>>>.*?<<<END \1>>>", re.S)
+_FIELD_OPEN = re.compile(r"<<<(?!END\b)([^<>\n]{1,40})>>>")
+_FIELD_CLOSE = re.compile(r"<<<END ([^<>\n]{1,40})>>>")
 
 # Opening → closing typographic quotes; these are unambiguous, so they may span lines.
 _PAIRED_QUOTES = {"“": "”", "「": "」", "『": "』"}
@@ -99,30 +101,37 @@ _CHINESE_NUMERALS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3,
 
 # ── marker patterns (matched case-insensitively on the normalised text) ──────────────────────────────────────────────
 
+# Every pattern below puts exactly one whitespace/markup run between two tokens and makes each optional part begin
+# with its own token, so no two `*` runs can share the same characters: matching stays linear on adversarial input.
+
 # The score itself: an integer or decimal (decimals are read so they can be rejected, not truncated), or a single
 # Chinese numeral when it stands alone ("五分", "得分：三") — never the 一 of 一般.
 _NUM = (r"(?P<num>[-+]?\d+(?:\.\d+)?(?!\.?\d)"
         r"|[零〇一二两三四五六七八九十](?=\s*分|\s*$|[\s。.,，;；!！)）\]】]))(?![A-Za-z])")
 # "/5", "out of 5", "(out of 5)" after the number: the scale the judge used (checked, never rescaled).
-_DENOMINATOR = r"(?:[ \t]*[(（]?[ \t]*(?:/|out[ \t]+of)[ \t]*(?P<den>\d+)(?!\.?\d)[ \t]*分?[)）]?)?"
+_DENOMINATOR = (r"(?:[ \t]*(?:[(（][ \t]*)?(?:/|out[ \t]+of)[ \t]*(?P<den>\d+)(?!\.?\d)(?:[ \t]*分)?"
+                r"(?:[ \t]*[)）])?)?")
 # "4分（满分5分）".
-_FULL_MARKS = r"(?:[ \t]*[(（][ \t]*满分[ \t]*(?P<full>\d+)[ \t]*分?[ \t]*[)）])?"
+_FULL_MARKS = r"(?:[ \t]*[(（][ \t]*满分[ \t]*(?P<full>\d+)(?:[ \t]*分)?[ \t]*[)）])?"
 # "3-4", "3 or 4", "3 或 4": a range is not a verdict.
 _RANGE = r"(?P<alt>[ \t]*(?:or|to|或者?|到|至|~|～|-|–|—)[ \t]*\d+)?"
-# Markup and an opening bracket between a marker and its number: "[RESULT] (5)", "**Score:** **4**".
-_OPEN = r"[\s*_]*[(\[（]?[\s*_]*"
-_SCORE_VALUE = _OPEN + _NUM + r"[ \t]*分?" + _DENOMINATOR + _FULL_MARKS + _RANGE
+# The value after a marker and its whitespace: an optional opening bracket ("[RESULT] (5)"), the number, its 分,
+# scale, full marks and a would-be range.
+_SCORE_VALUE = r"(?:[(\[（][\s*_]*)?" + _NUM + r"(?:[ \t]*分)?" + _DENOMINATOR + _FULL_MARKS + _RANGE
+# Whitespace and markdown emphasis between a marker and its value: "**[RESULT]** **4**".
+_GAP = r"[\s*_]*"
 
-# A label between a tag and its number: "[Result] Score: 2", "[RESULT] score of 1", "【结果】得分为4分".
-_INNER_LABEL = r"(?:(?:score|result|rating|得分|评分|分数)[ \t]*(?:of|is|为|是)?[ \t]*[:=]?[ \t]*)?"
-# Separator after a tag: "[RESULT]: 4", "**[RESULT]** 4".
-_TAG_SEPARATOR = r"[\s*_]*[:=]?[\s*_]*"
+# After a tag: an optional separator and label, "[RESULT]: 4", "[Result] Score: 2", "[RESULT] score of 1",
+# "【结果】得分为4分". Each optional part starts with its own token and carries its trailing gap.
+_AFTER_TAG = (_GAP + r"(?:[:=]" + _GAP + r")?"
+              r"(?:(?:score|result|rating|得分|评分|分数)" + _GAP + r"(?:(?:of|is|为|是)" + _GAP + r")?(?:[:=]"
+              + _GAP + r")?)?")
 # Chinese labels and how they join the number: "得分：4", "最终得分为4分", "分数是：4".
 _ZH_SCORE_LABEL = r"(?:(?:最终|总|综合|整体|总体)?(?:得分|评分|分数|打分)|(?:最终|评分|评估)结果)"
-_ZH_JOINER = r"(?:(?:为|是|应为|应该为|应该是)[ \t]*[:=]?|[:=])"
+_ZH_JOINER = r"(?:(?:为|是|应为|应该为|应该是)(?:[ \t]*[:=])?|[:=])"
 
 # The preferred response in a pairwise reply; case-sensitive so the article "a" is never read as Response A.
-_CHOICE_VALUE = r"[\s*_]*(?:Response[ \t]*|回答[ \t]*)?(?P<num>(?-i:[AB]))(?![A-Za-z])"
+_CHOICE_VALUE = r"(?:(?:Response|回答)[ \t]*)?(?P<num>(?-i:[AB]))(?![A-Za-z])"
 
 
 @dataclass(frozen=True)
@@ -139,33 +148,31 @@ def _marker(form: str, tier: int, regex: str, *, may_be_rubric_echo: bool = Fals
 
 _SCORE_MARKERS: tuple[_Marker, ...] = (
     # [RESULT] 4 · [SCORE] 4 · [Result] Score: 2 · [RESULT] 5 out of 5
-    _marker("result_tag", 1, r"\[[ \t]*(?:RESULT|SCORE)[ \t]*\]" + _TAG_SEPARATOR + _INNER_LABEL + _SCORE_VALUE),
+    _marker("result_tag", 1, r"\[[ \t]*(?:RESULT|SCORE)[ \t]*\]" + _AFTER_TAG + _SCORE_VALUE),
     # [RESULT: 4]
     _marker("result_tag", 1, r"\[[ \t]*(?:RESULT|SCORE)[ \t]*[:=][ \t]*" + _SCORE_VALUE + r"[ \t]*\]"),
     # 【结果】4 · [结果]：4分 · 【得分】4
-    _marker("zh_result", 1, r"[【\[][ \t]*(?:最终)?(?:结果|得分|评分|分数)[ \t]*[】\]]" + _TAG_SEPARATOR + _INNER_LABEL
-            + _SCORE_VALUE),
+    _marker("zh_result", 1, r"[【\[][ \t]*(?:最终)?(?:结果|得分|评分|分数)[ \t]*[】\]]" + _AFTER_TAG + _SCORE_VALUE),
     # 【结果：4】
     _marker("zh_result", 1, r"【[ \t]*(?:最终)?(?:结果|得分|评分|分数)[ \t]*:[ \t]*" + _SCORE_VALUE + r"[ \t]*】"),
     # Score: 4 · Final score = 4/5 · Result: 4 · Rating is 4
     _marker("score_label", 2, r"(?<![A-Za-z])(?:(?:final|overall|total)[ \t]+)?(?:score|rating|grade|result)"
-            r"[ \t]*[*_]*[ \t]*(?:[:=]|is\b)" + _SCORE_VALUE, may_be_rubric_echo=True),
+            r"[ \t*_]*(?:[:=]|is\b)" + _GAP + _SCORE_VALUE, may_be_rubric_echo=True),
     # (Score 5) · [Score 4] · （得分：4）
-    _marker("score_label", 2, r"[(\[（][ \t]*(?:score|rating|得分|评分|分数)[ \t]*[:=]?[ \t]*" + _NUM + _DENOMINATOR
-            + r"[ \t]*分?[ \t]*[)\]）]", may_be_rubric_echo=True),
+    _marker("score_label", 2, r"[(\[（][ \t]*(?:score|rating|得分|评分|分数)[ \t]*(?:[:=][ \t]*)?" + _NUM + _DENOMINATOR
+            + r"(?:[ \t]*分)?[ \t]*[)\]）]", may_be_rubric_echo=True),
     # score of 1
-    _marker("score_of", 2, r"(?<![A-Za-z])(?:score|rating)[ \t]+of" + _SCORE_VALUE, may_be_rubric_echo=True),
+    _marker("score_of", 2, r"(?<![A-Za-z])(?:score|rating)[ \t]+of" + _GAP + _SCORE_VALUE, may_be_rubric_echo=True),
     # 得分：4分 · 最终得分为4分 · 评分：４
-    _marker("zh_score", 2, _ZH_SCORE_LABEL + r"[ \t]*[*_]*[ \t]*" + _ZH_JOINER + r"[*_]*" + _SCORE_VALUE,
-            may_be_rubric_echo=True),
+    _marker("zh_score", 2, _ZH_SCORE_LABEL + r"[ \t*_]*" + _ZH_JOINER + _GAP + _SCORE_VALUE, may_be_rubric_echo=True),
     # 得分4分 (no joiner, so the 分 is required: "分数 1：" in a level list must not match)
     _marker("zh_score", 2, _ZH_SCORE_LABEL + r"[ \t]*" + _NUM + r"[ \t]*分" + _FULL_MARKS + _RANGE,
             may_be_rubric_echo=True),
     # 结果：4 on a line of its own (not mid-sentence, where "检索结果：3 条" is no score)
-    _marker("zh_score", 2, r"(?:^|(?<=\n))[ \t]*[*_#>-]*[ \t]*(?:最终)?结果[*_]*[ \t]*[:=]" + _SCORE_VALUE
-            + r"[ \t]*[。.]?[ \t]*(?=\n|$)", may_be_rubric_echo=True),
+    _marker("zh_score", 2, r"(?:^|(?<=\n))[ \t*_#>-]*(?:最终)?结果[ \t*_]*[:=]" + _GAP + _SCORE_VALUE
+            + r"[ \t]*(?:[。.][ \t]*)?(?=\n|$)", may_be_rubric_echo=True),
     # 4分（满分5分）
-    _marker("zh_score", 2, r"(?<![\d.])" + _NUM + r"[ \t]*分" + r"[ \t]*[(（][ \t]*满分[ \t]*(?P<full>\d+)[ \t]*分?"
+    _marker("zh_score", 2, r"(?<![\d.])" + _NUM + r"[ \t]*分[ \t]*[(（][ \t]*满分[ \t]*(?P<full>\d+)(?:[ \t]*分)?"
             r"[ \t]*[)）]", may_be_rubric_echo=True),
     # "score": 4 in JSON that did not decode (truncated, single-quoted, trailing comma)
     _marker("json_fragment", 2, r"[\"'](?:score|得分|分数|评分)[\"'][ \t]*:[ \t]*[\"']?" + _SCORE_VALUE),
@@ -176,22 +183,22 @@ _SCORE_MARKERS: tuple[_Marker, ...] = (
 
 _PREFERENCE_MARKERS: tuple[_Marker, ...] = (
     # [RESULT] A · [Result] Response B
-    _marker("result_tag", 1, r"\[[ \t]*RESULT[ \t]*\]" + _TAG_SEPARATOR + _CHOICE_VALUE),
+    _marker("result_tag", 1, r"\[[ \t]*RESULT[ \t]*\]" + _GAP + r"(?:[:=]" + _GAP + r")?" + _CHOICE_VALUE),
     # [RESULT: B]
-    _marker("result_tag", 1, r"\[[ \t]*RESULT[ \t]*[:=]" + _CHOICE_VALUE + r"[ \t]*\]"),
+    _marker("result_tag", 1, r"\[[ \t]*RESULT[ \t]*[:=][ \t]*" + _CHOICE_VALUE + r"[ \t]*\]"),
     # 【结果】A · [结果] 回答B
-    _marker("zh_result", 1, r"[【\[][ \t]*(?:最终)?结果[ \t]*[】\]]" + _TAG_SEPARATOR + _CHOICE_VALUE),
+    _marker("zh_result", 1, r"[【\[][ \t]*(?:最终)?结果[ \t]*[】\]]" + _GAP + r"(?:[:=]" + _GAP + r")?" + _CHOICE_VALUE),
     # [Response B]
     _marker("response_tag", 1, r"\[[ \t]*Response[ \t]+(?P<num>(?-i:[AB]))[ \t]*\]"),
     # "Result: A" / "结果：B" / "Winner: A" at the start of a line
-    _marker("result_label", 2, r"(?:^|\n)[ \t]*[*_#]*[ \t]*(?:Result|Winner|结果|更好的回答)[*_]*[ \t]*[:=]"
+    _marker("result_label", 2, r"(?:^|(?<=\n))[ \t*_#]*(?:Result|Winner|结果|更好的回答)[ \t*_]*[:=][ \t*_]*"
             + _CHOICE_VALUE),
 )
 
 # Rubric echo, after the number: the level's description follows ("分数 1：完全错误", "a score of 5 would…",
 # "得分 4 分以上表示…", "Score: 5 means…").
 _LEVEL_DESCRIPTION_FOLLOWS = re.compile(
-    r"[ \t]*分?[ \t]*(?:[:]|表示|代表|意味|指的?是|对应|(?:及|或)?以[上下]|means?\b|indicates?\b|represents?\b"
+    r"[ \t]*(?:分[ \t]*)?(?:[:]|表示|代表|意味|指的?是|对应|(?:及|或)?以[上下]|means?\b|indicates?\b|represents?\b"
     r"|would\b|requires?\b|if\b|when\b)", re.I)
 # Rubric echo, before the marker: the prompt's "Reference Answer (Score 5)" heading.
 _REFERENCE_HEADING_BEFORE = re.compile(r"(?:reference(?:[ \t]+answer)?|参考答案|标准答案)[ \t]*[(（\[]?[ \t]*$", re.I)
@@ -205,6 +212,11 @@ _FEEDBACK_LABEL = re.compile(r"^\s*(?:#+\s*)?[*_]*(?:feedback|reason(?:ing)?|exp
                              r"[:：][*_]*\s*", re.I)
 _TRAILING_MARKUP = " \t\r\n*_#>"
 _LEADING_PUNCTUATION = " \t\r\n。.,，;；:：)）]】*_"
+
+# Where a JSON object can start, and how many starts to try: a judge reply holds a handful; thousands of unclosed
+# braces would otherwise cost quadratic decoding time.
+_JSON_OBJECT_START = re.compile(r"\{\s*[\"'}]")
+_MAX_JSON_DECODE_ATTEMPTS = 200
 
 # Key names accepted in a judge's JSON object (the schema asks for feedback/score; text-mode JSON varies).
 _SCORE_KEYS = ("score", "rating", "得分", "分数", "评分")
@@ -237,10 +249,10 @@ class _Candidate:
 class _Scan:
     """The reply prepared for matching: normalised text plus what must not be read as a verdict."""
 
-    original: str
     visible: str                         # original with <think> blocks blanked (same length)
     text: str                            # visible, normalised to ASCII forms (same length)
-    quoted: list[tuple[int, int]]        # spans of quoted material
+    quoted: "_Spans"                     # quoted material: markers in here are never verdicts
+    hides_json: "_Spans"                 # the part of it that can also hide a whole JSON object
     had_reasoning: bool
 
 
@@ -253,12 +265,33 @@ def _prepare(text: str) -> _Scan:
         first, last = visible.index(stripped[0]), visible.rindex(stripped[-1])
         visible = visible[:first] + " " + visible[first + 1:last] + " " + visible[last + 1:]
     normalised = visible.translate(_TO_ASCII)
-    return _Scan(original=text, visible=visible, text=normalised, quoted=_quoted_spans(normalised),
+    strong, straight = _quoted_spans(normalised)
+    return _Scan(visible=visible, text=normalised, quoted=_Spans(strong + straight), hides_json=_Spans(strong),
                  had_reasoning=had_reasoning)
 
 
-def _quoted_spans(text: str) -> list[tuple[int, int]]:
-    spans = [(m.start(), m.end()) for m in _ECHOED_FIELD_BLOCK.finditer(text)]
+class _Spans:
+    """Open intervals (start, end), merged and sorted so membership is a binary search."""
+
+    def __init__(self, spans: list[tuple[int, int]]):
+        merged: list[list[int]] = []
+        for start, end in sorted(spans):
+            if merged and start < merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        self._starts = [start for start, _ in merged]
+        self._ends = [end for _, end in merged]
+
+    def contains(self, position: int) -> bool:
+        i = bisect.bisect_left(self._starts, position) - 1
+        return i >= 0 and position < self._ends[i]
+
+
+def _quoted_spans(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """(echoed field blocks, typographic quotes and inline code; straight double quotes) as (start, end) pairs."""
+    spans = _echoed_field_blocks(text)
+    straight: list[tuple[int, int]] = []
     opened: dict[str, list[int]] = {}
     closing_to_opening = {close: open_ for open_, close in _PAIRED_QUOTES.items()}
     for i, ch in enumerate(text):
@@ -276,14 +309,24 @@ def _quoted_spans(text: str) -> list[tuple[int, int]]:
                     if open_at is None:
                         open_at = j
                     else:
-                        spans.append((line_start + open_at, line_start + j))
+                        (straight if quote == '"' else spans).append((line_start + open_at, line_start + j))
                         open_at = None
         line_start += len(line) + 1
-    return spans
+    return spans, straight
 
 
-def _inside(position: int, spans: list[tuple[int, int]]) -> bool:
-    return any(start < position < end for start, end in spans)
+def _echoed_field_blocks(text: str) -> list[tuple[int, int]]:
+    """<<<字段>>> … <<<END 字段>>> spans, each opener paired with the first matching END after it."""
+    closes: dict[str, list[tuple[int, int]]] = {}
+    for m in _FIELD_CLOSE.finditer(text):
+        closes.setdefault(m.group(1), []).append((m.start(), m.end()))
+    blocks: list[tuple[int, int]] = []
+    for m in _FIELD_OPEN.finditer(text):
+        ends = closes.get(m.group(1), [])
+        i = bisect.bisect_left(ends, (m.end(), 0))
+        if i < len(ends):
+            blocks.append((m.start(), ends[i][1]))
+    return blocks
 
 
 def _is_rubric_echo(scan: _Scan, candidate: _Candidate) -> bool:
@@ -299,18 +342,23 @@ class _Found:
     echoes: int = 0                  # markers ignored as rubric echoes
 
 
-def _find_markers(scan: _Scan, markers: tuple[_Marker, ...], excluded: list[tuple[int, int]]) -> _Found:
+def _find_markers(scan: _Scan, markers: tuple[_Marker, ...], excluded: _Spans) -> _Found:
     matches = [(marker, m) for marker in markers for m in marker.pattern.finditer(scan.text)]
     # Strongest first, then earliest: "[Result] Score: 2" is one result_tag, not also a score_label.
     matches.sort(key=lambda pair: (pair[0].tier, pair[1].start()))
-    kept: list[tuple[_Marker, re.Match[str]]] = []
+    kept: list[tuple[_Marker, re.Match[str]]] = []   # in text order; spans never overlap, so checking the
+    kept_starts: list[int] = []                       # neighbour on each side of an insertion point suffices
     for marker, m in matches:
-        if not any(m.start() < k.end() and k.start() < m.end() for _, k in kept):
-            kept.append((marker, m))
+        i = bisect.bisect_left(kept_starts, m.start())
+        before = kept[i - 1][1] if i > 0 else None
+        after = kept[i][1] if i < len(kept) else None
+        if (before is None or before.end() <= m.start()) and (after is None or m.end() <= after.start()):
+            kept_starts.insert(i, m.start())
+            kept.insert(i, (marker, m))
     found = _Found(candidates=[])
-    for marker, m in sorted(kept, key=lambda pair: pair[1].start()):
+    for marker, m in kept:
         candidate = _Candidate(marker.form, marker.tier, m.start(), m.end(), m.groupdict())
-        if _inside(m.start(), scan.quoted) or _inside(m.start(), excluded):
+        if scan.quoted.contains(m.start()) or excluded.contains(m.start()):
             found.quoted += 1
         elif marker.may_be_rubric_echo and _is_rubric_echo(scan, candidate):
             found.echoes += 1
@@ -335,7 +383,8 @@ def _final_section(candidates: list[_Candidate], text: str) -> list[_Candidate]:
     return section
 
 
-def _disagreement(section: list[_Candidate], describe) -> str | None:
+def _disagreement(section: list[_Candidate], describe: Callable[[_Candidate], str]) -> str | None:
+    """Why the final result section is ambiguous, or None when all its markers agree with the verdict."""
     values = list(dict.fromkeys(describe(c) for c in reversed(section) if c.key != section[0].key))
     if not values:
         return None
@@ -439,16 +488,19 @@ def _judge_objects(scan: _Scan) -> list[_Candidate]:
     decoder = json.JSONDecoder()
     objects: list[_Candidate] = []
     position = 0
-    # Only typographic quotes and echoed blocks hide an object: its own "…" strings are straight-quoted.
-    hiding = [(s, e) for s, e in scan.quoted if scan.text[s] not in _SAME_CHAR_QUOTES]
-    while (start := scan.visible.find("{", position)) != -1:
+    for _ in range(_MAX_JSON_DECODE_ATTEMPTS):
+        start_match = _JSON_OBJECT_START.search(scan.visible, position)
+        if start_match is None:
+            break
+        start = start_match.start()
         try:
             obj, end = decoder.raw_decode(scan.visible, start)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             position = start + 1
             continue
         if isinstance(obj, dict) and (_field(obj, _SCORE_KEYS)[0] or _field(obj, _FEEDBACK_KEYS)[0]):
-            if not _inside(start, hiding):
+            # Its own "…" strings are straight-quoted, so only typographic quotes and echoed blocks hide an object.
+            if not scan.hides_json.contains(start):
                 objects.append(_Candidate("json", 0, start, end, {"obj": obj, "num": str(_field(obj, _SCORE_KEYS)[1])}))
             position = end       # anything nested in its strings is its content, never a second verdict
         else:
@@ -465,18 +517,16 @@ def parse_judge_output(text: str, *, data: dict | None = None, min_score: int = 
         return _from_object(data, min_score, max_score)
     if not (text or "").strip():
         return ParsedOutput(error="empty judge output")
-    scan = _prepare(text)
+    scan = _prepare(_unwrap_json_string(text))
 
     objects = _judge_objects(scan)
-    object_spans = [(o.start, o.end) for o in objects]
-    found = _find_markers(scan, _SCORE_MARKERS, excluded=object_spans)
+    found = _find_markers(scan, _SCORE_MARKERS, excluded=_Spans([(o.start, o.end) for o in objects]))
     if objects and not any(c.start >= objects[-1].end for c in found.candidates):
-        section = _final_section(objects, scan.text)
-        conflict = _disagreement(section, lambda c: c.groups["num"])
+        chosen = _from_object(objects[-1].groups["obj"], min_score, max_score)
+        conflict = _disagreement(_final_section(objects, scan.text), lambda c: c.groups["num"])
         if conflict:
-            return ParsedOutput(error=conflict, form="json", feedback=_from_object(objects[-1].groups["obj"],
-                                                                                   min_score, max_score).feedback)
-        return _from_object(objects[-1].groups["obj"], min_score, max_score)
+            return ParsedOutput(error=conflict, feedback=chosen.feedback, form="json")
+        return chosen
 
     if not found.candidates:
         return ParsedOutput(error=_no_marker_reason(scan, found, "score", "'[RESULT] N' or '得分：N'"),
@@ -498,7 +548,7 @@ def parse_pairwise_output(text: str) -> ParsedPreference:
     if not (text or "").strip():
         return ParsedPreference(error="empty judge output")
     scan = _prepare(text)
-    found = _find_markers(scan, _PREFERENCE_MARKERS, excluded=[])
+    found = _find_markers(scan, _PREFERENCE_MARKERS, excluded=_Spans([]))
     if not found.candidates:
         return ParsedPreference(error=_no_marker_reason(scan, found, "choice", "'[RESULT] A' or '[RESULT] B'"),
                                 feedback=_clean_feedback(scan.visible))
@@ -509,6 +559,18 @@ def parse_pairwise_output(text: str) -> ParsedPreference:
     if conflict:
         return ParsedPreference(error=conflict, feedback=feedback, form=verdict.form)
     return ParsedPreference(winner=verdict.groups["num"], feedback=feedback, form=verdict.form)
+
+
+def _unwrap_json_string(text: str) -> str:
+    """A reply that is one JSON string literal (a double-encoded object, or a quoted format line) → its content."""
+    stripped = text.strip()
+    if not (stripped.startswith('"') and stripped.endswith('"')):
+        return text
+    try:
+        inner = json.loads(stripped)
+    except json.JSONDecodeError:
+        return text
+    return inner if isinstance(inner, str) else text
 
 
 def _no_marker_reason(scan: _Scan, found: _Found, what: str, example: str) -> str:

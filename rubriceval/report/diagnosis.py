@@ -57,6 +57,7 @@ class Finding(BaseModel):
     explain: dict[str, str]
     actions: dict[str, list[str]]
     samples: list[DrivingSample] = Field(default_factory=list)
+    score_digits: int = 2            # how to print the driving samples' scores: rubrics are whole numbers
 
     def text(self, lang: Lang) -> tuple[str, str, list[str]]:
         return self.title[lang], self.explain[lang], self.actions[lang]
@@ -112,7 +113,8 @@ def _score_finding(code: str, stage: Stage, summary: ScorerSummary, config: Diag
                                        threshold=_both(lambda lang: format_number(threshold, digits, lang)))
     return Finding(code=code, stage=stage, severity=_severity(summary), scorer=summary.scorer,
                    scorer_name=summary.name, value=summary.mean, threshold=threshold, title=titles,
-                   explain=explains, actions=actions, samples=samples)
+                   explain=explains, actions=actions, samples=samples,
+                   score_digits=0 if summary.kind == "rubric" else 2)
 
 
 class _Index:
@@ -216,7 +218,7 @@ def _rubric_findings(summary: Summary, scorers: Sequence[Mapping[str, Any]], ind
                 code="rubric_check_failing", stage="business",
                 severity="high" if _is_low(rubric, config) or rate >= 0.5 else "medium",
                 scorer=rubric.scorer, scorer_name=rubric.name, value=rate, threshold=config.check_fail_rate,
-                title=titles, explain=explains, actions=actions, samples=drivers))
+                title=titles, explain=explains, actions=actions, samples=drivers, score_digits=0))
         findings += check_findings
         if not check_findings and _is_low(rubric, config):
             drivers = index.lowest(rubric.scorer, _threshold(rubric, config), config.n_samples)
@@ -239,7 +241,8 @@ def _unscored_findings(summary: Summary, index: _Index, config: DiagnosisConfig)
             scorer=s.name, top_kind=kinds[0], rate=_both(lambda lang: format_percent(rate, lang)))
         findings.append(Finding(code="many_unscored", stage="judge", severity="high" if rate >= 0.3 else "medium",
                                 scorer=s.scorer, scorer_name=s.name, value=rate, threshold=config.max_unscored_rate,
-                                title=titles, explain=explains, actions=actions, samples=drivers))
+                                title=titles, explain=explains, actions=actions, samples=drivers,
+                                score_digits=0 if s.kind == "rubric" else 2))
     return findings
 
 

@@ -86,6 +86,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "diagnosis": {"zh": "诊断与优化建议", "en": "Diagnosis and what to fix"},
     "diagnosis_none": {"zh": "未发现低于阈值的问题。", "en": "Nothing fell below its threshold."},
     "actions": {"zh": "建议", "en": "What to try"},
+    "stage": {"zh": "阶段", "en": "Stage"},
     "driving_samples": {"zh": "主要样本", "en": "Driving samples"},
     "stage_retrieval": {"zh": "检索阶段", "en": "Retrieval"},
     "stage_generation": {"zh": "生成阶段", "en": "Generation"},

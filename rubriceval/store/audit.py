@@ -147,8 +147,8 @@ class QueueRow(BaseModel):
     position: int
     judge_score: float | None
     unscored_kind: str | None
-    question: str
-    intent: str
+    question: str = ""                # filled by AuditStore.with_text for the rows on screen
+    intent: str = ""
     n_audits: int
     human_scores: str                 # "alice=4, bob=3"
     my_score: int | None
@@ -275,12 +275,20 @@ class AuditStore:
             f"FROM verdicts v WHERE v.run_id=? AND v.kind='rubric' {scorer_sql}", [expert, run_id, *params])[0]
         return Progress(total=row["total"] or 0, audited=row["audited"] or 0, audited_by_me=row["mine"] or 0)
 
-    def queue(self, run: str, flt: QueueFilter | None = None) -> list[QueueRow]:
-        """Rubric verdicts matching the filter, in review order (default: lowest judge score first)."""
+    def queue(self, run: str, flt: QueueFilter | None = None, *, only: tuple[str, str] | None = None
+              ) -> list[QueueRow]:
+        """Rubric verdicts matching the filter, in review order (default: lowest judge score first).
+
+        only=(sample id, scorer) returns just that row, ignoring the filter (to refresh one row after a save).
+        """
         flt = flt or QueueFilter()
         run_id = self.resolve(run)
         where = ["v.run_id = :run", "v.kind = 'rubric'"]
         params: dict[str, Any] = {"run": run_id, "me": flt.expert}
+        if only is not None:
+            where += ["v.sample_id = :only_sample", "v.scorer = :only_scorer"]
+            params.update(only_sample=only[0], only_scorer=only[1])
+            flt = QueueFilter(expert=flt.expert)
         if flt.scorer:
             where.append("v.scorer = :scorer")
             params["scorer"] = flt.scorer
@@ -312,24 +320,38 @@ class AuditStore:
             "dataset": "s.position, v.scorer",
             "gap_desc": "gap IS NULL, gap DESC, v.score, s.position, v.scorer",
         }[flt.order]
+        # The sample's text is not read here (parsing 10k JSON rows is the slow part); `with_text` adds it per page.
         rows = self._query(
             "WITH a AS (SELECT sample_id, scorer, COUNT(*) AS n_audits, "
             "  GROUP_CONCAT(expert || '=' || score, ', ') AS human, "
             "  MAX(CASE WHEN expert = :me THEN score END) AS my_score, MIN(score) AS hmin, MAX(score) AS hmax "
             "  FROM audit_responses WHERE run_id = :run GROUP BY sample_id, scorer) "
             "SELECT v.sample_id, v.scorer, v.score, v.unscored_kind, s.position, "
-            "  substr(COALESCE(json_extract(s.sample_json, '$.question'), ''), 1, 120) AS question, "
-            "  COALESCE(json_extract(s.sample_json, '$.intent'), '') AS intent, "
             "  COALESCE(a.n_audits, 0) AS n_audits, COALESCE(a.human, '') AS human, a.my_score, "
             "  CASE WHEN v.score IS NULL OR a.hmin IS NULL THEN NULL "
             "       ELSE MAX(ABS(a.hmin - v.score), ABS(a.hmax - v.score)) END AS gap "
             "FROM verdicts v JOIN run_samples s ON s.run_id = v.run_id AND s.sample_id = v.sample_id "
             "LEFT JOIN a ON a.sample_id = v.sample_id AND a.scorer = v.scorer "
             f"WHERE {' AND '.join(where)} ORDER BY {order_sql}", params)
-        return [QueueRow(sample_id=r["sample_id"], scorer=r["scorer"], position=r["position"],
-                         judge_score=r["score"], unscored_kind=r["unscored_kind"], question=r["question"],
-                         intent=r["intent"], n_audits=r["n_audits"], human_scores=r["human"],
-                         my_score=r["my_score"], gap=r["gap"]) for r in rows]
+        return [QueueRow(
+            sample_id=r["sample_id"], scorer=r["scorer"], position=r["position"], judge_score=r["score"],
+            unscored_kind=r["unscored_kind"], question="", intent="", n_audits=r["n_audits"],
+            human_scores=r["human"], my_score=r["my_score"], gap=r["gap"]) for r in rows]
+
+    def with_text(self, run: str, rows: list[QueueRow]) -> list[QueueRow]:
+        """The same rows with the question (first 120 characters) and intent filled in, for one page of the queue."""
+        run_id = self.resolve(run)
+        ids = sorted({r.sample_id for r in rows})
+        text: dict[str, tuple[str, str]] = {}
+        for start in range(0, len(ids), 500):       # stay under SQLite's bound-parameter limit
+            chunk = ids[start:start + 500]
+            for r in self._query(
+                    "SELECT sample_id, substr(COALESCE(json_extract(sample_json, '$.question'), ''), 1, 120) AS q, "
+                    "COALESCE(json_extract(sample_json, '$.intent'), '') AS intent FROM run_samples "
+                    f"WHERE run_id=? AND sample_id IN ({','.join('?' * len(chunk))})", [run_id, *chunk]):
+                text[r["sample_id"]] = (r["q"], r["intent"])
+        return [row.model_copy(update={"question": text.get(row.sample_id, ("", ""))[0],
+                                       "intent": text.get(row.sample_id, ("", ""))[1]}) for row in rows]
 
     def versions(self, run_id: str, sample_id: str, scorer: str) -> ItemVersions:
         rows = self._query("SELECT scorer, version FROM audit_versions WHERE run_id=? AND sample_id=? "

@@ -1,0 +1,362 @@
+"""Compare two runs sample by sample: did the change help, and what did it break?
+
+Deltas are computed on paired samples (same sample id, scored in both runs), with a seeded paired-bootstrap
+confidence interval, so a change is called better/worse only when the interval excludes zero. Because one
+optimization often moves metrics in opposite directions (the seeds' 跷跷板效应, seesaw effect), the comparison also
+lists, per scorer, the samples whose score dropped — with both scores — and the samples that improved on one scorer
+while getting worse on another.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from rubriceval.data.sample import Sample
+from rubriceval.report.aggregate import RunData, load_run
+from rubriceval.report.i18n import Lang, check_lang, format_number, t
+from rubriceval.verdict import Verdict
+
+Direction = Literal["better", "worse", "unclear", "undefined"]
+# A per-sample drop smaller than this is not listed as "worse": rubric scores are whole levels, and metric scores
+# from LLM extraction wobble by a few hundredths between runs.
+DEFAULT_MIN_DROP: dict[str, float] = {"rubric": 1.0, "metric": 0.05}
+BOOTSTRAP_CELLS_PER_BATCH = 2_000_000   # bounds memory: replicates × paired samples per batch
+PREVIEW_CHARS = 300
+
+
+class PairedDelta(BaseModel):
+    scorer: str
+    name: str
+    kind: Literal["rubric", "metric"]
+    n_paired: int                    # samples scored in both runs
+    n_only_a: int = 0                # scored only in the baseline run (unscored or absent in the candidate)
+    n_only_b: int = 0
+    mean_a: float | None = None      # on the paired samples
+    mean_b: float | None = None
+    delta: float | None = None       # mean(b − a) over paired samples
+    ci_low: float | None = None
+    ci_high: float | None = None
+    direction: Direction = "undefined"
+    n_better: int = 0
+    n_worse: int = 0
+    n_same: int = 0
+    version_a: str = ""
+    version_b: str = ""
+    note: str | None = None
+
+    @property
+    def version_changed(self) -> bool:
+        return bool(self.version_a and self.version_b and self.version_a != self.version_b)
+
+
+class SampleChange(BaseModel):
+    sample_id: str
+    scorer: str
+    question: str = ""
+    score_a: float
+    score_b: float
+    delta: float
+    answer_a: str = ""
+    answer_b: str = ""
+    feedback_a: str = ""
+    feedback_b: str = ""
+
+
+class NewUnscored(BaseModel):
+    sample_id: str
+    scorer: str
+    question: str = ""
+    score_a: float | None = None     # None: the pair did not exist in the baseline
+    unscored_kind: str
+    unscored_reason: str
+
+
+class SeesawSample(BaseModel):
+    sample_id: str
+    question: str = ""
+    better: dict[str, tuple[float, float]] = Field(default_factory=dict)   # scorer → (a, b)
+    worse: dict[str, tuple[float, float]] = Field(default_factory=dict)
+
+
+class Comparison(BaseModel):
+    run_a: str                        # names
+    run_b: str
+    run_a_id: str
+    run_b_id: str
+    language: Lang
+    deltas: list[PairedDelta]
+    worse: dict[str, list[SampleChange]] = Field(default_factory=dict)       # scorer → samples that dropped
+    new_unscored: list[NewUnscored] = Field(default_factory=list)
+    seesaw_up: list[str] = Field(default_factory=list)    # scorers significantly better …
+    seesaw_down: list[str] = Field(default_factory=list)  # … while these are significantly worse
+    seesaw_samples: list[SeesawSample] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    n_boot: int
+    seed: int
+    confidence: float
+
+    @property
+    def seesaw(self) -> bool:
+        return bool(self.seesaw_up and self.seesaw_down)
+
+    def get(self, scorer: str) -> PairedDelta:
+        for d in self.deltas:
+            if d.scorer == scorer:
+                return d
+        matches = [d for d in self.deltas if d.name == scorer]
+        if len(matches) == 1:
+            return matches[0]
+        raise KeyError(scorer)
+
+
+def paired_bootstrap_ci(diffs: Sequence[float], n_boot: int = 2000, seed: int = 0,
+                        confidence: float = 0.95) -> tuple[float | None, float | None]:
+    """Percentile interval of the mean paired difference, resampling samples (pairs) with replacement."""
+    d = np.asarray(diffs, dtype=float)
+    n = len(d)
+    if n < 2 or n_boot < 1:
+        return None, None
+    rng = np.random.default_rng(seed)
+    batch = max(1, BOOTSTRAP_CELLS_PER_BATCH // n)
+    means = []
+    remaining = n_boot
+    while remaining > 0:
+        size = min(batch, remaining)
+        means.append(d[rng.integers(0, n, size=(size, n))].mean(axis=1))
+        remaining -= size
+    replicates = np.concatenate(means)
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(replicates, [alpha, 1 - alpha])
+    return float(low), float(high)
+
+
+def _direction(delta: float | None, low: float | None, high: float | None) -> Direction:
+    if delta is None:
+        return "undefined"
+    if low is not None and low > 0:
+        return "better"
+    if high is not None and high < 0:
+        return "worse"
+    return "unclear"
+
+
+def _preview(text: str) -> str:
+    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS - 1] + "…"
+
+
+def _index(verdicts: Sequence[Verdict]) -> dict[str, dict[str, Verdict]]:
+    out: dict[str, dict[str, Verdict]] = {}
+    for v in verdicts:
+        out.setdefault(v.scorer, {})[v.sample_id] = v
+    return out
+
+
+def compare_data(a: RunData, b: RunData, *, n_boot: int = 2000, seed: int = 0, confidence: float = 0.95,
+                 min_drop: Mapping[str, float] | None = None, lang: Lang | None = None) -> Comparison:
+    """Compare two loaded runs; `a` is the baseline, `b` the candidate."""
+    from rubriceval.report.i18n import detect_language
+
+    drops = {**DEFAULT_MIN_DROP, **(min_drop or {})}
+    by_a, by_b = _index(a.verdicts), _index(b.verdicts)
+    samples: dict[str, Sample] = {**a.samples_by_id, **b.samples_by_id}
+    summary_a = {s.scorer: s for s in a.summary.scorers}
+    summary_b = {s.scorer: s for s in b.summary.scorers}
+    comparison = Comparison(run_a=a.run_name, run_b=b.run_name, run_a_id=a.run_id, run_b_id=b.run_id,
+                            language=lang or detect_language(b.samples), deltas=[], n_boot=n_boot, seed=seed,
+                            confidence=confidence)
+    only_a = [s for s in summary_a if s not in summary_b]
+    only_b = [s for s in summary_b if s not in summary_a]
+    if only_a:
+        comparison.notes.append(f"only in {a.run_name}: {', '.join(only_a)}")
+    if only_b:
+        comparison.notes.append(f"only in {b.run_name}: {', '.join(only_b)}")
+    ids_a, ids_b = set(a.samples_by_id), set(b.samples_by_id)
+    if ids_a != ids_b:
+        comparison.notes.append(f"sample sets differ: {len(ids_a & ids_b)} shared, {len(ids_a - ids_b)} only in "
+                                f"{a.run_name}, {len(ids_b - ids_a)} only in {b.run_name}; only shared samples pair")
+    changes_per_sample: dict[str, SeesawSample] = {}
+    for scorer in [s for s in summary_b if s in summary_a]:
+        sa, sb = summary_a[scorer], summary_b[scorer]
+        rows_a, rows_b = by_a.get(scorer, {}), by_b.get(scorer, {})
+        paired = [sid for sid in rows_b if sid in rows_a and rows_a[sid].score is not None
+                  and rows_b[sid].score is not None]
+        diffs = [rows_b[sid].score - rows_a[sid].score for sid in paired]   # type: ignore[operator]
+        delta = PairedDelta(scorer=scorer, name=sb.name, kind=sb.kind, n_paired=len(paired),
+                            n_only_a=sum(1 for sid, v in rows_a.items() if v.score is not None
+                                         and (sid not in rows_b or rows_b[sid].score is None)),
+                            n_only_b=sum(1 for sid, v in rows_b.items() if v.score is not None
+                                         and (sid not in rows_a or rows_a[sid].score is None)),
+                            version_a=sa.version, version_b=sb.version)
+        if paired:
+            delta.mean_a = float(np.mean([rows_a[sid].score for sid in paired]))
+            delta.mean_b = float(np.mean([rows_b[sid].score for sid in paired]))
+            delta.delta = float(np.mean(diffs))
+            delta.ci_low, delta.ci_high = paired_bootstrap_ci(diffs, n_boot, seed, confidence)
+            if delta.ci_low is None:
+                delta.note = "one paired sample: no confidence interval"
+        else:
+            delta.note = "no sample is scored in both runs"
+        delta.direction = _direction(delta.delta, delta.ci_low, delta.ci_high)
+        if delta.version_changed:
+            note = f"scorer changed between runs ({delta.version_a} → {delta.version_b}): scores may not be comparable"
+            delta.note = f"{delta.note}; {note}" if delta.note else note
+        min_change = drops.get(sb.kind, 0.0)
+        worse = []
+        for sid, diff in zip(paired, diffs):
+            if diff > 0:
+                delta.n_better += 1
+            elif diff < 0:
+                delta.n_worse += 1
+            else:
+                delta.n_same += 1
+            if abs(diff) < min_change or diff == 0:
+                continue
+            va, vb = rows_a[sid], rows_b[sid]
+            entry = changes_per_sample.setdefault(sid, SeesawSample(sample_id=sid,
+                                                                    question=samples[sid].question
+                                                                    if sid in samples else ""))
+            (entry.better if diff > 0 else entry.worse)[scorer] = (va.score, vb.score)  # type: ignore[assignment]
+            if diff < 0:
+                sample_a, sample_b = a.samples_by_id.get(sid), b.samples_by_id.get(sid)
+                worse.append(SampleChange(
+                    sample_id=sid, scorer=scorer, question=(sample_b or sample_a).question if (sample_b or sample_a)
+                    else "", score_a=va.score, score_b=vb.score, delta=diff,  # type: ignore[arg-type]
+                    answer_a=_preview(sample_a.answer) if sample_a else "",
+                    answer_b=_preview(sample_b.answer) if sample_b else "",
+                    feedback_a=_preview(va.feedback), feedback_b=_preview(vb.feedback)))
+        worse.sort(key=lambda c: (c.delta, c.sample_id))
+        if worse:
+            comparison.worse[scorer] = worse
+        for sid, vb in rows_b.items():
+            va = rows_a.get(sid)
+            if vb.score is None and (va is None or va.score is not None):
+                comparison.new_unscored.append(NewUnscored(
+                    sample_id=sid, scorer=scorer, question=samples[sid].question if sid in samples else "",
+                    score_a=va.score if va else None, unscored_kind=vb.unscored_kind or "error",
+                    unscored_reason=vb.unscored_reason or ""))
+        comparison.deltas.append(delta)
+    comparison.seesaw_up = [d.scorer for d in comparison.deltas if d.direction == "better"]
+    comparison.seesaw_down = [d.scorer for d in comparison.deltas if d.direction == "worse"]
+    comparison.seesaw_samples = sorted((s for s in changes_per_sample.values() if s.better and s.worse),
+                                       key=lambda s: s.sample_id)
+    return comparison
+
+
+def compare_runs(store: Any, run_a: str, run_b: str, n_boot: int = 2000, seed: int = 0, *,
+                 confidence: float = 0.95, min_drop: Mapping[str, float] | None = None,
+                 lang: str | None = None) -> Comparison:
+    """Compare run_b (candidate) against run_a (baseline) from one RunStore."""
+    a, b = load_run(store, run_a), load_run(store, run_b)
+    return compare_data(a, b, n_boot=n_boot, seed=seed, confidence=confidence, min_drop=min_drop,
+                        lang=check_lang(lang))
+
+
+# -- rendering -------------------------------------------------------------------------------------------------------
+
+def _digits(kind: str) -> int:
+    return 2
+
+
+def _signed(value: float | None, lang: Lang, digits: int = 2) -> str:
+    return t("not_available", lang) if value is None else f"{value:+.{digits}f}"
+
+
+def _ci_text(d: PairedDelta, lang: Lang) -> str:
+    if d.ci_low is None or d.ci_high is None:
+        return t("not_available", lang)
+    return f"[{d.ci_low:+.2f}, {d.ci_high:+.2f}]"
+
+
+def format_comparison(comparison: Comparison, lang: str | None = None, max_samples: int = 5) -> str:
+    """The comparison as terminal text: the delta table, then worse samples, new unscored rows and the seesaw."""
+    from rubriceval.report.markdown import text_table
+
+    lang = check_lang(lang) or comparison.language
+    headers = [t("scorer", lang), f"{t('baseline', lang)}", f"{t('candidate', lang)}", t("delta", lang),
+               t("ci95", lang), t("n_paired", lang), t("n_better", lang), t("n_worse", lang), t("result", lang)]
+    rows = [[d.name if d.name == d.scorer else f"{d.name} ({d.scorer})", format_number(d.mean_a, 2, lang),
+             format_number(d.mean_b, 2, lang), _signed(d.delta, lang), _ci_text(d, lang), str(d.n_paired),
+             str(d.n_better), str(d.n_worse), t(f"verdict_{d.direction}", lang)] for d in comparison.deltas]
+    out = [f"{t('compare_title', lang)}: {comparison.run_a} → {comparison.run_b}", "",
+           text_table(headers, rows, right_align=(1, 2, 3, 5, 6, 7))]
+    if comparison.seesaw:
+        out += ["", f"⚠ {t('seesaw', lang)}: {t('seesaw_explain', lang)} "
+                    f"{t('went_up', lang)} {', '.join(comparison.seesaw_up)}; "
+                    f"{t('went_down', lang)} {', '.join(comparison.seesaw_down)}"]
+    names = {d.scorer: d.name for d in comparison.deltas}
+    for scorer, changes in comparison.worse.items():
+        digits = 0 if next(d.kind for d in comparison.deltas if d.scorer == scorer) == "rubric" else 2
+        out += ["", f"{t('worse_samples', lang)} · {names.get(scorer, scorer)} ({len(changes)})"]
+        for c in changes[:max_samples]:
+            out.append(f"  {c.sample_id}: {c.score_a:.{digits}f} → {c.score_b:.{digits}f}  {c.question[:40]}")
+        if len(changes) > max_samples:
+            out.append(f"  … +{len(changes) - max_samples}")
+    if comparison.seesaw_samples:
+        out += ["", f"{t('seesaw_samples', lang)} ({len(comparison.seesaw_samples)})"]
+        for s in comparison.seesaw_samples[:max_samples]:
+            up = ", ".join(f"{k} {a:g}→{b:g}" for k, (a, b) in s.better.items())
+            down = ", ".join(f"{k} {a:g}→{b:g}" for k, (a, b) in s.worse.items())
+            out.append(f"  {s.sample_id}: ↑ {up}  ↓ {down}")
+    if comparison.new_unscored:
+        out += ["", f"{t('new_unscored', lang)} ({len(comparison.new_unscored)})"]
+        for u in comparison.new_unscored[:max_samples * 2]:
+            out.append(f"  {u.sample_id} · {names.get(u.scorer, u.scorer)}: {u.unscored_kind} — {u.unscored_reason}")
+    for note in comparison.notes + [f"{d.scorer}: {d.note}" for d in comparison.deltas if d.note]:
+        out.append(f"note: {note}")
+    return "\n".join(out) + "\n"
+
+
+def delta_chart(deltas: Sequence[PairedDelta], width: int = 560) -> dict[str, Any]:
+    """Diverging bars of mean deltas with their CI whiskers, on a symmetric axis around zero."""
+    from rubriceval.report.html import _shorten
+
+    label_w, text_w, row_h = 170, 110, 24
+    extent = max([abs(x) for d in deltas for x in (d.delta, d.ci_low, d.ci_high) if x is not None] + [1e-9])
+    plot_w = width - label_w - text_w
+    zero = label_w + plot_w / 2
+
+    def x(v: float) -> float:
+        return zero + (plot_w / 2 - 4) * v / extent
+
+    rows = []
+    for i, d in enumerate(deltas):
+        color = {"better": "#2e7d32", "worse": "#c62828"}.get(d.direction, "#8a94a3")
+        bar_x = bar_w = None
+        if d.delta is not None:
+            bar_x, bar_w = min(zero, x(d.delta)), max(1.0, abs(x(d.delta) - zero))
+        rows.append({"label": _shorten(d.name, label_w - 12), "full_label": d.name, "y": 4 + i * row_h,
+                     "bar_x": bar_x, "bar_w": bar_w, "color": color,
+                     "ci_x0": None if d.ci_low is None else x(d.ci_low),
+                     "ci_x1": None if d.ci_high is None else x(d.ci_high),
+                     "text": "" if d.delta is None else f"{d.delta:+.2f}"})
+    return {"width": width, "height": 4 + len(deltas) * row_h + 16, "rows": rows, "zero_x": zero,
+            "label_w": label_w, "text_x": label_w + plot_w + 8}
+
+
+def render_compare_html(comparison: Comparison, lang: str | None = None) -> str:
+    from rubriceval.report.html import template_env
+
+    lang_ = check_lang(lang) or comparison.language
+    rubrics = [d for d in comparison.deltas if d.kind == "rubric"]
+    metrics = [d for d in comparison.deltas if d.kind == "metric"]
+    context = {
+        "lang": lang_, "t": lambda key, **kw: t(key, lang_, **kw), "c": comparison,
+        "rubric_chart": delta_chart(rubrics) if rubrics else None,
+        "metric_chart": delta_chart(metrics) if metrics else None,
+        "names": {d.scorer: d.name for d in comparison.deltas},
+        "digits": {d.scorer: 0 if d.kind == "rubric" else 2 for d in comparison.deltas},
+        "signed": lambda v: _signed(v, lang_), "ci_text": lambda d: _ci_text(d, lang_),
+    }
+    return template_env().get_template("compare.html.j2").render(**context)
+
+
+def write_compare_html(comparison: Comparison, path: str | Path, lang: str | None = None) -> Path:
+    """Write the comparison as one self-contained HTML page."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render_compare_html(comparison, lang), encoding="utf-8")
+    return out

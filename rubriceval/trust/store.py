@@ -1,0 +1,227 @@
+"""Trust records in the run store's SQLite file: agreement results per rubric version, and calibrated versions.
+
+Why the run store: agreement only means something next to the runs and audits it was measured on, and copying
+the one file copies the whole history. Both tables are created on first use (CREATE IF NOT EXISTS), so an older
+store gains them without a migration step.
+
+- `agreement_results`: every agreement measurement, keyed by rubric id + version tag (version + content hash),
+  with where the human scores came from and which judge model produced the scores. Append-only history.
+- `rubric_versions`: rubric versions proposed by calibration, with status proposed → accepted | rejected, the
+  full rubric (JSON and YAML text), the items used as few-shot examples and as held-out evaluation set, and the
+  agreement before/after. Nothing is deleted: a rejected version stays for the record.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from rubriceval.errors import RubricEvalError
+from rubriceval.trust.agreement import AgreementReport
+
+TRUST_SCHEMA = """
+CREATE TABLE IF NOT EXISTS agreement_results (
+  result_id INTEGER PRIMARY KEY AUTOINCREMENT, rubric_id TEXT NOT NULL, version_tag TEXT NOT NULL,
+  source TEXT NOT NULL, source_detail TEXT NOT NULL DEFAULT '', judge_model TEXT NOT NULL DEFAULT '',
+  n INTEGER NOT NULL, kappa REAL, kappa_ci_low REAL, kappa_ci_high REAL, report_json TEXT NOT NULL,
+  experts_json TEXT, created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS agreement_results_by_version ON agreement_results (rubric_id, version_tag);
+CREATE TABLE IF NOT EXISTS rubric_versions (
+  rubric_id TEXT NOT NULL, version TEXT NOT NULL, version_tag TEXT NOT NULL, parent_version_tag TEXT,
+  status TEXT NOT NULL CHECK (status IN ('proposed', 'accepted', 'rejected')),
+  rubric_json TEXT NOT NULL, yaml_text TEXT NOT NULL DEFAULT '', yaml_path TEXT,
+  judge_model TEXT NOT NULL DEFAULT '', n_eval INTEGER NOT NULL DEFAULT 0, kappa_before REAL, kappa_after REAL,
+  agreement_before_json TEXT, agreement_after_json TEXT, example_keys_json TEXT NOT NULL DEFAULT '[]',
+  eval_keys_json TEXT NOT NULL DEFAULT '[]', created_at REAL NOT NULL, decided_at REAL,
+  decided_by TEXT NOT NULL DEFAULT '', note TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (rubric_id, version_tag), UNIQUE (rubric_id, version)
+);
+"""
+
+AgreementSource = Literal["audit", "labels", "calibration_before", "calibration_after"]
+VersionStatus = Literal["proposed", "accepted", "rejected"]
+
+
+class TrustStoreError(RubricEvalError):
+    """A trust record that cannot be read or changed as asked (unknown version, decided twice)."""
+
+
+class StoredAgreement(BaseModel):
+    result_id: int
+    rubric_id: str
+    version_tag: str
+    source: AgreementSource
+    source_detail: str = ""          # run ids, the labels file, or the calibration proposal it belongs to
+    judge_model: str = ""
+    n: int
+    kappa: float | None
+    kappa_ci_low: float | None = None
+    kappa_ci_high: float | None = None
+    report: dict[str, Any]
+    experts: dict[str, Any] | None = None
+    created_at: float
+
+
+class RubricVersionRecord(BaseModel):
+    rubric_id: str
+    version: str
+    version_tag: str
+    parent_version_tag: str | None = None
+    status: VersionStatus
+    rubric: dict[str, Any]           # the full Rubric (model_dump), enough to rebuild it
+    yaml_text: str = ""
+    yaml_path: str | None = None
+    judge_model: str = ""
+    n_eval: int = 0
+    kappa_before: float | None = None
+    kappa_after: float | None = None
+    agreement_before: dict[str, Any] | None = None
+    agreement_after: dict[str, Any] | None = None
+    example_keys: list[str] = Field(default_factory=list)
+    eval_keys: list[str] = Field(default_factory=list)
+    created_at: float
+    decided_at: float | None = None
+    decided_by: str = ""
+    note: str = ""
+
+
+def _dump(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def _load(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+class TrustStore:
+    """The trust tables on their own connection to the run-store file."""
+
+    def __init__(self, path: str | Path, *, must_exist: bool = True):
+        self.path = Path(path)
+        if must_exist and not self.path.is_file():
+            raise TrustStoreError("no run store here", file=str(self.path),
+                                  hint="run `rubriceval run` first, or pass --store")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self.conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+        self.conn.row_factory = sqlite3.Row
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        with self._lock, self.conn:
+            self.conn.executescript(TRUST_SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self.conn.close()
+
+    def __enter__(self) -> TrustStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- agreement results ------------------------------------------------------------------------------------------
+    def record_agreement(self, rubric_id: str, version_tag: str, report: AgreementReport, *,
+                         source: AgreementSource, source_detail: str = "", judge_model: str = "",
+                         experts: dict[str, Any] | None = None) -> int:
+        kappa = report.kappa_quadratic
+        with self._lock, self.conn:
+            cursor = self.conn.execute(
+                "INSERT INTO agreement_results (rubric_id, version_tag, source, source_detail, judge_model, n, kappa,"
+                " kappa_ci_low, kappa_ci_high, report_json, experts_json, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (rubric_id, version_tag, source, source_detail, judge_model, report.n, kappa.value, kappa.ci_low,
+                 kappa.ci_high, report.model_dump_json(), _dump(experts), time.time()))
+        return int(cursor.lastrowid)
+
+    def agreement_results(self, rubric_id: str | None = None, version_tag: str | None = None,
+                          source: AgreementSource | None = None) -> list[StoredAgreement]:
+        """Stored results, oldest first."""
+        where, params = [], []
+        for column, value in (("rubric_id", rubric_id), ("version_tag", version_tag), ("source", source)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        sql = "SELECT * FROM agreement_results" + (f" WHERE {' AND '.join(where)}" if where else "")
+        with self._lock:
+            rows = self.conn.execute(sql + " ORDER BY created_at, result_id", params).fetchall()
+        return [StoredAgreement(
+            result_id=r["result_id"], rubric_id=r["rubric_id"], version_tag=r["version_tag"], source=r["source"],
+            source_detail=r["source_detail"], judge_model=r["judge_model"], n=r["n"], kappa=r["kappa"],
+            kappa_ci_low=r["kappa_ci_low"], kappa_ci_high=r["kappa_ci_high"], report=json.loads(r["report_json"]),
+            experts=_load(r["experts_json"]), created_at=r["created_at"]) for r in rows]
+
+    # -- rubric versions --------------------------------------------------------------------------------------------
+    def add_version(self, record: RubricVersionRecord) -> None:
+        """Insert a version; the same rubric id with the same version number or content is refused."""
+        with self._lock:
+            try:
+                with self.conn:
+                    self.conn.execute(
+                        "INSERT INTO rubric_versions VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        (record.rubric_id, record.version, record.version_tag, record.parent_version_tag,
+                         record.status, json.dumps(record.rubric, ensure_ascii=False), record.yaml_text,
+                         record.yaml_path, record.judge_model, record.n_eval, record.kappa_before,
+                         record.kappa_after, _dump(record.agreement_before), _dump(record.agreement_after),
+                         json.dumps(record.example_keys, ensure_ascii=False),
+                         json.dumps(record.eval_keys, ensure_ascii=False), record.created_at, record.decided_at,
+                         record.decided_by, record.note))
+            except sqlite3.IntegrityError:
+                raise TrustStoreError(
+                    f"rubric '{record.rubric_id}' already has a version {record.version} or one with the same "
+                    f"content ({record.version_tag})", file=str(self.path)) from None
+
+    def versions(self, rubric_id: str) -> list[RubricVersionRecord]:
+        """Every recorded version of a rubric, oldest first."""
+        with self._lock:
+            rows = self.conn.execute("SELECT * FROM rubric_versions WHERE rubric_id=? ORDER BY created_at, version",
+                                     (rubric_id,)).fetchall()
+        return [_row_to_version(r) for r in rows]
+
+    def version(self, rubric_id: str, version: int | str) -> RubricVersionRecord:
+        """A version by its number ('3') or its tag ('v3@…')."""
+        text = str(version)
+        with self._lock:
+            row = self.conn.execute("SELECT * FROM rubric_versions WHERE rubric_id=? AND (version=? OR version_tag=?)",
+                                    (rubric_id, text, text)).fetchone()
+        if row is None:
+            known = ", ".join(v.version for v in self.versions(rubric_id)) or "none"
+            raise TrustStoreError(f"rubric '{rubric_id}' has no recorded version '{text}' (recorded: {known})",
+                                  file=str(self.path), hint="`calibrate` records proposed versions")
+        return _row_to_version(row)
+
+    def has_version_tag(self, rubric_id: str, version_tag: str) -> bool:
+        with self._lock:
+            return self.conn.execute("SELECT 1 FROM rubric_versions WHERE rubric_id=? AND version_tag=?",
+                                     (rubric_id, version_tag)).fetchone() is not None
+
+    def decide(self, rubric_id: str, version: int | str, status: Literal["accepted", "rejected"], *,
+               decided_by: str = "", note: str = "") -> RubricVersionRecord:
+        """Accept or reject a proposed version; a decision is final (propose again to revisit)."""
+        with self._lock:
+            current = self.version(rubric_id, version)
+            if current.status != "proposed":
+                raise TrustStoreError(
+                    f"version {current.version} of '{rubric_id}' is already {current.status}"
+                    + (f" (by {current.decided_by})" if current.decided_by else ""), file=str(self.path),
+                    hint="only a proposed version can be accepted or rejected")
+            with self.conn:
+                self.conn.execute("UPDATE rubric_versions SET status=?, decided_at=?, decided_by=?, note=? "
+                                  "WHERE rubric_id=? AND version_tag=? AND status='proposed'",
+                                  (status, time.time(), decided_by, note, rubric_id, current.version_tag))
+            return self.version(rubric_id, current.version_tag)
+
+
+def _row_to_version(r: sqlite3.Row) -> RubricVersionRecord:
+    return RubricVersionRecord(
+        rubric_id=r["rubric_id"], version=r["version"], version_tag=r["version_tag"],
+        parent_version_tag=r["parent_version_tag"], status=r["status"], rubric=json.loads(r["rubric_json"]),
+        yaml_text=r["yaml_text"], yaml_path=r["yaml_path"], judge_model=r["judge_model"], n_eval=r["n_eval"],
+        kappa_before=r["kappa_before"], kappa_after=r["kappa_after"],
+        agreement_before=_load(r["agreement_before_json"]), agreement_after=_load(r["agreement_after_json"]),
+        example_keys=json.loads(r["example_keys_json"]), eval_keys=json.loads(r["eval_keys_json"]),
+        created_at=r["created_at"], decided_at=r["decided_at"], decided_by=r["decided_by"], note=r["note"])

@@ -1,0 +1,44 @@
+"""faithfulness = answer statements supported by the retrieved contexts / all answer statements
+
+Statements come from the shared extraction call; support verdicts from the one call that reads all contexts.
+
+Edge cases:
+- no contexts or empty answer → unscored "missing_field" (checked before any call).
+- the answer yields no statements → unscored "no_statements" (Ragas returns NaN): a refusal or greeting
+  claims nothing, so it is neither faithful nor unfaithful.
+"""
+from __future__ import annotations
+
+from rubriceval.verdict import Evidence
+from standard_metrics.calls import Need
+from standard_metrics.context import MetricContext, MetricResult, Unscorable
+from standard_metrics.options import MetricOptions
+from standard_metrics.spec import MetricSpec
+
+
+def needs(options: MetricOptions) -> frozenset[Need]:
+    return frozenset({Need.ANSWER_STATEMENTS, Need.ANSWER_SUPPORT})
+
+
+def compute(ctx: MetricContext) -> MetricResult:
+    if not ctx.answer_statements():
+        raise Unscorable("no_statements", ctx.text("回答中没有可核查的事实陈述", "the answer makes no checkable statement"))
+    verdicts = ctx.answer_support()
+    supported = [v for v in verdicts if v.verdict]
+    score = len(supported) / len(verdicts)
+    unsupported = [v.statement for v in verdicts if not v.verdict]
+    feedback = ctx.text(f"{len(supported)}/{len(verdicts)} 条回答陈述可由参考资料推出",
+                        f"{len(supported)}/{len(verdicts)} answer statements are supported by the contexts")
+    if unsupported:
+        feedback += ctx.text("；无依据：", "; unsupported: ") + " | ".join(unsupported)
+    return MetricResult(
+        score=score, feedback=feedback,
+        evidence=[Evidence(item=f"{v.id} {v.statement}", passed=v.verdict, detail=v.reason) for v in verdicts],
+        details={"statements": [v.statement for v in verdicts], "supported": [v.verdict for v in verdicts],
+                 "reasons": [v.reason for v in verdicts]})
+
+
+SPEC = MetricSpec(
+    name="faithfulness", family="llm",
+    summary="share of answer statements that can be inferred from the retrieved contexts",
+    required_fields=("answer", "contexts"), compute=compute, needs=needs)

@@ -1,0 +1,152 @@
+"""Runs end to end against a loopback OpenAI-compatible stub: stored verdicts, cache, dry-run, faults, kill -9 + resume."""
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rubriceval.api import evaluate
+from rubriceval.data.io import read_dataset
+from rubriceval.judge.config import JudgeConfig
+from rubriceval.planning import plan_cost
+from rubriceval.rubric.loader import load_rubrics
+from rubriceval.runner import plan_units
+from rubriceval.store.runs import RunStore
+from rubriceval.testing.stub_server import StubServer
+
+DATA = "datasets/demo_cs_zh.jsonl"
+RUBRICS = "rubrics"
+
+
+def config(stub, tmp_path, **kw):
+    return JudgeConfig(base_url=stub.base_url, model="stub", cache_path=str(tmp_path / "cache.sqlite"),
+                       timeout_s=kw.pop("timeout_s", 2), max_retries=kw.pop("max_retries", 2), **kw)
+
+
+def expected_units():
+    return plan_units(read_dataset(DATA), load_rubrics(RUBRICS), [])
+
+
+def test_run_stores_every_verdict_and_a_warm_rerun_makes_no_calls(tmp_path):
+    with StubServer() as stub:
+        cfg = config(stub, tmp_path)
+        first = evaluate(DATA, rubrics=RUBRICS, judge=cfg, store=tmp_path / "runs.sqlite", progress=False)
+        units = expected_units()
+        assert len(first.verdicts) == len(units)
+        assert {(v.sample_id, v.scorer) for v in first.verdicts} == {(s.id, r) for s, r, _ in units}
+        calls_first = stub.stats.calls["chat"]
+        assert calls_first == first.totals["judge"]["calls"] > 0
+        second = evaluate(DATA, rubrics=RUBRICS, judge=cfg, store=tmp_path / "runs.sqlite", progress=False)
+        assert stub.stats.calls["chat"] == calls_first            # warm cache: zero judge calls
+        assert second.totals["judge"]["cache_hits"] == first.totals["judge"]["requests"]
+        assert [v.score for v in second.verdicts] == [v.score for v in first.verdicts]
+    frame = first.to_pandas()
+    assert {"sample_id", "scorer", "score", "unscored_reason", "feedback", "usage_prompt_tokens"} <= set(frame.columns)
+
+
+def test_dry_run_counts_equal_the_calls_a_run_makes(tmp_path):
+    samples, rubrics = read_dataset(DATA), load_rubrics(RUBRICS)
+    with StubServer() as stub:
+        cfg = config(stub, tmp_path)
+        plan = plan_cost(samples, rubrics, [], cfg)
+        assert plan.cached == 0
+        result = evaluate(samples, rubrics=rubrics, judge=cfg, store=tmp_path / "runs.sqlite", progress=False)
+        assert plan.calls == stub.stats.calls["chat"] == result.totals["judge"]["calls"]
+        assert plan_cost(samples, rubrics, [], cfg).cached == plan.calls
+
+
+def test_edited_rubric_is_never_served_a_stale_verdict(tmp_path):
+    samples = read_dataset(DATA)
+    rubrics = load_rubrics(RUBRICS, only=["emotional_soothing"])
+    with StubServer() as stub:
+        cfg = config(stub, tmp_path)
+        evaluate(samples, rubrics=rubrics, judge=cfg, store=tmp_path / "r.sqlite", progress=False)
+        before = stub.stats.calls["chat"]
+        edited = rubrics[0].model_copy(update={"criterion": rubrics[0].criterion + "\n语气必须礼貌。"})
+        evaluate(samples, rubrics=[edited], judge=cfg, store=tmp_path / "r.sqlite", progress=False)
+        assert stub.stats.calls["chat"] == 2 * before
+
+
+def test_twenty_percent_faults_lose_nothing_and_count_each_failure(tmp_path):
+    rates = {"429": 0.05, "500": 0.05, "timeout": 0.04, "garbage": 0.03, "malformed": 0.03}
+    with StubServer(fault_rates=rates, seed=7, retry_after_s=0.01, hang_s=1.0) as stub:
+        cfg = config(stub, tmp_path, timeout_s=0.5, max_retries=1, concurrency=8)
+        result = evaluate(DATA, rubrics=RUBRICS, judge=cfg, store=tmp_path / "runs.sqlite", progress=False)
+        faults = stub.stats.faults
+    units = expected_units()
+    keys = [(v.sample_id, v.scorer) for v in result.verdicts]
+    assert len(keys) == len(set(keys)) == len(units)                 # none lost, none duplicated
+    for v in result.verdicts:
+        assert (v.score is not None) != bool(v.unscored_reason)     # scored xor unscored-with-reason
+    failures = result.totals["judge"]["failures"]
+    assert sum(faults.values()) > 0 and failures                     # the run summary counts failure kinds
+    assert failures.get("429", 0) == faults.get("429", 0)
+    assert failures.get("500", 0) == faults.get("500", 0)
+
+
+def _count_verdicts(db: Path) -> int:
+    try:
+        with sqlite3.connect(db, timeout=5) as conn:
+            return conn.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_kill_9_mid_run_then_resume_matches_an_uninterrupted_run(tmp_path):
+    """A subprocess run against a slow stub is SIGKILLed mid-way; --resume finishes it without repeating work."""
+    stub_proc = subprocess.Popen([sys.executable, "-m", "rubriceval.testing.stub_server", "--port", "0",
+                                  "--latency", "0.15"], stdout=subprocess.PIPE, text=True)
+    try:
+        line = stub_proc.stdout.readline()
+        base_url = line.strip().split()[-1]
+        env = {**os.environ, "RUBRICEVAL_CACHE_DIR": str(tmp_path / "cache_a"), "RUBRICEVAL_JUDGE_BASE_URL": base_url,
+               "RUBRICEVAL_JUDGE_MODEL": "stub"}
+        db = tmp_path / "killed.sqlite"
+        cmd = [sys.executable, "-m", "rubriceval.cli", "run", DATA, "--rubrics", RUBRICS, "--store", str(db),
+               "--name", "r1", "--concurrency", "2", "--quiet"]
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        total = len(expected_units())
+        deadline = time.time() + 60
+        while _count_verdicts(db) < total // 3 and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        kill_time = time.time()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        done_at_kill = _count_verdicts(db)
+        assert 0 < done_at_kill < total
+        from rubriceval.testing.stub_server import fetch_stats
+        calls_before = fetch_stats(base_url).calls["chat"]
+        resumed = subprocess.run([sys.executable, "-m", "rubriceval.cli", "run", "--resume", "r1", "--store", str(db),
+                                  "--quiet"], env=env, capture_output=True, text=True, timeout=120)
+        assert resumed.returncode == 0, resumed.stderr
+        stats = fetch_stats(base_url)
+        # A call the server answered just as the client died was never received: repeating it is right. Any call
+        # the client had received (answered well before the kill) must not be made again.
+        first_finish = {}
+        for r in stats.requests:
+            if r.endpoint == "chat" and r.status == 200:
+                first_finish.setdefault(r.digest, r.finished)
+        repeated = stats.repeated("chat")
+        received_then_repeated = [d for d in repeated if first_finish[d] < kill_time - 0.1]
+        assert not received_then_repeated, "a completed judge call was made twice"
+        assert len(repeated) <= 2                                    # at most the calls in flight (concurrency 2)
+        resumed_calls = stats.calls["chat"] - calls_before
+        # Uninterrupted reference run with its own cache, same stub.
+        env_b = {**env, "RUBRICEVAL_CACHE_DIR": str(tmp_path / "cache_b")}
+        ref_db = tmp_path / "ref.sqlite"
+        ref = subprocess.run(cmd[:7] + ["--store", str(ref_db), "--name", "ref", "--concurrency", "4", "--quiet"],
+                             env=env_b, capture_output=True, text=True, timeout=120)
+        assert ref.returncode == 0, ref.stderr
+    finally:
+        stub_proc.kill()
+    store_a, store_b = RunStore(db), RunStore(ref_db)
+    a = {(v.sample_id, v.scorer): (v.score, v.unscored_reason) for v in store_a.verdicts("r1")}
+    b = {(v.sample_id, v.scorer): (v.score, v.unscored_reason) for v in store_b.verdicts("ref")}
+    assert len(a) == total and a == b
+    assert store_a.run_info("r1").status == "complete"
+    assert resumed_calls <= total - done_at_kill
