@@ -154,6 +154,50 @@ def _prune(verdict: dict, flags: tuple[str, ...]) -> dict:
     return {"reason": verdict["reason"], **{f: verdict[f] for f in flags}}
 
 
+def _verdicts_schema(*flags: str) -> dict:
+    return array_of(verdict_item(*flags))
+
+
+def check_examples(data: dict, lang: str) -> list[str]:
+    """Shape problems of a few-shot examples file (a team's replacement must keep the built-in shape)."""
+    strings = array_of(STRING)
+
+    def labelled(kind: CallKind, shown: dict[str, dict]) -> dict:
+        verdict = {"type": "string", "enum": list(VERDICT_LABELS[kind.value][lang])}
+        return array_of(obj({"question": STRING, **shown, "reason": STRING, "verdict": verdict}))
+
+    schema = obj({
+        CallKind.EXTRACT.value: obj({"question": STRING, "answer": STRING, "ground_truth": STRING,
+                                     "answer_statements": strings, "ground_truth_statements": strings}),
+        CallKind.REVERSE.value: array_of(obj({"answer": STRING, "questions": strings, "noncommittal": BOOLEAN})),
+        CallKind.CONTEXTS.value: obj({
+            "question": STRING, "contexts": strings, "ground_truth": STRING, "answer": STRING,
+            "answer_statements": strings, "ground_truth_statements": strings,
+            "context_verdicts": _verdicts_schema("relevant", "used"),
+            "answer_statement_verdicts": _verdicts_schema("supported"),
+            "ground_truth_statement_verdicts": _verdicts_schema("attributed")}),
+        CallKind.CLASSIFY.value: obj({
+            "question": STRING, "answer_statements": strings, "ground_truth_statements": strings,
+            "answer_statement_verdicts": _verdicts_schema("in_ground_truth"),
+            "ground_truth_statement_verdicts": _verdicts_schema("in_answer")}),
+        CallKind.VALIDITY.value: labelled(CallKind.VALIDITY, {"answer": STRING}),
+        CallKind.USEFULNESS.value: labelled(CallKind.USEFULNESS, {"contexts": strings}),
+    })
+    _, problems = validate(data, schema)
+    if problems:
+        return problems
+    pairs = [(CallKind.CONTEXTS.value, "contexts", "context_verdicts"),
+             (CallKind.CONTEXTS.value, "answer_statements", "answer_statement_verdicts"),
+             (CallKind.CONTEXTS.value, "ground_truth_statements", "ground_truth_statement_verdicts"),
+             (CallKind.CLASSIFY.value, "answer_statements", "answer_statement_verdicts"),
+             (CallKind.CLASSIFY.value, "ground_truth_statements", "ground_truth_statement_verdicts")]
+    problems = [f"{kind}.{verdicts}: {len(data[kind][verdicts])} verdicts for {len(data[kind][items])} {items}"
+                for kind, items, verdicts in pairs if len(data[kind][items]) != len(data[kind][verdicts])]
+    problems += [f"{CallKind.REVERSE.value}[{i}].questions: needs 5 questions, has {len(ex['questions'])}"
+                 for i, ex in enumerate(data[CallKind.REVERSE.value]) if len(ex["questions"]) < 5]
+    return problems
+
+
 class RequestBuilder:
     """Renders each call's messages and JSON schema for one sample, in one language."""
 
@@ -162,7 +206,7 @@ class RequestBuilder:
         self.lang = language
         self.options = options
         self.library = library
-        self.examples = library.examples(language)
+        self.examples = library.examples(language, check=check_examples)
 
     def _request(self, kind: CallKind, schema: dict, **variables: Any) -> JudgeRequest:
         return JudgeRequest(kind=kind.value, messages=self.library.render(kind.value, self.lang, **variables),

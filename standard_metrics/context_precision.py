@@ -22,7 +22,7 @@ from standard_metrics.options import MetricOptions
 from standard_metrics.spec import MetricSpec
 
 
-def _precision(ctx: MetricContext, flag: str) -> MetricResult:
+def _precision(ctx: MetricContext, flag: str, zh_word: str, en_word: str) -> MetricResult:
     verdicts = ctx.context_verdicts()
     relevance = [int(bool(getattr(v, flag))) for v in verdicts]
     score = average_precision(relevance)
@@ -31,9 +31,9 @@ def _precision(ctx: MetricContext, flag: str) -> MetricResult:
         hits += rel
         precisions.append(hits / rank)
     ranks = [str(i) for i, rel in enumerate(relevance, start=1) if rel]
-    feedback = ctx.text(f"{len(ranks)}/{len(relevance)} 条资料相关（排名 {', '.join(ranks) or '无'}），AP {score:.3f}",
-                        f"{len(ranks)}/{len(relevance)} contexts relevant (ranks {', '.join(ranks) or 'none'}), "
-                        f"AP {score:.3f}")
+    feedback = ctx.text(
+        f"{len(ranks)}/{len(relevance)} 条资料{zh_word}（排名 {', '.join(ranks) or '无'}），AP {score:.3f}",
+        f"{len(ranks)}/{len(relevance)} contexts {en_word} (ranks {', '.join(ranks) or 'none'}), AP {score:.3f}")
     return MetricResult(
         score=score, feedback=feedback,
         evidence=[Evidence(item=f"{v.id} {v.context[:80]}", passed=bool(rel), detail=v.reason)
@@ -42,11 +42,11 @@ def _precision(ctx: MetricContext, flag: str) -> MetricResult:
 
 
 def compute_with_reference(ctx: MetricContext) -> MetricResult:
-    return _precision(ctx, "relevant")
+    return _precision(ctx, "relevant", "与标准答案相关", "relevant to the ground truth")
 
 
 def compute_utilization(ctx: MetricContext) -> MetricResult:
-    return _precision(ctx, "used")
+    return _precision(ctx, "used", "被回答用到", "used by the answer")
 
 
 def needs_with_reference(options: MetricOptions) -> frozenset[Need]:

@@ -11,7 +11,7 @@ import json
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import jinja2
 import yaml
@@ -54,17 +54,19 @@ class PromptLibrary:
         source, _filename, _uptodate = self.loader.get_source(self.env, name)
         return source
 
-    def examples(self, lang: str) -> dict:
+    def examples(self, lang: str, check: Callable[[dict, str], list[str]] | None = None) -> dict:
+        """The few-shot examples of a language; `check(data, lang)` lists shape problems (→ ConfigError)."""
         if lang not in self._examples:
             name = f"{lang}/examples.yaml"
             try:
                 data = yaml.safe_load(self._source(name)) or {}
             except yaml.YAMLError as exc:
                 raise ConfigError(f"invalid YAML in few-shot examples: {exc}", file=name) from None
-            missing = [key for key in CALL_TEMPLATES if key not in data]
-            if missing:
-                raise ConfigError(f"few-shot examples lack {missing}", file=name,
-                                  hint="copy the built-in examples.yaml and edit it")
+            problems = check(data, lang) if check else []
+            if problems:
+                raise ConfigError("few-shot examples do not have the expected shape: " + "; ".join(problems[:5]),
+                                  file=self.loader.get_source(self.env, name)[1],
+                                  hint="copy the built-in examples.yaml and edit the values, not the keys")
             self._examples[lang] = data
         return self._examples[lang]
 

@@ -257,10 +257,6 @@ def compare_runs(store: Any, run_a: str, run_b: str, n_boot: int = 2000, seed: i
 
 # -- rendering -------------------------------------------------------------------------------------------------------
 
-def _digits(kind: str) -> int:
-    return 2
-
-
 def _signed(value: float | None, lang: Lang, digits: int = 2) -> str:
     return t("not_available", lang) if value is None else f"{value:+.{digits}f}"
 
@@ -312,7 +308,7 @@ def format_comparison(comparison: Comparison, lang: str | None = None, max_sampl
 
 def delta_chart(deltas: Sequence[PairedDelta], width: int = 560) -> dict[str, Any]:
     """Diverging bars of mean deltas with their CI whiskers, on a symmetric axis around zero."""
-    from rubriceval.report.html import _shorten
+    from rubriceval.report.html import shorten_label
 
     label_w, text_w, row_h = 170, 110, 24
     extent = max([abs(x) for d in deltas for x in (d.delta, d.ci_low, d.ci_high) if x is not None] + [1e-9])
@@ -328,7 +324,7 @@ def delta_chart(deltas: Sequence[PairedDelta], width: int = 560) -> dict[str, An
         bar_x = bar_w = None
         if d.delta is not None:
             bar_x, bar_w = min(zero, x(d.delta)), max(1.0, abs(x(d.delta) - zero))
-        rows.append({"label": _shorten(d.name, label_w - 12), "full_label": d.name, "y": 4 + i * row_h,
+        rows.append({"label": shorten_label(d.name, label_w - 12), "full_label": d.name, "y": 4 + i * row_h,
                      "bar_x": bar_x, "bar_w": bar_w, "color": color,
                      "ci_x0": None if d.ci_low is None else x(d.ci_low),
                      "ci_x1": None if d.ci_high is None else x(d.ci_high),

@@ -35,7 +35,7 @@ def _label_width(text: str) -> float:
     return sum(12.0 if ord(ch) > 0x2E80 else 7.0 for ch in text)
 
 
-def _shorten(text: str, max_px: float) -> str:
+def shorten_label(text: str, max_px: float) -> str:
     if _label_width(text) <= max_px:
         return text
     while text and _label_width(text + "…") > max_px:
@@ -58,7 +58,7 @@ def hbar_chart(items: Sequence[tuple[str, float | None, float | None, str]], lo:
         y = 10 + i * (bar_height + gap)
         passed = None if value is None or threshold is None else value >= threshold
         bars.append({
-            "label": _shorten(label, label_w - 12), "full_label": label, "y": y, "h": bar_height,
+            "label": shorten_label(label, label_w - 12), "full_label": label, "y": y, "h": bar_height,
             "x0": label_w, "w": 0 if value is None else max(1.0, x(value) - label_w),
             "text": text, "text_x": label_w + plot_w + 6,
             "tx": None if threshold is None else x(threshold),
