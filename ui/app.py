@@ -76,6 +76,7 @@ def build_app(store_path: str | Path, run: str | None = None, export_dir: str | 
         raise RubricEvalError("the store holds no runs yet", file=str(store_path), hint="run `rubriceval run` first")
     initial_run = store.resolve(run) if run else runs[-1].run_id
     run_choices = [(f"{r.name} · {r.status} · {r.n_samples} samples", r.run_id) for r in runs]
+    facets = store.facets(initial_run)
 
     with gr.Blocks(title="rubriceval · expert audit", analytics_enabled=False) as app:
         session = gr.State(AuditSession())
@@ -88,10 +89,15 @@ def build_app(store_path: str | Path, run: str | None = None, export_dir: str | 
         with gr.Tabs():
             with gr.Tab("Audit", id="audit"):
                 with gr.Accordion("Queue filters", open=True):
+                    # Custom values allowed: another run's facets may be picked before the choices refresh, and
+                    # the values only ever reach SQL as bound parameters.
                     with gr.Row():
-                        scorer_dd = gr.Dropdown(label="Rubric", choices=[ANY], value=ANY, elem_id="filter-rubric")
-                        tag_dd = gr.Dropdown(label="Tag", choices=[ANY], value=ANY, elem_id="filter-tag")
-                        intent_dd = gr.Dropdown(label="Intent", choices=[ANY], value=ANY, elem_id="filter-intent")
+                        scorer_dd = gr.Dropdown(label="Rubric", choices=[ANY, *facets["scorers"]], value=ANY,
+                                               allow_custom_value=True, elem_id="filter-rubric")
+                        tag_dd = gr.Dropdown(label="Tag", choices=[ANY, *facets["tags"]], value=ANY,
+                                               allow_custom_value=True, elem_id="filter-tag")
+                        intent_dd = gr.Dropdown(label="Intent", choices=[ANY, *facets["intents"]], value=ANY,
+                                               allow_custom_value=True, elem_id="filter-intent")
                         status_dd = gr.Dropdown(label="Show", choices=STATUS_CHOICES, value="all",
                                                 elem_id="filter-status")
                         order_dd = gr.Dropdown(label="Order", choices=ORDER_CHOICES, value="judge_asc",

@@ -119,7 +119,7 @@ def judge_html(item: AuditItem) -> str:
     threshold = rubric.get("threshold")
     parts = [f'<div class="audit-meta">rubric <b>{esc(name)}</b> <code>{esc(verdict.scorer)}</code> '
              f'<small>{esc(item.scorer_version)}</small>'
-             + (f" · pass threshold {esc(threshold)}" if threshold is not None else "") + "</div>",
+             + (f" · pass threshold {threshold:g}" if isinstance(threshold, (int, float)) else "") + "</div>",
              _section("Criterion", _para(rubric.get("criterion", "")) or "<i>(definition not stored)</i>"),
              _section("Score levels", f'<ol class="levels">{level_rows}</ol>' if level_rows else "<i>—</i>"),
              _section("Judge", f"<div>{_score_text(verdict)}</div>"
