@@ -21,7 +21,7 @@ $(VENV)/.installed: pyproject.toml
 browser-deps:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  echo "installing Debian chromium for browser tests…"; \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver fonts-wqy-microhei >/dev/null) \
 	  || echo "warning: could not install chromium; browser tests will be skipped"; }
 
 demo: setup

@@ -81,7 +81,15 @@ def quality(encode: Encoder) -> dict:
         # > 0 means one threshold separates every paraphrase from every unrelated pair
         "margin_min_para_minus_max_unrelated": min(sims["paraphrase"]) - max(sims["unrelated"]),
         "margin_min_para_minus_max_related": min(sims["paraphrase"]) - max(sims["related"]),
+        # scale-free: the share of (higher-group, lower-group) pair combinations ranked the right way round
+        "auc_para_vs_related": _auc(sims["paraphrase"], sims["related"]),
+        "auc_related_vs_unrelated": _auc(sims["related"], sims["unrelated"]),
     }
+
+
+def _auc(higher: list[float], lower: list[float]) -> float:
+    wins = sum(1.0 if h > l else 0.5 if h == l else 0.0 for h in higher for l in lower)
+    return wins / (len(higher) * len(lower))
 
 
 def throughput(encode: Encoder, texts: list[str], repeats: int = 3) -> float:
@@ -191,6 +199,8 @@ def _print_table(results: dict) -> None:
               f"para−related {r['separation_para_minus_related']:.3f}")
         print(f"  threshold margin     min(para)−max(unrelated) {r['margin_min_para_minus_max_unrelated']:+.3f}   "
               f"min(para)−max(related) {r['margin_min_para_minus_max_related']:+.3f}")
+        print(f"  ranking AUC          paraphrase>related {r['auc_para_vs_related']:.2f}   "
+              f"related>unrelated {r['auc_related_vs_unrelated']:.2f}")
         print(f"  throughput           {r['short_texts_per_s']:.0f} short texts/s   "
               f"{r['passages_per_s']:.1f} passages/s (~{len(PASSAGE)} chars)")
 

@@ -201,6 +201,7 @@ async def score_sample(sample: Sample, metric_names: Iterable[str], *, judge: An
             verdicts.append(Verdict(**common, score=result.score, feedback=result.feedback,
                                     evidence=result.evidence, details={**result.details, **shared}))
         except Unscorable as reason:
-            verdicts.append(Verdict.unscored(kind=reason.kind, reason=reason.reason,
-                                             details={**reason.details, **shared}, **common))
+            # Verdict.unscored() cannot be used: its `kind` parameter shadows Verdict.kind ("metric").
+            verdicts.append(Verdict(**common, unscored_kind=reason.kind, unscored_reason=reason.reason,
+                                    details={**reason.details, **shared}))
     return verdicts

@@ -43,6 +43,14 @@ class LoopbackTarget:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if self.path.endswith("/chat/completions"):     # a minimal OpenAI-compatible chat endpoint
+                    question = body["messages"][-1]["content"]
+                    with target.lock:
+                        target.calls[question] += 1
+                    completion = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                                  "choices": [{"index": 0, "finish_reason": "stop",
+                                               "message": {"role": "assistant", "content": f"模型答：{question}"}}]}
+                    return self._send(200, json.dumps(completion, ensure_ascii=False).encode("utf-8"))
                 with target.lock:
                     target.calls[body["id"]] += 1
                     attempt = target.calls[body["id"]]
@@ -233,6 +241,18 @@ async def test_python_function_targets_sync_async_and_shapes(tmp_path: Path):
     assert summary.failed == 2
     assert all(r["metadata"]["attempts"] == 1 and "expected a str" in r["metadata"]["error"]
                for r in output_rows(out))
+
+
+async def test_openai_chat_target_answers_without_contexts(tmp_path: Path):
+    questions = write_questions(tmp_path / "q.jsonl", [{"id": "a", "question": "报销找谁审批？"}])
+    out = tmp_path / "chat.jsonl"
+    with LoopbackTarget() as server:
+        base_url = server.url.rsplit("/", 1)[0] + "/v1"
+        summary = await collect(questions, f"openai:{base_url}#demo-model", out, progress=False)
+    assert summary.succeeded == 1 and server.calls["报销找谁审批？"] == 1
+    row = output_rows(out)[0]
+    assert (row["answer"], row["contexts"]) == ("模型答：报销找谁审批？", [])
+    assert row["metadata"]["target"] == f"openai-chat demo-model at {base_url}"
 
 
 def test_coerce_reply_rejects_wrong_shapes():

@@ -5,7 +5,6 @@ Every expected number below is computed by hand from the scores written in `buil
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import pandas as pd
@@ -25,7 +24,8 @@ from rubriceval.verdict import Evidence, Usage, Verdict
 LINK = "https://oa.example.com/reimburse"
 LEVELS_ZH = {1: "完全不符合要求", 2: "大部分不符合", 3: "部分符合", 4: "基本符合", 5: "完全符合要求"}
 
-PROCESS = Rubric(id="process_compliance", name="流程合规", criterion="回答报销问题时，必须给出报销系统链接并说明需二级经理审批",
+PROCESS = Rubric(id="process_compliance", name="流程合规",
+                 criterion="回答报销问题时，必须给出报销系统链接并说明需二级经理审批",
                  score_descriptions=LEVELS_ZH, threshold=4, weight=2,
                  items=[JudgeItem(id="judge", type="judge"),
                         RequiredLink(id="reimburse_link", type="required_link", url=LINK)])
@@ -34,7 +34,8 @@ EMPATHY = Rubric(id="empathy", name="情绪安抚", criterion="先安抚情绪�
 
 SAMPLES = [
     Sample(id="s1", question="出差回来怎么报销？", answer=f"请登录报销系统 {LINK} 填写报销单，提交后需二级经理审批。",
-           contexts=["报销流程：登录 OA 报销系统填写报销单，二级经理审批后财务打款。"], ground_truth="在报销系统提交，二级经理审批。",
+           contexts=["报销流程：登录 OA 报销系统填写报销单，二级经理审批后财务打款。"],
+           ground_truth="在报销系统提交，二级经理审批。",
            tags=["报销"], intent="报销咨询"),
     Sample(id="s2", question="我的快递五天没动了，你们到底怎么回事？！", answer="快递在路上，请耐心等待。",
            contexts=["物流延迟时先致歉，说明当前状态和预计送达时间。"], ground_truth="先致歉，再说明状态与预计时间。",
@@ -49,7 +50,8 @@ SAMPLES = [
            contexts=["电子发票需在报销系统上传 PDF。"], ground_truth="在报销系统上传电子发票 PDF，二级经理审批。",
            tags=["报销", "发票"], intent="报销咨询"),
     Sample(id="s6", question="包裹显示已签收但我没收到", answer="请您联系快递员。",
-           contexts=["显示签收未收到：先致歉，登记工单，48 小时内回复。"], ground_truth="致歉，登记工单，48 小时内回复。",
+           contexts=["显示签收未收到：先致歉，登记工单，48 小时内回复。"],
+           ground_truth="致歉，登记工单，48 小时内回复。",
            tags=["物流"], intent="物流查询"),
 ]
 
@@ -83,7 +85,8 @@ def rubric_verdict(rubric: Rubric, sid: str, score: int | None, link_ok: bool | 
         return Verdict(unscored_kind="provider_error", unscored_reason="HTTP 503 Service Unavailable after 3 retries",
                        **base)
     feedback = {5: "完整给出链接与审批要求。", 4: "基本符合，表达可更清晰。", 3: "安抚不足，直接给出结论。",
-                2: "回答敷衍，没有安抚用户情绪，也没有说明预计时间。", 1: "没有给出报销链接，也未提二级经理审批。"}[score]
+                2: "回答敷衍，没有安抚用户情绪，也没有说明预计时间。",
+                1: "没有给出报销链接，也未提二级经理审批。"}[score]
     evidence.append(Evidence(item="judge", score=score, passed=score >= rubric.threshold, detail=feedback))
     return Verdict(score=float(score), passed=score >= rubric.threshold, feedback=feedback, usage=RUBRIC_USAGE,
                    **base)
@@ -129,9 +132,10 @@ def build_store(tmp_path: Path) -> RunStore:
     return store
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> RunStore:
-    return build_store(tmp_path)
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> RunStore:
+    """Built once: tests only read it (the hostile-input tests use their own store)."""
+    return build_store(tmp_path_factory.mktemp("report"))
 
 
 # -- aggregates ------------------------------------------------------------------------------------------------------
@@ -203,3 +207,157 @@ def test_no_scored_rows_gives_none_with_note():
     assert any("no scored rows" in note for note in s.notes)
     assert s.unscored[0].example_reasons == ["timed out after 3 retries"]      # distinct reasons only
     assert summary.business_score is None and "no scored rows" in summary.business_score_note
+
+
+# -- diagnosis -------------------------------------------------------------------------------------------------------
+
+def _diagnose_store(store: RunStore, config: DiagnosisConfig | None = None):
+    verdicts, scorers, samples = store.verdicts("baseline"), store.scorers("baseline"), store.samples("baseline")
+    return diagnose(summarize(verdicts, scorers, samples=samples), verdicts, scorers, samples, config)
+
+
+def test_diagnosis_follows_the_seeds_table_on_the_store(store: RunStore):
+    findings = _diagnose_store(store)
+    codes = [(f.code, f.scorer) for f in findings]
+    assert codes[0] == ("low_context_recall", "context_recall")          # recall comes first
+    assert ("low_generation_retrieval_first", "faithfulness") in codes     # retrieval is low too: fix it first
+    recall = findings[0]
+    assert [d.sample_id for d in recall.samples] == ["s4", "s6", "s2", "s5"]   # lowest first, below 0.7
+    assert any("embedding" in a for a in recall.actions["zh"]) and any("query" in a for a in recall.actions["zh"])
+    link = next(f for f in findings if f.code == "rubric_check_failing")
+    assert link.scorer == "process_compliance" and link.severity == "high"      # rubric mean 3.2 < 4 as well
+    assert link.value == pytest.approx(2 / 6)
+    assert [d.sample_id for d in link.samples] == ["s5", "s2"]                  # scores 1 then 2
+    assert LINK in link.samples[0].detail and "链接" in link.actions["zh"][0]
+    empathy = next(f for f in findings if f.code == "rubric_low")
+    assert empathy.scorer == "empathy" and [d.sample_id for d in empathy.samples] == ["s6", "s1"]
+    assert not any(f.code == "rubric_low" and f.scorer == "process_compliance" for f in findings)
+    unscored = {f.scorer for f in findings if f.code == "many_unscored"}
+    assert unscored == {"empathy", "process_compliance", "faithfulness"}       # 1/5, 1/6, 1/6 > 10%
+
+
+def test_diagnosis_thresholds_are_configurable(store: RunStore):
+    config = DiagnosisConfig(thresholds={"context_recall": 0.4, "faithfulness": 0.7, "情绪安抚": 3.0},
+                             check_fail_rate=0.5, max_unscored_rate=0.25)
+    # Recall, faithfulness and empathy now pass; the link check (2/6 failing) is under the 50% bar, so the process
+    # rubric's low mean is reported on its own; 1/5 and 1/6 unscored are under 25%.
+    findings = _diagnose_store(store, config)
+    assert [(f.code, f.scorer) for f in findings] == [("rubric_low", "process_compliance")]
+    assert [d.sample_id for d in findings[0].samples] == ["s5", "s2"]
+
+
+def _metric_rows(metric: str, scores: dict[str, float]) -> list[Verdict]:
+    return [Verdict(sample_id=sid, scorer=metric, kind="metric", score=score) for sid, score in scores.items()]
+
+
+def _metric_scorers(*names: str) -> list[dict]:
+    return [{"scorer": n, "kind": "metric", "version": "1", "definition": {"name": n}} for n in names]
+
+
+def test_low_correctness_with_good_retrieval_points_to_generation():
+    verdicts = (_metric_rows("context_recall", {f"q{i}": 1.0 for i in range(1, 6)})
+                + _metric_rows("context_precision", {"q1": 0.9, "q2": 0.8, "q3": 0.9, "q4": 0.9, "q5": 0.5})
+                + _metric_rows("answer_correctness", {"q1": 0.3, "q2": 0.9, "q3": 0.5, "q4": 0.95, "q5": 0.1}))
+    scorers = _metric_scorers("context_recall", "context_precision", "answer_correctness")
+    findings = diagnose(summarize(verdicts, scorers), verdicts, scorers)
+    assert [f.code for f in findings] == ["low_generation"]
+    generation = findings[0]
+    assert generation.value == pytest.approx(0.55) and generation.threshold == 0.7
+    # q5 has the lowest correctness, but its own precision (0.5) is poor: the samples proving a generation
+    # problem are the ones retrieved well.
+    assert [d.sample_id for d in generation.samples] == ["q1", "q3", "q5"]
+    assert "context_precision 0.90" in generation.samples[0].detail
+    assert any("temperature" in a for a in generation.actions["zh"])
+
+
+def test_low_precision_suggests_reranking_and_blocks_the_generation_verdict():
+    verdicts = (_metric_rows("context_recall", {"q1": 1.0, "q2": 1.0})
+                + _metric_rows("context_precision", {"q1": 0.5, "q2": 0.3})
+                + _metric_rows("answer_correctness", {"q1": 0.4, "q2": 0.6}))
+    scorers = _metric_scorers("context_recall", "context_precision", "answer_correctness")
+    findings = diagnose(summarize(verdicts, scorers), verdicts, scorers)
+    assert [f.code for f in findings] == ["low_context_precision", "low_generation_retrieval_first"]
+    assert any("rerank" in a for a in findings[0].actions["zh"])
+    assert findings[0].severity == "high"                                   # nobody reaches 0.7
+    only_answers = [v for v in verdicts if v.scorer == "answer_correctness"]
+    alone = diagnose(summarize(only_answers, scorers[2:]), only_answers, scorers[2:])
+    assert [f.code for f in alone] == ["low_generation_unlocated"]
+
+
+# -- HTML / Excel / Markdown -----------------------------------------------------------------------------------------
+
+XSS_ANSWER = "<script>alert('x')</script> =HYPERLINK(\"http://evil\")"
+
+
+def _hostile_store(tmp_path: Path) -> RunStore:
+    store = RunStore(tmp_path / "hostile.sqlite")
+    sample = Sample(id="x1", question="<b>怎么</b>报销？", answer=XSS_ANSWER, tags=["<i>tag</i>"])
+    verdict = Verdict(sample_id="x1", scorer="empathy", kind="rubric", score=1.0, passed=False,
+                      feedback="<img src=x onerror=alert(1)> 没有安抚")
+    add_run(store, "hostile", [verdict], samples=[sample])
+    return store
+
+
+def test_html_report_has_key_numbers_and_is_self_contained(store: RunStore, tmp_path: Path):
+    path = write_html_report(store, "baseline", tmp_path / "report.html",
+                             agreement={"empathy": "κ = 0.71 [0.58, 0.80] on 120 audited items"})
+    html = path.read_text(encoding="utf-8")
+    assert '<html lang="zh-CN">' in html and "业务总分" in html               # Chinese data → Chinese report
+    assert "3.30" in html and "0.76" in html and "0.50" in html               # business score, RAG means
+    assert "60.0%" in html and "50.0%" in html and "33.3%" in html            # pass rates
+    assert "κ = 0.71 [0.58, 0.80] on 120 audited items" in html
+    assert "HTTP 503 Service Unavailable after 3 retries" in html              # unscored reason
+    assert "缺少报销链接" in html and "回答敷衍" in html                       # evidence and judge feedback
+    assert "rerank" not in html and "embedding" in html                        # only the recall finding applies
+    assert "18400" in html and "0.0260" in html                                # tokens and cost
+    assert html.count("<svg") >= 6                                             # 2 overview + 4 distributions
+    for external in ("<script", "<link", "@import", 'src="http', "url(http"):
+        assert external not in html
+    english = write_html_report(store, "baseline", tmp_path / "en.html", lang="en").read_text(encoding="utf-8")
+    assert '<html lang="en">' in english and "Business score" in english and "3.30" in english
+
+
+def test_html_escapes_user_text(tmp_path: Path):
+    store = _hostile_store(tmp_path)
+    html = write_html_report(store, "hostile", tmp_path / "x.html").read_text(encoding="utf-8")
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "<b>怎么</b>" not in html and "<i>tag</i>" not in html
+
+
+def test_excel_workbook_is_filterable_and_keeps_text(store: RunStore, tmp_path: Path):
+    from openpyxl import load_workbook
+
+    path = write_excel_report(store, "baseline", tmp_path / "report.xlsx")
+    sheets = pd.read_excel(path, sheet_name=None)
+    assert {"summary", "samples"} <= set(sheets)
+    summary, samples = sheets["summary"], sheets["samples"]
+    assert summary.iloc[0]["平均分"] == pytest.approx(3.3)                     # the business score row leads
+    row = summary[summary["id"] == "process_compliance"].iloc[0]
+    assert row["平均分"] == pytest.approx(3.2) and row["通过率"] == pytest.approx(0.6) and row["数量 4"] == 2
+    assert len(samples) == 23 and {"评审意见", "证据", "未评分原因"} <= set(samples.columns)
+    assert (samples["未评分原因"].dropna() != "").sum() == 3
+    wb = load_workbook(path)
+    for name in ("summary", "samples"):
+        assert wb[name].freeze_panes == "A2" and wb[name].auto_filter.ref
+    assert wb["samples"].column_dimensions["H"].width == 50                    # feedback column wraps
+    hostile = load_workbook(write_excel_report(_hostile_store(tmp_path), "hostile", tmp_path / "x.xlsx"))["samples"]
+    answer_cell = hostile.cell(row=2, column=11)
+    assert answer_cell.value == XSS_ANSWER and answer_cell.data_type == "s"
+
+
+def test_markdown_summary_and_cjk_table(store: RunStore):
+    text = markdown_summary(store, "baseline")
+    assert "**业务总分**: 3.30 / 5" in text and "| 流程合规 (process_compliance) | 业务标准 | 3.20 | 60.0% |" in text
+    assert "context_recall 偏低" in text and "s4, s6" in text
+    table = text_table(["评分项", "mean"], [["情绪安抚", "3.50"], ["faithfulness", "0.76"]], right_align=(1,))
+    lines = table.splitlines()
+    from rubriceval.report.markdown import display_width
+    assert len({display_width(line) for line in lines}) == 1                  # columns line up with CJK text
+
+
+def test_report_language_follows_the_data():
+    zh = Sample(id="a", question="退款多久到账？")
+    en = Sample(id="b", question="How long does a refund take?")
+    assert detect_language([zh, zh, en]) == "zh" and detect_language([en, en, zh]) == "en"
+    assert detect_language([zh, en]) == "zh" and detect_language([]) == "en"

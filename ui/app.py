@@ -91,31 +91,37 @@ def build_app(store_path: str | Path, run: str | None = None, export_dir: str | 
                 with gr.Accordion("Queue filters", open=True):
                     # Custom values allowed: another run's facets may be picked before the choices refresh, and
                     # the values only ever reach SQL as bound parameters.
-                    with gr.Row():
+                    with gr.Row(equal_height=True):
                         scorer_dd = gr.Dropdown(label="Rubric", choices=[ANY, *facets["scorers"]], value=ANY,
-                                               allow_custom_value=True, elem_id="filter-rubric")
+                                                allow_custom_value=True, min_width=150, elem_id="filter-rubric")
                         tag_dd = gr.Dropdown(label="Tag", choices=[ANY, *facets["tags"]], value=ANY,
-                                               allow_custom_value=True, elem_id="filter-tag")
+                                             allow_custom_value=True, min_width=110, elem_id="filter-tag")
                         intent_dd = gr.Dropdown(label="Intent", choices=[ANY, *facets["intents"]], value=ANY,
-                                               allow_custom_value=True, elem_id="filter-intent")
-                        status_dd = gr.Dropdown(label="Show", choices=STATUS_CHOICES, value="all",
+                                                allow_custom_value=True, min_width=120, elem_id="filter-intent")
+                        score_min = gr.Number(1, label="Judge ≥", minimum=1, maximum=5, precision=0, scale=0,
+                                              min_width=80, elem_id="score-min")
+                        score_max = gr.Number(5, label="Judge ≤", minimum=1, maximum=5, precision=0, scale=0,
+                                              min_width=80, elem_id="score-max")
+                        status_dd = gr.Dropdown(label="Show", choices=STATUS_CHOICES, value="all", min_width=170,
                                                 elem_id="filter-status")
                         order_dd = gr.Dropdown(label="Order", choices=ORDER_CHOICES, value="judge_asc",
-                                               elem_id="filter-order")
-                    with gr.Row(equal_height=True):
-                        score_min = gr.Slider(1, 5, value=1, step=1, label="Judge score from", elem_id="score-min")
-                        score_max = gr.Slider(1, 5, value=5, step=1, label="Judge score to", elem_id="score-max")
-                        apply_btn = gr.Button("Open queue", variant="primary", elem_id="apply-btn")
-                queue_df = gr.Dataframe(headers=QUEUE_COLUMNS, interactive=False, wrap=False, max_height=260,
+                                               min_width=170, elem_id="filter-order")
+                        apply_btn = gr.Button("Open queue", variant="primary", scale=0, min_width=120,
+                                              elem_id="apply-btn")
+                queue_df = gr.Dataframe(headers=QUEUE_COLUMNS, interactive=False, wrap=False, max_height=230,
                                         elem_id="queue-table", label="Queue (click a row to open it)",
                                         column_widths=["5%", "12%", "13%", "6%", "12%", "5%", "5%", "10%", "32%"])
-                with gr.Row(equal_height=True):
-                    prev_page_btn = gr.Button("◀ Page", size="sm", elem_id="prev-page-btn")
+                with gr.Row(elem_id="pager"):
+                    prev_page_btn = gr.Button("◀ Previous page", size="sm", scale=0, min_width=140,
+                                              elem_id="prev-page-btn")
                     page_info = gr.Markdown(elem_id="page-info")
-                    next_page_btn = gr.Button("Page ▶", size="sm", elem_id="next-page-btn")
-                    jump_to = gr.Number(label="Go to item #", precision=0, minimum=1, elem_id="jump-to")
-                    go_btn = gr.Button("Open", size="sm", elem_id="go-btn")
+                    next_page_btn = gr.Button("Next page ▶", size="sm", scale=0, min_width=140,
+                                              elem_id="next-page-btn")
+                    jump_to = gr.Number(value=1, precision=0, minimum=1, show_label=False, container=False,
+                                        scale=0, min_width=90, elem_id="jump-to")
+                    go_btn = gr.Button("Open item #", size="sm", scale=0, min_width=120, elem_id="go-btn")
                 item_title = gr.Markdown(elem_id="item-title")
+                gr.HTML(KEY_HELP)
                 with gr.Row(elem_id="audit-item"):
                     with gr.Column(scale=1):
                         sample_view = gr.HTML(elem_id="sample-view")
@@ -126,20 +132,23 @@ def build_app(store_path: str | Path, run: str | None = None, export_dir: str | 
                             save_gt_btn = gr.Button("Save ground truth", elem_id="save-gt-btn")
                         history_view = gr.HTML(elem_id="gt-history")
                     with gr.Column(scale=1):
+                        with gr.Column(elem_id="verdict-actions"):
+                            with gr.Row(equal_height=True):
+                                score_radio = gr.Radio(choices=["1", "2", "3", "4", "5"], label="Your score",
+                                                       scale=2, min_width=260, elem_id="score-radio")
+                                reason_box = gr.Textbox(label="Reason (required when you differ from the judge)",
+                                                        lines=1, scale=3, elem_id="reason-box")
+                            with gr.Row():
+                                agree_btn = gr.Button("Agree with judge (A)", size="md", elem_id="agree-btn")
+                                save_btn = gr.Button("Save & next (Enter)", variant="primary", size="md",
+                                                     elem_id="save-btn")
+                                prev_btn = gr.Button("◀ Previous", size="md", scale=0, min_width=100,
+                                                     elem_id="prev-btn")
+                                next_btn = gr.Button("Skip ▶", size="md", scale=0, min_width=80, elem_id="next-btn")
+                                reload_btn = gr.Button("Reload", size="md", scale=0, min_width=80,
+                                                       elem_id="reload-btn")
+                            status = gr.Markdown(elem_id="audit-status")
                         judge_view = gr.HTML(elem_id="judge-view")
-                        score_radio = gr.Radio(choices=["1", "2", "3", "4", "5"], label="Your score",
-                                               elem_id="score-radio")
-                        reason_box = gr.Textbox(label="Reason (required when your score differs from the judge's)",
-                                                lines=1, elem_id="reason-box")
-                        with gr.Row():
-                            agree_btn = gr.Button("Agree with judge (A)", elem_id="agree-btn")
-                            save_btn = gr.Button("Save & next (Enter)", variant="primary", elem_id="save-btn")
-                        with gr.Row():
-                            prev_btn = gr.Button("◀ Previous", size="sm", elem_id="prev-btn")
-                            reload_btn = gr.Button("Reload item", size="sm", elem_id="reload-btn")
-                            next_btn = gr.Button("Skip ▶", size="sm", elem_id="next-btn")
-                        status = gr.Markdown(elem_id="audit-status")
-                        gr.HTML(KEY_HELP)
             with gr.Tab("Agreement", id="agreement"):
                 refresh_btn = gr.Button("Compute agreement", variant="primary", elem_id="agreement-btn")
                 agreement_headline = gr.Markdown(elem_id="agreement-headline")
@@ -180,7 +189,7 @@ def build_app(store_path: str | Path, run: str | None = None, export_dir: str | 
                           request: gr.Request) -> list[Any]:
             who = _who(name, request)
             started = time.perf_counter()
-            state = open_queue(store, run_id, make_filter(who, scorer, tag, intent, low, high, show, order))
+            state = open_queue(store, run_id or initial_run, make_filter(who, scorer, tag, intent, low, high, show, order))
             view = open_item(store, state, 0, who)
             out = render(state, who, view, "")
             out[-1] = f"Queue opened in {time.perf_counter() - started:.2f} s."
@@ -260,7 +269,7 @@ def build_app(store_path: str | Path, run: str | None = None, export_dir: str | 
 
         @_user_errors
         def do_agreement(run_id: str) -> list[Any]:
-            results = agreement_panel.compute(store, run_id)
+            results = agreement_panel.compute(store, run_id or initial_run)
             first = results[0] if results else None
             return [results, agreement_panel.headline(results), agreement_panel.summary_frame(results),
                     gr.update(choices=[r.key for r in results], value=first.key if first else None),
@@ -272,6 +281,7 @@ def build_app(store_path: str | Path, run: str | None = None, export_dir: str | 
 
         @_user_errors
         def do_export(run_id: str) -> str:
+            run_id = run_id or initial_run
             name = store.runs.run_info(run_id).name
             stem = re.sub(r"[^\w.-]+", "_", name) + time.strftime("-corrected-%Y%m%d-%H%M%S")
             lines = []
@@ -307,7 +317,7 @@ def build_app(store_path: str | Path, run: str | None = None, export_dir: str | 
                           outputs=[agreement_state, agreement_headline, agreement_table, rubric_pick,
                                    confusion_table, worst_table], api_name="agreement")
         rubric_pick.change(do_pick_rubric, inputs=[agreement_state, rubric_pick],
-                           outputs=[confusion_table, worst_table], api_visibility="private")
+                           outputs=[confusion_table, worst_table], api_name="agreement_detail")
         export_btn.click(do_export, inputs=[run_dd], outputs=[export_status], api_name="export")
     app.audit_store = store          # for tests and for closing the connection with the app
     return app

@@ -77,6 +77,15 @@ ins { background: #bbf7d0; color: #14532d; text-decoration: none; border-bottom:
 .ev-table td { border-top: 1px solid var(--border-color-primary); padding: 0.2rem 0.3rem; vertical-align: top; }
 .ev-table tr.ev-fail td { background: rgba(239, 68, 68, 0.08); }
 #progress-bar { font-weight: 600; }
+/* Gradio clips its container with overflow:hidden, which disables position:sticky; clip does not. */
+.gradio-container { overflow: clip !important; }
+/* The verdict controls stay in view while the expert scrolls through a long rubric or evidence list. */
+#verdict-actions { position: sticky; top: 0; z-index: 5; background: var(--background-fill-primary);
+  border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 0.4rem;
+  box-shadow: 0 4px 12px rgba(0, 0, 0, 0.08); }
+#audit-status p { margin: 0; }
+#pager { align-items: center; }
+#page-info { text-align: center; }
 #audit-status .conflict { color: #b91c1c; font-weight: 600; }
 .kbd-help kbd { border: 1px solid var(--border-color-primary); border-radius: 3px; padding: 0 0.3rem;
   font-size: 0.8rem; }

@@ -71,7 +71,8 @@ def open_queue(store: AuditStore, run: str, flt: QueueFilter) -> AuditSession:
 def page_frame(store: AuditStore, session: AuditSession) -> pd.DataFrame:
     start = session.page * PAGE_SIZE
     rows = store.with_text(session.run_id, session.rows[start:start + PAGE_SIZE]) if session.rows else []
-    records = [[start + i + 1, r.sample_id, r.scorer,
+    # "▶" marks the open item, so the expert sees where they are in the queue.
+    records = [[f"▶ {start + i + 1}" if start + i == session.index else str(start + i + 1), r.sample_id, r.scorer,
                 "unscored" if r.judge_score is None else f"{r.judge_score:g}",
                 r.human_scores or "—", "" if r.my_score is None else str(r.my_score),
                 "" if r.gap is None else f"{r.gap:g}", r.intent, r.question] for i, r in enumerate(rows)]

@@ -195,7 +195,7 @@ async def collect(questions_path: str | Path, target: AnyTarget,
                 errors.append(RowError(id=row.id, error=row.metadata["error"]))
             else:
                 succeeded += 1
-            bar.set_postfix(errors=len(errors))
+            bar.set_postfix(errors=len(errors), refresh=False)
             bar.update(1)
 
     completed = False

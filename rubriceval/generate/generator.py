@@ -304,7 +304,7 @@ async def generate(docs_path: str | Path, out_path: str | Path, *, judge: JudgeL
             outcome = await _process_chunk(chunk, judge=seeded_judge, language=chunk_language, domain=domain,
                                            thresholds=thresholds, usage=usage)
         tally[outcome.status] += 1
-        bar.set_postfix(kept=tally["kept"], dropped=tally["dropped"], unscored=tally["unscored"])
+        bar.set_postfix(kept=tally["kept"], dropped=tally["dropped"], unscored=tally["unscored"], refresh=False)
         bar.update(1)
         return outcome
 

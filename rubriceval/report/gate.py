@@ -227,7 +227,7 @@ AgreementSource = Mapping[str, Any] | Callable[[str], Any] | None
 
 def as_trust_evidence(value: Any) -> TrustEvidence | None:
     """Accepts a TrustEvidence, an AgreementReport (kappa_quadratic, n), a dict {kappa, n_items|n}, a (kappa, n)
-    pair, or a bare kappa (item count unknown)."""
+    pair, or a bare kappa (item count unknown). (A release-gate TrustStatus is handled by `untrusted_reason`.)"""
     if value is None or isinstance(value, TrustEvidence):
         return value
     if hasattr(value, "kappa_quadratic") and hasattr(value, "n"):
@@ -258,7 +258,11 @@ def untrusted_reason(rubric: ScorerSummary, agreement: AgreementSource) -> str |
     if rubric.kind != "rubric" or not bar:
         return None
     min_kappa, min_items = bar.get("min_kappa"), bar.get("min_items", 50)
-    evidence = as_trust_evidence(_lookup(agreement, rubric))
+    raw = _lookup(agreement, rubric)
+    if hasattr(raw, "trusted") and hasattr(raw, "reason"):
+        # A release-gate TrustStatus already judged this exact rubric version against its bar.
+        return None if raw.trusted is True else f"rubric '{rubric.name}': {raw.reason}"
+    evidence = as_trust_evidence(raw)
     need = f"needs κ ≥ {min_kappa} on ≥ {min_items} audited items"
     if evidence is None:
         return f"rubric '{rubric.name}' has no judge–expert agreement measured ({need})"
@@ -273,6 +277,21 @@ def untrusted_reason(rubric: ScorerSummary, agreement: AgreementSource) -> str |
     return None
 
 
+def trust_from_store(store: Any, run: str) -> dict[str, Any]:
+    """rubric id → TrustStatus of the exact rubric version the run used, from the expert audits and agreement
+    results kept beside the runs (rubriceval.trust.release_gate), for the run's judge model."""
+    from rubriceval.rubric.schema import Rubric
+    from rubriceval.trust.release_gate import trust_status
+
+    judge_model = (store.run_info(run).config.judge or {}).get("model") or None
+    out = {}
+    for row in store.scorers(run):
+        if row["kind"] == "rubric" and (row.get("definition") or {}).get("trust"):
+            rubric = Rubric.model_validate(row["definition"])
+            out[rubric.id] = trust_status(store.path, rubric, judge_model=judge_model)
+    return out
+
+
 # -- evaluation ---------------------------------------------------------------------------------------------------
 
 def _compare(actual: float, op: str, value: float) -> bool:
@@ -283,7 +302,7 @@ def _compare(actual: float, op: str, value: float) -> bool:
 def _fmt(value: float | None) -> str:
     if value is None:
         return "n/a"
-    return f"{value:.4g}" if abs(value) < 1000 else f"{value:.0f}"
+    return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
 
 
 def _resolve(data: RunData, scorer: str) -> ScorerSummary:
@@ -350,6 +369,8 @@ def evaluate_data(data: RunData, config: GateConfig, *, baseline: RunData | None
             for d in deltas:
                 summary = data.summary.get(d.scorer)
                 ci = "" if d.ci_low is None else f" (95% CI [{d.ci_low:+.3f}, {d.ci_high:+.3f}], n={d.n_paired})"
+                if d.version_changed:
+                    ci += f" (scorer changed: {d.version_a} → {d.version_b})"
                 name = check.name if check.scorer is not None and check.name else f"regression:{d.scorer}{check.op}" \
                                                                                   f"{check.value:g}"
                 results.append(_result(check, name, d.delta, d.note or "no paired samples",
@@ -428,11 +449,11 @@ def write_junit_xml(result: GateResult, path: str | Path) -> Path:
 def format_gate_result(result: GateResult, lang: Lang = "en") -> str:
     from rubriceval.report.markdown import text_table
 
-    rows = [[("✓ " if c.passed else "✗ ") + c.name, _fmt(c.actual), c.expected, c.reason] for c in result.checks]
+    rows = [[("✓ " if c.passed else "✗ ") + c.name, c.reason] for c in result.checks]   # the reason holds the value
     head = f"{t('gate', lang)} · {result.run}" + (f" vs {result.baseline}" if result.baseline else "")
     verdict = t("gate_passed" if result.passed else "gate_failed", lang)
     verdict += f" ({len(result.checks) - len(result.failures)}/{len(result.checks)})"
-    table = text_table([t("check", lang), t("actual", lang), "", t("reason", lang)], rows, right_align=(1,))
+    table = text_table([t("check", lang), t("reason", lang)], rows)
     return f"{head}\n\n{table}\n\n{verdict}\n"
 
 
@@ -444,6 +465,8 @@ def run_gate(store: Any, run: str, checks: Sequence[str] = (), *, config_path: s
     write = out or (lambda text: print(text, end=""))
     try:
         config = gate_config(checks, config_path, baseline=baseline, refuse_untrusted=refuse_untrusted)
+        if config.refuse_untrusted and agreement is None:
+            agreement = trust_from_store(store, run)
         result = evaluate_gate(store, run, config, agreement=agreement)
     except RubricEvalError as exc:
         message = f"gate usage error: {exc.format()}\n"

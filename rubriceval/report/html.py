@@ -110,14 +110,17 @@ def _truncate(text: str, limit: int = ANSWER_PREVIEW_CHARS) -> str:
 def worst_examples(data: RunData, scorer: str, n: int = WORST_EXAMPLES) -> list[dict[str, Any]]:
     """The lowest-scoring rows of a scorer with the sample text, feedback and evidence."""
     samples = data.samples_by_id
+    threshold = next((s.threshold for s in data.summary.scorers if s.scorer == scorer), None)
     rows = sorted((v for v in data.verdicts if v.scorer == scorer and v.score is not None),
                   key=lambda v: (v.score, v.sample_id))[:n]
-    return [_example(v, samples.get(v.sample_id)) for v in rows]
+    return [_example(v, samples.get(v.sample_id), threshold) for v in rows]
 
 
-def _example(v: Verdict, sample: Any) -> dict[str, Any]:
+def _example(v: Verdict, sample: Any, threshold: float | None) -> dict[str, Any]:
+    # Metric verdicts carry no `passed`; judge them against the same threshold the summary uses.
+    passed = v.passed if v.passed is not None or threshold is None or v.score is None else v.score >= threshold
     return {
-        "sample_id": v.sample_id, "score": v.score, "passed": v.passed, "feedback": v.feedback,
+        "sample_id": v.sample_id, "score": v.score, "passed": passed, "feedback": v.feedback,
         "question": sample.question if sample else "", "answer": _truncate(sample.answer) if sample else "",
         "ground_truth": _truncate(sample.ground_truth) if sample else "",
         "evidence": [e.model_dump() for e in v.evidence],

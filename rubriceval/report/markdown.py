@@ -34,6 +34,17 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right_alig
     return "\n".join(line.rstrip() for line in lines)
 
 
+def summary_table(summary: Summary, lang: Lang = "en") -> str:
+    """The per-scorer table for a terminal (what `rubriceval run` prints when it finishes)."""
+    headers = [t("scorer", lang), t("kind", lang), t("mean", lang), t("pass_rate", lang), t("threshold", lang),
+               t("n_scored", lang), t("n_unscored", lang)]
+    table = text_table(headers, _scorer_rows(summary, lang, None), right_align=(2, 3, 4, 5))
+    line = f"{t('business_score', lang)}: {format_number(summary.business_score, 2, lang)} / 5"
+    if summary.business_score_note:
+        line += f" ({summary.business_score_note})"
+    return f"{table}\n{line}"
+
+
 def _md_cell(text: str) -> str:
     # A pipe or newline in a rubric name or reason would break the table.
     return text.replace("|", "\\|").replace("\n", " ")

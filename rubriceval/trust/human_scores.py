@@ -104,6 +104,7 @@ class AuditedSet(BaseModel):
     items: list[AuditedItem]
     run_ids: list[str]
     judge_models: list[str]
+    run_models: dict[str, str] = Field(default_factory=dict)   # run id → judge model of that run
     notes: list[str] = Field(default_factory=list)
 
     @property
@@ -303,14 +304,15 @@ def audited_items(store_path: str | Path, rubric_id: str, *, run: str | None = N
         items = _unique_keys(list(by_content.values()))
         used_runs = sorted({item.run_id for item in items})
         infos = {info.run_id: info for info, _ in runs}
-        models = sorted({str(infos[r].config.judge.get("model", "")) for r in used_runs})
+        run_models = {r: str(infos[r].config.judge.get("model", "")) for r in used_runs}
+        models = sorted(set(run_models.values()))
         definition = _rubric_definition(store, runs[-1][0].run_id, rubric_id)
     notes = []
     if stale:
         notes.append(f"{stale} audit response(s) were given on a different version of the verdict "
                      f"(re-scored since) and are left out")
     return AuditedSet(rubric_id=rubric_id, version_tag=version_tag, rubric_definition=definition, items=items,
-                      run_ids=used_runs, judge_models=models, notes=notes)
+                      run_ids=used_runs, judge_models=models, run_models=run_models, notes=notes)
 
 
 def _unique_keys(items: list[AuditedItem]) -> list[AuditedItem]:

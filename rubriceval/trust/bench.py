@@ -1,0 +1,253 @@
+"""Benchmark any configured judge against human labels: SummEval consistency (1–5) and HaluEval (yes/no).
+
+SummEval: the `summeval_consistency` rubric on 100 CNN/DM summaries; the judge's score against the experts'
+consensus (lower median of three): quadratic κ, exact/±1 agreement, Spearman — plus Spearman against the experts'
+mean, and the experts' own agreement (Krippendorff's α) as the ceiling a judge can be expected to reach.
+HaluEval: the `halueval_hallucination` rubric on a balanced sample; score ≥ the rubric's threshold means "no
+hallucination", compared with the human yes/no label (positive = hallucination): accuracy, precision, recall, F1, κ.
+
+Run: `python -m rubriceval.trust.bench summeval --n 100 --out out/bench_summeval.json` (no --base-url = the
+embedded local judge). Unscored verdicts are counted and left out of the statistics, never scored as anything.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shlex
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, Field
+from scipy import stats
+
+from rubriceval.backends import make_judge
+from rubriceval.data.sample import Sample
+from rubriceval.judge.config import JudgeConfig, load_judge_config
+from rubriceval.rubric.applies import applies
+from rubriceval.rubric.loader import load_rubric
+from rubriceval.rubric.schema import Rubric
+from rubriceval.scoring.rubric_scorer import score_rubric
+from rubriceval.trust.agreement import (
+    AgreementReport,
+    BinaryAgreementReport,
+    Estimate,
+    agreement_report,
+    binary_agreement_report,
+    krippendorff_alpha,
+)
+from rubriceval.trust.benchmark_data import balanced_subsample, load_halueval, load_summeval, summeval_expert_matrix
+from rubriceval.verdict import Verdict
+
+BenchmarkKind = Literal["summeval", "halueval"]
+RUBRIC_DIR = Path(__file__).resolve().parents[2] / "rubrics" / "benchmarks"
+DEFAULT_RUBRICS: dict[str, str] = {"summeval": "summeval_consistency.yaml", "halueval": "halueval_hallucination.yaml"}
+DEFAULT_HALUEVAL_N = 50
+LOCAL_JUDGE_SLOTS = 2     # the embedded server decodes two prompts at a time; more in flight only queue
+FEEDBACK_CHARS = 300
+
+
+class BenchmarkItem(BaseModel):
+    id: str
+    judge_score: float | None
+    unscored_reason: str | None = None
+    human: float | str                 # SummEval: the experts' consensus; HaluEval: 'yes'/'no' (hallucination)
+    human_detail: list[int] = Field(default_factory=list)   # SummEval: the three experts' scores
+    feedback: str = ""
+
+
+class BenchmarkResult(BaseModel):
+    kind: BenchmarkKind
+    rubric_id: str
+    rubric_version_tag: str
+    judge: str
+    n_items: int
+    n_scored: int
+    unscored_kinds: dict[str, int] = Field(default_factory=dict)
+    elapsed_s: float
+    seconds_per_item: float
+    ordinal: AgreementReport | None = None              # SummEval: judge vs the experts' consensus
+    spearman_vs_mean: Estimate | None = None            # SummEval: judge vs the experts' mean score
+    expert_alpha: Estimate | None = None                # SummEval: the experts among themselves (the ceiling)
+    binary: BinaryAgreementReport | None = None         # HaluEval: hallucination yes/no
+    judge_score_by_human: dict[str, dict[str, int]] = Field(default_factory=dict)
+    items: list[BenchmarkItem]
+    command: str = ""
+
+    def summary(self) -> str:
+        lines = [f"{self.kind}: {self.rubric_id} {self.rubric_version_tag}, judge {self.judge}",
+                 f"  {self.n_items} items, {self.n_scored} scored"
+                 + (f", unscored: {dict(self.unscored_kinds)}" if self.unscored_kinds else "")
+                 + f"; {self.elapsed_s:.0f} s ({self.seconds_per_item:.1f} s/item)"]
+        if self.ordinal is not None:
+            o = self.ordinal
+            lines.append(f"  vs expert consensus: κ(quadratic) {o.kappa_quadratic.format()}, exact "
+                         f"{o.exact.format()}, within ±1 {o.within_one.format()}, Spearman {o.spearman.format()}, "
+                         f"mean judge−human {o.mean_difference.format()}")
+        if self.spearman_vs_mean is not None:
+            lines.append(f"  Spearman vs expert mean: {self.spearman_vs_mean.format()}")
+        if self.expert_alpha is not None:
+            lines.append(f"  experts among themselves: Krippendorff α (ordinal) {self.expert_alpha.format()}")
+        if self.binary is not None:
+            b = self.binary
+            lines.append(f"  hallucination yes/no: accuracy {b.accuracy.format()}, precision {b.precision.format()}, "
+                         f"recall {b.recall.format()}, F1 {b.f1.format()}, κ {b.kappa.format()}")
+        for human, counts in self.judge_score_by_human.items():
+            shown = ", ".join(f"{score}: {count}" for score, count in counts.items())
+            lines.append(f"  judge scores when human = {human}: {shown}")
+        return "\n".join(lines)
+
+
+def spearman_estimate(x: list[float], y: list[float], *, n_boot: int = 1000, confidence: float = 0.95,
+                      seed: int = 0) -> Estimate:
+    """Spearman's rho of real-valued pairs with an item-bootstrap CI (undefined → a note, never NaN)."""
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(a) < 3:
+        return Estimate(note=f"Spearman needs at least 3 items, got {len(a)}")
+    if np.all(a == a[0]) or np.all(b == b[0]):
+        return Estimate(note="Spearman is undefined: one side gave every item the same score")
+    value = float(stats.spearmanr(a, b).statistic)
+    rng = np.random.default_rng(seed)
+    replicates = []
+    for _ in range(n_boot):
+        idx = rng.integers(0, len(a), len(a))
+        ra, rb = a[idx], b[idx]
+        if np.all(ra == ra[0]) or np.all(rb == rb[0]):
+            continue
+        replicates.append(stats.spearmanr(ra, rb).statistic)
+    if len(replicates) < 0.9 * n_boot:
+        return Estimate(value=value, note="no CI: too many bootstrap resamples were constant")
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(replicates, [tail, 1 - tail])
+    return Estimate(value=value, ci_low=float(low), ci_high=float(high), n_boot_used=len(replicates))
+
+
+def _load_samples(kind: BenchmarkKind, n: int | None, seed: int) -> list[Sample]:
+    if kind == "summeval":
+        samples = load_summeval()
+        if n is not None and n < len(samples):
+            # A seeded subset in file order: the file is grouped by article, so "the first n" is a biased slice.
+            keep = sorted(np.random.default_rng(seed).choice(len(samples), size=n, replace=False))
+            samples = [samples[i] for i in keep]
+        return samples
+    if kind == "halueval":
+        return balanced_subsample(load_halueval(), n or DEFAULT_HALUEVAL_N, seed=seed)
+    raise ValueError(f"unknown benchmark '{kind}': use summeval or halueval")
+
+
+async def _judge_all(rubric: Rubric, samples: list[Sample], config: JudgeConfig, progress: bool
+                     ) -> tuple[list[Verdict], str]:
+    judge = make_judge(config, announce=progress)
+    started = time.perf_counter()
+    done = 0
+
+    async def one(sample: Sample) -> Verdict:
+        nonlocal done
+        verdict = await score_rubric(rubric, sample, judge)
+        done += 1
+        if progress and (done % 10 == 0 or done == len(samples)):
+            print(f"  {done}/{len(samples)} judged ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+        return verdict
+
+    try:
+        verdicts = list(await asyncio.gather(*(one(s) for s in samples)))
+    finally:
+        await judge.close()
+    return verdicts, config.describe()
+
+
+def _distribution(verdicts: list[Verdict], human: list[str]) -> dict[str, dict[str, int]]:
+    table: dict[str, Counter] = {}
+    for verdict, label in zip(verdicts, human):
+        key = "unscored" if verdict.score is None else str(int(verdict.score))
+        table.setdefault(label, Counter())[key] += 1
+    order = ["1", "2", "3", "4", "5", "unscored"]
+    return {label: {k: counts[k] for k in order if counts[k]} for label, counts in sorted(table.items())}
+
+
+async def run_benchmark_async(kind: BenchmarkKind, judge_config: JudgeConfig, n: int | None = None,
+                              out: str | Path | None = None, *, seed: int = 0, rubric_path: str | Path | None = None,
+                              n_boot: int = 1000, progress: bool = True) -> BenchmarkResult:
+    rubric = load_rubric(rubric_path or RUBRIC_DIR / DEFAULT_RUBRICS[kind])
+    samples = _load_samples(kind, n, seed)
+    not_applicable = [s.id for s in samples if not applies(rubric, s)]
+    if not_applicable:
+        raise ValueError(f"rubric {rubric.id} does not apply to {len(not_applicable)} {kind} sample(s) "
+                         f"(e.g. {not_applicable[0]}); check its applies_to")
+    if judge_config.is_local:
+        judge_config = judge_config.model_copy(update={"concurrency": min(judge_config.concurrency,
+                                                                           LOCAL_JUDGE_SLOTS)})
+    started = time.perf_counter()
+    verdicts, judge_text = await _judge_all(rubric, samples, judge_config, progress)
+    elapsed = time.perf_counter() - started
+    scored = [(s, v) for s, v in zip(samples, verdicts) if v.score is not None]
+    unscored_kinds = dict(Counter(v.unscored_kind or "error" for v in verdicts if v.score is None))
+    result = dict(kind=kind, rubric_id=rubric.id, rubric_version_tag=rubric.version_tag, judge=judge_text,
+                  n_items=len(samples), n_scored=len(scored), unscored_kinds=unscored_kinds, elapsed_s=elapsed,
+                  seconds_per_item=elapsed / max(1, len(samples)))
+    n_unscored = len(samples) - len(scored)
+    if kind == "summeval":
+        items = [BenchmarkItem(id=s.id, judge_score=v.score, unscored_reason=v.unscored_reason,
+                               human=s.metadata["human_median"], human_detail=s.metadata["human_scores"],
+                               feedback=v.feedback[:FEEDBACK_CHARS]) for s, v in zip(samples, verdicts)]
+        result["ordinal"] = agreement_report(
+            [v.score for _, v in scored], [s.metadata["human_median"] for s, _ in scored],
+            ids=[s.id for s, _ in scored], name=f"{rubric.id} vs SummEval experts", n_boot=n_boot, seed=seed,
+            n_unscored=n_unscored)
+        result["spearman_vs_mean"] = spearman_estimate([v.score for _, v in scored],
+                                                       [s.metadata["human_mean"] for s, _ in scored],
+                                                       n_boot=n_boot, seed=seed)
+        result["expert_alpha"] = krippendorff_alpha(summeval_expert_matrix(samples), level="ordinal",
+                                                    n_boot=n_boot, seed=seed)
+        result["judge_score_by_human"] = _distribution(
+            verdicts, [f"{s.metadata['human_median']}" for s in samples])
+    else:
+        items = [BenchmarkItem(id=s.id, judge_score=v.score, unscored_reason=v.unscored_reason,
+                               human=s.metadata["human_label"], feedback=v.feedback[:FEEDBACK_CHARS])
+                 for s, v in zip(samples, verdicts)]
+        # Positive = hallucination, as in HaluEval's own question "does it contain a hallucination?".
+        result["binary"] = binary_agreement_report(
+            [v.score < rubric.threshold for _, v in scored], [s.metadata["hallucinated"] for s, _ in scored],
+            ids=[s.id for s, _ in scored], name=f"{rubric.id} vs HaluEval labels", n_boot=n_boot, seed=seed,
+            n_unscored=n_unscored)
+        result["judge_score_by_human"] = _distribution(
+            verdicts, [f"hallucination={s.metadata['human_label']}" for s in samples])
+    benchmark = BenchmarkResult(**result, items=items)
+    if out is not None:
+        path = Path(out)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(benchmark.model_dump_json(indent=2), encoding="utf-8")
+    return benchmark
+
+
+def run_benchmark(kind: BenchmarkKind, judge_config: JudgeConfig, n: int | None = None,
+                  out: str | Path | None = None, **options) -> BenchmarkResult:
+    """Run the benchmark, print its numbers, optionally write the full result (with every item) as JSON."""
+    result = asyncio.run(run_benchmark_async(kind, judge_config, n, out, **options))
+    print(result.summary())
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Judge-vs-human benchmark on SummEval or HaluEval.")
+    parser.add_argument("kind", choices=["summeval", "halueval"])
+    parser.add_argument("--n", type=int, default=None, help="items (SummEval: all 100; HaluEval: 50, balanced)")
+    parser.add_argument("--out", default=None, help="write the full result as JSON here")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--config", default=None, help="judge config YAML (else environment, else local judge)")
+    parser.add_argument("--rubric", default=None, help="another rubric file to benchmark")
+    args = parser.parse_args(argv)
+    config = load_judge_config(args.config)
+    result = run_benchmark(args.kind, config, args.n, args.out, seed=args.seed, rubric_path=args.rubric)
+    if args.out:
+        command = "python -m rubriceval.trust.bench " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+        Path(args.out).write_text(result.model_copy(update={"command": command}).model_dump_json(indent=2),
+                                  encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,163 @@
+"""The audit app in a real browser (Debian chromium through Playwright): keyboard scoring, a required reason,
+a ground-truth edit, the store afterwards, a screenshot; and the time to open a queue of 10,000 verdicts."""
+from __future__ import annotations
+
+import os
+
+os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
+
+import shutil  # noqa: E402
+import socket  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from rubriceval.store.audit import AuditStore  # noqa: E402
+from ui.app import launch  # noqa: E402
+from ui.demo import build_demo_store  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = shutil.which("chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+if CHROMIUM is None:
+    pytest.skip("Debian chromium is not installed (apt-get install -y chromium chromium-driver)",
+                allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (pip install playwright) is not installed")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture()
+def browser_page():
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser.new_page(viewport={"width": 1440, "height": 1100})
+        finally:
+            browser.close()
+
+
+@pytest.fixture()
+def served(tmp_path: Path):
+    store_path = tmp_path / "runs.sqlite"
+    build_demo_store(store_path)
+    app = launch(store_path, port=free_port(), export_dir=tmp_path / "exports", block=False, quiet=True)
+    yield app, store_path
+    app.close()
+    app.audit_store.close()
+
+
+def wait_for_status(page, text: str) -> None:
+    page.wait_for_function("t => (document.querySelector('#audit-status')?.innerText || '').includes(t)", arg=text,
+                           timeout=20_000)
+
+
+def checked_score(page) -> str | None:
+    return page.evaluate("document.querySelector('#score-radio input:checked')?.value ?? null")
+
+
+def test_override_with_reason_edit_ground_truth_and_screenshot(served, browser_page, tmp_path: Path) -> None:
+    app, store_path = served
+    page = browser_page
+    page.goto(app.local_url)
+    page.wait_for_selector("#sample-view .audit-panel", timeout=30_000)
+    assert "delay-curt" in page.inner_text("#item-title")                    # lowest judge score first
+    assert "Audited 0 / 8" in page.inner_text("#progress-bar")
+    page.fill("#expert-name textarea", "王专家")
+
+    # Keys pick a score outside text boxes; typing a reason with digits and "A" must not change it or agree.
+    page.locator("#sample-view").click()
+    page.keyboard.press("3")
+    assert checked_score(page) == "3"
+    page.fill("#reason-box textarea", "")
+    page.click("#reason-box textarea")
+    page.keyboard.type("有一句敷衍的回应，2 分偏低 A 1")
+    assert checked_score(page) == "3"
+    assert page.input_value("#reason-box textarea") == "有一句敷衍的回应，2 分偏低 A 1"
+    page.locator("#judge-view").click()
+    page.keyboard.press("Enter")                                               # save & next
+    wait_for_status(page, "Saved override")
+    page.wait_for_function("document.querySelector('#item-title').innerText.includes('return-en-vague')")
+
+    # Overriding without a reason is refused and nothing is stored.
+    page.locator("#judge-view").click()
+    page.keyboard.press("4")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("text=reason is required", timeout=20_000)
+
+    # The keyboard "A" agrees with the judge on this item.
+    page.locator("#judge-view").click()
+    page.keyboard.press("a")
+    wait_for_status(page, "Saved agree")
+
+    # Ground truth: open the editor, change the reference answer, mark the only context relevant.
+    page.wait_for_function("document.querySelector('#item-title').innerText.includes('exp-partial')")
+    page.click("#gt-accordion button")
+    new_truth = "报销需要二级主管审批；报销单链接为 https://oa.example.com/expense/form ，也可在费用系统提交。"
+    page.fill("#gt-box textarea", new_truth)
+    page.locator("#ctx-box input[type=checkbox]").first.check()
+    page.click("#save-gt-btn")
+    wait_for_status(page, "Saved ground_truth, context:0")
+    page.wait_for_selector("#sample-view ins")
+    assert "ground truth (corrected)" in page.inner_text("#sample-view").lower()
+
+    with AuditStore(store_path) as store:
+        responses = {(r.sample_id, r.expert): r for r in store.responses("latest")}
+        edits = store.gt_edits("latest", "exp-partial")
+    assert set(responses) == {("delay-curt", "王专家"), ("return-en-vague", "王专家")}
+    override = responses[("delay-curt", "王专家")]
+    assert (override.score, override.action, override.reason) == (3, "override", "有一句敷衍的回应，2 分偏低 A 1")
+    assert (responses[("return-en-vague", "王专家")].score, responses[("return-en-vague", "王专家")].action) == (1, "agree")
+    assert [(e.field, e.editor, e.after) for e in edits] == [("ground_truth", "王专家", new_truth),
+                                                             ("context:0", "王专家", True)]
+    assert "Audited 2 / 8" in page.inner_text("#progress-bar")
+
+    shot = tmp_path / "audit_app.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 50_000
+    print(f"\nscreenshot: {shot}")
+
+
+def test_open_a_queue_of_10000_verdicts(tmp_path: Path, browser_page) -> None:
+    store_path = tmp_path / "big.sqlite"
+    build_demo_store(store_path, n_samples=10_000)
+    app = launch(store_path, port=free_port(), export_dir=tmp_path / "exports", block=False, quiet=True)
+    try:
+        with AuditStore(store_path) as store:
+            started = time.perf_counter()
+            rows = store.queue("latest")
+            query_s = time.perf_counter() - started
+        assert len(rows) == 10_000
+        page = browser_page
+        started = time.perf_counter()
+        page.goto(app.local_url)
+        page.wait_for_selector("#sample-view .audit-panel", timeout=60_000)
+        page.wait_for_function("document.querySelectorAll('#queue-table tbody tr').length >= 5")
+        first_render_s = time.perf_counter() - started
+        server_s = float(page.inner_text("#audit-status").split("in ")[1].split(" s")[0])
+        assert "Audited 0 / 10,000" in page.inner_text("#progress-bar")
+        assert "Page 1 / 400" in page.inner_text("#page-info")
+        # Re-opening with a filter (judge score ≥ 5) is a round trip through the queue query and the first page.
+        page.fill("#score-min input", "5")
+        started = time.perf_counter()
+        page.click("#apply-btn")
+        page.wait_for_function("!document.querySelector('#page-info').innerText.includes('10,000 items')")
+        reopen_s = time.perf_counter() - started
+        assert {row[3] for row in page.eval_on_selector_all(
+            "#queue-table tbody tr", "rows => rows.map(r => Array.from(r.cells).map(c => c.innerText.trim()))")} == {"5"}
+        print(f"\n10k verdicts: queue query {query_s:.2f} s; server open_queue (query + first page + first item) "
+              f"{server_s:.2f} s; page load to first render {first_render_s:.2f} s; re-open {reopen_s:.2f} s")
+        assert server_s < 5 and first_render_s < 30
+    finally:
+        app.close()
+        app.audit_store.close()
