@@ -29,7 +29,7 @@ class Topic:
     tag: str
     intent: str
     questions: tuple[str, ...]
-    answers: tuple[str, ...]          # good, partial, off-policy — chosen with weights 5:3:2
+    answers: tuple[str, ...]          # good, partial, off-policy — chosen with weights 5:3:2; each names {order}
     ground_truth: str
     passages: tuple[str, ...]         # the topic's knowledge base; 2 are retrieved for a sample
 
@@ -42,8 +42,8 @@ TOPICS: tuple[Topic, ...] = (
                    "{product}拆封了还能七天无理由退货吗？订单号是{order}。"),
         answers=("您好，订单{order}的{product}在签收后7天内支持无理由退货。请在“我的订单”中点击“申请退货”，"
                  "选择退货原因并上传商品照片。审核通过后请在3天内寄回，退回运费由我们承担。",
-                 "您好，{product}可以退货，请在App里提交退货申请。",
-                 "亲，拆封的商品一律不能退货哦，建议您转卖给朋友。"),
+                 "您好，订单{order}的{product}可以退货，请在App里提交退货申请。",
+                 "亲，订单{order}的{product}拆封了就一律不能退货哦，建议您转卖给朋友。"),
         ground_truth="签收后7天内可无理由退货，商品需保持完好、配件齐全。在“我的订单”中申请退货并上传照片，"
                      "审核通过后3天内寄回，质量问题的退货运费由商家承担。",
         passages=("【退货政策】自签收之日起7天内，商品保持完好、配件齐全即可申请无理由退货；定制类、生鲜类商品除外。"
@@ -59,8 +59,8 @@ TOPICS: tuple[Topic, ...] = (
                    "退款显示成功了但是银行卡没收到{amount}元，订单号{order}。"),
         answers=("您好，订单{order}的退款{amount}元已于审核通过后原路退回。支付宝和微信一般1-3个工作日到账，"
                  "银行卡需要3-7个工作日。如超过7个工作日仍未到账，请提供银行流水，我们为您加急核查。",
-                 "退款会原路返回，请耐心等待。",
-                 "退款已经打到您的账户了，没收到可能是银行的问题，请您自己联系银行。"),
+                 "订单{order}的退款会原路返回，请耐心等待。",
+                 "订单{order}的退款已经打到您的账户了，没收到可能是银行的问题，请您自己联系银行。"),
         ground_truth="退款审核通过后原路退回：支付宝、微信1-3个工作日到账，银行卡3-7个工作日到账。"
                      "超过7个工作日未到账，可提供银行流水由客服加急核查。",
         passages=("【退款时效】退款审核通过后将原路退回支付账户。支付宝、微信支付通常1-3个工作日到账；"
@@ -75,8 +75,8 @@ TOPICS: tuple[Topic, ...] = (
                    "订单{order}物流一直不更新，是不是丢件了？"),
         answers=("非常抱歉让您久等了！订单{order}目前在转运中心，因近期暴雨运输受阻，预计2天内送达。"
                  "如果3天后仍未送达，您可以申请全额退款，或拨打400-800-1234投诉，我们会给您补偿。",
-                 "您的订单正在派送中，请耐心等待。",
-                 "物流慢是快递公司的问题，我们也没有办法，您再等等吧。"),
+                 "您的订单{order}正在派送中，请耐心等待。",
+                 "订单{order}物流慢是快递公司的问题，我们也没有办法，您再等等吧。"),
         ground_truth="先向用户致歉；订单在转运中心，因天气原因延误，预计2天内送达。"
                      "超过承诺时效3天未送达可申请全额退款或拨打400-800-1234投诉，并可获得补偿券。",
         passages=("【物流延误】因天气、交通管制等不可抗力导致的延误，客服应先致歉并告知当前物流状态和预计送达时间。"
@@ -91,8 +91,8 @@ TOPICS: tuple[Topic, ...] = (
                    "电子发票在哪里下载？订单号{order}。"),
         answers=("您好，订单{order}支持开具增值税专用发票。请在订单详情页点击“申请发票”，填写公司全称、税号、"
                  "开户行及账号，1-3个工作日内开具。电子发票可在“我的发票”中下载。",
-                 "可以开发票，您在订单里申请一下。",
-                 "发票只能在下单时开，现在已经不能开了。"),
+                 "订单{order}可以开发票，您在订单里申请一下。",
+                 "订单{order}的发票只能在下单时开，现在已经不能开了。"),
         ground_truth="支持开具增值税专用发票：在订单详情页申请并填写公司全称、税号、开户行及账号，"
                      "1-3个工作日内开具；抬头错误可在180天内申请重开；电子发票在“我的发票”中下载。",
         passages=("【发票开具】订单完成后180天内可在订单详情页申请发票。增值税专用发票需填写公司全称、税号、"
@@ -106,8 +106,8 @@ TOPICS: tuple[Topic, ...] = (
                    "买{product}的积分为什么没到账？订单号{order}。"),
         answers=("您好，每100积分可兑换1元无门槛券，在“会员中心-积分商城”中兑换。积分有效期为获得当年及次年的12月31日，"
                  "订单{order}的积分会在确认收货后7天到账。",
-                 "积分可以在会员中心兑换。",
-                 "积分是永久有效的，您随时可以兑换现金。"),
+                 "订单{order}的积分可以在会员中心兑换。",
+                 "订单{order}的积分是永久有效的，您随时可以兑换现金。"),
         ground_truth="在“会员中心-积分商城”中用积分兑换，100积分抵1元；积分有效期至次年12月31日；"
                      "购物积分在确认收货7天后到账，积分不能兑换现金。",
         passages=("【积分兑换】会员可在“会员中心-积分商城”中使用积分兑换优惠券或礼品，每100积分可抵扣1元，"
@@ -121,8 +121,8 @@ TOPICS: tuple[Topic, ...] = (
                    "换货要多久？订单号{order}。"),
         answers=("您好，订单{order}在签收后15天内支持换货。请在“我的订单”中申请换货并选择新尺码，"
                  "寄回后仓库验收通过即为您发出新商品，整个流程约5-7天，发错货的运费由我们承担。",
-                 "可以换货，请寄回来。",
-                 "尺码问题不支持换货，您可以先退货再重新下单。"),
+                 "订单{order}可以换货，请寄回来。",
+                 "订单{order}尺码问题不支持换货，您可以先退货再重新下单。"),
         ground_truth="签收后15天内可申请换货：在“我的订单”中提交换货并选择新规格，寄回验收后发出新商品，约5-7天；"
                      "商家发错货的运费由商家承担。",
         passages=("【换货政策】签收后15天内，商品不影响二次销售的，可申请更换尺码或颜色，每个订单限换货一次。",
@@ -134,10 +134,10 @@ TOPICS: tuple[Topic, ...] = (
         questions=("下单时{amount}元的优惠券为什么用不了？",
                    "优惠券过期了还能恢复吗？",
                    "订单{order}退货后优惠券会退回吗？"),
-        answers=("您好，这张{amount}元优惠券需要订单实付满199元才能使用，且不能与其他满减活动叠加。"
+        answers=("您好，订单{order}使用的这张{amount}元优惠券需要订单实付满199元才能使用，且不能与其他满减活动叠加。"
                  "整单退货后未过期的优惠券会自动退回账户，已过期的优惠券无法恢复。",
-                 "优惠券有使用门槛，请查看券面说明。",
-                 "优惠券过期了我们可以给您手动延期一个月。"),
+                 "订单{order}的{amount}元优惠券有使用门槛，请查看券面说明。",
+                 "订单{order}的优惠券过期了我们可以给您手动延期一个月。"),
         ground_truth="优惠券需满足使用门槛（如满199元）且不与其他满减叠加；整单退货时未过期的券自动退回，"
                      "部分退货不退券；过期优惠券不能恢复或延期。",
         passages=("【优惠券使用】优惠券需满足券面门槛（如满199元可用），同一订单只能使用一张，"
@@ -149,10 +149,10 @@ TOPICS: tuple[Topic, ...] = (
         questions=("差旅费{amount}元怎么报销？",
                    "{date}出差的住宿发票，报销在哪里提交？",
                    "招待费报销需要谁审批？"),
-        answers=("您好，请登录报销单页面 https://oa.example.com/expense/form 填写报销单，上传发票和行程单，"
+        answers=("您好，单号{order}的{amount}元费用请登录报销单页面 https://oa.example.com/expense/form 填写报销单，上传发票和行程单，"
                  "提交后由您的二级主管审批，审批通过后5个工作日内打款。请在出差结束后30天内提交。",
-                 "您可以在费用系统中提交报销申请。",
-                 "您可以找财务部门咨询一下报销的事情。"),
+                 "单号{order}的费用，您可以在费用系统中提交报销申请。",
+                 "单号{order}的报销，您可以找财务部门咨询一下。"),
         ground_truth="登录 https://oa.example.com/expense/form 填写报销单并上传发票和行程单，由二级主管审批，"
                      "审批后5个工作日内打款；出差结束后30天内提交，也可在费用系统提交。",
         passages=("【报销制度】员工差旅费、招待费报销：登录报销单页面 https://oa.example.com/expense/form 填写报销单，"
@@ -160,6 +160,10 @@ TOPICS: tuple[Topic, ...] = (
                   "【报销时限】出差结束后30天内提交报销；也可以在「费用系统」中直接提交报销申请。",
                   "【发票规定】报销需提供抬头为公司全称的增值税发票，电子发票需打印并签字。")),
 )
+
+# Every answer names the row's order number, so no two rows share an answer: a judge cache then has nothing to
+# reuse within a cold run and the per-sample costs of both sides compare like for like.
+assert all("{order}" in answer for topic in TOPICS for answer in topic.answers)
 
 PRODUCTS = ("蓝牙耳机", "羽绒服", "电饭煲", "运动鞋", "机械键盘", "空气炸锅", "连衣裙", "儿童水杯", "台灯", "行李箱")
 ANSWER_QUALITY_WEIGHTS = (5, 3, 2)
@@ -181,7 +185,7 @@ def generate_sample(index: int, seed: int = 0) -> dict:
     slots = _slots(rng, index)
     question = rng.choice(topic.questions).format(**slots)
     if slots["order"] not in question:
-        question = f"{question}（订单号{slots['order']}）"
+        question = f"{question}（单号{slots['order']}）"
     answer = rng.choices(topic.answers, weights=ANSWER_QUALITY_WEIGHTS)[0].format(**slots)
     relevant = rng.sample(topic.passages, RELEVANT_PER_SAMPLE)
     others = [p for t in TOPICS if t is not topic for p in t.passages]

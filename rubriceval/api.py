@@ -116,6 +116,31 @@ async def run_async(samples: list[Sample], rubrics: list[Rubric], metrics: list[
     return run_id, totals
 
 
+async def rescore_changed(store: RunStore, run: str, *, judge_config: JudgeConfig,
+                          embedder_config: EmbedderConfig | None = None, name: str | None = None,
+                          progress: bool = True) -> tuple[str, RunTotals, int]:
+    """New run over the expert-corrected samples of `run`: verdicts of unchanged rows are copied, changed rows are
+    judged again (matched by Sample.input_hash, so only real input changes count)."""
+    from rubriceval.store.audit import changed_samples
+
+    old_id = store.resolve(run)
+    info = store.run_info(old_id)
+    rubrics, metrics = rubrics_from_run(store, old_id)
+    changed = {s.id: s for s in changed_samples(store.path, old_id)}
+    samples = [changed.get(s.id, s) for s in store.samples(old_id)]
+    config = info.config.model_copy(update={"dataset_hash": _hash_samples(samples),
+                                            "dataset_path": f"{info.config.dataset_path} (corrected from {info.name})"})
+    new_id = store.create_run(config, samples, scorer_rows(rubrics, metrics),
+                              name=name or f"{info.name}-rescored-{len(changed)}")
+    hashes = {s.id: s.input_hash() for s in samples}
+    for verdict in store.verdicts(old_id):
+        if verdict.sample_id not in changed:
+            store.save_verdict(new_id, verdict, input_hash=hashes[verdict.sample_id])
+    new_id, totals = await run_async(samples, rubrics, metrics, store=store, judge_config=judge_config,
+                                     embedder_config=embedder_config, progress=progress, resume_run=new_id)
+    return new_id, totals, len(changed)
+
+
 def rubrics_from_run(store: RunStore, run: str) -> tuple[list[Rubric], list[str]]:
     """The exact rubric versions a run started with (stored in the run), so a resume can't mix versions."""
     rubrics, metrics = [], []

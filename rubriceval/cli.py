@@ -135,11 +135,11 @@ def cmd_run(args) -> int:
             judge_config = JudgeConfig.model_validate({**stored, "api_key": judge_config.api_key})
         print(f"resuming run {info.name} ({info.n_verdicts} verdicts already stored)", file=sys.stderr)
     else:
-        if not args.dataset:
-            raise RubricEvalError("rubriceval run needs a DATASET (or --resume RUN)")
-        samples, rubrics, metrics = _load_for_run(args)
         if args.rescore_changed:
             return _rescore_changed(args, store, judge_config)
+        if not args.dataset:
+            raise RubricEvalError("rubriceval run needs a DATASET (or --resume RUN, or --rescore-changed RUN)")
+        samples, rubrics, metrics = _load_for_run(args)
     if args.dry_run:
         return _dry_run(samples, rubrics, metrics, judge_config)
     run_id, totals = asyncio.run(run_async(
@@ -153,7 +153,15 @@ def cmd_run(args) -> int:
 
 
 def _rescore_changed(args, store, judge_config) -> int:
-    raise RubricEvalError("--rescore-changed is wired with the audit store (rubriceval.store.audit)")
+    """A new run over the expert-corrected dataset: changed rows are re-scored, unchanged verdicts are carried over."""
+    from rubriceval.api import rescore_changed
+
+    run_id, totals, n_changed = asyncio.run(rescore_changed(
+        store, args.rescore_changed, judge_config=judge_config, embedder_config=_embedder_config(args),
+        name=args.name, progress=not args.quiet))
+    print(f"{n_changed} row(s) changed since run '{args.rescore_changed}'; re-scored only those")
+    _print_run_summary(store, run_id, totals)
+    return 0
 
 
 def _dry_run(samples, rubrics, metrics, judge_config) -> int:
@@ -254,6 +262,25 @@ def cmd_gate(args) -> int:
                     junit_path=args.junit, refuse_untrusted=args.refuse_untrusted or None, lang=args.lang)
 
 
+def cmd_audit(args) -> int:
+    from ui.app import launch
+
+    auth = None
+    if args.auth_file:
+        # One "user:password" a line; the file keeps secrets out of shell history and process lists.
+        pairs = [l.strip().split(":", 1) for l in Path(args.auth_file).read_text(encoding="utf-8").splitlines()
+                 if l.strip() and not l.startswith("#")]
+        bad = [i + 1 for i, p in enumerate(pairs) if len(p) != 2 or not p[0] or not p[1]]
+        if bad:
+            raise RubricEvalError("each line must be user:password", file=args.auth_file, line=bad[0])
+        auth = [(u, pw) for u, pw in pairs]
+    if not Path(args.store).exists():
+        raise RubricEvalError("run store not found", file=args.store, hint="run `rubriceval run …` first")
+    print(f"audit app for {args.store} on http://{args.host}:{args.port}  (Ctrl-C to stop)")
+    launch(args.store, run=args.run, host=args.host, port=args.port, export_dir=args.export_dir, auth=auth)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rubriceval", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -322,6 +349,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--store", default=DEFAULT_STORE)
     p.add_argument("--lang", choices=["zh", "en"])
     p.set_defaults(func=cmd_gate)
+
+    p = sub.add_parser("audit", help="expert audit app (Gradio) on 127.0.0.1")
+    p.add_argument("run", nargs="?", help="run to open first (default: latest)")
+    p.add_argument("--store", default=DEFAULT_STORE)
+    p.add_argument("--host", default="127.0.0.1", help="anything but loopback requires --auth-file")
+    p.add_argument("--port", type=int, default=7860)
+    p.add_argument("--export-dir", help="where corrected datasets are written (default: next to the store)")
+    p.add_argument("--auth-file", help="file of user:password lines")
+    p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("metrics", help="list the standard metrics")
     p.set_defaults(func=lambda a: (print("\n".join(__import__("standard_metrics.registry", fromlist=["x"])

@@ -150,3 +150,31 @@ def test_kill_9_mid_run_then_resume_matches_an_uninterrupted_run(tmp_path):
     assert len(a) == total and a == b
     assert store_a.run_info("r1").status == "complete"
     assert resumed_calls <= total - done_at_kill
+
+
+def test_rescore_changed_judges_only_corrected_rows(tmp_path):
+    import asyncio
+
+    from rubriceval.api import rescore_changed
+    from rubriceval.store.audit import AuditStore
+
+    db = tmp_path / "runs.sqlite"
+    with StubServer() as stub:
+        cfg = config(stub, tmp_path)
+        first = evaluate(DATA, rubrics=RUBRICS, judge=cfg, store=db, progress=False, name="base")
+        calls_before = stub.stats.calls["chat"]
+        with AuditStore(db) as audit:
+            item = audit.item("base", "pts-invalid", "resolution_completeness")
+            audit.edit_ground_truth("base", "pts-invalid", editor="王专家",
+                                    expected_sample_version=item.versions.sample,
+                                    ground_truth="积分有效期为 12 个月，到期自动清零。")
+        store = RunStore(db)
+        new_id, totals, n_changed = asyncio.run(rescore_changed(store, "base", judge_config=cfg, progress=False))
+        assert n_changed == 1
+        new_calls = stub.stats.calls["chat"] - calls_before
+        # Only pts-invalid's judge items were re-asked (2 rubrics apply to it and judge it).
+        assert 0 < new_calls <= 2
+    new = {(v.sample_id, v.scorer) for v in store.verdicts(new_id)}
+    assert new == {(v.sample_id, v.scorer) for v in first.verdicts}
+    sample = {s.id: s for s in store.samples(new_id)}["pts-invalid"]
+    assert sample.ground_truth.startswith("积分有效期为 12 个月，到期")

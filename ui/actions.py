@@ -5,6 +5,7 @@ them to components and the logic is testable without a browser.
 """
 from __future__ import annotations
 
+import html
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -25,7 +26,6 @@ class ItemView(BaseModel):
     relevant_contexts: list[str] = Field(default_factory=list)
     my_score: str | None = None          # the expert's saved score, preselected ("1".."5")
     my_reason: str = ""
-    judge_score: str = "–"
     title: str = ""
 
 
@@ -62,7 +62,6 @@ def open_item(store: AuditStore, session: AuditSession, index: int, expert: str 
         ground_truth=item.sample.ground_truth, context_choices=labels,
         relevant_contexts=[labels[i] for i in relevant_by_default(item)],
         my_score=str(mine.score) if mine else None, my_reason=mine.reason if mine else "",
-        judge_score="unscored" if item.verdict.score is None else f"{item.verdict.score:g}",
         title=f"Item {session.index + 1:,} / {len(session.rows):,} — {row.sample_id} · {row.scorer}")
 
 
@@ -97,8 +96,10 @@ def save_verdict(store: AuditStore, session: AuditSession, expert: str, score: o
     row = session.current
     result = store.save_response(session.run_id, row.sample_id, row.scorer, expert=expert, score=parse_score(score),
                                  reason=reason, expected=session.versions)
-    return _outcome(store, session, result, f"Saved {result.changes[0] if result.ok else ''} for "
-                                            f"`{row.sample_id}` · `{row.scorer}`.", "item")
+    saved_as = {"agree": "agreement", "override": "override", "score_unscored": "score"}.get(
+        result.changes[0] if result.changes else "", "")
+    return _outcome(store, session, result, expert, f"Saved {saved_as} for `{row.sample_id}` · `{row.scorer}`.",
+                    "item")
 
 
 def agree(store: AuditStore, session: AuditSession, expert: str) -> ActionOutcome:
@@ -125,17 +126,20 @@ def edit_ground_truth(store: AuditStore, session: AuditSession, expert: str, gro
     result = store.edit_ground_truth(session.run_id, row.sample_id, editor=expert,
                                      expected_sample_version=session.versions.sample,
                                      ground_truth=ground_truth, context_relevance=relevance)
-    return _outcome(store, session, result, f"Saved {', '.join(result.changes)} for `{row.sample_id}`.", "sample")
+    return _outcome(store, session, result, expert, f"Saved {', '.join(result.changes)} for `{row.sample_id}`.",
+                    "sample")
 
 
-def _outcome(store: AuditStore, session: AuditSession, result: SaveResult, saved_message: str,
+def _outcome(store: AuditStore, session: AuditSession, result: SaveResult, expert: str, saved_message: str,
              level: Literal["item", "sample"]) -> ActionOutcome:
     if not result.ok:
         assert result.conflict is not None
-        return ActionOutcome(saved=False, conflict=True,
-                             message=f'<span class="conflict">⚠ Conflict — not saved.</span> {result.conflict.message}')
+        return ActionOutcome(saved=False, conflict=True, message='<span class="conflict">⚠ Conflict — not saved.</span> '
+                                                                  + html.escape(result.conflict.message)
+                                                                  + " What you entered is still in the form and "
+                                                                    "was recorded in the audit log.")
     # A ground-truth edit only moves the sample's version; a response returns both.
     session.versions = (result.versions if level == "item"
                         else ItemVersions(item=session.versions.item, sample=result.versions.sample))
-    refresh_current(store, session)
+    refresh_current(store, session, expert)
     return ActionOutcome(saved=True, message=f"✓ {saved_message}")

@@ -103,4 +103,5 @@ def worst_frame(result: RubricAgreement | None) -> pd.DataFrame:
 def headline(results: list[RubricAgreement]) -> str:
     if not results:
         return "No audits yet: agreement appears once experts have answered some verdicts."
-    return "\n".join(f"- {a.report.summary()}" for a in results)
+    lines = [f"- {a.report.summary()}" for a in results]
+    return "\n".join(lines) + "\n\nEach expert response is one judge–expert pair (\"items\" above counts pairs)."

@@ -57,7 +57,9 @@ def _user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return fn(*args, **kwargs)
         except RubricEvalError as exc:
-            raise gr.Error(exc.message + (f" ({exc.hint})" if exc.hint else "")) from None
+            # Not logged as an exception: a missing reason is the expert's slip, not a server fault.
+            raise gr.Error(exc.message + (f" ({exc.hint})" if exc.hint else ""), duration=8,
+                           print_exception=False) from None
     return wrapper
 
 
@@ -133,20 +135,18 @@ def build_app(store_path: str | Path, run: str | None = None, export_dir: str | 
                         history_view = gr.HTML(elem_id="gt-history")
                     with gr.Column(scale=1):
                         with gr.Column(elem_id="verdict-actions"):
-                            with gr.Row(equal_height=True):
-                                score_radio = gr.Radio(choices=["1", "2", "3", "4", "5"], label="Your score",
-                                                       scale=2, min_width=260, elem_id="score-radio")
-                                reason_box = gr.Textbox(label="Reason (required when you differ from the judge)",
-                                                        lines=1, scale=3, elem_id="reason-box")
+                            score_radio = gr.Radio(choices=["1", "2", "3", "4", "5"], label="Your score",
+                                                   elem_id="score-radio")
+                            reason_box = gr.Textbox(label="Reason (required when you differ from the judge)",
+                                                    lines=1, elem_id="reason-box")
                             with gr.Row():
                                 agree_btn = gr.Button("Agree with judge (A)", size="md", elem_id="agree-btn")
                                 save_btn = gr.Button("Save & next (Enter)", variant="primary", size="md",
                                                      elem_id="save-btn")
-                                prev_btn = gr.Button("◀ Previous", size="md", scale=0, min_width=100,
-                                                     elem_id="prev-btn")
-                                next_btn = gr.Button("Skip ▶", size="md", scale=0, min_width=80, elem_id="next-btn")
-                                reload_btn = gr.Button("Reload", size="md", scale=0, min_width=80,
-                                                       elem_id="reload-btn")
+                            with gr.Row():
+                                prev_btn = gr.Button("◀ Previous", size="sm", elem_id="prev-btn")
+                                next_btn = gr.Button("Skip ▶", size="sm", elem_id="next-btn")
+                                reload_btn = gr.Button("Reload item", size="sm", elem_id="reload-btn")
                             status = gr.Markdown(elem_id="audit-status")
                         judge_view = gr.HTML(elem_id="judge-view")
             with gr.Tab("Agreement", id="agreement"):

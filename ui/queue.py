@@ -15,16 +15,16 @@ ANY = "(any)"
 
 STATUS_CHOICES: list[tuple[str, str]] = [
     ("All verdicts", "all"),
-    ("Not yet audited (by anyone)", "unaudited"),
-    ("Not yet audited by me", "unaudited_by_me"),
-    ("Unscored by the judge", "unscored"),
-    ("Judge–human disagreement", "disagreement"),
+    ("Not audited yet", "unaudited"),
+    ("Not audited by me", "unaudited_by_me"),
+    ("Unscored by judge", "unscored"),
+    ("Judge ≠ expert", "disagreement"),
 ]
 ORDER_CHOICES: list[tuple[str, str]] = [
-    ("Lowest judge score first", "judge_asc"),
-    ("Highest judge score first", "judge_desc"),
+    ("Judge score ↑", "judge_asc"),
+    ("Judge score ↓", "judge_desc"),
     ("Dataset order", "dataset"),
-    ("Largest judge–human gap first", "gap_desc"),
+    ("Largest gap first", "gap_desc"),
 ]
 QUEUE_COLUMNS = ["#", "sample", "rubric", "judge", "experts", "you", "gap", "intent", "question"]
 
@@ -91,11 +91,11 @@ def progress_markdown(progress: Progress, session: AuditSession, expert: str) ->
     return f"**Audited {progress.audited:,} / {progress.total:,}**{share}{me}{position}"
 
 
-def refresh_current(store: AuditStore, session: AuditSession) -> None:
+def refresh_current(store: AuditStore, session: AuditSession, expert: str) -> None:
     """Re-read the open item's row after a save (its audit counts changed) without re-running the whole queue."""
     row = session.current
     if row is None:
         return
-    fresh = store.queue(session.run_id, QueueFilter(expert=session.flt.expert), only=(row.sample_id, row.scorer))
+    fresh = store.queue(session.run_id, QueueFilter(expert=expert), only=(row.sample_id, row.scorer))
     if fresh:
         session.rows[session.index] = fresh[0]

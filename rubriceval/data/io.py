@@ -85,6 +85,15 @@ def _normalise(record: dict[str, Any], *, path: Path, line: int) -> dict[str, An
                                    field=name) from None
         elif isinstance(value, str) and name != "tags":
             out[name] = [value] if value.strip() else []
+    # write_dataset stores metadata as JSON text in CSV/Excel cells; read it back as a dict (provenance survives).
+    if isinstance(out.get("metadata"), str) and out["metadata"].strip().startswith("{"):
+        try:
+            out["metadata"] = json.loads(out["metadata"])
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"cell is not a valid JSON object: {exc.msg}", file=str(path), line=line,
+                               field="metadata") from None
+    elif isinstance(out.get("metadata"), str) and not out["metadata"].strip():
+        out.pop("metadata")
     if isinstance(out.get("metadata"), dict):
         extra = {**out["metadata"], **extra}
     out["metadata"] = extra

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import importlib.util
 import json
 import os
 import subprocess
@@ -77,6 +78,10 @@ class LocalJudgeServer:
     def start(self) -> str:
         if self.running:
             return self.base_url
+        if importlib.util.find_spec("xllamacpp") is None:
+            raise LocalJudgeError("the embedded judge needs the xllamacpp package, which is not installed",
+                                  hint="pip install 'rubriceval[local]', or set RUBRICEVAL_JUDGE_BASE_URL "
+                                       "to use a hosted judge")
         if self.model_path is None:
             from rubriceval.local.model_files import ensure_model
 
@@ -91,8 +96,7 @@ class LocalJudgeServer:
         env = dict(os.environ)
         # The child must import this very package even when it is run from a source checkout.
         package_root = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = package_root + os.pathsep + env.get("PYTHONPATH", "") if env.get("PYTHONPATH") \
-            else package_root
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
         log = self.log_path.open("wb")
         try:
             self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,

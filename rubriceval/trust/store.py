@@ -44,6 +44,11 @@ CREATE TABLE IF NOT EXISTS rubric_versions (
 );
 """
 
+_VERSION_COLUMNS = ("rubric_id", "version", "version_tag", "parent_version_tag", "status", "rubric_json", "yaml_text",
+                    "yaml_path", "judge_model", "n_eval", "kappa_before", "kappa_after", "agreement_before_json",
+                    "agreement_after_json", "example_keys_json", "eval_keys_json", "created_at", "decided_at",
+                    "decided_by", "note")
+
 AgreementSource = Literal["audit", "labels", "calibration_before", "calibration_after"]
 VersionStatus = Literal["proposed", "accepted", "rejected"]
 
@@ -162,7 +167,8 @@ class TrustStore:
             try:
                 with self.conn:
                     self.conn.execute(
-                        "INSERT INTO rubric_versions VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        f"INSERT INTO rubric_versions ({', '.join(_VERSION_COLUMNS)}) "
+                        f"VALUES ({', '.join('?' * len(_VERSION_COLUMNS))})",
                         (record.rubric_id, record.version, record.version_tag, record.parent_version_tag,
                          record.status, json.dumps(record.rubric, ensure_ascii=False), record.yaml_text,
                          record.yaml_path, record.judge_model, record.n_eval, record.kappa_before,

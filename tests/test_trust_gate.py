@@ -1,0 +1,114 @@
+"""The release gate: trusted / untrusted / unknown by the rubric's own trust bar, for this exact version."""
+from __future__ import annotations
+
+import pytest
+
+from rubriceval.rubric.schema import TrustBar
+from rubriceval.trust.agreement import agreement_report
+from rubriceval.trust.release_gate import release_gate, run_warnings, trust_status
+from rubriceval.trust.store import TrustStore
+from tests.test_trust_audits import Row, make_audited_store, sample, tone_rubric
+
+GOOD = [(5, 5), (4, 4), (3, 3), (2, 2), (1, 1), (5, 4), (4, 4), (3, 3), (2, 1), (1, 1), (4, 5), (3, 3)]
+POOR = [(5, 1), (4, 2), (3, 5), (2, 4), (1, 5), (5, 3), (4, 1), (3, 1), (2, 5), (1, 4), (4, 4), (3, 2)]
+
+
+def rows(pairs):
+    return [Row(sample(i), judge, {"alice": human}) for i, (judge, human) in enumerate(pairs)]
+
+
+def test_no_store_or_no_audits_is_unknown(tmp_path):
+    rubric = tone_rubric()
+    status = trust_status(tmp_path / "missing.sqlite", rubric)
+    assert status.trusted is None and status.label == "unknown" and "no run store" in status.reason
+    assert not (tmp_path / "missing.sqlite").exists()                   # asking does not create a store
+
+    store = tmp_path / "runs.sqlite"
+    make_audited_store(store, rubric, [Row(sample(i), 4) for i in range(12)])   # judged, never audited
+    status = trust_status(store, rubric)
+    assert status.trusted is None and status.n == 0 and "no audited items" in status.reason
+
+
+def test_below_the_bar_is_untrusted_with_the_numbers(tmp_path):
+    rubric = tone_rubric()
+    store = tmp_path / "runs.sqlite"
+    make_audited_store(store, rubric, rows(POOR))
+    status = trust_status(store, rubric)
+    expected = agreement_report([j for j, _ in POOR], [h for _, h in POOR], n_boot=0).kappa_quadratic.value
+    assert status.trusted is False and status.label == "untrusted"
+    assert status.n == 12 and status.kappa == pytest.approx(expected)
+    assert "below the bar κ ≥ 0.6" in status.reason and "12 items" in status.reason
+
+
+def test_meeting_the_bar_is_trusted(tmp_path):
+    rubric = tone_rubric()
+    store = tmp_path / "runs.sqlite"
+    make_audited_store(store, rubric, rows(GOOD))
+    status = trust_status(store, rubric)
+    assert status.trusted is True and status.kappa >= 0.6 and status.min_items == 10
+    assert status.kappa_ci_low is not None and status.kappa_ci_low <= status.kappa <= status.kappa_ci_high
+
+
+def test_too_few_items_or_no_bar_is_unknown(tmp_path):
+    store = tmp_path / "runs.sqlite"
+    demanding = tone_rubric(trust=TrustBar(min_kappa=0.6, min_items=50))
+    make_audited_store(store, demanding, rows(GOOD))
+    status = trust_status(store, demanding)
+    assert status.trusted is None and "at least 50 audited items" in status.reason and status.kappa is not None
+
+    no_bar = tone_rubric(trust=None)
+    make_audited_store(store, no_bar, rows(GOOD), run_name="no-bar")
+    status = trust_status(store, no_bar)
+    assert status.trusted is None and "no trust bar" in status.reason
+
+
+def test_editing_the_rubric_resets_trust(tmp_path):
+    rubric = tone_rubric()
+    store = tmp_path / "runs.sqlite"
+    make_audited_store(store, rubric, rows(GOOD))
+    edited = tone_rubric(criterion="Is the answer polite, warm and short?")
+    assert trust_status(store, rubric).trusted is True
+    assert trust_status(store, edited).trusted is None
+
+
+def test_judge_model_filter(tmp_path):
+    rubric = tone_rubric()
+    store = tmp_path / "runs.sqlite"
+    make_audited_store(store, rubric, rows(GOOD), judge_model="qwen-plus")
+    assert trust_status(store, rubric, judge_model="qwen-plus").trusted is True
+    assert trust_status(store, rubric, judge_model="gpt-4o").trusted is None
+
+
+def test_stored_labels_result_with_more_items_is_used(tmp_path):
+    rubric = tone_rubric()
+    store = tmp_path / "runs.sqlite"
+    make_audited_store(store, rubric, rows(GOOD[:4]))                   # 4 audits: too few on their own
+    big = agreement_report([j for j, _ in POOR] * 2, [h for _, h in POOR] * 2, n_boot=0)
+    with TrustStore(store) as trust:
+        trust.record_agreement("tone", rubric.version_tag, big, source="labels", source_detail="labels.csv")
+        trust.record_agreement("tone", "v1@other", big, source="labels")               # another version
+    status = trust_status(store, rubric)
+    assert status.n == 24 and status.trusted is False and "labels.csv" in status.source
+
+
+def test_gate_blocks_untrusted_and_optionally_unknown(tmp_path):
+    store = tmp_path / "runs.sqlite"
+    good = tone_rubric()
+    poor = tone_rubric(id="poor")
+    fresh = tone_rubric(id="fresh")
+    unbarred = tone_rubric(id="unbarred", trust=None)
+    make_audited_store(store, good, rows(GOOD), run_name="good")
+    make_audited_store(store, poor, rows(POOR), run_name="poor")
+    rubrics = [good, poor, fresh, unbarred]
+
+    gate = release_gate(store, rubrics)
+    assert not gate.passed and [s.rubric_id for s in gate.blocking] == ["poor"]
+    strict = release_gate(store, rubrics, require_known=True)
+    assert [s.rubric_id for s in strict.blocking] == ["poor", "fresh"]     # unbarred never blocks
+    assert "FAILED" in strict.summary() and "fresh" in strict.summary()
+    assert release_gate(store, [good, unbarred]).passed
+
+    warnings = run_warnings(store, rubrics)
+    assert len(warnings) == 2
+    assert "poor" in warnings[0] and "is below" in warnings[0]
+    assert "fresh" in warnings[1] and "has not yet met" in warnings[1]
