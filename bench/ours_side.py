@@ -9,7 +9,8 @@ orchestrator or the stub shares its interpreter):
 `--cache-dir` holds the judge and embedding caches (RUBRICEVAL_CACHE_DIR): a fresh folder is a cold run, the same
 folder again a warm rerun. `--rubrics a,b,c` scores rubrics from rubrics/ instead of (or with) metrics;
 `--all-rubric-tags` adds every listed rubric's applies_to tags to each row so that each rubric applies to each row.
-`wall_s` is the `evaluate()` call alone, the same span the Ragas side measures around `ragas.evaluate()`.
+`wall_s` is the `evaluate()` call alone, the same span the Ragas side measures around `ragas.evaluate()`;
+`cpu_s` the CPU time this process used in that span (all threads).
 """
 from __future__ import annotations
 
@@ -99,13 +100,13 @@ def main() -> None:
     embedder = EmbedderConfig(base_url=args.base_url, model=args.model)
 
     with tempfile.TemporaryDirectory(prefix="rubriceval-bench-store-") as store_dir:
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         result = evaluate(samples, rubrics=rubrics, metrics=metrics, judge=judge, embedder=embedder,
                           store=Path(store_dir) / "runs.sqlite", progress=False)
-        wall_s = time.perf_counter() - started
+        wall_s, cpu_s = time.perf_counter() - started, time.process_time() - cpu_started
     print(json.dumps({
         "side": "ours", "rows": len(samples), "concurrency": args.concurrency, "metrics": metrics,
-        "rubrics": [r.id for r in rubrics], "wall_s": wall_s, "import_s": IMPORT_S,
+        "rubrics": [r.id for r in rubrics], "wall_s": wall_s, "cpu_s": cpu_s, "import_s": IMPORT_S,
         "totals": result.totals, "per_scorer": _per_scorer(result.verdicts),
         "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }, ensure_ascii=False, default=str))

@@ -6,7 +6,7 @@ and Ragas (+ its LangChain dependencies).
     bench/.venv-ragas/bin/python bench/ragas_side.py --dataset rows.jsonl --base-url http://127.0.0.1:PORT/v1 \
         --metrics answer_correctness,faithfulness --workers 16
 
-Output (stdout, last line): {"wall_s", "import_s", "rows", "scores": {metric: [..]}, "nan": {metric: n},
+Output (stdout, last line): {"wall_s", "cpu_s", "import_s", "rows", "scores": {metric: [..]}, "nan": {metric: n},
 "errors": [...], "max_rss_mb", "ragas_version"}. `wall_s` is the `ragas.evaluate()` call alone, the same span
 the project side measures around `rubriceval.api.evaluate()`.
 """
@@ -89,10 +89,10 @@ def main() -> None:
 
     collector = _ErrorCollector()
     logging.getLogger("ragas").addHandler(collector)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     result = evaluate(dataset, metrics=metrics, llm=llm, embeddings=embeddings, run_config=run_config,
                       show_progress=False, raise_exceptions=False)
-    wall_s = time.perf_counter() - started
+    wall_s, cpu_s = time.perf_counter() - started, time.process_time() - cpu_started
 
     frame = result.to_pandas()
     scores = {name: [None if (v is None or (isinstance(v, float) and math.isnan(v))) else float(v)
@@ -100,7 +100,7 @@ def main() -> None:
     nan = {name: sum(v is None for v in values) for name, values in scores.items()}
     print(json.dumps({
         "side": "ragas", "ragas_version": ragas_version, "rows": len(dataset), "workers": args.workers,
-        "metrics": names, "wall_s": wall_s, "import_s": IMPORT_S, "scores": scores, "nan": nan,
+        "metrics": names, "wall_s": wall_s, "cpu_s": cpu_s, "import_s": IMPORT_S, "scores": scores, "nan": nan,
         "errors": collector.messages[:20], "error_count": len(collector.messages),
         "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }, ensure_ascii=False))

@@ -56,6 +56,8 @@ class SideRun(BaseModel):
     concurrency: int
     repeat: int = 0
     wall_s: float
+    cpu_s: float                  # the side's CPU time inside evaluate()
+    stub_cpu_s: float             # the stub's CPU time during the whole run (it shares the machine)
     import_s: float
     max_rss_mb: float
     tally: RunTally
@@ -107,15 +109,18 @@ class Bench:
     def ragas(self, dataset: Path, workers: int, metrics: list[str], label: str, repeat: int = 0) -> SideRun:
         assert self.ragas_python is not None
         self.stub.reset()
+        stub_cpu = time.process_time()      # this process does nothing but serve the stub meanwhile
         out = _run_json([str(self.ragas_python), str(REPO / "bench" / "ragas_side.py"), "--dataset", str(dataset),
                          "--base-url", self.stub.base_url, "--workers", str(workers),
                          "--metrics", ",".join(metrics)], timeout_s=self.args.timeout,
                         env={"RAGAS_DO_NOT_TRACK": "true"})
+        stub_cpu = time.process_time() - stub_cpu
         answers, references = self._texts(dataset)
         counted = tally(self.stub.stats, "ragas", responses=answers, references=references)
         out.pop("scores", None)
         return SideRun(side="ragas", label=label, rows=out["rows"], concurrency=workers, repeat=repeat,
-                       wall_s=out["wall_s"], import_s=out["import_s"], max_rss_mb=out["max_rss_mb"],
+                       wall_s=out["wall_s"], cpu_s=out["cpu_s"], stub_cpu_s=stub_cpu,
+                       import_s=out["import_s"], max_rss_mb=out["max_rss_mb"],
                        tally=counted, output=out)
 
     def ours(self, dataset: Path, concurrency: int, label: str, *, metrics: list[str] = (),
@@ -127,11 +132,14 @@ class Bench:
                "--metrics", ",".join(metrics), "--rubrics", ",".join(rubrics)]
         if rubrics:
             cmd.append("--all-rubric-tags")
+        stub_cpu = time.process_time()
         out = _run_json(cmd, timeout_s=self.args.timeout)
+        stub_cpu = time.process_time() - stub_cpu
         counted = tally(self.stub.stats, "ours")
         out["cache_dir"] = str(cache_dir)
         return SideRun(side="ours", label=label, rows=out["rows"], concurrency=concurrency, repeat=repeat,
-                       wall_s=out["wall_s"], import_s=out["import_s"], max_rss_mb=out["max_rss_mb"],
+                       wall_s=out["wall_s"], cpu_s=out["cpu_s"], stub_cpu_s=stub_cpu,
+                       import_s=out["import_s"], max_rss_mb=out["max_rss_mb"],
                        tally=counted, output=out)
 
     # -- the benchmark -----------------------------------------------------------------------------------------
@@ -160,7 +168,8 @@ class Bench:
                     else:
                         continue
                     result.runs.append(run)
-                    self.log(f"  {side:<6} c={concurrency:<3} repeat {repeat + 1}  {run.wall_s:6.2f}s  "
+                    self.log(f"  {side:<6} c={concurrency:<3} repeat {repeat + 1}  {run.wall_s:6.2f}s "
+                             f"(CPU {run.cpu_s:5.2f}s)  "
                              f"{run.tally.total.calls} judge + {run.tally.total.embedding_calls} embedding calls"
                              f"  peak {run.max_rss_mb:.0f} MB")
 

@@ -30,6 +30,7 @@ from rubriceval.data.sample import Sample
 from rubriceval.verdict import UnscoredKind, Usage
 from standard_metrics.options import MetricOptions
 from standard_metrics.prompts import PromptLibrary
+from standard_metrics.protocols import Embedder, EmbeddingReply, Judge, JudgeReply
 from standard_metrics.schemas import BOOLEAN, STRING, array_of, keyed, obj, validate, verdict_item
 
 CALLS_VERSION = "1"
@@ -357,7 +358,7 @@ def round_1_request(kind: CallKind, plan: CallPlan, builder: RequestBuilder) -> 
     raise ValueError(f"{kind} is not a round-1 call")
 
 
-def usage_of(reply: Any) -> Usage:
+def usage_of(reply: JudgeReply) -> Usage:
     """A served-from-cache reply costs nothing now: it counts as a cache hit, not a call, with no tokens."""
     if getattr(reply, "cached", False):
         return Usage(cache_hits=1)
@@ -365,7 +366,7 @@ def usage_of(reply: Any) -> Usage:
                  cost_usd=reply.cost_usd or 0.0, latency_s=getattr(reply, "latency_s", 0.0) or 0.0)
 
 
-def check_reply(reply: Any, schema: dict) -> tuple[dict | None, list[str]]:
+def check_reply(reply: JudgeReply, schema: dict) -> tuple[dict | None, list[str]]:
     if reply.data is None:
         snippet = (reply.text or "").strip().replace("\n", " ")[:80]
         return None, [f"the reply is not a JSON object: {snippet!r}"]
@@ -373,7 +374,7 @@ def check_reply(reply: Any, schema: dict) -> tuple[dict | None, list[str]]:
     return (data if not problems else None), problems
 
 
-async def ask(judge: Any, request: JudgeRequest, builder: RequestBuilder, *, reask: bool) -> CallOutcome:
+async def ask(judge: Judge, request: JudgeRequest, builder: RequestBuilder, *, reask: bool) -> CallOutcome:
     """One judge call; on output that breaks the schema, one re-ask listing the problems."""
     outcome = CallOutcome(kind=request.kind)
     current = request
@@ -408,8 +409,8 @@ def embedding_texts(plan: CallPlan, sample: Sample, reverse: CallOutcome | None)
     return list(dict.fromkeys(texts))   # one vector per distinct text
 
 
-async def embed(embedder: Any, texts: list[str]) -> EmbeddingOutcome:
-    reply = await embedder.embed(texts)
+async def embed(embedder: Embedder, texts: list[str]) -> EmbeddingOutcome:
+    reply: EmbeddingReply = await embedder.embed(texts)
     cached = bool(getattr(reply, "cached", False))
     usage = Usage(cache_hits=1) if cached else Usage(embedding_calls=1)
     if getattr(reply, "error", None):
@@ -430,8 +431,8 @@ class SampleRun:
     plan: CallPlan
     sample: Sample
     builder: RequestBuilder | None     # None when the plan has no judge call (embedding only)
-    judge: Any
-    embedder: Any
+    judge: Judge | None
+    embedder: Embedder | None
     outcomes: dict[str, CallOutcome] = field(default_factory=dict)
     embedding: EmbeddingOutcome | None = None
 

@@ -64,7 +64,3 @@ def cosine_similarity(a: Sequence[float], b: Sequence[float]) -> float | None:
         return None
     return dot / norm
 
-
-def fraction(numerator: int, denominator: int) -> float | None:
-    """numerator / denominator, None for 0/0 so callers report "nothing to score" instead of NaN."""
-    return numerator / denominator if denominator else None

@@ -5,7 +5,7 @@ satisfies `Embedder`.
 """
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol
 
 
 class JudgeReply(Protocol):
@@ -20,11 +20,10 @@ class JudgeReply(Protocol):
     cached: bool
 
 
-@runtime_checkable
 class Judge(Protocol):
     async def complete(self, messages: list[dict], *, json_schema: dict | None = None,
                        schema_name: str = "verdict", cache_tag: str = "",
-                       use_cache: bool = True) -> Any: ...
+                       use_cache: bool = True) -> JudgeReply: ...
 
 
 class EmbeddingReply(Protocol):
@@ -32,6 +31,5 @@ class EmbeddingReply(Protocol):
     error: str | None
 
 
-@runtime_checkable
 class Embedder(Protocol):
-    async def embed(self, texts: list[str]) -> Any: ...
+    async def embed(self, texts: list[str]) -> EmbeddingReply: ...

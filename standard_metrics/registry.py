@@ -26,6 +26,7 @@ from standard_metrics.calls import (CALLS_VERSION, EMBEDDING, CacheLookup, CallP
 from standard_metrics.context import MetricContext, Unscorable
 from standard_metrics.options import MetricOptions
 from standard_metrics.prompts import prompt_library
+from standard_metrics.protocols import Embedder, Judge
 from standard_metrics.spec import MetricSpec
 
 METRICS: dict[str, MetricSpec] = {spec.name: spec for spec in [
@@ -168,7 +169,8 @@ def _attribute(plan: CallPlan, run: SampleRun | None) -> tuple[dict[str, Usage],
     return usage, notes
 
 
-async def score_sample(sample: Sample, metric_names: Iterable[str], *, judge: Any = None, embedder: Any = None,
+async def score_sample(sample: Sample, metric_names: Iterable[str], *, judge: Judge | None = None,
+                       embedder: Embedder | None = None,
                        options: MetricOptions | dict | None = None) -> list[Verdict]:
     """One Verdict per distinct requested metric, in the order asked; judge work is shared across them."""
     opts = MetricOptions.coerce(options)

@@ -80,7 +80,7 @@ class LoopbackTarget:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/chat"
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
-    def __enter__(self) -> "LoopbackTarget":
+    def __enter__(self) -> LoopbackTarget:
         self.thread.start()
         return self
 

@@ -40,7 +40,7 @@ def test_headings_start_chunks_and_long_sections_split_on_sentences_with_overlap
     assert len(approval) >= 3
     for chunk in approval:
         assert len(chunk) <= 60 and chunk.endswith("。")              # whole sentences, heading counted
-    for previous, current in zip(approval, approval[1:]):
+    for previous, current in zip(approval, approval[1:], strict=False):
         # The overlap is the longest run of whole trailing sentences of the previous chunk within 25 characters.
         head = split_sentences(current)
         carried = max(k for k in range(len(head) + 1) if previous.endswith("".join(head[:k])))
@@ -99,7 +99,8 @@ def critique(groundedness: int | str, standalone: int | str, usefulness: int | s
 
 # marker in the chunk → (generation reply, critique reply or None when the critique must not be called)
 SCRIPT: dict[str, tuple[JudgeResponse, JudgeResponse | None]] = {
-    "条款A": (ok({"question": "报销单链接是什么？", "answer": "https://oa.example.com/expense/form"}), critique(5, 4, 4)),
+    "条款A": (ok({"question": "报销单链接是什么？", "answer": "https://oa.example.com/expense/form"}),
+              critique(5, 4, 4)),
     "条款B": (ok({"question": "它需要多久？", "answer": "5个工作日"}), critique(5, 2, 4)),
     "条款C": (JudgeResponse(text="我无法回答这个问题", data=None), None),
     "条款D": (ok({"question": "积分多久过期？", "answer": "12个月"}), critique(3, 3, 3)),
@@ -135,7 +136,8 @@ class ScriptedJudge:
 def scripted_docs(tmp_path: Path) -> Path:
     docs = tmp_path / "docs"
     docs.mkdir()
-    sections = "\n\n".join(f"## {m}\n这是{m}的内容，说明一项公司政策的具体规定。" for m in SCRIPT if m.startswith("条款"))
+    sections = "\n\n".join(f"## {m}\n这是{m}的内容，说明一项公司政策的具体规定。"
+                             for m in SCRIPT if m.startswith("条款"))
     (docs / "政策.md").write_text(f"# 公司政策\n\n{sections}\n", encoding="utf-8")
     (docs / "refunds.txt").write_text("Clause I. Refunds are paid back within 3 days of approval.\n", encoding="utf-8")
     return docs
@@ -166,7 +168,8 @@ async def test_generate_keeps_drops_and_reports_unscored_exactly(scripted_docs: 
     assert (f.stage, f.unscored_kind) == ("generation", "invalid_output") and "根据上下文" in f.unscored_reason
     assert (g.stage, g.unscored_kind) == ("critique", "provider_error") and "HTTP 500" in g.unscored_reason
     # No critique call for a pair whose generation was unusable.
-    assert sorted((s, m) for s, m, _ in judge.calls if m in ("条款C", "条款F")) == [("qa_pair", "条款C"), ("qa_pair", "条款F")]
+    unusable = sorted((schema, m) for schema, m, _ in judge.calls if m in ("条款C", "条款F"))
+    assert unusable == [("qa_pair", "条款C"), ("qa_pair", "条款F")]
 
     rows = {s.question: s for s in read_dataset(out, require=("question", "ground_truth"))}
     assert set(rows) == {"报销单链接是什么？", "积分多久过期？", "How long do refunds take?"}

@@ -8,6 +8,8 @@ from __future__ import annotations
 import hashlib
 import os
 import types
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -108,6 +110,28 @@ def local_judge_url() -> str:
     from rubriceval.local.judge_server import ensure_local_judge
 
     return ensure_local_judge()
+
+
+@pytest.mark.local_model
+def test_local_judge_singleton_is_reused(local_judge_url):
+    from rubriceval.local.judge_server import ensure_local_judge
+
+    assert ensure_local_judge() == local_judge_url
+
+
+@pytest.mark.local_model
+def test_server_listens_on_loopback_and_leaves_no_process_behind(tmp_path):
+    from rubriceval.local.judge_server import LocalJudgeServer, LocalJudgeSettings
+
+    with LocalJudgeServer(settings=LocalJudgeSettings(n_ctx=1024, n_parallel=1),
+                          log_path=tmp_path / "judge.log") as server:
+        process = server._process
+        health = server.base_url.removesuffix("/v1") + "/health"
+        assert health.startswith("http://127.0.0.1:")
+        assert urllib.request.urlopen(health, timeout=10).status == 200
+    assert process.poll() is not None and not server.running
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(health, timeout=2)
 
 
 @pytest.mark.local_model

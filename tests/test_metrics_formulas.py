@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from standard_metrics.formulas import average_precision, cosine_similarity, fbeta, fraction, weighted_average
+from standard_metrics.formulas import average_precision, cosine_similarity, fbeta, weighted_average
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "reference"
 
@@ -97,7 +97,3 @@ def test_cosine_similarity_and_undefined_angle():
     with pytest.raises(ValueError):
         cosine_similarity([1], [1, 2])
 
-
-def test_fraction_of_nothing_is_none():
-    assert fraction(1, 4) == 0.25
-    assert fraction(0, 0) is None

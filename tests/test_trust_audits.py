@@ -14,7 +14,7 @@ from rubriceval.api import scorer_rows
 from rubriceval.data.sample import Sample
 from rubriceval.errors import DatasetError, RubricEvalError
 from rubriceval.rubric.schema import Rubric, TrustBar
-from rubriceval.store.audit import AuditStore, ItemVersions
+from rubriceval.store.audit import AuditStore
 from rubriceval.store.runs import RunConfig, RunStore
 from rubriceval.trust.agreement import agreement_report, krippendorff_alpha
 from rubriceval.trust.human_scores import (

@@ -178,3 +178,20 @@ async def test_versions_are_proposed_accepted_rejected_and_kept(store, tmp_path)
         ("1", "accepted"), ("2", "accepted"), ("3", "rejected")]
     with pytest.raises(TrustStoreError, match="no recorded version '7'"):
         accept_version(store, "tone", 7)
+
+
+async def test_calibration_records_agreement_per_version_and_tolerates_an_unbumped_edit(store, tmp_path):
+    from rubriceval.trust.store import TrustStore
+
+    judge = ScriptedJudge(learning_judge)
+    first = await calibrate_async(store, "tone", judge, k_examples=3, n_boot=0, write_yaml=False)
+    with TrustStore(store) as trust:
+        stored = {(r.version_tag, r.source): r.n for r in trust.agreement_results("tone")}
+    assert stored == {(first.base_version_tag, "calibration_before"): len(first.eval_keys),
+                      (first.proposed_version_tag, "calibration_after"): len(first.eval_keys)}
+    # Edited in place, still "version 1": calibrating from it must not fail at the end over the version number.
+    edited = tone_rubric(criterion="Is the answer polite, warm and brief?")
+    second = await calibrate_async(store, "tone", judge, k_examples=3, n_boot=0, write_yaml=False, rubric=edited)
+    assert second.proposed_version == "3"
+    assert any("without a version bump" in note for note in second.notes)
+    assert any("the audits were made on" in note for note in second.notes)

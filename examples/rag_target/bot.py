@@ -62,7 +62,7 @@ class BM25Index:
     def scores(self, query: str) -> list[float]:
         terms = set(tokenize(query))
         result = []
-        for counts, length in zip(self.term_counts, self.lengths):
+        for counts, length in zip(self.term_counts, self.lengths, strict=True):
             score = 0.0
             for term in terms & counts.keys():
                 tf = counts[term]
@@ -120,7 +120,7 @@ def _chat_client() -> tuple[Any, str]:
         from rubriceval.local.judge_server import ensure_local_judge   # started on demand, never at import
 
         handle = ensure_local_judge()
-        base_url = handle if isinstance(handle, str) else getattr(handle, "base_url")
+        base_url = handle if isinstance(handle, str) else handle.base_url
     client = OpenAI(base_url=base_url, api_key=os.environ.get("RUBRICEVAL_TARGET_API_KEY") or "not-needed",
                     timeout=300.0, max_retries=0)
     return client, os.environ.get("RUBRICEVAL_TARGET_MODEL", "local")

@@ -31,7 +31,8 @@ import os
 import sys
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal, Union
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
 import httpx
 import yaml
@@ -83,7 +84,7 @@ class OpenAIChatTarget(BaseModel):
         return f"openai-chat {self.model} at {self.base_url}"
 
 
-TargetConfig = Annotated[Union[CallableTarget, HttpTarget, OpenAIChatTarget], Field(discriminator="kind")]
+TargetConfig = Annotated[CallableTarget | HttpTarget | OpenAIChatTarget, Field(discriminator="kind")]
 _TARGET_ADAPTER: TypeAdapter = TypeAdapter(TargetConfig)
 
 
@@ -158,7 +159,7 @@ def coerce_reply(value: Any) -> TargetReply:
     if isinstance(value, dict):
         answer, contexts = value.get("answer"), value.get("contexts")
     elif hasattr(value, "answer"):
-        answer, contexts = getattr(value, "answer"), getattr(value, "contexts", None)
+        answer, contexts = value.answer, getattr(value, "contexts", None)
     else:
         raise TargetContractError(f"the target returned a {type(value).__name__}; expected a str, a dict with "
                                   "'answer' and 'contexts', or an object with those attributes")
@@ -200,8 +201,7 @@ class _CallableRunner(TargetRunner):
     def __init__(self, function: Callable[..., Any], description: str):
         self.description = description
         self._function = function
-        self._is_async = inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
-            getattr(function, "__call__", None))
+        self._is_async = inspect.iscoroutinefunction(function)
 
     async def ask(self, question: str, sample_id: str) -> TargetReply:
         if self._is_async:
@@ -209,7 +209,7 @@ class _CallableRunner(TargetRunner):
         else:
             # A timed-out sync call keeps its thread until it returns; Python cannot kill a thread.
             value = await asyncio.to_thread(self._function, question)
-            if inspect.isawaitable(value):
+            if inspect.isawaitable(value):   # e.g. an object whose __call__ is async
                 value = await value
         return coerce_reply(value)
 
@@ -270,7 +270,7 @@ class _OpenAIChatRunner(TargetRunner):
         await self._client.close()
 
 
-AnyTarget = Union[CallableTarget, HttpTarget, OpenAIChatTarget, TargetRunner, Callable[..., Any], str]
+AnyTarget = CallableTarget | HttpTarget | OpenAIChatTarget | TargetRunner | Callable[..., Any] | str
 
 
 def open_target(target: AnyTarget) -> TargetRunner:

@@ -1,4 +1,4 @@
-"""Build test sets from documents: chunk them, have a judge write question/answer pairs, keep the ones a critique passes.
+"""Build test sets from documents: chunk them, have a judge write Q/A pairs, keep the ones a critique passes.
 
 The generator (and with it the judge client) is imported on first use, so code that only chunks documents — like
 the example RAG bot — stays light.

@@ -144,6 +144,45 @@ def _sections(text: str) -> list[tuple[str, str | None, list[str]]]:
     return sections
 
 
+def _joined(units: list[_Unit]) -> str:
+    out = ""
+    for unit in units:
+        if out and unit.starts_paragraph:
+            out = out.rstrip() + "\n\n"
+        out += unit.text
+    return out.strip()
+
+
+def _overlap_tail(units: list[_Unit], overlap: int) -> list[_Unit]:
+    """The longest run of trailing units that fits in `overlap` characters (whole sentences only)."""
+    carried: list[_Unit] = []
+    size = 0
+    for unit in reversed(units):
+        if size + len(unit.text) > overlap:
+            break
+        carried.insert(0, unit)
+        size += len(unit.text)
+    return carried
+
+
+def _pack_section(prefix: str, paragraphs: list[str], chunk_size: int, overlap: int) -> list[str]:
+    """Chunk texts for one section; `prefix` (its heading lines) opens the first chunk and counts toward its size."""
+    texts: list[str] = []
+    current: list[_Unit] = []
+    for paragraph in paragraphs:
+        for unit in _paragraph_units(paragraph, chunk_size):
+            if current and len(prefix) + len(_joined(current + [unit])) > chunk_size:
+                texts.append((prefix + _joined(current)).strip())
+                prefix = ""
+                current = _overlap_tail(current, overlap)
+                if len(_joined(current + [unit])) > chunk_size:
+                    current = []
+            current.append(unit)
+    if current:   # always ends with a unit not yet emitted, so this never repeats the overlap alone
+        texts.append((prefix + _joined(current)).strip())
+    return texts
+
+
 def split_text(text: str, *, chunk_size: int = 500, overlap: int = 50) -> list[tuple[str, str]]:
     """(heading path, chunk text) pairs, each at most chunk_size characters (headings included).
 
@@ -156,60 +195,16 @@ def split_text(text: str, *, chunk_size: int = 500, overlap: int = 50) -> list[t
     chunks: list[tuple[str, str]] = []
     pending_headings = ""   # headings of sections with no text of their own open the next chunk
     for heading_path, heading_line, paragraphs in _sections(text):
-        current: list[_Unit] = []
         # The heading opens the section's first chunk so the chunk says what it is about.
         prefix = pending_headings + (heading_line + "\n" if heading_line else "")
-        pending_headings = ""
-
-        def joined(units: list[_Unit]) -> str:
-            out = ""
-            for unit in units:
-                if out and unit.starts_paragraph:
-                    out = out.rstrip() + "\n\n"
-                out += unit.text
-            return out.strip()
-
-        def flush() -> list[_Unit]:
-            nonlocal prefix
-            body = joined(current)
-            if body:
-                chunks.append((heading_path, (prefix + body).strip()))
-                prefix = ""
-            carried: list[_Unit] = []
-            size = 0
-            for unit in reversed(current):
-                if size + len(unit.text) > overlap:
-                    break
-                carried.insert(0, unit)
-                size += len(unit.text)
-            return carried
-
-        for paragraph in paragraphs:
-            for unit in _paragraph_units(paragraph, chunk_size):
-                # The heading lines opening a section count toward its first chunk's size.
-                if current and len(prefix) + len(joined(current + [unit])) > chunk_size:
-                    current = flush()
-                    if len(joined(current + [unit])) > chunk_size:
-                        current = []
-                current.append(unit)
-        if current:
-            # Overlap units alone are already in the previous chunk; emit only when something new follows them.
-            flush()
-        else:
+        if not paragraphs:
             pending_headings = prefix
+            continue
+        pending_headings = ""
+        chunks.extend((heading_path, chunk) for chunk in _pack_section(prefix, paragraphs, chunk_size, overlap))
     if pending_headings.strip():
         chunks.append(("", pending_headings.strip()))
-    return _drop_repeated_tails(chunks)
-
-
-def _drop_repeated_tails(chunks: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Remove a chunk that is entirely contained in its predecessor (an overlap carried with nothing after it)."""
-    kept: list[tuple[str, str]] = []
-    for heading, text in chunks:
-        if kept and kept[-1][0] == heading and text in kept[-1][1]:
-            continue
-        kept.append((heading, text))
-    return kept
+    return chunks
 
 
 def chunk_documents(documents: list[Document], *, chunk_size: int = 500, overlap: int = 50) -> list[Chunk]:

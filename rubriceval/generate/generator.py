@@ -17,7 +17,8 @@ import random
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Any, Literal, Mapping, Protocol
+from collections.abc import Mapping
+from typing import Any, Literal, Protocol
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from pydantic import BaseModel, Field
@@ -231,7 +232,7 @@ def _judge_with_seed(judge: JudgeLike, seed: int) -> JudgeLike:
     part of the cache key, so cached answers for another seed are not reused.
     """
     config = getattr(judge, "config", None)
-    if isinstance(config, BaseModel) and "seed" in type(config).model_fields and getattr(config, "seed") != seed:
+    if isinstance(config, BaseModel) and "seed" in type(config).model_fields and config.seed != seed:
         seeded = copy.copy(judge)
         seeded.config = config.model_copy(update={"seed": seed})  # type: ignore[attr-defined]
         return seeded

@@ -252,8 +252,10 @@ def main(argv: list[str] | None = None) -> int:
         done.wait()
     except KeyboardInterrupt:
         pass
-    del server   # xllamacpp shuts the HTTP listener and the model down in the destructor
-    return 0
+    # Exit at once: xllamacpp's destructor would first finish any in-flight generation (minutes on a busy CPU)
+    # for a client that is gone. The server holds nothing that needs flushing.
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

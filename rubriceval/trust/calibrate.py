@@ -317,7 +317,10 @@ async def calibrate_async(store_path: str | Path, rubric_id: str, judge: JudgeCl
 
     detail = f"calibration {rubric_id} v{proposed.version}: {len(evaluated)} held-out audited items"
     with TrustStore(store_path) as trust:
-        if not trust.has_version_tag(rubric_id, base.version_tag):
+        if trust.has_version(rubric_id, base.version) and not trust.has_version_tag(rubric_id, base.version_tag):
+            notes.append(f"version {base.version} of {rubric_id} is recorded with other content: the rubric was "
+                         f"edited without a version bump, so the starting point is not recorded as a version")
+        elif not trust.has_version_tag(rubric_id, base.version_tag):
             # The starting version is the one in use: record it so the history has both ends.
             trust.add_version(RubricVersionRecord(
                 rubric_id=rubric_id, version=str(base.version), version_tag=base.version_tag, status="accepted",

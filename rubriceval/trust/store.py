@@ -200,6 +200,11 @@ class TrustStore:
                                   file=str(self.path), hint="`calibrate` records proposed versions")
         return _row_to_version(row)
 
+    def has_version(self, rubric_id: str, version: int | str) -> bool:
+        with self._lock:
+            return self.conn.execute("SELECT 1 FROM rubric_versions WHERE rubric_id=? AND version=?",
+                                     (rubric_id, str(version))).fetchone() is not None
+
     def has_version_tag(self, rubric_id: str, version_tag: str) -> bool:
         with self._lock:
             return self.conn.execute("SELECT 1 FROM rubric_versions WHERE rubric_id=? AND version_tag=?",
