@@ -156,7 +156,7 @@ class Bench:
                 for side in order:
                     if side == "ragas" and not self.args.skip_ragas:
                         run = self.ragas(dataset, concurrency, FIVE, "five", repeat)
-                    elif side == "ours":
+                    elif side == "ours" and not self.args.skip_ours:
                         run = self.ours(dataset, concurrency, "five", metrics=FIVE, repeat=repeat)
                         if repeat == 0:
                             warm = self.ours(dataset, concurrency, "warm", metrics=FIVE,
@@ -179,7 +179,8 @@ class Bench:
         for metric in FIVE:
             if not self.args.skip_ragas:
                 result.alone.append(self.ragas(dataset, 16, [metric], metric))
-            result.alone.append(self.ours(dataset, 16, metric, metrics=[metric]))
+            if not self.args.skip_ours:
+                result.alone.append(self.ours(dataset, 16, metric, metrics=[metric]))
             self.log(f"  alone: {metric} done")
 
     def throughput(self, result: BenchResult) -> None:
@@ -216,7 +217,7 @@ class Bench:
             if args.attribution_rows > 0:
                 self.log(f"each metric alone on {args.attribution_rows} rows")
                 self.alone(result)
-            if not args.skip_throughput:
+            if not (args.skip_throughput or args.skip_ours):
                 self.log(f"rubric throughput: {args.throughput_rows} rows × {len(THROUGHPUT_RUBRICS)} rubrics")
                 self.throughput(result)
         if not args.skip_nonllm:
@@ -246,6 +247,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--throughput-concurrency", type=int, default=64)
     parser.add_argument("--nonllm-rows", type=int, default=100_000)
     parser.add_argument("--skip-ragas", action="store_true")
+    parser.add_argument("--skip-ours", action="store_true", help="Ragas side only (and the non-LLM metrics)")
     parser.add_argument("--skip-compare", action="store_true")
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--skip-nonllm", action="store_true")

@@ -63,7 +63,7 @@ def _metric_names(metrics: list[str] | str | None) -> list[str]:
     names = [m.strip() for m in (metrics.split(",") if isinstance(metrics, str) else metrics) if m.strip()]
     from standard_metrics.registry import list_metrics
 
-    known = set(list_metrics())
+    known = {m.name for m in list_metrics()}
     unknown = [m for m in names if m not in known]
     if unknown:
         raise RubricEvalError(f"unknown metric(s): {', '.join(unknown)}", field="metrics",

@@ -281,6 +281,15 @@ def cmd_audit(args) -> int:
     return 0
 
 
+def cmd_metrics(args) -> int:
+    from standard_metrics.registry import list_metrics
+
+    for m in list_metrics():
+        needs = ", ".join(x for x, on in (("judge", m.needs_judge), ("embedder", m.needs_embedder)) if on) or "—"
+        print(f"{m.name:<28} {m.family:<8} needs: {needs:<16} fields: {', '.join(m.required_fields):<36} {m.summary}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rubriceval", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -360,8 +369,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("metrics", help="list the standard metrics")
-    p.set_defaults(func=lambda a: (print("\n".join(__import__("standard_metrics.registry", fromlist=["x"])
-                                                   .list_metrics())), 0)[1])
+    p.set_defaults(func=cmd_metrics)
     return parser
 
 

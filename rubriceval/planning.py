@@ -95,13 +95,19 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
     if metrics:
         from standard_metrics import registry
 
+        by_name = {}
         for name in metrics:
-            sp = ScorerPlan(scorer=name, kind="metric", samples=len(samples))
-            plan.scorers.append(sp)
-        by_name = {s.scorer: s for s in plan.scorers if s.kind == "metric"}
+            by_name[name] = ScorerPlan(scorer=name, kind="metric", samples=len(samples))
+            plan.scorers.append(by_name[name])
+
+        def lookup(request):
+            return cache.get(key(request.messages, request.json_schema, request.cache_tag)) if cache else None
+
         for sample in samples:
-            for call in registry.planned_requests(sample, metrics, structured=structured):
-                sp = by_name[call.metric]
+            for call in registry.planned_requests(sample, metrics, lookup=lookup):
+                # A shared call is charged to the first requested metric that uses it, as at run time.
+                owner = next((c for c in metrics if c in call.consumers), metrics[0])
+                sp = by_name[owner]
                 sp.calls += 1
                 sp.prompt_tokens += estimate_messages_tokens(call.messages)
                 if cache is not None and key(call.messages, call.json_schema, call.cache_tag) in cache:

@@ -81,5 +81,5 @@ class Verdict(BaseModel):
         return self.score is not None
 
     @classmethod
-    def unscored(cls, sample_id: str, scorer: str, kind: UnscoredKind, reason: str, **extra: Any) -> "Verdict":
-        return cls(sample_id=sample_id, scorer=scorer, unscored_kind=kind, unscored_reason=reason, **extra)
+    def unscored(cls, sample_id: str, scorer: str, why: UnscoredKind, reason: str, **extra: Any) -> "Verdict":
+        return cls(sample_id=sample_id, scorer=scorer, unscored_kind=why, unscored_reason=reason, **extra)
