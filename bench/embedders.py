@@ -88,7 +88,7 @@ def quality(encode: Encoder) -> dict:
 
 
 def _auc(higher: list[float], lower: list[float]) -> float:
-    wins = sum(1.0 if h > l else 0.5 if h == l else 0.0 for h in higher for l in lower)
+    wins = sum(1.0 if hi > lo else 0.5 if hi == lo else 0.0 for hi in higher for lo in lower)
     return wins / (len(higher) * len(lower))
 
 

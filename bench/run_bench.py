@@ -3,6 +3,8 @@
     make bench                                   # = .venv/bin/python bench/run_bench.py
     .venv/bin/python bench/run_bench.py --rows 100 --repeats 3 --concurrency 16,64 --latency 0.2
     .venv/bin/python bench/run_bench.py --skip-ragas --skip-nonllm      # our side only, quick
+    .venv/bin/python bench/run_bench.py --ragas-version 0.4.3 --skip-throughput --skip-nonllm
+    .venv/bin/python bench/run_bench.py --render out/bench/bench-….json   # tables of a saved result
 
 What it does (all against one loopback stub, `rubriceval.testing.stub_server.StubServer`, with a fixed latency
 per call and the bench responder, `bench/responder.py`, which answers every Ragas and rubriceval prompt with
@@ -16,6 +18,8 @@ valid JSON):
  6. rubric-only throughput: 1,000 rows × 3 rubrics at concurrency 64;
  7. the non-LLM metrics on 100,000 rows;
 then prints the tables and writes them, with every raw number, to out/bench/ (JSON + Markdown).
+Exit status 1 when the comparison was not fair (a Ragas NaN, an unscored verdict, a failed or unrecognised
+request): numbers from such a run must not be quoted.
 """
 from __future__ import annotations
 
@@ -158,13 +162,6 @@ class Bench:
                         run = self.ragas(dataset, concurrency, FIVE, "five", repeat)
                     elif side == "ours" and not self.args.skip_ours:
                         run = self.ours(dataset, concurrency, "five", metrics=FIVE, repeat=repeat)
-                        if repeat == 0:
-                            warm = self.ours(dataset, concurrency, "warm", metrics=FIVE,
-                                             cache_dir=Path(run.output["cache_dir"]))
-                            result.warm.append(warm)
-                            self.log(f"  ours   c={concurrency:<3} warm rerun  {warm.wall_s:6.2f}s  "
-                                     f"judge calls {warm.tally.total.calls}, "
-                                     f"embedding calls {warm.tally.total.embedding_calls}")
                     else:
                         continue
                     result.runs.append(run)
@@ -172,6 +169,15 @@ class Bench:
                              f"(CPU {run.cpu_s:5.2f}s)  "
                              f"{run.tally.total.calls} judge + {run.tally.total.embedding_calls} embedding calls"
                              f"  peak {run.max_rss_mb:.0f} MB")
+                    if side == "ours" and repeat == 0:
+                        self.warm_rerun(dataset, concurrency, Path(run.output["cache_dir"]), result)
+
+    def warm_rerun(self, dataset: Path, concurrency: int, cache_dir: Path, result: BenchResult) -> None:
+        """The same run again on the cache the cold run filled: every judge call must be a cache hit."""
+        warm = self.ours(dataset, concurrency, "warm", metrics=FIVE, cache_dir=cache_dir)
+        result.warm.append(warm)
+        self.log(f"  ours   c={concurrency:<3} warm rerun  {warm.wall_s:6.2f}s  judge calls {warm.tally.total.calls}, "
+                 f"embedding calls {warm.tally.total.embedding_calls}")
 
     def alone(self, result: BenchResult) -> None:
         """Each metric alone on a few rows: exact per-metric costs, and a check of the Ragas tagging."""
@@ -253,11 +259,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--skip-nonllm", action="store_true")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds allowed per side run")
     parser.add_argument("--out", default=str(REPO / "out" / "bench"), help="folder for the JSON and Markdown")
+    parser.add_argument("--render", metavar="JSON", help="only print the tables of a saved result")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.render:
+        saved = BenchResult.model_validate_json(Path(args.render).read_text(encoding="utf-8"))
+        print(report.render(saved))
+        return 0 if report.fair(saved) else 1
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="rubriceval-bench-") as workdir:

@@ -22,7 +22,8 @@ from rubriceval.local.model_files import ModelFileError
 
 VERDICT_SCHEMA = {
     "type": "object",
-    "properties": {"feedback": {"type": "string"}, "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}},
+    "properties": {"feedback": {"type": "string", "maxLength": 60},   # caps generation time on a busy CPU
+                   "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}},
     "required": ["feedback", "score"],
     "additionalProperties": False,
 }
@@ -141,7 +142,8 @@ async def test_local_judge_returns_schema_valid_verdict_with_usage(local_judge_u
     client = JudgeClient(config)
     messages = [
         {"role": "system", "content": "你是客服质检员。先写一句简短反馈，再给1到5的整数分。"},
-        {"role": "user", "content": "参考政策：签收后7天内可无理由退货，生鲜除外。\n用户问题：生鲜可以七天无理由退货吗？\n"
+        {"role": "user", "content": "参考政策：签收后7天内可无理由退货，生鲜除外。\n"
+                                    "用户问题：生鲜可以七天无理由退货吗？\n"
                                     "客服回答：可以，所有商品都支持七天无理由退货。\n请评分。"},
     ]
     reply = await client.complete(messages, json_schema=VERDICT_SCHEMA, schema_name="verdict")

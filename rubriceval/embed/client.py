@@ -172,12 +172,12 @@ class EmbeddingClient:
             batches = [missing[i:i + size] for i in range(0, len(missing), size)]
             results = await asyncio.gather(*(self._embed_batch(batch) for batch in batches))
             failure: EmbeddingResponse | None = None
-            for batch, result in zip(batches, results):
+            for batch, result in zip(batches, results, strict=True):
                 if isinstance(result, EmbeddingResponse):   # an error, already classified
                     failure = failure or result
                     continue
                 prompt_tokens += result.prompt_tokens
-                for text, vector in zip(batch, result.vectors):
+                for text, vector in zip(batch, result.vectors, strict=True):
                     rounded = np.asarray(vector, dtype=np.float32)
                     found[text] = rounded.tolist()
                     if self.cache is not None:

@@ -17,6 +17,15 @@ SampleField = Literal["question", "answer", "contexts", "ground_truth", "referen
 LEVELS = (1, 2, 3, 4, 5)
 
 
+def _valid_regex(value: str | None) -> str | None:
+    if value is not None:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"invalid regex {value!r}: {exc}") from None
+    return value
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -82,11 +91,7 @@ class RegexCheck(_ItemBase):
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, value: str) -> str:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"invalid regex {value!r}: {exc}") from None
-        return value
+        return _valid_regex(value)
 
 
 class RequiredLink(_ItemBase):
@@ -99,14 +104,10 @@ class RequiredLink(_ItemBase):
     flag_invented: bool = True        # report links that appear in no context (possibly invented)
     fail_on_invented: bool = False
 
-    @model_validator(mode="after")
-    def _one_target(self):
-        if self.url_pattern:
-            try:
-                re.compile(self.url_pattern)
-            except re.error as exc:
-                raise ValueError(f"invalid url_pattern {self.url_pattern!r}: {exc}") from None
-        return self
+    @field_validator("url_pattern")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        return _valid_regex(value)
 
 
 class StepsInOrder(_ItemBase):
@@ -140,13 +141,8 @@ class AppliesTo(_Strict):
 
     @field_validator("question_pattern")
     @classmethod
-    def _compiles(cls, value):
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"invalid regex {value!r}: {exc}") from None
-        return value
+    def _compiles(cls, value: str | None) -> str | None:
+        return _valid_regex(value)
 
 
 class Combine(_Strict):
