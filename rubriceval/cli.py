@@ -281,6 +281,36 @@ def cmd_audit(args) -> int:
     return 0
 
 
+def cmd_collect(args) -> int:
+    from rubriceval.collect import collect, parse_target
+
+    target = parse_target(args.target)
+    summary = asyncio.run(collect(args.questions, target, args.out, concurrency=args.concurrency,
+                                  timeout_s=args.timeout, retries=args.retries, progress=not args.quiet))
+    print(summary.describe())
+    print(f"dataset: {Path(args.out).resolve()}")
+    return 0 if summary.failed == 0 else 1
+
+
+def cmd_generate(args) -> int:
+    from rubriceval.backends import make_judge
+    from rubriceval.generate import generate
+
+    async def go():
+        judge = make_judge(_judge_config(args))
+        try:
+            return await generate(args.docs, args.out, judge=judge, n=args.n, chunk_size=args.chunk_size,
+                                  overlap=args.overlap, threshold=args.threshold, language=args.language,
+                                  seed=args.seed, domain=args.domain, progress=not args.quiet)
+        finally:
+            await judge.close()
+
+    summary = asyncio.run(go())
+    print(summary.describe())
+    print(f"dataset: {Path(args.out).resolve()}")
+    return 0
+
+
 def cmd_metrics(args) -> int:
     from standard_metrics.registry import list_metrics
 
@@ -367,6 +397,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--export-dir", help="where corrected datasets are written (default: next to the store)")
     p.add_argument("--auth-file", help="file of user:password lines")
     p.set_defaults(func=cmd_audit)
+
+    p = sub.add_parser("collect", help="run questions through the system under test; save answers + contexts")
+    p.add_argument("questions", help="dataset with at least a question column (ground_truth etc. are kept)")
+    p.add_argument("--target", required=True,
+                   help="module:function | http(s)://endpoint (JSON contract) | openai:BASE_URL#model | target.yaml")
+    p.add_argument("--out", required=True, help="output JSONL (resumes when it exists)")
+    p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--timeout", type=float, default=60)
+    p.add_argument("--retries", type=int, default=2)
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_collect)
+
+    p = sub.add_parser("generate", help="draft question/answer pairs from documents, critique-filtered")
+    p.add_argument("docs", help=".txt/.md file or directory (PDF is not supported)")
+    p.add_argument("--n", type=int, required=True, help="pairs to draft (one per sampled chunk)")
+    p.add_argument("--out", required=True, help="output dataset (.jsonl)")
+    p.add_argument("--chunk-size", type=int, default=500)
+    p.add_argument("--overlap", type=int, default=50)
+    p.add_argument("--threshold", type=int, default=3, help="minimum critique score on every criterion")
+    p.add_argument("--language", default="auto", choices=["auto", "zh", "en"])
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--domain", default="", help="what the knowledge base is about (helps the usefulness critique)")
+    p.add_argument("--quiet", action="store_true")
+    _add_judge_args(p)
+    p.set_defaults(func=cmd_generate)
 
     p = sub.add_parser("metrics", help="list the standard metrics")
     p.set_defaults(func=cmd_metrics)

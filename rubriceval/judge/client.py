@@ -78,7 +78,7 @@ class JudgeClient:
         self.config = config
         url = base_url or config.base_url
         if url is None:
-            raise ValueError("JudgeClient needs a base_url; use rubriceval.local.judge.ensure_local_judge() first")
+            raise ValueError("JudgeClient needs a base_url; use rubriceval.backends.make_judge(), which starts the embedded judge")
         self.base_url = url
         self._client = openai.AsyncOpenAI(base_url=url, api_key=config.api_key or "not-needed",
                                           timeout=config.timeout_s, max_retries=0)
