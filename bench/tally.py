@@ -16,7 +16,6 @@ Ragas attribution by tagging, and why it is exact for a combined five-metric run
 """
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from typing import Iterable
 
@@ -119,12 +118,3 @@ def ours_per_metric(per_scorer: dict[str, dict]) -> dict[str, Cost]:
                          completion_tokens=usage["completion_tokens"], embedding_calls=usage["embedding_calls"])
     return out
 
-
-def read_jsonl_texts(path: str) -> tuple[list[str], list[str]]:
-    answers, references = [], []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            answers.append(row["answer"])
-            references.append(row["ground_truth"])
-    return answers, references

@@ -30,7 +30,7 @@ def make_embedder(config: EmbedderConfig, *, announce: bool = True):
         return client
     if announce:
         print(f"embedder: {config.model} at {config.base_url}", file=sys.stderr)
-    return EmbeddingClient(config)
+    return EmbeddingClient(config, concurrency=config.concurrency)
 
 
 def public_judge_config(config: JudgeConfig) -> dict:

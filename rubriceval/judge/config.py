@@ -70,6 +70,7 @@ class EmbedderConfig(BaseModel):
     model: str = "local"
     timeout_s: float = 60.0
     batch_size: int = 64
+    concurrency: int = Field(default=16, ge=1, le=1024)   # requests in flight to a hosted embeddings endpoint
 
 
 def default_cache_dir() -> Path:

@@ -78,6 +78,9 @@ class RunStore:
         self.conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
         self.conn.row_factory = sqlite3.Row
         self.conn.execute("PRAGMA journal_mode=WAL")
+        # Under WAL, NORMAL still never loses a committed verdict when the process is killed (only on power loss),
+        # and it stops every verdict commit from waiting ~4 ms on the disk while the event loop is blocked.
+        self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute("PRAGMA foreign_keys=ON")
         self.conn.executescript(SCHEMA)
         self.conn.commit()
