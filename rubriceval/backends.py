@@ -10,9 +10,14 @@ from rubriceval.judge.config import EmbedderConfig, JudgeConfig
 def make_judge(config: JudgeConfig, *, announce: bool = True) -> JudgeClient:
     base_url = config.base_url
     if config.is_local:
-        from rubriceval.local.judge_server import ensure_local_judge
+        from rubriceval.local.judge_server import LocalJudgeSettings, ensure_local_judge
 
-        base_url = ensure_local_judge()
+        settings = LocalJudgeSettings()
+        base_url = ensure_local_judge(settings)
+        # More requests in flight than the server has slots only queue inside llama.cpp and run into the timeout;
+        # on 2 CPU cores a long prompt can take minutes, so the embedded judge gets a generous per-call timeout.
+        config = config.model_copy(update={"concurrency": min(config.concurrency, settings.n_parallel),
+                                           "timeout_s": max(config.timeout_s, 900.0)})
     if announce:
         print(f"judge: {config.describe()}", file=sys.stderr)
     return JudgeClient(config, base_url=base_url)
