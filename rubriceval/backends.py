@@ -7,17 +7,30 @@ from rubriceval.judge.client import JudgeClient
 from rubriceval.judge.config import EmbedderConfig, JudgeConfig
 
 
+LOCAL_FEEDBACK_MAX_CHARS = 300
+
+
+def effective_config(config: JudgeConfig) -> JudgeConfig:
+    """The configuration actually used. For the embedded judge: no more requests in flight than the server has
+    slots (extra ones only queue inside llama.cpp and run into the timeout), a generous per-call timeout (a long
+    prompt can take minutes on 2 cores), and a cap on feedback length (writing feedback dominates a judgment)."""
+    if not config.is_local:
+        return config
+    from rubriceval.local.judge_server import LocalJudgeSettings
+
+    slots = LocalJudgeSettings().n_parallel
+    return config.model_copy(update={
+        "concurrency": min(config.concurrency, slots), "timeout_s": max(config.timeout_s, 900.0),
+        "feedback_max_chars": config.feedback_max_chars or LOCAL_FEEDBACK_MAX_CHARS})
+
+
 def make_judge(config: JudgeConfig, *, announce: bool = True) -> JudgeClient:
     base_url = config.base_url
     if config.is_local:
-        from rubriceval.local.judge_server import LocalJudgeSettings, ensure_local_judge
+        from rubriceval.local.judge_server import ensure_local_judge
 
-        settings = LocalJudgeSettings()
-        base_url = ensure_local_judge(settings)
-        # More requests in flight than the server has slots only queue inside llama.cpp and run into the timeout;
-        # on 2 CPU cores a long prompt can take minutes, so the embedded judge gets a generous per-call timeout.
-        config = config.model_copy(update={"concurrency": min(config.concurrency, settings.n_parallel),
-                                           "timeout_s": max(config.timeout_s, 900.0)})
+        base_url = ensure_local_judge()
+        config = effective_config(config)
     if announce:
         print(f"judge: {config.describe()}", file=sys.stderr)
     return JudgeClient(config, base_url=base_url)

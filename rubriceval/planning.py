@@ -68,6 +68,9 @@ class CostPlan(BaseModel):
 
 def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], config: JudgeConfig,
               cache: CallCache | None = None) -> CostPlan:
+    from rubriceval.backends import effective_config
+
+    config = effective_config(config)
     if cache is None and config.cache:
         cache = CallCache(config.cache_path or default_cache_dir() / "judge_cache.sqlite")
     structured = config.structured == "json_schema"
@@ -86,7 +89,8 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
             sp.samples += 1
             if missing_fields(rubric, sample):
                 continue
-            for prompt in compile_rubric(rubric, sample, structured=structured):
+            for prompt in compile_rubric(rubric, sample, structured=structured,
+                                         feedback_max_chars=config.feedback_max_chars):
                 sp.calls += 1
                 sp.prompt_tokens += estimate_messages_tokens(prompt.messages)
                 if cache is not None and key(prompt.messages, prompt.json_schema, prompt.cache_tag) in cache:

@@ -43,6 +43,9 @@ class JudgeConfig(BaseModel):
     # json_schema: response_format with a JSON schema; grammar: llama.cpp GBNF; text: "Feedback … [RESULT] N".
     structured: Literal["json_schema", "text"] = "json_schema"
     seed: int | None = 0
+    # Cap on the feedback the judge may write (JSON-schema maxLength); None = no cap. Small local models on CPU
+    # spend most of a judgment writing feedback, so the embedded judge uses a cap (see backends.effective_config).
+    feedback_max_chars: int | None = Field(default=None, ge=20)
     price_in_per_mtok: float | None = None
     price_out_per_mtok: float | None = None
     cache_path: str | None = None         # None → ~/.cache/rubriceval/judge_cache.sqlite

@@ -84,8 +84,16 @@ def _field_value(sample: Sample, name: str, lang: str) -> str:
     return value if value else ("（无）" if lang == "zh" else "(none)")
 
 
+def verdict_schema(feedback_max_chars: int | None = None) -> dict:
+    if feedback_max_chars is None:
+        return VERDICT_SCHEMA
+    schema = json.loads(json.dumps(VERDICT_SCHEMA))
+    schema["properties"]["feedback"]["maxLength"] = feedback_max_chars
+    return schema
+
+
 def compile_item(rubric: Rubric, item: JudgeItem, sample: Sample, *, structured: bool = True,
-                 template_dir: str | None = None) -> CompiledPrompt:
+                 template_dir: str | None = None, feedback_max_chars: int | None = None) -> CompiledPrompt:
     lang = rubric.language
     levels = item.score_descriptions or rubric.score_descriptions
     criterion = _render_criterion(item.criterion or rubric.criterion, rubric, sample)
@@ -99,13 +107,15 @@ def compile_item(rubric: Rubric, item: JudgeItem, sample: Sample, *, structured:
     return CompiledPrompt(
         rubric_id=rubric.id, item_id=item.id,
         messages=[{"role": "system", "content": system.strip()}, {"role": "user", "content": user.strip()}],
-        json_schema=VERDICT_SCHEMA if structured else None,
+        json_schema=verdict_schema(feedback_max_chars) if structured else None,
         cache_tag=f"{rubric.id}/{item.id}/{rubric.version_tag}",
     )
 
 
-def compile_rubric(rubric: Rubric, sample: Sample, *, structured: bool = True) -> list[CompiledPrompt]:
-    return [compile_item(rubric, item, sample, structured=structured) for item in rubric.judge_items]
+def compile_rubric(rubric: Rubric, sample: Sample, *, structured: bool = True,
+                   feedback_max_chars: int | None = None) -> list[CompiledPrompt]:
+    return [compile_item(rubric, item, sample, structured=structured, feedback_max_chars=feedback_max_chars)
+            for item in rubric.judge_items]
 
 
 def retry_message(lang: str, reason: str, structured: bool) -> dict[str, str]:

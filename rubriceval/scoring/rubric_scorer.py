@@ -39,7 +39,8 @@ def missing_fields(rubric: Rubric, sample: Sample) -> list[str]:
 async def judge_item(rubric: Rubric, item: JudgeItem, sample: Sample, judge: JudgeClient) -> ItemOutcome:
     outcome = ItemOutcome(item)
     structured = judge.config.structured == "json_schema"
-    prompt = compile_item(rubric, item, sample, structured=structured)
+    prompt = compile_item(rubric, item, sample, structured=structured,
+                          feedback_max_chars=judge.config.feedback_max_chars)
     messages = list(prompt.messages)
     estimated = estimate_messages_tokens(messages)
     if estimated > judge.config.max_input_tokens:
