@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,16 @@ async def run_async(samples: list[Sample], rubrics: list[Rubric], metrics: list[
                     judge_config: JudgeConfig, embedder_config: EmbedderConfig | None = None,
                     name: str | None = None, dataset_path: str = "", rubrics_path: str = "",
                     progress: bool = True, resume_run: str | None = None) -> tuple[str, RunTotals]:
+    if not resume_run:
+        # A rubric directory often holds rubrics for other datasets (e.g. rubrics/benchmarks/); leave out those that
+        # apply to no sample here, and say so, rather than reporting empty rows.
+        from rubriceval.rubric.applies import applies
+
+        unused = [r.id for r in rubrics if not any(applies(r, s) for s in samples)]
+        if unused:
+            print(f"note: rubric(s) applying to no sample in this dataset are left out: {', '.join(unused)}",
+                  file=sys.stderr)
+            rubrics = [r for r in rubrics if r.id not in unused]
     need_judge = bool(any(r.judge_items for r in rubrics)) or _needs(metrics, "judge")
     need_embedder = _needs(metrics, "embedder")
     if resume_run:
