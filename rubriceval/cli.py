@@ -311,6 +311,47 @@ def cmd_generate(args) -> int:
     return 0
 
 
+def cmd_agreement(args) -> int:
+    from rubriceval.trust.human_scores import agreement_for_rubric
+
+    report = agreement_for_rubric(args.store, args.rubric, run=args.run, labels_file=args.labels,
+                                  n_boot=args.n_boot, seed=args.seed)
+    print(report.summary())
+    for attr in ("exact", "within_one", "kappa_quadratic", "spearman", "kendall"):
+        est = getattr(report, attr, None)
+        if est is not None and getattr(est, "value", None) is not None:
+            print(f"  {attr:<16} {est.value:.3f}  [{est.ci_low if est.ci_low is not None else '—'}, "
+                  f"{est.ci_high if est.ci_high is not None else '—'}]")
+    if getattr(report, "confusion", None):
+        print("  confusion (rows = human 1–5, columns = judge 1–5):")
+        for row in report.confusion:
+            print("   ", " ".join(f"{c:>4}" for c in row))
+    for item in (getattr(report, "worst_items", None) or [])[:5]:
+        print(f"  disagreement: {item}")
+    return 0
+
+
+def cmd_calibrate(args) -> int:
+    from rubriceval.trust.calibrate import accept_version, calibrate, reject_version
+
+    if args.accept or args.reject:
+        fn = accept_version if args.accept else reject_version
+        record = fn(args.store, args.rubric, args.accept or args.reject, decided_by=args.expert or "")
+        print(record)
+        return 0
+    result = calibrate(args.store, args.rubric, _judge_config(args), k_examples=args.k, holdout_fraction=args.holdout,
+                       seed=args.seed)
+    print(result.summary())
+    return 0
+
+
+def cmd_benchmark_judge(args) -> int:
+    from rubriceval.trust.bench import run_benchmark
+
+    run_benchmark(args.kind, _judge_config(args), n=args.n, out=args.out)
+    return 0
+
+
 def cmd_metrics(args) -> int:
     from standard_metrics.registry import list_metrics
 
@@ -422,6 +463,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true")
     _add_judge_args(p)
     p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser("agreement", help="judge-vs-expert agreement for one rubric (from audits or a labels file)")
+    p.add_argument("--rubric", required=True)
+    p.add_argument("--run", help="only this run's audits / verdicts")
+    p.add_argument("--labels", help="JSONL/CSV/Excel of human labels: sample_id, score[, expert]")
+    p.add_argument("--store", default=DEFAULT_STORE)
+    p.add_argument("--n-boot", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_agreement)
+
+    p = sub.add_parser("calibrate", help="propose a rubric version with few-shot examples from audits; "
+                                         "evaluate on held-out audited items")
+    p.add_argument("--rubric", required=True)
+    p.add_argument("--store", default=DEFAULT_STORE)
+    p.add_argument("--k", type=int, default=4, help="few-shot examples to add")
+    p.add_argument("--holdout", type=float, default=0.5, help="share of audited items kept for evaluation")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--accept", metavar="VERSION", help="accept a proposed version")
+    p.add_argument("--reject", metavar="VERSION", help="reject a proposed version")
+    p.add_argument("--expert", help="who decides (with --accept/--reject)")
+    _add_judge_args(p)
+    p.set_defaults(func=cmd_calibrate)
+
+    p = sub.add_parser("benchmark-judge", help="any configured judge vs human labels: SummEval (1–5) or HaluEval")
+    p.add_argument("kind", choices=["summeval", "halueval"])
+    p.add_argument("--n", type=int, help="items (default: all SummEval / 60 balanced HaluEval)")
+    p.add_argument("--out", help="write every item's result as JSON")
+    _add_judge_args(p)
+    p.set_defaults(func=cmd_benchmark_judge)
 
     p = sub.add_parser("metrics", help="list the standard metrics")
     p.set_defaults(func=cmd_metrics)
