@@ -45,12 +45,24 @@ class LocalJudgeError(RubricEvalError):
     """The embedded judge could not be started."""
 
 
+def _cores() -> int:
+    return os.cpu_count() or 1
+
+
 class LocalJudgeSettings(BaseModel):
-    """Sizing for a 2-core laptop: one prompt at a time is already CPU-bound, a second slot overlaps decoding."""
+    """Sizing for a small CPU box (the reference machine has 2 cores).
+
+    Threads, measured on 2 cores while other CPU-bound processes ran: with 2 generation threads decoding collapsed
+    to 0.4 tok/s (every token ends in a barrier all threads must reach; one descheduled thread stalls the rest),
+    with 1 thread it held 8–11 tok/s. Prompt processing works in large chunks and did not collapse (16–18 tok/s with
+    2 threads, 18–20 with 1), and gets both cores when the machine is idle. So: generation leaves one core free for
+    our own process (parsing, embedding, the UI), prompt processing may use all cores.
+    """
 
     n_ctx: int = Field(default=8192, ge=512)      # shared by all slots (unified KV cache), so one long prompt fits
     n_parallel: int = Field(default=2, ge=1, le=8)
-    n_threads: int = Field(default_factory=lambda: max(1, min(2, os.cpu_count() or 1)), ge=1)
+    n_threads: int = Field(default_factory=lambda: max(1, min(4, _cores() - 1)), ge=1)       # generation
+    n_threads_batch: int = Field(default_factory=lambda: max(1, min(8, _cores())), ge=1)      # prompt processing
     startup_timeout_s: float = Field(default=180.0, gt=0)
 
 
@@ -96,7 +108,8 @@ class LocalJudgeServer:
         s = self.settings
         command = [sys.executable, "-m", "rubriceval.local.judge_server", "--model", str(self.model_path),
                    "--port", str(self.port), "--ctx", str(s.n_ctx), "--parallel", str(s.n_parallel),
-                   "--threads", str(s.n_threads), "--ready-file", str(ready_file), "--exit-on-stdin-eof"]
+                   "--threads", str(s.n_threads), "--threads-batch", str(s.n_threads_batch),
+                   "--ready-file", str(ready_file), "--exit-on-stdin-eof"]
         env = dict(os.environ)
         # The child must import this very package even when it is run from a source checkout.
         package_root = str(Path(__file__).resolve().parents[2])
@@ -212,7 +225,7 @@ def _stop_singleton() -> None:
 # Child process: `python -m rubriceval.local.judge_server --port N`
 
 
-def serve(model: Path, *, port: int, n_ctx: int, n_parallel: int, n_threads: int) -> object:
+def serve(model: Path, *, port: int, n_ctx: int, n_parallel: int, n_threads: int, n_threads_batch: int) -> object:
     """Start xllamacpp's server in this process (blocks until the model is loaded) and return it."""
     import xllamacpp
 
@@ -224,7 +237,7 @@ def serve(model: Path, *, port: int, n_ctx: int, n_parallel: int, n_threads: int
     params.n_parallel = n_parallel
     params.kv_unified = True              # slots share the whole context instead of n_ctx / n_parallel each
     params.cpuparams.n_threads = n_threads
-    params.cpuparams_batch.n_threads = n_threads
+    params.cpuparams_batch.n_threads = n_threads_batch
     params.verbosity = 1
     params.ui = False
     return xllamacpp.Server(params)
@@ -237,7 +250,9 @@ def main(argv: list[str] | None = None) -> NoReturn:
     defaults = LocalJudgeSettings()
     parser.add_argument("--ctx", type=int, default=defaults.n_ctx)
     parser.add_argument("--parallel", type=int, default=defaults.n_parallel)
-    parser.add_argument("--threads", type=int, default=defaults.n_threads)
+    parser.add_argument("--threads", type=int, default=defaults.n_threads, help="generation threads")
+    parser.add_argument("--threads-batch", type=int, default=defaults.n_threads_batch,
+                        help="prompt-processing threads")
     parser.add_argument("--ready-file", type=Path, default=None, help="write the listening address here when ready")
     parser.add_argument("--exit-on-stdin-eof", action="store_true", help="exit when the parent closes our stdin")
     args = parser.parse_args(argv)
@@ -256,7 +271,8 @@ def main(argv: list[str] | None = None) -> NoReturn:
         from rubriceval.local.model_files import ensure_model
 
         args.model = ensure_model()
-    server = serve(args.model, port=args.port, n_ctx=args.ctx, n_parallel=args.parallel, n_threads=args.threads)
+    server = serve(args.model, port=args.port, n_ctx=args.ctx, n_parallel=args.parallel, n_threads=args.threads,
+                   n_threads_batch=args.threads_batch)
     address = server.listening_address
     if args.ready_file:
         tmp = args.ready_file.with_suffix(".tmp")
