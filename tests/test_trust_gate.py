@@ -112,3 +112,44 @@ def test_gate_blocks_untrusted_and_optionally_unknown(tmp_path):
     assert len(warnings) == 2
     assert "poor" in warnings[0] and "is below" in warnings[0]
     assert "fresh" in warnings[1] and "has not yet met" in warnings[1]
+
+
+def test_changing_only_the_trust_bar_keeps_the_version_and_its_audits(tmp_path):
+    rubric = tone_rubric()
+    stricter = tone_rubric(trust=TrustBar(min_kappa=0.95, min_items=10))
+    assert stricter.version_tag == rubric.version_tag                    # the bar judges verdicts, it does not shape them
+    store = tmp_path / "runs.sqlite"
+    make_audited_store(store, rubric, rows(GOOD))
+    assert trust_status(store, stricter).n == len(GOOD)                   # the audits still count
+    assert trust_status(store, stricter).trusted is False
+
+
+def test_run_warns_when_a_rubric_is_used_below_its_bar(tmp_path, stub_server, capsys):
+    import json
+
+    import yaml
+
+    from rubriceval.cli import main
+
+    rubric = tone_rubric()
+    rubric_dir = tmp_path / "rubrics"
+    rubric_dir.mkdir()
+    (rubric_dir / "tone.yaml").write_text(
+        yaml.safe_dump(rubric.model_dump(mode="json", exclude_none=True), allow_unicode=True), encoding="utf-8")
+    store = tmp_path / "runs.sqlite"
+    audited = rows(POOR)
+    make_audited_store(store, rubric, audited, judge_model="stub")
+    dataset = tmp_path / "data.jsonl"
+    dataset.write_text("\n".join(json.dumps(r.sample.model_dump(mode="json", include={"id", "question", "answer"}))
+                                 for r in audited), encoding="utf-8")
+
+    args = ["run", str(dataset), "--rubrics", str(rubric_dir), "--store", str(store), "--quiet", "--no-cache",
+            "--judge-base-url", stub_server.base_url, "--judge-model", "stub"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "warning: rubric tone" in err and "is below its trust bar" in err and "12 items" in err
+
+    # Judged by another model, the audits say nothing about it: trust is unknown, still warned about.
+    assert main(args[:-1] + ["other-model"]) == 0
+    err = capsys.readouterr().err
+    assert "has not yet met its trust bar" in err and "with judge other-model" in err

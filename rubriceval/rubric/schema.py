@@ -211,8 +211,11 @@ class Rubric(_Strict):
         return [item for item in self.items if not isinstance(item, JudgeItem)]
 
     def content_hash(self) -> str:
-        """Changes whenever anything that can change a verdict changes."""
-        blob = json.dumps(self.model_dump(mode="json"), ensure_ascii=False, sort_keys=True)
+        """Changes whenever anything that can change a verdict changes.
+
+        The trust bar is left out: it judges the verdicts, it does not shape them, so raising or lowering it keeps
+        the version's audits (and the judge cache) valid."""
+        blob = json.dumps(self.model_dump(mode="json", exclude={"trust"}), ensure_ascii=False, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
     @property
