@@ -22,13 +22,16 @@ def _add_judge_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--timeout", type=float, dest="timeout_s")
     g.add_argument("--structured", choices=["json_schema", "text"])
     g.add_argument("--no-cache", action="store_true", help="do not read or write the judge cache")
+    g.add_argument("--self-consistency", type=int, metavar="N",
+                   help="judge each rubric N times (sampling, distinct seeds); keep the median and record the spread")
 
 
 def _judge_config(args):
     from rubriceval.judge.config import load_judge_config
 
     overrides = dict(base_url=args.judge_base_url, model=args.judge_model, concurrency=args.concurrency,
-                     timeout_s=args.timeout_s, structured=args.structured)
+                     timeout_s=args.timeout_s, structured=args.structured,
+                     self_consistency=getattr(args, "self_consistency", None))
     if getattr(args, "no_cache", False):
         overrides["cache"] = False
     return load_judge_config(args.config, **overrides)
@@ -237,10 +240,17 @@ def cmd_report(args) -> int:
     run_id = store.resolve(args.run)
     out = Path(args.out or "out/reports")
     out.mkdir(parents=True, exist_ok=True)
-    name = store.run_info(run_id).name
-    html = write_html_report(store, run_id, out / f"{name}.html", lang=args.lang)
+    info = store.run_info(run_id)
+    name = info.name
+    # Judge–expert agreement of each rubric version (audits, imported labels, calibration), for this judge model.
+    from rubriceval.api import rubrics_from_run
+    from rubriceval.trust.release_gate import agreement_lines
+
+    rubrics, _ = rubrics_from_run(store, run_id)
+    agreement = agreement_lines(store.path, rubrics, judge_model=str(info.config.judge.get("model") or "") or None)
+    html = write_html_report(store, run_id, out / f"{name}.html", lang=args.lang, agreement=agreement)
     xlsx = write_excel_report(store, run_id, out / f"{name}.xlsx", lang=args.lang)
-    md = markdown_summary(store, run_id, lang=args.lang)
+    md = markdown_summary(store, run_id, lang=args.lang, agreement=agreement)
     (out / f"{name}.md").write_text(md, encoding="utf-8")
     print(md)
     print(f"HTML report: {html.resolve()}")

@@ -81,6 +81,14 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
     def key(messages, schema, tag):
         return judge_call_key(config, messages, schema, tag)
 
+    # The rubric calls as the runner makes them: once, or n times with self-consistency's seeds and temperature.
+    rubric_configs = [config]
+    if config.self_consistency > 1:
+        from rubriceval.trust.self_consistency import sampling_seeds
+
+        rubric_configs = [config.model_copy(update={"temperature": config.self_consistency_temperature, "seed": s})
+                          for s in sampling_seeds(config.seed, config.self_consistency)]
+
     for rubric in rubrics:
         sp = ScorerPlan(scorer=rubric.id, kind="rubric")
         for sample in samples:
@@ -91,10 +99,13 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
                 continue
             for prompt in compile_rubric(rubric, sample, structured=structured,
                                          feedback_max_chars=config.feedback_max_chars):
-                sp.calls += 1
-                sp.prompt_tokens += estimate_messages_tokens(prompt.messages)
-                if cache is not None and key(prompt.messages, prompt.json_schema, prompt.cache_tag) in cache:
-                    sp.cached += 1
+                tokens = estimate_messages_tokens(prompt.messages)
+                for call_config in rubric_configs:
+                    sp.calls += 1
+                    sp.prompt_tokens += tokens
+                    if cache is not None and judge_call_key(call_config, prompt.messages, prompt.json_schema,
+                                                            prompt.cache_tag) in cache:
+                        sp.cached += 1
         plan.scorers.append(sp)
     if metrics:
         from standard_metrics import registry

@@ -97,13 +97,22 @@ async def execute(store: RunStore, run_id: str, samples: list[Sample], rubrics: 
             on_verdict(verdict)
         bar.update()
 
+    def judge_rubric(rubric, sample):
+        n = judge.config.self_consistency if judge is not None else 1
+        if n > 1 and rubric.judge_items:
+            from rubriceval.trust.self_consistency import score_with_self_consistency
+
+            return score_with_self_consistency(rubric, sample, judge, n=n,
+                                               temperature=judge.config.self_consistency_temperature)
+        return score_rubric(rubric, sample, judge)
+
     async def run_sample(sample_id: str) -> None:
         async with limit:
             sample = sample_of[sample_id]
             wanted = per_sample[sample_id]
             rubric_ids = [sid for sid, kind in wanted if kind == "rubric"]
             metric_names = [sid for sid, kind in wanted if kind == "metric"]
-            jobs = [score_rubric(by_id[rid], sample, judge) for rid in rubric_ids]
+            jobs = [judge_rubric(by_id[rid], sample) for rid in rubric_ids]
             for coro in asyncio.as_completed(jobs):
                 record(await coro, sample)
             if metric_names:

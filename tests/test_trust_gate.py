@@ -153,3 +153,21 @@ def test_run_warns_when_a_rubric_is_used_below_its_bar(tmp_path, stub_server, ca
     assert main(args[:-1] + ["other-model"]) == 0
     err = capsys.readouterr().err
     assert "has not yet met its trust bar" in err and "with judge other-model" in err
+
+
+def test_report_shows_each_rubric_versions_agreement(tmp_path, capsys):
+    from rubriceval.cli import main
+    from rubriceval.trust.release_gate import agreement_lines
+
+    store = tmp_path / "runs.sqlite"
+    poor = tone_rubric()
+    make_audited_store(store, poor, rows(POOR), run_name="poor")
+    lines = agreement_lines(store, [poor], n_boot=0)
+    assert lines["tone"].startswith(poor.version_tag)
+    assert "on 12 items, untrusted (bar κ ≥ 0.6 on ≥ 10 items)" in lines["tone"]
+
+    assert main(["report", "poor", "--store", str(store), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "on 12 items, untrusted" in out and poor.version_tag in out
+    html = (tmp_path / "out" / "poor.html").read_text(encoding="utf-8")
+    assert "on 12 items, untrusted" in html

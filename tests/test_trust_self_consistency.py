@@ -97,3 +97,55 @@ async def test_real_client_sends_distinct_calls_and_caches_them(stub_server, jud
     assert sorted(b["seed"] for b in bodies) == [1, 2, 3] and {b["temperature"] for b in bodies} == {0.9}
     assert first.details[DETAILS_KEY]["scores"] == [2, 3, 4] and first.score == 3.0
     assert again.score == first.score and again.usage.cache_hits == 3 and judge.stats.calls == 3
+
+
+def test_a_run_with_self_consistency_judges_n_times_plans_it_and_orders_the_audit_queue(tmp_path):
+    """End to end against the loopback stub: `JudgeConfig.self_consistency = 3` (CLI `--self-consistency 3`)."""
+    from rubriceval.api import evaluate
+    from rubriceval.data.io import read_dataset
+    from rubriceval.judge.config import JudgeConfig
+    from rubriceval.planning import plan_cost
+    from rubriceval.rubric.loader import load_rubrics
+    from rubriceval.store.audit import AuditStore, QueueFilter
+    from rubriceval.testing.stub_server import StubServer
+
+    samples = read_dataset("datasets/demo_cs_zh.jsonl")[:6]
+    rubrics = [r for r in load_rubrics("rubrics") if r.id in {"emotional_soothing", "required_link"}]
+    with StubServer() as stub:
+        cfg = JudgeConfig(base_url=stub.base_url, model="stub", cache_path=str(tmp_path / "cache.sqlite"),
+                          timeout_s=2, self_consistency=3)
+        plan = plan_cost(samples, rubrics, [], cfg)
+        result = evaluate(samples, rubrics=rubrics, judge=cfg, store=tmp_path / "runs.sqlite", progress=False)
+        judged = [v for v in result.verdicts if v.scorer == "emotional_soothing"]
+        assert judged and stub.stats.calls["chat"] == 3 * len(judged) == plan.calls
+        for verdict in judged:
+            info = verdict.details[DETAILS_KEY]
+            assert info["n"] == 3 and info["seeds"] == [1, 2, 3] and info["temperature"] == 0.7
+        # A checks-only rubric has no judge to ask again.
+        assert all(DETAILS_KEY not in v.details for v in result.verdicts if v.scorer == "required_link")
+        assert plan_cost(samples, rubrics, [], cfg).cached == plan.calls   # the n calls are cached
+
+    # The audit queue can put the items the judge was least sure of first.
+    with AuditStore(tmp_path / "runs.sqlite") as audits:
+        rows = audits.queue(result.run_id, QueueFilter(scorer="emotional_soothing", order="uncertain_first"))
+    spreads = [r.spread for r in rows]
+    assert len(set(spreads)) > 1, spreads        # the stub answers by seed, so the n calls differ
+    assert spreads == sorted(spreads, reverse=True)
+    assert spreads == sorted(v.details[DETAILS_KEY]["spread"] for v in judged)[::-1]
+
+
+def test_cli_self_consistency_flag_reaches_the_plan(tmp_path, capsys):
+    import re
+
+    from rubriceval.cli import main
+
+    def planned_calls(*extra):
+        args = ["run", "datasets/demo_cs_zh.jsonl", "--rubrics", "rubrics", "--only", "emotional_soothing",
+                "--dry-run", "--judge-base-url", "http://127.0.0.1:9/v1", "--judge-model", "m", "--no-cache", *extra]
+        assert main(args) == 0
+        out = capsys.readouterr().out
+        return int(re.search(r"emotional_soothing\D+?(\d+)\D+?(\d+)", out).group(2)), out
+
+    once, out = planned_calls()
+    thrice, _ = planned_calls("--self-consistency", "3")
+    assert once > 0 and thrice == 3 * once, out

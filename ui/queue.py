@@ -25,6 +25,7 @@ ORDER_CHOICES: list[tuple[str, str]] = [
     ("Judge score ↓", "judge_desc"),
     ("Dataset order", "dataset"),
     ("Largest gap first", "gap_desc"),
+    ("Judge least sure first (self-consistency spread)", "uncertain_first"),
 ]
 QUEUE_COLUMNS = ["#", "sample", "rubric", "judge", "experts", "you", "gap", "intent", "question"]
 
@@ -73,7 +74,8 @@ def page_frame(store: AuditStore, session: AuditSession) -> pd.DataFrame:
     rows = store.with_text(session.run_id, session.rows[start:start + PAGE_SIZE]) if session.rows else []
     # "▶" marks the open item, so the expert sees where they are in the queue.
     records = [[f"▶ {start + i + 1}" if start + i == session.index else str(start + i + 1), r.sample_id, r.scorer,
-                "unscored" if r.judge_score is None else f"{r.judge_score:g}",
+                "unscored" if r.judge_score is None
+                else f"{r.judge_score:g}" + (f" (spread {r.spread:g})" if r.spread else ""),
                 r.human_scores or "—", "" if r.my_score is None else str(r.my_score),
                 "" if r.gap is None else f"{r.gap:g}", r.intent, r.question] for i, r in enumerate(rows)]
     return pd.DataFrame(records, columns=QUEUE_COLUMNS)

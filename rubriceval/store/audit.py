@@ -62,7 +62,7 @@ GROUND_TRUTH_FIELD = "ground_truth"
 MAX_EXPERT_NAME = 80
 
 QueueStatus = Literal["all", "unscored", "unaudited", "unaudited_by_me", "disagreement"]
-QueueOrder = Literal["judge_asc", "judge_desc", "dataset", "gap_desc"]
+QueueOrder = Literal["judge_asc", "judge_desc", "dataset", "gap_desc", "uncertain_first"]
 ResponseAction = Literal["agree", "override", "score_unscored"]
 
 
@@ -153,6 +153,7 @@ class QueueRow(BaseModel):
     human_scores: str                 # "alice=4, bob=3"
     my_score: int | None
     gap: float | None                 # largest |judge − human| over the experts
+    spread: float | None = None       # self-consistency: max − min of the judge's n scores (None: judged once)
 
 
 class Progress(BaseModel):
@@ -319,6 +320,8 @@ class AuditStore:
             "judge_desc": "v.score IS NULL, v.score DESC, s.position, v.scorer",
             "dataset": "s.position, v.scorer",
             "gap_desc": "gap IS NULL, gap DESC, v.score, s.position, v.scorer",
+            # Self-consistency spread (max − min of the n judgements): the judge's own doubt. Judged-once last.
+            "uncertain_first": "spread IS NULL, spread DESC, v.score IS NULL, v.score, s.position, v.scorer",
         }[flt.order]
         # The sample's text is not read here (parsing 10k JSON rows is the slow part); `with_text` adds it per page.
         rows = self._query(
@@ -327,6 +330,7 @@ class AuditStore:
             "  MAX(CASE WHEN expert = :me THEN score END) AS my_score, MIN(score) AS hmin, MAX(score) AS hmax "
             "  FROM audit_responses WHERE run_id = :run GROUP BY sample_id, scorer) "
             "SELECT v.sample_id, v.scorer, v.score, v.unscored_kind, s.position, "
+            "  json_extract(v.details_json, '$.self_consistency.spread') AS spread, "
             "  COALESCE(a.n_audits, 0) AS n_audits, COALESCE(a.human, '') AS human, a.my_score, "
             "  CASE WHEN v.score IS NULL OR a.hmin IS NULL THEN NULL "
             "       ELSE MAX(ABS(a.hmin - v.score), ABS(a.hmax - v.score)) END AS gap "
@@ -336,7 +340,7 @@ class AuditStore:
         return [QueueRow(
             sample_id=r["sample_id"], scorer=r["scorer"], position=r["position"], judge_score=r["score"],
             unscored_kind=r["unscored_kind"], question="", intent="", n_audits=r["n_audits"],
-            human_scores=r["human"], my_score=r["my_score"], gap=r["gap"]) for r in rows]
+            human_scores=r["human"], my_score=r["my_score"], gap=r["gap"], spread=r["spread"]) for r in rows]
 
     def with_text(self, run: str, rows: list[QueueRow]) -> list[QueueRow]:
         """The same rows with the question (first 120 characters) and intent filled in, for one page of the queue."""

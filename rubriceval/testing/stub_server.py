@@ -579,7 +579,9 @@ class StubServer:
             return _error_reply(400, "the stub server does not stream")
         if fault == "no_choices":
             return _json_reply({"id": f"chatcmpl-stub-{seq}", "object": "chat.completion", "model": body["model"]})
-        rng = random.Random(f"{self.seed}:{digest}")
+        # Like a real model: greedy decoding gives one answer per prompt; sampling (temperature > 0) differs by seed.
+        sampled = isinstance(body.get("temperature"), (int, float)) and body["temperature"] > 0
+        rng = random.Random(f"{self.seed}:{digest}" + (f":seed={body.get('seed')}" if sampled else ""))
         try:
             content = self._content_for(body, rng)
         except SchemaError as exc:

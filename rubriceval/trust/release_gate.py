@@ -151,3 +151,20 @@ def run_warnings(store_path: str | Path, rubrics: Iterable[Rubric], *, judge_mod
             verb = "is below" if status.trusted is False else "has not yet met"
             warnings.append(f"warning: rubric {rubric.id} {rubric.version_tag} {verb} its trust bar: {status.reason}")
     return warnings
+
+
+def agreement_lines(store_path: str | Path, rubrics: Iterable[Rubric], *, judge_model: str | None = None,
+                    n_boot: int = 200) -> dict[str, str]:
+    """rubric id → one short line for reports, e.g. 'v3@… κ = 0.71 [0.58, 0.80] on 120 items: trusted (bar κ ≥ 0.6)'."""
+    lines = {}
+    for rubric in rubrics:
+        status = trust_status(store_path, rubric, judge_model=judge_model, n_boot=n_boot)
+        bar = f" (bar κ ≥ {status.min_kappa:g} on ≥ {status.min_items} items)" if status.min_kappa is not None else ""
+        if status.n == 0:
+            lines[rubric.id] = f"{rubric.version_tag}: not audited yet{bar}"
+            continue
+        kappa = "κ undefined" if status.kappa is None else f"κ = {status.kappa:.2f}"
+        if status.kappa_ci_low is not None and status.kappa_ci_high is not None:
+            kappa += f" [{status.kappa_ci_low:.2f}, {status.kappa_ci_high:.2f}]"
+        lines[rubric.id] = f"{rubric.version_tag}: {kappa} on {status.n} items, {status.label}{bar}"
+    return lines
