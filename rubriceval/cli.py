@@ -145,7 +145,9 @@ def cmd_run(args) -> int:
         samples, rubrics, metrics = _load_for_run(args)
     if args.dry_run:
         return _dry_run(samples, rubrics, metrics, judge_config)
-    _warn_untrusted(store, rubrics, judge_config.model)
+    from rubriceval.rubric.applies import applies
+
+    _warn_untrusted(store, [r for r in rubrics if any(applies(r, s) for s in samples)], judge_config.model)
     run_id, totals = asyncio.run(run_async(
         samples, rubrics, metrics, store=store, judge_config=judge_config, embedder_config=_embedder_config(args),
         name=args.name, dataset_path=args.dataset or "", rubrics_path=args.rubrics or "",

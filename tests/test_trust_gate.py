@@ -134,8 +134,10 @@ def test_run_warns_when_a_rubric_is_used_below_its_bar(tmp_path, stub_server, ca
     rubric = tone_rubric()
     rubric_dir = tmp_path / "rubrics"
     rubric_dir.mkdir()
-    (rubric_dir / "tone.yaml").write_text(
-        yaml.safe_dump(rubric.model_dump(mode="json", exclude_none=True), allow_unicode=True), encoding="utf-8")
+    elsewhere = tone_rubric(id="elsewhere", applies_to={"tags": ["another-dataset"]})   # applies to no row here
+    for r in (rubric, elsewhere):
+        (rubric_dir / f"{r.id}.yaml").write_text(
+            yaml.safe_dump(r.model_dump(mode="json", exclude_none=True), allow_unicode=True), encoding="utf-8")
     store = tmp_path / "runs.sqlite"
     audited = rows(POOR)
     make_audited_store(store, rubric, audited, judge_model="stub")
@@ -148,6 +150,7 @@ def test_run_warns_when_a_rubric_is_used_below_its_bar(tmp_path, stub_server, ca
     assert main(args) == 0
     err = capsys.readouterr().err
     assert "warning: rubric tone" in err and "is below its trust bar" in err and "12 items" in err
+    assert "warning: rubric elsewhere" not in err                        # left out of the run, so not warned about
 
     # Judged by another model, the audits say nothing about it: trust is unknown, still warned about.
     assert main(args[:-1] + ["other-model"]) == 0
