@@ -97,7 +97,8 @@ def main() -> None:
     metrics = [m for m in args.metrics.split(",") if m]
     judge = JudgeConfig(base_url=args.base_url, model=args.model, concurrency=args.concurrency,
                         cache_path=str(cache_dir / "judge_cache.sqlite"))
-    embedder = EmbedderConfig(base_url=args.base_url, model=args.model)
+    # The same concurrency budget for embeddings as for the judge (Ragas's max_workers covers both).
+    embedder = EmbedderConfig(base_url=args.base_url, model=args.model, concurrency=args.concurrency)
 
     with tempfile.TemporaryDirectory(prefix="rubriceval-bench-store-") as store_dir:
         started, cpu_started = time.perf_counter(), time.process_time()

@@ -29,7 +29,7 @@ def make_judge(config: JudgeConfig, *, announce: bool = True) -> JudgeClient:
     if config.is_local:
         from rubriceval.local.judge_server import ensure_local_judge
 
-        base_url = ensure_local_judge()
+        base_url = ensure_local_judge          # started on the first uncached call: a warm rerun loads no model
         config = effective_config(config)
     if announce:
         print(f"judge: {config.describe()}", file=sys.stderr)

@@ -12,7 +12,7 @@ import random
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal
+from typing import Any, Callable, Iterable, Literal
 
 import httpx
 import openai
@@ -71,24 +71,59 @@ def _retry_after_seconds(exc: Exception) -> float | None:
         return None
 
 
+@dataclass
+class _Connection:
+    start_server: Callable[[], str] | None
+    client: openai.AsyncOpenAI | None
+    base_url: str | None
+    starting: asyncio.Lock = field(default_factory=asyncio.Lock)
+    start_error: Exception | None = None
+
+
 class JudgeClient:
     """`await client.complete(messages, json_schema=…)` → JudgeResponse (never raises for provider trouble)."""
 
-    def __init__(self, config: JudgeConfig, *, base_url: str | None = None, cache: CallCache | None = None,
-                 stats: CallStats | None = None, max_backoff_s: float = 30.0):
+    def __init__(self, config: JudgeConfig, *, base_url: str | Callable[[], str] | None = None,
+                 cache: CallCache | None = None, stats: CallStats | None = None, max_backoff_s: float = 30.0):
+        """base_url may be a function that starts the server and returns its URL: it is called (once, in a
+        thread) before the first call that is not served from the cache, so a fully cached run starts nothing."""
         self.config = config
         url = base_url or config.base_url
         if url is None:
             raise ValueError("JudgeClient needs a base_url; use rubriceval.backends.make_judge(), which starts the embedded judge")
-        self.base_url = url
-        self._client = openai.AsyncOpenAI(base_url=url, api_key=config.api_key or "not-needed",
-                                          timeout=config.timeout_s, max_retries=0)
+        # One connection state, shared by shallow copies of this client (self-consistency's sampling variants).
+        self._conn = _Connection(start_server=url if callable(url) else None,
+                                 client=None if callable(url) else self._make_client(url),
+                                 base_url=None if callable(url) else url)
         self._semaphore = asyncio.Semaphore(config.concurrency)
         self.cache = cache if cache is not None else (
             CallCache(config.cache_path or default_cache_dir() / "judge_cache.sqlite") if config.cache else None)
         self.stats = stats or CallStats()
         self.max_backoff_s = max_backoff_s
         self._price_in, self._price_out = config.prices()
+
+    def _make_client(self, url: str) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(base_url=url, api_key=self.config.api_key or "not-needed",
+                                  timeout=self.config.timeout_s, max_retries=0)
+
+    @property
+    def base_url(self) -> str | None:
+        return self._conn.base_url
+
+    async def _connected(self) -> openai.AsyncOpenAI:
+        conn = self._conn
+        if conn.client is None:
+            async with conn.starting:
+                if conn.start_error is not None:
+                    raise conn.start_error        # a server that failed to start fails the run once, not per call
+                if conn.client is None:
+                    try:
+                        conn.base_url = await asyncio.to_thread(conn.start_server)
+                    except Exception as exc:
+                        conn.start_error = exc
+                        raise
+                    conn.client = self._make_client(conn.base_url)
+        return conn.client
 
     def key_for(self, messages: list[dict], json_schema: dict | None, cache_tag: str) -> str:
         return judge_call_key(self.config, messages, json_schema, cache_tag)
@@ -164,7 +199,8 @@ class JudgeClient:
         # the JSON schema through its request transform and building typed response objects (~2.8 ms CPU per call,
         # the largest cost of ours at high concurrency; see docs/benchmarks.md). A non-JSON or non-completion body
         # raises ValueError/KeyError/IndexError/TypeError, reported as "malformed response".
-        raw = await self._client.post("/chat/completions", body=kwargs, cast_to=httpx.Response)
+        client = await self._connected()
+        raw = await client.post("/chat/completions", body=kwargs, cast_to=httpx.Response)
         completion = json.loads(raw.content)
         choice = completion["choices"][0]
         text = choice["message"].get("content") or ""
@@ -187,7 +223,8 @@ class JudgeClient:
                              cost_usd=cost)
 
     async def close(self) -> None:
-        await self._client.close()
+        if self._conn.client is not None:
+            await self._conn.client.close()
 
 
 def _loads_json_object(text: str, required: Iterable[str] = ()) -> dict | None:
