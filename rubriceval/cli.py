@@ -369,7 +369,7 @@ def cmd_calibrate(args) -> int:
 def cmd_benchmark_judge(args) -> int:
     from rubriceval.trust.bench import run_benchmark
 
-    run_benchmark(args.kind, _judge_config(args), n=args.n, out=args.out)
+    run_benchmark(args.kind, _judge_config(args), n=args.n, out=args.out, store=args.store)
     return 0
 
 
@@ -511,6 +511,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("kind", choices=["summeval", "halueval"])
     p.add_argument("--n", type=int, help="items (default: all SummEval / 60 balanced HaluEval)")
     p.add_argument("--out", help="write every item's result as JSON")
+    p.add_argument("--store", help="record the SummEval κ as trust evidence for the rubric version in this run store")
     _add_judge_args(p)
     p.set_defaults(func=cmd_benchmark_judge)
 

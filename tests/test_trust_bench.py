@@ -67,3 +67,23 @@ def test_spearman_estimate_matches_scipy_and_explains_undefined():
     assert estimate.ci_low <= estimate.value <= estimate.ci_high
     constant = spearman_estimate([3, 3, 3, 3], [1, 2, 3, 4])
     assert constant.value is None and "same score" in constant.note
+
+
+async def test_a_summeval_result_becomes_trust_evidence_for_that_rubric_version(stub_server, judge_config, tmp_path):
+    from rubriceval.rubric.loader import load_rubric
+    from rubriceval.trust.bench import RUBRIC_DIR, record_benchmark
+    from rubriceval.trust.release_gate import trust_status
+
+    expert = {s.answer: s.metadata["human_median"] for s in load_summeval()}
+    stub_server.responder = lambda body: {"feedback": "checked", "score": expert[_answer(body)]}
+    result = await run_benchmark_async("summeval", judge_config, n=12, n_boot=50, progress=False)
+    store = tmp_path / "runs.sqlite"
+    assert record_benchmark(result, store, judge_model="stub") is not None
+    rubric = load_rubric(RUBRIC_DIR / "summeval_consistency.yaml")
+    status = trust_status(store, rubric, judge_model="stub")
+    assert status.n == 12 and status.kappa == 1.0 and "benchmark" in status.source
+    assert status.trusted is None and "at least 50" in status.reason        # 12 items: below the bar's 50
+    assert trust_status(store, rubric, judge_model="another-judge").n == 0
+
+    halu = await run_benchmark_async("halueval", judge_config, n=4, n_boot=0, progress=False)
+    assert record_benchmark(halu, store, judge_model="stub") is None        # yes/no is not a 1–5 κ

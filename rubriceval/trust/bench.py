@@ -227,11 +227,32 @@ async def run_benchmark_async(kind: BenchmarkKind, judge_config: JudgeConfig, n:
     return benchmark
 
 
+def record_benchmark(result: BenchmarkResult, store_path: str | Path, judge_model: str) -> int | None:
+    """Keep a SummEval result with the rubric version's other agreement evidence (source 'benchmark'), so
+    trust_status, reports and the gate see it. HaluEval's yes/no agreement is not a 1–5 κ: not recorded."""
+    if result.ordinal is None:
+        return None
+    from rubriceval.store.runs import RunStore
+    from rubriceval.trust.store import TrustStore
+
+    RunStore(store_path).close()          # the benchmark may be the first thing recorded in this store
+    with TrustStore(store_path) as trust:
+        return trust.record_agreement(result.rubric_id, result.rubric_version_tag, result.ordinal, source="benchmark",
+                                      source_detail=f"{result.kind}, {result.n_scored} of {result.n_items} items",
+                                      judge_model=judge_model)
+
+
 def run_benchmark(kind: BenchmarkKind, judge_config: JudgeConfig, n: int | None = None,
-                  out: str | Path | None = None, **options) -> BenchmarkResult:
-    """Run the benchmark, print its numbers, optionally write the full result (with every item) as JSON."""
+                  out: str | Path | None = None, *, store: str | Path | None = None, **options) -> BenchmarkResult:
+    """Run the benchmark, print its numbers, optionally write the full result (with every item) as JSON and record
+    the agreement in a run store."""
     result = asyncio.run(run_benchmark_async(kind, judge_config, n, out, **options))
     print(result.summary())
+    if store is not None:
+        if record_benchmark(result, store, judge_config.model) is None:
+            print(f"note: {kind} gives yes/no agreement, not a 1–5 κ; nothing recorded in {store}")
+        else:
+            print(f"recorded: {result.rubric_id} {result.rubric_version_tag} κ on {result.ordinal.n} items → {store}")
     return result
 
 

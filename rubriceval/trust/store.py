@@ -49,7 +49,7 @@ _VERSION_COLUMNS = ("rubric_id", "version", "version_tag", "parent_version_tag",
                     "agreement_after_json", "example_keys_json", "eval_keys_json", "created_at", "decided_at",
                     "decided_by", "note")
 
-AgreementSource = Literal["audit", "labels", "calibration_before", "calibration_after"]
+AgreementSource = Literal["audit", "labels", "calibration_before", "calibration_after", "benchmark"]
 VersionStatus = Literal["proposed", "accepted", "rejected"]
 
 
