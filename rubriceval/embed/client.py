@@ -15,7 +15,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-import httpx
 import numpy as np
 import openai
 from pydantic import BaseModel
@@ -90,7 +89,7 @@ class OpenAIEmbeddingBackend:
             # costs more CPU than the request itself for large vectors. ("float", not the SDK's default base64:
             # not every OpenAI-compatible server implements base64.)
             raw = await self._client.post("/embeddings", body={"model": self.model_id, "input": texts,
-                                                               "encoding_format": "float"}, cast_to=httpx.Response)
+                                                               "encoding_format": "float"}, cast_to=bytes)
         except openai.APITimeoutError:
             raise BackendError(f"timed out after {self._timeout_s:g}s", "timeout") from None
         except openai.APIStatusError as exc:
@@ -98,7 +97,7 @@ class OpenAIEmbeddingBackend:
         except openai.APIConnectionError as exc:
             raise BackendError(f"connection error: {exc}") from None
         try:
-            result = json.loads(raw.content)
+            result = json.loads(raw)
             ordered = sorted(result["data"], key=lambda item: item["index"])
             vectors = [_vector(item["embedding"]) for item in ordered]
             tokens = int((result.get("usage") or {}).get("prompt_tokens") or 0)

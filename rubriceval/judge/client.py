@@ -14,7 +14,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal
 
-import httpx
 import openai
 from pydantic import BaseModel
 
@@ -200,8 +199,8 @@ class JudgeClient:
         # the largest cost of ours at high concurrency; see docs/benchmarks.md). A non-JSON or non-completion body
         # raises ValueError/KeyError/IndexError/TypeError, reported as "malformed response".
         client = await self._connected()
-        raw = await client.post("/chat/completions", body=kwargs, cast_to=httpx.Response)
-        completion = json.loads(raw.content)
+        raw = await client.post("/chat/completions", body=kwargs, cast_to=bytes)
+        completion = json.loads(raw)
         choice = completion["choices"][0]
         text = choice["message"].get("content") or ""
         if not isinstance(text, str):
