@@ -18,7 +18,7 @@ from rubriceval.judge.config import EmbedderConfig, JudgeConfig, load_embedder_c
 from rubriceval.rubric.loader import load_rubrics
 from rubriceval.rubric.schema import Rubric
 from rubriceval.runner import RunTotals, execute
-from rubriceval.store.runs import RunConfig, RunStore
+from rubriceval.store.runs import RunConfig, RunStore, rubrics_from_run  # noqa: F401  (rubrics_from_run: public here too)
 from rubriceval.verdict import Verdict
 
 
@@ -150,17 +150,6 @@ async def rescore_changed(store: RunStore, run: str, *, judge_config: JudgeConfi
     new_id, totals = await run_async(samples, rubrics, metrics, store=store, judge_config=judge_config,
                                      embedder_config=embedder_config, progress=progress, resume_run=new_id)
     return new_id, totals, len(changed)
-
-
-def rubrics_from_run(store: RunStore, run: str) -> tuple[list[Rubric], list[str]]:
-    """The exact rubric versions a run started with (stored in the run), so a resume can't mix versions."""
-    rubrics, metrics = [], []
-    for row in store.scorers(run):
-        if row["kind"] == "rubric":
-            rubrics.append(Rubric.model_validate(row["definition"]))
-        else:
-            metrics.append(row["scorer"])
-    return rubrics, metrics
 
 
 def evaluate(dataset: str | Path | list[Sample], *, rubrics: str | Path | list[Rubric] | None = None,

@@ -245,7 +245,7 @@ def cmd_report(args) -> int:
     info = store.run_info(run_id)
     name = info.name
     # Judge–expert agreement of each rubric version (audits, imported labels, calibration), for this judge model.
-    from rubriceval.api import rubrics_from_run
+    from rubriceval.store.runs import rubrics_from_run
     from rubriceval.trust.release_gate import agreement_lines
 
     rubrics, _ = rubrics_from_run(store, run_id)

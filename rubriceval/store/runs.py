@@ -215,3 +215,17 @@ def _row_to_verdict(r: sqlite3.Row) -> Verdict:
                    feedback=r["feedback"], evidence=[Evidence(**e) for e in json.loads(r["evidence_json"])],
                    details=json.loads(r["details_json"]), passed=None if r["passed"] is None else bool(r["passed"]),
                    usage=Usage.model_validate_json(r["usage_json"]))
+
+
+def rubrics_from_run(store: RunStore, run: str) -> tuple[list[Any], list[str]]:
+    """The exact rubric versions a run started with (stored in the run), so a resume can't mix versions; and its
+    metric names."""
+    from rubriceval.rubric.schema import Rubric
+
+    rubrics, metrics = [], []
+    for row in store.scorers(run):
+        if row["kind"] == "rubric":
+            rubrics.append(Rubric.model_validate(row["definition"]))
+        else:
+            metrics.append(row["scorer"])
+    return rubrics, metrics

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, Field, model_validator
-from scipy import stats
 
 from rubriceval.errors import RubricEvalError
 from rubriceval.verdict import Verdict
@@ -518,6 +517,8 @@ def _correlation_estimate(pairs: _PairedScores, boot: np.ndarray | None, confide
     if constant:
         # scipy would return NaN with a warning; say why instead.
         return Estimate(note=f"{label} is undefined: {constant}")
+    from scipy import stats             # imported here: scipy.stats costs ~1 s, and most commands never get here
+
     if which == "spearman":
         value = float(stats.spearmanr(pairs.judge, pairs.human).statistic)
         replicates = _table_spearman(boot) if boot is not None else None
