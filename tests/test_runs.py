@@ -45,6 +45,10 @@ def test_run_stores_every_verdict_and_a_warm_rerun_makes_no_calls(tmp_path):
         assert stub.stats.calls["chat"] == calls_first            # warm cache: zero judge calls
         assert second.totals["judge"]["cache_hits"] == first.totals["judge"]["requests"]
         assert [v.score for v in second.verdicts] == [v.score for v in first.verdicts]
+        # Verdict usage is what this run spent: cached answers are hits with no tokens or cost.
+        spent = [v.usage for v in second.verdicts]
+        assert sum(u.prompt_tokens + u.completion_tokens for u in spent) == 0 == sum(u.calls for u in spent)
+        assert sum(u.cache_hits for u in spent) == first.totals["judge"]["requests"]
     frame = first.to_pandas()
     assert {"sample_id", "scorer", "score", "unscored_reason", "feedback", "usage_prompt_tokens"} <= set(frame.columns)
 

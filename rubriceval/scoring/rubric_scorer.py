@@ -26,9 +26,11 @@ class ItemOutcome:
 
 
 def _add_usage(usage: Usage, response) -> Usage:
-    return usage + Usage(calls=0 if response.cached else 1, cache_hits=1 if response.cached else 0,
-                         prompt_tokens=response.prompt_tokens, completion_tokens=response.completion_tokens,
-                         cost_usd=0.0 if response.cached else response.cost_usd, latency_s=response.latency_s)
+    """What this run spent: a cached answer is a cache hit with no tokens or cost (as for the metrics' calls)."""
+    if response.cached:
+        return usage + Usage(cache_hits=1)
+    return usage + Usage(calls=1, prompt_tokens=response.prompt_tokens, completion_tokens=response.completion_tokens,
+                         cost_usd=response.cost_usd, latency_s=response.latency_s)
 
 
 def missing_fields(rubric: Rubric, sample: Sample) -> list[str]:
