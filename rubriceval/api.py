@@ -100,6 +100,11 @@ async def run_async(samples: list[Sample], rubrics: list[Rubric], metrics: list[
             print(f"note: rubric(s) applying to no sample in this dataset are left out: {', '.join(unused)}",
                   file=sys.stderr)
             rubrics = [r for r in rubrics if r.id not in unused]
+        # Say up front which rubrics are used below their own trust bar (the run still goes ahead).
+        from rubriceval.trust.release_gate import run_warnings
+
+        for line in run_warnings(store.path, rubrics, judge_model=judge_config.model):
+            print(line, file=sys.stderr)
     need_judge = bool(any(r.judge_items for r in rubrics)) or _needs(metrics, "judge")
     need_embedder = _needs(metrics, "embedder")
     if resume_run:

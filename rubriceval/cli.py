@@ -145,9 +145,6 @@ def cmd_run(args) -> int:
         samples, rubrics, metrics = _load_for_run(args)
     if args.dry_run:
         return _dry_run(samples, rubrics, metrics, judge_config)
-    from rubriceval.rubric.applies import applies
-
-    _warn_untrusted(store, [r for r in rubrics if any(applies(r, s) for s in samples)], judge_config.model)
     run_id, totals = asyncio.run(run_async(
         samples, rubrics, metrics, store=store, judge_config=judge_config, embedder_config=_embedder_config(args),
         name=args.name, dataset_path=args.dataset or "", rubrics_path=args.rubrics or "",
@@ -156,14 +153,6 @@ def cmd_run(args) -> int:
     if args.out:
         _write_outputs(store, run_id, Path(args.out))
     return 0
-
-
-def _warn_untrusted(store, rubrics, judge_model: str) -> None:
-    """Say up front which rubrics are used below their own trust bar (the run still goes ahead)."""
-    from rubriceval.trust.release_gate import run_warnings
-
-    for line in run_warnings(store.path, rubrics, judge_model=judge_model):
-        print(line, file=sys.stderr)
 
 
 def _rescore_changed(args, store, judge_config) -> int:

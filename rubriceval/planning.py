@@ -84,10 +84,10 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
     # The rubric calls as the runner makes them: once, or n times with self-consistency's seeds and temperature.
     rubric_configs = [config]
     if config.self_consistency > 1:
-        from rubriceval.trust.self_consistency import sampling_seeds
+        from rubriceval.trust.self_consistency import sampling_config, sampling_seeds
 
-        rubric_configs = [config.model_copy(update={"temperature": config.self_consistency_temperature, "seed": s})
-                          for s in sampling_seeds(config.seed, config.self_consistency)]
+        rubric_configs = [sampling_config(config, config.self_consistency_temperature, seed)
+                          for seed in sampling_seeds(config.seed, config.self_consistency)]
 
     for rubric in rubrics:
         sp = ScorerPlan(scorer=rubric.id, kind="rubric")

@@ -46,11 +46,7 @@ BenchmarkKind = Literal["summeval", "halueval"]
 RUBRIC_DIR = Path(__file__).resolve().parents[2] / "rubrics" / "benchmarks"
 DEFAULT_RUBRICS: dict[str, str] = {"summeval": "summeval_consistency.yaml", "halueval": "halueval_hallucination.yaml"}
 DEFAULT_HALUEVAL_N = 50
-LOCAL_JUDGE_SLOTS = 2     # the embedded server decodes two prompts at a time; more in flight only queue
-# On 2 shared cores a long SummEval prompt can take minutes; a shorter timeout only makes the client resend the
-# same prompt, which restarts the work from scratch.
-LOCAL_JUDGE_TIMEOUT_S = 900.0
-FEEDBACK_CHARS = 300
+FEEDBACK_CHARS = 300      # of each item's feedback kept in the saved result
 
 
 class BenchmarkItem(BaseModel):
@@ -180,10 +176,6 @@ async def run_benchmark_async(kind: BenchmarkKind, judge_config: JudgeConfig, n:
     if not_applicable:
         raise ValueError(f"rubric {rubric.id} does not apply to {len(not_applicable)} {kind} sample(s) "
                          f"(e.g. {not_applicable[0]}); check its applies_to")
-    if judge_config.is_local:
-        judge_config = judge_config.model_copy(update={
-            "concurrency": min(judge_config.concurrency, LOCAL_JUDGE_SLOTS),
-            "timeout_s": max(judge_config.timeout_s, LOCAL_JUDGE_TIMEOUT_S)})
     started = time.perf_counter()
     verdicts, judge_text = await _judge_all(rubric, samples, judge_config, progress)
     elapsed = time.perf_counter() - started

@@ -54,11 +54,11 @@ class _Evidence(BaseModel):
     source: str
 
 
-def _kappa_text(e: _Evidence) -> str:
-    if e.kappa is None:
+def _kappa_text(kappa: float | None, ci_low: float | None, ci_high: float | None) -> str:
+    if kappa is None:
         return "κ undefined"
-    ci = f" [{e.ci_low:.2f}, {e.ci_high:.2f}]" if e.ci_low is not None and e.ci_high is not None else ""
-    return f"κ = {e.kappa:.2f}{ci}"
+    ci = f" [{ci_low:.2f}, {ci_high:.2f}]" if ci_low is not None and ci_high is not None else ""
+    return f"κ = {kappa:.2f}{ci}"
 
 
 def _audit_evidence(store_path: Path, rubric: Rubric, judge_model: str | None, n_boot: int) -> _Evidence | None:
@@ -106,7 +106,7 @@ def trust_status(store_path: str | Path, rubric: Rubric, *, judge_model: str | N
     best = max(candidates, key=lambda e: e.n)     # stable: live audits win a tie
     numbers = dict(base, kappa=best.kappa, kappa_ci_low=best.ci_low, kappa_ci_high=best.ci_high, n=best.n,
                    source=best.source)
-    measured = f"{_kappa_text(best)} on {best.n} item{'s' if best.n != 1 else ''} ({best.source})"
+    measured = f"{_kappa_text(best.kappa, best.ci_low, best.ci_high)} on {best.n} item{'s' if best.n != 1 else ''} ({best.source})"
     if bar is None:
         return TrustStatus(**numbers, trusted=None, reason=f"{measured}; the rubric sets no trust bar "
                                                            f"(add trust: {{min_kappa: …, min_items: …}})")
@@ -163,8 +163,6 @@ def agreement_lines(store_path: str | Path, rubrics: Iterable[Rubric], *, judge_
         if status.n == 0:
             lines[rubric.id] = f"{rubric.version_tag}: not audited yet{bar}"
             continue
-        kappa = "κ undefined" if status.kappa is None else f"κ = {status.kappa:.2f}"
-        if status.kappa_ci_low is not None and status.kappa_ci_high is not None:
-            kappa += f" [{status.kappa_ci_low:.2f}, {status.kappa_ci_high:.2f}]"
+        kappa = _kappa_text(status.kappa, status.kappa_ci_low, status.kappa_ci_high)
         lines[rubric.id] = f"{rubric.version_tag}: {kappa} on {status.n} items, {status.label}{bar}"
     return lines

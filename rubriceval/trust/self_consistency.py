@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 
 from rubriceval.data.sample import Sample
 from rubriceval.judge.client import JudgeClient
+from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.schema import Rubric
 from rubriceval.scoring.rubric_scorer import score_rubric
 from rubriceval.verdict import Usage, Verdict
@@ -73,10 +74,15 @@ def sampling_seeds(base_seed: int | None, n: int) -> list[int]:
     return [base + i + 1 for i in range(n)]
 
 
+def sampling_config(config: JudgeConfig, temperature: float, seed: int) -> JudgeConfig:
+    """One self-consistency call's settings (the dry-run planner uses it too, so its cache keys match the run's)."""
+    return config.model_copy(update={"temperature": temperature, "seed": seed})
+
+
 def _with_sampling(judge: JudgeClient, temperature: float, seed: int) -> JudgeClient:
     """The same client (connections, semaphore, cache, stats shared) with one call's sampling settings."""
     variant = copy.copy(judge)
-    variant.config = judge.config.model_copy(update={"temperature": temperature, "seed": seed})
+    variant.config = sampling_config(judge.config, temperature, seed)
     return variant
 
 
