@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import json
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 
 from standard_metrics.formulas import average_precision, cosine_similarity, fbeta, weighted_average
+from tests.fixture_files import fixture_path
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "reference"
+REFERENCE = fixture_path("reference")
 
 
 def _jsonl(name: str) -> list[dict]:

@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from rubriceval.data.sample import Sample
 from standard_metrics.nonllm_context import nonllm_context_precision, nonllm_context_recall, similarity_matrix
 from standard_metrics.registry import score_sample
+from tests.fixture_files import fixture_path
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "reference"
+REFERENCE = fixture_path("reference")
 ROWS = [json.loads(line) for line in (REFERENCE / "context_metrics.jsonl").read_text("utf-8").splitlines()
         if line.strip()]
 SCORABLE = [r for r in ROWS if r["retrieved_contexts"] and r["reference_contexts"]]

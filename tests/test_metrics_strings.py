@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -12,8 +11,9 @@ from standard_metrics.string_metrics import (bleu, chrf, exact_match, levenshtei
                                              normalized_levenshtein_distance, rouge_l, rouge_n, string_presence,
                                              string_similarity)
 from standard_metrics.text import has_cjk, rouge_tokens
+from tests.fixture_files import fixture_path
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "reference"
+REFERENCE = fixture_path("reference")
 STRING_ROWS = [json.loads(line) for line in (REFERENCE / "string_metrics.jsonl").read_text("utf-8").splitlines()
                if line.strip()]
 RAGAS_TEST_ROWS = [json.loads(line) for line in

@@ -8,10 +8,10 @@ import pytest
 from pydantic import ValidationError
 
 from rubriceval.judge.parser import ParsedOutput, ParsedPreference, parse_judge_output, parse_pairwise_output
+from tests.fixture_files import fixture_path
 
-ROOT = Path(__file__).resolve().parents[1]
-PROMETHEUS_CASES = ROOT.parent / "shared" / "fixtures" / "parsing" / "prometheus_eval_parser_cases.jsonl"
-ZH_CASES = Path(__file__).parent / "fixtures" / "parser_zh_cases.jsonl"
+PROMETHEUS_CASES = fixture_path("parsing", "prometheus_eval_parser_cases.jsonl")
+ZH_CASES = fixture_path("parser_zh_cases.jsonl")
 
 
 def _load(path: Path) -> list[dict]:
