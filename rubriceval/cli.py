@@ -358,7 +358,7 @@ def cmd_calibrate(args) -> int:
 def cmd_benchmark_judge(args) -> int:
     from rubriceval.trust.bench import run_benchmark
 
-    run_benchmark(args.kind, _judge_config(args), n=args.n, out=args.out, store=args.store)
+    run_benchmark(args.kind, _judge_config(args), n=args.n, out=args.out, store=args.store, data=args.data)
     return 0
 
 
@@ -501,6 +501,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n", type=int, help="items (default: all SummEval / 60 balanced HaluEval)")
     p.add_argument("--out", help="write every item's result as JSON")
     p.add_argument("--store", help="record the SummEval κ as trust evidence for the rubric version in this run store")
+    p.add_argument("--data", help="your own copy of the benchmark (a file, or a folder holding it); default: the copy "
+                                  "shipped with rubriceval")
     _add_judge_args(p)
     p.set_defaults(func=cmd_benchmark_judge)
 

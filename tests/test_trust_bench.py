@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from rubriceval.rubric.loader import load_rubrics
-from rubriceval.trust.bench import run_benchmark_async, spearman_estimate
+from rubriceval.trust.bench import RUBRIC_DIR, run_benchmark_async, spearman_estimate
 from rubriceval.trust.benchmark_data import load_halueval, load_summeval
 from rubriceval.data.sample import Sample
 from rubriceval.rubric.applies import applies
@@ -21,7 +21,7 @@ def _answer(body: dict) -> str:
 
 
 def test_benchmark_rubrics_apply_only_to_their_benchmark_samples():
-    rubrics = {r.id: r for r in load_rubrics("rubrics/benchmarks")}
+    rubrics = {r.id: r for r in load_rubrics(RUBRIC_DIR)}
     summeval, halueval = load_summeval()[0], load_halueval()[0]
     demo = Sample(id="d", question="How do I get a refund?", answer="Open the order page and click refund.")
     assert applies(rubrics["summeval_consistency"], summeval)

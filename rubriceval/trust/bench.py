@@ -43,7 +43,7 @@ from rubriceval.trust.benchmark_data import balanced_subsample, load_halueval, l
 from rubriceval.verdict import Verdict
 
 BenchmarkKind = Literal["summeval", "halueval"]
-RUBRIC_DIR = Path(__file__).resolve().parents[2] / "rubrics" / "benchmarks"
+RUBRIC_DIR = Path(__file__).resolve().parent / "benchmark_rubrics"      # package data: works from an installed wheel
 DEFAULT_RUBRICS: dict[str, str] = {"summeval": "summeval_consistency.yaml", "halueval": "halueval_hallucination.yaml"}
 DEFAULT_HALUEVAL_N = 50
 FEEDBACK_CHARS = 300      # of each item's feedback kept in the saved result
@@ -124,16 +124,16 @@ def spearman_estimate(x: list[float], y: list[float], *, n_boot: int = 1000, con
     return Estimate(value=value, ci_low=float(low), ci_high=float(high), n_boot_used=len(replicates))
 
 
-def _load_samples(kind: BenchmarkKind, n: int | None, seed: int) -> list[Sample]:
+def _load_samples(kind: BenchmarkKind, n: int | None, seed: int, data: str | Path | None) -> list[Sample]:
     if kind == "summeval":
-        samples = load_summeval()
+        samples = load_summeval(data)
         if n is not None and n < len(samples):
             # A seeded subset in file order: the file is grouped by article, so "the first n" is a biased slice.
             keep = sorted(np.random.default_rng(seed).choice(len(samples), size=n, replace=False))
             samples = [samples[i] for i in keep]
         return samples
     if kind == "halueval":
-        return balanced_subsample(load_halueval(), n or DEFAULT_HALUEVAL_N, seed=seed)
+        return balanced_subsample(load_halueval(data), n or DEFAULT_HALUEVAL_N, seed=seed)
     raise ValueError(f"unknown benchmark '{kind}': use summeval or halueval")
 
 
@@ -169,9 +169,11 @@ def _distribution(verdicts: list[Verdict], human: list[str]) -> dict[str, dict[s
 
 async def run_benchmark_async(kind: BenchmarkKind, judge_config: JudgeConfig, n: int | None = None,
                               out: str | Path | None = None, *, seed: int = 0, rubric_path: str | Path | None = None,
-                              n_boot: int = 1000, progress: bool = True) -> BenchmarkResult:
+                              n_boot: int = 1000, progress: bool = True, data: str | Path | None = None
+                              ) -> BenchmarkResult:
+    """`data`: another copy of the benchmark (a file or a folder), else the one shipped with the package."""
     rubric = load_rubric(rubric_path or RUBRIC_DIR / DEFAULT_RUBRICS[kind])
-    samples = _load_samples(kind, n, seed)
+    samples = _load_samples(kind, n, seed, data)
     not_applicable = [s.id for s in samples if not applies(rubric, s)]
     if not_applicable:
         raise ValueError(f"rubric {rubric.id} does not apply to {len(not_applicable)} {kind} sample(s) "
@@ -256,9 +258,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--config", default=None, help="judge config YAML (else environment, else local judge)")
     parser.add_argument("--rubric", default=None, help="another rubric file to benchmark")
+    parser.add_argument("--data", default=None, help="another copy of the benchmark data (a file or a folder)")
     args = parser.parse_args(argv)
     config = load_judge_config(args.config)
-    result = run_benchmark(args.kind, config, args.n, args.out, seed=args.seed, rubric_path=args.rubric)
+    result = run_benchmark(args.kind, config, args.n, args.out, seed=args.seed, rubric_path=args.rubric,
+                           data=args.data)
     if args.out:
         command = "python -m rubriceval.trust.bench " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
         Path(args.out).write_text(result.model_copy(update={"command": command}).model_dump_json(indent=2),

@@ -5,14 +5,15 @@
 - HaluEval general (4,507 ChatGPT answers with a human yes/no hallucination label; MIT): no context is given —
   the judge must rely on its own knowledge — so it measures a binary "does this answer hallucinate?" judge.
 
-The files live in the shared fixtures (`<repo>/../shared/fixtures/judge_agreement/`); set RUBRICEVAL_SHARED_DIR
-to point elsewhere.
+Both ship with the package in `rubriceval/trust/data/` (sources and licences in its README.md); every loader also
+takes another copy: a file, or a folder holding one of the known file names.
 """
 from __future__ import annotations
 
+import gzip
 import json
-import os
 import statistics
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,27 +28,36 @@ SUMMEVAL_SCALE = (1, 5)
 HALUEVAL_LABELS = ("yes", "no")   # HaluEval's own wording: "does the response contain a hallucination?"
 
 
-def shared_dir() -> Path:
-    """The shared read-only material: $RUBRICEVAL_SHARED_DIR, else `shared/` beside the repository."""
-    override = os.environ.get("RUBRICEVAL_SHARED_DIR")
-    if override:
-        return Path(override)
-    return Path(__file__).resolve().parents[3] / "shared"
+DATA_DIR = Path(__file__).resolve().parent / "data"
+# File names looked for, in order, in the packaged data folder or a folder given by the user (HaluEval's own
+# name for the file is general_data.json).
+SUMMEVAL_FILE_NAMES = ("summeval.json", "summeval.json.gz")
+HALUEVAL_FILE_NAMES = ("halueval_general.json.gz", "halueval_general.json", "general_data.json")
 
 
-def default_summeval_path() -> Path:
-    return shared_dir() / "fixtures" / "judge_agreement" / "summeval" / "summeval.json"
-
-
-def default_halueval_path() -> Path:
-    return shared_dir() / "fixtures" / "judge_agreement" / "halueval" / "general_data.json"
+def benchmark_file(path: str | Path | None, names: Sequence[str]) -> Path:
+    """The file to read: `path` itself, the first of `names` inside folder `path`, or the packaged copy."""
+    folder = DATA_DIR if path is None else Path(path)
+    if not folder.is_dir():
+        return folder                      # a file, or a missing path that _read_text reports
+    for name in names:
+        if (folder / name).is_file():
+            return folder / name
+    raise DatasetError("no benchmark file in this folder", file=str(folder),
+                       hint=f"expected one of: {', '.join(names)}")
 
 
 def _read_text(path: Path) -> str:
+    """The file's text; a .gz file is decompressed."""
     if not path.exists():
-        raise DatasetError("file not found", file=str(path),
-                           hint="set RUBRICEVAL_SHARED_DIR to the folder holding fixtures/judge_agreement")
-    return path.read_text(encoding="utf-8")
+        raise DatasetError("file not found", file=str(path))
+    if path.suffix != ".gz":
+        return path.read_text(encoding="utf-8")
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, EOFError, zlib.error) as exc:
+        raise DatasetError(f"cannot decompress: {exc}", file=str(path)) from None
 
 
 def _required_text(record: dict[str, Any], key: str, *, path: Path, line: int | None, where: str) -> str:
@@ -63,13 +73,14 @@ def _required_text(record: dict[str, Any], key: str, *, path: Path, line: int | 
 # --------------------------------------------------------------------------------------------------------------
 
 def load_summeval(path: str | Path | None = None) -> list[Sample]:
-    """SummEval summaries with their expert consistency scores, in file order.
+    """SummEval summaries with their expert consistency scores, in file order (`path`: a file or a folder; default:
+    the packaged copy).
 
     metadata: human_scores (the three experts, 1–5), human_mean (float), human_median (int, the consensus to
     compare an integer judge score against), summac_label (1 = consistent by SummaC's majority rule),
     model_name, cnndm_id.
     """
-    path = Path(path) if path is not None else default_summeval_path()
+    path = benchmark_file(path, SUMMEVAL_FILE_NAMES)
     try:
         data = json.loads(_read_text(path))
     except json.JSONDecodeError as exc:
@@ -117,13 +128,13 @@ def summeval_expert_matrix(samples: Sequence[Sample]) -> list[list[float]]:
 # --------------------------------------------------------------------------------------------------------------
 
 def load_halueval(path: str | Path | None = None) -> list[Sample]:
-    """HaluEval general answers, in file order.
+    """HaluEval general answers, in file order (`path`: a file or a folder; default: the packaged copy).
 
     metadata: human_label ('yes' = humans found a hallucination, 'no'), hallucinated (bool), hallucination_spans,
     source_id (HaluEval's ID). Sample ids are 'halueval-<ID>'; two rows in the file carry the literal ID "ID",
     so rows whose ID is not a unique number are named by line instead ('halueval-line<N>').
     """
-    path = Path(path) if path is not None else default_halueval_path()
+    path = benchmark_file(path, HALUEVAL_FILE_NAMES)
     records: list[tuple[int, dict[str, Any]]] = []
     for lineno, line in enumerate(_read_text(path).splitlines(), start=1):
         if not line.strip():
