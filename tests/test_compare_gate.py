@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from rubriceval.report.compare import compare_runs, format_comparison, paired_bootstrap_ci, write_compare_html
-from rubriceval.report.gate import (EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, GateUsageError, evaluate_gate,
-                                    junit_xml, parse_check, run_gate)
+from rubriceval.report.gate import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, evaluate_gate, junit_xml, run_gate
+from rubriceval.report.gate_checks import GateUsageError, parse_check
 from rubriceval.report.pytest_helper import assert_gate
 from rubriceval.store.runs import RunStore
 from test_report import RECALL_A, add_run, build_store, build_verdicts
@@ -149,7 +149,7 @@ def test_refuse_untrusted_rubric(store: RunStore):
     checks = ["情绪安抚 mean>=2.5", "流程合规 mean>=4"]
     trusting = evaluate_gate(store, "candidate", checks)
     assert trusting.passed and "warning, untrusted" in trusting.checks[0].reason   # no agreement measured
-    from rubriceval.report.gate import gate_config
+    from rubriceval.report.gate_checks import gate_config
 
     strict = gate_config(checks, refuse_untrusted=True)
     unmeasured = evaluate_gate(store, "candidate", strict)
@@ -215,7 +215,7 @@ def test_assert_gate_helper(store: RunStore):
 
 
 def test_refuse_untrusted_reads_the_release_gate(store: RunStore):
-    from rubriceval.report.gate import trust_from_store
+    from rubriceval.report.gate_trust import trust_from_store
     from rubriceval.trust.release_gate import TrustStatus
 
     statuses = trust_from_store(store, "candidate")

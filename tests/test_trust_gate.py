@@ -114,6 +114,26 @@ def test_gate_blocks_untrusted_and_optionally_unknown(tmp_path):
     assert "fresh" in warnings[1] and "has not yet met" in warnings[1]
 
 
+def test_one_trust_rule_for_the_release_gate_and_the_ci_gate():
+    from rubriceval.trust.bar import TrustEvidence, check_bar
+
+    bar = TrustBar(min_kappa=0.6, min_items=10)
+    outcomes = {
+        "none": check_bar(bar, None),
+        "bare kappa": check_bar(bar, TrustEvidence(kappa=0.9)),
+        "few items": check_bar(bar, TrustEvidence(kappa=0.9, n_items=9)),
+        "few items, kappa undefined": check_bar(bar, TrustEvidence(kappa=None, n_items=9)),
+        "kappa undefined": check_bar(bar, TrustEvidence(kappa=None, n_items=10)),
+        "below": check_bar(bar, TrustEvidence(kappa=0.59, n_items=10)),
+        "at the bar": check_bar(bar, TrustEvidence(kappa=0.6, n_items=10)),
+    }
+    assert {k: (v.trusted, v.shortfall) for k, v in outcomes.items()} == {
+        "none": (None, "no_evidence"), "bare kappa": (None, "items_unknown"), "few items": (None, "too_few_items"),
+        "few items, kappa undefined": (None, "too_few_items"), "kappa undefined": (None, "kappa_undefined"),
+        "below": (False, "below_bar"), "at the bar": (True, None)}
+    assert TrustBar(min_kappa=0.6).min_items == 50                        # the one default, on the typed bar
+
+
 def test_changing_only_the_trust_bar_keeps_the_version_and_its_audits(tmp_path):
     rubric = tone_rubric()
     stricter = tone_rubric(trust=TrustBar(min_kappa=0.95, min_items=10))

@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rubriceval.report.gate import AgreementSource, GateCheck, GateResult, evaluate_gate, format_gate_result, \
-    gate_config
+from rubriceval.report.gate import GateResult, evaluate_gate, format_gate_result
+from rubriceval.report.gate_checks import GateCheck, gate_config
+from rubriceval.report.gate_trust import AgreementSource
 
 
 def gate_result(run_or_result: Any, checks: Sequence[str | GateCheck] = (), *, store: Any = None,

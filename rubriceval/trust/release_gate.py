@@ -1,4 +1,5 @@
 """The release gate: is this rubric version's judge trusted, by its own bar (`trust: {min_kappa, min_items}`)?
+The rule itself is trust/bar.py; this module gathers the evidence and says why.
 
 trusted = True   κ ≥ min_kappa on ≥ min_items audited items
 trusted = False  κ < min_kappa on ≥ min_items items: measured, and not good enough
@@ -20,6 +21,7 @@ from pydantic import BaseModel
 
 from rubriceval.errors import RubricEvalError
 from rubriceval.rubric.schema import Rubric
+from rubriceval.trust.bar import TrustEvidence, check_bar
 from rubriceval.trust.human_scores import audit_agreement, audited_items
 from rubriceval.trust.store import TrustStore
 
@@ -110,17 +112,17 @@ def trust_status(store_path: str | Path, rubric: Rubric, *, judge_model: str | N
     if bar is None:
         return TrustStatus(**numbers, trusted=None, reason=f"{measured}; the rubric sets no trust bar "
                                                            f"(add trust: {{min_kappa: …, min_items: …}})")
-    if best.n < bar.min_items:
-        return TrustStatus(**numbers, trusted=None,
-                           reason=f"{measured}; the bar needs at least {bar.min_items} audited items")
-    if best.kappa is None:
-        return TrustStatus(**numbers, trusted=None, reason=f"{measured}: {best.kappa_note or 'undefined'}")
-    if best.kappa < bar.min_kappa:
-        return TrustStatus(**numbers, trusted=False, reason=f"{measured} is below the bar κ ≥ {bar.min_kappa:g}")
-    return TrustStatus(**numbers, trusted=True, reason=f"{measured} meets the bar κ ≥ {bar.min_kappa:g}")
+    check = check_bar(bar, TrustEvidence(kappa=best.kappa, n_items=best.n))
+    reason = {
+        "too_few_items": f"{measured}; the bar needs at least {bar.min_items} audited items",
+        "kappa_undefined": f"{measured}: {best.kappa_note or 'undefined'}",
+        "below_bar": f"{measured} is below the bar κ ≥ {bar.min_kappa:g}",
+        None: f"{measured} meets the bar κ ≥ {bar.min_kappa:g}",
+    }[check.shortfall]
+    return TrustStatus(**numbers, trusted=check.trusted, reason=reason)
 
 
-class GateResult(BaseModel):
+class ReleaseGateResult(BaseModel):
     passed: bool
     statuses: list[TrustStatus]
     blocking: list[TrustStatus]
@@ -131,13 +133,13 @@ class GateResult(BaseModel):
 
 
 def release_gate(store_path: str | Path, rubrics: Sequence[Rubric], *, require_known: bool = False,
-                 judge_model: str | None = None) -> GateResult:
+                 judge_model: str | None = None) -> ReleaseGateResult:
     """For CI: fail on any rubric measured below its bar; with require_known, also on any rubric with a bar whose
     trust is still unknown. Rubrics without a bar never block."""
     statuses = [trust_status(store_path, rubric, judge_model=judge_model) for rubric in rubrics]
     blocking = [s for s in statuses if s.min_kappa is not None
                 and (s.trusted is False or (require_known and s.trusted is None))]
-    return GateResult(passed=not blocking, statuses=statuses, blocking=blocking)
+    return ReleaseGateResult(passed=not blocking, statuses=statuses, blocking=blocking)
 
 
 def run_warnings(store_path: str | Path, rubrics: Iterable[Rubric], *, judge_model: str | None = None) -> list[str]:

@@ -1,0 +1,170 @@
+"""Gate checks: their syntax, and gate files in YAML.
+
+Check syntax (one string each; full-width ≥ ≤ ： are accepted):
+    <scorer> >= 0.8                 mean of a rubric/metric (scorer = id or display name)
+    <scorer> <stat> >= 4.0          stat: mean, median, min, max, std, pass_rate, unscored_rate, n_scored
+    <stat>:<scorer> >= 0.9          same, prefix form ("pass_rate:流程合规>=0.9")
+    business_score >= 3.5           the weighted business score (1–5)
+    max_unscored_rate <= 0.1        share of unscored rows in the whole run ("max_unscored_rate:<scorer>" per scorer)
+    regression >= -0.2              every shared scorer's paired mean delta vs the baseline run ("regression:<scorer>")
+Values may be percentages ("90%").
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rubriceval.errors import RubricEvalError
+
+Op = Literal[">=", "<=", ">", "<"]
+SCORER_STATS = ("mean", "median", "min", "max", "std", "pass_rate", "unscored_rate", "n_scored")
+RUN_STATS = ("business_score", "unscored_rate", "regression")
+ALIASES = {"max_unscored_rate": "unscored_rate", "unscored": "unscored_rate", "passrate": "pass_rate",
+           "avg": "mean", "average": "mean"}
+_CHECK_RE = re.compile(r"^(?P<lhs>.*?)\s*(?P<op>>=|<=|>|<)\s*(?P<num>[-+]?(?:\d+\.?\d*|\.\d+))\s*(?P<pct>%)?\s*$")
+
+
+class GateUsageError(RubricEvalError):
+    """The gate itself is wrong (bad syntax, unknown scorer, regression without baseline): exit code 2."""
+
+
+class GateCheck(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    stat: str
+    scorer: str | None = None        # None: a run-level check (business_score, unscored_rate, regression over all)
+    op: Op
+    value: float
+    name: str = ""                   # how the check is shown; defaults to its text
+
+    def label(self) -> str:
+        if self.name:
+            return self.name
+        lhs = self.stat if self.scorer is None else f"{self.stat}:{self.scorer}"
+        return f"{lhs}{self.op}{self.value:g}"
+
+
+class GateConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    checks: list[GateCheck] = Field(default_factory=list)
+    baseline: str | None = None
+    refuse_untrusted: bool = False
+    metric_thresholds: dict[str, float] = Field(default_factory=dict)
+    n_boot: int = Field(default=2000, ge=0)
+    seed: int = 0
+
+
+def _normalize(text: str) -> str:
+    return (text.replace("≥", ">=").replace("≤", "<=").replace("＞", ">").replace("＜", "<")
+            .replace("：", ":").replace("＝", "=").strip())
+
+
+def parse_check(text: str) -> GateCheck:
+    """'情绪安抚 mean>=4.0' → GateCheck(stat='mean', scorer='情绪安抚', op='>=', value=4.0)."""
+    normalized = _normalize(text)
+    match = _CHECK_RE.match(normalized)
+    if not match or not match["lhs"]:
+        raise GateUsageError(f"cannot read gate check {text!r}", field="gate",
+                             hint="write e.g. 'faithfulness>=0.8', '情绪安抚 mean>=4.0', 'pass_rate:流程合规>=0.9', "
+                                  "'regression>=-0.2' or 'max_unscored_rate<=0.1'")
+    lhs = match["lhs"].strip()
+    value = float(match["num"]) / (100 if match["pct"] else 1)
+    op = match["op"]
+    stat, scorer = _split_lhs(lhs, text)
+    return GateCheck(stat=stat, scorer=scorer, op=op, value=value, name=text.strip())  # type: ignore[arg-type]
+
+
+def _stat_name(word: str) -> str | None:
+    word = ALIASES.get(word.lower(), word.lower())
+    return word if word in SCORER_STATS or word in RUN_STATS else None
+
+
+def _split_lhs(lhs: str, text: str) -> tuple[str, str | None]:
+    if ":" in lhs:
+        left, right = (part.strip() for part in lhs.split(":", 1))
+        if _stat_name(left) and right:
+            return _stat_name(left), right  # type: ignore[return-value]
+        if _stat_name(right) and left:
+            return _stat_name(right), left  # type: ignore[return-value]
+        raise GateUsageError(f"gate check {text!r}: neither {left!r} nor {right!r} is a statistic", field="gate",
+                             hint=f"statistics: {', '.join(SCORER_STATS)}")
+    words = lhs.rsplit(None, 1)
+    if len(words) == 2 and _stat_name(words[1]):
+        return _stat_name(words[1]), words[0]  # type: ignore[return-value]
+    stat = _stat_name(lhs)
+    if stat in RUN_STATS:
+        return stat, None  # type: ignore[return-value]
+    if stat in SCORER_STATS:
+        raise GateUsageError(f"gate check {text!r}: '{lhs}' needs a scorer", field="gate",
+                             hint=f"write '{lhs}:<rubric or metric>' or '<rubric or metric> {lhs}'")
+    return "mean", lhs
+
+
+def _check_from_yaml(item: Any, where: str) -> GateCheck:
+    if isinstance(item, str):
+        return parse_check(item)
+    if isinstance(item, Mapping):
+        if set(item) <= {"check", "name"} and "check" in item:
+            check = parse_check(str(item["check"]))
+            return check.model_copy(update={"name": str(item.get("name") or check.name)})
+        data = dict(item)
+        if "stat" in data:
+            data["stat"] = _stat_name(str(data["stat"])) or data["stat"]
+        try:
+            check = GateCheck.model_validate(data)
+        except ValidationError as exc:
+            raise GateUsageError(f"invalid gate check: {exc.errors()[0]['msg']}", file=where,
+                                 field=".".join(str(p) for p in exc.errors()[0]["loc"])) from None
+        if check.stat not in SCORER_STATS and check.stat not in RUN_STATS:
+            raise GateUsageError(f"unknown statistic {check.stat!r}", file=where, field="stat",
+                                 hint=f"use one of {', '.join(SCORER_STATS + RUN_STATS)}")
+        return check
+    raise GateUsageError(f"a gate check must be a string or a mapping, got {type(item).__name__}", file=where)
+
+
+def load_gate_config(path: str | Path) -> GateConfig:
+    """A YAML gate: a list of check strings, or {checks: [...], baseline, refuse_untrusted, metric_thresholds}."""
+    where = str(path)
+    try:
+        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise GateUsageError("gate file not found", file=where) from None
+    except yaml.YAMLError as exc:
+        line = getattr(getattr(exc, "problem_mark", None), "line", None)
+        raise GateUsageError(f"not valid YAML: {exc}", file=where, line=None if line is None else line + 1) from None
+    if isinstance(raw, list):
+        raw = {"checks": raw}
+    if not isinstance(raw, Mapping):
+        raise GateUsageError("a gate file holds a list of checks or a mapping with 'checks'", file=where)
+    data = dict(raw)
+    checks = [_check_from_yaml(item, where) for item in data.pop("checks", None) or []]
+    try:
+        config = GateConfig.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise GateUsageError(error["msg"], file=where, field=".".join(str(p) for p in error["loc"])) from None
+    config.checks = checks
+    if not checks:
+        raise GateUsageError("the gate has no checks", file=where, field="checks")
+    return config
+
+
+def gate_config(checks: Iterable[str | GateCheck] = (), config_path: str | Path | None = None, *,
+                baseline: str | None = None, refuse_untrusted: bool | None = None) -> GateConfig:
+    """Merge a YAML gate file with command-line checks and options (command line wins)."""
+    config = load_gate_config(config_path) if config_path else GateConfig()
+    config.checks = config.checks + [c if isinstance(c, GateCheck) else parse_check(c) for c in checks]
+    if baseline is not None:
+        config.baseline = baseline
+    if refuse_untrusted is not None:
+        config.refuse_untrusted = refuse_untrusted
+    if not config.checks:
+        raise GateUsageError("no gate checks given", field="gate",
+                             hint="pass checks like 'faithfulness>=0.8' or a gate YAML file")
+    return config
