@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from rubriceval.errors import DatasetError
-from rubriceval.trust import agreement as A
+from rubriceval.trust.agreement import paired, tables
 from rubriceval.trust.agreement import (
     AgreementInputError,
     Estimate,
@@ -140,12 +140,12 @@ def test_table_statistics_used_in_bootstrap_equal_scipy_on_a_resample(seed):
     judge, human = map(np.array, _agreeing_scores(90, seed=seed + 20))
     idx = np.random.default_rng(seed).integers(0, len(judge), len(judge))
     j, h = judge[idx], human[idx]
-    table = A._table(j, h, (1, 5))[None]
-    assert A._table_spearman(table)[0] == pytest.approx(stats.spearmanr(j, h).statistic, abs=1e-12)
-    assert A._table_kendall_tau_b(table)[0] == pytest.approx(stats.kendalltau(j, h).statistic, abs=1e-12)
-    assert A._table_share_within(table, 0)[0] == pytest.approx(np.mean(j == h))
-    assert A._table_share_within(table, 1)[0] == pytest.approx(np.mean(np.abs(j - h) <= 1))
-    assert A._table_mean_difference(table)[0] == pytest.approx(np.mean(j - h))
+    table = paired.contingency_table(j, h, (1, 5))[None]
+    assert tables.table_spearman(table)[0] == pytest.approx(stats.spearmanr(j, h).statistic, abs=1e-12)
+    assert tables.table_kendall_tau_b(table)[0] == pytest.approx(stats.kendalltau(j, h).statistic, abs=1e-12)
+    assert tables.table_share_within(table, 0)[0] == pytest.approx(np.mean(j == h))
+    assert tables.table_share_within(table, 1)[0] == pytest.approx(np.mean(np.abs(j - h) <= 1))
+    assert tables.table_mean_difference(table)[0] == pytest.approx(np.mean(j - h))
 
 
 def test_confusion_matrix_rows_are_human_columns_judge():
