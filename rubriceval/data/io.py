@@ -4,13 +4,16 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import pandas as pd
 from pydantic import ValidationError
 
 from rubriceval.data.sample import COLUMN_ALIASES, Sample
 from rubriceval.errors import DatasetError
+
+if TYPE_CHECKING:
+    from rubriceval.data.chatlog import ChatLogConfig
 
 LIST_FIELDS = ("contexts", "reference_contexts", "tags")
 KNOWN_FIELDS = set(Sample.model_fields)
@@ -105,27 +108,47 @@ def _normalise(record: dict[str, Any], *, path: Path, line: int) -> dict[str, An
     return out
 
 
-def read_dataset(path: str | Path, *, require: Iterable[str] = ("question",)) -> list[Sample]:
-    """Load samples; ids default to the row number. Raises DatasetError naming file, line and field."""
+def _single_turn_sample(record: dict[str, Any], *, path: Path, line: int, require: Iterable[str],
+                        position: int) -> Sample:
+    data = _normalise(record, path=path, line=line)
+    for field in require:
+        if field not in data or data[field] in (None, ""):
+            raise DatasetError(f"missing required field '{field}'", file=str(path), line=line, field=field,
+                               hint=f"columns found: {sorted(record)}")
+    data.setdefault("id", f"row-{position}")
+    try:
+        return Sample.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        raise DatasetError(err["msg"], file=str(path), line=line, field=field) from None
+
+
+def read_dataset(path: str | Path, *, require: Iterable[str] = ("question",),
+                 chatlog: "ChatLogConfig | None" = None) -> list[Sample]:
+    """Load samples; ids default to the row number. Raises DatasetError naming file, line and field.
+
+    A record holding a message list (`turns`, OpenAI `messages`, Ragas `user_input`) is a conversation; a flat
+    chat-log export (one row per message) or a chat-log config (.yaml) is grouped into conversations."""
+    from rubriceval.data.chatlog import looks_like_chatlog, read_chatlog
+    from rubriceval.data.conversation_io import conversation_sample, is_conversation_record, parse_conversation
+
     path = Path(path)
+    if chatlog is not None or path.suffix.lower() in (".yaml", ".yml"):
+        return [conversation_sample(c) for c in read_chatlog(path, chatlog)]
     records = _read_records(path)
     if not records:
         raise DatasetError("the dataset has no rows", file=str(path))
+    if looks_like_chatlog(records):
+        return [conversation_sample(c) for c in read_chatlog(path, None, records=records)]
     samples: list[Sample] = []
     seen: dict[str, int] = {}
     for line, record in records:
-        data = _normalise(record, path=path, line=line)
-        for field in require:
-            if field not in data or data[field] in (None, ""):
-                raise DatasetError(f"missing required field '{field}'", file=str(path), line=line, field=field,
-                                   hint=f"columns found: {sorted(record)}")
-        data.setdefault("id", f"row-{len(samples) + 1}")
-        try:
-            sample = Sample.model_validate(data)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"])
-            raise DatasetError(err["msg"], file=str(path), line=line, field=field) from None
+        if is_conversation_record(record):
+            conversation = parse_conversation(record, file=str(path), line=line, position=len(samples) + 1)
+            sample = conversation_sample(conversation)
+        else:
+            sample = _single_turn_sample(record, path=path, line=line, require=require, position=len(samples) + 1)
         if sample.id in seen:
             raise DatasetError(f"duplicate id '{sample.id}' (first at line {seen[sample.id]})", file=str(path),
                                line=line, field="id")

@@ -5,7 +5,10 @@ import hashlib
 import json
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_serializer
+
+from rubriceval.data.coerce import string_list, tag_list
+from rubriceval.data.conversation import Conversation
 
 # Ragas's column names map onto ours, so a Ragas dataset loads unchanged.
 COLUMN_ALIASES: dict[str, str] = {
@@ -31,24 +34,26 @@ class Sample(BaseModel):
     tags: list[str] = Field(default_factory=list)
     intent: str = ""
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # A whole dialogue (question = its first user turn, answer = its last assistant turn, for display).
+    conversation: Conversation | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_no_conversation(self, handler):
+        """Single-turn samples dump (and hash) exactly as before conversations existed."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("conversation", 0) is None:
+            data.pop("conversation")
+        return data
 
     @field_validator("contexts", "reference_contexts", mode="before")
     @classmethod
     def _list_of_str(cls, value: Any) -> Any:
-        if value is None:
-            return []
-        if isinstance(value, str):
-            raise ValueError("must be a list of strings, got a single string (wrap it as [\"...\"] or a JSON list)")
-        return value
+        return string_list(value)
 
     @field_validator("tags", mode="before")
     @classmethod
     def _tags(cls, value: Any) -> Any:
-        if value is None:
-            return []
-        if isinstance(value, str):
-            return [t.strip() for t in value.replace("，", ",").split(",") if t.strip()]
-        return value
+        return tag_list(value)
 
     def input_hash(self) -> str:
         """Hash of everything a judge may read: changes when an expert edits the row."""
