@@ -27,10 +27,12 @@ from typing import Any, Callable
 from pydantic import BaseModel, Field
 
 from rubriceval.data.sample import Sample
+from rubriceval.judge.ask import JudgeRequest as AskRequest
+from rubriceval.judge.ask import TemplateReask, ask, json_reader
 from rubriceval.verdict import UnscoredKind, Usage
 from standard_metrics.options import MetricOptions
 from standard_metrics.prompts import PromptLibrary
-from standard_metrics.protocols import Embedder, EmbeddingReply, Judge, JudgeReply
+from standard_metrics.protocols import Embedder, EmbeddingReply, Judge
 from standard_metrics.schemas import BOOLEAN, STRING, array_of, keyed, obj, validate, verdict_item
 
 CALLS_VERSION = "1"
@@ -120,12 +122,11 @@ class CallPlan:
         return self.wants(Need.ANSWER_SUPPORT) or self.wants(Need.GROUND_TRUTH_ATTRIBUTION)
 
 
-class JudgeRequest(BaseModel):
+class JudgeRequest(AskRequest):
+    """A metric call's request: always structured, named by its call kind."""
+
     kind: str
-    messages: list[dict[str, str]]
     json_schema: dict
-    schema_name: str
-    cache_tag: str
 
 
 class CallOutcome(BaseModel):
@@ -307,11 +308,9 @@ class RequestBuilder:
     def usefulness(self) -> JudgeRequest:
         return self._labelled(CallKind.USEFULNESS, question=self.sample.question, contexts=self.sample.contexts)
 
-    def reask(self, request: JudgeRequest, reply_text: str | None, problems: list[str]) -> JudgeRequest:
-        note = self.library.render_text("reask", self.lang, problems="; ".join(problems[:5]))
-        messages = [*request.messages, {"role": "assistant", "content": reply_text or ""},
-                    {"role": "user", "content": note}]
-        return request.model_copy(update={"messages": messages})
+    def reask(self) -> TemplateReask:
+        """The one re-ask after output that breaks the schema (`<lang>/reask.j2`, listing the problems)."""
+        return TemplateReask(template=self.library.template("reask", self.lang))
 
 
 @dataclass
@@ -358,45 +357,17 @@ def round_1_request(kind: CallKind, plan: CallPlan, builder: RequestBuilder) -> 
     raise ValueError(f"{kind} is not a round-1 call")
 
 
-def usage_of(reply: JudgeReply) -> Usage:
-    """A served-from-cache reply costs nothing now: it counts as a cache hit, not a call, with no tokens."""
-    if getattr(reply, "cached", False):
-        return Usage(cache_hits=1)
-    return Usage(calls=1, prompt_tokens=reply.prompt_tokens or 0, completion_tokens=reply.completion_tokens or 0,
-                 cost_usd=reply.cost_usd or 0.0, latency_s=getattr(reply, "latency_s", 0.0) or 0.0)
-
-
-def check_reply(reply: JudgeReply, schema: dict) -> tuple[dict | None, list[str]]:
-    if reply.data is None:
-        snippet = (reply.text or "").strip().replace("\n", " ")[:80]
-        return None, [f"the reply is not a JSON object: {snippet!r}"]
-    data, problems = validate(reply.data, schema)
-    return (data if not problems else None), problems
-
-
-async def ask(judge: Judge, request: JudgeRequest, builder: RequestBuilder, *, reask: bool) -> CallOutcome:
-    """One judge call; on output that breaks the schema, one re-ask listing the problems."""
-    outcome = CallOutcome(kind=request.kind)
-    current = request
-    for attempt in (1, 2):
-        reply = await judge.complete(current.messages, json_schema=current.json_schema,
-                                     schema_name=current.schema_name, cache_tag=current.cache_tag)
-        outcome.usage = outcome.usage + usage_of(reply)
-        outcome.attempts = attempt
-        outcome.requests.append(current)
-        if reply.error:
-            outcome.error = f"{request.kind}: {reply.error}"
-            outcome.error_kind = reply.error_kind or "error"
-            return outcome
-        data, problems = check_reply(reply, current.json_schema)
-        if data is not None:
-            outcome.data = data
-            return outcome
-        outcome.error = f"{request.kind}: the judge's output did not match the schema: {'; '.join(problems[:5])}"
-        outcome.error_kind = "invalid_output"
-        if not reask or attempt == 2:
-            return outcome
-        current = builder.reask(request, reply.text, problems)
+async def ask_call(judge: Judge, request: JudgeRequest, builder: RequestBuilder, *, reask: bool) -> CallOutcome:
+    """One metric call through the one judge path; on output that breaks the schema, one re-ask listing the
+    problems."""
+    asked = await ask(judge, request, json_reader(lambda data: validate(data, request.json_schema)),
+                      reask=builder.reask() if reask else None)
+    outcome = CallOutcome(kind=request.kind, data=asked.value, usage=asked.usage, attempts=asked.attempts,
+                          requests=asked.requests, error_kind=asked.unscored_kind)
+    if asked.problems:
+        outcome.error = f"{request.kind}: the judge's output did not match the schema: {asked.reason}"
+    elif not asked.ok:
+        outcome.error = f"{request.kind}: {asked.reason}"
     return outcome
 
 
@@ -438,8 +409,8 @@ class SampleRun:
 
     async def _call(self, request: JudgeRequest | None) -> None:
         if request is not None and self.builder is not None:
-            self.outcomes[request.kind] = await ask(self.judge, request, self.builder,
-                                                    reask=self.builder.options.reask_invalid)
+            self.outcomes[request.kind] = await ask_call(self.judge, request, self.builder,
+                                                         reask=self.builder.options.reask_invalid)
 
     async def _embed(self) -> None:
         texts = embedding_texts(self.plan, self.sample, self.outcomes.get(CallKind.REVERSE.value))

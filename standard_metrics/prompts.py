@@ -7,7 +7,6 @@ only the examples by dropping `<dir>/zh/examples.yaml`; everything else keeps co
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -17,6 +16,7 @@ import jinja2
 import yaml
 
 from rubriceval.errors import ConfigError
+from rubriceval.prompt.environment import prompt_environment, render_messages, template_source
 
 BUILTIN_DIR = Path(__file__).parent / "templates"
 TEMPLATE_DIR_ENV = "RUBRICEVAL_METRIC_TEMPLATES"
@@ -24,35 +24,21 @@ CALL_TEMPLATES = ("extract_statements", "reverse_questions", "judge_contexts", "
                   "answer_validity", "context_usefulness")
 
 
-def fence(value: Any) -> str:
-    """Neutralise delimiter look-alikes inside untrusted text so it cannot close its own block."""
-    return str(value).replace("<<<", "‹‹‹").replace(">>>", "›››")
-
-
-def _tojson(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
 class PromptLibrary:
-    """Renders the messages of one judge call: a short system message and the task as the user message."""
+    """Renders the messages of one judge call: `<lang>/system.j2` as the system message and the task
+    (`<lang>/<call>.j2`) as the user message, through the one prompt environment."""
 
     def __init__(self, template_dir: str | None = None):
         self.template_dir = template_dir
         if self.template_dir and not Path(self.template_dir).is_dir():
             raise ConfigError("metric template folder not found", file=self.template_dir,
                               hint="template_dir must hold zh/ and/or en/ subfolders with .j2 or examples.yaml")
-        search = [self.template_dir, str(BUILTIN_DIR)] if self.template_dir else [str(BUILTIN_DIR)]
-        self.loader = jinja2.FileSystemLoader(search)
-        self.env = jinja2.Environment(loader=self.loader, undefined=jinja2.StrictUndefined, autoescape=False,
-                                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False)
-        self.env.filters["fence"] = fence
-        self.env.filters["tojson"] = _tojson
+        self.env = prompt_environment(self.template_dir, BUILTIN_DIR)
         self._examples: dict[str, dict] = {}
         self._fingerprints: dict[str, str] = {}
 
     def _source(self, name: str) -> str:
-        source, _filename, _uptodate = self.loader.get_source(self.env, name)
-        return source
+        return template_source(self.env, name)[0]
 
     def examples(self, lang: str, check: Callable[[dict, str], list[str]] | None = None) -> dict:
         """The few-shot examples of a language; `check(data, lang)` lists shape problems (→ ConfigError)."""
@@ -65,18 +51,16 @@ class PromptLibrary:
             problems = check(data, lang) if check else []
             if problems:
                 raise ConfigError("few-shot examples do not have the expected shape: " + "; ".join(problems[:5]),
-                                  file=self.loader.get_source(self.env, name)[1],
+                                  file=template_source(self.env, name)[1],
                                   hint="copy the built-in examples.yaml and edit the values, not the keys")
             self._examples[lang] = data
         return self._examples[lang]
 
     def render(self, call: str, lang: str, **variables: Any) -> list[dict[str, str]]:
-        system = self.env.get_template(f"{lang}/system.j2").render().strip()
-        user = self.env.get_template(f"{lang}/{call}.j2").render(**variables).strip()
-        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        return render_messages(self.env, lang, call, **variables)
 
-    def render_text(self, name: str, lang: str, **variables: Any) -> str:
-        return self.env.get_template(f"{lang}/{name}.j2").render(**variables).strip()
+    def template(self, name: str, lang: str) -> jinja2.Template:
+        return self.env.get_template(f"{lang}/{name}.j2")
 
     def fingerprint(self, lang: str) -> str:
         """Hash of every template and example this language uses: part of each LLM metric's version."""

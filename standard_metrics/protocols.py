@@ -7,23 +7,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from rubriceval.judge.ask import Judge
+from rubriceval.judge.ask import Reply as JudgeReply
 
-class JudgeReply(Protocol):
-    text: str | None
-    data: dict | None
-    error: str | None
-    error_kind: str | None
-    prompt_tokens: int
-    completion_tokens: int
-    latency_s: float
-    cost_usd: float
-    cached: bool
-
-
-class Judge(Protocol):
-    async def complete(self, messages: list[dict], *, json_schema: dict | None = None,
-                       schema_name: str = "verdict", cache_tag: str = "",
-                       use_cache: bool = True) -> JudgeReply: ...
+__all__ = ["Embedder", "EmbeddingReply", "Judge", "JudgeReply"]
 
 
 class EmbeddingReply(Protocol):

@@ -116,7 +116,7 @@ async def test_ten_megabyte_answer_is_unscored_with_reason():
     from rubriceval.data.sample import Sample
     from rubriceval.rubric.loader import load_rubric
     from rubriceval.scoring.rubric_scorer import score_rubric
-    from tests.fakes import ScriptedJudge
+    from rubriceval.testing.scripted_judge import ScriptedJudge
 
     judge = ScriptedJudge(['{"feedback": "x", "score": 3}'])
     sample = Sample(id="big", question="订单延迟了怎么办？", answer="退款" * (5 * 1024 * 1024))

@@ -13,6 +13,7 @@ from rubriceval.generate.chunking import split_sentences
 from rubriceval.generate.generator import CRITIQUE_SCHEMA, QA_SCHEMA, _judge_with_seed, detect_language
 from rubriceval.judge.client import JudgeClient, JudgeResponse
 from rubriceval.judge.config import JudgeConfig
+from rubriceval.testing.scripted_judge import RecordedRequest, ScriptedJudge
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_DOCS = REPO / "examples" / "rag_target" / "docs"
@@ -113,23 +114,28 @@ SCRIPT: dict[str, tuple[JudgeResponse, JudgeResponse | None]] = {
 }
 
 
-class ScriptedJudge:
-    """Has JudgeClient's `complete` signature; answers from SCRIPT by the marker found in the prompt."""
+def _reply_by_marker(request: RecordedRequest) -> JudgeResponse:
+    """Answers from SCRIPT by the marker found in the prompt."""
+    marker = next(m for m in SCRIPT if m in request[-1]["content"])
+    generation, critique_reply = SCRIPT[marker]
+    if request.json_schema == QA_SCHEMA:
+        return generation
+    assert request.json_schema == CRITIQUE_SCHEMA
+    assert critique_reply is not None, f"critique must not be called for {marker}"
+    return critique_reply
+
+
+class MarkerJudge(ScriptedJudge):
+    """The shared scripted judge answering from SCRIPT; `calls` lists (schema_name, marker, prompt)."""
 
     def __init__(self):
-        self.calls: list[tuple[str, str, str]] = []     # (schema_name, marker, prompt)
+        super().__init__(_reply_by_marker)
+        self.config = None      # like a judge without a JudgeConfig: generate cannot seed it, passes it as is
 
-    async def complete(self, messages: list[dict], *, json_schema: dict | None = None, schema_name: str = "verdict",
-                       cache_tag: str = "", use_cache: bool = True) -> JudgeResponse:
-        prompt = messages[-1]["content"]
-        marker = next(m for m in SCRIPT if m in prompt)
-        self.calls.append((schema_name, marker, prompt))
-        generation, critique_reply = SCRIPT[marker]
-        if json_schema is QA_SCHEMA:
-            return generation
-        assert json_schema is CRITIQUE_SCHEMA
-        assert critique_reply is not None, f"critique must not be called for {marker}"
-        return critique_reply
+    @property
+    def calls(self) -> list[tuple[str, str, str]]:  # type: ignore[override]
+        prompts = [(r.schema_name, r[-1]["content"]) for r in self.requests]
+        return [(schema, next(m for m in SCRIPT if m in prompt), prompt) for schema, prompt in prompts]
 
 
 @pytest.fixture
@@ -144,7 +150,7 @@ def scripted_docs(tmp_path: Path) -> Path:
 
 
 async def test_generate_keeps_drops_and_reports_unscored_exactly(scripted_docs: Path, tmp_path: Path):
-    judge = ScriptedJudge()
+    judge = MarkerJudge()
     out = tmp_path / "testset.jsonl"
     summary = await generate(scripted_docs, out, judge=judge, n=50, threshold=3, progress=False)
 
@@ -191,7 +197,7 @@ def _marker_of(outcome) -> str:
 
 
 async def test_prompts_follow_the_chunk_language_and_forbid_passage_references(scripted_docs: Path, tmp_path: Path):
-    judge = ScriptedJudge()
+    judge = MarkerJudge()
     await generate(scripted_docs, tmp_path / "t.jsonl", judge=judge, n=50, progress=False)
     zh_generation = next(p for s, m, p in judge.calls if s == "qa_pair" and m == "条款A")
     en_generation = next(p for s, m, p in judge.calls if s == "qa_pair" and m == "Clause I")
@@ -201,20 +207,20 @@ async def test_prompts_follow_the_chunk_language_and_forbid_passage_references(s
     assert "How long do refunds take?" in en_critique and "feedback before score" in en_critique
     assert list(CRITIQUE_SCHEMA["properties"]["standalone"]["properties"]) == ["feedback", "score"]
 
-    judge = ScriptedJudge()
+    judge = MarkerJudge()
     await generate(scripted_docs, tmp_path / "t.jsonl", judge=judge, n=50, language="en", progress=False)
     assert all("Passage:" in p for _, _, p in judge.calls)
 
 
 async def test_threshold_per_criterion_and_sampling_is_seeded(scripted_docs: Path, tmp_path: Path):
-    summary = await generate(scripted_docs, tmp_path / "t.jsonl", judge=ScriptedJudge(), n=50, progress=False,
+    summary = await generate(scripted_docs, tmp_path / "t.jsonl", judge=MarkerJudge(), n=50, progress=False,
                              threshold={"groundedness": 4, "standalone": 1, "usefulness": 1})
     # D (3,3,3) now fails groundedness; B (standalone 2) now passes; H fails groundedness only.
     kept = {o.question for o in summary.outcomes if o.status == "kept"}
     assert kept == {"报销单链接是什么？", "它需要多久？", "How long do refunds take?"}
 
-    first = await generate(scripted_docs, tmp_path / "a.jsonl", judge=ScriptedJudge(), n=4, seed=7, progress=False)
-    again = await generate(scripted_docs, tmp_path / "b.jsonl", judge=ScriptedJudge(), n=4, seed=7, progress=False)
+    first = await generate(scripted_docs, tmp_path / "a.jsonl", judge=MarkerJudge(), n=4, seed=7, progress=False)
+    again = await generate(scripted_docs, tmp_path / "b.jsonl", judge=MarkerJudge(), n=4, seed=7, progress=False)
     assert first.attempted == 4 and [o.id for o in first.outcomes] == [o.id for o in again.outcomes]
 
 
@@ -224,7 +230,7 @@ def test_seed_is_passed_to_a_judge_client_without_touching_the_original():
     assert seeded.config.seed == 7 and client.config.seed == 0
     assert seeded.stats is client.stats                      # counters stay shared
     assert _judge_with_seed(client, 0) is client
-    fake = ScriptedJudge()
+    fake = MarkerJudge()
     assert _judge_with_seed(fake, 7) is fake
 
 

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from rubriceval.data.sample import Sample
+from rubriceval.testing.scripted_judge import ScriptedJudge, fill_schema
 from standard_metrics.calls import JudgeRequest
 from standard_metrics.registry import RAGAS_FIVE, planned_calls, planned_requests, score_sample
-from standard_metrics.testing import CharBigramEmbedder, ScriptedJudge, fill_schema
+from standard_metrics.testing import CharBigramEmbedder
 from standard_metrics.text import estimate_messages_tokens
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "metrics" / "zh_five_contexts.json").read_text("utf-8"))

@@ -7,7 +7,7 @@ from rubriceval.data.sample import Sample
 from rubriceval.rubric.loader import load_rubric
 from rubriceval.scoring.combine import Combine, ItemScore, combine
 from rubriceval.scoring.rubric_scorer import score_rubric
-from tests.fakes import ScriptedJudge
+from rubriceval.testing.scripted_judge import ScriptedJudge
 
 
 def reply(score, feedback="评语"):

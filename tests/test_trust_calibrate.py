@@ -21,7 +21,7 @@ from rubriceval.trust.calibrate import (
 )
 from rubriceval.trust.human_scores import audited_items
 from rubriceval.trust.store import TrustStoreError
-from tests.fakes import ScriptedJudge
+from rubriceval.testing.scripted_judge import ScriptedJudge
 from tests.test_trust_audits import Row, make_audited_store, sample, tone_rubric
 
 TRUE_SCORE = re.compile(r"true quality (\d)")

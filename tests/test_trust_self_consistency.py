@@ -14,7 +14,7 @@ from rubriceval.trust.self_consistency import (
     uncertainty,
 )
 from rubriceval.verdict import Verdict
-from tests.fakes import ScriptedJudge
+from rubriceval.testing.scripted_judge import ScriptedJudge
 from tests.test_trust_audits import sample, tone_rubric
 
 
@@ -29,8 +29,8 @@ class SeededJudge(ScriptedJudge):
     async def complete(self, messages, **kwargs):
         self.settings.append((self.config.temperature, self.config.seed))
         score = self.by_seed[self.config.seed]
-        self._reply = lambda _: "no score here" if score is None else json.dumps({"feedback": f"f{score}",
-                                                                                   "score": score})
+        self.script = lambda _: "no score here" if score is None else json.dumps({"feedback": f"f{score}",
+                                                                                  "score": score})
         return await super().complete(messages, **kwargs)
 
 
@@ -106,7 +106,8 @@ def test_a_run_with_self_consistency_judges_n_times_plans_it_and_orders_the_audi
     from rubriceval.judge.config import JudgeConfig
     from rubriceval.planning import plan_cost
     from rubriceval.rubric.loader import load_rubrics
-    from rubriceval.store.audit import AuditStore, QueueFilter
+    from rubriceval.store.audit import AuditStore
+    from rubriceval.store.audit_models import QueueFilter
     from rubriceval.testing.stub_server import StubServer
 
     samples = read_dataset("datasets/demo_cs_zh.jsonl")[:6]

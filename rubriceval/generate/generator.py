@@ -20,21 +20,21 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from pydantic import BaseModel, Field
 from tqdm import tqdm
 
 from rubriceval.data.io import write_dataset
 from rubriceval.data.sample import Sample
 from rubriceval.generate.chunking import Chunk, chunk_documents, load_documents
+from rubriceval.judge.ask import Asked, JudgeRequest, ask, json_reader
 from rubriceval.judge.client import JudgeResponse
+from rubriceval.prompt.environment import prompt_environment, render_messages
 from rubriceval.verdict import UnscoredKind, Usage
 
 CRITERIA: tuple[str, ...] = ("groundedness", "standalone", "usefulness")
 Language = Literal["zh", "en"]
 
-_TEMPLATES = Environment(loader=FileSystemLoader(str(Path(__file__).parent / "templates")),
-                         undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+TEMPLATE_DIR = Path(__file__).parent / "templates"
 
 QA_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -142,50 +142,30 @@ def detect_language(text: str) -> Language:
 
 
 def build_generation_messages(chunk: Chunk, language: Language, domain: str = "") -> list[dict]:
-    prompt = _TEMPLATES.get_template(f"qa_generation.{language}.j2").render(
-        chunk=chunk.text, heading=chunk.heading, domain=domain)
-    return [{"role": "user", "content": prompt}]
+    return render_messages(prompt_environment(TEMPLATE_DIR), language, "qa_generation", system=False,
+                           chunk=chunk.text, heading=chunk.heading, domain=domain)
 
 
 def build_critique_messages(chunk: Chunk, question: str, answer: str, language: Language,
                             domain: str = "") -> list[dict]:
-    prompt = _TEMPLATES.get_template(f"critique.{language}.j2").render(
-        chunk=chunk.text, heading=chunk.heading, domain=domain, question=question, answer=answer)
-    return [{"role": "user", "content": prompt}]
+    return render_messages(prompt_environment(TEMPLATE_DIR), language, "critique", system=False,
+                           chunk=chunk.text, heading=chunk.heading, domain=domain, question=question, answer=answer)
 
 
-class _Invalid(Exception):
-    """A judge reply that cannot be used; carries the unscored kind and reason."""
-
-    def __init__(self, kind: UnscoredKind, reason: str):
-        super().__init__(reason)
-        self.kind = kind
-        self.reason = reason
-
-
-def _require_data(response: JudgeResponse) -> dict:
-    if not response.ok:
-        raise _Invalid(response.error_kind or "error", response.error or "judge call failed")
-    if response.data is None:
-        raise _Invalid("invalid_output", f"the reply is not a JSON object: {(response.text or '')[:200]!r}")
-    return response.data
-
-
-def parse_generation(response: JudgeResponse) -> tuple[str, str]:
-    """(question, answer) from a generation reply; raises _Invalid with the reason otherwise."""
-    data = _require_data(response)
+def check_generation(data: dict) -> tuple[tuple[str, str] | None, list[str]]:
+    """(question, answer) from a generation reply, or the problem: a missing field or a passage reference."""
     values = []
     for key in ("question", "answer"):
         value = data.get(key)
         if not isinstance(value, str) or not value.strip():
-            raise _Invalid("invalid_output", f"'{key}' is missing or empty in the reply {data!r:.200}")
+            return None, [f"'{key}' is missing or empty in the reply {data!r:.200}"]
         values.append(value.strip())
     question, answer = values
     found = _PASSAGE_REFERENCE.search(question)
     if found:
-        raise _Invalid("invalid_output", f"the question refers to the source text ('{found.group(0)}'), "
-                                         f"which the prompt forbids: {question!r}")
-    return question, answer
+        return None, [f"the question refers to the source text ('{found.group(0)}'), which the prompt forbids: "
+                      f"{question!r}"]
+    return (question, answer), []
 
 
 def _as_score(value: Any) -> int | None:
@@ -199,21 +179,19 @@ def _as_score(value: Any) -> int | None:
     return value if isinstance(value, int) and 1 <= value <= 5 else None
 
 
-def parse_critique(response: JudgeResponse) -> dict[str, CriterionScore]:
-    """All three criterion scores; raises _Invalid naming the first criterion that is missing or out of range."""
-    data = _require_data(response)
+def check_critique(data: dict) -> tuple[dict[str, CriterionScore] | None, list[str]]:
+    """All three criterion scores, or the first criterion that is missing or out of range."""
     scores: dict[str, CriterionScore] = {}
     for name in CRITERIA:
         item = data.get(name)
         if not isinstance(item, dict):
-            raise _Invalid("invalid_output", f"criterion '{name}' is missing from the critique {data!r:.200}")
+            return None, [f"criterion '{name}' is missing from the critique {data!r:.200}"]
         score = _as_score(item.get("score"))
         if score is None:
-            raise _Invalid("invalid_output",
-                           f"criterion '{name}' has no integer score 1–5 (got {item.get('score')!r})")
+            return None, [f"criterion '{name}' has no integer score 1–5 (got {item.get('score')!r})"]
         feedback = item.get("feedback")
         scores[name] = CriterionScore(feedback=feedback.strip() if isinstance(feedback, str) else "", score=score)
-    return scores
+    return scores, []
 
 
 def _thresholds(threshold: int | Mapping[str, int]) -> dict[str, int]:
@@ -239,40 +217,38 @@ def _judge_with_seed(judge: JudgeLike, seed: int) -> JudgeLike:
     return judge
 
 
-def _add_usage(usage: Usage, response: JudgeResponse) -> None:
-    usage.calls += 0 if response.cached else 1
-    usage.cache_hits += 1 if response.cached else 0
-    usage.prompt_tokens += response.prompt_tokens
-    usage.completion_tokens += response.completion_tokens
-    usage.cost_usd += response.cost_usd
-    usage.latency_s += response.latency_s
+async def _ask_once(judge: JudgeLike, request: JudgeRequest, check) -> Asked:
+    """Generation is not re-asked: an unusable pair is reported (unscored), and the next chunk is tried."""
+    return await ask(judge, request, json_reader(check))
 
 
 async def _process_chunk(chunk: Chunk, *, judge: JudgeLike, language: Language, domain: str,
-                         thresholds: dict[str, int], usage: Usage) -> PairOutcome:
+                         thresholds: dict[str, int]) -> tuple[PairOutcome, Usage]:
     outcome = PairOutcome(id=f"gen-{Path(chunk.source).with_suffix('').as_posix()}-{chunk.index}", source=chunk.source,
                           chunk_index=chunk.index, heading=chunk.heading, language=language, status="unscored")
-    stage: Literal["generation", "critique"] = "generation"
-    try:
-        response = await judge.complete(build_generation_messages(chunk, language, domain), json_schema=QA_SCHEMA,
-                                        schema_name="qa_pair", cache_tag="generate.qa.v1")
-        _add_usage(usage, response)
-        outcome.question, outcome.answer = parse_generation(response)
-        stage = "critique"
-        response = await judge.complete(
-            build_critique_messages(chunk, outcome.question, outcome.answer, language, domain),
-            json_schema=CRITIQUE_SCHEMA, schema_name="qa_critique", cache_tag="generate.critique.v1")
-        _add_usage(usage, response)
-        outcome.scores = parse_critique(response)
-    except _Invalid as invalid:
-        outcome.stage, outcome.unscored_kind, outcome.unscored_reason = stage, invalid.kind, invalid.reason
-        return outcome
+    generation = await _ask_once(judge, JudgeRequest(
+        messages=build_generation_messages(chunk, language, domain), json_schema=QA_SCHEMA, schema_name="qa_pair",
+        cache_tag="generate.qa.v1"), check_generation)
+    if not generation.ok:
+        outcome.stage, outcome.unscored_kind, outcome.unscored_reason = (
+            "generation", generation.unscored_kind, generation.reason)
+        return outcome, generation.usage
+    outcome.question, outcome.answer = generation.value
+    critique = await _ask_once(judge, JudgeRequest(
+        messages=build_critique_messages(chunk, outcome.question, outcome.answer, language, domain),
+        json_schema=CRITIQUE_SCHEMA, schema_name="qa_critique", cache_tag="generate.critique.v1"), check_critique)
+    usage = generation.usage + critique.usage
+    if not critique.ok:
+        outcome.stage, outcome.unscored_kind, outcome.unscored_reason = (
+            "critique", critique.unscored_kind, critique.reason)
+        return outcome, usage
+    outcome.scores = critique.value
     outcome.drop_reasons = [
         DropReason(criterion=name, score=s.score, threshold=thresholds[name], feedback=s.feedback)
         for name, s in outcome.scores.items() if s.score < thresholds[name]
     ]
     outcome.status = "dropped" if outcome.drop_reasons else "kept"
-    return outcome
+    return outcome, usage
 
 
 async def generate(docs_path: str | Path, out_path: str | Path, *, judge: JudgeLike, n: int,
@@ -294,7 +270,7 @@ async def generate(docs_path: str | Path, out_path: str | Path, *, judge: JudgeL
     chunks = chunk_documents(load_documents(docs_path), chunk_size=chunk_size, overlap=overlap)
     sampled = random.Random(seed).sample(chunks, min(n, len(chunks)))
     seeded_judge = _judge_with_seed(judge, seed)
-    usage = Usage()
+    spent: list[Usage] = []
     limit = asyncio.Semaphore(max(1, concurrency))
     bar = tqdm(total=len(sampled), desc="generate", unit="pair", disable=not progress)
     tally: Counter = Counter()
@@ -302,8 +278,9 @@ async def generate(docs_path: str | Path, out_path: str | Path, *, judge: JudgeL
     async def run(chunk: Chunk) -> PairOutcome:
         async with limit:
             chunk_language: Language = detect_language(chunk.text) if language == "auto" else language
-            outcome = await _process_chunk(chunk, judge=seeded_judge, language=chunk_language, domain=domain,
-                                           thresholds=thresholds, usage=usage)
+            outcome, usage = await _process_chunk(chunk, judge=seeded_judge, language=chunk_language,
+                                                  domain=domain, thresholds=thresholds)
+        spent.append(usage)
         tally[outcome.status] += 1
         bar.set_postfix(kept=tally["kept"], dropped=tally["dropped"], unscored=tally["unscored"], refresh=False)
         bar.update(1)
@@ -322,7 +299,7 @@ async def generate(docs_path: str | Path, out_path: str | Path, *, judge: JudgeL
         out_path=str(out_path), documents=len({c.source for c in chunks}), chunks_total=len(chunks), requested=n,
         attempted=len(sampled), kept=tally["kept"], dropped=tally["dropped"], unscored=tally["unscored"],
         thresholds=thresholds, drops_by_criterion={name: drops.get(name, 0) for name in CRITERIA},
-        outcomes=list(outcomes), usage=usage)
+        outcomes=list(outcomes), usage=sum(spent, Usage()))
 
 
 def _to_sample(outcome: PairOutcome, chunk: Chunk) -> Sample:

@@ -2,18 +2,20 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from pathlib import Path
 
 import jinja2
 from jinja2 import meta
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import BaseModel
 
 from rubriceval.data.sample import Sample
+from rubriceval.errors import RubricEvalError
+from rubriceval.prompt.environment import TextOrigin, prompt_environment, render_messages, render_untrusted_source
 from rubriceval.rubric.schema import JudgeItem, Rubric
+from rubriceval.rubric.yaml_lines import load_yaml_with_lines
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
-SPLIT_MARKER = "=====USER====="
 
 # The judge's reply: feedback before score, so the model reasons before it commits to a number.
 VERDICT_SCHEMA: dict = {
@@ -45,22 +47,9 @@ class CompiledPrompt(BaseModel):
     cache_tag: str              # rubric version + hash: an edited rubric never gets a stale cached verdict
 
 
-def fence(value: str, label: str = "") -> str:
-    """Neutralise delimiter look-alikes inside untrusted text so an answer cannot close its own block."""
-    return str(value).replace("<<<", "‹‹‹").replace(">>>", "›››")
-
-
-def _tojson(value) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
-@lru_cache(maxsize=None)
-def environment(template_dir: str | None = None) -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(template_dir or str(TEMPLATE_DIR)),
-                             undefined=jinja2.StrictUndefined, keep_trailing_newline=False, autoescape=False)
-    env.filters["fence"] = fence
-    env.filters["tojson"] = _tojson
-    return env
+def environment(template_dir: str | None = None) -> ImmutableSandboxedEnvironment:
+    """The rubric prompt templates: `template_dir` first (a team's replacement), then the built-ins."""
+    return prompt_environment(template_dir, TEMPLATE_DIR)
 
 
 def criterion_placeholders(text: str) -> set[str]:
@@ -68,11 +57,31 @@ def criterion_placeholders(text: str) -> set[str]:
     return meta.find_undeclared_variables(env.parse(text))
 
 
-def _render_criterion(text: str, rubric: Rubric, sample: Sample | None) -> str:
-    if "{{" not in text and "{%" not in text:
+def _criterion_origin(rubric: Rubric, item: JudgeItem) -> TextOrigin:
+    """File, line and field of the criterion an item is judged by (the item's own, else the rubric's)."""
+    path: tuple = ("criterion",)
+    if item.criterion:
+        path = ("items", rubric.items.index(item), "criterion")
+    line = None
+    if rubric.source_file and Path(rubric.source_file).is_file():
+        try:
+            line = load_yaml_with_lines(rubric.source_file)[1].get(path)
+        except RubricEvalError:   # the file changed since loading: the field still names the place
+            line = None
+    return TextOrigin(file=rubric.source_file, line=line, field=".".join(map(str, path)))
+
+
+def _render_criterion(rubric: Rubric, item: JudgeItem, sample: Sample | None) -> str:
+    """The criterion with its placeholders filled, rendered in the sandbox: rubric text is template source."""
+    text = item.criterion or rubric.criterion
+    if "{{" not in text and "{%" not in text and "{#" not in text:
         return text.strip()
-    template = environment().from_string(text)
-    return template.render(sample=sample or Sample(id="", question=""), rubric=rubric).strip()
+    try:
+        return render_untrusted_source(text, TextOrigin(field="criterion"),
+                                       sample=sample or Sample(id="", question=""), rubric=rubric).strip()
+    except RubricEvalError as exc:     # only now look up where the text was written
+        origin = _criterion_origin(rubric, item)
+        raise type(exc)(exc.message, file=origin.file, line=origin.line, field=origin.field, hint=exc.hint) from None
 
 
 def _field_value(sample: Sample, name: str, lang: str) -> str:
@@ -96,17 +105,14 @@ def compile_item(rubric: Rubric, item: JudgeItem, sample: Sample, *, structured:
                  template_dir: str | None = None, feedback_max_chars: int | None = None) -> CompiledPrompt:
     lang = rubric.language
     levels = item.score_descriptions or rubric.score_descriptions
-    criterion = _render_criterion(item.criterion or rubric.criterion, rubric, sample)
+    criterion = _render_criterion(rubric, item, sample)
     labels = FIELD_LABELS[lang]
     fields = [(name, labels[name], _field_value(sample, name, lang)) for name in rubric.judge_sees]
-    template = environment(template_dir).get_template(f"judge_{lang}.j2")
-    text = template.render(rubric=rubric, item_id=item.id, criterion=criterion,
-                           levels=[(lvl, " ".join(levels[lvl].split())) for lvl in sorted(levels)],
-                           examples=rubric.examples, fields=fields, structured=structured)
-    system, user = text.split(SPLIT_MARKER, 1)
+    messages = render_messages(environment(template_dir), lang, "judge", rubric=rubric, item_id=item.id,
+                               criterion=criterion, examples=rubric.examples, fields=fields, structured=structured,
+                               levels=[(lvl, " ".join(levels[lvl].split())) for lvl in sorted(levels)])
     return CompiledPrompt(
-        rubric_id=rubric.id, item_id=item.id,
-        messages=[{"role": "system", "content": system.strip()}, {"role": "user", "content": user.strip()}],
+        rubric_id=rubric.id, item_id=item.id, messages=messages,
         json_schema=verdict_schema(feedback_max_chars) if structured else None,
         cache_tag=f"{rubric.id}/{item.id}/{rubric.version_tag}",
     )
@@ -118,12 +124,6 @@ def compile_rubric(rubric: Rubric, sample: Sample, *, structured: bool = True,
             for item in rubric.judge_items]
 
 
-def retry_message(lang: str, reason: str, structured: bool) -> dict[str, str]:
-    """The one bounded re-ask after an unparseable reply."""
-    if lang == "zh":
-        fmt = '一个 JSON 对象 {"feedback": "...", "score": 1-5 的整数}' if structured else "Feedback: <评语>\n[RESULT] <1-5 的整数>"
-        text = f"你的上一条回复无法解析（{reason}）。请重新评估，并严格只输出：{fmt}"
-    else:
-        fmt = 'one JSON object {"feedback": "...", "score": integer 1-5}' if structured else "Feedback: <feedback>\n[RESULT] <integer 1-5>"
-        text = f"Your previous reply could not be parsed ({reason}). Judge again and output exactly: {fmt}"
-    return {"role": "user", "content": text}
+def reask_template(lang: str, template_dir: str | None = None) -> jinja2.Template:
+    """The one bounded re-ask after a reply no score could be read from; renders with `problems`, `structured`."""
+    return environment(template_dir).get_template(f"{lang}/reask.j2")

@@ -1,36 +1,45 @@
 """Score one sample with one rubric: deterministic checks + judge items → one Verdict."""
 from __future__ import annotations
 
+from pydantic import BaseModel
+
 from rubriceval.checks import run_check
 from rubriceval.data.sample import Sample
+from rubriceval.judge.ask import Asked, JudgeRequest, Reading, TemplateReask, ask
 from rubriceval.judge.client import JudgeClient
-from rubriceval.judge.parser import parse_judge_output
-from rubriceval.judge.tokens import estimate_messages_tokens
-from rubriceval.prompt.compile import compile_item, retry_message
+from rubriceval.judge.parser import ParsedOutput, parse_judge_output
+from rubriceval.prompt.compile import compile_item, reask_template
 from rubriceval.rubric.schema import JudgeItem, Rubric
 from rubriceval.scoring.combine import ItemScore, combine
-from rubriceval.verdict import Evidence, Usage, Verdict
-
-MAX_REASKS = 1   # one bounded re-ask after an unparseable reply
+from rubriceval.verdict import Evidence, UnscoredKind, Usage, Verdict
 
 
-class ItemOutcome:
-    def __init__(self, item: JudgeItem):
-        self.item = item
-        self.score: int | None = None
-        self.feedback = ""
-        self.unscored_kind: str | None = None
-        self.reason: str | None = None
-        self.usage = Usage()
-        self.raw: str | None = None
+def read_verdict(reply) -> Reading[ParsedOutput]:
+    """A score with feedback from a free-text or JSON reply (`rubriceval.judge.parser`), or why there is none."""
+    parsed = parse_judge_output(reply.text or "", data=reply.data)
+    if parsed.score is None:
+        return Reading(problems=[parsed.error or "no score"], kind="parse_error", feedback=parsed.feedback)
+    return Reading(value=parsed, feedback=parsed.feedback)
 
 
-def _add_usage(usage: Usage, response) -> Usage:
-    """What this run spent: a cached answer is a cache hit with no tokens or cost (as for the metrics' calls)."""
-    if response.cached:
-        return usage + Usage(cache_hits=1)
-    return usage + Usage(calls=1, prompt_tokens=response.prompt_tokens, completion_tokens=response.completion_tokens,
-                         cost_usd=response.cost_usd, latency_s=response.latency_s)
+class ItemOutcome(BaseModel):
+    """One judge item's outcome: a score with feedback, or unscored with the kind and reason."""
+
+    item: JudgeItem
+    score: int | None = None
+    feedback: str = ""
+    unscored_kind: UnscoredKind | None = None
+    reason: str | None = None
+    usage: Usage
+    raw: str | None = None
+
+    @classmethod
+    def from_asked(cls, item: JudgeItem, asked: Asked) -> "ItemOutcome":
+        reason = asked.reason
+        if asked.unscored_kind == "parse_error":
+            reason = f"{asked.problems[0]} (after {asked.attempts} judge repl{'y' if asked.attempts == 1 else 'ies'})"
+        return cls(item=item, score=asked.value.score if asked.ok else None, feedback=asked.feedback,
+                   unscored_kind=asked.unscored_kind, reason=reason, usage=asked.usage, raw=asked.raw)
 
 
 def missing_fields(rubric: Rubric, sample: Sample) -> list[str]:
@@ -39,36 +48,13 @@ def missing_fields(rubric: Rubric, sample: Sample) -> list[str]:
 
 
 async def judge_item(rubric: Rubric, item: JudgeItem, sample: Sample, judge: JudgeClient) -> ItemOutcome:
-    outcome = ItemOutcome(item)
     structured = judge.config.structured == "json_schema"
     prompt = compile_item(rubric, item, sample, structured=structured,
                           feedback_max_chars=judge.config.feedback_max_chars)
-    messages = list(prompt.messages)
-    estimated = estimate_messages_tokens(messages)
-    if estimated > judge.config.max_input_tokens:
-        outcome.unscored_kind = "input_too_long"
-        outcome.reason = (f"prompt is ~{estimated} tokens, over the judge's input limit of "
-                          f"{judge.config.max_input_tokens} (max_input_tokens); shorten the answer/contexts")
-        return outcome
-    for attempt in range(MAX_REASKS + 1):
-        response = await judge.complete(messages, json_schema=prompt.json_schema, cache_tag=prompt.cache_tag)
-        outcome.usage = _add_usage(outcome.usage, response)
-        if not response.ok:
-            outcome.unscored_kind = response.error_kind if response.error_kind in ("timeout",) else "provider_error"
-            outcome.reason = response.error
-            return outcome
-        parsed = parse_judge_output(response.text or "", data=response.data)
-        outcome.raw = response.text
-        if parsed.score is not None:
-            outcome.score, outcome.feedback = parsed.score, parsed.feedback
-            outcome.unscored_kind = outcome.reason = None
-            return outcome
-        outcome.unscored_kind = "parse_error"
-        outcome.reason = f"{parsed.error} (after {attempt + 1} judge repl{'y' if attempt == 0 else 'ies'})"
-        outcome.feedback = parsed.feedback
-        messages = prompt.messages + [{"role": "assistant", "content": response.text or ""},
-                                      retry_message(rubric.language, parsed.error or "no score", structured)]
-    return outcome
+    request = JudgeRequest(messages=prompt.messages, json_schema=prompt.json_schema, cache_tag=prompt.cache_tag)
+    reask = TemplateReask(template=reask_template(rubric.language), variables={"structured": structured})
+    asked = await ask(judge, request, read_verdict, reask=reask, max_input_tokens=judge.config.max_input_tokens)
+    return ItemOutcome.from_asked(item, asked)
 
 
 async def score_rubric(rubric: Rubric, sample: Sample, judge: JudgeClient | None) -> Verdict:

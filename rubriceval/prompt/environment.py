@@ -1,0 +1,117 @@
+"""The one place that builds Jinja environments for judge prompts (rubrics, metrics, generation).
+
+Every environment is an `ImmutableSandboxedEnvironment` with the same settings: StrictUndefined (a misspelt
+variable is an error, not an empty string), no autoescaping (prompts are plain text), `trim_blocks` and
+`lstrip_blocks` (a line holding only a `{% tag %}` leaves no blank line), no trailing newline, and the two filters
+`fence` and `tojson`. The sandbox matters for text that comes from YAML (rubric criteria): such text may use
+`{{ sample.question }}`, but never reach Python internals (`{{ sample.__class__.__mro__ }}`) or mutate anything.
+
+Untrusted values (answers, contexts, transcripts) are only ever template *variables*, never template source.
+
+A prompt is one or two files: `<lang>/system.j2` (optional) and `<lang>/<name>.j2`; `render_messages` turns them
+into the chat messages `[{"role": "system", …}, {"role": "user", …}]` — the one way to split system from user.
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
+from pydantic import BaseModel
+
+from rubriceval.errors import RubricError
+
+_OPEN, _CLOSE = "<<<", ">>>"
+
+
+def fence(value: Any) -> str:
+    """Neutralise delimiter look-alikes inside untrusted text so it cannot close its own `<<<…>>>` block."""
+    return str(value).replace(_OPEN, "‹‹‹").replace(_CLOSE, "›››")
+
+
+def tojson(value: Any) -> str:
+    """JSON as a reader sees it: non-ASCII kept (Chinese stays Chinese), no HTML escaping."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _configure(env: jinja2.Environment) -> jinja2.Environment:
+    env.filters["fence"] = fence
+    env.filters["tojson"] = tojson
+    return env
+
+
+@lru_cache(maxsize=32)
+def _environment(search_path: tuple[str, ...]) -> ImmutableSandboxedEnvironment:
+    env = ImmutableSandboxedEnvironment(
+        loader=jinja2.FileSystemLoader(list(search_path)) if search_path else None,
+        undefined=jinja2.StrictUndefined, autoescape=False, trim_blocks=True, lstrip_blocks=True,
+        keep_trailing_newline=False)
+    return _configure(env)
+
+
+def prompt_environment(*search_path: str | Path | None) -> ImmutableSandboxedEnvironment:
+    """The environment for templates found in `search_path` (first folder wins; None entries are skipped).
+
+    Built once per search path. Without a path it renders only strings (`from_string`)."""
+    return _environment(tuple(str(p) for p in search_path if p))
+
+
+def render_messages(env: jinja2.Environment, lang: str, name: str, *, system: bool = True,
+                    **variables: Any) -> list[dict[str, str]]:
+    """`<lang>/system.j2` (when `system`) and `<lang>/<name>.j2`, rendered with the same variables, stripped."""
+    messages = []
+    if system:
+        messages.append({"role": "system", "content": env.get_template(f"{lang}/system.j2").render(**variables).strip()})
+    messages.append({"role": "user", "content": env.get_template(f"{lang}/{name}.j2").render(**variables).strip()})
+    return messages
+
+
+def render_text(env: jinja2.Environment, lang: str, name: str, **variables: Any) -> str:
+    """One template as text (e.g. a re-ask note), stripped."""
+    return env.get_template(f"{lang}/{name}.j2").render(**variables).strip()
+
+
+def template_source(env: jinja2.Environment, name: str) -> tuple[str, str]:
+    """(source, file name) of a template as the loader finds it: for fingerprints and error messages."""
+    if env.loader is None:
+        raise jinja2.TemplateNotFound(name)
+    source, filename, _uptodate = env.loader.get_source(env, name)
+    return source, filename or name
+
+
+# ── text from YAML (rubric criteria) ──────────────────────────────────────────────────────────────────────────────
+
+class TextOrigin(BaseModel):
+    """Where a piece of template text was written, for the error message."""
+
+    file: str | None = None
+    line: int | None = None
+    field: str
+
+
+class PromptTemplateError(RubricError):
+    """Template text from a rubric cannot be rendered: unsafe (sandbox), a syntax error or an unknown name."""
+
+
+def render_untrusted_source(text: str, origin: TextOrigin, **variables: Any) -> str:
+    """Render template text written in YAML inside the sandbox; any failure names the file, line and field."""
+    env = prompt_environment()
+    try:
+        return env.from_string(text).render(**variables)
+    except SecurityError as exc:
+        raise PromptTemplateError(f"unsafe template expression: {exc}", file=origin.file, line=origin.line,
+                                  field=origin.field,
+                                  hint="only placeholders such as {{ sample.question }} may be used") from None
+    except jinja2.TemplateSyntaxError as exc:
+        raise PromptTemplateError(f"template syntax error: {exc.message}", file=origin.file, line=origin.line,
+                                  field=origin.field, hint="write literal braces as {{ '{{' }}") from None
+    except jinja2.UndefinedError as exc:
+        raise PromptTemplateError(f"placeholder cannot be filled: {exc.message}", file=origin.file,
+                                  line=origin.line, field=origin.field,
+                                  hint="use {{ sample.<field> }} or {{ rubric.<field> }}") from None
+    except jinja2.TemplateError as exc:
+        raise PromptTemplateError(f"template error: {exc}", file=origin.file, line=origin.line,
+                                  field=origin.field) from None
