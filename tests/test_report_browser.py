@@ -2,7 +2,6 @@
 charts must lay out inside the page, and nothing may be fetched from the network."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,10 +16,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 
 
 @pytest.fixture
-def page():
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.skip("Debian chromium is not installed (apt-get install chromium; `make test` installs it)")
+def page(chromium: str):
     playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright (pip) is not installed")
     with playwright_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)

@@ -8,7 +8,6 @@ os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 
-import shutil  # noqa: E402
 import socket  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -21,13 +20,9 @@ from ui.demo import build_demo_store  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = shutil.which("chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
-if CHROMIUM is None:
-    pytest.skip("Debian chromium is not installed (apt-get install -y chromium chromium-driver)",
-                allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (pip install playwright) is not installed")
 
 
@@ -38,9 +33,9 @@ def free_port() -> int:
 
 
 @pytest.fixture()
-def browser_page():
+def browser_page(chromium: str):
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
         try:
             yield browser.new_page(viewport={"width": 1440, "height": 1100})
         finally:
