@@ -137,7 +137,7 @@ async def rescore_changed(store: RunStore, run: str, *, judge_config: JudgeConfi
                           progress: bool = True) -> tuple[str, RunTotals, int]:
     """New run over the expert-corrected samples of `run`: verdicts of unchanged rows are copied, changed rows are
     judged again (matched by Sample.input_hash, so only real input changes count)."""
-    from rubriceval.store.audit import changed_samples
+    from rubriceval.store.export import changed_samples
 
     old_id = store.resolve(run)
     info = store.run_info(old_id)

@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 
 from rubriceval.data.io import read_dataset
-from rubriceval.store.audit import (AuditError, AuditStore, ItemVersions, QueueFilter, changed_samples,
-                                    export_corrected_dataset)
+from rubriceval.store.audit import AuditStore
+from rubriceval.store.audit_models import AuditError, ItemVersions, QueueFilter
+from rubriceval.store.export import changed_samples, export_corrected_dataset
 from rubriceval.store.runs import RunStore
 from ui.demo import build_demo_store
 

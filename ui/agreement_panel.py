@@ -11,7 +11,8 @@ from collections import defaultdict
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from rubriceval.store.audit import AuditResponse, AuditStore
+from rubriceval.store.audit import AuditStore
+from rubriceval.store.audit_models import AuditResponse
 from rubriceval.trust.agreement import AgreementReport, Estimate, agreement_report, krippendorff_alpha
 
 SUMMARY_COLUMNS = ["rubric", "version", "pairs", "exact", "within ±1", "quadratic κ", "Spearman", "judge − human",

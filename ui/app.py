@@ -17,7 +17,8 @@ from typing import Any, Callable
 import gradio as gr
 
 from rubriceval.errors import RubricEvalError
-from rubriceval.store.audit import AuditStore, export_corrected_dataset
+from rubriceval.store.audit import AuditStore
+from rubriceval.store.export import export_corrected_dataset
 from ui import agreement_panel
 from ui.actions import ItemView, agree, edit_ground_truth, open_item, save_verdict
 from ui.assets import APP_CSS, KEYBOARD_HEAD

@@ -8,7 +8,7 @@ import difflib
 import html
 from typing import Any
 
-from rubriceval.store.audit import AuditItem, GroundTruthEdit, iso_time
+from rubriceval.store.audit_models import AuditItem, GroundTruthEdit, iso_time
 from rubriceval.verdict import Evidence, Verdict
 
 

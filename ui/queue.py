@@ -8,7 +8,8 @@ from __future__ import annotations
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from rubriceval.store.audit import AuditStore, ItemVersions, Progress, QueueFilter, QueueRow
+from rubriceval.store.audit import AuditStore
+from rubriceval.store.audit_models import ItemVersions, Progress, QueueFilter, QueueRow
 
 PAGE_SIZE = 25
 ANY = "(any)"

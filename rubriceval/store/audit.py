@@ -14,16 +14,17 @@ import json
 import sqlite3
 import threading
 import time
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field
-
-from rubriceval.data.io import write_dataset
 from rubriceval.data.sample import Sample
-from rubriceval.errors import RubricEvalError
-from rubriceval.store.runs import RunStore, _row_to_verdict
+from rubriceval.store.audit_models import (GROUND_TRUTH_FIELD, SAMPLE_LEVEL, AuditError, AuditItem, AuditLogEntry,
+                                           AuditResponse, Conflict, GroundTruthEdit, ItemVersions, Progress,
+                                           QueueFilter, QueueRow, ResponseAction, SaveResult, clean_expert_name,
+                                           context_field, iso_time)
+from rubriceval.store.audit_queue import queue_query, queue_row
+from rubriceval.store.corrections import apply_corrections, context_marks, with_provenance
+from rubriceval.store.runs import RunStore, row_to_verdict
 from rubriceval.verdict import Verdict
 
 AUDIT_SCHEMA = """
@@ -57,160 +58,9 @@ CREATE TRIGGER IF NOT EXISTS audit_gt_edits_no_delete BEFORE DELETE ON audit_gt_
 BEGIN SELECT RAISE(ABORT, 'ground-truth edits are append-only'); END;
 """
 
-SAMPLE_LEVEL = ""          # the scorer column value of a sample's own version row (ground truth, contexts)
-GROUND_TRUTH_FIELD = "ground_truth"
-MAX_EXPERT_NAME = 80
-
-QueueStatus = Literal["all", "unscored", "unaudited", "unaudited_by_me", "disagreement"]
-QueueOrder = Literal["judge_asc", "judge_desc", "dataset", "gap_desc", "uncertain_first"]
-ResponseAction = Literal["agree", "override", "score_unscored"]
-
-
-class AuditError(RubricEvalError):
-    """An audit action that cannot be saved as asked (missing reason, unknown item, bad score)."""
-
-
-# -- models -----------------------------------------------------------------------------------------------------
-
-class ItemVersions(BaseModel):
-    """What the expert saw: the audit item's version and its sample's version (0 = never written)."""
-
-    item: int = 0
-    sample: int = 0
-
-
-class Conflict(BaseModel):
-    message: str
-    current: ItemVersions
-    changed_by: str = ""
-    changed_at: float | None = None
-
-
-class SaveResult(BaseModel):
-    ok: bool
-    versions: ItemVersions            # the versions after the save (or the current ones on a conflict)
-    conflict: Conflict | None = None
-    changes: list[str] = Field(default_factory=list)
-
-
-class AuditResponse(BaseModel):
-    run_id: str
-    sample_id: str
-    scorer: str
-    expert: str
-    score: int = Field(ge=1, le=5)
-    action: ResponseAction
-    reason: str = ""
-    judge_score: float | None = None  # the judge's score when the expert answered: the suggestion they judged
-    scorer_version: str = ""
-    created_at: float
-    updated_at: float
-
-
-class GroundTruthEdit(BaseModel):
-    edit_id: int
-    run_id: str
-    sample_id: str
-    field: str                        # 'ground_truth' or 'context:<index>'
-    before: Any
-    after: Any
-    editor: str
-    edited_at: float
-
-
-class AuditLogEntry(BaseModel):
-    log_id: int
-    at: float
-    expert: str
-    action: str
-    run_id: str
-    sample_id: str
-    scorer: str
-    outcome: Literal["saved", "conflict"]
-    payload: dict[str, Any]
-
-
-class QueueFilter(BaseModel):
-    scorer: str | None = None
-    tag: str | None = None
-    intent: str | None = None
-    score_min: float | None = Field(default=None, ge=1, le=5)
-    score_max: float | None = Field(default=None, ge=1, le=5)
-    status: QueueStatus = "all"
-    order: QueueOrder = "judge_asc"
-    expert: str = ""                  # whose audits "unaudited_by_me" and my_score refer to
-
-
-class QueueRow(BaseModel):
-    sample_id: str
-    scorer: str
-    position: int
-    judge_score: float | None
-    unscored_kind: str | None
-    question: str = ""                # filled by AuditStore.with_text for the rows on screen
-    intent: str = ""
-    n_audits: int
-    human_scores: str                 # "alice=4, bob=3"
-    my_score: int | None
-    gap: float | None                 # largest |judge − human| over the experts
-    spread: float | None = None       # self-consistency: max − min of the judge's n scores (None: judged once)
-
-
-class Progress(BaseModel):
-    total: int                        # rubric verdicts in the run
-    audited: int                      # of them, audited by at least one expert
-    audited_by_me: int
-
-
-class ContextMark(BaseModel):
-    relevant: bool
-    editor: str
-    edited_at: float
-
-
-class AuditItem(BaseModel):
-    run_id: str
-    run_name: str
-    sample: Sample                    # with the experts' corrections applied
-    original: Sample                  # as the run judged it
-    verdict: Verdict
-    rubric: dict[str, Any]            # the scorer's definition (name, criterion, score_descriptions, threshold…)
-    scorer_version: str
-    responses: list[AuditResponse]
-    gt_history: list[GroundTruthEdit]
-    context_marks: dict[int, ContextMark]
-    versions: ItemVersions
-    other_verdicts: list[Verdict]     # the same sample's other scorers, read-only context
-
-
-class ExportSummary(BaseModel):
-    path: str
-    n_samples: int
-    n_corrected: int
-
-
-# -- the store --------------------------------------------------------------------------------------------------
 
 def _now() -> float:
     return time.time()
-
-
-def iso_time(timestamp: float) -> str:
-    return datetime.fromtimestamp(timestamp, tz=timezone.utc).isoformat(timespec="seconds")
-
-
-def clean_expert_name(name: str | None) -> str:
-    name = " ".join((name or "").split())
-    if not name:
-        raise AuditError("enter your name before saving", field="expert",
-                         hint="every response and edit records who made it")
-    if len(name) > MAX_EXPERT_NAME:
-        raise AuditError(f"name is longer than {MAX_EXPERT_NAME} characters", field="expert")
-    return name
-
-
-def context_field(index: int) -> str:
-    return f"context:{index}"
 
 
 class AuditStore:
@@ -275,72 +125,14 @@ class AuditStore:
             "            AND r.scorer=v.scorer AND r.expert=?)) AS mine "
             f"FROM verdicts v WHERE v.run_id=? AND v.kind='rubric' {scorer_sql}", [expert, run_id, *params])[0]
         return Progress(total=row["total"] or 0, audited=row["audited"] or 0, audited_by_me=row["mine"] or 0)
-
     def queue(self, run: str, flt: QueueFilter | None = None, *, only: tuple[str, str] | None = None
               ) -> list[QueueRow]:
         """Rubric verdicts matching the filter, in review order (default: lowest judge score first).
 
         only=(sample id, scorer) returns just that row, ignoring the filter (to refresh one row after a save).
         """
-        flt = flt or QueueFilter()
-        run_id = self.resolve(run)
-        where = ["v.run_id = :run", "v.kind = 'rubric'"]
-        params: dict[str, Any] = {"run": run_id, "me": flt.expert}
-        if only is not None:
-            where += ["v.sample_id = :only_sample", "v.scorer = :only_scorer"]
-            params.update(only_sample=only[0], only_scorer=only[1])
-            flt = QueueFilter(expert=flt.expert)
-        if flt.scorer:
-            where.append("v.scorer = :scorer")
-            params["scorer"] = flt.scorer
-        if flt.intent:
-            where.append("json_extract(s.sample_json, '$.intent') = :intent")
-            params["intent"] = flt.intent
-        if flt.tag:
-            where.append("EXISTS (SELECT 1 FROM json_each(s.sample_json, '$.tags') t WHERE t.value = :tag)")
-            params["tag"] = flt.tag
-        if flt.score_min is not None:
-            where.append("v.score >= :smin")
-            params["smin"] = flt.score_min
-        if flt.score_max is not None:
-            where.append("v.score <= :smax")
-            params["smax"] = flt.score_max
-        status_sql = {
-            "all": None,
-            "unscored": "v.score IS NULL",
-            "unaudited": "a.n_audits IS NULL",
-            "unaudited_by_me": "a.my_score IS NULL",
-            "disagreement": "a.hmin IS NOT NULL AND v.score IS NOT NULL AND (a.hmin != v.score OR a.hmax != v.score)",
-        }[flt.status]
-        if status_sql:
-            where.append(status_sql)
-        order_sql = {
-            # Unscored verdicts have no score to sort by; they go last here and have their own filter.
-            "judge_asc": "v.score IS NULL, v.score, s.position, v.scorer",
-            "judge_desc": "v.score IS NULL, v.score DESC, s.position, v.scorer",
-            "dataset": "s.position, v.scorer",
-            "gap_desc": "gap IS NULL, gap DESC, v.score, s.position, v.scorer",
-            # Self-consistency spread (max − min of the n judgements): the judge's own doubt. Judged-once last.
-            "uncertain_first": "spread IS NULL, spread DESC, v.score IS NULL, v.score, s.position, v.scorer",
-        }[flt.order]
-        # The sample's text is not read here (parsing 10k JSON rows is the slow part); `with_text` adds it per page.
-        rows = self._query(
-            "WITH a AS (SELECT sample_id, scorer, COUNT(*) AS n_audits, "
-            "  GROUP_CONCAT(expert || '=' || score, ', ') AS human, "
-            "  MAX(CASE WHEN expert = :me THEN score END) AS my_score, MIN(score) AS hmin, MAX(score) AS hmax "
-            "  FROM audit_responses WHERE run_id = :run GROUP BY sample_id, scorer) "
-            "SELECT v.sample_id, v.scorer, v.score, v.unscored_kind, s.position, "
-            "  json_extract(v.details_json, '$.self_consistency.spread') AS spread, "
-            "  COALESCE(a.n_audits, 0) AS n_audits, COALESCE(a.human, '') AS human, a.my_score, "
-            "  CASE WHEN v.score IS NULL OR a.hmin IS NULL THEN NULL "
-            "       ELSE MAX(ABS(a.hmin - v.score), ABS(a.hmax - v.score)) END AS gap "
-            "FROM verdicts v JOIN run_samples s ON s.run_id = v.run_id AND s.sample_id = v.sample_id "
-            "LEFT JOIN a ON a.sample_id = v.sample_id AND a.scorer = v.scorer "
-            f"WHERE {' AND '.join(where)} ORDER BY {order_sql}", params)
-        return [QueueRow(
-            sample_id=r["sample_id"], scorer=r["scorer"], position=r["position"], judge_score=r["score"],
-            unscored_kind=r["unscored_kind"], question="", intent="", n_audits=r["n_audits"],
-            human_scores=r["human"], my_score=r["my_score"], gap=r["gap"], spread=r["spread"]) for r in rows]
+        sql, params = queue_query(self.resolve(run), flt or QueueFilter(), only)
+        return [queue_row(r) for r in self._query(sql, params)]
 
     def with_text(self, run: str, rows: list[QueueRow]) -> list[QueueRow]:
         """The same rows with the question (first 120 characters) and intent filled in, for one page of the queue."""
@@ -403,7 +195,7 @@ class AuditStore:
         if not rows:
             raise AuditError(f"no verdict for sample '{sample_id}' and scorer '{scorer}' in this run",
                              file=str(self.path))
-        return _row_to_verdict(rows[0])
+        return row_to_verdict(rows[0])
 
     def item(self, run: str, sample_id: str, scorer: str) -> AuditItem:
         run_id = self.resolve(run)
@@ -413,7 +205,7 @@ class AuditStore:
         definition_rows = self._query("SELECT definition_json, version FROM run_scorers WHERE run_id=? AND scorer=?",
                                       (run_id, scorer))
         verdict = self._verdict(run_id, sample_id, scorer)
-        others = [_row_to_verdict(r) for r in self._query(
+        others = [row_to_verdict(r) for r in self._query(
             "SELECT * FROM verdicts WHERE run_id=? AND sample_id=? AND scorer != ? ORDER BY kind DESC, scorer",
             (run_id, sample_id, scorer))]
         return AuditItem(
@@ -581,90 +373,3 @@ class AuditStore:
                                             dataset_hash=info.config.dataset_hash)
             out.append((original, corrected))
         return out
-
-
-# -- corrections as pure functions (the export and the item view share them) -------------------------------------
-
-def context_marks(edits: list[GroundTruthEdit]) -> dict[int, ContextMark]:
-    """The latest relevance mark per retrieved context index."""
-    marks: dict[int, ContextMark] = {}
-    for edit in edits:
-        if edit.field.startswith("context:"):
-            marks[int(edit.field.split(":", 1)[1])] = ContextMark(relevant=bool(edit.after), editor=edit.editor,
-                                                                  edited_at=edit.edited_at)
-    return marks
-
-
-def apply_corrections(original: Sample, edits: list[GroundTruthEdit]) -> Sample:
-    """The sample with the latest ground truth; contexts marked relevant join reference_contexts, irrelevant leave.
-
-    Why reference_contexts: it is the field the context precision/recall metrics compare retrieval against, so an
-    expert's relevance mark changes the sample's input_hash and the row is re-scored.
-    """
-    if not edits:
-        return original
-    ground_truth = original.ground_truth
-    for edit in edits:
-        if edit.field == GROUND_TRUTH_FIELD:
-            ground_truth = edit.after
-    reference = list(original.reference_contexts)
-    marks = context_marks(edits)
-    for index, mark in sorted(marks.items()):
-        text = original.contexts[index]
-        if mark.relevant and text not in reference:
-            reference.append(text)
-        elif not mark.relevant and text in reference:
-            reference = [r for r in reference if r != text]
-    metadata = dict(original.metadata)
-    if marks:
-        metadata["context_relevance"] = {str(i): m.relevant for i, m in sorted(marks.items())}
-    return original.model_copy(update={"ground_truth": ground_truth, "reference_contexts": reference,
-                                       "metadata": metadata})
-
-
-def with_provenance(corrected: Sample, original: Sample, edits: list[GroundTruthEdit], *, run_name: str,
-                    run_id: str, dataset_path: str = "", dataset_hash: str = "") -> Sample:
-    """Stamp who changed what, when, from which value and run, into the corrected sample's metadata."""
-    latest = max(edits, key=lambda e: (e.edited_at, e.edit_id))
-    editors = sorted({e.editor for e in edits})
-    previous: dict[str, Any] = {}
-    if corrected.ground_truth != original.ground_truth:
-        previous["ground_truth"] = original.ground_truth
-    if corrected.reference_contexts != original.reference_contexts:
-        previous["reference_contexts"] = original.reference_contexts
-    metadata = {
-        **corrected.metadata,
-        "edited_by": ", ".join(editors),
-        "edited_at": iso_time(latest.edited_at),
-        "previous": previous,
-        "source_run": run_name,
-        "source_run_id": run_id,
-        "source_dataset": dataset_path,
-        "source_dataset_hash": dataset_hash,
-        "corrections": [{"field": e.field, "before": e.before, "after": e.after, "edited_by": e.editor,
-                         "edited_at": iso_time(e.edited_at)} for e in edits],
-    }
-    return corrected.model_copy(update={"metadata": metadata})
-
-
-def changed_samples(store_path: str | Path, run: str) -> list[Sample]:
-    """Samples whose expert corrections change what a scorer reads (input_hash differs from the judged row).
-
-    For `rubriceval run --rescore-changed`: re-score exactly these rows.
-    """
-    with AuditStore(store_path) as store:
-        return [corrected for original, corrected in store.corrected_samples(run)
-                if corrected.input_hash() != original.input_hash()]
-
-
-def export_corrected_dataset(store_path: str | Path, run: str, out_path: str | Path) -> ExportSummary:
-    """Write the run's dataset with the experts' corrections as a new version (.jsonl, .csv or .xlsx).
-
-    Corrected rows carry provenance in metadata: edited_by, edited_at, previous values, source run and dataset.
-    """
-    with AuditStore(store_path) as store:
-        pairs = store.corrected_samples(run)
-    samples = [corrected for _, corrected in pairs]
-    path = write_dataset(samples, out_path)
-    n_corrected = sum(1 for original, corrected in pairs if corrected is not original)
-    return ExportSummary(path=str(path), n_samples=len(samples), n_corrected=n_corrected)

@@ -184,7 +184,7 @@ class RunStore:
             rows = self.conn.execute(
                 "SELECT v.* FROM verdicts v JOIN run_samples s ON s.run_id=v.run_id AND s.sample_id=v.sample_id "
                 "WHERE v.run_id=? ORDER BY s.position, v.kind DESC, v.scorer", (run_id,)).fetchall()
-        return [_row_to_verdict(r) for r in rows]
+        return [row_to_verdict(r) for r in rows]
 
     def verdict_frame(self, run: str) -> pd.DataFrame:
         """One row per sample × scorer, with the sample's fields beside the verdict."""
@@ -209,7 +209,7 @@ class RunStore:
             self.conn.close()
 
 
-def _row_to_verdict(r: sqlite3.Row) -> Verdict:
+def row_to_verdict(r: sqlite3.Row) -> Verdict:
     return Verdict(sample_id=r["sample_id"], scorer=r["scorer"], kind=r["kind"], scorer_version=r["scorer_version"],
                    score=r["score"], unscored_kind=r["unscored_kind"], unscored_reason=r["unscored_reason"],
                    feedback=r["feedback"], evidence=[Evidence(**e) for e in json.loads(r["evidence_json"])],

@@ -1,0 +1,70 @@
+"""The review queue's SQL: rubric verdicts of a run with their audits, filtered and ordered by a QueueFilter."""
+from __future__ import annotations
+
+from typing import Any
+
+from rubriceval.store.audit_models import QueueFilter, QueueRow
+
+_STATUS_SQL = {
+    "all": None,
+    "unscored": "v.score IS NULL",
+    "unaudited": "a.n_audits IS NULL",
+    "unaudited_by_me": "a.my_score IS NULL",
+    "disagreement": "a.hmin IS NOT NULL AND v.score IS NOT NULL AND (a.hmin != v.score OR a.hmax != v.score)",
+}
+_ORDER_SQL = {
+    # Unscored verdicts have no score to sort by; they go last here and have their own filter.
+    "judge_asc": "v.score IS NULL, v.score, s.position, v.scorer",
+    "judge_desc": "v.score IS NULL, v.score DESC, s.position, v.scorer",
+    "dataset": "s.position, v.scorer",
+    "gap_desc": "gap IS NULL, gap DESC, v.score, s.position, v.scorer",
+    # Self-consistency spread (max − min of the n judgements): the judge's own doubt. Judged-once last.
+    "uncertain_first": "spread IS NULL, spread DESC, v.score IS NULL, v.score, s.position, v.scorer",
+}
+
+
+def queue_query(run_id: str, flt: QueueFilter, only: tuple[str, str] | None = None) -> tuple[str, dict[str, Any]]:
+    """(sql, named parameters); only=(sample id, scorer) selects just that row, ignoring the filter."""
+    where = ["v.run_id = :run", "v.kind = 'rubric'"]
+    params: dict[str, Any] = {"run": run_id, "me": flt.expert}
+    if only is not None:
+        where += ["v.sample_id = :only_sample", "v.scorer = :only_scorer"]
+        params.update(only_sample=only[0], only_scorer=only[1])
+        flt = QueueFilter(expert=flt.expert)
+    if flt.scorer:
+        where.append("v.scorer = :scorer")
+        params["scorer"] = flt.scorer
+    if flt.intent:
+        where.append("json_extract(s.sample_json, '$.intent') = :intent")
+        params["intent"] = flt.intent
+    if flt.tag:
+        where.append("EXISTS (SELECT 1 FROM json_each(s.sample_json, '$.tags') t WHERE t.value = :tag)")
+        params["tag"] = flt.tag
+    if flt.score_min is not None:
+        where.append("v.score >= :smin")
+        params["smin"] = flt.score_min
+    if flt.score_max is not None:
+        where.append("v.score <= :smax")
+        params["smax"] = flt.score_max
+    if _STATUS_SQL[flt.status]:
+        where.append(_STATUS_SQL[flt.status])
+    # The sample's text is not read here (parsing 10k JSON rows is the slow part); `with_text` adds it per page.
+    sql = ("WITH a AS (SELECT sample_id, scorer, COUNT(*) AS n_audits, "
+           "  GROUP_CONCAT(expert || '=' || score, ', ') AS human, "
+           "  MAX(CASE WHEN expert = :me THEN score END) AS my_score, MIN(score) AS hmin, MAX(score) AS hmax "
+           "  FROM audit_responses WHERE run_id = :run GROUP BY sample_id, scorer) "
+           "SELECT v.sample_id, v.scorer, v.score, v.unscored_kind, s.position, "
+           "  json_extract(v.details_json, '$.self_consistency.spread') AS spread, "
+           "  COALESCE(a.n_audits, 0) AS n_audits, COALESCE(a.human, '') AS human, a.my_score, "
+           "  CASE WHEN v.score IS NULL OR a.hmin IS NULL THEN NULL "
+           "       ELSE MAX(ABS(a.hmin - v.score), ABS(a.hmax - v.score)) END AS gap "
+           "FROM verdicts v JOIN run_samples s ON s.run_id = v.run_id AND s.sample_id = v.sample_id "
+           "LEFT JOIN a ON a.sample_id = v.sample_id AND a.scorer = v.scorer "
+           f"WHERE {' AND '.join(where)} ORDER BY {_ORDER_SQL[flt.order]}")
+    return sql, params
+
+
+def queue_row(r: Any) -> QueueRow:
+    return QueueRow(sample_id=r["sample_id"], scorer=r["scorer"], position=r["position"], judge_score=r["score"],
+                    unscored_kind=r["unscored_kind"], question="", intent="", n_audits=r["n_audits"],
+                    human_scores=r["human"], my_score=r["my_score"], gap=r["gap"], spread=r["spread"])
