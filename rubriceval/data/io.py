@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from rubriceval.data.sample import COLUMN_ALIASES, Sample
 from rubriceval.errors import DatasetError
+from rubriceval.safety.spreadsheet import escape_frame, unescape_frame
 
 if TYPE_CHECKING:
     from rubriceval.data.chatlog import ChatLogConfig
@@ -59,10 +60,10 @@ def _read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
         except pd.errors.EmptyDataError:
             raise DatasetError("the file is empty", file=str(path)) from None
         # Row 1 is the header, so data row i sits on line i + 2.
-        return [(i + 2, rec) for i, rec in enumerate(frame.to_dict(orient="records"))]
+        return [(i + 2, rec) for i, rec in enumerate(unescape_frame(frame).to_dict(orient="records"))]
     if suffix in (".xlsx", ".xls"):
         frame = pd.read_excel(path, dtype=str).fillna("")
-        return [(i + 2, rec) for i, rec in enumerate(frame.to_dict(orient="records"))]
+        return [(i + 2, rec) for i, rec in enumerate(unescape_frame(frame).to_dict(orient="records"))]
     raise DatasetError(f"unsupported file type '{suffix}'", file=str(path), hint="use .jsonl, .csv or .xlsx")
 
 
@@ -176,6 +177,7 @@ def write_dataset(samples: list[Sample], path: str | Path) -> Path:
     frame = samples_to_frame(samples)
     for col in (*LIST_FIELDS, "metadata"):
         frame[col] = frame[col].map(lambda v: json.dumps(v, ensure_ascii=False))
+    frame = escape_frame(frame)   # no cell opens as a formula; read_dataset undoes the escape
     if suffix == ".csv":
         frame.to_csv(path, index=False, encoding="utf-8")
     elif suffix == ".xlsx":
