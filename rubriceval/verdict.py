@@ -46,6 +46,7 @@ class Evidence(BaseModel):
     detail: str = ""
     span: str | None = None          # quoted text from the answer
     start: int | None = None         # character offset of span in the answer
+    turn: int | None = None          # conversations: the turn (from 1) the span is quoted from, or where it failed
     missing: list[str] = Field(default_factory=list)
 
 

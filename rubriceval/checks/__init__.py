@@ -1,12 +1,18 @@
-"""Deterministic checks, one module per kind. `run_check(item, sample)` dispatches on the item's type."""
+"""Deterministic checks, one module per kind. `run_check(item, sample)` dispatches on the item's type; an item with
+`turns:` runs its single-turn check on every turn of that role of a conversation."""
 from __future__ import annotations
 
 from typing import Callable
 
+from rubriceval.checks.before import before
+from rubriceval.checks.escalate import escalate_after
+from rubriceval.checks.final_turn import final_turn
 from rubriceval.checks.length import max_length
 from rubriceval.checks.links import required_link
+from rubriceval.checks.max_count import max_count
 from rubriceval.checks.mention import must_mention, must_not_mention
 from rubriceval.checks.order import steps_in_order
+from rubriceval.checks.per_turn import each_turn
 from rubriceval.checks.regex import regex
 from rubriceval.data.sample import Sample
 from rubriceval.verdict import Evidence
@@ -18,8 +24,15 @@ CHECKS: dict[str, Callable] = {
     "required_link": required_link,
     "steps_in_order": steps_in_order,
     "max_length": max_length,
+    # conversations
+    "before": before,
+    "max_count": max_count,
+    "escalate_after": escalate_after,
+    "final_turn": final_turn,
 }
 
 
 def run_check(item, sample: Sample) -> Evidence:
+    if getattr(item, "turns", None):
+        return each_turn(item, sample, CHECKS[item.type])
     return CHECKS[item.type](item, sample)

@@ -10,7 +10,7 @@ from rapidfuzz.distance import Levenshtein
 from rubriceval.errors import RubricEvalError
 from rubriceval.prompt.compile import CRITERION_VARIABLES, criterion_placeholders
 from rubriceval.rubric.loader import load_rubric, rubric_files
-from rubriceval.rubric.schema import LEVELS, Rubric
+from rubriceval.rubric.schema import CONVERSATION_CHECKS, LEVELS, PER_TURN_CHECKS, Rubric
 from rubriceval.rubric.yaml_lines import load_yaml_with_lines
 
 NEAR_DUPLICATE = 0.9   # normalized similarity above which two anchors say the same thing
@@ -63,13 +63,35 @@ def lint_rubric(rubric: Rubric, lines: dict) -> list[Finding]:
         if unknown:
             add("error", f"placeholder(s) {sorted(unknown)} cannot be filled; use {{{{ sample.<field> }}}}",
                 *field.split("."))
-    if rubric.judge_items and "answer" not in rubric.judge_sees:
+    if rubric.judge_items and "answer" not in rubric.judge_sees and not rubric.is_conversation:
         add("warning", "the judge does not see the answer (judge_sees lacks 'answer')", "judge_sees")
+    for finding in scope_mismatches(rubric):
+        add("error", *finding)
     for i, ex in enumerate(rubric.examples):
         if not ex.feedback.strip():
             add("warning", "few-shot example without feedback teaches the judge nothing", "examples", i, "feedback")
     if rubric.examples and len({e.score for e in rubric.examples}) == 1 and len(rubric.examples) > 1:
         add("warning", "all few-shot examples have the same score; the judge may copy it", "examples")
+    return out
+
+
+def scope_mismatches(rubric: Rubric) -> list[tuple]:
+    """(message, *field path) for checks that cannot run on what the rubric's scope judges: a conversation check
+    in a single-turn rubric, or a single-turn check (without `turns:`) in a conversation rubric."""
+    out: list[tuple] = []
+    for idx, item in enumerate(rubric.items):
+        per_turn = getattr(item, "turns", None)
+        if not rubric.is_conversation:
+            if item.type in CONVERSATION_CHECKS:
+                out.append((f"'{item.type}' checks a conversation, but this rubric judges single-turn samples; set "
+                            "scope: conversation (or assistant_turn)", "items", idx, "type"))
+            elif per_turn:
+                out.append(("`turns:` needs a conversation, but this rubric judges single-turn samples; set scope: "
+                            "conversation (or assistant_turn)", "items", idx, "turns"))
+        elif item.type != "judge" and item.type not in CONVERSATION_CHECKS and not per_turn:
+            fix = ("add `turns: assistant` to run it on every assistant turn" if item.type in PER_TURN_CHECKS
+                   else f"'{item.type}' has no conversation form; use must_mention/regex with `turns: assistant`")
+            out.append((f"'{item.type}' is a single-turn check in a conversation rubric: {fix}", "items", idx, "type"))
     return out
 
 

@@ -3,6 +3,11 @@
 A rubric is a criterion with five anchored score levels, judged by an LLM, plus optional checklist items: more judge
 items, or deterministic checks (must mention, must not mention, regex, required link, steps in order, max length).
 `combine` states how items make the final 1–5 score.
+
+`scope` says what one judgment covers: a single-turn sample (default), a whole conversation (the judge reads the
+numbered transcript), or each assistant turn of a conversation (per-turn verdicts aggregated by `turn_aggregate`).
+Conversation rubrics add cross-turn checks (before, max_count, escalate_after, final_turn) and per-turn forms of
+must_mention / must_not_mention / regex / max_length (`turns: assistant`).
 """
 from __future__ import annotations
 
@@ -14,6 +19,9 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 SampleField = Literal["question", "answer", "contexts", "ground_truth", "reference_contexts", "intent", "tags"]
+# Whose turns a conversation check reads.
+TurnRole = Literal["user", "assistant"]
+Scope = Literal["sample", "conversation", "assistant_turn"]
 LEVELS = (1, 2, 3, 4, 5)
 
 
@@ -72,6 +80,7 @@ class MustMention(_ItemBase):
     mode: Literal["all", "any"] = "all"
     field: SampleField = "answer"
     case_sensitive: bool = False
+    turns: TurnRole | None = None     # conversations: every turn of this role must pass (field = that turn)
 
 
 class MustNotMention(_ItemBase):
@@ -79,6 +88,7 @@ class MustNotMention(_ItemBase):
     phrases: list[str] = Field(min_length=1)
     field: SampleField = "answer"
     case_sensitive: bool = False
+    turns: TurnRole | None = None
 
 
 class RegexCheck(_ItemBase):
@@ -87,6 +97,7 @@ class RegexCheck(_ItemBase):
     should_match: bool = True
     field: SampleField = "answer"
     flags: list[Literal["IGNORECASE", "MULTILINE", "DOTALL"]] = Field(default_factory=list)
+    turns: TurnRole | None = None
 
     @field_validator("pattern")
     @classmethod
@@ -123,11 +134,77 @@ class MaxLength(_ItemBase):
     type: Literal["max_length"]
     max_chars: int = Field(gt=0)
     field: SampleField = "answer"
+    turns: TurnRole | None = None
 
 
-CheckItem = Union[MustMention, MustNotMention, RegexCheck, RequiredLink, StepsInOrder, MaxLength]
-Item = Annotated[Union[JudgeItem, MustMention, MustNotMention, RegexCheck, RequiredLink, StepsInOrder, MaxLength],
+class BeforeCheck(_ItemBase):
+    """Conversations: `first` must occur before `then` (e.g. identity verified before any order detail is
+    revealed). Passes when `then` never occurs. Each is phrases separated by '|', any of which counts."""
+
+    type: Literal["before"]
+    first: str = Field(min_length=1)
+    then: str = Field(min_length=1)
+    first_roles: list[TurnRole] = Field(default_factory=lambda: ["assistant"], min_length=1)
+    then_roles: list[TurnRole] = Field(default_factory=lambda: ["assistant"], min_length=1)
+    case_sensitive: bool = False
+
+
+class MaxCount(_ItemBase):
+    """Conversations: at most `max` (and at least `min`) turns of these roles contain any of the phrases
+    (e.g. apologise in at most one assistant turn)."""
+
+    type: Literal["max_count"]
+    phrases: list[str] = Field(min_length=1)
+    max: int = Field(ge=0)
+    min: int = Field(default=0, ge=0)
+    roles: list[TurnRole] = Field(default_factory=lambda: ["assistant"], min_length=1)
+    case_sensitive: bool = False
+
+    @model_validator(mode="after")
+    def _range(self) -> "MaxCount":
+        if self.min > self.max:
+            raise ValueError(f"min ({self.min}) is above max ({self.max})")
+        return self
+
+
+class EscalateAfter(_ItemBase):
+    """Conversations: after `failures` consecutive failed bot turns, a handover must follow within the next
+    `within` bot turn(s). A bot turn failed when it matches `bot_failure`, or when the user's next turn matches
+    `user_failure` (还是不行|没用). A conversation that ends while a handover is owed fails."""
+
+    type: Literal["escalate_after"]
+    failures: int = Field(default=2, ge=1)
+    bot_failure: str | None = None
+    user_failure: str | None = None
+    handover: str = Field(min_length=1)
+    within: int = Field(default=1, ge=1)
+    case_sensitive: bool = False
+
+    @model_validator(mode="after")
+    def _some_failure(self) -> "EscalateAfter":
+        if not (self.bot_failure or self.user_failure):
+            raise ValueError("say what a failed bot turn looks like: bot_failure and/or user_failure")
+        return self
+
+
+class FinalTurn(_ItemBase):
+    """Conversations: the last assistant turn mentions all (or any) of these phrases (e.g. 还有什么可以帮您)."""
+
+    type: Literal["final_turn"]
+    phrases: list[str] = Field(min_length=1)
+    mode: Literal["all", "any"] = "any"
+    case_sensitive: bool = False
+
+
+CheckItem = Union[MustMention, MustNotMention, RegexCheck, RequiredLink, StepsInOrder, MaxLength, BeforeCheck,
+                  MaxCount, EscalateAfter, FinalTurn]
+Item = Annotated[Union[JudgeItem, MustMention, MustNotMention, RegexCheck, RequiredLink, StepsInOrder, MaxLength,
+                       BeforeCheck, MaxCount, EscalateAfter, FinalTurn],
                  Field(discriminator="type")]
+# Checks that only make sense over a conversation's turns.
+CONVERSATION_CHECKS = ("before", "max_count", "escalate_after", "final_turn")
+# Single-turn checks that have a per-turn form (`turns: assistant`).
+PER_TURN_CHECKS = ("must_mention", "must_not_mention", "regex", "max_length")
 
 
 class AppliesTo(_Strict):
@@ -158,6 +235,17 @@ class Combine(_Strict):
     cap_score: int = Field(default=2, ge=1, le=5)
 
 
+class TurnAggregate(_Strict):
+    """scope assistant_turn: how per-turn scores make the conversation's judge score.
+
+    min: the worst turn. mean: the mean, rounded half up. share_at_least: the share s of turns scoring ≥ threshold,
+    mapped to 1 + 4·s and rounded half up (all turns → 5, none → 1).
+    """
+
+    rule: Literal["min", "mean", "share_at_least"] = "min"
+    threshold: int = Field(default=4, ge=1, le=5)
+
+
 class TrustBar(_Strict):
     """Minimum judge–expert agreement before this rubric's scores are trusted for gating."""
 
@@ -181,6 +269,8 @@ class Rubric(_Strict):
     combine: Combine = Field(default_factory=Combine)
     examples: list[Example] = Field(default_factory=list)
     trust: TrustBar | None = None
+    scope: Scope = "sample"
+    turn_aggregate: TurnAggregate | None = None
     source_file: str | None = Field(default=None, exclude=True)
 
     @field_validator("score_descriptions")
@@ -200,7 +290,17 @@ class Rubric(_Strict):
         if self.combine.rule == "judge_capped" and not self.judge_items:
             raise ValueError("combine.rule 'judge_capped' needs a judge item; use 'weighted_mean' or 'min' "
                              "for a checks-only rubric")
+        if self.turn_aggregate is not None and self.scope != "assistant_turn":
+            raise ValueError("turn_aggregate only applies to scope: assistant_turn")
         return self
+
+    @property
+    def is_conversation(self) -> bool:
+        return self.scope != "sample"
+
+    @property
+    def aggregate(self) -> TurnAggregate:
+        return self.turn_aggregate or TurnAggregate()
 
     @property
     def judge_items(self) -> list[JudgeItem]:
@@ -215,12 +315,26 @@ class Rubric(_Strict):
 
         The trust bar is left out: it judges the verdicts, it does not shape them, so raising or lowering it keeps
         the version's audits (and the judge cache) valid."""
-        blob = json.dumps(self.model_dump(mode="json", exclude={"trust"}), ensure_ascii=False, sort_keys=True)
+        blob = json.dumps(_hashed_fields(self.model_dump(mode="json", exclude={"trust"})), ensure_ascii=False,
+                          sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
     @property
     def version_tag(self) -> str:
         return f"v{self.version}@{self.content_hash()}"
+
+
+# Fields added for conversations: left out of the hash while at their default, so every rubric written before
+# them keeps its version tag (and its audits, trust records and cached judge replies).
+_LATER_DEFAULTS = {"scope": "sample", "turn_aggregate": None}
+_LATER_ITEM_DEFAULTS = {"turns": None}
+
+
+def _hashed_fields(data: dict[str, Any]) -> dict[str, Any]:
+    data = {k: v for k, v in data.items() if k not in _LATER_DEFAULTS or v != _LATER_DEFAULTS[k]}
+    data["items"] = [{k: v for k, v in item.items() if k not in _LATER_ITEM_DEFAULTS or v != _LATER_ITEM_DEFAULTS[k]}
+                     for item in data.get("items", [])]
+    return data
 
 
 def _check_levels(value: dict[int, str]) -> None:

@@ -1,0 +1,18 @@
+"""final_turn: the last assistant turn mentions the closing phrase(s) — matched by must_mention itself."""
+from __future__ import annotations
+
+from rubriceval.checks.mention import must_mention
+from rubriceval.checks.turns import conversation_of, excerpt, turn_sample
+from rubriceval.data.sample import Sample
+from rubriceval.rubric.schema import FinalTurn, MustMention
+from rubriceval.verdict import Evidence
+
+
+def final_turn(item: FinalTurn, sample: Sample) -> Evidence:
+    conversation = conversation_of(sample)
+    last = conversation.assistant_turns[-1]
+    as_mention = MustMention(id=item.id, type="must_mention", phrases=item.phrases, mode=item.mode,
+                             case_sensitive=item.case_sensitive)
+    evidence = must_mention(as_mention, turn_sample(conversation, last))
+    said = "" if evidence.passed else f"; it says: '{excerpt(conversation.turns[last - 1].content)}'"
+    return evidence.model_copy(update={"turn": last, "detail": f"last assistant turn ({last}): {evidence.detail}{said}"})
