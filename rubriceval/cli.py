@@ -197,9 +197,11 @@ def _print_run_summary(store, run_id: str, totals) -> None:
 
 
 def _write_outputs(store, run_id: str, out: Path) -> None:
+    from rubriceval.safety.spreadsheet import escape_frame
+
     out.mkdir(parents=True, exist_ok=True)
     frame = store.verdict_frame(run_id)
-    frame.to_csv(out / "results.csv", index=False, encoding="utf-8-sig")
+    escape_frame(frame).to_csv(out / "results.csv", index=False, encoding="utf-8-sig")   # no cell runs as a formula
     frame.to_json(out / "results.jsonl", orient="records", lines=True, force_ascii=False)
     print(f"per-row results: {out / 'results.csv'} and {out / 'results.jsonl'}")
 

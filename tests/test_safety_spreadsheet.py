@@ -67,3 +67,28 @@ def test_written_workbook_has_no_formula_cells(tmp_path: Path):
     cells = [cell for row in sheet.iter_rows() for cell in row]
     assert not [c.coordinate for c in cells if c.data_type == "f"]
     assert not [c.value for c in cells if isinstance(c.value, str) and _formula_like(c.value) and c.value != "-5"]
+
+
+def test_results_csv_and_excel_report_escape_hostile_text(tmp_path: Path):
+    """The run's results.csv and the Excel report: the hostile question/answer are text, not formulas."""
+    from rubriceval.cli import main
+    from rubriceval.report.excel import write_excel_report
+    from rubriceval.store.runs import RunStore
+
+    data = tmp_path / "hostile.jsonl"
+    write_dataset([Sample(id="a", question='=HYPERLINK("http://x","点我")', answer="@SUM(1,2)",
+                          ground_truth="@SUM(1,2)")], data)
+    store_path = tmp_path / "runs.sqlite"
+    assert main(["run", str(data), "--metrics", "exact_match", "--out", str(tmp_path / "out"),
+                 "--store", str(store_path)]) == 0
+    with (tmp_path / "out" / "results.csv").open(encoding="utf-8-sig") as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows[0]["question"] == "'=HYPERLINK(\"http://x\",\"点我\")" and rows[0]["answer"] == "'@SUM(1,2)"
+    assert not [c for row in rows for c in row.values() if c and _formula_like(c)]
+    store = RunStore(store_path)
+    run_id = store.list_runs()[0].run_id
+    sheets = load_workbook(write_excel_report(store, run_id, tmp_path / "report.xlsx"))
+    cells = [cell for sheet in sheets for row in sheet.iter_rows() for cell in row]
+    assert not [c.coordinate for c in cells if c.data_type == "f"]
+    texts = [c.value for c in cells if isinstance(c.value, str)]
+    assert "'@SUM(1,2)" in texts and not [t for t in texts if _formula_like(t)]

@@ -18,6 +18,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from rubriceval.report.aggregate import RunData, load_run
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding, diagnose
 from rubriceval.report.i18n import Lang, check_lang, detect_language, t
+from rubriceval.safety.spreadsheet import escape_cell
 
 EXCEL_CELL_LIMIT = 32767
 MAX_COLUMN_WIDTH = 60
@@ -28,7 +29,7 @@ SHEET_NAMES = ("summary", "samples", "breakdown", "diagnosis")   # stable names,
 
 def _clean(value: Any) -> Any:
     if isinstance(value, str):
-        value = ILLEGAL_CHARACTERS_RE.sub("", value)
+        value = escape_cell(ILLEGAL_CHARACTERS_RE.sub("", value))   # formula-like text gets OWASP's apostrophe
         if len(value) > EXCEL_CELL_LIMIT:
             value = value[:EXCEL_CELL_LIMIT - 1] + "…"
     return value
