@@ -18,7 +18,7 @@ import re
 from collections import Counter
 from pathlib import Path
 from collections.abc import Mapping
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 from tqdm import tqdm
@@ -26,8 +26,7 @@ from tqdm import tqdm
 from rubriceval.data.io import write_dataset
 from rubriceval.data.sample import Sample
 from rubriceval.generate.chunking import Chunk, chunk_documents, load_documents
-from rubriceval.judge.ask import Asked, JudgeRequest, ask, json_reader
-from rubriceval.judge.client import JudgeResponse
+from rubriceval.judge.ask import Judge, JudgeRequest, ask, json_reader
 from rubriceval.prompt.environment import prompt_environment, render_messages
 from rubriceval.verdict import UnscoredKind, Usage
 
@@ -64,13 +63,6 @@ _PASSAGE_REFERENCE = re.compile(
     r"|the (?:above|given) (?:passage|context|text)",
     re.IGNORECASE,
 )
-
-
-class JudgeLike(Protocol):
-    """What generate needs from a judge: JudgeClient, or a scripted fake in tests."""
-
-    async def complete(self, messages: list[dict], *, json_schema: dict | None = None, schema_name: str = "verdict",
-                       cache_tag: str = "", use_cache: bool = True) -> JudgeResponse: ...
 
 
 class CriterionScore(BaseModel):
@@ -203,7 +195,7 @@ def _thresholds(threshold: int | Mapping[str, int]) -> dict[str, int]:
     return {name: int(threshold) for name in CRITERIA}
 
 
-def _judge_with_seed(judge: JudgeLike, seed: int) -> JudgeLike:
+def _judge_with_seed(judge: Judge, seed: int) -> Judge:
     """The judge with its sampling seed set to `seed` when it is a JudgeClient (the OpenAI API takes `seed`).
 
     A shallow copy shares the HTTP client, cache, semaphore and counters; only the config differs, and the seed is
@@ -217,26 +209,23 @@ def _judge_with_seed(judge: JudgeLike, seed: int) -> JudgeLike:
     return judge
 
 
-async def _ask_once(judge: JudgeLike, request: JudgeRequest, check) -> Asked:
-    """Generation is not re-asked: an unusable pair is reported (unscored), and the next chunk is tried."""
-    return await ask(judge, request, json_reader(check))
-
-
-async def _process_chunk(chunk: Chunk, *, judge: JudgeLike, language: Language, domain: str,
+async def _process_chunk(chunk: Chunk, *, judge: Judge, language: Language, domain: str,
                          thresholds: dict[str, int]) -> tuple[PairOutcome, Usage]:
     outcome = PairOutcome(id=f"gen-{Path(chunk.source).with_suffix('').as_posix()}-{chunk.index}", source=chunk.source,
                           chunk_index=chunk.index, heading=chunk.heading, language=language, status="unscored")
-    generation = await _ask_once(judge, JudgeRequest(
+    # Not re-asked (no `reask`): an unusable pair is reported as unscored, and other chunks are tried.
+    generation = await ask(judge, JudgeRequest(
         messages=build_generation_messages(chunk, language, domain), json_schema=QA_SCHEMA, schema_name="qa_pair",
-        cache_tag="generate.qa.v1"), check_generation)
+        cache_tag="generate.qa.v1"), json_reader(check_generation))
     if not generation.ok:
         outcome.stage, outcome.unscored_kind, outcome.unscored_reason = (
             "generation", generation.unscored_kind, generation.reason)
         return outcome, generation.usage
     outcome.question, outcome.answer = generation.value
-    critique = await _ask_once(judge, JudgeRequest(
+    critique = await ask(judge, JudgeRequest(
         messages=build_critique_messages(chunk, outcome.question, outcome.answer, language, domain),
-        json_schema=CRITIQUE_SCHEMA, schema_name="qa_critique", cache_tag="generate.critique.v1"), check_critique)
+        json_schema=CRITIQUE_SCHEMA, schema_name="qa_critique", cache_tag="generate.critique.v1"),
+        json_reader(check_critique))
     usage = generation.usage + critique.usage
     if not critique.ok:
         outcome.stage, outcome.unscored_kind, outcome.unscored_reason = (
@@ -251,7 +240,7 @@ async def _process_chunk(chunk: Chunk, *, judge: JudgeLike, language: Language, 
     return outcome, usage
 
 
-async def generate(docs_path: str | Path, out_path: str | Path, *, judge: JudgeLike, n: int,
+async def generate(docs_path: str | Path, out_path: str | Path, *, judge: Judge, n: int,
                    chunk_size: int = 500, overlap: int = 50, threshold: int | Mapping[str, int] = 3,
                    language: Literal["auto", "zh", "en"] = "auto", seed: int = 0, domain: str = "",
                    concurrency: int = 4, progress: bool = True) -> GenerateSummary:
