@@ -6,7 +6,6 @@ only the examples by dropping `<dir>/zh/examples.yaml`; everything else keeps co
 """
 from __future__ import annotations
 
-import hashlib
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -16,7 +15,8 @@ import jinja2
 import yaml
 
 from rubriceval.errors import ConfigError
-from rubriceval.prompt.environment import prompt_environment, render_messages, template_source
+from rubriceval.prompt.environment import (prompt_environment, render_messages, template_source,
+                                            templates_fingerprint)
 
 BUILTIN_DIR = Path(__file__).parent / "templates"
 TEMPLATE_DIR_ENV = "RUBRICEVAL_METRIC_TEMPLATES"
@@ -65,13 +65,9 @@ class PromptLibrary:
     def fingerprint(self, lang: str) -> str:
         """Hash of every template and example this language uses: part of each LLM metric's version."""
         if lang not in self._fingerprints:
-            digest = hashlib.sha256()
             names = ["_macros.j2", f"{lang}/system.j2", f"{lang}/reask.j2", f"{lang}/examples.yaml"]
             names += [f"{lang}/{call}.j2" for call in CALL_TEMPLATES]
-            for name in names:
-                digest.update(name.encode())
-                digest.update(self._source(name).encode())
-            self._fingerprints[lang] = digest.hexdigest()[:10]
+            self._fingerprints[lang] = templates_fingerprint(self.env, names)
         return self._fingerprints[lang]
 
 

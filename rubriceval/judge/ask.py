@@ -33,6 +33,15 @@ generation). How to use it:
   zero tokens and zero cost (its stored counts were paid by an earlier run).
 * **Errors.** A provider error or timeout is returned at once (the client already retried) with the client's
   `error_kind`; a prompt estimated above `max_input_tokens` is `input_too_long` without any call.
+* **Prompts.** Render the messages with the one prompt environment (`rubriceval.prompt.environment`):
+  `env = prompt_environment(team_dir, BUILTIN_DIR)`, `render_messages(env, lang, "my_call", **variables)` gives
+  `<lang>/system.j2` + `<lang>/my_call.j2` as system + user messages; put
+  `templates_fingerprint(env, [...the call's templates, the re-ask's too...])` in the scorer's version and cache tag.
+  Untrusted text (answers, contexts, turns) goes in as variables through the `fence` filter, never as source.
+* **Test double.** `rubriceval.testing.scripted_judge.ScriptedJudge` (replies by call order, callable or
+  `schema_name`; errors and cached replies as `JudgeResponse`; records every request).
+* **Not yet.** Options the client does not send (e.g. `logprobs` for yes/no items) need a `JudgeRequest` field,
+  the `complete` keyword and the client's cache key to include it; the reader then reads them off the reply.
 """
 from __future__ import annotations
 

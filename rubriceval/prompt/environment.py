@@ -13,6 +13,7 @@ into the chat messages `[{"role": "system", …}, {"role": "user", …}]` — th
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -69,17 +70,22 @@ def render_messages(env: jinja2.Environment, lang: str, name: str, *, system: bo
     return messages
 
 
-def render_text(env: jinja2.Environment, lang: str, name: str, **variables: Any) -> str:
-    """One template as text (e.g. a re-ask note), stripped."""
-    return env.get_template(f"{lang}/{name}.j2").render(**variables).strip()
-
-
 def template_source(env: jinja2.Environment, name: str) -> tuple[str, str]:
     """(source, file name) of a template as the loader finds it: for fingerprints and error messages."""
     if env.loader is None:
         raise jinja2.TemplateNotFound(name)
     source, filename, _uptodate = env.loader.get_source(env, name)
     return source, filename or name
+
+
+def templates_fingerprint(env: jinja2.Environment, names: list[str]) -> str:
+    """Hash of the named templates as the loader finds them (a team's replacement included): put it in a scorer's
+    version so an edited prompt — re-ask note included — never reuses verdicts judged with the old one."""
+    digest = hashlib.sha256()
+    for name in names:
+        digest.update(name.encode())
+        digest.update(template_source(env, name)[0].encode())
+    return digest.hexdigest()[:10]
 
 
 # ── text from YAML (rubric criteria) ──────────────────────────────────────────────────────────────────────────────
