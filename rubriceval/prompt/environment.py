@@ -102,22 +102,20 @@ class PromptTemplateError(RubricError):
     """Template text from a rubric cannot be rendered: unsafe (sandbox), a syntax error or an unknown name."""
 
 
+# What went wrong → (what the error says, what to do), most specific first.
+_TEMPLATE_PROBLEMS: tuple[tuple[type[Exception], str, str | None], ...] = (
+    (SecurityError, "unsafe template expression", "only placeholders such as {{ sample.question }} may be used"),
+    (jinja2.TemplateSyntaxError, "template syntax error", "write literal braces as {{ '{{' }}"),
+    (jinja2.UndefinedError, "placeholder cannot be filled", "use {{ sample.<field> }} or {{ rubric.<field> }}"),
+    (jinja2.TemplateError, "template error", None),
+)
+
+
 def render_untrusted_source(text: str, origin: TextOrigin, **variables: Any) -> str:
     """Render template text written in YAML inside the sandbox; any failure names the file, line and field."""
-    env = prompt_environment()
     try:
-        return env.from_string(text).render(**variables)
-    except SecurityError as exc:
-        raise PromptTemplateError(f"unsafe template expression: {exc}", file=origin.file, line=origin.line,
-                                  field=origin.field,
-                                  hint="only placeholders such as {{ sample.question }} may be used") from None
-    except jinja2.TemplateSyntaxError as exc:
-        raise PromptTemplateError(f"template syntax error: {exc.message}", file=origin.file, line=origin.line,
-                                  field=origin.field, hint="write literal braces as {{ '{{' }}") from None
-    except jinja2.UndefinedError as exc:
-        raise PromptTemplateError(f"placeholder cannot be filled: {exc.message}", file=origin.file,
-                                  line=origin.line, field=origin.field,
-                                  hint="use {{ sample.<field> }} or {{ rubric.<field> }}") from None
+        return prompt_environment().from_string(text).render(**variables)
     except jinja2.TemplateError as exc:
-        raise PromptTemplateError(f"template error: {exc}", file=origin.file, line=origin.line,
-                                  field=origin.field) from None
+        what, hint = next((what, hint) for kind, what, hint in _TEMPLATE_PROBLEMS if isinstance(exc, kind))
+        raise PromptTemplateError(f"{what}: {exc.message or exc}", file=origin.file, line=origin.line,
+                                  field=origin.field, hint=hint) from None
