@@ -134,13 +134,13 @@ def detect_language(text: str) -> Language:
 
 
 def build_generation_messages(chunk: Chunk, language: Language, domain: str = "") -> list[dict]:
-    return render_messages(prompt_environment(TEMPLATE_DIR), language, "qa_generation", system=False,
+    return render_messages(prompt_environment(TEMPLATE_DIR), language, "qa_generation", system=None,
                            chunk=chunk.text, heading=chunk.heading, domain=domain)
 
 
 def build_critique_messages(chunk: Chunk, question: str, answer: str, language: Language,
                             domain: str = "") -> list[dict]:
-    return render_messages(prompt_environment(TEMPLATE_DIR), language, "critique", system=False,
+    return render_messages(prompt_environment(TEMPLATE_DIR), language, "critique", system=None,
                            chunk=chunk.text, heading=chunk.heading, domain=domain, question=question, answer=answer)
 
 

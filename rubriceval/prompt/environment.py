@@ -8,8 +8,9 @@ variable is an error, not an empty string), no autoescaping (prompts are plain t
 
 Untrusted values (answers, contexts, transcripts) are only ever template *variables*, never template source.
 
-A prompt is one or two files: `<lang>/system.j2` (optional) and `<lang>/<name>.j2`; `render_messages` turns them
-into the chat messages `[{"role": "system", …}, {"role": "user", …}]` — the one way to split system from user.
+A prompt is one or two files: a system template (`<lang>/system.j2` unless named otherwise, or none) and
+`<lang>/<name>.j2`; `render_messages` turns them into the chat messages `[{"role": "system", …}, {"role": "user",
+…}]` — the one way to split system from user (no marker lines inside a template).
 """
 from __future__ import annotations
 
@@ -60,14 +61,20 @@ def prompt_environment(*search_path: str | Path | None) -> ImmutableSandboxedEnv
     return _environment(tuple(str(p) for p in search_path if p))
 
 
-def render_messages(env: jinja2.Environment, lang: str, name: str, *, system: bool = True,
+def render_messages(env: jinja2.Environment, lang: str, name: str, *, system: str | None = "system",
                     **variables: Any) -> list[dict[str, str]]:
-    """`<lang>/system.j2` (when `system`) and `<lang>/<name>.j2`, rendered with the same variables, stripped."""
+    """`<lang>/<system>.j2` (unless `system` is None) and `<lang>/<name>.j2` as the system and user messages,
+    rendered with the same variables and stripped."""
     messages = []
     if system:
-        messages.append({"role": "system", "content": env.get_template(f"{lang}/system.j2").render(**variables).strip()})
-    messages.append({"role": "user", "content": env.get_template(f"{lang}/{name}.j2").render(**variables).strip()})
+        messages.append({"role": "system", "content": render_text(env, lang, system, **variables)})
+    messages.append({"role": "user", "content": render_text(env, lang, name, **variables)})
     return messages
+
+
+def render_text(env: jinja2.Environment, lang: str, name: str, **variables: Any) -> str:
+    """One template, `<lang>/<name>.j2`, as stripped text (a message, a re-ask note)."""
+    return env.get_template(f"{lang}/{name}.j2").render(**variables).strip()
 
 
 def template_source(env: jinja2.Environment, name: str) -> tuple[str, str]:
