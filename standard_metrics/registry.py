@@ -24,6 +24,8 @@ from standard_metrics import (answer_correctness, answer_relevancy, context_prec
 from standard_metrics.calls import (CALLS_VERSION, EMBEDDING, CacheLookup, CallPlan, JudgeRequest, PlannedCall,
                                     RequestBuilder, SampleRun, plan_requests)
 from standard_metrics.context import MetricContext, Unscorable
+from standard_metrics.conversation.catalog import CONVERSATION_METRICS
+from standard_metrics.conversation.scoring import score_conversation  # noqa: F401 — the conversation entry point
 from standard_metrics.options import MetricOptions
 from standard_metrics.prompts import prompt_library
 from standard_metrics.protocols import Embedder, Judge
@@ -54,19 +56,28 @@ class MetricInfo(BaseModel):
     required_fields: list[str]
     needs_judge: bool
     needs_embedder: bool
+    # What one verdict scores: a single-turn sample (and, on conversation datasets, each assistant turn,
+    # averaged per conversation), or a whole conversation (agent metrics).
+    scope: str = "sample, assistant turn"
 
 
 def list_metrics(options: MetricOptions | dict | None = None) -> list[MetricInfo]:
     opts = MetricOptions.coerce(options)
     return [MetricInfo(name=s.name, family=s.family, summary=s.summary, required_fields=list(s.required_fields),
                        needs_judge=s.needs_judge(opts), needs_embedder=s.needs_embedder(opts))
-            for s in METRICS.values()]
+            for s in METRICS.values()] + [
+        MetricInfo(name=s.name, family=s.family, summary=s.summary, required_fields=list(s.required_fields),
+                   needs_judge=s.needs_judge, needs_embedder=False, scope="conversation")
+        for s in CONVERSATION_METRICS.values()]
 
 
 def resolve_names(names: Iterable[str]) -> list[str]:
     """Distinct known metric names in the order given; an unknown name is a user error."""
     resolved: list[str] = []
     for name in names:
+        if name in CONVERSATION_METRICS:
+            raise ConfigError(f"{name} scores whole conversations, not single-turn samples", field="metrics",
+                              hint="give a conversation dataset (turns/messages), or leave it out")
         if name not in METRICS:
             raise ConfigError(f"unknown metric {name!r}", field="metrics",
                               hint="available: " + ", ".join(METRICS))
@@ -75,14 +86,23 @@ def resolve_names(names: Iterable[str]) -> list[str]:
     return resolved
 
 
+def _split(names: Iterable[str]) -> tuple[list[str], list[str]]:
+    """(single-turn names, conversation metric names); either kind may be asked for on conversations."""
+    names = list(names)
+    return [n for n in names if n not in CONVERSATION_METRICS], [n for n in names if n in CONVERSATION_METRICS]
+
+
 def needs_judge(names: Iterable[str], options: MetricOptions | dict | None = None) -> bool:
     opts = MetricOptions.coerce(options)
-    return any(METRICS[n].needs_judge(opts) for n in resolve_names(names))
+    single, conversation = _split(names)
+    return (any(CONVERSATION_METRICS[n].needs_judge for n in conversation)
+            or any(METRICS[n].needs_judge(opts) for n in resolve_names(single)))
 
 
 def needs_embedder(names: Iterable[str], options: MetricOptions | dict | None = None) -> bool:
     opts = MetricOptions.coerce(options)
-    return any(METRICS[n].needs_embedder(opts) for n in resolve_names(names))
+    single, _ = _split(names)
+    return any(METRICS[n].needs_embedder(opts) for n in resolve_names(single))
 
 
 def _language(sample: Sample, options: MetricOptions) -> str:
