@@ -1,0 +1,84 @@
+"""What a rubric does with an answer that addresses the judge: cap the score (default, at 1), flag it for audit, or
+nothing. The verdict stays a scored verdict (or unscored for its own reason): suspected manipulation is a failed
+check with the quoted span as evidence and a flag in `details`, which reports count."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from rubriceval.safety.manipulation import ManipulationFinding, scan_fields
+from rubriceval.verdict import Evidence, Verdict
+
+CHECK_ID = "suspected_manipulation"
+DETAILS_KEY = "suspected_manipulation"
+
+
+class ManipulationPolicy(BaseModel):
+    """Rubric YAML: `manipulation: {action: cap, cap_score: 1, fields: [answer]}`."""
+
+    action: Literal["cap", "audit", "off"] = "cap"
+    cap_score: int = Field(default=1, ge=1, le=5)
+    # Which sample fields are scanned. Contexts come from the knowledge base, not the bot's answer: add them to
+    # treat an injected document as the answer's defect too.
+    fields: list[Literal["answer", "contexts", "question", "ground_truth"]] = Field(default_factory=lambda: ["answer"])
+
+    model_config = {"extra": "forbid"}
+
+    @property
+    def skips_judge(self) -> bool:
+        """Capping at 1 decides the score whatever the judge says: no need to ask it."""
+        return self.action == "cap" and self.cap_score == 1
+
+
+def scan_sample(sample, policy: ManipulationPolicy) -> list[ManipulationFinding]:
+    """Findings in the policy's fields of a Sample (anything with those attributes)."""
+    if policy.action == "off":
+        return []
+    return scan_fields({name: getattr(sample, name) or "" for name in policy.fields})
+
+
+def manipulation_evidence(findings: list[ManipulationFinding]) -> Evidence:
+    first = findings[0]
+    kinds = sorted({f.kind for f in findings})
+    quoted = "; ".join(f"{f.field}: “{f.span}”" for f in findings[:3])
+    return Evidence(item=CHECK_ID, passed=False, span=first.span, start=first.start,
+                    detail=f"judge-directed text ({', '.join(kinds)}): {quoted}")
+
+
+def apply_manipulation_policy(verdict: Verdict, findings: list[ManipulationFinding], policy: ManipulationPolicy,
+                              *, threshold: float | None = None) -> Verdict:
+    """The verdict with the policy applied: evidence + details flag always; score capped when action is `cap`.
+
+    An unscored verdict stays unscored (its reason still holds); it carries the flag so reports count it."""
+    if policy.action == "off" or not findings:
+        return verdict
+    evidence = manipulation_evidence(findings)
+    flag = {"action": policy.action, "findings": [f.model_dump() for f in findings], "judge_score": verdict.score}
+    update: dict = {"evidence": [*verdict.evidence, evidence],
+                    "details": {**verdict.details, DETAILS_KEY: flag},
+                    "feedback": "\n".join(p for p in (verdict.feedback, f"✗ {CHECK_ID}: {evidence.detail}") if p)}
+    if policy.action == "cap" and verdict.score is not None and verdict.score > policy.cap_score:
+        flag["capped_to"] = policy.cap_score
+        update["score"] = float(policy.cap_score)
+        if threshold is not None:
+            update["passed"] = policy.cap_score >= threshold
+    if policy.action == "audit":
+        update["details"]["needs_audit"] = True
+    return verdict.model_copy(update=update)
+
+
+def capped_without_judge(base: dict, findings: list[ManipulationFinding], policy: ManipulationPolicy,
+                         evidence: list[Evidence], *, threshold: float | None = None) -> Verdict:
+    """The verdict when the cap decides the score before any judge call (cap at 1): scored, with the evidence."""
+    verdict = Verdict(**base, score=float(policy.cap_score), evidence=evidence,
+                      passed=None if threshold is None else policy.cap_score >= threshold,
+                      details={"combine": "suspected manipulation: capped before judging"})
+    verdict = apply_manipulation_policy(verdict, findings, policy, threshold=threshold)
+    verdict.details[DETAILS_KEY].update(judge_score=None, judge_skipped=True)
+    return verdict
+
+
+def is_flagged(verdict: Verdict) -> bool:
+    """For reports: the verdict carries a suspected-manipulation flag."""
+    return DETAILS_KEY in verdict.details
