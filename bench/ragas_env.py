@@ -35,6 +35,11 @@ def venv_dir(version: str) -> Path:
     return DEFAULT_VENV if version == "0.2.15" else BENCH / f".venv-ragas-{version}"
 
 
+def ragas_release(version: str) -> str:
+    """The Ragas release of a requirements name: "sql-0.4.3" (a flavoured set, e.g. + datacompy) → "0.4.3"."""
+    return version.rsplit("-", 1)[-1]
+
+
 def python_of(venv: Path) -> Path:
     return venv / "bin" / "python"
 
@@ -49,7 +54,7 @@ def ensure_ragas_env(version: str = "0.2.15", *, log=print) -> Path:
         return python_of(venv)
     if venv.exists():
         shutil.rmtree(venv)
-    log(f"creating {venv.relative_to(BENCH.parent)} with ragas=={version} (one-off, ~1–2 min)…")
+    log(f"creating {venv.relative_to(BENCH.parent)} with ragas=={ragas_release(version)} (one-off, ~1–2 min)…")
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(python_of(venv)), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     subprocess.run([*pip, "--upgrade", "pip"], check=True)
@@ -58,7 +63,7 @@ def ensure_ragas_env(version: str = "0.2.15", *, log=print) -> Path:
         raise RagasEnvError(f"pip install -r {requirements.name} failed:\n{completed.stderr[-2000:]}")
     check = subprocess.run([str(python_of(venv)), "-c", "import ragas; print(ragas.__version__)"],
                            capture_output=True, text=True, env={"RAGAS_DO_NOT_TRACK": "true", "PATH": "/usr/bin:/bin"})
-    if check.returncode != 0 or check.stdout.strip() != version:
+    if check.returncode != 0 or check.stdout.strip() != ragas_release(version):
         raise RagasEnvError(f"ragas {version} does not import in {venv}:\n{check.stderr[-2000:]}")
     marker.write_text(digest)
     return python_of(venv)

@@ -5,6 +5,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from standard_metrics.sql.options import SqlOptions
 from standard_metrics.string_metrics import SimilarityMeasure
 from standard_metrics.text import RougeTokenizer
 
@@ -36,6 +37,9 @@ class MetricOptions(BaseModel):
 
     # Re-ask once, with the validation problems, when the judge's JSON misses fields.
     reask_invalid: bool = True
+
+    # NL2SQL metrics (datacompy_score, llm_sql_equivalence): database, statement timeout, row cap, compare mode.
+    sql: SqlOptions = Field(default_factory=SqlOptions)
 
     @model_validator(mode="after")
     def _weights_not_both_zero(self) -> "MetricOptions":

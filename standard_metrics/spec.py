@@ -8,7 +8,7 @@ from standard_metrics.calls import CALL_OF_NEED, EMBEDDING, Need
 from standard_metrics.context import MetricContext, MetricResult
 from standard_metrics.options import MetricOptions
 
-Family = Literal["llm", "string", "retrieval"]
+Family = Literal["llm", "string", "retrieval", "sql"]
 
 
 def no_needs(options: MetricOptions) -> frozenset[Need]:
