@@ -25,13 +25,13 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from pydantic import BaseModel
 
 from rubriceval.errors import RubricError
-
-_OPEN, _CLOSE = "<<<", ">>>"
+from rubriceval.safety.untrusted import neutralise_untrusted
 
 
 def fence(value: Any) -> str:
-    """Neutralise delimiter look-alikes inside untrusted text so it cannot close its own `<<<…>>>` block."""
-    return str(value).replace(_OPEN, "‹‹‹").replace(_CLOSE, "›››")
+    """Untrusted text made inert: it cannot close its own `<<<…>>>` block (delimiter look-alikes, NFKC-compared) nor
+    open a chat turn (control-token look-alikes); see rubriceval/safety/untrusted.py."""
+    return neutralise_untrusted(value)
 
 
 def tojson(value: Any) -> str:
