@@ -25,7 +25,9 @@ from standard_metrics.calls import (CALLS_VERSION, EMBEDDING, CacheLookup, CallP
                                     RequestBuilder, SampleRun, plan_requests)
 from standard_metrics.context import MetricContext, Unscorable
 from standard_metrics.conversation.catalog import CONVERSATION_METRICS
-from standard_metrics.conversation.scoring import score_conversation  # noqa: F401 — the conversation entry point
+from standard_metrics.conversation.options import AgentOptions
+from standard_metrics.conversation.planning import planned_conversation_requests
+from standard_metrics.conversation.scoring import score_conversation
 from standard_metrics.options import MetricOptions
 from standard_metrics.prompts import prompt_library
 from standard_metrics.protocols import Embedder, Judge
@@ -135,6 +137,8 @@ def planned_calls(sample: Sample, names: Iterable[str], options: MetricOptions |
     """Judge calls `score_sample` makes for this sample when every reply is valid (re-asks come on top; a
     statement list that comes back empty can only remove a call)."""
     opts = MetricOptions.coerce(options)
+    if sample.conversation is not None:
+        return len(planned_requests(sample, names, opts))
     plan, _ = _plan(sample, resolve_names(names), opts)
     return len(plan.judge_calls)
 
@@ -145,9 +149,15 @@ def planned_requests(sample: Sample, names: Iterable[str], options: MetricOption
 
     Calls that depend on the statement extraction are exact when `lookup` finds the extraction's reply (pass
     `judge_cache_lookup(judge)`); otherwise they are rendered with the texts' sentences standing in for the
-    statements and marked `exact=False`.
+    statements and marked `exact=False`. A conversation sample plans its agent metrics' calls and each assistant
+    turn's calls (`standard_metrics.conversation.planning`).
     """
     opts = MetricOptions.coerce(options)
+    if sample.conversation is not None:
+        single, _ = _split(names)
+        resolve_names(single)
+        return planned_conversation_requests(sample.conversation, list(dict.fromkeys(names)), opts, AgentOptions(),
+                                             lookup)
     plan, _ = _plan(sample, resolve_names(names), opts)
     if not plan.judge_calls:
         return []
@@ -192,7 +202,13 @@ def _attribute(plan: CallPlan, run: SampleRun | None) -> tuple[dict[str, Usage],
 async def score_sample(sample: Sample, metric_names: Iterable[str], *, judge: Judge | None = None,
                        embedder: Embedder | None = None,
                        options: MetricOptions | dict | None = None) -> list[Verdict]:
-    """One Verdict per distinct requested metric, in the order asked; judge work is shared across them."""
+    """One Verdict per distinct requested metric, in the order asked; judge work is shared across them.
+
+    A sample that carries a conversation is scored as one (`score_conversation`: agent metrics on the whole
+    dialogue, single-turn metrics per assistant turn), with default agent options."""
+    if sample.conversation is not None:
+        return await score_conversation(sample.conversation, metric_names, judge=judge, embedder=embedder,
+                                        options=options)
     opts = MetricOptions.coerce(options)
     names = resolve_names(metric_names)
     lang = _language(sample, opts)

@@ -347,3 +347,43 @@ async def test_single_turn_scoring_is_unchanged():
 
     [verdict] = await score_sample(Sample(id="s", question="q", answer="a", ground_truth="a"), ["exact_match"])
     assert verdict.score == 1.0
+
+
+# --- conversation samples through the single-turn entry points (what the runner and --dry-run call) --------------
+
+def conversation_sample(conv: Conversation):
+    from rubriceval.data.conversation_io import conversation_sample as wrap
+
+    return wrap(conv)
+
+
+async def test_score_sample_scores_a_conversation_sample_as_a_conversation():
+    from standard_metrics.registry import score_sample as entry
+
+    judge = ScriptedJudge({"goal_with_reference": GOAL_ANSWER})
+    verdicts = await entry(conversation_sample(GOAL_CONV), ["agent_goal_accuracy", "tool_call_f1"], judge=judge)
+    assert [(v.sample_id, v.scorer, v.score) for v in verdicts] == [("c1", "agent_goal_accuracy", 1.0),
+                                                                     ("c1", "tool_call_f1", None)]
+
+
+async def test_planned_requests_of_a_conversation_match_what_scoring_sends():
+    from standard_metrics.registry import planned_calls, planned_requests
+
+    sample = conversation_sample(TOPIC_CONV.model_copy(update={"reference_outcome": "答复物流与发票"}))
+    names = ["topic_adherence", "agent_goal_accuracy", "tool_call_accuracy", "answer_validity"]
+    planned = planned_requests(sample, names)
+    assert [p.schema_name for p in planned] == ["topics_answered", "topics_in_reference", "goal_with_reference",
+                                                "answer_validity", "answer_validity", "answer_validity"]
+    assert planned_calls(sample, names) == 6
+    assert planned[1].exact is False and planned[1].depends_on == ["topics_answered"]
+    assert "t3. 能开发票吗？" in planned[1].messages[-1]["content"]          # user turns stand in for topics
+    # With the first answer in the cache, the second call is planned exactly as it will be sent.
+    answer = {"topics": [{"topic": "物流", "reason": "r", "refused": False}]}
+    exact = planned_requests(sample, ["topic_adherence"],
+                             lookup=lambda call: {"data": answer} if call.schema_name == "topics_answered" else None)
+    judge = topic_judge(("物流", False, True))
+    judge.script["goal_with_reference"] = GOAL_ANSWER
+    await score_conversation(sample.conversation, ["topic_adherence", "agent_goal_accuracy"], judge=judge)
+    assert exact[1].exact is True and exact[1].messages == judge.calls("topics_in_reference")[0].messages
+    assert planned[0].messages == judge.calls("topics_answered")[0].messages
+    assert planned[2].messages == judge.calls("goal_with_reference")[0].messages

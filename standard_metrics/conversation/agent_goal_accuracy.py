@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from rubriceval.verdict import Evidence
 from standard_metrics.context import MetricResult
-from standard_metrics.conversation.judging import ask_judge
+from standard_metrics.calls import CacheLookup, PlannedCall
+from standard_metrics.conversation.judging import ask_judge, planned
 from standard_metrics.conversation.spec import ConversationContext, ConversationMetricSpec
 from standard_metrics.schemas import BOOLEAN, STRING, obj
 
@@ -51,11 +52,20 @@ async def without_reference(ctx: ConversationContext) -> MetricResult:
     return result
 
 
+def plan_with_reference(ctx: ConversationContext, lookup: CacheLookup | None) -> list[PlannedCall]:
+    return [planned(ctx, "goal_with_reference", WITH_REFERENCE, "agent_goal_accuracy",
+                    reference_outcome=ctx.conversation.reference_outcome)]
+
+
+def plan_without_reference(ctx: ConversationContext, lookup: CacheLookup | None) -> list[PlannedCall]:
+    return [planned(ctx, "goal_without_reference", WITHOUT_REFERENCE, "agent_goal_accuracy_without_reference")]
+
+
 SPEC = ConversationMetricSpec(
     name="agent_goal_accuracy", family="llm", needs_judge=True, required_fields=("reference_outcome",),
-    compute=with_reference,
+    compute=with_reference, plan=plan_with_reference,
     summary="1 if the outcome reached matches the reference outcome, else 0 (Ragas AgentGoalAccuracyWithReference)")
 WITHOUT_REFERENCE_SPEC = ConversationMetricSpec(
     name="agent_goal_accuracy_without_reference", family="llm", needs_judge=True, required_fields=(),
-    compute=without_reference,
+    compute=without_reference, plan=plan_without_reference,
     summary="1 if the outcome reached achieves the goal the judge infers, else 0 (Ragas …WithoutReference)")

@@ -16,6 +16,7 @@ import jinja2
 
 from rubriceval.judge.ask import JudgeRequest, TemplateReask, ask, json_reader
 from rubriceval.prompt.environment import prompt_environment, render_messages, template_source
+from standard_metrics.calls import CacheLookup, PlannedCall
 from standard_metrics.context import Unscorable
 from standard_metrics.conversation.spec import ConversationContext
 from standard_metrics.prompts import TEMPLATE_DIR_ENV
@@ -50,6 +51,23 @@ def request(ctx: ConversationContext, call: str, schema: dict, **variables: Any)
     messages = render_messages(env, ctx.language, call, turns=ctx.conversation.turns, **variables)
     return JudgeRequest(messages=messages, json_schema=schema, schema_name=call,
                         cache_tag=f"standard_metrics/agent/{call}/v{CALLS_VERSION}")
+
+
+def planned(ctx: ConversationContext, call: str, schema: dict, consumer: str, *, depends_on: tuple[str, ...] = (),
+            exact: bool = True, **variables: Any) -> PlannedCall:
+    """A call as a dry run lists it; `exact=False` when it was rendered with stand-ins for an earlier answer."""
+    sent = request(ctx, call, schema, **variables)
+    return PlannedCall(kind=call, messages=sent.messages, json_schema=schema, schema_name=call,
+                       cache_tag=sent.cache_tag, consumers=[consumer], depends_on=list(depends_on), exact=exact)
+
+
+def cached_answer(lookup: CacheLookup | None, call: PlannedCall) -> dict | None:
+    """The judge's cached, schema-valid answer to a planned call, if the cache has one."""
+    hit = lookup(call) if lookup is not None else None
+    if not hit or hit.get("data") is None:
+        return None
+    data, problems = validate(hit["data"], call.json_schema)
+    return None if problems else data
 
 
 async def ask_judge(ctx: ConversationContext, call: str, schema: dict, **variables: Any) -> dict:

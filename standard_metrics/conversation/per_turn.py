@@ -48,8 +48,11 @@ def turn_samples(conversation: Conversation) -> list[TurnSample]:
     return samples
 
 
-def _eligible(required: tuple[str, ...], item: TurnSample) -> bool:
-    return "contexts" not in required or bool(item.sample.contexts)
+def eligible_names(names: list[str], item: TurnSample) -> list[str]:
+    """The metrics that apply to this turn: those reading contexts only where the turn has some."""
+    from standard_metrics.registry import METRICS   # the registry imports this package
+
+    return [n for n in names if "contexts" not in METRICS[n].required_fields or item.sample.contexts]
 
 
 class TurnOutcome(BaseModel):
@@ -94,7 +97,7 @@ async def score_turns(conversation: Conversation, names: list[str], *, judge: An
     from standard_metrics.registry import METRICS, score_sample   # the registry imports this package
 
     items = turn_samples(conversation)
-    wanted = {item.turn: [n for n in names if _eligible(METRICS[n].required_fields, item)] for item in items}
+    wanted = {item.turn: eligible_names(names, item) for item in items}
     results = await asyncio.gather(*(score_sample(item.sample, wanted[item.turn], judge=judge, embedder=embedder,
                                                   options=options)
                                      for item in items if wanted[item.turn]))

@@ -11,6 +11,7 @@ from typing import Any, Awaitable, Callable, Literal
 
 from rubriceval.data.conversation import Conversation
 from rubriceval.verdict import Usage
+from standard_metrics.calls import CacheLookup, PlannedCall
 from standard_metrics.context import MetricResult, Unscorable
 from standard_metrics.conversation.options import AgentOptions
 from standard_metrics.options import MetricOptions
@@ -55,6 +56,9 @@ class ConversationMetricSpec:
     version: str = "1"
     # The option values that change this metric's score, as text: part of its scorer version.
     option_label: Callable[[AgentOptions], str] = field(default=lambda agent: "")
+    # The judge calls `compute` will make, for dry runs (judged metrics only).
+    plan: Callable[[ConversationContext, CacheLookup | None], list[PlannedCall]] = field(
+        default=lambda ctx, lookup: [])
 
     def missing_field(self, ctx: ConversationContext) -> Unscorable | None:
         for name in self.required_fields:

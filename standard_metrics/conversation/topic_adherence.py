@@ -24,7 +24,8 @@ from pydantic import BaseModel
 
 from rubriceval.verdict import Evidence
 from standard_metrics.context import MetricResult, Unscorable
-from standard_metrics.conversation.judging import ask_judge
+from standard_metrics.calls import CacheLookup, PlannedCall
+from standard_metrics.conversation.judging import ask_judge, cached_answer, planned
 from standard_metrics.conversation.options import AgentOptions
 from standard_metrics.conversation.spec import ConversationContext, ConversationMetricSpec
 from standard_metrics.formulas import fbeta
@@ -91,12 +92,27 @@ async def compute(ctx: ConversationContext) -> MetricResult:
     return MetricResult(score=score, feedback=feedback, evidence=evidence, details=details)
 
 
+def plan(ctx: ConversationContext, lookup: CacheLookup | None) -> list[PlannedCall]:
+    """Both calls; the second is exact when the first one's answer is in the cache, else rendered with each user
+    turn standing in for a topic."""
+    first = planned(ctx, "topics_answered", TOPICS_ANSWERED, SPEC_NAME)
+    answer = cached_answer(lookup, first)
+    topics = ([t["topic"] for t in answer["topics"]] if answer is not None
+              else [t.content for _, t in ctx.conversation.numbered("user") if t.content.strip()])
+    if not topics:
+        return [first]
+    return [first, planned(ctx, "topics_in_reference", in_reference_schema(len(topics)), SPEC_NAME,
+                           depends_on=("topics_answered",), exact=answer is not None, topics=topics,
+                           reference_topics=ctx.conversation.reference_topics)]
+
+
 def _label(agent: AgentOptions) -> str:
     return f"mode.{agent.topic_mode}"
 
 
+SPEC_NAME = "topic_adherence"
 SPEC = ConversationMetricSpec(
-    name="topic_adherence", family="llm", needs_judge=True, required_fields=("reference_topics",), compute=compute,
-    option_label=_label,
+    name=SPEC_NAME, family="llm", needs_judge=True, required_fields=("reference_topics",), compute=compute,
+    option_label=_label, plan=plan,
     summary="precision/recall/F1 (topic_mode) of answering in-reference topics and refusing others "
             "(Ragas TopicAdherence)")

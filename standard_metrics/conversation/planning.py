@@ -1,0 +1,32 @@
+"""What scoring a conversation will ask the judge, before asking: for `--dry-run` token counts and cache checks.
+
+Agent metrics list their own calls (`ConversationMetricSpec.plan`); single-turn metrics list the calls of each
+assistant turn's sample exactly as `registry.planned_requests` does for a single-turn dataset. A metric whose
+required field is empty plans nothing (it will be unscored without a call).
+"""
+from __future__ import annotations
+
+from rubriceval.data.conversation import Conversation
+from standard_metrics.calls import CacheLookup, PlannedCall
+from standard_metrics.conversation.catalog import CONVERSATION_METRICS
+from standard_metrics.conversation.options import AgentOptions
+from standard_metrics.conversation.per_turn import eligible_names, turn_samples
+from standard_metrics.conversation.spec import ConversationContext, conversation_language
+from standard_metrics.options import MetricOptions
+
+
+def planned_conversation_requests(conversation: Conversation, names: list[str], options: MetricOptions,
+                                  agent: AgentOptions, lookup: CacheLookup | None = None) -> list[PlannedCall]:
+    from standard_metrics.registry import planned_requests   # the registry imports this package
+
+    ctx = ConversationContext(conversation, options, agent, options.language or conversation_language(conversation))
+    planned: list[PlannedCall] = []
+    for name in names:
+        spec = CONVERSATION_METRICS.get(name)
+        if spec is not None and spec.missing_field(ctx) is None:
+            planned += spec.plan(ctx, lookup)
+    turn_names = [n for n in names if n not in CONVERSATION_METRICS]
+    for item in turn_samples(conversation) if turn_names else []:
+        if wanted := eligible_names(turn_names, item):
+            planned += planned_requests(item.sample, wanted, options, lookup=lookup)
+    return planned
