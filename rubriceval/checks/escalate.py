@@ -38,7 +38,7 @@ def escalate_after(item: EscalateAfter, sample: Sample) -> Evidence:
                 return Evidence(item=item.id, passed=True, turn=number, span=handover.span, start=handover.start,
                                 detail=f"{item.failures} failed bot turn(s) ({'; '.join(streak)}), then handover at "
                                        f"turn {number}")
-            handed_over = handover
+            handed_over = handed_over or handover
             streak, owed_since = [], None
             continue
         if owed_since is not None:

@@ -120,6 +120,11 @@ def compile_item(rubric: Rubric, item: JudgeItem, sample: Sample, *, structured:
 
 def compile_rubric(rubric: Rubric, sample: Sample, *, structured: bool = True,
                    feedback_max_chars: int | None = None) -> list[CompiledPrompt]:
+    if rubric.is_conversation:     # transcript prompts (rubriceval/prompt/transcript.py)
+        from rubriceval.prompt.transcript import compile_conversation_rubric
+
+        return compile_conversation_rubric(rubric, sample, structured=structured,
+                                           feedback_max_chars=feedback_max_chars)
     return [compile_item(rubric, item, sample, structured=structured, feedback_max_chars=feedback_max_chars)
             for item in rubric.judge_items]
 

@@ -1,7 +1,9 @@
 """Score one sample with one rubric: deterministic checks + judge items → one Verdict."""
 from __future__ import annotations
 
-from pydantic import BaseModel
+from typing import Any
+
+from pydantic import BaseModel, Field
 
 from rubriceval.checks import run_check
 from rubriceval.data.sample import Sample
@@ -32,6 +34,9 @@ class ItemOutcome(BaseModel):
     reason: str | None = None
     usage: Usage
     raw: str | None = None
+    # Conversation rubrics (scope assistant_turn): one evidence entry per judged turn, and how they were judged.
+    turn_evidence: list[Evidence] = Field(default_factory=list)
+    details: dict[str, Any] = Field(default_factory=dict)
 
     @classmethod
     def from_asked(cls, item: JudgeItem, asked: Asked) -> "ItemOutcome":
@@ -43,11 +48,17 @@ class ItemOutcome(BaseModel):
 
 
 def missing_fields(rubric: Rubric, sample: Sample) -> list[str]:
-    needed = [f for f in rubric.judge_sees if f in ("question", "answer", "ground_truth")] if rubric.judge_items else []
+    # A conversation rubric's judge reads the transcript; of the sample fields only the expected outcome can lack.
+    fields = ("ground_truth",) if rubric.is_conversation else ("question", "answer", "ground_truth")
+    needed = [f for f in rubric.judge_sees if f in fields] if rubric.judge_items else []
     return [f for f in needed if not (getattr(sample, f) or "").strip()]
 
 
 async def judge_item(rubric: Rubric, item: JudgeItem, sample: Sample, judge: JudgeClient) -> ItemOutcome:
+    if rubric.is_conversation:
+        from rubriceval.scoring.conversation_scorer import judge_conversation_item
+
+        return await judge_conversation_item(rubric, item, sample, judge)
     structured = judge.config.structured == "json_schema"
     prompt = compile_item(rubric, item, sample, structured=structured,
                           feedback_max_chars=judge.config.feedback_max_chars)
@@ -74,12 +85,15 @@ async def score_rubric(rubric: Rubric, sample: Sample, judge: JudgeClient | None
     for o in outcomes:
         evidence.append(Evidence(item=o.item.id, score=o.score, passed=None if o.score is None else
                                  o.score >= rubric.threshold, detail=o.feedback or (o.reason or "")))
+        evidence += o.turn_evidence
+    turn_details = {o.item.id: o.details for o in outcomes if o.details}
     failed = [o for o in outcomes if o.score is None]
     if failed:
         first = failed[0]
         return Verdict(**base, unscored_kind=first.unscored_kind, evidence=evidence, usage=usage,
                        unscored_reason=f"judge item '{first.item.id}': {first.reason}",
-                       feedback=first.feedback, details={"raw_reply": first.raw})
+                       feedback=first.feedback, details={"raw_reply": first.raw,
+                                                         **({"turns": turn_details} if turn_details else {})})
     item_scores = [ItemScore(item_id=o.item.id, kind="judge", weight=o.item.weight, must=o.item.must, score=o.score)
                    for o in outcomes]
     item_scores += [ItemScore(item_id=item.id, kind=item.type, weight=item.weight, must=item.must, passed=ev.passed)
@@ -91,4 +105,5 @@ async def score_rubric(rubric: Rubric, sample: Sample, judge: JudgeClient | None
     return Verdict(**base, score=float(score), feedback=feedback, evidence=evidence, usage=usage,
                    passed=score >= rubric.threshold, details={"combine": how,
                                                               "item_scores": {i.item_id: i.score if i.kind == "judge"
-                                                                              else i.passed for i in item_scores}})
+                                                                              else i.passed for i in item_scores},
+                                                              **({"turns": turn_details} if turn_details else {})})
