@@ -52,6 +52,7 @@ import jinja2
 from pydantic import BaseModel, ConfigDict, Field
 
 from rubriceval.judge.tokens import estimate_messages_tokens
+from rubriceval.safety.untrusted import neutralise_untrusted
 from rubriceval.verdict import UnscoredKind, Usage
 
 MAX_REASKS = 1   # one bounded re-ask after an unreadable reply
@@ -171,7 +172,8 @@ def too_long(request: JudgeRequest, max_input_tokens: int | None) -> str | None:
 
 def with_reask(request: JudgeRequest, reply_text: str | None, note: str) -> JudgeRequest:
     """The request once more, with the judge's reply and the re-ask note appended."""
-    messages = [*request.messages, {"role": "assistant", "content": reply_text or ""},
+    # The reply may echo the answer's text verbatim: defused like any untrusted text before it is sent back.
+    messages = [*request.messages, {"role": "assistant", "content": neutralise_untrusted(reply_text or "")},
                 {"role": "user", "content": note}]
     return request.model_copy(update={"messages": messages})
 
