@@ -54,10 +54,10 @@ class CostPlan(BaseModel):
         return (self.prompt_tokens * share * self.price_in + uncached * EXPECTED_COMPLETION_TOKENS * self.price_out) / 1e6
 
     def format(self) -> str:
-        lines = [f"dry run — judge: {self.judge}", f"{'scorer':<28}{'kind':<8}{'samples':>8}{'calls':>8}"
+        lines = [f"dry run — judge: {self.judge}", f"{'scorer':<28} {'kind':<8}{'samples':>8}{'calls':>8}"
                  f"{'cached':>8}{'prompt tok':>12}"]
         for s in self.scorers:
-            lines.append(f"{s.scorer:<28}{s.kind:<8}{s.samples:>8}{s.calls:>8}{s.cached:>8}{s.prompt_tokens:>12}")
+            lines.append(f"{s.scorer:<28} {s.kind:<8}{s.samples:>8}{s.calls:>8}{s.cached:>8}{s.prompt_tokens:>12}")
         lines.append(f"total: {self.calls} judge call(s), {self.cached} already cached, {self.calls - self.cached} to "
                      f"pay; ~{self.prompt_tokens} prompt tokens + ~{(self.calls - self.cached) * EXPECTED_COMPLETION_TOKENS}"
                      f" completion tokens; ~${self.cost_usd:.4f}"

@@ -192,3 +192,15 @@ def test_run_over_conversations_and_single_turn_samples(tmp_path):
     soothing = verdicts[("refund-apology-every-turn", "emotional_soothing_multiturn")]
     assert [e.turn for e in soothing.evidence if e.item == "judge" and e.turn] == [2, 4, 6, 8]
     assert json.loads(json.dumps(soothing.details))["turns"]["judge"]["per_turn_path"] == "one_call"
+
+
+def test_one_structured_call_costs_fewer_calls_and_prompt_tokens_than_per_turn_calls():
+    """The point of the one-call path, on the demo conversations (the dry-run planner's counts)."""
+    samples = read_dataset(DEMO)
+    per_turn = rubric("assistant_turn")
+    configs = {mode: JudgeConfig(base_url="http://127.0.0.1:9/v1", model="scripted", cache=False, structured=mode)
+               for mode in ("json_schema", "text")}
+    one_call, turn_by_turn = (plan_cost(samples, [per_turn], [], configs[m]).scorers[0] for m in configs)
+    assert one_call.calls == len(samples)
+    assert turn_by_turn.calls == sum(len(judged_turns(s.conversation)) for s in samples) > 2 * len(samples)
+    assert turn_by_turn.prompt_tokens > 2 * one_call.prompt_tokens
