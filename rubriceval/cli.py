@@ -105,11 +105,20 @@ def cmd_compile(args) -> int:
     return 0
 
 
+def _chatlog_config(args):
+    """--speaker-map for chat-log exports (one row per message); None leaves the dataset's own config/defaults."""
+    if not args.speaker_map:
+        return None
+    from rubriceval.data.chatlog import ChatLogConfig, parse_speaker_map
+
+    return ChatLogConfig(speakers=parse_speaker_map(args.speaker_map))
+
+
 def _load_for_run(args):
     from rubriceval.data.io import read_dataset
     from rubriceval.rubric.loader import load_rubrics
 
-    samples = read_dataset(args.dataset)
+    samples = read_dataset(args.dataset, chatlog=_chatlog_config(args))
     rubrics = load_rubrics(args.rubrics, only=args.only.split(",") if args.only else None) if args.rubrics else []
     from rubriceval.api import _metric_names
 
@@ -405,6 +414,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="plan calls, tokens and cost; spend nothing")
     p.add_argument("--rescore-changed", metavar="RUN", help="re-score only rows whose inputs changed since RUN")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--speaker-map", metavar="SPEAKER=ROLE,…",
+                   help="chat-log export (one row per message): speakers' roles, e.g. 客服=assistant,用户=user")
     _add_judge_args(p)
     p.set_defaults(func=cmd_run)
 

@@ -196,3 +196,16 @@ def test_speaker_map_errors_name_the_flag(text, words):
 
 def test_speaker_map_accepts_full_width_commas():
     assert parse_speaker_map("客服=assistant，用户=user") == {"客服": "assistant", "用户": "user"}
+
+
+def test_run_dry_run_reads_a_chatlog_with_the_speaker_map_flag(tmp_path, capsys):
+    from rubriceval.cli import main
+
+    export = tmp_path / "export.csv"
+    pd.DataFrame(CHATLOG_ROWS).to_csv(export, index=False)
+    argv = ["run", str(export), "--rubrics", "rubrics/closing.yaml", "--dry-run", "--store", str(tmp_path / "r.db")]
+    assert main(argv) == 2
+    assert "speaker '用户' has no role" in capsys.readouterr().err
+    assert main([*argv, "--speaker-map", SPEAKERS]) == 0
+    plan = capsys.readouterr().out
+    assert "closing" in plan and "total: 2 judge call(s)" in plan

@@ -29,6 +29,15 @@ SCORES = [1, 2, 3, 4, 5]
 CONTINUATION = "\n    "
 
 
+def dialogue_of(sample: Sample) -> Conversation:
+    """The sample's conversation. Runs only give conversation rubrics conversations (rubric/applies.py); a
+    single-turn sample here is a preview (`rubriceval compile` without a dataset): one user and one assistant turn."""
+    if sample.conversation is not None:
+        return sample.conversation
+    return Conversation(id=sample.id, turns=[{"role": "user", "content": sample.question},
+                                             {"role": "assistant", "content": sample.answer or "…"}])
+
+
 def judged_turns(conversation: Conversation) -> list[int]:
     """The assistant turns a per-turn rubric scores: those that say something to the customer."""
     return [n for n, turn in conversation.numbered("assistant") if turn.content.strip()]
@@ -65,9 +74,7 @@ def turns_schema(judged: list[int], feedback_max_chars: int | None = None) -> di
 def compile_conversation_item(rubric: Rubric, item: JudgeItem, sample: Sample, *, mode: Mode, turn: int | None = None,
                               structured: bool = True, feedback_max_chars: int | None = None,
                               template_dir: str | None = None) -> CompiledPrompt:
-    conversation = sample.conversation
-    if conversation is None:
-        raise ValueError(f"rubric '{rubric.id}' judges conversations; sample '{sample.id}' is single-turn")
+    conversation = dialogue_of(sample)
     upto = turn if mode == "turn" else None
     levels = item.score_descriptions or rubric.score_descriptions
     contexts = [(n, t.contexts) for n, t in conversation.numbered("assistant")
@@ -104,5 +111,5 @@ def compile_conversation_rubric(rubric: Rubric, sample: Sample, *, structured: b
             prompts.append(compile_conversation_item(rubric, item, sample, mode="turns", **options))
         else:
             prompts += [compile_conversation_item(rubric, item, sample, mode="turn", turn=n, **options)
-                        for n in judged_turns(sample.conversation)]
+                        for n in judged_turns(dialogue_of(sample))]
     return prompts
