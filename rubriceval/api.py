@@ -89,7 +89,10 @@ def scorer_rows(rubrics: list[Rubric], metrics: list[str]) -> list[tuple[str, st
 async def run_async(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], *, store: RunStore,
                     judge_config: JudgeConfig, embedder_config: EmbedderConfig | None = None,
                     name: str | None = None, dataset_path: str = "", rubrics_path: str = "",
-                    progress: bool = True, resume_run: str | None = None) -> tuple[str, RunTotals]:
+                    progress: bool = True, resume_run: str | None = None,
+                    panel_config: Any = None) -> tuple[str, RunTotals]:
+    """panel_config: a `rubriceval.scoring.panel.PanelConfig` whose judges judge the rubrics (the judge config then
+    serves the metrics)."""
     if not resume_run:
         # A rubric directory often holds rubrics for other datasets (e.g. rubrics/benchmarks/); leave out those that
         # apply to no sample here, and say so, rather than reporting empty rows.
@@ -105,7 +108,8 @@ async def run_async(samples: list[Sample], rubrics: list[Rubric], metrics: list[
 
         for line in run_warnings(store.path, rubrics, judge_model=judge_config.model):
             print(line, file=sys.stderr)
-    need_judge = bool(any(r.judge_items for r in rubrics)) or _needs(metrics, "judge")
+    use_panel = panel_config is not None and any(r.judge_items for r in rubrics)
+    need_judge = (bool(any(r.judge_items for r in rubrics)) and not use_panel) or _needs(metrics, "judge")
     need_embedder = _needs(metrics, "embedder")
     if resume_run:
         run_id = store.resolve(resume_run)
@@ -113,22 +117,31 @@ async def run_async(samples: list[Sample], rubrics: list[Rubric], metrics: list[
         config = RunConfig(dataset_path=dataset_path, dataset_hash=_hash_samples(samples),
                            rubrics={r.id: r.version_tag for r in rubrics}, metrics=metrics,
                            judge=public_judge_config(judge_config),
+                           panel=panel_config.public() if use_panel else {},
                            embedder=(embedder_config.model_dump(exclude={"api_key"}) if embedder_config else {}),
                            rubrics_path=rubrics_path)
         run_id = store.create_run(config, samples, scorer_rows(rubrics, metrics), name=name)
     judge = make_judge(judge_config) if need_judge else None
+    panel = None
+    if use_panel:
+        from rubriceval.scoring.panel import make_panel
+
+        panel = make_panel(panel_config, stats=judge.stats if judge is not None else None)
     embedder = make_embedder(embedder_config or EmbedderConfig()) if need_embedder else None
     store.set_status(run_id, "running")
     status, totals = "interrupted", None
     try:
         totals = await execute(store, run_id, samples, rubrics, metrics, judge=judge, embedder=embedder,
-                               progress=progress)
+                               progress=progress, panel=panel)
         status = "complete"
     finally:
-        stats = totals.as_dict() if totals else {"judge": judge.stats.as_dict() if judge else {}}
+        counters = judge.stats if judge is not None else panel.stats if panel is not None else None
+        stats = totals.as_dict() if totals else {"judge": counters.as_dict() if counters else {}}
         store.set_status(run_id, status, stats)
         if judge is not None:
             await judge.close()
+        if panel is not None:
+            await panel.close()
     return run_id, totals
 
 
@@ -160,8 +173,10 @@ async def rescore_changed(store: RunStore, run: str, *, judge_config: JudgeConfi
 def evaluate(dataset: str | Path | list[Sample], *, rubrics: str | Path | list[Rubric] | None = None,
              metrics: list[str] | str | None = None, judge: JudgeConfig | dict | None = None,
              embedder: EmbedderConfig | dict | None = None, store: str | Path | None = None,
-             name: str | None = None, progress: bool = True) -> EvaluationResult:
-    """Evaluate a dataset with rubrics and/or metrics; every verdict is stored and returned."""
+             name: str | None = None, progress: bool = True, panel: Any = None) -> EvaluationResult:
+    """Evaluate a dataset with rubrics and/or metrics; every verdict is stored and returned.
+
+    panel: a `PanelConfig`, or a YAML file with `judges:` (`rubriceval.scoring.panel`), to judge the rubrics."""
     samples = read_dataset(dataset) if isinstance(dataset, (str, Path)) else list(dataset)
     if rubrics is None:
         rubric_list: list[Rubric] = []
@@ -171,12 +186,16 @@ def evaluate(dataset: str | Path | list[Sample], *, rubrics: str | Path | list[R
         rubric_list = list(rubrics)
     judge_config = judge if isinstance(judge, JudgeConfig) else load_judge_config(**(judge or {}))
     embedder_config = embedder if isinstance(embedder, EmbedderConfig) else load_embedder_config(**(embedder or {}))
+    if isinstance(panel, (str, Path)):
+        from rubriceval.scoring.panel import load_panel_config
+
+        panel = load_panel_config(panel, base=judge_config)
     run_store = RunStore(store)
     metric_list = _metric_names(metrics)
     run_id, totals = asyncio.run(run_async(samples, rubric_list, metric_list, store=run_store,
                                            judge_config=judge_config, embedder_config=embedder_config, name=name,
                                            dataset_path=str(dataset) if isinstance(dataset, (str, Path)) else "",
-                                           progress=progress))
+                                           progress=progress, panel_config=panel))
     info = run_store.run_info(run_id)
     return EvaluationResult(run_id=run_id, run_name=info.name, store_path=str(run_store.path),
                             totals=totals.as_dict(), verdicts=run_store.verdicts(run_id))

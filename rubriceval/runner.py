@@ -66,13 +66,14 @@ class _Progress:
 async def execute(store: RunStore, run_id: str, samples: list[Sample], rubrics: list[Rubric], metrics: list[str], *,
                   judge: JudgeClient | None, embedder: Any = None, progress: bool = True,
                   max_samples_in_flight: int | None = None,
-                  on_verdict: Callable[[Verdict], None] | None = None) -> RunTotals:
+                  on_verdict: Callable[[Verdict], None] | None = None, panel: Any = None) -> RunTotals:
+    """panel: a `rubriceval.scoring.panel.JudgePanel` that judges the rubrics (the judge then serves metrics)."""
     started = time.perf_counter()
     units = plan_units(samples, rubrics, metrics)
     done = store.done_keys(run_id)
     todo = [u for u in units if (u[0].id, u[1]) not in done]
     totals = RunTotals(units_total=len(units), units_skipped=len(units) - len(todo))
-    stats = judge.stats if judge is not None else CallStats()
+    stats = judge.stats if judge is not None else panel.stats if panel is not None else CallStats()
     bar = _Progress(len(units), stats, progress, initial=totals.units_skipped)
     by_id = {r.id: r for r in rubrics}
     per_sample: dict[str, list[tuple[str, str]]] = {}
@@ -98,6 +99,10 @@ async def execute(store: RunStore, run_id: str, samples: list[Sample], rubrics: 
         bar.update()
 
     def judge_rubric(rubric, sample):
+        if panel is not None and rubric.judge_items:
+            from rubriceval.scoring.panel import score_with_panel
+
+            return score_with_panel(rubric, sample, panel)
         n = judge.config.self_consistency if judge is not None else 1
         if n > 1 and rubric.judge_items:
             from rubriceval.trust.self_consistency import score_with_self_consistency

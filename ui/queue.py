@@ -26,7 +26,7 @@ ORDER_CHOICES: list[tuple[str, str]] = [
     ("Judge score ↓", "judge_desc"),
     ("Dataset order", "dataset"),
     ("Largest gap first", "gap_desc"),
-    ("Judge least sure first (self-consistency spread)", "uncertain_first"),
+    ("Judges disagree first (panel, self-consistency)", "uncertain_first"),
 ]
 QUEUE_COLUMNS = ["#", "sample", "rubric", "judge", "experts", "you", "gap", "intent", "question"]
 

@@ -14,6 +14,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from rubriceval.data.sample import Sample
+from rubriceval.trust.panel_agreement import PanelAgreement, panel_agreement
 from rubriceval.verdict import Usage, Verdict
 
 # Metric pass thresholds used when neither the caller nor the metric's stored definition sets one. They are common
@@ -76,6 +77,7 @@ class ScorerSummary(BaseModel):
     distribution: dict[int, int] | None = None   # rubrics: count per level 1–5
     histogram: list[int] | None = None           # metrics: counts in [0,.2) [.2,.4) [.4,.6) [.6,.8) [.8,1]
     usage: Usage = Field(default_factory=Usage)
+    panel: PanelAgreement | None = None          # rubrics judged by a judge panel: inter-judge agreement
     notes: list[str] = Field(default_factory=list)
 
     @property
@@ -254,6 +256,7 @@ def summarize_scorer(scorer: Mapping[str, Any], rows: Sequence[Verdict],
     if kind == "rubric":
         summary.distribution, notes = _rubric_distribution(scored)
         summary.notes += notes
+        summary.panel = panel_agreement(rows, summary.threshold)
     else:
         summary.histogram = _metric_histogram(scored)
     summary.usage = sum((v.usage for v in rows), Usage())

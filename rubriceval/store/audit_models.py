@@ -104,7 +104,8 @@ class QueueRow(BaseModel):
     human_scores: str                 # "alice=4, bob=3"
     my_score: int | None
     gap: float | None                 # largest |judge − human| over the experts
-    spread: float | None = None       # self-consistency: max − min of the judge's n scores (None: judged once)
+    spread: float | None = None       # self-consistency / panel: max − min of the n scores (None: judged once)
+    disputed: bool = False            # the n judgements disagree: spread ≥ 2 or a pass/fail split
 
 
 class Progress(BaseModel):

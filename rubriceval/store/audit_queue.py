@@ -18,9 +18,17 @@ _ORDER_SQL = {
     "judge_desc": "v.score IS NULL, v.score DESC, s.position, v.scorer",
     "dataset": "s.position, v.scorer",
     "gap_desc": "gap IS NULL, gap DESC, v.score, s.position, v.scorer",
-    # Self-consistency spread (max − min of the n judgements): the judge's own doubt. Judged-once last.
-    "uncertain_first": "spread IS NULL, spread DESC, v.score IS NULL, v.score, s.position, v.scorer",
+    # The judges' own doubt: first the rows their judgements disagree on (spread ≥ 2 or a pass/fail split), then by
+    # spread (max − min of the n judgements: self-consistency's samples or the panel's judges). Judged-once last.
+    "uncertain_first": "disputed DESC, spread IS NULL, spread DESC, v.score IS NULL, v.score, s.position, v.scorer",
 }
+# Several judgements of one row (rubriceval/scoring/consensus.py) are stored under one of these details keys.
+_CONSENSUS_KEYS = ("self_consistency", "panel")
+
+
+def _consensus_field(name: str) -> str:
+    return "COALESCE(" + ", ".join(f"json_extract(v.details_json, '$.{key}.{name}')" for key in _CONSENSUS_KEYS) + ")"
+
 
 
 def queue_query(run_id: str, flt: QueueFilter, only: tuple[str, str] | None = None) -> tuple[str, dict[str, Any]]:
@@ -54,7 +62,7 @@ def queue_query(run_id: str, flt: QueueFilter, only: tuple[str, str] | None = No
            "  MAX(CASE WHEN expert = :me THEN score END) AS my_score, MIN(score) AS hmin, MAX(score) AS hmax "
            "  FROM audit_responses WHERE run_id = :run GROUP BY sample_id, scorer) "
            "SELECT v.sample_id, v.scorer, v.score, v.unscored_kind, s.position, "
-           "  json_extract(v.details_json, '$.self_consistency.spread') AS spread, "
+           f"  {_consensus_field('spread')} AS spread, COALESCE({_consensus_field('disagreement')}, 0) AS disputed, "
            "  COALESCE(a.n_audits, 0) AS n_audits, COALESCE(a.human, '') AS human, a.my_score, "
            "  CASE WHEN v.score IS NULL OR a.hmin IS NULL THEN NULL "
            "       ELSE MAX(ABS(a.hmin - v.score), ABS(a.hmax - v.score)) END AS gap "
@@ -67,4 +75,5 @@ def queue_query(run_id: str, flt: QueueFilter, only: tuple[str, str] | None = No
 def queue_row(r: Any) -> QueueRow:
     return QueueRow(sample_id=r["sample_id"], scorer=r["scorer"], position=r["position"], judge_score=r["score"],
                     unscored_kind=r["unscored_kind"], question="", intent="", n_audits=r["n_audits"],
-                    human_scores=r["human"], my_score=r["my_score"], gap=r["gap"], spread=r["spread"])
+                    human_scores=r["human"], my_score=r["my_score"], gap=r["gap"], spread=r["spread"],
+                    disputed=bool(r["disputed"]))

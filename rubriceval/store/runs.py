@@ -50,6 +50,7 @@ class RunConfig(BaseModel):
     rubrics: dict[str, str] = Field(default_factory=dict)   # id → version tag
     metrics: list[str] = Field(default_factory=list)
     judge: dict[str, Any] = Field(default_factory=dict)     # model, base_url (no key), parameters
+    panel: dict[str, Any] = Field(default_factory=dict)     # the judge panel that judged the rubrics (no keys), if any
     embedder: dict[str, Any] = Field(default_factory=dict)
     rubrics_path: str = ""
 

@@ -2,6 +2,7 @@
 
 A judge that gives 2, 5, 3 to the same answer is unsure; its median is steadier than any single call, and the
 spread says which items an expert should look at first (`uncertainty()` sorts the audit queue: uncertain first).
+The n verdicts become one by the rules the judge panel uses too (`rubriceval/scoring/consensus.py`).
 
 Why the n calls are distinct: JudgeClient caches identical calls, and at temperature 0 they would all be the
 same anyway. Each call gets its own seed and the sampling temperature; both are part of the cache key, so a
@@ -16,48 +17,25 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import math
-import statistics
-from collections import Counter
-from typing import Any
-
-from pydantic import BaseModel, Field
 
 from rubriceval.data.sample import Sample
 from rubriceval.judge.client import JudgeClient
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.schema import Rubric
+from rubriceval.scoring.combine import round_half_up  # noqa: F401  (public here too)
+from rubriceval.scoring.consensus import Consensus, consensus_verdict, default_min_scored, summarize_scores  # noqa: F401
 from rubriceval.scoring.rubric_scorer import score_rubric
-from rubriceval.verdict import Usage, Verdict
+from rubriceval.verdict import Verdict
 
 DETAILS_KEY = "self_consistency"
 
 
-class SelfConsistency(BaseModel):
-    """What the n judgements said; stored in Verdict.details['self_consistency']."""
+class SelfConsistency(Consensus):
+    """What the n judgements said (median, spread, votes: `Consensus`) and how they were sampled; stored in
+    Verdict.details['self_consistency']."""
 
-    n: int                          # calls made
     temperature: float
     seeds: list[int]
-    scores: list[float]             # the scored calls' scores, in seed order
-    n_unscored: int = 0
-    unscored_reasons: list[str] = Field(default_factory=list)
-    median: float | None = None     # median of the scored calls (may be x.5 with an even count)
-    spread: float | None = None     # max − min of the scored calls: 0 = fully consistent
-    stdev: float | None = None      # population standard deviation of the scored calls
-    agreement: float | None = None  # share of scored calls equal to the final score
-
-
-def round_half_up(value: float) -> int:
-    """The project's rounding for scores (as combine does): 3.5 → 4, never banker's rounding."""
-    return int(math.floor(value + 0.5))
-
-
-def summarize_scores(scores: list[float]) -> tuple[float, float, float]:
-    """(median, spread, population stdev) of at least one score."""
-    if not scores:
-        raise ValueError("no scores to summarize")
-    return float(statistics.median(scores)), float(max(scores) - min(scores)), float(statistics.pstdev(scores))
 
 
 def uncertainty(verdict: Verdict) -> float | None:
@@ -100,31 +78,6 @@ async def score_with_self_consistency(rubric: Rubric, sample: Sample, judge: Jud
     seeds = sampling_seeds(judge.config.seed, n)
     verdicts = await asyncio.gather(*(score_rubric(rubric, sample, _with_sampling(judge, temperature, seed))
                                       for seed in seeds))
-    usage = sum((v.usage for v in verdicts), Usage())
-    scored = [v for v in verdicts if v.score is not None]
-    unscored = [v for v in verdicts if v.score is None]
-    info = SelfConsistency(n=n, temperature=temperature, seeds=seeds, scores=[v.score for v in scored],
-                           n_unscored=len(unscored), unscored_reasons=[v.unscored_reason or "" for v in unscored])
-    # Too few answers to call it a consensus: say so rather than report one lucky call as the median.
-    if len(scored) * 2 <= n:
-        kind = Counter(v.unscored_kind for v in unscored).most_common(1)[0][0] if unscored else "error"
-        first = unscored[0] if unscored else verdicts[0]
-        return first.model_copy(update={
-            "unscored_kind": kind, "usage": usage,
-            "unscored_reason": f"only {len(scored)} of {n} self-consistency calls were scored; first failure: "
-                               f"{first.unscored_reason}",
-            "details": {**first.details, DETAILS_KEY: info.model_dump()}})
-    median, spread, stdev = summarize_scores(info.scores)
-    final = round_half_up(median)
-    info.median, info.spread, info.stdev = median, spread, stdev
-    info.agreement = sum(1 for s in info.scores if s == final) / len(info.scores)
-    # Prefer a call that gave exactly the final score; with an even split (2 and 3 → 3) the closest call.
-    representative = min(scored, key=lambda v: abs(v.score - final))   # min keeps the first of equals
-    details: dict[str, Any] = {**representative.details, DETAILS_KEY: info.model_dump()}
-    feedback = representative.feedback
-    if representative.score != final:
-        feedback = f"[median of {len(scored)} judgements = {final}; this feedback is from a {representative.score:g}]" \
-                   f"\n{feedback}"
-    return representative.model_copy(update={
-        "score": float(final), "passed": final >= rubric.threshold, "feedback": feedback, "usage": usage,
-        "details": details})
+    info = SelfConsistency(n=n, temperature=temperature, seeds=seeds)
+    return consensus_verdict(verdicts, info, threshold=rubric.threshold, min_scored=default_min_scored(n),
+                             details_key=DETAILS_KEY, label="self-consistency calls")
