@@ -19,8 +19,9 @@ from pydantic import BaseModel
 from rubriceval.data.sample import Sample
 from rubriceval.errors import ConfigError
 from rubriceval.verdict import Usage, Verdict
-from standard_metrics import (answer_correctness, answer_relevancy, context_precision, context_recall, faithfulness,
-                              naive_testers, nonllm_context, string_verdicts)
+from standard_metrics import (answer_correctness, answer_relevancy, context_precision, context_recall,
+                              datacompy_score, faithfulness, naive_testers, nonllm_context, sql_equivalence,
+                              string_verdicts)
 from standard_metrics.calls import (CALLS_VERSION, EMBEDDING, CacheLookup, CallPlan, JudgeRequest, PlannedCall,
                                     RequestBuilder, SampleRun, plan_requests)
 from standard_metrics.context import MetricContext, Unscorable
@@ -32,6 +33,7 @@ from standard_metrics.options import MetricOptions
 from standard_metrics.prompts import prompt_library
 from standard_metrics.protocols import Embedder, Judge
 from standard_metrics.spec import MetricSpec
+from standard_metrics.sql.spec import SelfRunMetricSpec
 
 METRICS: dict[str, MetricSpec] = {spec.name: spec for spec in [
     answer_correctness.SPEC,
@@ -45,6 +47,8 @@ METRICS: dict[str, MetricSpec] = {spec.name: spec for spec in [
     nonllm_context.PRECISION_SPEC,
     nonllm_context.RECALL_SPEC,
     *string_verdicts.SPECS,
+    datacompy_score.SPEC,       # NL2SQL: these two run their own SQL / judge question (SelfRunMetricSpec)
+    sql_equivalence.SPEC,
 ]}
 
 # The classic Ragas five, for "--metrics ragas"-style shortcuts.
@@ -139,8 +143,8 @@ def planned_calls(sample: Sample, names: Iterable[str], options: MetricOptions |
     opts = MetricOptions.coerce(options)
     if sample.conversation is not None:
         return len(planned_requests(sample, names, opts))
-    plan, _ = _plan(sample, resolve_names(names), opts)
-    return len(plan.judge_calls)
+    plan, missing = _plan(sample, names := resolve_names(names), opts)
+    return len(plan.judge_calls) + len(_self_run_requests(sample, names, missing, opts))
 
 
 def planned_requests(sample: Sample, names: Iterable[str], options: MetricOptions | dict | None = None, *,
@@ -158,10 +162,20 @@ def planned_requests(sample: Sample, names: Iterable[str], options: MetricOption
         resolve_names(single)
         return planned_conversation_requests(sample.conversation, list(dict.fromkeys(names)), opts, AgentOptions(),
                                              lookup)
-    plan, _ = _plan(sample, resolve_names(names), opts)
-    if not plan.judge_calls:
-        return []
-    return plan_requests(plan, _builder(sample, opts), lookup)
+    plan, missing = _plan(sample, names := resolve_names(names), opts)
+    shared = plan_requests(plan, _builder(sample, opts), lookup) if plan.judge_calls else []
+    return shared + _self_run_requests(sample, names, missing, opts)
+
+
+def _self_run_requests(sample: Sample, names: list[str], missing: dict[str, Unscorable],
+                       options: MetricOptions) -> list[PlannedCall]:
+    """The judge requests of metrics that ask their own question (`SelfRunMetricSpec`), one consumer each."""
+    ctx = MetricContext(sample, options, _language(sample, options))
+    requests = [(name, spec.planned_request(ctx)) for name in names if name not in missing
+                and isinstance(spec := METRICS[name], SelfRunMetricSpec)]
+    return [PlannedCall(kind=r.schema_name, messages=r.messages, json_schema=r.json_schema or {},
+                        schema_name=r.schema_name, cache_tag=r.cache_tag, consumers=[name])
+            for name, r in requests if r is not None]
 
 
 def judge_cache_lookup(judge: Any) -> CacheLookup:
@@ -235,7 +249,14 @@ async def score_sample(sample: Sample, metric_names: Iterable[str], *, judge: Ju
         try:
             if name in missing:
                 raise missing[name]
-            result = spec.compute(ctx)
+            if isinstance(spec, SelfRunMetricSpec):
+                outcome, spent = await spec.run(ctx, judge)
+                common.update(usage=common["usage"] + spent, scorer_version=spec.scorer_version(ctx))
+                if isinstance(outcome, Unscorable):
+                    raise outcome
+                result = outcome
+            else:
+                result = spec.compute(ctx)
             verdicts.append(Verdict(**common, score=result.score, feedback=result.feedback,
                                     evidence=result.evidence, details={**result.details, **shared}))
         except Unscorable as reason:

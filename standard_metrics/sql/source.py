@@ -35,8 +35,8 @@ class SqlPair(BaseModel):
 
 
 class SchemaInfo(BaseModel):
-    text: str                              # what the judge reads
-    origin: Literal["reference_contexts", "database"]
+    text: str                              # what the judge reads ("" when neither source has one)
+    origin: Literal["reference_contexts", "database", "none"]
     tables: Schema | None = None           # for sqlglot's qualify; None without a database
 
 
@@ -92,7 +92,8 @@ def required_database(ctx: MetricContext, metric: str) -> Path:
     return database
 
 
-def schema_of(ctx: MetricContext, metric: str) -> SchemaInfo:
+def schema_of(ctx: MetricContext) -> SchemaInfo:
+    """The schema text for the judge ("" when there is none) and the database's tables for sqlglot."""
     database = database_of(ctx)
     tables: Schema | None = None
     ddl: list[str] = []
@@ -106,7 +107,4 @@ def schema_of(ctx: MetricContext, metric: str) -> SchemaInfo:
         return SchemaInfo(text="\n".join(contexts), origin="reference_contexts", tables=tables)
     if ddl:
         return SchemaInfo(text="\n\n".join(ddl), origin="database", tables=tables)
-    raise Unscorable("missing_field", ctx.text(
-        f"{metric} 需要数据库结构：reference_contexts（表结构说明）或数据库文件（{DATABASE_FIELD} 列 / sql.database）",
-        f"{metric} needs the schema: reference_contexts (table descriptions) or a database ({DATABASE_FIELD!r} "
-        "column / sql.database option)"))
+    return SchemaInfo(text="", origin="none", tables=tables)

@@ -90,20 +90,25 @@ def parse_query(sql: str) -> exp.Query:
 # ── normal form ──────────────────────────────────────────────────────────────────────────────────────────────────
 
 def _canonical_output_names(tree: exp.Expression) -> exp.Expression:
-    """Output column i of the outer SELECT is named `_col_i` (as qualify names unnamed ones), and ORDER BY
-    references to the old names follow: `COUNT(*) AS n … ORDER BY n` ≡ `COUNT(*) AS cnt … ORDER BY cnt`."""
+    """Output column i of the outer SELECT is named `_col_i` (as qualify names unnamed ones), and ORDER BY refers
+    to output columns by that name, whether it named the alias or repeated the expression: `COUNT(*) AS n … ORDER
+    BY n` ≡ `COUNT(*) AS cnt … ORDER BY cnt` ≡ `COUNT(*) … ORDER BY COUNT(*)` (the same values sort the same)."""
     if not isinstance(tree, exp.Select):
         return tree
     renamed: dict[str, str] = {}
+    by_expression: dict[str, str] = {}
     for i, projection in enumerate(tree.expressions):
         if isinstance(projection, exp.Alias):
             renamed[projection.alias] = f"_col_{i}"
+            by_expression.setdefault(_key(projection.this), f"_col_{i}")
             projection.set("alias", exp.to_identifier(f"_col_{i}"))
     order = tree.args.get("order")
-    if order is not None:
-        for column in order.find_all(exp.Column):
-            if not column.table and column.name in renamed:
-                column.set("this", exp.to_identifier(renamed[column.name]))
+    for ordered in order.expressions if order is not None else []:
+        key = ordered.this
+        if isinstance(key, exp.Column) and not key.table and key.name in renamed:
+            ordered.set("this", exp.column(renamed[key.name]))
+        elif _key(key) in by_expression:
+            ordered.set("this", exp.column(by_expression[_key(key)]))
     return tree
 
 
