@@ -113,11 +113,10 @@ class Turn(BaseModel):
         return None if value is None else str(value)
 
 
-class Conversation(BaseModel):
-    """A dialogue to evaluate as a whole, with the outcome, tool calls and topics an expert expects."""
+class ConversationFields(BaseModel):
+    """What describes a conversation besides its turns: shared by conversations and the scripts that collect them."""
 
     id: str
-    turns: list[Turn] = Field(min_length=1)
     tags: list[str] = Field(default_factory=list)
     intent: str = ""
     reference_outcome: str = ""
@@ -134,6 +133,12 @@ class Conversation(BaseModel):
     @classmethod
     def _tags(cls, value: Any) -> Any:
         return tag_list(value)
+
+
+class Conversation(ConversationFields):
+    """A dialogue to evaluate as a whole, with the outcome, tool calls and topics an expert expects."""
+
+    turns: list[Turn] = Field(min_length=1)
 
     @model_validator(mode="after")
     def _coherent(self) -> "Conversation":
