@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from rubriceval.i18n.catalogue import Message
+
 UnscoredKind = Literal[
     "parse_error",      # the judge answered, but no unambiguous score could be read
     "provider_error",   # HTTP 4xx/5xx after retries
@@ -48,6 +50,8 @@ class Evidence(BaseModel):
     start: int | None = None         # character offset of span in the answer
     turn: int | None = None          # conversations: the turn (from 1) the span is quoted from, or where it failed
     missing: list[str] = Field(default_factory=list)
+    # What `detail` says, as a catalogue message: the report and the audit app say it in their own language.
+    message: Message | None = None
 
 
 class Verdict(BaseModel):

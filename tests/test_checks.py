@@ -1,7 +1,14 @@
 """Deterministic checks: pass/fail plus the evidence (quoted span or the missing thing)."""
 from rubriceval.checks import run_check
 from rubriceval.data.sample import Sample
+from rubriceval.i18n import evidence_text
 from rubriceval.rubric.schema import MaxLength, MustMention, MustNotMention, RegexCheck, RequiredLink, StepsInOrder
+
+
+def en(evidence) -> str:
+    """The evidence as an English reader sees it (details are written in the sample's language)."""
+    return evidence_text(evidence, "en")
+
 
 CTX = ["报销单链接 https://oa.example.com/expense/form ，二级主管审批。"]
 
@@ -41,21 +48,21 @@ def test_required_link_found_in_context():
     item = RequiredLink(id="l", type="required_link", url_pattern=r"https://oa\.example\.com/expense/.*",
                         allowed_domains=["oa.example.com"])
     ev = run_check(item, s("报销单：https://oa.example.com/expense/form。由二级主管审批"))
-    assert ev.passed and ev.span == "https://oa.example.com/expense/form" and "invented" not in ev.detail
+    assert ev.passed and ev.span == "https://oa.example.com/expense/form" and "invented" not in en(ev)
 
 
 def test_required_link_missing_and_off_domain_and_invented():
     item = RequiredLink(id="l", type="required_link", url_pattern=r"https://oa\.example\.com/expense/.*",
                         allowed_domains=["oa.example.com"], fail_on_invented=True)
     ev = run_check(item, s("请访问 http://expense-help.cn/form 填写"))
-    assert not ev.passed and ev.missing and "outside allowed domains" in ev.detail
-    assert "possibly invented" in ev.detail and "expense-help.cn" in ev.detail
+    assert not ev.passed and ev.missing and "outside the allowed domains" in en(ev)
+    assert "possibly invented" in en(ev) and "expense-help.cn" in en(ev)
 
 
 def test_required_link_flags_invented_link_on_right_domain():
     item = RequiredLink(id="l", type="required_link", allowed_domains=["example.com"], fail_on_invented=True)
     ev = run_check(item, s("点击 https://help.example.com/invoice/reissue-now 重开"))
-    assert not ev.passed and "possibly invented" in ev.detail
+    assert not ev.passed and "possibly invented" in en(ev)
 
 
 def test_steps_in_order():
@@ -63,7 +70,7 @@ def test_steps_in_order():
     good = run_check(item, s("非常抱歉！物流显示明天送达，如需退款请联系我们"))
     assert good.passed
     wrong = run_check(item, s("物流显示明天送达，非常抱歉，如需退款请联系我们"))
-    assert not wrong.passed and "comes before" in wrong.detail
+    assert not wrong.passed and "comes before" in en(wrong)
     missing = run_check(item, s("非常抱歉，物流显示明天送达"))
     assert not missing.passed and missing.missing == ["退款|投诉"]
 
@@ -72,4 +79,4 @@ def test_max_length_counts_characters():
     item = MaxLength(id="len", type="max_length", max_chars=5)
     assert run_check(item, s("一二三四五")).passed
     ev = run_check(item, s("一二三四五六"))
-    assert not ev.passed and "6 characters" in ev.detail
+    assert not ev.passed and "6 characters" in en(ev)

@@ -9,9 +9,16 @@ from rubriceval.checks import run_check
 from rubriceval.data.conversation import Conversation
 from rubriceval.data.conversation_io import conversation_sample
 from rubriceval.data.sample import Sample
+from rubriceval.i18n import evidence_text
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.lint import lint_rubric
 from rubriceval.rubric.schema import Item, Rubric
+
+
+def en(evidence) -> str:
+    """The evidence as an English reader sees it (details are written in the sample's language)."""
+    return evidence_text(evidence, "en")
+
 
 LEVELS = {1: "差", 2: "较差", 3: "一般", 4: "较好", 5: "很好"}
 
@@ -39,7 +46,7 @@ def test_before_passes_when_a_precedes_b_in_the_same_turn():
 def test_before_fails_at_the_turn_that_reveals_b_first():
     ev = run_check(item(**IDENTITY), REVEALED_FIRST)
     assert ev.passed is False and ev.turn == 2 and ev.span == "收货地址"
-    assert ev.missing == ["验证通过|身份已核实"] and "first appears in turn 4" in ev.detail
+    assert ev.missing == ["验证通过|身份已核实"] and "first appears in turn 4" in en(ev)
 
 
 def test_before_passes_when_b_never_occurs_and_fails_when_a_never_occurs():
@@ -47,7 +54,7 @@ def test_before_passes_when_b_never_occurs_and_fails_when_a_never_occurs():
     assert run_check(item(**IDENTITY), never_b).passed is True
     never_a = chat(("user", "查订单"), ("assistant", "您的物流单号是 SF123。"))
     ev = run_check(item(**IDENTITY), never_a)
-    assert ev.passed is False and ev.turn == 2 and ev.span == "物流单号" and "never appears" in ev.detail
+    assert ev.passed is False and ev.turn == 2 and ev.span == "物流单号" and "never appears" in en(ev)
 
 
 def test_before_b_said_earlier_in_the_same_turn_fails():
@@ -69,7 +76,7 @@ def test_max_count_fails_at_the_first_turn_over_the_limit():
                  ("user", "快点"), ("assistant", "对不起，马上。"))
     ev = run_check(item(**APOLOGY), convo)
     assert ev.passed is False and ev.turn == 4 and ev.span == "不好意思"
-    assert "turns 2, 4, 6" in ev.detail
+    assert "turns 2, 4, 6" in en(ev)
 
 
 def test_max_count_min_reports_what_is_missing():
@@ -88,7 +95,7 @@ def test_escalate_after_two_failures_then_handover_passes():
                  ("user", "没用！"), ("assistant", "马上为您转人工客服。"))
     ev = run_check(item(**ESCALATE), convo)
     assert ev.passed is True and ev.turn == 6 and ev.span == "转人工"
-    assert "user at turn 3: '还是不行'" in ev.detail and "user at turn 5: '没用'" in ev.detail
+    assert "user at turn 3: “还是不行”" in en(ev) and "user at turn 5: “没用”" in en(ev)
 
 
 def test_escalate_after_failures_without_handover_fails_at_the_due_turn():
@@ -96,21 +103,21 @@ def test_escalate_after_failures_without_handover_fails_at_the_due_turn():
                  ("user", "那怎么办"), ("assistant", "请耐心等待。"))
     ev = run_check(item(**ESCALATE), convo)
     assert ev.passed is False and ev.turn == 6 and ev.span == "请耐心等待。"
-    assert ev.missing == ["转人工|人工客服"] and "turn 2: '无法'" in ev.detail and "turn 4: '不清楚'" in ev.detail
+    assert ev.missing == ["转人工|人工客服"] and "turn 2: “无法”" in en(ev) and "turn 4: “不清楚”" in en(ev)
 
 
 def test_escalate_after_conversation_ending_while_handover_owed_fails():
     convo = chat(("user", "退款"), ("assistant", "请等待。"), ("user", "还是不行"), ("assistant", "请再等等。"),
                  ("user", "没用"))
     ev = run_check(item(**ESCALATE), convo)
-    assert ev.passed is False and ev.turn == 4 and "ends without a handover" in ev.detail
+    assert ev.passed is False and ev.turn == 4 and "ends without a handover" in en(ev)
 
 
 def test_escalate_after_a_success_resets_the_streak():
     convo = chat(("user", "a"), ("assistant", "我无法处理。"), ("user", "好"), ("assistant", "已为您登记。"),
                  ("user", "嗯"), ("assistant", "我不清楚。"), ("user", "谢谢"), ("assistant", "再见"))
     ev = run_check(item(**ESCALATE), convo)
-    assert ev.passed is True and ev.turn is None and "never 2 consecutive" in ev.detail
+    assert ev.passed is True and ev.turn is None and "never 2 consecutive" in en(ev)
 
 
 def test_escalate_after_needs_a_failure_pattern():
@@ -128,7 +135,7 @@ def test_final_turn_quotes_the_closing_or_says_what_the_last_turn_said():
     bad = chat(("user", "谢谢"), ("assistant", "请问还有什么可以帮您？"), ("user", "没了"), ("assistant", "好的，再见。"))
     ev = run_check(item(**CLOSING), bad)
     assert ev.passed is False and ev.turn == 4 and ev.missing == ["还有什么可以帮您|还有其他问题"]
-    assert "好的，再见。" in ev.detail
+    assert "好的，再见。" in en(ev)
 
 
 def test_per_turn_must_not_mention_finds_the_turn_that_asks_for_a_password():
@@ -136,7 +143,7 @@ def test_per_turn_must_not_mention_finds_the_turn_that_asks_for_a_password():
                  ("assistant", "请把您的登录密码发给我，我帮您登录。"))
     never = item(type="must_not_mention", phrases=["密码|完整卡号|CVV"], turns="assistant")
     ev = run_check(never, convo)
-    assert ev.passed is False and ev.turn == 4 and ev.span == "密码" and ev.detail.startswith("turn 4:")
+    assert ev.passed is False and ev.turn == 4 and ev.span == "密码" and en(ev).startswith("turn 4:")
     # The user saying it is not the bot asking for it.
     user_only = chat(("user", "我忘了密码"), ("assistant", "可以通过短信验证码重置。"))
     assert run_check(never, user_only).passed is True
@@ -155,7 +162,7 @@ def test_per_turn_regex_and_max_length_and_must_mention():
     assert run_check(greet, convo).passed is True
     polite = item(type="must_mention", phrases=["您好"], turns="assistant")
     ev = run_check(polite, convo)
-    assert ev.passed is False and ev.turn == 2 and "failing turns: 2, 4" in ev.detail and ev.missing == ["您好"]
+    assert ev.passed is False and ev.turn == 2 and "failing turns: 2, 4" in en(ev) and ev.missing == ["您好"]
 
 
 def test_per_turn_check_reads_that_turns_contexts():

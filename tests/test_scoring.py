@@ -68,7 +68,7 @@ async def test_checks_only_rubric_needs_no_judge():
     invented = ok.model_copy(update={"answer": "入口 https://help.example.com/invoice/new"})
     assert (await score_rubric(rubric, ok, None)).score == 5
     v = await score_rubric(rubric, invented, None)
-    assert v.score == 1 and "possibly invented" in v.feedback     # must link failed → capped at 1
+    assert v.score == 1 and "可能是编造的链接" in v.feedback     # must link failed → capped at 1 (said in Chinese)
 
 
 async def test_injected_result_in_answer_does_not_decide_the_score(compliance):

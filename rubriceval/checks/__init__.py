@@ -1,10 +1,12 @@
 """Deterministic checks, one module per kind. `run_check(item, sample)` dispatches on the item's type; an item with
-`turns:` runs its single-turn check on every turn of that role of a conversation."""
+`turns:` runs its single-turn check on every turn of that role of a conversation; `unless_context` /
+`only_if_context` condition a check on the retrieved contexts (per turn: that turn's contexts)."""
 from __future__ import annotations
 
 from typing import Callable
 
 from rubriceval.checks.before import before
+from rubriceval.checks.context_condition import conditioned
 from rubriceval.checks.escalate import escalate_after
 from rubriceval.checks.final_turn import final_turn
 from rubriceval.checks.length import max_length
@@ -33,6 +35,7 @@ CHECKS: dict[str, Callable] = {
 
 
 def run_check(item, sample: Sample) -> Evidence:
+    check = conditioned(CHECKS[item.type])
     if getattr(item, "turns", None):
-        return each_turn(item, sample, CHECKS[item.type])
-    return CHECKS[item.type](item, sample)
+        return each_turn(item, sample, check)
+    return check(item, sample)

@@ -3,30 +3,32 @@ turn(s). A bot turn failed when it matches `bot_failure`, or when the user's nex
 (还是不行|没用). A handover turn ends the streak. A conversation that ends while a handover is owed fails."""
 from __future__ import annotations
 
-from rubriceval.checks.turns import conversation_of, excerpt, hit_in, turn_list
+from rubriceval.checks.base import quoted, synonym_group, worded
+from rubriceval.checks.turns import conversation_of, excerpt, hit_in
 from rubriceval.data.conversation import Conversation
 from rubriceval.data.sample import Sample
+from rubriceval.i18n import Message, msg
 from rubriceval.rubric.schema import EscalateAfter
 from rubriceval.verdict import Evidence
 
 
-def _failed(item: EscalateAfter, conversation: Conversation, number: int) -> str | None:
-    """Why bot turn `number` counts as failed ('turn 3: 无法', 'user at turn 4: 还是不行'), or None."""
+def _failed(item: EscalateAfter, conversation: Conversation, number: int) -> Message | None:
+    """Why bot turn `number` counts as failed ('turn 3: “无法”', 'user at turn 4: “还是不行”'), or None."""
     turn = conversation.turns[number - 1]
     if item.bot_failure and (hit := hit_in(turn.content, item.bot_failure, number, item.case_sensitive)):
-        return f"turn {number}: '{hit.span}'"
+        return msg("ev_failed_bot_turn", turn=number, span=quoted(hit.span))
     if item.user_failure:
         for later, reply in conversation.numbered()[number:]:
             if reply.role == "assistant":
                 break
             if reply.role == "user" and (hit := hit_in(reply.content, item.user_failure, later, item.case_sensitive)):
-                return f"user at turn {later}: '{hit.span}'"
+                return msg("ev_failed_user_turn", turn=later, span=quoted(hit.span))
     return None
 
 
 def escalate_after(item: EscalateAfter, sample: Sample) -> Evidence:
     conversation = conversation_of(sample)
-    streak: list[str] = []          # why each bot turn of the current run of failures failed
+    streak: list[Message] = []      # why each bot turn of the current run of failures failed
     owed_since: int | None = None   # the bot turn after which a handover became due
     left = 0                        # bot turns still allowed before the handover
     handed_over = None
@@ -36,8 +38,8 @@ def escalate_after(item: EscalateAfter, sample: Sample) -> Evidence:
         if handover:
             if owed_since is not None:
                 return Evidence(item=item.id, passed=True, turn=number, span=handover.span, start=handover.start,
-                                detail=f"{item.failures} failed bot turn(s) ({'; '.join(streak)}), then handover at "
-                                       f"turn {number}")
+                                **worded(sample, "ev_escalate_ok", failures=item.failures, streak=streak,
+                                         turn=number))
             handed_over = handed_over or handover
             streak, owed_since = [], None
             continue
@@ -45,20 +47,19 @@ def escalate_after(item: EscalateAfter, sample: Sample) -> Evidence:
             left -= 1
             if left == 0:
                 return Evidence(item=item.id, passed=False, turn=number, span=excerpt(content), missing=[item.handover],
-                                detail=f"{item.failures} consecutive failed bot turn(s) ({'; '.join(streak)}), but "
-                                       f"turn {number} does not hand over ('{item.handover}')")
+                                **worded(sample, "ev_escalate_missed", failures=item.failures, streak=streak,
+                                         turn=number, handover=synonym_group(item.handover)))
         why = _failed(item, conversation, number)
         streak = streak + [why] if why else []
         if why and len(streak) >= item.failures and owed_since is None:
             owed_since, left = number, item.within
     if owed_since is not None:
         return Evidence(item=item.id, passed=False, missing=[item.handover], turn=owed_since,
-                        detail=f"{item.failures} consecutive failed bot turn(s) ({'; '.join(streak)}), and the "
-                               f"conversation ends without a handover ('{item.handover}')")
+                        **worded(sample, "ev_escalate_ended", failures=item.failures, streak=streak,
+                                 handover=synonym_group(item.handover)))
     if handed_over is not None:
         return Evidence(item=item.id, passed=True, turn=handed_over.turn, span=handed_over.span,
-                        start=handed_over.start, detail=f"handover at turn {handed_over.turn} before "
-                                                        f"{item.failures} consecutive failures")
-    return Evidence(item=item.id, passed=True,
-                    detail=f"never {item.failures} consecutive failed bot turns (bot turns: "
-                           f"{turn_list(conversation.assistant_turns)})")
+                        start=handed_over.start,
+                        **worded(sample, "ev_escalate_early", turn=handed_over.turn, failures=item.failures))
+    return Evidence(item=item.id, passed=True, **worded(sample, "ev_escalate_never", failures=item.failures,
+                                                        turns=list(conversation.assistant_turns)))

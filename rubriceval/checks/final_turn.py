@@ -1,9 +1,11 @@
 """final_turn: the last assistant turn mentions the closing phrase(s) — matched by must_mention itself."""
 from __future__ import annotations
 
+from rubriceval.checks.base import reworded
 from rubriceval.checks.mention import must_mention
 from rubriceval.checks.turns import conversation_of, excerpt, turn_sample
 from rubriceval.data.sample import Sample
+from rubriceval.i18n import msg
 from rubriceval.rubric.schema import FinalTurn, MustMention
 from rubriceval.verdict import Evidence
 
@@ -14,5 +16,7 @@ def final_turn(item: FinalTurn, sample: Sample) -> Evidence:
     as_mention = MustMention(id=item.id, type="must_mention", phrases=item.phrases, mode=item.mode,
                              case_sensitive=item.case_sensitive)
     evidence = must_mention(as_mention, turn_sample(conversation, last))
-    said = "" if evidence.passed else f"; it says: '{excerpt(conversation.turns[last - 1].content)}'"
-    return evidence.model_copy(update={"turn": last, "detail": f"last assistant turn ({last}): {evidence.detail}{said}"})
+    message = (msg("ev_final_turn", turn=last, check=evidence.message) if evidence.passed else
+               msg("ev_final_turn_says", turn=last, check=evidence.message,
+                   said=excerpt(conversation.turns[last - 1].content)))
+    return evidence.model_copy(update={"turn": last, **reworded(sample, message)})

@@ -4,7 +4,9 @@ from __future__ import annotations
 import re
 from urllib.parse import urlparse
 
+from rubriceval.checks.base import reworded
 from rubriceval.data.sample import Sample
+from rubriceval.i18n import msg
 from rubriceval.rubric.schema import RequiredLink
 from rubriceval.verdict import Evidence
 
@@ -25,28 +27,26 @@ def required_link(item: RequiredLink, sample: Sample) -> Evidence:
     links = find_links(sample.answer)
     if item.url:
         matches = [(p, u) for p, u in links if u.rstrip("/") == item.url.rstrip("/")]
-        wanted = item.url
+        wanted, described = item.url, msg("ev_link_wanted_url", url=item.url)
     elif item.url_pattern:
         matches = [(p, u) for p, u in links if re.fullmatch(item.url_pattern, u) or re.match(item.url_pattern, u)]
-        wanted = f"a link matching /{item.url_pattern}/"
+        wanted, described = item.url_pattern, msg("ev_link_wanted_pattern", pattern=item.url_pattern)
     else:
-        matches, wanted = links, "any link"
-    problems: list[str] = []
-    if not matches:
-        problems.append(f"missing {wanted}")
+        matches, wanted, described = links, "any link", msg("ev_link_wanted_any")
+    problems = [] if matches else [msg("ev_link_missing", wanted=described)]
     off_domain = [u for _, u in links if item.allowed_domains and not _domain_allowed(u, item.allowed_domains)]
     if off_domain:
-        problems.append(f"link(s) outside allowed domains {item.allowed_domains}: {', '.join(off_domain)}")
+        problems.append(msg("ev_link_off_domain", domains=item.allowed_domains, links=off_domain))
     context_text = "\n".join(sample.contexts + sample.reference_contexts + [sample.ground_truth])
     invented = [u for _, u in links if item.flag_invented and u not in context_text]
-    if invented:
-        note = f"possibly invented (in no context): {', '.join(invented)}"
-        if item.fail_on_invented:
-            problems.append(note)
+    note = msg("ev_link_invented", links=invented)
+    if invented and item.fail_on_invented:
+        problems.append(note)
     passed = not problems
-    detail = "; ".join(problems) if problems else f"found {matches[0][1]}"
+    parts = problems or [msg("ev_link_found", url=matches[0][1])]
     if invented and not item.fail_on_invented:
-        detail += f"; note: {note}"
+        parts.append(msg("ev_note", text=note))
     first = matches[0] if matches else None
-    return Evidence(item=item.id, passed=passed, detail=detail, span=first[1] if first else None,
-                    start=first[0] if first else None, missing=[wanted] if not matches else [])
+    return Evidence(item=item.id, passed=passed, **reworded(sample, msg("ev_clauses", parts=parts)),
+                    span=first[1] if first else None, start=first[0] if first else None,
+                    missing=[wanted] if not matches else [])

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from rubriceval.checks.turns import conversation_of, turn_list, turn_sample
+from rubriceval.checks.base import reworded, worded
+from rubriceval.checks.turns import conversation_of, role_names, turn_sample
 from rubriceval.data.sample import Sample
+from rubriceval.i18n import msg
 from rubriceval.verdict import Evidence
 
 
@@ -16,8 +18,10 @@ def each_turn(item: Any, sample: Sample, check: Callable[[Any, Sample], Evidence
     results = [(n, check(item, turn_sample(conversation, n))) for n in numbers]
     failed = [(n, ev) for n, ev in results if ev.passed is False]
     if not failed:
-        return Evidence(item=item.id, passed=True,
-                        detail=f"all {len(results)} {item.turns} turn(s) pass" if results else f"no {item.turns} turn")
+        role = role_names([item.turns])
+        return Evidence(item=item.id, passed=True, **(worded(sample, "ev_turns_all_pass", n=len(results), role=role)
+                                                      if results else worded(sample, "ev_turns_none", role=role)))
     number, first = failed[0]
-    also = f" (failing turns: {turn_list(n for n, _ in failed)})" if len(failed) > 1 else ""
-    return first.model_copy(update={"turn": number, "detail": f"turn {number}: {first.detail}{also}"})
+    message = (msg("ev_turns_failed", turn=number, check=first.message, turns=[n for n, _ in failed])
+               if len(failed) > 1 else msg("ev_turn_failed", turn=number, check=first.message))
+    return first.model_copy(update={"turn": number, **reworded(sample, message)})

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from rubriceval.checks.base import field_text
+from rubriceval.checks.base import field_text, worded
 from rubriceval.data.sample import Sample
 from rubriceval.rubric.schema import RegexCheck
 from rubriceval.verdict import Evidence
@@ -17,7 +17,8 @@ def regex(item: RegexCheck, sample: Sample) -> Evidence:
     match = re.search(item.pattern, text, flags)
     passed = bool(match) == item.should_match
     if match:
-        detail = f"pattern /{item.pattern}/ matched" + ("" if item.should_match else " (it must not)")
-        return Evidence(item=item.id, passed=passed, span=match.group(0), start=match.start(), detail=detail)
-    return Evidence(item=item.id, passed=passed, detail=f"pattern /{item.pattern}/ not found",
+        key = "ev_regex_matched" if item.should_match else "ev_regex_matched_forbidden"
+        return Evidence(item=item.id, passed=passed, span=match.group(0), start=match.start(),
+                        **worded(sample, key, pattern=item.pattern))
+    return Evidence(item=item.id, passed=passed, **worded(sample, "ev_regex_not_found", pattern=item.pattern),
                     missing=[item.pattern] if item.should_match else [])

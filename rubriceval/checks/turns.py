@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Iterable, NamedTuple
 
-from rubriceval.checks.base import find_any, quote
+from rubriceval.checks.base import find_any, span_at
 from rubriceval.data.conversation import Conversation
 from rubriceval.data.sample import Sample
+from rubriceval.i18n import Message, msg
 
 EXCERPT_CHARS = 40
 
@@ -26,7 +27,7 @@ def conversation_of(sample: Sample) -> Conversation:
 
 def hit_in(text: str, alternatives: str, turn: int, case_sensitive: bool = False) -> TurnHit | None:
     found = find_any(text, alternatives, case_sensitive)
-    return TurnHit(turn, found[0], quote(text, found[0], len(found[1]))) if found else None
+    return TurnHit(turn, found[0], span_at(text, found[0], len(found[1]))) if found else None
 
 
 def turn_hits(conversation: Conversation, alternatives: str, roles: Iterable[str],
@@ -50,5 +51,7 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def turn_list(numbers: Iterable[int]) -> str:
-    return ", ".join(str(n) for n in numbers)
+def role_names(roles: Iterable[str]) -> Message:
+    """'assistant' / 'user' / both, as the catalogue says them (客服 / 用户)."""
+    names = [msg(f"ev_role_{role}") for role in roles]
+    return names[0] if len(names) == 1 else msg("ev_either", first=names[0], second=names[1])

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from rubriceval.data.sample import Sample
 from rubriceval.report.aggregate import RunData, load_run
-from rubriceval.report.i18n import Lang, check_lang, format_number, t
+from rubriceval.i18n import Lang, check_lang, format_number, t
 from rubriceval.verdict import Verdict
 
 Direction = Literal["better", "worse", "unclear", "undefined"]
@@ -158,7 +158,7 @@ def _index(verdicts: Sequence[Verdict]) -> dict[str, dict[str, Verdict]]:
 def compare_data(a: RunData, b: RunData, *, n_boot: int = 2000, seed: int = 0, confidence: float = 0.95,
                  min_drop: Mapping[str, float] | None = None, lang: Lang | None = None) -> Comparison:
     """Compare two loaded runs; `a` is the baseline, `b` the candidate."""
-    from rubriceval.report.i18n import detect_language
+    from rubriceval.i18n import detect_language
 
     drops = {**DEFAULT_MIN_DROP, **(min_drop or {})}
     by_a, by_b = _index(a.verdicts), _index(b.verdicts)

@@ -15,8 +15,8 @@ from pydantic import BaseModel, Field
 
 from rubriceval.data.sample import Sample
 from rubriceval.report.aggregate import ScorerSummary, Summary
-from rubriceval.report.i18n import (CHECK_ACTIONS, FINDING_TEXT, GENERIC_CHECK_ACTION, LANGS, UNSCORED_ACTIONS, Lang,
-                                    format_number, format_percent)
+from rubriceval.i18n import LANGS, Lang, format_number, format_percent
+from rubriceval.i18n.report_text import CHECK_ACTIONS, FINDING_TEXT, GENERIC_CHECK_ACTION, UNSCORED_ACTIONS
 from rubriceval.verdict import Verdict
 
 Stage = Literal["retrieval", "generation", "business", "judge"]

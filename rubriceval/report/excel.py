@@ -17,7 +17,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from rubriceval.report.aggregate import RunData, load_run
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding, diagnose
-from rubriceval.report.i18n import Lang, check_lang, detect_language, t
+from rubriceval.i18n import Lang, check_lang, detect_language, evidence_text, t
 from rubriceval.safety.spreadsheet import escape_cell
 
 EXCEL_CELL_LIMIT = 32767
@@ -98,7 +98,7 @@ def _sample_rows(data: RunData, lang: Lang) -> tuple[list[str], list[list[Any]],
     for v in data.verdicts:
         s = samples.get(v.sample_id)
         evidence = "\n".join(
-            f"{'✓' if e.passed else '✗' if e.passed is False else '·'} {e.item}: {e.detail}"
+            f"{'✓' if e.passed else '✗' if e.passed is False else '·'} {e.item}: {evidence_text(e, lang)}"
             + (f" 「{e.span}」" if e.span else "") for e in v.evidence)
         rows.append([v.sample_id, names.get(v.scorer, v.scorer), t(f"kind_{v.kind}", lang), v.score,
                      None if v.passed is None else t("passed" if v.passed else "failed", lang),

@@ -20,7 +20,7 @@ from rubriceval.report.aggregate import RunData, ScorerSummary, load_run
 from rubriceval.report.compare import compare_data
 from rubriceval.report.gate_checks import RUN_STATS, GateCheck, GateConfig, GateUsageError, gate_config
 from rubriceval.report.gate_trust import AgreementSource, trust_from_store, untrusted_reason
-from rubriceval.report.i18n import Lang, detect_language, t
+from rubriceval.i18n import Lang, detect_language, t
 
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 _DECIMALS = 9   # compare at this precision, so a mean of 3.2000000000000006 meets ">= 3.2"

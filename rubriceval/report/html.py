@@ -14,7 +14,7 @@ import jinja2
 
 from rubriceval.report.aggregate import GroupStats, RunData, ScorerSummary, Summary, load_run
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding, diagnose
-from rubriceval.report.i18n import Lang, check_lang, detect_language, format_number, format_percent, t
+from rubriceval.i18n import Lang, check_lang, detect_language, evidence_text, format_number, format_percent, t
 from rubriceval.verdict import Verdict
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -172,7 +172,8 @@ def report_context(data: RunData, lang: Lang, findings: Sequence[Finding],
                  "agreement": (agreement or {}).get(s.scorer)} for s in summary.scorers]
     config = data.info.get("config", {})
     return {
-        "lang": lang, "t": lambda key, **kw: t(key, lang, **kw), "run": data.info, "run_name": data.run_name,
+        "lang": lang, "t": lambda key, **kw: t(key, lang, **kw), "say": lambda e: evidence_text(e, lang),
+        "run": data.info, "run_name": data.run_name,
         "created": _format_time(data.info.get("created_at")), "dataset": config.get("dataset_path", ""),
         "judge_model": (config.get("judge") or {}).get("model", ""), "n_samples": len(data.samples),
         "summary": summary, "rubric_chart": rubric_chart, "metric_chart": metric_chart,

@@ -7,7 +7,7 @@ from typing import Any
 
 from rubriceval.report.aggregate import RunData, Summary, load_run
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding, diagnose
-from rubriceval.report.i18n import Lang, check_lang, detect_language, format_number, format_percent, t
+from rubriceval.i18n import Lang, check_lang, detect_language, format_number, format_percent, t
 
 MAX_FINDINGS_IN_MARKDOWN = 5
 

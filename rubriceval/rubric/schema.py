@@ -57,6 +57,16 @@ class _ItemBase(_Strict):
     must: bool = False
 
 
+class _CheckBase(_ItemBase):
+    """A single-turn check, optionally conditioned on the retrieved contexts (each entry: phrases separated by '|',
+    any of which counts). unless_context: a failed check passes when a context mentions one of them (never promise
+    包邮 unless the knowledge base grants it). only_if_context: the check applies only when a context mentions one of
+    them (quote the fee when the contexts mention a fee); otherwise it passes as not required."""
+
+    unless_context: list[str] = Field(default_factory=list)
+    only_if_context: list[str] = Field(default_factory=list)
+
+
 class JudgeItem(_ItemBase):
     """An LLM-judged item. Without its own criterion/levels it uses the rubric's."""
 
@@ -72,7 +82,7 @@ class JudgeItem(_ItemBase):
         return value
 
 
-class MustMention(_ItemBase):
+class MustMention(_CheckBase):
     """The answer must mention all (or any) of these phrases; each phrase may list synonyms as 'a|b'."""
 
     type: Literal["must_mention"]
@@ -83,7 +93,7 @@ class MustMention(_ItemBase):
     turns: TurnRole | None = None     # conversations: every turn of this role must pass (field = that turn)
 
 
-class MustNotMention(_ItemBase):
+class MustNotMention(_CheckBase):
     type: Literal["must_not_mention"]
     phrases: list[str] = Field(min_length=1)
     field: SampleField = "answer"
@@ -91,7 +101,7 @@ class MustNotMention(_ItemBase):
     turns: TurnRole | None = None
 
 
-class RegexCheck(_ItemBase):
+class RegexCheck(_CheckBase):
     type: Literal["regex"]
     pattern: str
     should_match: bool = True
@@ -105,7 +115,7 @@ class RegexCheck(_ItemBase):
         return _valid_regex(value)
 
 
-class RequiredLink(_ItemBase):
+class RequiredLink(_CheckBase):
     """The answer must contain a link matching `url` (exact) or `url_pattern` (regex)."""
 
     type: Literal["required_link"]
@@ -121,7 +131,7 @@ class RequiredLink(_ItemBase):
         return _valid_regex(value)
 
 
-class StepsInOrder(_ItemBase):
+class StepsInOrder(_CheckBase):
     """Steps must appear in this order (each step: phrases separated by '|', any of which counts)."""
 
     type: Literal["steps_in_order"]
@@ -130,7 +140,7 @@ class StepsInOrder(_ItemBase):
     field: SampleField = "answer"
 
 
-class MaxLength(_ItemBase):
+class MaxLength(_CheckBase):
     type: Literal["max_length"]
     max_chars: int = Field(gt=0)
     field: SampleField = "answer"
@@ -327,7 +337,7 @@ class Rubric(_Strict):
 # Fields added for conversations: left out of the hash while at their default, so every rubric written before
 # them keeps its version tag (and its audits, trust records and cached judge replies).
 _LATER_DEFAULTS = {"scope": "sample", "turn_aggregate": None}
-_LATER_ITEM_DEFAULTS = {"turns": None}
+_LATER_ITEM_DEFAULTS = {"turns": None, "unless_context": [], "only_if_context": []}
 
 
 def _hashed_fields(data: dict[str, Any]) -> dict[str, Any]:

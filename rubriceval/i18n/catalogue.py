@@ -1,0 +1,88 @@
+"""The one catalogue of user-visible wording, in Chinese and English, and the rules for saying a message.
+
+Every label of the report and the audit app, and every sentence a deterministic check writes as evidence, is a key
+here. A missing key or language is a bug, so `t` raises instead of printing the key.
+
+A `Message` (key + parameters) is what a check stores with its evidence: the report and the app say it again in
+their own language. Parameters may be Messages themselves (said in the same language) or lists: a list of Messages
+is joined as clauses (“；” / “; ”), any other list as items (“、” / “, ”).
+"""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from rubriceval.i18n.evidence_text import EVIDENCE_TEXT
+from rubriceval.i18n.report_text import REPORT_TEXT
+from rubriceval.i18n.ui_text import UI_TEXT
+
+Lang = Literal["zh", "en"]
+LANGS: tuple[Lang, ...] = ("zh", "en")
+
+ITEM_SEPARATOR: dict[str, str] = {"zh": "、", "en": ", "}
+CLAUSE_SEPARATOR: dict[str, str] = {"zh": "；", "en": "; "}
+
+
+def _merge(*parts: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    merged: dict[str, dict[str, str]] = {}
+    for part in parts:
+        clash = set(merged) & set(part)
+        if clash:
+            raise KeyError(f"catalogue keys defined twice: {sorted(clash)}")
+        merged.update(part)
+    return merged
+
+
+MESSAGES: dict[str, dict[str, str]] = _merge(REPORT_TEXT, EVIDENCE_TEXT, UI_TEXT)
+
+
+class Message(BaseModel):
+    """A catalogue key with its parameters, kept so the text can be said again in either language."""
+
+    key: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+def msg(key: str, **params: Any) -> Message:
+    if key not in MESSAGES:
+        raise KeyError(f"no catalogue text for {key!r}")
+    return Message(key=key, params=params)
+
+
+def t(key: str, lang: Lang, **params: object) -> str:
+    """The text of `key` in `lang`, with `{name}` placeholders filled from params."""
+    try:
+        text = MESSAGES[key][lang]
+    except KeyError:
+        raise KeyError(f"no catalogue text for {key!r} in {lang!r}") from None
+    return text.format(**params) if params else text
+
+
+def _param(value: Any, lang: Lang) -> Any:
+    if isinstance(value, dict) and "key" in value and set(value) <= {"key", "params"}:
+        value = Message.model_validate(value)        # a nested message read back from JSON
+    if isinstance(value, Message):
+        return render(value, lang)
+    if isinstance(value, (list, tuple)):
+        said = [_param(v, lang) for v in value]
+        clauses = any(isinstance(v, (Message, dict)) for v in value)
+        return (CLAUSE_SEPARATOR if clauses else ITEM_SEPARATOR)[lang].join(str(s) for s in said)
+    return value
+
+
+def render(message: Message | dict, lang: Lang) -> str:
+    """Say a message (and the messages inside it) in `lang`."""
+    if isinstance(message, dict):
+        message = Message.model_validate(message)
+    return t(message.key, lang, **{name: _param(value, lang) for name, value in message.params.items()})
+
+
+def check_lang(lang: str | None) -> Lang | None:
+    if lang is None:
+        return None
+    if lang not in LANGS:
+        from rubriceval.errors import RubricEvalError
+
+        raise RubricEvalError(f"unknown language {lang!r}", field="lang", hint="use 'zh' or 'en'")
+    return lang  # type: ignore[return-value]
