@@ -122,3 +122,15 @@ def test_cap_at_one_decides_without_a_judge():
 def test_policy_rejects_unknown_keys():
     with pytest.raises(ValueError):
         ManipulationPolicy.model_validate({"action": "cap", "cap": 1})
+
+
+def test_reports_count_flagged_verdicts():
+    from rubriceval.report.aggregate import summarize_scorer
+
+    policy = ManipulationPolicy()
+    flagged = apply_manipulation_policy(_judged(), scan_sample(PTS_INJECT, policy), policy, threshold=4)
+    clean = Verdict(sample_id="ok", scorer="policy_compliance", score=4.0, passed=True, feedback="好")
+    summary = summarize_scorer({"scorer": "policy_compliance", "kind": "rubric", "definition": {"threshold": 4}},
+                               [flagged, clean])
+    assert summary.n_suspected_manipulation == 1 and summary.n_scored == 2 and summary.mean == 2.5
+    assert any("suspected_manipulation" in note for note in summary.notes)

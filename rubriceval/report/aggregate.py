@@ -14,6 +14,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from rubriceval.data.sample import Sample
+from rubriceval.safety.manipulation_policy import is_flagged
 from rubriceval.trust.panel_agreement import PanelAgreement, panel_agreement
 from rubriceval.verdict import Usage, Verdict
 
@@ -67,6 +68,8 @@ class ScorerSummary(BaseModel):
     n_scored: int = 0
     n_unscored: int = 0
     unscored: list[UnscoredGroup] = Field(default_factory=list)
+    # Answers that addressed the judge (rubriceval/safety/manipulation.py): scored under the rubric's policy, counted.
+    n_suspected_manipulation: int = 0
     mean: float | None = None
     median: float | None = None
     std: float | None = None
@@ -140,6 +143,7 @@ class Summary(BaseModel):
             rows.append({
                 "scorer": s.scorer, "name": s.name, "kind": s.kind, "version": s.version,
                 "n_total": s.n_total, "n_scored": s.n_scored, "n_unscored": s.n_unscored,
+                "n_suspected_manipulation": s.n_suspected_manipulation,
                 "mean": s.mean, "median": s.median, "std": s.std, "min": s.min, "max": s.max,
                 "threshold": s.threshold, "pass_rate": s.pass_rate, "weight": s.weight,
                 "unscored_by_kind": {g.kind: g.count for g in s.unscored},
@@ -248,6 +252,10 @@ def summarize_scorer(scorer: Mapping[str, Any], rows: Sequence[Verdict],
     summary.n_total, summary.n_scored = len(rows), len(scored)
     summary.n_unscored = summary.n_total - summary.n_scored
     summary.unscored = _unscored_groups(v for v in rows if v.score is None)
+    summary.n_suspected_manipulation = sum(1 for v in rows if is_flagged(v))
+    if summary.n_suspected_manipulation:
+        summary.notes.append(f"{summary.n_suspected_manipulation} answer(s) addressed the judge "
+                             "(suspected_manipulation): handled by the rubric's manipulation policy")
     stats = describe(scored, summary.threshold)
     summary.mean, summary.median, summary.std = stats.mean, stats.median, stats.std
     summary.min, summary.max = stats.min, stats.max
