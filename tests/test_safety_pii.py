@@ -99,3 +99,17 @@ def test_masking_is_idempotent_and_restore_leaves_unknown_placeholders():
     assert redaction.mask(once) == once
     assert restore("见 [手机号1] 与 [手机号9]", {"[手机号1]": "13800138000"}) == "见 13800138000 与 [手机号9]"
     assert Redaction.model_validate_json(redaction.model_dump_json()).mapping == redaction.mapping
+
+
+def test_judge_view_and_recorded_mapping():
+    from rubriceval.safety.redaction import judge_view, record_redactions, restore_for_expert
+    from rubriceval.verdict import Verdict
+
+    sample = Sample(id="s", question="回电 13800138000", answer="好的，会打 13800138000")
+    assert judge_view(sample, False)[0] is sample
+    masked, redaction = judge_view(sample, True)
+    assert masked.answer == "好的，会打 [手机号1]"
+    verdict = record_redactions(Verdict(sample_id="s", scorer="r", score=4.0, feedback="回答复述了 [手机号1]"), redaction)
+    assert verdict.details["redactions"] == {"[手机号1]": "13800138000"}
+    assert restore_for_expert(verdict.feedback, verdict.details) == "回答复述了 13800138000"
+    assert record_redactions(verdict, judge_view(Sample(id="x", question="无"), True)[1]) is verdict

@@ -88,3 +88,23 @@ def restore(text: str, mapping: dict[str, str]) -> str:
     if not text or not mapping:
         return text
     return _PLACEHOLDER.sub(lambda m: mapping.get(m.group(), m.group()), text)
+
+
+REDACTIONS_KEY = "redactions"   # verdict.details key holding placeholder → original (kept in the local run store only)
+
+
+def judge_view(sample: Sample, redact: bool) -> tuple[Sample, Redaction]:
+    """What a judge or embedder may read of `sample`: masked when `judge.redact` is on, else the sample itself."""
+    return redact_sample(sample) if redact else (sample, Redaction())
+
+
+def record_redactions(verdict, redaction: Redaction):
+    """The verdict with the placeholder mapping in its details (nothing added when nothing was masked)."""
+    if not redaction.mapping:
+        return verdict
+    return verdict.model_copy(update={"details": {**verdict.details, REDACTIONS_KEY: dict(redaction.mapping)}})
+
+
+def restore_for_expert(text: str, details: dict) -> str:
+    """The audit app's hook: `text` (feedback, a masked field) with the originals of this verdict's placeholders."""
+    return restore(text, (details or {}).get(REDACTIONS_KEY, {}))
