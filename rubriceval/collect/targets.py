@@ -19,6 +19,15 @@ CLI strings (`parse_target`):
   empty (a plain chat model retrieves nothing). The API key comes from $RUBRICEVAL_TARGET_API_KEY (never stored).
 - ``path/to/target.yaml`` or ``.json`` — any of the above with all fields, e.g.
   ``{kind: http, url: ..., headers: {Authorization: Bearer ...}}``.
+
+Conversations (`rubriceval.collect.conversations`): each user turn is one `ask` with the turns before it as
+``history`` — OpenAI-style ``[{"role": "user"|"assistant", "content": ...}]``. A callable receives it when it has
+a ``history`` parameter (and the conversation's id when it has a ``conversation_id`` parameter); without them it
+answers every turn on its own. The HTTP request adds ``"history"`` and ``"conversation_id"`` (``id`` is then
+``<conversation id>#<turn>``); the OpenAI chat target sends the history as its messages. Any target may also
+return ``"tool_calls": [{"name": ..., "arguments": {...}, "result": "<what the tool returned>"}]`` (OpenAI's
+``{"function": {"name", "arguments": "<JSON>"}}`` form too); they are stored on the assistant turn, and a call's
+``result`` as a tool turn before the answer.
 """
 from __future__ import annotations
 
@@ -38,12 +47,23 @@ import httpx
 import yaml
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
+from rubriceval.data.conversation import ToolCall
 from rubriceval.errors import ConfigError
+
+
+class TargetToolCall(ToolCall):
+    """A tool call the bot reports, with what the tool returned when it says so."""
+
+    result: str | None = None
 
 
 class TargetReply(BaseModel):
     answer: str
     contexts: list[str] = Field(default_factory=list)
+    tool_calls: list[TargetToolCall] = Field(default_factory=list)
+
+
+History = list[dict[str, str]]   # earlier turns of a conversation, OpenAI-style {"role", "content"}
 
 
 class TargetContractError(Exception):
@@ -135,7 +155,8 @@ class TargetRunner(ABC):
     description: str
 
     @abstractmethod
-    async def ask(self, question: str, sample_id: str) -> TargetReply: ...
+    async def ask(self, question: str, sample_id: str, *, history: History | None = None,
+                  conversation_id: str | None = None) -> TargetReply: ...
 
     async def aclose(self) -> None:
         return None
@@ -152,14 +173,28 @@ def _context_text(item: Any, position: int) -> str:
                               "with page_content/text/content")
 
 
+def _tool_calls(value: Any) -> list[TargetToolCall]:
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple)):
+        raise TargetContractError(f"'tool_calls' must be a list, got {type(value).__name__}")
+    try:
+        return [TargetToolCall.model_validate(c) for c in value]
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise TargetContractError(f"tool_calls{list(err['loc'])}: {err['msg']}") from None
+
+
 def coerce_reply(value: Any) -> TargetReply:
-    """Accept a str, a dict or an object with answer/contexts; raise TargetContractError for anything else."""
+    """Accept a str, a dict or an object with answer/contexts(/tool_calls); raise TargetContractError otherwise."""
     if isinstance(value, str):
         return TargetReply(answer=value)
     if isinstance(value, dict):
         answer, contexts = value.get("answer"), value.get("contexts")
+        calls = value.get("tool_calls")
     elif hasattr(value, "answer"):
         answer, contexts = value.answer, getattr(value, "contexts", None)
+        calls = getattr(value, "tool_calls", None)
     else:
         raise TargetContractError(f"the target returned a {type(value).__name__}; expected a str, a dict with "
                                   "'answer' and 'contexts', or an object with those attributes")
@@ -169,7 +204,8 @@ def coerce_reply(value: Any) -> TargetReply:
         contexts = []
     if isinstance(contexts, str) or not isinstance(contexts, (list, tuple)):
         raise TargetContractError(f"'contexts' must be a list, got {type(contexts).__name__}")
-    return TargetReply(answer=answer, contexts=[_context_text(c, i) for i, c in enumerate(contexts)])
+    return TargetReply(answer=answer, contexts=[_context_text(c, i) for i, c in enumerate(contexts)],
+                       tool_calls=_tool_calls(calls))
 
 
 def load_callable(ref: str) -> Callable[..., Any]:
@@ -202,13 +238,23 @@ class _CallableRunner(TargetRunner):
         self.description = description
         self._function = function
         self._is_async = inspect.iscoroutinefunction(function)
+        try:
+            self._parameters = set(inspect.signature(function).parameters)
+        except (TypeError, ValueError):   # some builtins and C callables have no signature
+            self._parameters = set()
 
-    async def ask(self, question: str, sample_id: str) -> TargetReply:
+    async def ask(self, question: str, sample_id: str, *, history: History | None = None,
+                  conversation_id: str | None = None) -> TargetReply:
+        extra: dict[str, Any] = {}
+        if history is not None and "history" in self._parameters:
+            extra["history"] = history
+        if conversation_id is not None and "conversation_id" in self._parameters:
+            extra["conversation_id"] = conversation_id
         if self._is_async:
-            value = await self._function(question)
+            value = await self._function(question, **extra)
         else:
             # A timed-out sync call keeps its thread until it returns; Python cannot kill a thread.
-            value = await asyncio.to_thread(self._function, question)
+            value = await asyncio.to_thread(self._function, question, **extra)
             if inspect.isawaitable(value):   # e.g. an object whose __call__ is async
                 value = await value
         return coerce_reply(value)
@@ -221,9 +267,13 @@ class _HttpRunner(TargetRunner):
         # The collector enforces the per-call timeout; httpx's own is a backstop against hung sockets.
         self._client = httpx.AsyncClient(headers=config.headers, timeout=httpx.Timeout(600.0))
 
-    async def ask(self, question: str, sample_id: str) -> TargetReply:
+    async def ask(self, question: str, sample_id: str, *, history: History | None = None,
+                  conversation_id: str | None = None) -> TargetReply:
+        body: dict[str, Any] = {"question": question, "id": sample_id}
+        if history is not None:
+            body.update(history=history, conversation_id=conversation_id)
         try:
-            response = await self._client.post(self._url, json={"question": question, "id": sample_id})
+            response = await self._client.post(self._url, json=body)
         except httpx.TransportError as exc:
             raise TransientTargetError(f"connection error: {type(exc).__name__}: {exc}") from None
         if response.status_code in (408, 429) or response.status_code >= 500:
@@ -253,9 +303,10 @@ class _OpenAIChatRunner(TargetRunner):
                                           api_key=os.environ.get(config.api_key_env) or "not-needed",
                                           timeout=600.0, max_retries=0)
 
-    async def ask(self, question: str, sample_id: str) -> TargetReply:
+    async def ask(self, question: str, sample_id: str, *, history: History | None = None,
+                  conversation_id: str | None = None) -> TargetReply:
         messages = ([{"role": "system", "content": self._config.system_prompt}] if self._config.system_prompt
-                    else []) + [{"role": "user", "content": question}]
+                    else []) + list(history or []) + [{"role": "user", "content": question}]
         try:
             completion = await self._client.chat.completions.create(
                 model=self._config.model, messages=messages, temperature=self._config.temperature,
