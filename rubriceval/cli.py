@@ -306,8 +306,17 @@ def cmd_collect(args) -> int:
     from rubriceval.collect import collect, parse_target
 
     target = parse_target(args.target)
-    summary = asyncio.run(collect(args.questions, target, args.out, concurrency=args.concurrency,
-                                  timeout_s=args.timeout, retries=args.retries, progress=not args.quiet))
+    if args.conversations:
+        from rubriceval.collect.conversations import collect_conversations_with_judge
+        from rubriceval.judge.config import load_judge_config
+
+        judge_config = load_judge_config(args.config, base_url=args.judge_base_url, model=args.judge_model)
+        summary = asyncio.run(collect_conversations_with_judge(
+            judge_config, args.questions, target, args.out, concurrency=args.concurrency, timeout_s=args.timeout,
+            retries=args.retries, progress=not args.quiet))
+    else:
+        summary = asyncio.run(collect(args.questions, target, args.out, concurrency=args.concurrency,
+                                      timeout_s=args.timeout, retries=args.retries, progress=not args.quiet))
     print(summary.describe())
     print(f"dataset: {Path(args.out).resolve()}")
     return 0 if summary.failed == 0 else 1
@@ -471,6 +480,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=60)
     p.add_argument("--retries", type=int, default=2)
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--conversations", action="store_true",
+                   help="the input is a conversation script (YAML: user_turns, or simulated_user with persona, goal, "
+                        "stop_condition, max_turns); the output is a conversation dataset")
+    p.add_argument("--config", help="judge config (YAML judge: section) for simulated users")
+    p.add_argument("--judge-base-url", help="judge for simulated users (default: $RUBRICEVAL_JUDGE_BASE_URL, else "
+                                            "the embedded local judge)")
+    p.add_argument("--judge-model")
     p.set_defaults(func=cmd_collect)
 
     p = sub.add_parser("generate", help="draft question/answer pairs from documents, critique-filtered")

@@ -270,3 +270,31 @@ def test_killed_collection_resumes_without_asking_finished_conversations_again(t
     assert [r["id"] for r in final] == [f"c{i}" for i in range(6)]
     assert all(r["metadata"]["error"] is None and len(r["turns"]) == 4 for r in final)
     assert all(re.fullmatch(r"c\d 第 2 轮", r["turns"][3]["content"]) for r in final)
+
+
+# --- CLI ----------------------------------------------------------------------------------------------------------
+
+def test_cli_collects_scripted_and_simulated_conversations(tmp_path: Path, monkeypatch, capsys):
+    from rubriceval.cli import main
+
+    monkeypatch.setenv("RUBRICEVAL_TARGET_MODE", "extractive")
+    monkeypatch.setenv("RUBRICEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("RUBRICEVAL_JUDGE_BASE_URL", raising=False)
+    out = tmp_path / "scripted.jsonl"
+    # A scripted collection starts no judge (none is configured here: the embedded one would be started).
+    code = main(["collect", str(write(tmp_path / "s.yaml", SCRIPT)), "--conversations", "--quiet",
+                 "--target", "examples.rag_target.bot:answer", "--out", str(out)])
+    assert code == 0 and "2/2 conversations collected" in capsys.readouterr().out
+    assert [r["id"] for r in rows(out)] == ["script-1", "refund"]
+
+    out = tmp_path / "simulated.jsonl"
+    with StubServer(responder=simulated_user_replies) as stub:
+        code = main(["collect", str(write(tmp_path / "sim.yaml", SIMULATED)), "--conversations", "--quiet",
+                     "--target", f"{Path(__file__).resolve()}:memory_bot", "--out", str(out),
+                     "--judge-base-url", stub.base_url, "--judge-model", "stub"])
+    assert code == 0
+    assert [r["metadata"]["stop_reason"] for r in rows(out)] == ["simulated user stopped: 两个问题都答了",
+                                                                 "max_turns (2) reached"]
+    bad = write(tmp_path / "bad.yaml", "- id: a\n  user_turns: []\n")
+    assert main(["collect", str(bad), "--conversations", "--target", "x:y", "--out", str(tmp_path / "b.jsonl")]) == 2
+    assert "bad.yaml:1 [0]" in capsys.readouterr().err

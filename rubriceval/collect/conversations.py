@@ -150,3 +150,18 @@ async def collect_conversations(script_path: str | Path, target: AnyTarget, out_
                      work=lambda script: _converse(script, settings), record=_record, unit="conversations")
     return await collect_resumably(job, runner, owns_runner=not isinstance(target, TargetRunner),
                                    concurrency=concurrency, progress=progress)
+
+
+async def collect_conversations_with_judge(judge_config: Any, script_path: str | Path, target: AnyTarget,
+                                           out_path: str | Path, **options: Any) -> CollectSummary:
+    """`collect_conversations` with the judge built from `judge_config` (a JudgeConfig) — only when the script has
+    simulated users, so a scripted collection starts no judge — and closed afterwards. For the CLI."""
+    if not any(s.simulated_user for s in load_scripts(script_path)):
+        return await collect_conversations(script_path, target, out_path, **options)
+    from rubriceval.backends import make_judge   # the embedded judge is only started when a user is simulated
+
+    judge = make_judge(judge_config)
+    try:
+        return await collect_conversations(script_path, target, out_path, judge=judge, **options)
+    finally:
+        await judge.close()
