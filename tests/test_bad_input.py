@@ -42,8 +42,8 @@ def dataset(tmp_path, lines, name="data.jsonl"):
 @pytest.mark.parametrize("mutate,expect", [
     (lambda t: t.replace("criterion: |", "criterion: : |"), ":"),                       # malformed YAML
     (lambda t: t.replace("  3: 有安抚", "  9: 有安抚"), "score_descriptions"),          # missing level 3
-    (lambda t: t.replace("type: steps_in_order", "type: sentiment"), "items.1"),          # unknown check type
-    (lambda t: t.replace('steps: ["抱歉', 'bad: 1\n    steps: ["抱歉'), "items.1.bad"),   # unknown field
+    (lambda t: t.replace("type: steps_in_order", "type: sentiment"), "(id: soothe_first)"),  # unknown check type
+    (lambda t: t.replace('steps: ["抱歉', 'bad: 1\n    steps: ["抱歉'), "(id: soothe_first).bad"),  # unknown field
 ])
 def test_bad_rubric_via_run(capsys, tmp_path, rubric_dir, mutate, expect):
     (rubric_dir / "r.yaml").write_text(mutate(RUBRIC), encoding="utf-8")
@@ -59,7 +59,7 @@ def test_invalid_regex_in_rubric(capsys, tmp_path, rubric_dir):
     assert code == 1 and "invalid regex" in out and "0 rubric(s) valid, 1 error(s)" in out
     code, _, err = run_cli(capsys, "run", "datasets/demo_cs_zh.jsonl", "--rubrics", str(rubric_dir), "--dry-run")
     line = one_error_line(err)
-    assert "items.3.pattern" in line and "invalid regex" in line and "r.yaml:" in line
+    assert "(id: rx).pattern" in line and "invalid regex" in line and "r.yaml:" in line
 
 
 def test_missing_column(capsys, tmp_path):

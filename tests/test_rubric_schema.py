@@ -75,7 +75,7 @@ def test_unknown_check_type_names_item_line(tmp_path):
     text = GOOD + "items:\n  - id: judge\n    type: judge\n  - id: x\n    type: spellcheck\n"
     with pytest.raises(RubricError) as exc:
         load_rubric(write(tmp_path, text))
-    assert exc.value.field.startswith("items.1") and exc.value.line == 13
+    assert exc.value.field == "item 2 (id: x)" and exc.value.line == 13      # counted from 1, as editors do
     assert "must_mention" in exc.value.hint
 
 

@@ -180,17 +180,21 @@ def test_run_warns_when_a_rubric_is_used_below_its_bar(tmp_path, stub_server, ca
 
 def test_report_shows_each_rubric_versions_agreement(tmp_path, capsys):
     from rubriceval.cli import main
+    from rubriceval.i18n import render
     from rubriceval.trust.release_gate import agreement_lines
 
     store = tmp_path / "runs.sqlite"
     poor = tone_rubric()
     make_audited_store(store, poor, rows(POOR), run_name="poor")
-    lines = agreement_lines(store, [poor], n_boot=0)
+    lines = {rubric: render(line, "en") for rubric, line in agreement_lines(store, [poor], n_boot=0).items()}
     assert lines["tone"].startswith(poor.version_tag)
-    assert "on 12 items, untrusted (bar κ ≥ 0.6 on ≥ 10 items)" in lines["tone"]
+    assert "on 12 audited item(s) — below the bar (needs ≥ 0.6 on ≥ 10 items)" in lines["tone"]
+    assert "κ" not in lines["tone"] and "unknown" not in lines["tone"]
 
-    assert main(["report", "poor", "--store", str(store), "--out", str(tmp_path / "out")]) == 0
+    assert main(["report", "poor", "--store", str(store), "--out", str(tmp_path / "out"), "--lang", "en"]) == 0
     out = capsys.readouterr().out
-    assert "on 12 items, untrusted" in out and poor.version_tag in out
+    assert "on 12 audited item(s) — below the bar" in out and poor.version_tag in out
     html = (tmp_path / "out" / "poor.html").read_text(encoding="utf-8")
-    assert "on 12 items, untrusted" in html
+    assert "on 12 audited item(s) — below the bar" in html
+    assert main(["report", "poor", "--store", str(store), "--out", str(tmp_path / "zh"), "--lang", "zh"]) == 0
+    assert "12 条已审核）——未达标" in capsys.readouterr().out

@@ -78,6 +78,11 @@ def render(message: Message | dict, lang: Lang) -> str:
     return t(message.key, lang, **{name: _param(value, lang) for name, value in message.params.items()})
 
 
+def say(text: Message | dict | str, lang: Lang) -> str:
+    """A message in `lang`; text that is already written (no message) as it is."""
+    return text if isinstance(text, str) else render(text, lang)
+
+
 def check_lang(lang: str | None) -> Lang | None:
     if lang is None:
         return None

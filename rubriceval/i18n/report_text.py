@@ -112,6 +112,23 @@ REPORT_TEXT: dict[str, dict[str, str]] = {
     "actual": {"zh": "实际值", "en": "Actual"},
     "result": {"zh": "结果", "en": "Result"},
     "reason": {"zh": "说明", "en": "Reason"},
+    # -- judge–expert agreement of a rubric version (one line per rubric) ---------------------------------------------
+    "trust_line": {"zh": "{version}：一致性 {kappa}（{n} 条已审核）——{verdict}",
+                   "en": "{version}: agreement {kappa} on {n} audited item(s) — {verdict}"},
+    "trust_not_audited": {"zh": "{version}：尚未审核", "en": "{version}: not audited yet"},
+    "trust_not_audited_bar": {"zh": "{version}：尚未审核（要求一致性 ≥ {min_kappa}，至少 {min_items} 条）",
+                              "en": "{version}: not audited yet (needs agreement ≥ {min_kappa} on ≥ {min_items} "
+                                    "items)"},
+    "trust_trusted": {"zh": "可信（要求 ≥ {min_kappa}，至少 {min_items} 条）",
+                      "en": "trusted (needs ≥ {min_kappa} on ≥ {min_items} items)"},
+    "trust_untrusted": {"zh": "未达标（要求 ≥ {min_kappa}，至少 {min_items} 条）",
+                        "en": "below the bar (needs ≥ {min_kappa} on ≥ {min_items} items)"},
+    "trust_too_few": {"zh": "已审核样本太少，尚无法判断（至少需要 {min_items} 条）",
+                      "en": "too few audited items to tell yet (needs {min_items})"},
+    "trust_undefined": {"zh": "暂无法计算：专家给所有样本打了同一个分",
+                        "en": "cannot be computed yet: every audited item got the same score"},
+    "trust_no_bar": {"zh": "该标准未设置可信门槛（trust: min_kappa / min_items）",
+                     "en": "the rubric sets no trust bar (trust: min_kappa / min_items)"},
 }
 
 # Diagnosis wording: a title, a one-paragraph explanation and the concrete actions, per finding code.

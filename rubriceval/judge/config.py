@@ -64,11 +64,23 @@ class JudgeConfig(BaseModel):
             return self.price_in_per_mtok, self.price_out_per_mtok
         return PRICES_PER_MTOK.get(self.model, (0.0, 0.0))
 
+    @property
+    def model_named(self) -> bool:
+        """False when an external judge was configured without a model (the 'local' default was left in place)."""
+        return self.is_local or self.model != "local"
+
+    def short_name(self) -> str:
+        if self.is_local:
+            return "embedded local judge (Qwen2.5-Coder-1.5B)"
+        return f"{self.model} at {self.base_url}" if self.model_named else f"{self.base_url} (model not set)"
+
     def describe(self) -> str:
         if self.is_local:
-            return ("embedded local judge (Qwen2.5-Coder-1.5B-Instruct Q4_K_M via xllamacpp) — for offline runs "
-                    "and tests, not for trusted grading; set RUBRICEVAL_JUDGE_BASE_URL for a real judge")
-        return f"{self.model} at {self.base_url}"
+            return (f"{self.short_name()} — for offline runs and tests, not for trusted grading; set "
+                    "RUBRICEVAL_JUDGE_BASE_URL for a real judge")
+        if not self.model_named:
+            return f"{self.short_name()}: set RUBRICEVAL_JUDGE_MODEL or judge.model in the config"
+        return self.short_name()
 
 
 class EmbedderConfig(BaseModel):

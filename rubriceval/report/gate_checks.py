@@ -26,6 +26,9 @@ SCORER_STATS = ("mean", "median", "min", "max", "std", "pass_rate", "unscored_ra
 RUN_STATS = ("business_score", "unscored_rate", "regression")
 ALIASES = {"max_unscored_rate": "unscored_rate", "unscored": "unscored_rate", "passrate": "pass_rate",
            "avg": "mean", "average": "mean"}
+# Operators people type that the gate does not read, with what they probably meant.
+_BAD_OPERATORS = {"=>": ">=", "=<": "<=", "==": None, "!=": None, "=": None}
+_BAD_OPERATOR_RE = re.compile(r"=>|=<|==|!=|(?<![<>=!])=(?![<>=])")
 _CHECK_RE = re.compile(r"^(?P<lhs>.*?)\s*(?P<op>>=|<=|>|<)\s*(?P<num>[-+]?(?:\d+\.?\d*|\.\d+))\s*(?P<pct>%)?\s*$")
 
 
@@ -65,9 +68,22 @@ def _normalize(text: str) -> str:
             .replace("：", ":").replace("＝", "=").strip())
 
 
+def _reject_bad_operator(text: str, normalized: str) -> None:
+    """'x mean=>4' must say the operator is wrong, not that there is no scorer called 'x mean='."""
+    bad = _BAD_OPERATOR_RE.search(normalized)
+    if bad is None:
+        return
+    meant = _BAD_OPERATORS[bad.group(0)]
+    fixed = normalized[:bad.start()] + meant + normalized[bad.end():] if meant else None
+    raise GateUsageError(f"'{bad.group(0)}' at column {bad.start() + 1} of gate check {text!r} is not an operator; "
+                         "use >=, <=, > or <", field="gate",
+                         hint=f"did you mean {fixed!r}?" if fixed else "e.g. 'faithfulness>=0.8'")
+
+
 def parse_check(text: str) -> GateCheck:
     """'情绪安抚 mean>=4.0' → GateCheck(stat='mean', scorer='情绪安抚', op='>=', value=4.0)."""
     normalized = _normalize(text)
+    _reject_bad_operator(text, normalized)
     match = _CHECK_RE.match(normalized)
     if not match or not match["lhs"]:
         raise GateUsageError(f"cannot read gate check {text!r}", field="gate",

@@ -14,7 +14,8 @@ import jinja2
 
 from rubriceval.report.aggregate import GroupStats, RunData, ScorerSummary, Summary, load_run
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding, diagnose
-from rubriceval.i18n import Lang, check_lang, detect_language, evidence_text, format_number, format_percent, t
+from rubriceval.i18n import (Lang, Message, check_lang, detect_language, evidence_text, format_number, format_percent,
+                             say, t)
 from rubriceval.verdict import Verdict
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -162,14 +163,15 @@ def _format_time(timestamp: float | None) -> str:
 
 
 def report_context(data: RunData, lang: Lang, findings: Sequence[Finding],
-                   agreement: Mapping[str, str] | None = None) -> dict[str, Any]:
+                   agreement: Mapping[str, Message | str] | None = None) -> dict[str, Any]:
     summary = data.summary
     rubric_chart = hbar_chart([(s.name, s.mean, s.threshold, format_number(s.mean, 2, lang))
                                for s in summary.rubrics], 1, 5) if summary.rubrics else None
     metric_chart = hbar_chart([(s.name, s.mean, s.threshold, format_number(s.mean, 2, lang))
                                for s in summary.metrics], 0, 1) if summary.metrics else None
     sections = [{"s": s, "chart": distribution_chart(s), "worst": worst_examples(data, s.scorer),
-                 "agreement": (agreement or {}).get(s.scorer)} for s in summary.scorers]
+                 "agreement": say(line, lang) if (line := (agreement or {}).get(s.scorer)) is not None else None}
+                for s in summary.scorers]
     config = data.info.get("config", {})
     return {
         "lang": lang, "t": lambda key, **kw: t(key, lang, **kw), "say": lambda e: evidence_text(e, lang),
@@ -186,7 +188,7 @@ def report_context(data: RunData, lang: Lang, findings: Sequence[Finding],
 
 
 def render_html_report(data: RunData, *, lang: Lang | None = None, findings: Sequence[Finding] | None = None,
-                       agreement: Mapping[str, str] | None = None) -> str:
+                       agreement: Mapping[str, Message | str] | None = None) -> str:
     lang = check_lang(lang) or detect_language(data.samples)
     if findings is None:
         findings = diagnose(data.summary, data.verdicts, data.scorers, data.samples)
@@ -194,13 +196,13 @@ def render_html_report(data: RunData, *, lang: Lang | None = None, findings: Seq
 
 
 def write_html_report(store: Any, run: str, path: str | Path, lang: str | None = None, *,
-                      agreement: Mapping[str, str] | None = None,
+                      agreement: Mapping[str, Message | str] | None = None,
                       metric_thresholds: Mapping[str, float] | None = None,
                       diagnosis: DiagnosisConfig | None = None) -> Path:
     """Write the report of a stored run to `path` (one HTML file) and return the path.
 
-    lang: 'zh' or 'en'; default Chinese when most samples are Chinese. agreement: rubric id → a line such as
-    'κ = 0.71 [0.58, 0.80] on 120 audited items', shown under that rubric.
+    lang: 'zh' or 'en'; default Chinese when most samples are Chinese. agreement: rubric id → a message such as
+    'agreement 0.71 [0.58, 0.80] on 120 audited item(s) — trusted …' (`agreement_lines`), shown under that rubric.
     """
     data = load_run(store, run, metric_thresholds)
     findings = diagnose(data.summary, data.verdicts, data.scorers, data.samples, diagnosis)

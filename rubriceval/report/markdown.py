@@ -7,7 +7,7 @@ from typing import Any
 
 from rubriceval.report.aggregate import RunData, Summary, load_run
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding, diagnose
-from rubriceval.i18n import Lang, check_lang, detect_language, format_number, format_percent, t
+from rubriceval.i18n import Lang, Message, check_lang, detect_language, format_number, format_percent, say, t
 
 MAX_FINDINGS_IN_MARKDOWN = 5
 
@@ -56,7 +56,7 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str
     return "\n".join(lines)
 
 
-def _scorer_rows(summary: Summary, lang: Lang, agreement: Mapping[str, str] | None) -> list[list[str]]:
+def _scorer_rows(summary: Summary, lang: Lang, agreement: Mapping[str, Message | str] | None) -> list[list[str]]:
     rows = []
     for s in summary.scorers:
         digits = 2
@@ -67,13 +67,13 @@ def _scorer_rows(summary: Summary, lang: Lang, agreement: Mapping[str, str] | No
         row = [name, t(f"kind_{s.kind}", lang), format_number(s.mean, digits, lang),
                format_percent(s.pass_rate, lang), format_number(s.threshold, 2, lang), str(s.n_scored), unscored]
         if agreement is not None:
-            row.append(agreement.get(s.scorer, ""))
+            row.append(say(line, lang) if (line := agreement.get(s.scorer)) is not None else "")
         rows.append(row)
     return rows
 
 
 def render_markdown(data: RunData, *, lang: Lang | None = None, findings: Sequence[Finding] | None = None,
-                    agreement: Mapping[str, str] | None = None, gate: Any = None) -> str:
+                    agreement: Mapping[str, Message | str] | None = None, gate: Any = None) -> str:
     """The Markdown text for an already-loaded run. `gate`: a GateResult to append, if any."""
     lang = check_lang(lang) or detect_language(data.samples)
     summary = data.summary
@@ -112,7 +112,7 @@ def render_markdown(data: RunData, *, lang: Lang | None = None, findings: Sequen
 
 
 def markdown_summary(store: Any, run: str, *, lang: str | None = None,
-                     agreement: Mapping[str, str] | None = None,
+                     agreement: Mapping[str, Message | str] | None = None,
                      metric_thresholds: Mapping[str, float] | None = None,
                      diagnosis: DiagnosisConfig | None = None, gate: Any = None) -> str:
     """Short Markdown summary of a stored run (business score, per-scorer table, top findings, cost)."""

@@ -11,7 +11,7 @@ from rubriceval.errors import RubricEvalError
 from rubriceval.prompt.compile import CRITERION_VARIABLES, criterion_placeholders
 from rubriceval.rubric.loader import load_rubric, rubric_files
 from rubriceval.rubric.schema import CONVERSATION_CHECKS, LEVELS, PER_TURN_CHECKS, Rubric
-from rubriceval.rubric.yaml_lines import load_yaml_with_lines
+from rubriceval.rubric.yaml_lines import field_label, load_yaml_with_lines
 
 NEAR_DUPLICATE = 0.9   # normalized similarity above which two anchors say the same thing
 
@@ -35,10 +35,11 @@ def _line(lines: dict, *path) -> int | None:
 def lint_rubric(rubric: Rubric, lines: dict) -> list[Finding]:
     file = rubric.source_file or ""
     out: list[Finding] = []
+    raw = rubric.model_dump(mode="python")
 
     def add(sev, msg, *path):
         out.append(Finding(severity=sev, file=file, line=_line(lines, *path) or _line(lines, path[0]) if path else None,
-                           field=".".join(map(str, path)) or None, message=msg))
+                           field=field_label(path, raw), message=msg))
 
     def check_levels(levels: dict[int, str], *path):
         for i, a in enumerate(LEVELS):
@@ -52,17 +53,17 @@ def lint_rubric(rubric: Rubric, lines: dict) -> list[Finding]:
     for idx, item in enumerate(rubric.items):
         if item.type == "judge" and item.score_descriptions:
             check_levels(item.score_descriptions, "items", idx, "score_descriptions")
-    texts = [("criterion", rubric.criterion)] + [(f"items.{i}.criterion", it.criterion) for i, it in
-                                                   enumerate(rubric.items) if it.type == "judge" and it.criterion]
+    texts = [(("criterion",), rubric.criterion)] + [(("items", i, "criterion"), it.criterion) for i, it in
+                                                     enumerate(rubric.items) if it.type == "judge" and it.criterion]
     for field, text in texts:
         try:
             unknown = criterion_placeholders(text) - CRITERION_VARIABLES
         except Exception as exc:  # jinja2 TemplateSyntaxError
-            add("error", f"template syntax error in criterion: {exc}", *field.split("."))
+            add("error", f"template syntax error in criterion: {exc}", *field)
             continue
         if unknown:
             add("error", f"placeholder(s) {sorted(unknown)} cannot be filled; use {{{{ sample.<field> }}}}",
-                *field.split("."))
+                *field)
     if rubric.judge_items and "answer" not in rubric.judge_sees and not rubric.is_conversation:
         add("warning", "the judge does not see the answer (judge_sees lacks 'answer')", "judge_sees")
     for finding in scope_mismatches(rubric):

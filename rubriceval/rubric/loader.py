@@ -7,7 +7,7 @@ from pydantic import ValidationError
 
 from rubriceval.errors import RubricError
 from rubriceval.rubric.schema import Rubric
-from rubriceval.rubric.yaml_lines import line_for, load_yaml_with_lines
+from rubriceval.rubric.yaml_lines import field_label, line_for, load_yaml_with_lines
 
 _HINTS = {
     "extra_forbidden": "unknown field; see `rubriceval schema` for the allowed fields",
@@ -33,17 +33,36 @@ def load_rubric(path: str | Path) -> Rubric:
     data, lines = load_yaml_with_lines(path)
     if not isinstance(data, dict):
         raise RubricError("a rubric file must be a YAML mapping (id:, name:, criterion: …)", file=str(path), line=1)
+    _reject_duplicate_item_ids(data, lines, path)
     try:
         rubric = Rubric.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = _pretty_loc(tuple(err["loc"]))
-        field = ".".join(str(p) for p in loc) or None
+        field = field_label(loc, data)
         msg = err["msg"].removeprefix("Value error, ")
         raise RubricError(msg, file=str(path), line=line_for(lines, loc), field=field,
                           hint=_HINTS.get(err["type"])) from None
     rubric.source_file = str(path)
     return rubric
+
+
+def _reject_duplicate_item_ids(data: dict, lines: dict, path: Path) -> None:
+    """A repeated item id, at the line of its second use (the schema alone can only blame the whole file)."""
+    items = data.get("items")
+    if not isinstance(items, list):
+        return
+    first: dict[str, int] = {}
+    for index, entry in enumerate(items):
+        ident = entry.get("id") if isinstance(entry, dict) else None
+        if not isinstance(ident, str):
+            continue
+        if ident in first:
+            raise RubricError(f"duplicate item id '{ident}' (item {first[ident] + 1} on line "
+                              f"{line_for(lines, ('items', first[ident], 'id'))} has it too)", file=str(path),
+                              line=line_for(lines, ("items", index, "id")), field=field_label(("items", index, "id"), data),
+                              hint="each item needs its own id")
+        first[ident] = index
 
 
 def rubric_files(path: str | Path) -> list[Path]:

@@ -68,6 +68,27 @@ def load_yaml_with_lines(path: str | Path) -> tuple[Any, dict[Path_, int]]:
     return data, lines
 
 
+# Lists whose entries an error names by number (from 1, as editors count) and id, not by a 0-based index.
+_NAMED_LISTS = {"items": "item", "examples": "example", "checklist": "question"}
+
+
+def field_label(loc: tuple[Any, ...], data: Any = None) -> str | None:
+    """A location as a rubric author reads it: ('items', 1, 'phrases') → 'item 2 (id: foo).phrases'."""
+    parts: list[str] = []
+    node = data
+    for i, part in enumerate(loc):
+        parent = loc[i - 1] if i else None
+        if isinstance(part, int) and parent in _NAMED_LISTS and parts:
+            entry = node[part] if isinstance(node, list) and 0 <= part < len(node) else None
+            ident = entry.get("id") if isinstance(entry, dict) else None
+            parts[-1] = f"{_NAMED_LISTS[parent]} {part + 1}" + (f" (id: {ident})" if ident else "")
+        else:
+            parts.append(str(part))
+        node = node.get(part) if isinstance(node, dict) else (
+            node[part] if isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node) else None)
+    return ".".join(parts) or None
+
+
 def line_for(lines: dict[Path_, int], loc: tuple[Any, ...]) -> int | None:
     """The line of the deepest known prefix of a pydantic error location."""
     loc = tuple(loc)

@@ -20,6 +20,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from rubriceval.errors import RubricEvalError
+from rubriceval.i18n import Message, msg
 from rubriceval.rubric.schema import Rubric
 from rubriceval.trust.bar import TrustEvidence, check_bar
 from rubriceval.trust.human_scores import audit_agreement, audited_items
@@ -156,15 +157,26 @@ def run_warnings(store_path: str | Path, rubrics: Iterable[Rubric], *, judge_mod
 
 
 def agreement_lines(store_path: str | Path, rubrics: Iterable[Rubric], *, judge_model: str | None = None,
-                    n_boot: int = 200) -> dict[str, str]:
-    """rubric id → one short line for reports, e.g. 'v3@… κ = 0.71 [0.58, 0.80] on 120 items: trusted (bar κ ≥ 0.6)'."""
-    lines = {}
-    for rubric in rubrics:
-        status = trust_status(store_path, rubric, judge_model=judge_model, n_boot=n_boot)
-        bar = f" (bar κ ≥ {status.min_kappa:g} on ≥ {status.min_items} items)" if status.min_kappa is not None else ""
-        if status.n == 0:
-            lines[rubric.id] = f"{rubric.version_tag}: not audited yet{bar}"
-            continue
-        kappa = _kappa_text(status.kappa, status.kappa_ci_low, status.kappa_ci_high)
-        lines[rubric.id] = f"{rubric.version_tag}: {kappa} on {status.n} items, {status.label}{bar}"
-    return lines
+                    n_boot: int = 200) -> dict[str, Message]:
+    """rubric id → one short line for reports, in plain words and either language (`rubriceval.i18n.render`), e.g.
+    'v3@…: agreement 0.71 [0.58, 0.80] on 120 audited item(s) — trusted (needs ≥ 0.6 on ≥ 50 items)'."""
+    return {rubric.id: agreement_line(trust_status(store_path, rubric, judge_model=judge_model, n_boot=n_boot))
+            for rubric in rubrics}
+
+
+def agreement_line(status: TrustStatus) -> Message:
+    bar = {"min_kappa": f"{status.min_kappa:g}", "min_items": status.min_items} if status.min_kappa is not None else {}
+    if status.n == 0:
+        return msg("trust_not_audited_bar", version=status.version_tag, **bar) if bar else \
+            msg("trust_not_audited", version=status.version_tag)
+    if status.trusted is not None:
+        verdict = msg("trust_trusted" if status.trusted else "trust_untrusted", **bar)
+    elif not bar:
+        verdict = msg("trust_no_bar")
+    elif status.kappa is None:
+        verdict = msg("trust_undefined")
+    else:
+        verdict = msg("trust_too_few", min_items=status.min_items)
+    kappa = "—" if status.kappa is None else _kappa_text(status.kappa, status.kappa_ci_low,
+                                                         status.kappa_ci_high).removeprefix("κ = ")
+    return msg("trust_line", version=status.version_tag, kappa=kappa, n=status.n, verdict=verdict)

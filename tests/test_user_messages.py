@@ -1,0 +1,74 @@
+"""Messages a rubric author or CI user reads: where (line, field counted as editors count) and what is wrong."""
+import textwrap
+
+import pytest
+
+from rubriceval.errors import RubricError
+from rubriceval.judge.config import JudgeConfig, load_judge_config
+from rubriceval.report.gate_checks import GateUsageError, parse_check
+from rubriceval.rubric.lint import validate_path
+from rubriceval.rubric.loader import load_rubric
+
+HEAD = textwrap.dedent("""\
+    id: demo
+    name: 演示
+    criterion: 回答是否有帮助
+    score_descriptions: {1: 完全没有帮助, 2: 帮助很少, 3: 部分有帮助, 4: 大部分有帮助, 5: 完全解决问题}
+    items:
+      - id: judge
+        type: judge
+      - id: link
+        type: must_mention
+        phrases: [链接]
+    """)
+
+
+def write(tmp_path, text):
+    path = tmp_path / "r.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_duplicate_item_id_points_at_the_second_id_line(tmp_path):
+    path = write(tmp_path, HEAD + "  - id: link\n    type: max_length\n    max_chars: 10\n")
+    with pytest.raises(RubricError) as exc:
+        load_rubric(path)
+    assert exc.value.line == 11 and exc.value.field == "item 3 (id: link).id"
+    assert "duplicate item id 'link'" in exc.value.message and "line 8" in exc.value.message
+
+
+def test_item_locations_count_from_one_and_name_the_id(tmp_path):
+    path = write(tmp_path, HEAD.replace("phrases: [链接]", "phrases: []"))
+    with pytest.raises(RubricError) as exc:
+        load_rubric(path)
+    assert exc.value.field == "item 2 (id: link).phrases" and exc.value.line == 10
+    near = HEAD + textwrap.indent(textwrap.dedent("""\
+        - id: tone
+          type: judge
+          criterion: 语气
+          score_descriptions: {1: 语气很差, 2: 语气较差, 3: 语气一般, 4: 语气很好，用词礼貌，表达清楚，没有问题, 5: 语气很好，用词礼貌，表达清楚，没有问题。}
+        """), "  ")
+    _, findings = validate_path(write(tmp_path, near))
+    fields = [f.field for f in findings]
+    assert "item 3 (id: tone).score_descriptions.5" in fields, fields
+
+
+@pytest.mark.parametrize("check,column,meant", [("x mean=>4", 7, "'x mean>=4'"), ("质量 =< 3", 4, "'质量 <= 3'"),
+                                                ("x mean==4", 7, None), ("x mean=4", 7, None)])
+def test_gate_check_points_at_a_wrong_operator(check, column, meant):
+    with pytest.raises(GateUsageError) as exc:
+        parse_check(check)
+    text = exc.value.format()
+    assert f"at column {column}" in text and "is not an operator" in text and "no rubric or metric" not in text
+    if meant:
+        assert f"did you mean {meant}" in text
+    assert parse_check("x mean>=4").op == ">="
+
+
+def test_an_external_judge_without_a_model_is_not_called_local(monkeypatch):
+    monkeypatch.setenv("RUBRICEVAL_JUDGE_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.delenv("RUBRICEVAL_JUDGE_MODEL", raising=False)
+    text = load_judge_config().describe()
+    assert text.startswith("http://127.0.0.1:9/v1 (model not set)") and "local" not in text
+    assert JudgeConfig().short_name() == "embedded local judge (Qwen2.5-Coder-1.5B)"
+    assert JudgeConfig(base_url="http://h/v1", model="qwen-max").describe() == "qwen-max at http://h/v1"
