@@ -8,6 +8,7 @@ The venv is rebuilt when its requirements file changes (a hash of it is stored i
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import subprocess
 import sys
@@ -67,6 +68,23 @@ def ensure_ragas_env(version: str = "0.2.15", *, log=print) -> Path:
         raise RagasEnvError(f"ragas {version} does not import in {venv}:\n{check.stderr[-2000:]}")
     marker.write_text(digest)
     return python_of(venv)
+
+
+def run_ragas_side(version: str, script: Path, *args: str) -> dict:
+    """Run a Ragas-side script with the venv's python and return the JSON object on its last stdout line
+    ({"ragas_version", "values", "errors"}). A crash, any per-case error or another Ragas version stops the caller:
+    no reference values are written from a partial or mismatched run."""
+    python = ensure_ragas_env(version)
+    done = subprocess.run([str(python), str(script), *args], capture_output=True, text=True,
+                          env={"RAGAS_DO_NOT_TRACK": "true", "PATH": "/usr/bin:/bin"})
+    if done.returncode != 0:
+        raise SystemExit(f"the Ragas side failed:\n{done.stderr[-3000:]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    if result["errors"]:
+        raise SystemExit("Ragas raised:\n" + "\n".join(f"  {k}: {v}" for k, v in result["errors"].items()))
+    if result["ragas_version"] != ragas_release(version):
+        raise SystemExit(f"expected ragas {ragas_release(version)}, the venv has {result['ragas_version']}")
+    return result
 
 
 if __name__ == "__main__":
