@@ -94,6 +94,11 @@ async def run_async(samples: list[Sample], rubrics: list[Rubric], metrics: list[
     """panel_config: a `rubriceval.scoring.panel.PanelConfig` whose judges judge the rubrics (the judge config then
     serves the metrics)."""
     if not resume_run:
+        from rubriceval.scoring.judge_mode import with_judge_mode     # --judge-mode: checklist / holistic / fitted
+
+        rubrics, notes = with_judge_mode(rubrics, judge_config.judge_mode)
+        for line in notes:
+            print(line, file=sys.stderr)
         # A rubric directory often holds rubrics for other datasets (e.g. rubrics/benchmarks/); leave out those that
         # apply to no sample here, and say so, rather than reporting empty rows.
         from rubriceval.rubric.applies import applies

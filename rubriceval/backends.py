@@ -21,7 +21,9 @@ def effective_config(config: JudgeConfig) -> JudgeConfig:
     slots = LocalJudgeSettings().n_parallel
     return config.model_copy(update={
         "concurrency": min(config.concurrency, slots), "timeout_s": max(config.timeout_s, 900.0),
-        "feedback_max_chars": config.feedback_max_chars or LOCAL_FEEDBACK_MAX_CHARS})
+        "feedback_max_chars": config.feedback_max_chars or LOCAL_FEEDBACK_MAX_CHARS,
+        # llama.cpp: a yes/no answer is one grammar-constrained token, whose logprobs give p(yes) directly.
+        "choice_constraint": "grammar"})
 
 
 def make_judge(config: JudgeConfig, *, announce: bool = True) -> JudgeClient:

@@ -22,6 +22,9 @@ def _add_judge_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--timeout", type=float, dest="timeout_s")
     g.add_argument("--structured", choices=["json_schema", "text"])
     g.add_argument("--no-cache", action="store_true", help="do not read or write the judge cache")
+    g.add_argument("--judge-mode", choices=["holistic", "checklist", "checklist_fitted"],
+                   help="which judge scores the rubrics: one holistic 1–5 judgment, yes/no checklist questions + "
+                        "the rubric's level rule, or + weights fitted to audits (default: each rubric's judge_mode)")
     g.add_argument("--self-consistency", type=int, metavar="N",
                    help="judge each rubric N times (sampling, distinct seeds); keep the median and record the spread")
 
@@ -31,7 +34,8 @@ def _judge_config(args):
 
     overrides = dict(base_url=args.judge_base_url, model=args.judge_model, concurrency=args.concurrency,
                      timeout_s=args.timeout_s, structured=args.structured,
-                     self_consistency=getattr(args, "self_consistency", None))
+                     self_consistency=getattr(args, "self_consistency", None),
+                     judge_mode=getattr(args, "judge_mode", None))
     if getattr(args, "no_cache", False):
         overrides["cache"] = False
     return load_judge_config(args.config, **overrides)
@@ -378,6 +382,15 @@ def cmd_calibrate(args) -> int:
 def cmd_benchmark_judge(args) -> int:
     from rubriceval.trust.bench import run_benchmark
 
+    if args.kind == "cs_zh":          # the labelled Chinese customer-service set, per judge mode
+        from rubriceval.trust.bench_cs import run_cs_benchmark
+
+        config = _judge_config(args)
+        run_cs_benchmark(config, config.judge_mode or "holistic", out=args.out, few_shot=args.few_shot,
+                         shuffle_levels=args.shuffle_levels, data=args.data, rubrics_dir=args.rubrics, n=args.n,
+                         command="rubriceval " + " ".join(sys.argv[1:]))
+        return 0
+
     run_benchmark(args.kind, _judge_config(args), n=args.n, out=args.out, store=args.store, data=args.data)
     return 0
 
@@ -526,8 +539,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_calibrate)
 
     p = sub.add_parser("benchmark-judge", help="any configured judge vs human labels: SummEval (1–5) or HaluEval")
-    p.add_argument("kind", choices=["summeval", "halueval"])
-    p.add_argument("--n", type=int, help="items (default: all SummEval / 60 balanced HaluEval)")
+    p.add_argument("kind", choices=["summeval", "halueval", "cs_zh"])
+    p.add_argument("--n", type=int, help="items (default: all SummEval / 60 balanced HaluEval / all 66 cs_zh rows)")
+    p.add_argument("--few-shot", choices=["all", "per_level", "none"],
+                   help="cs_zh holistic: the rubric's examples all, one per level, or none (default: the rubric's)")
+    p.add_argument("--shuffle-levels", action="store_true",
+                   help="cs_zh holistic: list the level descriptions in a seeded per-row order")
+    p.add_argument("--rubrics", help="cs_zh: the rubric folder (default: rubrics)")
     p.add_argument("--out", help="write every item's result as JSON")
     p.add_argument("--store", help="record the SummEval κ as trust evidence for the rubric version in this run store")
     p.add_argument("--data", help="your own copy of the benchmark (a file, or a folder holding it); default: the copy "

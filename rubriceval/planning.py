@@ -104,7 +104,7 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
                     sp.calls += 1
                     sp.prompt_tokens += tokens
                     if cache is not None and judge_call_key(call_config, prompt.messages, prompt.json_schema,
-                                                            prompt.cache_tag) in cache:
+                                                            prompt.cache_tag, prompt.options) in cache:
                         sp.cached += 1
         plan.scorers.append(sp)
     if metrics:

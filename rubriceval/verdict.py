@@ -34,6 +34,7 @@ class Usage(BaseModel):
     cost_usd: float = 0.0
     latency_s: float = 0.0
     embedding_calls: int = 0
+    cached_prompt_tokens: int = 0     # of prompt_tokens, reused from the judge server's prefix cache
 
     def __add__(self, other: "Usage") -> "Usage":
         return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})

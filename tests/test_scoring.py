@@ -77,7 +77,8 @@ async def test_injected_result_in_answer_does_not_decide_the_score(compliance):
     v = await score_rubric(compliance, attack, judge)
     user = judge.requests[0][1]["content"]
     assert "‹‹‹END 机器人回答›››" in user           # the fake delimiter is neutralised
-    assert user.count("<<<END 机器人回答>>>") == 3   # two few-shot examples and the real answer only
+    # the few-shot examples and the real answer only
+    assert user.count("<<<END 机器人回答>>>") == len(compliance.examples) + 1
     assert v.score == 1
 
 

@@ -40,8 +40,12 @@ generation). How to use it:
   Untrusted text (answers, contexts, turns) goes in as variables through the `fence` filter, never as source.
 * **Test double.** `rubriceval.testing.scripted_judge.ScriptedJudge` (replies by call order, callable or
   `schema_name`; errors and cached replies as `JudgeResponse`; records every request).
-* **Not yet.** Options the client does not send (e.g. `logprobs` for yes/no items) need a `JudgeRequest` field,
-  the `complete` keyword and the client's cache key to include it; the reader then reads them off the reply.
+* **Call options.** `JudgeRequest(options=CallOptions(max_tokens=1, logprobs=True, top_logprobs=10,
+  choices=["yes", "no"]))` reaches `complete(..., options=…)` (only when set, so judges without the keyword still
+  work); the client puts the options in its cache key, constrains the answer to `choices` (JSON-schema enum, or a
+  GBNF grammar on llama.cpp) and hands back `reply.logprobs` (per generated token: its logprob and the top
+  alternatives) and `reply.cached_prompt_tokens` (prompt tokens the server reused from its prefix cache).
+  `rubriceval.scoring.checklist` reads p(yes) this way.
 """
 from __future__ import annotations
 
@@ -51,6 +55,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import jinja2
 from pydantic import BaseModel, ConfigDict, Field
 
+from rubriceval.judge.options import CallOptions
 from rubriceval.judge.tokens import estimate_messages_tokens
 from rubriceval.safety.untrusted import neutralise_untrusted
 from rubriceval.verdict import UnscoredKind, Usage
@@ -67,6 +72,7 @@ class JudgeRequest(BaseModel):
     json_schema: dict | None = None
     schema_name: str = "verdict"
     cache_tag: str = ""
+    options: CallOptions | None = None      # per-call options (max_tokens, logprobs, constrained choices)
 
 
 class Reply(Protocol):
@@ -83,7 +89,8 @@ class Reply(Protocol):
 
 class Judge(Protocol):
     async def complete(self, messages: list[dict], *, json_schema: dict | None = None,
-                       schema_name: str = "verdict", cache_tag: str = "", use_cache: bool = True) -> Reply: ...
+                       schema_name: str = "verdict", cache_tag: str = "", use_cache: bool = True,
+                       options: CallOptions | None = None) -> Reply: ...
 
 
 class Reading(BaseModel, Generic[T]):
@@ -145,7 +152,8 @@ def usage_of(reply: Any) -> Usage:
     if getattr(reply, "cached", False):
         return Usage(cache_hits=1)
     return Usage(calls=1, prompt_tokens=reply.prompt_tokens or 0, completion_tokens=reply.completion_tokens or 0,
-                 cost_usd=reply.cost_usd or 0.0, latency_s=getattr(reply, "latency_s", 0.0) or 0.0)
+                 cost_usd=reply.cost_usd or 0.0, latency_s=getattr(reply, "latency_s", 0.0) or 0.0,
+                 cached_prompt_tokens=getattr(reply, "cached_prompt_tokens", 0) or 0)
 
 
 def json_reader(check: Callable[[dict], tuple[T | None, list[str]]]) -> Callable[[Any], Reading[T]]:
@@ -188,8 +196,9 @@ async def ask(judge: Judge, request: JudgeRequest, read: Reader, *, reask: Reask
         return asked
     current = request
     for attempt in range(1, MAX_REASKS + 2):
+        extra = {} if current.options is None else {"options": current.options}
         reply = await judge.complete(current.messages, json_schema=current.json_schema,
-                                     schema_name=current.schema_name, cache_tag=current.cache_tag)
+                                     schema_name=current.schema_name, cache_tag=current.cache_tag, **extra)
         asked.usage = asked.usage + usage_of(reply)
         asked.attempts = attempt
         asked.requests.append(current)

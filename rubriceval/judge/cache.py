@@ -55,9 +55,16 @@ class CallCache:
             self._conn.close()
 
 
-def judge_call_key(config, messages: list[dict], json_schema: dict | None, tag: str) -> str:
-    """The cache key of one judge call; shared by the client and the dry-run planner so they always agree."""
+def judge_call_key(config, messages: list[dict], json_schema: dict | None, tag: str, options=None) -> str:
+    """The cache key of one judge call; shared by the client and the dry-run planner so they always agree.
+
+    Per-call options (`CallOptions`) join the key only when given, so every call made without them keeps its key."""
+    extra = {}
+    if options is not None:
+        extra["options"] = options.key()
+        if options.choices:
+            extra["choice_constraint"] = config.choice_constraint
     return cache_key(model=config.model, messages=messages, temperature=config.temperature,
                      max_tokens=config.max_tokens, seed=config.seed,
                      schema=json_schema if config.structured == "json_schema" else None,
-                     structured=config.structured, tag=tag)
+                     structured=config.structured, tag=tag, **extra)

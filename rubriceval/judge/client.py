@@ -19,6 +19,8 @@ from pydantic import BaseModel
 
 from rubriceval.judge.cache import CallCache, judge_call_key
 from rubriceval.judge.config import JudgeConfig, default_cache_dir
+from rubriceval.judge.options import (CallOptions, TokenLogprob, cached_prompt_tokens, choices_grammar,
+                                      read_logprobs)
 
 ErrorKind = Literal["provider_error", "timeout", "invalid_output", "error"]
 
@@ -34,6 +36,8 @@ class JudgeResponse(BaseModel):
     cost_usd: float = 0.0
     cached: bool = False
     attempts: int = 0
+    logprobs: list[TokenLogprob] | None = None     # when the call asked for them and the server returned them
+    cached_prompt_tokens: int = 0                  # prompt tokens the server reused from its prefix cache
 
     @property
     def ok(self) -> bool:
@@ -51,10 +55,12 @@ class CallStats:
     completion_tokens: int = 0
     cost_usd: float = 0.0
     failures: Counter = field(default_factory=Counter)   # by kind: 429, 500, timeout, garbage…
+    cached_prompt_tokens: int = 0  # of prompt_tokens, reused from the server's prefix cache (not processed)
 
     def as_dict(self) -> dict[str, Any]:
         return {"calls": self.calls, "requests": self.requests, "cache_hits": self.cache_hits,
                 "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "cached_prompt_tokens": self.cached_prompt_tokens,
                 "cost_usd": round(self.cost_usd, 6), "failures": dict(self.failures)}
 
 
@@ -124,23 +130,27 @@ class JudgeClient:
                     conn.client = self._make_client(conn.base_url)
         return conn.client
 
-    def key_for(self, messages: list[dict], json_schema: dict | None, cache_tag: str) -> str:
-        return judge_call_key(self.config, messages, json_schema, cache_tag)
+    def key_for(self, messages: list[dict], json_schema: dict | None, cache_tag: str,
+                options: CallOptions | None = None) -> str:
+        return judge_call_key(self.config, messages, json_schema, cache_tag, options)
 
-    def is_cached(self, messages: list[dict], json_schema: dict | None = None, cache_tag: str = "") -> bool:
-        return self.cache is not None and self.key_for(messages, json_schema, cache_tag) in self.cache
+    def is_cached(self, messages: list[dict], json_schema: dict | None = None, cache_tag: str = "",
+                  options: CallOptions | None = None) -> bool:
+        return self.cache is not None and self.key_for(messages, json_schema, cache_tag, options) in self.cache
 
     async def complete(self, messages: list[dict], *, json_schema: dict | None = None, schema_name: str = "verdict",
-                       cache_tag: str = "", use_cache: bool = True) -> JudgeResponse:
+                       cache_tag: str = "", use_cache: bool = True,
+                       options: CallOptions | None = None) -> JudgeResponse:
         self.stats.requests += 1
-        key = self.key_for(messages, json_schema, cache_tag)
+        key = self.key_for(messages, json_schema, cache_tag, options)
         if self.cache is not None and use_cache:
             hit = self.cache.get(key)
             if hit is not None:
                 self.stats.cache_hits += 1
                 return JudgeResponse(**hit, cached=True, attempts=0)
-        response = await self._call_with_retries(messages, json_schema, schema_name)
+        response = await self._call_with_retries(messages, json_schema, schema_name, options)
         # Tokens were spent whenever the provider answered, even when the answer is unusable.
+        self.stats.cached_prompt_tokens += response.cached_prompt_tokens
         self.stats.prompt_tokens += response.prompt_tokens
         self.stats.completion_tokens += response.completion_tokens
         self.stats.cost_usd += response.cost_usd
@@ -148,7 +158,7 @@ class JudgeClient:
             self.cache.put(key, response.model_dump(exclude={"cached", "attempts"}))
         return response
 
-    async def _call_with_retries(self, messages, json_schema, schema_name) -> JudgeResponse:
+    async def _call_with_retries(self, messages, json_schema, schema_name, options=None) -> JudgeResponse:
         attempts = 0
         last_error, last_kind = "", "error"
         while attempts <= self.config.max_retries:
@@ -157,7 +167,7 @@ class JudgeClient:
                 self.stats.calls += 1
                 started = time.perf_counter()
                 try:
-                    result = await self._call_once(messages, json_schema, schema_name)
+                    result = await self._call_once(messages, json_schema, schema_name, options)
                     result.latency_s = time.perf_counter() - started
                     result.attempts = attempts
                     return result
@@ -185,12 +195,15 @@ class JudgeClient:
         return JudgeResponse(error=f"{last_error} (after {attempts} attempt(s))", error_kind=last_kind,
                              attempts=attempts)
 
-    async def _call_once(self, messages, json_schema, schema_name) -> JudgeResponse:
+    async def _call_once(self, messages, json_schema, schema_name, options: CallOptions | None = None
+                         ) -> JudgeResponse:
         c = self.config
         kwargs: dict[str, Any] = dict(model=c.model, messages=messages, temperature=c.temperature,
                                       max_tokens=c.max_tokens)
         if c.seed is not None:
             kwargs["seed"] = c.seed
+        if options is not None:
+            json_schema = _apply_options(kwargs, options, json_schema, c.choice_constraint)
         if json_schema is not None and c.structured == "json_schema":
             kwargs["response_format"] = {"type": "json_schema",
                                          "json_schema": {"name": schema_name, "schema": json_schema, "strict": True}}
@@ -212,18 +225,39 @@ class JudgeClient:
         if json_schema is not None:
             data = _loads_json_object(text, required=json_schema.get("required", ()))
         cost = (prompt_tokens * self._price_in + completion_tokens * self._price_out) / 1e6
+        extras = dict(logprobs=read_logprobs(choice) if options is not None and options.logprobs else None,
+                      cached_prompt_tokens=cached_prompt_tokens(completion))
         if data is None and json_schema is not None and c.structured == "json_schema":
             # Reported (the verdict becomes unscored, not guessed) and, being an error, never cached.
             self.stats.failures["invalid_output"] += 1
             return JudgeResponse(text=text, error="structured output is not a JSON object "
                                  f"(finish_reason={choice.get('finish_reason')})", error_kind="invalid_output",
-                                 prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=cost)
+                                 prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=cost,
+                                 **extras)
         return JudgeResponse(text=text, data=data, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                             cost_usd=cost)
+                             cost_usd=cost, **extras)
 
     async def close(self) -> None:
         if self._conn.client is not None:
             await self._conn.client.close()
+
+
+def _apply_options(kwargs: dict[str, Any], options: CallOptions, json_schema: dict | None,
+                   constraint: str) -> dict | None:
+    """Put per-call options in the request body; returns the JSON schema still to send (None when a grammar
+    constrains the answer instead: the reply is then the bare choice, not JSON)."""
+    if options.max_tokens is not None:
+        kwargs["max_tokens"] = options.max_tokens
+    if options.logprobs:
+        kwargs["logprobs"] = True
+        if options.top_logprobs is not None:
+            kwargs["top_logprobs"] = options.top_logprobs
+    if options.choices and constraint == "grammar":
+        kwargs["grammar"] = choices_grammar(options.choices)
+        return None
+    if options.choices and constraint == "none":
+        return None
+    return json_schema
 
 
 def _loads_json_object(text: str, required: Iterable[str] = ()) -> dict | None:

@@ -42,6 +42,12 @@ class JudgeConfig(BaseModel):
     max_retries: int = Field(default=3, ge=0, le=20)
     # json_schema: response_format with a JSON schema; grammar: llama.cpp GBNF; text: "Feedback … [RESULT] N".
     structured: Literal["json_schema", "text"] = "json_schema"
+    # How a constrained answer (a checklist question's yes/no) is enforced: a JSON-schema enum (OpenAI, vLLM),
+    # a GBNF grammar (llama.cpp: one token, its logprobs are the answer's), or only by the prompt.
+    choice_constraint: Literal["json_schema", "grammar", "none"] = "json_schema"
+    # Which judge scores a rubric: holistic (one 1–5 judgment), checklist (yes/no questions + the rubric's level
+    # rule), checklist_fitted (+ weights fitted to audits). None: each rubric's own `judge_mode`.
+    judge_mode: Literal["holistic", "checklist", "checklist_fitted"] | None = None
     seed: int | None = 0
     # Cap on the feedback the judge may write (JSON-schema maxLength); None = no cap. Small local models on CPU
     # spend most of a judgment writing feedback, so the embedded judge uses a cap (see backends.effective_config).

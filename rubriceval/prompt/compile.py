@@ -11,6 +11,8 @@ from pydantic import BaseModel
 
 from rubriceval.data.sample import Sample
 from rubriceval.errors import RubricEvalError
+from rubriceval.judge.options import CallOptions
+from rubriceval.prompt.prompt_options import level_order, shown_examples
 from rubriceval.prompt.environment import TextOrigin, prompt_environment, render_messages, render_untrusted_source
 from rubriceval.rubric.schema import JudgeItem, Rubric
 from rubriceval.rubric.yaml_lines import load_yaml_with_lines
@@ -45,6 +47,7 @@ class CompiledPrompt(BaseModel):
     messages: list[dict[str, str]]
     json_schema: dict | None
     cache_tag: str              # rubric version + hash: an edited rubric never gets a stale cached verdict
+    options: CallOptions | None = None   # per-call options (checklist questions: yes/no with logprobs)
 
 
 def environment(template_dir: str | None = None) -> ImmutableSandboxedEnvironment:
@@ -108,9 +111,10 @@ def compile_item(rubric: Rubric, item: JudgeItem, sample: Sample, *, structured:
     criterion = _render_criterion(rubric, item, sample)
     labels = FIELD_LABELS[lang]
     fields = [(name, labels[name], _field_value(sample, name, lang)) for name in rubric.judge_sees]
+    listed = [(lvl, " ".join(levels[lvl].split())) for lvl in sorted(levels)]
     messages = render_messages(environment(template_dir), lang, "judge", rubric=rubric, item_id=item.id,
-                               criterion=criterion, examples=rubric.examples, fields=fields, structured=structured,
-                               levels=[(lvl, " ".join(levels[lvl].split())) for lvl in sorted(levels)])
+                               criterion=criterion, examples=shown_examples(rubric), fields=fields,
+                               structured=structured, levels=level_order(rubric, sample.id, listed))
     return CompiledPrompt(
         rubric_id=rubric.id, item_id=item.id, messages=messages,
         json_schema=verdict_schema(feedback_max_chars) if structured else None,
@@ -120,6 +124,10 @@ def compile_item(rubric: Rubric, item: JudgeItem, sample: Sample, *, structured:
 
 def compile_rubric(rubric: Rubric, sample: Sample, *, structured: bool = True,
                    feedback_max_chars: int | None = None) -> list[CompiledPrompt]:
+    if rubric.judge_mode != "holistic":     # one yes/no prompt per checklist question (scoring/checklist.py)
+        from rubriceval.scoring.checklist import compile_checklist
+
+        return [prompt for item in rubric.judge_items for prompt in compile_checklist(rubric, item, sample)]
     if rubric.is_conversation:     # transcript prompts (rubriceval/prompt/transcript.py)
         from rubriceval.prompt.transcript import compile_conversation_rubric
 

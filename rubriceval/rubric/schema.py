@@ -16,12 +16,18 @@ import json
 import re
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+from rubriceval.rubric.level_rule import check_levels_rule, check_points
 
 SampleField = Literal["question", "answer", "contexts", "ground_truth", "reference_contexts", "intent", "tags"]
 # Whose turns a conversation check reads.
 TurnRole = Literal["user", "assistant"]
 Scope = Literal["sample", "conversation", "assistant_turn"]
+# Which judge makes the rubric's LLM score: one holistic 1–5 judgment, or yes/no checklist questions turned into a
+# level by the checklist's rule (checklist) or by weights fitted to audited items (checklist_fitted).
+JudgeMode = Literal["holistic", "checklist", "checklist_fitted"]
+FewShot = Literal["all", "per_level", "none"]
 LEVELS = (1, 2, 3, 4, 5)
 
 
@@ -65,6 +71,85 @@ class _CheckBase(_ItemBase):
 
     unless_context: list[str] = Field(default_factory=list)
     only_if_context: list[str] = Field(default_factory=list)
+
+
+class ChecklistQuestion(_Strict):
+    """One yes/no question about the answer, e.g. 回答是否先安抚了用户情绪？"""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9_\-\u4e00-\u9fff]+$")
+    ask: str = Field(min_length=1)
+    weight: float = Field(default=1.0, ge=0)
+
+
+class FittedWeights(_Strict):
+    """An ordinal logistic model fitted to audited items by `rubriceval calibrate --fit-weights`: the score is 1 +
+    the number of cutpoints below Σ weight·p(yes)."""
+
+    weights: dict[str, float]
+    cutpoints: list[float] = Field(min_length=4, max_length=4)
+    n_train: int = Field(ge=1)
+    n_heldout: int = Field(default=0, ge=0)
+    kappa_heldout: float | None = None          # the fitted model on held-out audited items
+    kappa_rule_heldout: float | None = None     # the declared rule on the same items
+    judge_model: str = ""
+
+    @field_validator("cutpoints")
+    @classmethod
+    def _increasing(cls, value: list[float]) -> list[float]:
+        if any(b <= a for a, b in zip(value, value[1:])):
+            raise ValueError("cutpoints must increase")
+        return value
+
+
+class ChecklistItem(_ItemBase):
+    """Yes/no questions, each asked on its own (answer constrained to yes/no, p(yes) kept when the judge returns
+    logprobs), turned into a 1–5 score by `levels` (conditions over question ids), `points` (weighted share of
+    yes per level) or, in judge_mode checklist_fitted, `fitted` weights. See rubriceval/rubric/level_rule.py."""
+
+    type: Literal["checklist"]
+    criterion: str | None = None      # the context the questions are asked in; None: the rubric's criterion
+    questions: list[ChecklistQuestion] = Field(min_length=1)
+    levels: dict[int, str] | None = None
+    points: dict[int, float] | None = None
+    fitted: FittedWeights | None = None
+
+    @field_validator("questions")
+    @classmethod
+    def _unique(cls, value: list[ChecklistQuestion]) -> list[ChecklistQuestion]:
+        ids = [q.id for q in value]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"duplicate question ids: {dupes}")
+        return value
+
+    @field_validator("levels")
+    @classmethod
+    def _rule(cls, value: dict[int, str] | None, info: ValidationInfo) -> dict[int, str] | None:
+        if value is not None:
+            ids = [q.id for q in info.data.get("questions") or []]
+            problems = check_levels_rule(value, ids)
+            if problems:
+                raise ValueError("; ".join(f"level {lvl}: {why}" for lvl, why in problems))
+        return value
+
+    @field_validator("points")
+    @classmethod
+    def _points(cls, value: dict[int, float] | None) -> dict[int, float] | None:
+        if value is not None:
+            problems = check_points(value)
+            if problems:
+                raise ValueError("; ".join(f"level {lvl}: {why}" for lvl, why in problems))
+        return value
+
+    @model_validator(mode="after")
+    def _one_rule(self) -> "ChecklistItem":
+        if self.levels is not None and self.points is not None:
+            raise ValueError("give either levels (conditions) or points (shares), not both")
+        if self.fitted is not None:
+            unknown = sorted(set(self.fitted.weights) - {q.id for q in self.questions})
+            if unknown:
+                raise ValueError(f"fitted weights name unknown question id(s) {unknown}")
+        return self
 
 
 class JudgeItem(_ItemBase):
@@ -208,7 +293,7 @@ class FinalTurn(_ItemBase):
 
 CheckItem = Union[MustMention, MustNotMention, RegexCheck, RequiredLink, StepsInOrder, MaxLength, BeforeCheck,
                   MaxCount, EscalateAfter, FinalTurn]
-Item = Annotated[Union[JudgeItem, MustMention, MustNotMention, RegexCheck, RequiredLink, StepsInOrder, MaxLength,
+Item = Annotated[Union[JudgeItem, ChecklistItem, MustMention, MustNotMention, RegexCheck, RequiredLink, StepsInOrder, MaxLength,
                        BeforeCheck, MaxCount, EscalateAfter, FinalTurn],
                  Field(discriminator="type")]
 # Checks that only make sense over a conversation's turns.
@@ -281,6 +366,9 @@ class Rubric(_Strict):
     trust: TrustBar | None = None
     scope: Scope = "sample"
     turn_aggregate: TurnAggregate | None = None
+    judge_mode: JudgeMode = "holistic"
+    few_shot: FewShot = "all"            # per_level: one example per score level (the first of each level)
+    shuffle_levels: bool = False         # list the level descriptions in a per-sample seeded order (debiasing)
     source_file: str | None = Field(default=None, exclude=True)
 
     @field_validator("score_descriptions")
@@ -297,6 +385,11 @@ class Rubric(_Strict):
             raise ValueError(f"duplicate item ids: {sorted(dupes)}")
         if not self.items:
             raise ValueError("a rubric needs at least one item")
+        if self.judge_mode != "holistic" and not self.checklist_items:
+            raise ValueError(f"judge_mode '{self.judge_mode}' needs a checklist item (type: checklist)")
+        if self.judge_mode == "checklist_fitted" and not all(i.fitted for i in self.checklist_items):
+            raise ValueError("judge_mode 'checklist_fitted' needs fitted weights on every checklist item; "
+                             "run `rubriceval calibrate --fit-weights`")
         if self.combine.rule == "judge_capped" and not self.judge_items:
             raise ValueError("combine.rule 'judge_capped' needs a judge item; use 'weighted_mean' or 'min' "
                              "for a checks-only rubric")
@@ -313,12 +406,20 @@ class Rubric(_Strict):
         return self.turn_aggregate or TurnAggregate()
 
     @property
-    def judge_items(self) -> list[JudgeItem]:
-        return [item for item in self.items if isinstance(item, JudgeItem)]
+    def judge_items(self) -> list[Any]:
+        """The items an LLM judges in this rubric's judge_mode: the holistic judge items, or the checklists."""
+        if self.judge_mode == "holistic":
+            return [item for item in self.items if isinstance(item, JudgeItem)]
+        return self.checklist_items
+
+    @property
+    def checklist_items(self) -> list[ChecklistItem]:
+        return [item for item in self.items if isinstance(item, ChecklistItem)]
 
     @property
     def check_items(self) -> list[Any]:
-        return [item for item in self.items if not isinstance(item, JudgeItem)]
+        """The deterministic checks."""
+        return [item for item in self.items if not isinstance(item, (JudgeItem, ChecklistItem))]
 
     def content_hash(self) -> str:
         """Changes whenever anything that can change a verdict changes.
@@ -336,7 +437,8 @@ class Rubric(_Strict):
 
 # Fields added for conversations: left out of the hash while at their default, so every rubric written before
 # them keeps its version tag (and its audits, trust records and cached judge replies).
-_LATER_DEFAULTS = {"scope": "sample", "turn_aggregate": None}
+_LATER_DEFAULTS = {"scope": "sample", "turn_aggregate": None, "judge_mode": "holistic", "few_shot": "all",
+                   "shuffle_levels": False}
 _LATER_ITEM_DEFAULTS = {"turns": None, "unless_context": [], "only_if_context": []}
 
 

@@ -11,7 +11,7 @@ from rubriceval.judge.ask import Asked, JudgeRequest, Reading, TemplateReask, as
 from rubriceval.judge.client import JudgeClient
 from rubriceval.judge.parser import ParsedOutput, parse_judge_output
 from rubriceval.prompt.compile import compile_item, reask_template
-from rubriceval.rubric.schema import JudgeItem, Rubric
+from rubriceval.rubric.schema import ChecklistItem, JudgeItem, Rubric
 from rubriceval.scoring.combine import ItemScore, combine
 from rubriceval.verdict import Evidence, UnscoredKind, Usage, Verdict
 
@@ -27,7 +27,7 @@ def read_verdict(reply) -> Reading[ParsedOutput]:
 class ItemOutcome(BaseModel):
     """One judge item's outcome: a score with feedback, or unscored with the kind and reason."""
 
-    item: JudgeItem
+    item: JudgeItem | ChecklistItem
     score: int | None = None
     feedback: str = ""
     unscored_kind: UnscoredKind | None = None
@@ -54,7 +54,12 @@ def missing_fields(rubric: Rubric, sample: Sample) -> list[str]:
     return [f for f in needed if not (getattr(sample, f) or "").strip()]
 
 
-async def judge_item(rubric: Rubric, item: JudgeItem, sample: Sample, judge: JudgeClient) -> ItemOutcome:
+async def judge_item(rubric: Rubric, item: JudgeItem | ChecklistItem, sample: Sample, judge: JudgeClient
+                     ) -> ItemOutcome:
+    if isinstance(item, ChecklistItem):          # yes/no questions + level rule (rubriceval/scoring/checklist.py)
+        from rubriceval.scoring.checklist import checklist_outcome
+
+        return await checklist_outcome(rubric, item, sample, judge)
     if rubric.is_conversation:
         from rubriceval.scoring.conversation_scorer import judge_conversation_item
 
@@ -86,14 +91,17 @@ async def score_rubric(rubric: Rubric, sample: Sample, judge: JudgeClient | None
         evidence.append(Evidence(item=o.item.id, score=o.score, passed=None if o.score is None else
                                  o.score >= rubric.threshold, detail=o.feedback or (o.reason or "")))
         evidence += o.turn_evidence
-    turn_details = {o.item.id: o.details for o in outcomes if o.details}
+    # Checklist items keep every question's p(yes) under details["checklist"]; conversation items their turns.
+    checklist = {o.item.id: o.details for o in outcomes if o.details and isinstance(o.item, ChecklistItem)}
+    turn_details = {o.item.id: o.details for o in outcomes if o.details and not isinstance(o.item, ChecklistItem)}
     failed = [o for o in outcomes if o.score is None]
     if failed:
         first = failed[0]
         return Verdict(**base, unscored_kind=first.unscored_kind, evidence=evidence, usage=usage,
                        unscored_reason=f"judge item '{first.item.id}': {first.reason}",
                        feedback=first.feedback, details={"raw_reply": first.raw,
-                                                         **({"turns": turn_details} if turn_details else {})})
+                                                         **({"turns": turn_details} if turn_details else {}),
+                                                         **({"checklist": checklist} if checklist else {})})
     item_scores = [ItemScore(item_id=o.item.id, kind="judge", weight=o.item.weight, must=o.item.must, score=o.score)
                    for o in outcomes]
     item_scores += [ItemScore(item_id=item.id, kind=item.type, weight=item.weight, must=item.must, passed=ev.passed)
@@ -106,4 +114,5 @@ async def score_rubric(rubric: Rubric, sample: Sample, judge: JudgeClient | None
                    passed=score >= rubric.threshold, details={"combine": how,
                                                               "item_scores": {i.item_id: i.score if i.kind == "judge"
                                                                               else i.passed for i in item_scores},
-                                                              **({"turns": turn_details} if turn_details else {})})
+                                                              **({"turns": turn_details} if turn_details else {}),
+                                                              **({"checklist": checklist} if checklist else {})})

@@ -24,7 +24,7 @@ from rubriceval.judge.client import CallStats, JudgeResponse
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.judge.tokens import estimate_messages_tokens, estimate_tokens
 
-__all__ = ["RecordedRequest", "ScriptedJudge", "fill_schema", "judge_error"]
+__all__ = ["RecordedRequest", "ScriptedJudge", "fill_schema", "judge_error", "yes_no_reply"]
 
 Reply = Union[dict, str, JudgeResponse]
 Entry = Union[Reply, Callable[["RecordedRequest"], Reply]]
@@ -38,6 +38,7 @@ class RecordedRequest(Sequence):
     json_schema: dict | None
     schema_name: str
     cache_tag: str
+    options: Any = None          # the call's CallOptions (checklist questions), when it had any
 
     def __getitem__(self, index):  # type: ignore[override]
         return self.messages[index]
@@ -93,9 +94,9 @@ class ScriptedJudge:
         return script[len(self.requests) - 1]
 
     async def complete(self, messages: list[dict], *, json_schema: dict | None = None, schema_name: str = "verdict",
-                       cache_tag: str = "", use_cache: bool = True) -> JudgeResponse:
+                       cache_tag: str = "", use_cache: bool = True, options: Any = None) -> JudgeResponse:
         request = RecordedRequest(messages=messages, json_schema=json_schema, schema_name=schema_name,
-                                  cache_tag=cache_tag)
+                                  cache_tag=cache_tag, options=options)
         self.requests.append(request)
         self.stats.requests += 1
         entry = self._entry(request)
@@ -136,6 +137,21 @@ def _json_object(text: str) -> dict | None:
 
 def judge_error(message: str, kind: str = "provider_error") -> JudgeResponse:
     return JudgeResponse(error=message, error_kind=kind)
+
+
+def yes_no_reply(p_yes: float | None, label: str | None = None) -> JudgeResponse:
+    """A yes/no answer as a logprobs-returning server sends it: the label (default: the likelier one) and, unless
+    `p_yes` is None (a server without logprobs), top logprobs at the answer token with P(yes) : P(no) = p : 1−p."""
+    import math
+
+    from rubriceval.judge.options import TokenLogprob
+
+    label = label or ("yes" if (p_yes or 0) >= 0.5 else "no")
+    logprobs = None
+    if p_yes is not None:
+        top = {"yes": math.log(max(p_yes, 1e-9) * 0.9), "no": math.log(max(1 - p_yes, 1e-9) * 0.9), "是": -6.0}
+        logprobs = [TokenLogprob(token=label, logprob=top[label], top=top)]
+    return JudgeResponse(text=label, logprobs=logprobs, prompt_tokens=50, completion_tokens=1)
 
 
 def fill_schema(default: bool = True, overrides: Mapping[str, bool] | None = None,

@@ -137,25 +137,24 @@ def _load_samples(kind: BenchmarkKind, n: int | None, seed: int, data: str | Pat
     raise ValueError(f"unknown benchmark '{kind}': use summeval or halueval")
 
 
-async def _judge_all(rubric: Rubric, samples: list[Sample], config: JudgeConfig, progress: bool
-                     ) -> tuple[list[Verdict], str]:
+async def judge_pairs(pairs: list[tuple[Rubric, Sample]], config: JudgeConfig, progress: bool) -> list[Verdict]:
+    """Score every (rubric, sample) pair with one judge started here, printing progress every 10 pairs."""
     judge = make_judge(config, announce=progress)
     started = time.perf_counter()
     done = 0
 
-    async def one(sample: Sample) -> Verdict:
+    async def one(rubric: Rubric, sample: Sample) -> Verdict:
         nonlocal done
         verdict = await score_rubric(rubric, sample, judge)
         done += 1
-        if progress and (done % 10 == 0 or done == len(samples)):
-            print(f"  {done}/{len(samples)} judged ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+        if progress and (done % 10 == 0 or done == len(pairs)):
+            print(f"  {done}/{len(pairs)} judged ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
         return verdict
 
     try:
-        verdicts = list(await asyncio.gather(*(one(s) for s in samples)))
+        return list(await asyncio.gather(*(one(r, s) for r, s in pairs)))
     finally:
         await judge.close()
-    return verdicts, config.describe()
 
 
 def _distribution(verdicts: list[Verdict], human: list[str]) -> dict[str, dict[str, int]]:
@@ -173,13 +172,20 @@ async def run_benchmark_async(kind: BenchmarkKind, judge_config: JudgeConfig, n:
                               ) -> BenchmarkResult:
     """`data`: another copy of the benchmark (a file or a folder), else the one shipped with the package."""
     rubric = load_rubric(rubric_path or RUBRIC_DIR / DEFAULT_RUBRICS[kind])
+    if judge_config.judge_mode is not None:      # --judge-mode: its checklist (a fitted one needs audits)
+        from rubriceval.scoring.judge_mode import with_judge_mode
+
+        (rubric,), notes = with_judge_mode([rubric], judge_config.judge_mode)
+        for line in notes:
+            print(line, file=sys.stderr)
     samples = _load_samples(kind, n, seed, data)
     not_applicable = [s.id for s in samples if not applies(rubric, s)]
     if not_applicable:
         raise ValueError(f"rubric {rubric.id} does not apply to {len(not_applicable)} {kind} sample(s) "
                          f"(e.g. {not_applicable[0]}); check its applies_to")
     started = time.perf_counter()
-    verdicts, judge_text = await _judge_all(rubric, samples, judge_config, progress)
+    verdicts, judge_text = await judge_pairs([(rubric, s) for s in samples], judge_config, progress), \
+        judge_config.describe()
     elapsed = time.perf_counter() - started
     scored = [(s, v) for s, v in zip(samples, verdicts) if v.score is not None]
     unscored_kinds = dict(Counter(v.unscored_kind or "error" for v in verdicts if v.score is None))

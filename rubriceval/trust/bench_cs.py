@@ -1,0 +1,210 @@
+"""The labelled Chinese customer-service set (`datasets/labelled/cs_zh_labels.jsonl`) as a judge benchmark, per
+judge mode: how far each shipped rubric's score agrees with labels fixed from its own level descriptions.
+
+Modes and options (each measured on the same rows with the same judge):
+  holistic            one 1–5 judgment per row (`few_shot`: the rubric's examples all / one per level / none;
+                      `shuffle_levels`: level descriptions in a seeded per-row order)
+  checklist           yes/no questions per row, the rubric's declared level rule
+  checklist_fitted    the same answers (cached: no extra calls), levels from an ordinal model fitted per rubric
+                      on the other fold (2-fold, stratified by label) — every row is predicted by a model that
+                      never saw it; the rule's κ on the same rows is reported beside it
+
+Run: `rubriceval benchmark-judge cs_zh --judge-mode checklist --out out/bench_cs_checklist.json`.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from rubriceval.data.io import read_dataset
+from rubriceval.data.sample import Sample
+from rubriceval.errors import DatasetError
+from rubriceval.judge.config import JudgeConfig
+from rubriceval.rubric.applies import applies
+from rubriceval.rubric.loader import load_rubrics
+from rubriceval.rubric.schema import FewShot, JudgeMode, Rubric
+from rubriceval.scoring.judge_mode import supported_mode
+from rubriceval.trust.agreement import AgreementReport, agreement_report
+from rubriceval.trust.bench import judge_pairs
+from rubriceval.trust.fit_weights import cross_fitted_levels
+from rubriceval.verdict import Usage, Verdict
+
+DEFAULT_DATA = Path("datasets/labelled/cs_zh_labels.jsonl")
+DEFAULT_RUBRICS = Path("rubrics")
+
+
+class CsRow(BaseModel):
+    id: str
+    rubric_id: str
+    label: int
+    judge_score: float | None
+    unscored_reason: str | None = None
+    p_yes: dict[str, float] = Field(default_factory=dict)
+    rule_score: float | None = None       # checklist_fitted: what the declared rule gave this row
+
+
+class CsBenchmarkResult(BaseModel):
+    judge_mode: JudgeMode
+    few_shot: FewShot | None = None
+    shuffle_levels: bool = False
+    judge: str
+    n_items: int
+    n_scored: int
+    unscored_kinds: dict[str, int] = Field(default_factory=dict)
+    elapsed_s: float
+    usage: Usage
+    overall: AgreementReport
+    per_rubric: dict[str, AgreementReport]
+    rule_overall: AgreementReport | None = None          # checklist_fitted: the declared rule on the same rows
+    rule_per_rubric: dict[str, AgreementReport] = Field(default_factory=dict)
+    rows: list[CsRow]
+    command: str = ""
+
+    def summary(self) -> str:
+        options = f", few_shot={self.few_shot}" if self.few_shot else ""
+        options += ", shuffled levels" if self.shuffle_levels else ""
+        u = self.usage
+        lines = [f"cs_zh, judge mode {self.judge_mode}{options}; judge {self.judge}",
+                 f"  {self.n_items} rows, {self.n_scored} scored"
+                 + (f", unscored: {self.unscored_kinds}" if self.unscored_kinds else "")
+                 + f"; {self.elapsed_s:.0f} s; {u.calls} calls, {u.cache_hits} cache hits, {u.prompt_tokens} prompt "
+                   f"tokens ({u.cached_prompt_tokens} from the server's prefix cache), {u.completion_tokens} "
+                   f"completion tokens",
+                 f"  all rubrics: κ(quadratic) {self.overall.kappa_quadratic.format()}, exact "
+                 f"{self.overall.exact.format()}, n={self.overall.n}"]
+        for rubric_id, report in self.per_rubric.items():
+            lines.append(f"  {rubric_id}: κ {report.kappa_quadratic.format()}, exact {report.exact.format()}, "
+                         f"n={report.n}")
+        if self.rule_overall is not None:
+            lines.append(f"  declared rule on the same rows: κ {self.rule_overall.kappa_quadratic.format()}")
+            for rubric_id, report in self.rule_per_rubric.items():
+                lines.append(f"    {rubric_id}: κ {report.kappa_quadratic.format()}")
+        return "\n".join(lines)
+
+
+def load_labelled(path: str | Path | None) -> list[Sample]:
+    path = Path(path or DEFAULT_DATA)
+    if not path.exists():
+        raise DatasetError("labelled set not found", file=str(path),
+                           hint="run from a rubriceval checkout, or pass --data datasets/labelled/cs_zh_labels.jsonl")
+    samples = read_dataset(path)
+    for number, sample in enumerate(samples, start=1):
+        for field in ("rubric", "label"):
+            if field not in sample.metadata:
+                raise DatasetError(f"row has no '{field}'", file=str(path), line=number, field=field)
+    return samples
+
+
+def variant(rubric: Rubric, mode: JudgeMode, few_shot: FewShot | None, shuffle: bool) -> Rubric:
+    """The rubric as measured: its judge mode (checklist for both checklist modes: fitting happens here), and the
+    holistic prompt options."""
+    update: dict[str, Any] = {"judge_mode": "checklist" if mode == "checklist_fitted" else mode,
+                              "shuffle_levels": shuffle}
+    if few_shot is not None:
+        update["few_shot"] = few_shot
+    changed = Rubric.model_validate({**rubric.model_dump(), **update})
+    changed.source_file = rubric.source_file
+    return changed
+
+
+def _check_no_example_leak(rubric: Rubric, samples: list[Sample]) -> None:
+    shown = {(" ".join(e.question.split()), " ".join(e.answer.split())) for e in rubric.examples}
+    leaked = [s.id for s in samples if (" ".join(s.question.split()), " ".join(s.answer.split())) in shown]
+    if leaked:
+        raise DatasetError(f"rows {leaked} are few-shot examples of rubric '{rubric.id}': they cannot be measured")
+
+
+def _p_yes(verdict: Verdict) -> dict[str, float]:
+    items = (verdict.details or {}).get("checklist") or {}
+    return {qid: answer["p_yes"] for item in items.values() for qid, answer in item.get("questions", {}).items()
+            if answer.get("p_yes") is not None}
+
+
+def _reports(rows: list[CsRow], score_of, n_boot: int, seed: int, name: str
+             ) -> tuple[AgreementReport, dict[str, AgreementReport]]:
+    def report(subset: list[CsRow], label: str) -> AgreementReport:
+        scored = [r for r in subset if score_of(r) is not None]
+        return agreement_report([score_of(r) for r in scored], [r.label for r in scored], ids=[r.id for r in scored],
+                                name=label, n_boot=n_boot, seed=seed, n_unscored=len(subset) - len(scored))
+
+    per = {rid: report([r for r in rows if r.rubric_id == rid], f"{rid} ({name})")
+           for rid in dict.fromkeys(r.rubric_id for r in rows)}
+    return report(rows, f"cs_zh ({name})"), per
+
+
+async def run_cs_benchmark_async(config: JudgeConfig, mode: JudgeMode = "holistic", *, few_shot: FewShot | None = None,
+                                 shuffle_levels: bool = False, data: str | Path | None = None,
+                                 rubrics_dir: str | Path | None = None, n: int | None = None, seed: int = 0,
+                                 n_boot: int = 1000, progress: bool = True) -> CsBenchmarkResult:
+    samples = load_labelled(data)
+    if n is not None:
+        samples = samples[:n]
+    by_id = {r.id: r for r in load_rubrics(rubrics_dir or DEFAULT_RUBRICS,
+                                           only=sorted({s.metadata["rubric"] for s in samples}))}
+    pairs: list[tuple[Rubric, Sample]] = []
+    for sample in samples:
+        rubric = variant(by_id[sample.metadata["rubric"]], mode, few_shot, shuffle_levels)
+        if mode != "holistic" and supported_mode(rubric, "checklist") != "checklist":
+            raise DatasetError(f"rubric '{rubric.id}' has no checklist item to run in mode {mode}")
+        if not applies(rubric, sample):
+            raise DatasetError(f"rubric '{rubric.id}' does not apply to row {sample.id}; check its applies_to")
+        pairs.append((rubric, sample))
+    for rubric in {id(r): r for r, _ in pairs}.values():
+        _check_no_example_leak(rubric, [s for r, s in pairs if r.id == rubric.id])
+    started = time.perf_counter()
+    verdicts = await judge_pairs(pairs, config, progress)
+    elapsed = time.perf_counter() - started
+    rows = [CsRow(id=s.id, rubric_id=r.id, label=int(s.metadata["label"]), judge_score=v.score,
+                  unscored_reason=v.unscored_reason, p_yes=_p_yes(v)) for (r, s), v in zip(pairs, verdicts)]
+    result: dict[str, Any] = {}
+    if mode == "checklist_fitted":
+        rows = _cross_fit(rows, pairs, seed)
+        result["rule_overall"], result["rule_per_rubric"] = _reports(rows, lambda r: r.rule_score, n_boot, seed,
+                                                                     "declared rule")
+    overall, per = _reports(rows, lambda r: r.judge_score, n_boot, seed, mode)
+    usage = sum((v.usage for v in verdicts), Usage())
+    return CsBenchmarkResult(judge_mode=mode, few_shot=few_shot, shuffle_levels=shuffle_levels,
+                             judge=config.describe(), n_items=len(rows),
+                             n_scored=sum(r.judge_score is not None for r in rows),
+                             unscored_kinds=dict(Counter(v.unscored_kind or "error" for v in verdicts
+                                                         if v.score is None)),
+                             elapsed_s=elapsed, usage=usage, overall=overall, per_rubric=per, rows=rows, **result)
+
+
+def _cross_fit(rows: list[CsRow], pairs: list[tuple[Rubric, Sample]], seed: int) -> list[CsRow]:
+    """Replace each row's score by the level of a model fitted on the other fold of its rubric's rows; the
+    rule's score is kept beside it. Deterministic check caps apply as the rubric's combine rule says."""
+    from rubriceval.scoring.combine import ItemScore, combine
+    from rubriceval.checks import run_check
+
+    out = list(rows)
+    for rubric_id in dict.fromkeys(r.rubric_id for r in rows):
+        index = [i for i, r in enumerate(rows) if r.rubric_id == rubric_id and r.p_yes]
+        rubric = pairs[index[0]][0]
+        item = rubric.checklist_items[0]
+        qids = [q.id for q in item.questions]
+        levels = cross_fitted_levels([rows[i].p_yes for i in index], [rows[i].label for i in index], qids, seed=seed)
+        for i, level in zip(index, levels):
+            sample = pairs[i][1]
+            scores = [ItemScore(item_id=item.id, kind="judge", weight=item.weight, must=item.must, score=level)]
+            scores += [ItemScore(item_id=c.id, kind=c.type, weight=c.weight, must=c.must,
+                                 passed=run_check(c, sample).passed) for c in rubric.check_items]
+            final, _ = combine(scores, rubric.combine)
+            out[i] = rows[i].model_copy(update={"judge_score": float(final), "rule_score": rows[i].judge_score})
+    return out
+
+
+def run_cs_benchmark(config: JudgeConfig, mode: JudgeMode = "holistic", out: str | Path | None = None,
+                     command: str = "", **options: Any) -> CsBenchmarkResult:
+    result = asyncio.run(run_cs_benchmark_async(config, mode, **options)).model_copy(update={"command": command})
+    print(result.summary())
+    if out is not None:
+        path = Path(out)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(result.model_dump_json(indent=2), encoding="utf-8")
+    return result
