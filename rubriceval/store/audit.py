@@ -15,7 +15,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from rubriceval.data.sample import Sample
 from rubriceval.store.audit_models import (GROUND_TRUTH_FIELD, SAMPLE_LEVEL, AuditError, AuditItem, AuditLogEntry,
@@ -25,6 +25,7 @@ from rubriceval.store.audit_models import (GROUND_TRUTH_FIELD, SAMPLE_LEVEL, Aud
 from rubriceval.store.audit_queue import queue_query, queue_row
 from rubriceval.store.corrections import apply_corrections, context_marks, with_provenance
 from rubriceval.store.runs import RunStore, row_to_verdict
+from rubriceval.store.turn_audit import TURN_AUDIT_SCHEMA, TurnVerdict, save_turn_verdict, turn_verdicts
 from rubriceval.verdict import Verdict
 
 AUDIT_SCHEMA = """
@@ -77,7 +78,7 @@ class AuditStore:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA busy_timeout=30000")
         with self._lock:
-            self.conn.executescript("BEGIN;" + AUDIT_SCHEMA + "COMMIT;")
+            self.conn.executescript("BEGIN;" + AUDIT_SCHEMA + TURN_AUDIT_SCHEMA + "COMMIT;")
 
     def close(self) -> None:
         with self._lock:
@@ -274,31 +275,52 @@ class AuditStore:
                              field="reason", hint="say what the judge missed, so the rubric can be improved")
         payload = {"score": score, "reason": reason, "judge_score": judge_score, "response": action,
                    "scorer_version": verdict.scorer_version, "expected": expected.model_dump()}
+        def write() -> None:
+            now = _now()
+            self.conn.execute(
+                "INSERT INTO audit_responses VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+                "ON CONFLICT (run_id, sample_id, scorer, expert) DO UPDATE SET score=excluded.score, "
+                "action=excluded.action, reason=excluded.reason, judge_score=excluded.judge_score, "
+                "scorer_version=excluded.scorer_version, updated_at=excluded.updated_at",
+                (run_id, sample_id, scorer, expert, score, action, reason, judge_score, verdict.scorer_version,
+                 now, now))
+
+        return self.versioned_write("save_response", run_id, sample_id, scorer, expert=expert, payload=payload,
+                                    expected=expected, write=write, changes=[action])
+
+    def versioned_write(self, action: str, run_id: str, sample_id: str, scorer: str, *, expert: str,
+                        payload: dict[str, Any], expected: ItemVersions, write: Callable[[], None],
+                        changes: list[str]) -> SaveResult:
+        """Run `write` if the item is still at the versions the expert saw, bump the item's version and log it;
+        else log the attempt as a conflict (nothing typed is lost) and return the current versions."""
         with self._lock:
             self._begin()
             try:
                 current = self.versions(run_id, sample_id, scorer)
                 if current != expected:
                     conflict = self._conflict(run_id, sample_id, scorer, current, expected)
-                    self._log(expert, "save_response", run_id, sample_id, scorer, "conflict",
+                    self._log(expert, action, run_id, sample_id, scorer, "conflict",
                               {**payload, "current": current.model_dump()})
                     self.conn.execute("COMMIT")
                     return SaveResult(ok=False, versions=current, conflict=conflict)
-                now = _now()
-                self.conn.execute(
-                    "INSERT INTO audit_responses VALUES (?,?,?,?,?,?,?,?,?,?,?) "
-                    "ON CONFLICT (run_id, sample_id, scorer, expert) DO UPDATE SET score=excluded.score, "
-                    "action=excluded.action, reason=excluded.reason, judge_score=excluded.judge_score, "
-                    "scorer_version=excluded.scorer_version, updated_at=excluded.updated_at",
-                    (run_id, sample_id, scorer, expert, score, action, reason, judge_score, verdict.scorer_version,
-                     now, now))
+                write()
                 item_version = self._bump(run_id, sample_id, scorer, expert)
-                self._log(expert, "save_response", run_id, sample_id, scorer, "saved", payload)
+                self._log(expert, action, run_id, sample_id, scorer, "saved", payload)
                 self.conn.execute("COMMIT")
             except BaseException:
                 self.conn.execute("ROLLBACK")
                 raise
-        return SaveResult(ok=True, versions=ItemVersions(item=item_version, sample=current.sample), changes=[action])
+        return SaveResult(ok=True, versions=ItemVersions(item=item_version, sample=current.sample), changes=changes)
+
+    def save_turn_verdict(self, run: str, sample_id: str, scorer: str, *, turn: int, expert: str, score: int,
+                          reason: str = "", expected: ItemVersions, item: str | None = None) -> SaveResult:
+        """An expert's verdict on one assistant turn of a conversation rubric (store/turn_audit.py)."""
+        return save_turn_verdict(self, run, sample_id, scorer, turn=turn, expert=expert, score=score, reason=reason,
+                                 expected=expected, item=item)
+
+    def turn_verdicts(self, run: str, *, sample_id: str | None = None, scorer: str | None = None,
+                      history: bool = False) -> list[TurnVerdict]:
+        return turn_verdicts(self, run, sample_id=sample_id, scorer=scorer, history=history)
 
     def edit_ground_truth(self, run: str, sample_id: str, *, editor: str, expected_sample_version: int,
                           ground_truth: str | None = None, context_relevance: dict[int, bool] | None = None
