@@ -20,7 +20,7 @@ import random
 import re
 from typing import Any, Callable
 
-from rubriceval.testing.stub_server import instance_for_schema
+from rubriceval.testing import instance_for_schema
 
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])|(?<=\.)\s+")
 _BLOCK = re.compile(r"<<<([^<>\n]+)>>>\n(.*?)\n<<<END \1>>>", re.S)

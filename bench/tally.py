@@ -22,7 +22,7 @@ from typing import Iterable
 from pydantic import BaseModel, Field
 
 from bench.responder import RAGAS_PROMPT_METRICS, classify, prompt_text, ragas_prompt_parts
-from rubriceval.testing.stub_server import RequestRecord, StubStats
+from rubriceval.testing import RequestRecord, StubStats
 
 
 class Cost(BaseModel):

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 
 from rubriceval.judge.client import JudgeClient
 from rubriceval.judge.config import JudgeConfig
-from rubriceval.testing.stub_server import (
+from rubriceval.testing import (
     DEFAULT_TEXT,
     StubServer,
     fetch_stats,

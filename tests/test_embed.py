@@ -15,7 +15,7 @@ from rubriceval.errors import ConfigError
 from rubriceval.judge.cache import CallCache
 from rubriceval.judge.config import EmbedderConfig
 from rubriceval.local.embedder import local_backend
-from rubriceval.testing.stub_server import StubServer, embedding_for
+from rubriceval.testing import StubServer, embedding_for
 
 
 def _vector(text: str, dim: int = 8) -> list[float]:

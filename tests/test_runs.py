@@ -123,7 +123,7 @@ def test_kill_9_mid_run_then_resume_matches_an_uninterrupted_run(tmp_path):
         proc.wait()
         done_at_kill = _count_verdicts(db)
         assert 0 < done_at_kill < total
-        from rubriceval.testing.stub_server import fetch_stats
+        from rubriceval.testing import fetch_stats
         calls_before = fetch_stats(base_url).calls["chat"]
         resumed = subprocess.run([sys.executable, "-m", "rubriceval.cli", "run", "--resume", "r1", "--store", str(db),
                                   "--quiet"], env=env, capture_output=True, text=True, timeout=120)

@@ -7,11 +7,17 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["DEFAULT_TEXT", "RequestRecord", "SchemaError", "StubServer", "StubStats", "embedding_for", "fetch_stats",
-           "instance_for_schema", "rough_token_count"]
+_HOME = {
+    "StubServer": "stub_server",
+    "DEFAULT_TEXT": "stub_replies",
+    "RequestRecord": "stub_stats", "StubStats": "stub_stats", "fetch_stats": "stub_stats",
+    "SchemaError": "schema_instance", "instance_for_schema": "schema_instance",
+    "embedding_for": "stub_content", "rough_token_count": "stub_content",
+}
+__all__ = sorted(_HOME)
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:
-        return getattr(importlib.import_module("rubriceval.testing.stub_server"), name)
+    if name in _HOME:
+        return getattr(importlib.import_module(f"rubriceval.testing.{_HOME[name]}"), name)
     raise AttributeError(f"module 'rubriceval.testing' has no attribute {name!r}")
