@@ -63,6 +63,9 @@ class Condition:
         own = {self.name} if self.kind == "id" else set()
         return own.union(*(p.names() for p in self.parts))
 
+    def reads_every_question(self) -> bool:
+        return self.kind in ("all", "any", "none") or any(p.reads_every_question() for p in self.parts)
+
 
 def _tokens(text: str) -> list[str]:
     out, pos = [], 0
@@ -156,24 +159,33 @@ def parse_condition(text: str) -> Condition:
     return _Parser(str(text)).parse()
 
 
-def check_levels_rule(levels: dict[int, str], question_ids: list[str]) -> list[tuple[int, str]]:
-    """(level, problem) for every condition that cannot be used; empty when the rule is sound."""
-    problems: list[tuple[int, str]] = []
-    for level, text in sorted(levels.items()):
-        if level not in (1, 2, 3, 4, 5):
-            problems.append((level, "levels are 1–5"))
-            continue
-        try:
-            condition = parse_condition(text)
-        except LevelRuleError as exc:
-            problems.append((level, str(exc)))
-            continue
-        unknown = sorted(condition.names() - set(question_ids))
-        if unknown:
-            problems.append((level, f"unknown question id(s) {unknown}; the questions are {question_ids}"))
-        if condition.kind == "otherwise" and level != 1:
+def check_condition(text: str, question_ids: list[str]) -> Condition:
+    """The parsed condition, or LevelRuleError saying why it cannot be used with these questions."""
+    condition = parse_condition(text)
+    unknown = sorted(condition.names() - set(question_ids))
+    if unknown:
+        raise LevelRuleError(f"unknown question id(s) {unknown}; the questions are {list(question_ids)}")
+    return condition
+
+
+def check_level_keys(levels: dict[int, str]) -> list[tuple[int, str]]:
+    """(level, problem) for levels outside 1–5 and for 'otherwise' above level 1."""
+    problems = [(level, "levels are 1–5") for level in levels if level not in (1, 2, 3, 4, 5)]
+    for level, text in levels.items():
+        if level != 1 and str(text).strip() == "otherwise":
             problems.append((level, "'otherwise' is always true: only level 1 may use it"))
     return problems
+
+
+def check_levels_rule(levels: dict[int, str], question_ids: list[str]) -> list[tuple[int, str]]:
+    """(level, problem) for every condition that cannot be used; empty when the rule is sound."""
+    problems = check_level_keys(levels)
+    for level, text in sorted(levels.items()):
+        try:
+            check_condition(text, question_ids)
+        except LevelRuleError as exc:
+            problems.append((level, str(exc)))
+    return sorted(problems)
 
 
 def check_points(points: dict[int, float]) -> list[tuple[int, str]]:

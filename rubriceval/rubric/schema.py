@@ -16,9 +16,9 @@ import json
 import re
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from rubriceval.rubric.level_rule import check_levels_rule, check_points
+from rubriceval.rubric.level_rule import LevelRuleError, check_condition, check_level_keys, check_points
 
 SampleField = Literal["question", "answer", "contexts", "ground_truth", "reference_contexts", "intent", "tags"]
 # Whose turns a conversation check reads.
@@ -101,6 +101,18 @@ class FittedWeights(_Strict):
         return value
 
 
+def _level_condition(text: str, info: ValidationInfo) -> str:
+    """One level's condition, checked against the item's questions (the error names this level's own line)."""
+    try:
+        check_condition(text, [q.id for q in info.data.get("questions") or []])
+    except LevelRuleError as exc:
+        raise ValueError(str(exc)) from None
+    return text
+
+
+LevelCondition = Annotated[str, AfterValidator(_level_condition)]
+
+
 class ChecklistItem(_ItemBase):
     """Yes/no questions, each asked on its own (answer constrained to yes/no, p(yes) kept when the judge returns
     logprobs), turned into a 1–5 score by `levels` (conditions over question ids), `points` (weighted share of
@@ -109,7 +121,7 @@ class ChecklistItem(_ItemBase):
     type: Literal["checklist"]
     criterion: str | None = None      # the context the questions are asked in; None: the rubric's criterion
     questions: list[ChecklistQuestion] = Field(min_length=1)
-    levels: dict[int, str] | None = None
+    levels: dict[int, LevelCondition] | None = None
     points: dict[int, float] | None = None
     fitted: FittedWeights | None = None
 
@@ -124,10 +136,9 @@ class ChecklistItem(_ItemBase):
 
     @field_validator("levels")
     @classmethod
-    def _rule(cls, value: dict[int, str] | None, info: ValidationInfo) -> dict[int, str] | None:
+    def _rule(cls, value: dict[int, str] | None) -> dict[int, str] | None:
         if value is not None:
-            ids = [q.id for q in info.data.get("questions") or []]
-            problems = check_levels_rule(value, ids)
+            problems = check_level_keys(value)
             if problems:
                 raise ValueError("; ".join(f"level {lvl}: {why}" for lvl, why in problems))
         return value

@@ -16,8 +16,10 @@ From answers to a score: judge_mode `checklist` uses the item's `levels` (condit
 """
 from __future__ import annotations
 
+import asyncio
 import math
-from typing import Literal
+import weakref
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -159,9 +161,27 @@ def level_for(item: ChecklistItem, p_yes: dict[str, float], mode: str) -> tuple[
     return level_from_points(item.points, share)
 
 
+_RUNNING: "weakref.WeakKeyDictionary[Any, asyncio.Semaphore]" = weakref.WeakKeyDictionary()
+
+
+def _checklist_slots(judge) -> asyncio.Semaphore:
+    """At most `concurrency` checklists in flight per judge. Without this bound, many samples' questions
+    interleave in the client's queue and every call lands on a server slot that last saw another sample, so the
+    shared prefix is processed again each time."""
+    if judge not in _RUNNING:
+        _RUNNING[judge] = asyncio.Semaphore(max(1, judge.config.concurrency))
+    return _RUNNING[judge]
+
+
 async def judge_checklist(rubric: Rubric, item: ChecklistItem, sample: Sample, judge, *,
                           template_dir: str | None = None) -> ChecklistResult:
     """Ask every question (one after the other: the prefix cache is warm for the next) and apply the rule."""
+    async with _checklist_slots(judge):
+        return await _ask_all(rubric, item, sample, judge, template_dir)
+
+
+async def _ask_all(rubric: Rubric, item: ChecklistItem, sample: Sample, judge, template_dir: str | None
+                   ) -> ChecklistResult:
     lang = rubric.language
     reask = TemplateReask(template=environment(template_dir).get_template(f"{lang}/checklist_reask.j2"))
     answers: list[QuestionAnswer] = []
