@@ -197,49 +197,66 @@ class JudgeClient:
 
     async def _call_once(self, messages, json_schema, schema_name, options: CallOptions | None = None
                          ) -> JudgeResponse:
-        c = self.config
-        kwargs: dict[str, Any] = dict(model=c.model, messages=messages, temperature=c.temperature,
-                                      max_tokens=c.max_tokens)
-        if c.seed is not None:
-            kwargs["seed"] = c.seed
-        if options is not None:
-            json_schema = _apply_options(kwargs, options, json_schema, c.choice_constraint)
-        if json_schema is not None and c.structured == "json_schema":
-            kwargs["response_format"] = {"type": "json_schema",
-                                         "json_schema": {"name": schema_name, "schema": json_schema, "strict": True}}
+        body, json_schema = chat_body(self.config, messages, json_schema, schema_name, options)
         # A raw POST: the SDK still raises its status/timeout/connection errors, but skips walking the messages and
         # the JSON schema through its request transform and building typed response objects (~2.8 ms CPU per call,
         # the largest cost of ours at high concurrency; see docs/benchmarks.md). A non-JSON or non-completion body
         # raises ValueError/KeyError/IndexError/TypeError, reported as "malformed response".
         client = await self._connected()
-        raw = await client.post("/chat/completions", body=kwargs, cast_to=bytes)
-        completion = json.loads(raw)
-        choice = completion["choices"][0]
-        text = choice["message"].get("content") or ""
-        if not isinstance(text, str):
-            raise TypeError(f"message content is {type(text).__name__}, not text")
-        usage = completion.get("usage") or {}
-        prompt_tokens = int(usage.get("prompt_tokens") or 0)
-        completion_tokens = int(usage.get("completion_tokens") or 0)
-        data = None
-        if json_schema is not None:
-            data = _loads_json_object(text, required=json_schema.get("required", ()))
-        cost = (prompt_tokens * self._price_in + completion_tokens * self._price_out) / 1e6
-        extras = dict(logprobs=read_logprobs(choice) if options is not None and options.logprobs else None,
-                      cached_prompt_tokens=cached_prompt_tokens(completion))
-        if data is None and json_schema is not None and c.structured == "json_schema":
-            # Reported (the verdict becomes unscored, not guessed) and, being an error, never cached.
+        raw = await client.post("/chat/completions", body=body, cast_to=bytes)
+        response = read_completion(self.config, json.loads(raw), json_schema, options,
+                                   (self._price_in, self._price_out))
+        if response.error_kind == "invalid_output":
             self.stats.failures["invalid_output"] += 1
-            return JudgeResponse(text=text, error="structured output is not a JSON object "
-                                 f"(finish_reason={choice.get('finish_reason')})", error_kind="invalid_output",
-                                 prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=cost,
-                                 **extras)
-        return JudgeResponse(text=text, data=data, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                             cost_usd=cost, **extras)
+        return response
 
     async def close(self) -> None:
         if self._conn.client is not None:
             await self._conn.client.close()
+
+
+def chat_body(config: JudgeConfig, messages: list[dict], json_schema: dict | None, schema_name: str,
+              options: CallOptions | None = None) -> tuple[dict[str, Any], dict | None]:
+    """The chat-completions request body of one call, and the JSON schema its reply is read against (None when a
+    grammar or nothing constrains the answer). The online call posts this body; a batch file line carries it as is."""
+    body: dict[str, Any] = dict(model=config.model, messages=messages, temperature=config.temperature,
+                                max_tokens=config.max_tokens)
+    if config.seed is not None:
+        body["seed"] = config.seed
+    if options is not None:
+        json_schema = _apply_options(body, options, json_schema, config.choice_constraint)
+    if json_schema is not None and config.structured == "json_schema":
+        body["response_format"] = {"type": "json_schema",
+                                   "json_schema": {"name": schema_name, "schema": json_schema, "strict": True}}
+    return body, json_schema
+
+
+def read_completion(config: JudgeConfig, completion: dict, json_schema: dict | None, options: CallOptions | None,
+                    prices: tuple[float, float]) -> JudgeResponse:
+    """A chat completion (the online reply, or a batch output line's body) → JudgeResponse, priced at `prices`
+    (USD per 1M tokens in/out). A body that is not a chat completion raises ValueError/KeyError/IndexError/
+    TypeError; structured output that is not a JSON object is an `invalid_output` error (never cached)."""
+    choice = completion["choices"][0]
+    text = choice["message"].get("content") or ""
+    if not isinstance(text, str):
+        raise TypeError(f"message content is {type(text).__name__}, not text")
+    usage = completion.get("usage") or {}
+    prompt_tokens = int(usage.get("prompt_tokens") or 0)
+    completion_tokens = int(usage.get("completion_tokens") or 0)
+    data = None
+    if json_schema is not None:
+        data = _loads_json_object(text, required=json_schema.get("required", ()))
+    cost = (prompt_tokens * prices[0] + completion_tokens * prices[1]) / 1e6
+    extras = dict(logprobs=read_logprobs(choice) if options is not None and options.logprobs else None,
+                  cached_prompt_tokens=cached_prompt_tokens(completion))
+    if data is None and json_schema is not None and config.structured == "json_schema":
+        # Reported (the verdict becomes unscored, not guessed) and, being an error, never cached.
+        return JudgeResponse(text=text, error="structured output is not a JSON object "
+                             f"(finish_reason={choice.get('finish_reason')})", error_kind="invalid_output",
+                             prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=cost,
+                             **extras)
+    return JudgeResponse(text=text, data=data, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                         cost_usd=cost, **extras)
 
 
 def _apply_options(kwargs: dict[str, Any], options: CallOptions, json_schema: dict | None,
