@@ -27,6 +27,18 @@ PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
     "deepseek-chat": (0.27, 1.1),
     "local": (0.0, 0.0),
 }
+# Batch API prices (`rubriceval run --batch`), USD per 1M tokens, where the provider publishes them (OpenAI and
+# DashScope: half the online price); any other model: its online price × `batch_discount`.
+BATCH_PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
+    "gpt-4o": (1.25, 5.0),
+    "gpt-4o-mini": (0.075, 0.3),
+    "gpt-4.1": (1.0, 4.0),
+    "gpt-4.1-mini": (0.2, 0.8),
+    "qwen-max": (0.8, 3.2),
+    "qwen-plus": (0.2, 0.6),
+    "qwen-turbo": (0.025, 0.1),
+    "local": (0.0, 0.0),
+}
 
 
 class JudgeConfig(BaseModel):
@@ -60,6 +72,15 @@ class JudgeConfig(BaseModel):
     # median with its spread; the spread orders the audit queue ("most uncertain first"). n = 1: judged once.
     self_consistency: int = Field(default=1, ge=1, le=20)
     self_consistency_temperature: float = Field(default=0.7, gt=0, le=2)
+    # Batch API (`rubriceval run --batch`, `rubriceval batch status|collect`): files of requests answered within
+    # the completion window at the batch price; split at the provider's limits.
+    batch: bool = False
+    batch_discount: float = Field(default=0.5, gt=0, le=1)   # batch price = online × this, when none is known
+    price_in_per_mtok_batch: float | None = None
+    price_out_per_mtok_batch: float | None = None
+    batch_max_requests: int = Field(default=50_000, ge=1)           # per file (OpenAI: 50,000)
+    batch_max_bytes: int = Field(default=100 * 1024 * 1024, ge=1024)   # per file (OpenAI: 100 MB)
+    batch_completion_window: str = "24h"
 
     @property
     def is_local(self) -> bool:
@@ -69,6 +90,17 @@ class JudgeConfig(BaseModel):
         if self.price_in_per_mtok is not None and self.price_out_per_mtok is not None:
             return self.price_in_per_mtok, self.price_out_per_mtok
         return PRICES_PER_MTOK.get(self.model, (0.0, 0.0))
+
+    def batch_prices(self) -> tuple[float, float]:
+        """USD per 1M tokens (input, output) through the Batch API: the configured batch prices, else the
+        provider's published ones, else the online prices × batch_discount."""
+        if self.price_in_per_mtok_batch is not None and self.price_out_per_mtok_batch is not None:
+            return self.price_in_per_mtok_batch, self.price_out_per_mtok_batch
+        explicit_online = self.price_in_per_mtok is not None and self.price_out_per_mtok is not None
+        if not explicit_online and self.model in BATCH_PRICES_PER_MTOK:
+            return BATCH_PRICES_PER_MTOK[self.model]
+        price_in, price_out = self.prices()
+        return price_in * self.batch_discount, price_out * self.batch_discount
 
     @property
     def model_named(self) -> bool:
