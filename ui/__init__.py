@@ -1,6 +1,8 @@
 """The expert audit app (Gradio) for rubriceval runs.
 
-app.py              — build_app() / launch(): wiring only
+app.py              — build_app() / launch()
+layout.py           — the components, in page order
+wiring.py           — what each event does and which component triggers it
 queue.py            — filters → ordered queue, pages, progress
 item_view.py        — HTML of one item (sample | rubric + judge verdict + evidence), diffs
 actions.py          — open / agree / override / correct ground truth (no Gradio in here)

@@ -1,0 +1,200 @@
+"""The audit app's behaviour: what each event does (AuditHandlers) and which component triggers it (`wire`).
+
+Handlers return values in the order of the layout's output lists; user mistakes become Gradio error messages.
+"""
+from __future__ import annotations
+
+import functools
+import re
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import gradio as gr
+
+from rubriceval.errors import RubricEvalError
+from rubriceval.store.audit import AuditStore
+from rubriceval.store.export import export_corrected_dataset
+from ui import agreement_panel
+from ui.actions import ItemView, agree, edit_ground_truth, open_item, save_verdict
+from ui.layout import AuditLayout
+from ui.queue import ANY, PAGE_SIZE, AuditSession, make_filter, open_queue, page_frame, page_label, progress_markdown
+
+
+def _user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Show a user mistake (missing reason, no name…) as a Gradio error message instead of a stack trace."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except RubricEvalError as exc:
+            # Not logged as an exception: a missing reason is the expert's slip, not a server fault.
+            raise gr.Error(exc.message + (f" ({exc.hint})" if exc.hint else ""), duration=8,
+                           print_exception=False) from None
+    return wrapper
+
+
+def _who(expert: str, request: gr.Request | None) -> str:
+    """With authentication the login name is the expert; the free-text name is only used on loopback."""
+    username = getattr(request, "username", None) if request is not None else None
+    return username or (expert or "")
+
+
+class AuditHandlers:
+    """Event handlers over one audit store; `initial_run` stands in when no run is picked yet."""
+
+    def __init__(self, store: AuditStore, initial_run: str, export_root: Path):
+        self.store = store
+        self.initial_run = initial_run
+        self.export_root = export_root
+
+    def render(self, state: AuditSession, who: str, view: ItemView, message: str) -> list[Any]:
+        return [state, f"### {view.title}" if view.title else "", view.sample_html, view.judge_html,
+                view.history_html, view.ground_truth,
+                gr.update(choices=view.context_choices, value=view.relevant_contexts),
+                gr.update(value=view.my_score), view.my_reason,
+                progress_markdown(self.store.progress(state.run_id, who), state, who),
+                page_frame(self.store, state), page_label(state), message]
+
+    def keep_item(self, state: AuditSession, who: str, message: str) -> list[Any]:
+        """Leave what the expert typed in place (after a conflict), refresh only progress and status."""
+        return [state, *[gr.update()] * 8, progress_markdown(self.store.progress(state.run_id, who), state, who),
+                gr.update(), gr.update(), message]
+
+    @_user_errors
+    def do_open_queue(self, name, run_id, scorer, tag, intent, low, high, show, order,
+                      request: gr.Request) -> list[Any]:
+        who = _who(name, request)
+        started = time.perf_counter()
+        state = open_queue(self.store, run_id or self.initial_run,
+                           make_filter(who, scorer, tag, intent, low, high, show, order))
+        view = open_item(self.store, state, 0, who)
+        out = self.render(state, who, view, "")
+        out[-1] = f"Queue opened in {time.perf_counter() - started:.2f} s."
+        return out
+
+    def do_init(self, run_id: str, request: gr.Request) -> list[Any]:
+        who = _who("", request)
+        queue_out = self.do_open_queue(who, run_id, ANY, ANY, ANY, 1, 5, "all", "judge_asc", request)
+        return [gr.update(value=who) if who else gr.update(), *self.do_run_change(run_id), *queue_out]
+
+    @_user_errors
+    def do_open_item(self, name, state: AuditSession, number, request: gr.Request) -> list[Any]:
+        who = _who(name, request)
+        if number is None:
+            raise RubricEvalError("type an item number first")
+        return self.render(state, who, open_item(self.store, state, int(number) - 1, who), "")
+
+    def step(self, offset: int) -> Callable[..., list[Any]]:
+        @_user_errors
+        def handler(name, state: AuditSession, request: gr.Request) -> list[Any]:
+            who = _who(name, request)
+            return self.render(state, who, open_item(self.store, state, state.index + offset, who), "")
+        return handler
+
+    def change_page(self, offset: int) -> Callable[..., list[Any]]:
+        def handler(state: AuditSession) -> tuple[Any, Any, Any]:
+            state.page = max(0, min(state.page + offset, state.n_pages - 1))
+            return state, page_frame(self.store, state), page_label(state)
+        return handler
+
+    @_user_errors
+    def do_select(self, name, state: AuditSession, evt: gr.SelectData, request: gr.Request) -> list[Any]:
+        who = _who(name, request)
+        row = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
+        return self.render(state, who, open_item(self.store, state, state.page * PAGE_SIZE + int(row), who), "")
+
+    def after_save(self, state: AuditSession, who: str, outcome) -> list[Any]:
+        if not outcome.saved:
+            return self.keep_item(state, who, outcome.message)
+        last = state.index >= len(state.rows) - 1
+        view = open_item(self.store, state, state.index if last else state.index + 1, who)
+        return self.render(state, who, view, outcome.message + (" End of the queue." if last else ""))
+
+    @_user_errors
+    def do_save(self, name, state: AuditSession, score, reason, request: gr.Request) -> list[Any]:
+        who = _who(name, request)
+        return self.after_save(state, who, save_verdict(self.store, state, who, score, reason or ""))
+
+    @_user_errors
+    def do_agree(self, name, state: AuditSession, request: gr.Request) -> list[Any]:
+        who = _who(name, request)
+        return self.after_save(state, who, agree(self.store, state, who))
+
+    @_user_errors
+    def do_edit_gt(self, name, state: AuditSession, ground_truth, relevant, request: gr.Request) -> list[Any]:
+        who = _who(name, request)
+        outcome = edit_ground_truth(self.store, state, who, ground_truth or "", relevant)
+        if not outcome.saved:
+            return self.keep_item(state, who, outcome.message)
+        # Stay on the item, re-rendered: the diff and the history show what was just saved.
+        return self.render(state, who, open_item(self.store, state, state.index, who), outcome.message)
+
+    @_user_errors
+    def do_reload(self, name, state: AuditSession, request: gr.Request) -> list[Any]:
+        who = _who(name, request)
+        return self.render(state, who, open_item(self.store, state, state.index, who), "Reloaded the stored state.")
+
+    def do_run_change(self, run_id: str) -> list[Any]:
+        """The rubric, tag and intent filters of another run, reset to "any"."""
+        facets = self.store.facets(run_id)
+        return [gr.update(choices=[ANY, *facets["scorers"]], value=ANY),
+                gr.update(choices=[ANY, *facets["tags"]], value=ANY),
+                gr.update(choices=[ANY, *facets["intents"]], value=ANY)]
+
+    @_user_errors
+    def do_agreement(self, run_id: str) -> list[Any]:
+        results = agreement_panel.compute(self.store, run_id or self.initial_run)
+        first = results[0] if results else None
+        return [results, agreement_panel.headline(results), agreement_panel.summary_frame(results),
+                gr.update(choices=[r.key for r in results], value=first.key if first else None),
+                agreement_panel.confusion_frame(first), agreement_panel.worst_frame(first)]
+
+    def do_pick_rubric(self, results: list, key: str) -> list[Any]:
+        chosen = next((r for r in results if r.key == key), None)
+        return [agreement_panel.confusion_frame(chosen), agreement_panel.worst_frame(chosen)]
+
+    @_user_errors
+    def do_export(self, run_id: str) -> str:
+        run_id = run_id or self.initial_run
+        name = self.store.runs.run_info(run_id).name
+        stem = re.sub(r"[^\w.-]+", "_", name) + time.strftime("-corrected-%Y%m%d-%H%M%S")
+        lines = []
+        for suffix in (".jsonl", ".xlsx"):
+            target = (self.export_root / (stem + suffix)).resolve()
+            summary = export_corrected_dataset(self.store.path, run_id, target)
+            lines.append(f"- `{summary.path}`: {summary.n_samples} samples, {summary.n_corrected} corrected")
+        return "Exported:\n" + "\n".join(lines)
+
+
+def wire(app: gr.Blocks, ui: AuditLayout, handlers: AuditHandlers) -> None:
+    """Connect the components to the handlers (inside the app's Blocks); api_name marks the scriptable endpoints."""
+    h, f, q, i, a = ui.header, ui.filters, ui.queue, ui.item, ui.agreement
+    items, filters = ui.item_outputs, ui.filter_inputs
+    app.load(handlers.do_init, inputs=[h.run_dd], outputs=[h.expert, *ui.facet_dropdowns, *items],
+             api_visibility="private")
+    f.apply_btn.click(handlers.do_open_queue, inputs=filters, outputs=items, api_name="open_queue")
+    h.run_dd.change(handlers.do_run_change, inputs=[h.run_dd], outputs=ui.facet_dropdowns,
+                    api_visibility="private").then(handlers.do_open_queue, inputs=filters, outputs=items,
+                                                   api_visibility="private")
+    q.go_btn.click(handlers.do_open_item, inputs=[h.expert, h.session, q.jump_to], outputs=items,
+                   api_name="open_item")
+    q.table.select(handlers.do_select, inputs=[h.expert, h.session], outputs=items, api_visibility="private")
+    for button, offset in ((q.prev_page_btn, -1), (q.next_page_btn, +1)):
+        button.click(handlers.change_page(offset), inputs=[h.session], outputs=[h.session, q.table, q.page_info],
+                     api_visibility="private")
+    i.prev_btn.click(handlers.step(-1), inputs=[h.expert, h.session], outputs=items, api_name="previous_item")
+    i.next_btn.click(handlers.step(+1), inputs=[h.expert, h.session], outputs=items, api_name="next_item")
+    i.reload_btn.click(handlers.do_reload, inputs=[h.expert, h.session], outputs=items, api_name="reload_item")
+    save_inputs = [h.expert, h.session, i.score_radio, i.reason_box]
+    i.save_btn.click(handlers.do_save, inputs=save_inputs, outputs=items, api_name="save_verdict")
+    i.reason_box.submit(handlers.do_save, inputs=save_inputs, outputs=items, api_visibility="private")
+    i.agree_btn.click(handlers.do_agree, inputs=[h.expert, h.session], outputs=items, api_name="agree")
+    i.save_gt_btn.click(handlers.do_edit_gt, inputs=[h.expert, h.session, i.gt_box, i.ctx_box], outputs=items,
+                        api_name="edit_ground_truth")
+    a.refresh_btn.click(handlers.do_agreement, inputs=[h.run_dd],
+                        outputs=[h.agreement_state, a.headline, a.table, a.rubric_pick, a.confusion_table,
+                                 a.worst_table], api_name="agreement")
+    a.rubric_pick.change(handlers.do_pick_rubric, inputs=[h.agreement_state, a.rubric_pick],
+                         outputs=[a.confusion_table, a.worst_table], api_name="agreement_detail")
+    ui.export.button.click(handlers.do_export, inputs=[h.run_dd], outputs=[ui.export.status], api_name="export")
