@@ -42,6 +42,13 @@ class CallCache:
                                (key, json.dumps(value, ensure_ascii=False)))
             self._conn.commit()
 
+    def put_many(self, items: list[tuple[str, dict]]) -> None:
+        """Many (key, value) pairs in one transaction (a batch's replies: one commit, not one per reply)."""
+        with self._lock:
+            self._conn.executemany("INSERT OR REPLACE INTO calls (key, value) VALUES (?, ?)",
+                                   [(key, json.dumps(value, ensure_ascii=False)) for key, value in items])
+            self._conn.commit()
+
     def __contains__(self, key: str) -> bool:
         with self._lock:
             return self._conn.execute("SELECT 1 FROM calls WHERE key = ?", (key,)).fetchone() is not None
