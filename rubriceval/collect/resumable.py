@@ -71,7 +71,9 @@ def read_partial(path: Path, parse: Callable[[dict[str, Any]], R]) -> tuple[dict
     order: list[str] = []
     if not path.exists():
         return rows, order
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = path.read_text(encoding="utf-8").split("\n")     # not splitlines(): U+2028/U+0085 may sit inside a row
+    if lines and not lines[-1]:
+        lines.pop()
     for lineno, line in enumerate(lines, start=1):
         if not line.strip():
             continue

@@ -40,7 +40,9 @@ def _read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
                 raise DatasetError(f"invalid JSON: {exc.msg}", file=str(path), line=exc.lineno) from None
             return [(i + 1, item) for i, item in enumerate(items)]
         records = []
-        for lineno, line in enumerate(text.splitlines(), start=1):
+        # Only \n ends a JSONL line: str.splitlines() would also split inside a valid row holding U+2028/U+2029/U+0085
+        # (common in text pasted from web pages and chat apps); json.loads ignores a \r before the \n.
+        for lineno, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
             try:
