@@ -41,6 +41,18 @@ def _judge_config(args):
     return load_judge_config(args.config, **overrides)
 
 
+def _panel_config(args, judge_config):
+    """The judge panel: `--panel FILE`, else the `judges:` of `--config` (None when neither has one)."""
+    from rubriceval.scoring.panel import load_panel_config
+
+    path = getattr(args, "panel", None) or args.config
+    panel = load_panel_config(path, base=judge_config) if path else None
+    if panel is None and getattr(args, "panel", None):
+        raise RubricEvalError("no 'judges:' list in the panel file", file=args.panel, field="judges",
+                              hint="judges: [{name: a, model: …}, {name: b, model: …}]")
+    return panel
+
+
 def _embedder_config(args):
     from rubriceval.judge.config import load_embedder_config
 
@@ -138,6 +150,7 @@ def cmd_run(args) -> int:
 
     store = RunStore(args.store)
     judge_config = _judge_config(args)
+    panel = _panel_config(args, judge_config)
     if args.resume:
         run_id = store.resolve(args.resume)
         samples = store.samples(run_id)
@@ -149,6 +162,10 @@ def cmd_run(args) -> int:
         stored = {k: v for k, v in info.config.judge.items() if k in JudgeConfig.model_fields}
         if not args.judge_base_url and not os.environ.get("RUBRICEVAL_JUDGE_BASE_URL"):
             judge_config = JudgeConfig.model_validate({**stored, "api_key": judge_config.api_key})
+        if info.config.panel and not args.panel:             # and with its judge panel
+            from rubriceval.scoring.panel import PanelConfig
+
+            panel = PanelConfig.from_public(info.config.panel, api_key=judge_config.api_key)
         print(f"resuming run {info.name} ({info.n_verdicts} verdicts already stored)", file=sys.stderr)
     else:
         if args.rescore_changed:
@@ -157,11 +174,11 @@ def cmd_run(args) -> int:
             raise RubricEvalError("rubriceval run needs a DATASET (or --resume RUN, or --rescore-changed RUN)")
         samples, rubrics, metrics = _load_for_run(args)
     if args.dry_run:
-        return _dry_run(samples, rubrics, metrics, judge_config)
+        return _dry_run(samples, rubrics, metrics, judge_config, panel)
     run_id, totals = asyncio.run(run_async(
         samples, rubrics, metrics, store=store, judge_config=judge_config, embedder_config=_embedder_config(args),
         name=args.name, dataset_path=args.dataset or "", rubrics_path=args.rubrics or "",
-        progress=not args.quiet, resume_run=args.resume))
+        progress=not args.quiet, resume_run=args.resume, panel_config=panel))
     _print_run_summary(store, run_id, totals)
     if args.out:
         _write_outputs(store, run_id, Path(args.out))
@@ -180,10 +197,10 @@ def _rescore_changed(args, store, judge_config) -> int:
     return 0
 
 
-def _dry_run(samples, rubrics, metrics, judge_config) -> int:
+def _dry_run(samples, rubrics, metrics, judge_config, panel=None) -> int:
     from rubriceval.planning import plan_cost
 
-    plan = plan_cost(samples, rubrics, metrics, judge_config)
+    plan = plan_cost(samples, rubrics, metrics, judge_config, panel=panel)
     print(plan.format())
     return 0
 
@@ -435,6 +452,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", metavar="RUN", help="finish an interrupted run")
     p.add_argument("--dry-run", action="store_true", help="plan calls, tokens and cost; spend nothing")
     p.add_argument("--rescore-changed", metavar="RUN", help="re-score only rows whose inputs changed since RUN")
+    p.add_argument("--panel", metavar="FILE", help="judge the rubrics with the panel of judges listed under "
+                   "'judges:' in FILE (default: the judges: of --config, if any); median score, majority pass")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--speaker-map", metavar="SPEAKER=ROLE,…",
                    help="chat-log export (one row per message): speakers' roles, e.g. 客服=assistant,用户=user")
@@ -552,6 +571,10 @@ def build_parser() -> argparse.ArgumentParser:
                                   "shipped with rubriceval")
     _add_judge_args(p)
     p.set_defaults(func=cmd_benchmark_judge)
+
+    from rubriceval.pairwise.command import add_pairwise_parser
+
+    add_pairwise_parser(sub)
 
     p = sub.add_parser("metrics", help="list the standard metrics")
     p.set_defaults(func=cmd_metrics)

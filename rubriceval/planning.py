@@ -5,6 +5,8 @@ parses (re-asks after unparseable replies are the only extra calls, at most one 
 """
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from rubriceval.data.sample import Sample
@@ -67,7 +69,8 @@ class CostPlan(BaseModel):
 
 
 def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], config: JudgeConfig,
-              cache: CallCache | None = None) -> CostPlan:
+              cache: CallCache | None = None, panel: Any = None) -> CostPlan:
+    """panel: a `rubriceval.scoring.panel.PanelConfig` judging the rubrics (one call per judge and judge item)."""
     from rubriceval.backends import effective_config
 
     config = effective_config(config)
@@ -83,7 +86,9 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
 
     # The rubric calls as the runner makes them: once, or n times with self-consistency's seeds and temperature.
     rubric_configs = [config]
-    if config.self_consistency > 1:
+    if panel is not None:
+        rubric_configs = [effective_config(judge.config) for judge in panel.judges]
+    elif config.self_consistency > 1:
         from rubriceval.trust.self_consistency import sampling_config, sampling_seeds
 
         rubric_configs = [sampling_config(config, config.self_consistency_temperature, seed)

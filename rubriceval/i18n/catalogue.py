@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from rubriceval.i18n.evidence_text import EVIDENCE_TEXT
+from rubriceval.i18n.pairwise_text import PAIRWISE_TEXT
 from rubriceval.i18n.report_text import REPORT_TEXT
 from rubriceval.i18n.ui_text import UI_TEXT
 
@@ -34,7 +35,7 @@ def _merge(*parts: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
     return merged
 
 
-MESSAGES: dict[str, dict[str, str]] = _merge(REPORT_TEXT, EVIDENCE_TEXT, UI_TEXT)
+MESSAGES: dict[str, dict[str, str]] = _merge(REPORT_TEXT, EVIDENCE_TEXT, UI_TEXT, PAIRWISE_TEXT)
 
 
 class Message(BaseModel):

@@ -62,9 +62,10 @@ class ParsedOutput(BaseModel):
 
 
 class ParsedPreference(BaseModel):
-    """A pairwise reply read as the preferred response ('A' or 'B'), or no winner with `error` saying why."""
+    """A pairwise reply read as the preferred response ('A' or 'B', or 'tie' where allowed), or no winner with
+    `error` saying why."""
 
-    winner: Literal["A", "B"] | None = None
+    winner: Literal["A", "B", "tie"] | None = None
     feedback: str = ""
     error: str | None = None
     form: str = "none"     # result_tag, zh_result, response_tag, result_label — or "none"
@@ -181,19 +182,27 @@ _SCORE_MARKERS: tuple[_Marker, ...] = (
             may_be_rubric_echo=True),
 )
 
-_PREFERENCE_MARKERS: tuple[_Marker, ...] = (
-    # [RESULT] A · [Result] Response B
-    _marker("result_tag", 1, r"\[[ \t]*RESULT[ \t]*\]" + _GAP + r"(?:[:=]" + _GAP + r")?" + _CHOICE_VALUE),
-    # [RESULT: B]
-    _marker("result_tag", 1, r"\[[ \t]*RESULT[ \t]*[:=][ \t]*" + _CHOICE_VALUE + r"[ \t]*\]"),
-    # 【结果】A · [结果] 回答B
-    _marker("zh_result", 1, r"[【\[][ \t]*(?:最终)?结果[ \t]*[】\]]" + _GAP + r"(?:[:=]" + _GAP + r")?" + _CHOICE_VALUE),
-    # [Response B]
-    _marker("response_tag", 1, r"\[[ \t]*Response[ \t]+(?P<num>(?-i:[AB]))[ \t]*\]"),
-    # "Result: A" / "结果：B" / "Winner: A" at the start of a line
-    _marker("result_label", 2, r"(?:^|(?<=\n))[ \t*_#]*(?:Result|Winner|结果|更好的回答)[ \t*_]*[:=][ \t*_]*"
-            + _CHOICE_VALUE),
-)
+def _preference_markers(choice: str) -> tuple[_Marker, ...]:
+    return (
+        # [RESULT] A · [Result] Response B
+        _marker("result_tag", 1, r"\[[ \t]*RESULT[ \t]*\]" + _GAP + r"(?:[:=]" + _GAP + r")?" + choice),
+        # [RESULT: B]
+        _marker("result_tag", 1, r"\[[ \t]*RESULT[ \t]*[:=][ \t]*" + choice + r"[ \t]*\]"),
+        # 【结果】A · [结果] 回答B
+        _marker("zh_result", 1, r"[【\[][ \t]*(?:最终)?结果[ \t]*[】\]]" + _GAP + r"(?:[:=]" + _GAP + r")?" + choice),
+        # [Response B]
+        _marker("response_tag", 1, r"\[[ \t]*Response[ \t]+(?P<num>(?-i:[AB]))[ \t]*\]"),
+        # "Result: A" / "结果：B" / "Winner: A" at the start of a line
+        _marker("result_label", 2, r"(?:^|(?<=\n))[ \t*_#]*(?:Result|Winner|结果|更好的回答)[ \t*_]*[:=][ \t*_]*"
+                + choice),
+    )
+
+
+_PREFERENCE_MARKERS = _preference_markers(_CHOICE_VALUE)
+# With `allow_tie`: "[RESULT] tie", "【结果】平局" as well.
+_TIE_WORDS = ("tie", "平局", "平手")
+_PREFERENCE_OR_TIE_MARKERS = _preference_markers(
+    r"(?:(?:Response|回答)[ \t]*)?(?P<num>(?-i:[AB])|" + "|".join(_TIE_WORDS) + r")(?![A-Za-z])")
 
 # Rubric echo, after the number: the level's description follows ("分数 1：完全错误", "a score of 5 would…",
 # "得分 4 分以上表示…", "Score: 5 means…").
@@ -543,22 +552,30 @@ def parse_judge_output(text: str, *, data: dict | None = None, min_score: int = 
     return ParsedOutput(score=score, error=error, feedback=feedback, form=verdict.form)
 
 
-def parse_pairwise_output(text: str) -> ParsedPreference:
-    """Read a pairwise reply ("Feedback: … [RESULT] A") with the same quotation, last-marker and ambiguity rules."""
+def parse_pairwise_output(text: str, *, allow_tie: bool = False) -> ParsedPreference:
+    """Read a pairwise reply ("Feedback: … [RESULT] A") with the same quotation, last-marker and ambiguity rules;
+    with `allow_tie`, "[RESULT] tie" / "【结果】平局" read as a tie."""
     if not (text or "").strip():
         return ParsedPreference(error="empty judge output")
     scan = _prepare(text)
-    found = _find_markers(scan, _PREFERENCE_MARKERS, excluded=_Spans([]))
+    markers = _PREFERENCE_OR_TIE_MARKERS if allow_tie else _PREFERENCE_MARKERS
+    found = _find_markers(scan, markers, excluded=_Spans([]))
     if not found.candidates:
-        return ParsedPreference(error=_no_marker_reason(scan, found, "choice", "'[RESULT] A' or '[RESULT] B'"),
+        example = "'[RESULT] A', '[RESULT] B' or '[RESULT] tie'" if allow_tie else "'[RESULT] A' or '[RESULT] B'"
+        return ParsedPreference(error=_no_marker_reason(scan, found, "choice", example),
                                 feedback=_clean_feedback(scan.visible))
     section = _final_section(found.candidates, scan.text)
     verdict = section[0]
     feedback = _feedback_around(scan, section)
-    conflict = _disagreement(section, lambda c: c.groups["num"])
+
+    def choice(candidate) -> str:
+        value = candidate.groups["num"]
+        return "tie" if value.lower() in _TIE_WORDS else value
+
+    conflict = _disagreement(section, choice)
     if conflict:
         return ParsedPreference(error=conflict, feedback=feedback, form=verdict.form)
-    return ParsedPreference(winner=verdict.groups["num"], feedback=feedback, form=verdict.form)
+    return ParsedPreference(winner=choice(verdict), feedback=feedback, form=verdict.form)
 
 
 def _unwrap_json_string(text: str) -> str:

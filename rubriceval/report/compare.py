@@ -4,7 +4,8 @@ Deltas are computed on paired samples (same sample id, scored in both runs), wit
 confidence interval, so a change is called better/worse only when the interval excludes zero. Because one
 optimization often moves metrics in opposite directions (the seeds' 跷跷板效应, seesaw effect), the comparison also
 lists, per scorer, the samples whose score dropped — with both scores — and the samples that improved on one scorer
-while getting worse on another.
+while getting worse on another. When the two runs were also compared pairwise (`rubriceval pairwise RUN_A RUN_B`),
+the comparison carries those win rates too.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from rubriceval.data.sample import Sample
+from rubriceval.pairwise.summary import PairwiseSummary, pairwise_between_runs
 from rubriceval.report.aggregate import RunData, load_run
 from rubriceval.i18n import Lang, check_lang, format_number, t
 from rubriceval.verdict import Verdict
@@ -95,6 +97,7 @@ class Comparison(BaseModel):
     seesaw_down: list[str] = Field(default_factory=list)  # … while these are significantly worse
     seesaw_samples: list[SeesawSample] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    pairwise: PairwiseSummary | None = None    # win rates of a stored pairwise comparison of the two runs
     n_boot: int
     seed: int
     confidence: float
@@ -251,8 +254,10 @@ def compare_runs(store: Any, run_a: str, run_b: str, n_boot: int = 2000, seed: i
                  lang: str | None = None) -> Comparison:
     """Compare run_b (candidate) against run_a (baseline) from one RunStore."""
     a, b = load_run(store, run_a), load_run(store, run_b)
-    return compare_data(a, b, n_boot=n_boot, seed=seed, confidence=confidence, min_drop=min_drop,
-                        lang=check_lang(lang))
+    comparison = compare_data(a, b, n_boot=n_boot, seed=seed, confidence=confidence, min_drop=min_drop,
+                              lang=check_lang(lang))
+    comparison.pairwise = pairwise_between_runs(store.path, [a.run_id, b.run_id], n_boot=n_boot, seed=seed)
+    return comparison
 
 
 # -- rendering -------------------------------------------------------------------------------------------------------
@@ -303,6 +308,10 @@ def format_comparison(comparison: Comparison, lang: str | None = None, max_sampl
             out.append(f"  {u.sample_id} · {names.get(u.scorer, u.scorer)}: {u.unscored_kind} — {u.unscored_reason}")
     for note in comparison.notes + [f"{d.scorer}: {d.note}" for d in comparison.deltas if d.note]:
         out.append(f"note: {note}")
+    if comparison.pairwise is not None:
+        from rubriceval.pairwise.report import format_pairwise
+
+        out += ["", format_pairwise(comparison.pairwise, lang).rstrip()]
     return "\n".join(out) + "\n"
 
 

@@ -3,7 +3,8 @@ gate_checks.py), a JUnit XML report with one testcase per check, and exit codes 
 failed, 2 usage error).
 
 A rubric may declare a trust bar (min_kappa, min_items). With `refuse_untrusted`, any check that relies on a rubric
-whose judge–expert agreement misses that bar fails, saying why (gate_trust.py).
+whose judge–expert agreement misses that bar fails, saying why (gate_trust.py). Checks on a pairwise A/B
+comparison ("pairwise:<rubric> win_rate>=0.5") read the comparison stored beside the runs (gate_pairwise.py).
 """
 from __future__ import annotations
 
@@ -169,11 +170,24 @@ def evaluate_gate(store: Any, run: str, config: GateConfig | Sequence[str], *, b
     """Evaluate a gate (a GateConfig, or check strings) on a stored run. Raises GateUsageError on a bad gate."""
     if not isinstance(config, GateConfig):
         config = gate_config(config)
-    thresholds = config.metric_thresholds or None
-    data = load_run(store, run, thresholds)
-    baseline_name = baseline or config.baseline
-    base = load_run(store, baseline_name, thresholds) if baseline_name else None
-    return evaluate_data(data, config, baseline=base, agreement=agreement)
+    pairwise = [c for c in config.checks if c.source == "pairwise"]
+    run_checks = [c for c in config.checks if c.source != "pairwise"]
+    result = None
+    if run_checks or not pairwise:
+        thresholds = config.metric_thresholds or None
+        data = load_run(store, run, thresholds)
+        baseline_name = baseline or config.baseline
+        base = load_run(store, baseline_name, thresholds) if baseline_name else None
+        result = evaluate_data(data, config.model_copy(update={"checks": run_checks}), baseline=base,
+                               agreement=agreement)
+    if pairwise:
+        from rubriceval.report.gate_pairwise import evaluate_pairwise_checks
+
+        checks, comparison = evaluate_pairwise_checks(store.path, store, run, pairwise, config.pairwise)
+        if result is None:
+            result = GateResult(run=comparison.name, run_id=comparison.comparison_id, checks=[])
+        result.checks += checks
+    return result  # type: ignore[return-value]
 
 
 # -- output -------------------------------------------------------------------------------------------------------
@@ -221,6 +235,14 @@ def format_gate_result(result: GateResult, lang: Lang = "en") -> str:
     return f"{head}\n\n{table}\n\n{verdict}\n"
 
 
+def _data_language(store: Any, run_id: str) -> Lang:
+    """The gated run's language; a pairwise-only gate has no run (its comparison may be of datasets): English."""
+    try:
+        return detect_language(store.samples(run_id))
+    except RubricEvalError:
+        return "en"
+
+
 def run_gate(store: Any, run: str, checks: Sequence[str] = (), *, config_path: str | Path | None = None,
              baseline: str | None = None, junit_path: str | Path | None = None,
              refuse_untrusted: bool | None = None, agreement: AgreementSource = None, lang: str | None = None,
@@ -239,7 +261,7 @@ def run_gate(store: Any, run: str, checks: Sequence[str] = (), *, config_path: s
         else:
             write(message)
         return EXIT_USAGE
-    report_lang: Lang = lang if lang in ("zh", "en") else detect_language(store.samples(result.run_id))  # type: ignore
+    report_lang: Lang = lang if lang in ("zh", "en") else _data_language(store, result.run_id)  # type: ignore
     write(format_gate_result(result, report_lang))
     if junit_path:
         write_junit_xml(result, junit_path)

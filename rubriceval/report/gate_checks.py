@@ -7,6 +7,9 @@ Check syntax (one string each; full-width ≥ ≤ ： are accepted):
     business_score >= 3.5           the weighted business score (1–5)
     max_unscored_rate <= 0.1        share of unscored rows in the whole run ("max_unscored_rate:<scorer>" per scorer)
     regression >= -0.2              every shared scorer's paired mean delta vs the baseline run ("regression:<scorer>")
+    pairwise:<rubric> win_rate >= 0.5   a pairwise A/B comparison (`rubriceval pairwise`): the gated version's win
+                                    rate against the baseline version; stats: win_rate (default), win_rate_low (its
+                                    95% CI lower bound), loss_rate, tie_rate, unscored_rate, n_scored
 Values may be percentages ("90%").
 """
 from __future__ import annotations
@@ -24,6 +27,8 @@ from rubriceval.errors import RubricEvalError
 Op = Literal[">=", "<=", ">", "<"]
 SCORER_STATS = ("mean", "median", "min", "max", "std", "pass_rate", "unscored_rate", "n_scored")
 RUN_STATS = ("business_score", "unscored_rate", "regression")
+PAIRWISE_STATS = ("win_rate", "win_rate_low", "loss_rate", "tie_rate", "unscored_rate", "n_scored")
+PAIRWISE_PREFIX = "pairwise:"
 ALIASES = {"max_unscored_rate": "unscored_rate", "unscored": "unscored_rate", "passrate": "pass_rate",
            "avg": "mean", "average": "mean"}
 # Operators people type that the gate does not read, with what they probably meant.
@@ -44,10 +49,13 @@ class GateCheck(BaseModel):
     op: Op
     value: float
     name: str = ""                   # how the check is shown; defaults to its text
+    source: Literal["run", "pairwise"] = "run"   # pairwise: read from a stored pairwise comparison
 
     def label(self) -> str:
         if self.name:
             return self.name
+        if self.source == "pairwise":
+            return f"{PAIRWISE_PREFIX}{self.scorer} {self.stat}{self.op}{self.value:g}"
         lhs = self.stat if self.scorer is None else f"{self.stat}:{self.scorer}"
         return f"{lhs}{self.op}{self.value:g}"
 
@@ -57,6 +65,7 @@ class GateConfig(BaseModel):
 
     checks: list[GateCheck] = Field(default_factory=list)
     baseline: str | None = None
+    pairwise: str | None = None      # the comparison pairwise checks read (default: the newest with the gated run)
     refuse_untrusted: bool = False
     metric_thresholds: dict[str, float] = Field(default_factory=dict)
     n_boot: int = Field(default=2000, ge=0)
@@ -92,8 +101,23 @@ def parse_check(text: str) -> GateCheck:
     lhs = match["lhs"].strip()
     value = float(match["num"]) / (100 if match["pct"] else 1)
     op = match["op"]
+    if lhs.lower().startswith(PAIRWISE_PREFIX):
+        stat, scorer = _split_pairwise(lhs[len(PAIRWISE_PREFIX):].strip(), text)
+        return GateCheck(stat=stat, scorer=scorer, op=op, value=value, name=text.strip(),  # type: ignore[arg-type]
+                         source="pairwise")
     stat, scorer = _split_lhs(lhs, text)
     return GateCheck(stat=stat, scorer=scorer, op=op, value=value, name=text.strip())  # type: ignore[arg-type]
+
+
+def _split_pairwise(rest: str, text: str) -> tuple[str, str]:
+    """'emotional_soothing win_rate' → ('win_rate', 'emotional_soothing'); the stat defaults to win_rate."""
+    words = rest.rsplit(None, 1)
+    stat, scorer = (words[1].lower(), words[0]) if len(words) == 2 and words[1].lower() in PAIRWISE_STATS \
+        else ("win_rate", rest)
+    if not scorer or scorer.lower() in PAIRWISE_STATS:
+        raise GateUsageError(f"gate check {text!r} names no rubric", field="gate",
+                             hint="write e.g. 'pairwise:emotional_soothing win_rate>=0.5'")
+    return stat, scorer
 
 
 def _stat_name(word: str) -> str | None:
@@ -137,9 +161,10 @@ def _check_from_yaml(item: Any, where: str) -> GateCheck:
         except ValidationError as exc:
             raise GateUsageError(f"invalid gate check: {exc.errors()[0]['msg']}", file=where,
                                  field=".".join(str(p) for p in exc.errors()[0]["loc"])) from None
-        if check.stat not in SCORER_STATS and check.stat not in RUN_STATS:
+        allowed = PAIRWISE_STATS if check.source == "pairwise" else SCORER_STATS + RUN_STATS
+        if check.stat not in allowed:
             raise GateUsageError(f"unknown statistic {check.stat!r}", file=where, field="stat",
-                                 hint=f"use one of {', '.join(SCORER_STATS + RUN_STATS)}")
+                                 hint=f"use one of {', '.join(allowed)}")
         return check
     raise GateUsageError(f"a gate check must be a string or a mapping, got {type(item).__name__}", file=where)
 

@@ -1,0 +1,186 @@
+"""Pairwise comparisons in the run store's SQLite file: which versions were compared with which rubrics and judge,
+and every pairwise verdict (both orders' readings kept).
+
+Why the run store: a comparison of two runs belongs next to them (`rubriceval compare` and `gate` read both), and
+copying the one file copies everything. The tables are created on first use (CREATE IF NOT EXISTS), like the audit
+and trust tables, so an older store gains them without a migration step. Each verdict is committed as soon as it
+exists and keyed (comparison, sample, scorer, pair), so an interrupted comparison resumes without repeating a call.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Iterable
+
+from pydantic import BaseModel, Field
+
+from rubriceval.errors import RubricEvalError
+from rubriceval.pairwise.models import OrderReading, PairwiseVerdict, Version
+from rubriceval.verdict import Usage
+
+PAIRWISE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS pairwise_comparisons (
+  comparison_id TEXT PRIMARY KEY, name TEXT UNIQUE NOT NULL, created_at REAL NOT NULL, finished_at REAL,
+  status TEXT NOT NULL, versions_json TEXT NOT NULL, config_json TEXT NOT NULL, stats_json TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE IF NOT EXISTS pairwise_verdicts (
+  comparison_id TEXT NOT NULL, sample_id TEXT NOT NULL, scorer TEXT NOT NULL, version_a TEXT NOT NULL,
+  version_b TEXT NOT NULL, scorer_version TEXT NOT NULL, outcome TEXT CHECK (outcome IN ('a', 'b', 'tie')),
+  consistent INTEGER, unscored_kind TEXT, unscored_reason TEXT, orders_json TEXT NOT NULL, usage_json TEXT NOT NULL,
+  created_at REAL NOT NULL,
+  CHECK ((outcome IS NULL) = (unscored_reason IS NOT NULL)),
+  PRIMARY KEY (comparison_id, sample_id, scorer, version_a, version_b)
+);
+CREATE INDEX IF NOT EXISTS pairwise_verdicts_by_scorer ON pairwise_verdicts (comparison_id, scorer);
+"""
+
+
+class PairwiseConfig(BaseModel):
+    rubrics: dict[str, str] = Field(default_factory=dict)   # id → version tag
+    rubric_definitions: list[dict[str, Any]] = Field(default_factory=list)   # the exact rubrics (for --resume)
+    judge: dict[str, Any] = Field(default_factory=dict)     # public judge config (no key)
+    rubrics_path: str = ""
+
+
+class ComparisonInfo(BaseModel):
+    comparison_id: str
+    name: str
+    created_at: float
+    finished_at: float | None = None
+    status: str
+    versions: list[Version]
+    config: PairwiseConfig
+    stats: dict[str, Any] = Field(default_factory=dict)
+    n_verdicts: int = 0
+
+    @property
+    def labels(self) -> list[str]:
+        return [v.label for v in self.versions]
+
+    def version(self, label: str) -> Version:
+        return next(v for v in self.versions if v.label == label)
+
+
+class PairwiseStore:
+    """The pairwise tables on their own connection to the run store file."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self.conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+        self.conn.row_factory = sqlite3.Row
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.executescript(PAIRWISE_SCHEMA)
+        self.conn.commit()
+
+    def close(self) -> None:
+        with self._lock:
+            self.conn.close()
+
+    def __enter__(self) -> "PairwiseStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- comparisons ------------------------------------------------------------------------------------------------
+    def create(self, versions: list[Version], config: PairwiseConfig, name: str | None = None) -> str:
+        comparison_id = uuid.uuid4().hex[:12]
+        name = name or time.strftime("pairwise-%Y%m%d-%H%M%S-") + comparison_id[:4]
+        with self._lock, self.conn:
+            try:
+                self.conn.execute("INSERT INTO pairwise_comparisons VALUES (?,?,?,?,?,?,?,?)",
+                                  (comparison_id, name, time.time(), None, "running",
+                                   json.dumps([v.model_dump() for v in versions], ensure_ascii=False),
+                                   config.model_dump_json(), "{}"))
+            except sqlite3.IntegrityError:
+                raise RubricEvalError(f"a pairwise comparison named '{name}' already exists", file=str(self.path),
+                                      hint="choose another --name, or --resume it") from None
+        return comparison_id
+
+    def set_status(self, comparison_id: str, status: str, stats: dict | None = None) -> None:
+        with self._lock, self.conn:
+            self.conn.execute("UPDATE pairwise_comparisons SET status=?, finished_at=?, "
+                              "stats_json=COALESCE(?, stats_json) WHERE comparison_id=?",
+                              (status, time.time() if status != "running" else None,
+                               json.dumps(stats, ensure_ascii=False) if stats is not None else None, comparison_id))
+
+    def find(self, ref: str) -> str | None:
+        """A comparison id or name, or 'latest' → its id; None when there is none."""
+        with self._lock:
+            if ref == "latest":
+                row = self.conn.execute("SELECT comparison_id FROM pairwise_comparisons "
+                                        "ORDER BY created_at DESC LIMIT 1").fetchone()
+            else:
+                row = self.conn.execute("SELECT comparison_id FROM pairwise_comparisons WHERE comparison_id=? "
+                                        "OR name=?", (ref, ref)).fetchone()
+        return row[0] if row else None
+
+    def resolve(self, ref: str) -> str:
+        found = self.find(ref)
+        if found is None:
+            raise RubricEvalError(f"no pairwise comparison '{ref}' in this store", file=str(self.path),
+                                  hint="run `rubriceval pairwise A B --rubrics DIR` first")
+        return found
+
+    def info(self, ref: str) -> ComparisonInfo:
+        comparison_id = self.resolve(ref)
+        with self._lock:
+            row = self.conn.execute("SELECT * FROM pairwise_comparisons WHERE comparison_id=?",
+                                    (comparison_id,)).fetchone()
+            n = self.conn.execute("SELECT COUNT(*) FROM pairwise_verdicts WHERE comparison_id=?",
+                                  (comparison_id,)).fetchone()[0]
+        return ComparisonInfo(comparison_id=row["comparison_id"], name=row["name"], created_at=row["created_at"],
+                              finished_at=row["finished_at"], status=row["status"],
+                              versions=[Version.model_validate(v) for v in json.loads(row["versions_json"])],
+                              config=PairwiseConfig.model_validate_json(row["config_json"]),
+                              stats=json.loads(row["stats_json"]), n_verdicts=n)
+
+    def list(self) -> list[ComparisonInfo]:
+        with self._lock:
+            ids = [r[0] for r in self.conn.execute("SELECT comparison_id FROM pairwise_comparisons "
+                                                   "ORDER BY created_at")]
+        return [self.info(i) for i in ids]
+
+    def latest_with_runs(self, run_ids: Iterable[str]) -> ComparisonInfo | None:
+        """The newest comparison whose versions include every one of these runs."""
+        wanted = set(run_ids)
+        for info in reversed(self.list()):
+            if wanted <= {v.run_id for v in info.versions if v.run_id}:
+                return info
+        return None
+
+    # -- verdicts ---------------------------------------------------------------------------------------------------
+    def save(self, comparison_id: str, verdict: PairwiseVerdict) -> None:
+        with self._lock, self.conn:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO pairwise_verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (comparison_id, verdict.sample_id, verdict.scorer, verdict.version_a, verdict.version_b,
+                 verdict.scorer_version, verdict.outcome,
+                 None if verdict.consistent is None else int(verdict.consistent), verdict.unscored_kind,
+                 verdict.unscored_reason, json.dumps([o.model_dump() for o in verdict.orders], ensure_ascii=False),
+                 verdict.usage.model_dump_json(), time.time()))
+
+    def done_keys(self, comparison_id: str) -> set[tuple[str, str, str, str]]:
+        with self._lock:
+            rows = self.conn.execute("SELECT sample_id, scorer, version_a, version_b FROM pairwise_verdicts "
+                                     "WHERE comparison_id=?", (comparison_id,)).fetchall()
+        return {tuple(r) for r in rows}  # type: ignore[misc]
+
+    def verdicts(self, ref: str) -> list[PairwiseVerdict]:
+        comparison_id = self.resolve(ref)
+        with self._lock:
+            rows = self.conn.execute("SELECT * FROM pairwise_verdicts WHERE comparison_id=? "
+                                     "ORDER BY scorer, version_a, version_b, sample_id", (comparison_id,)).fetchall()
+        return [PairwiseVerdict(sample_id=r["sample_id"], scorer=r["scorer"], scorer_version=r["scorer_version"],
+                                version_a=r["version_a"], version_b=r["version_b"], outcome=r["outcome"],
+                                consistent=None if r["consistent"] is None else bool(r["consistent"]),
+                                unscored_kind=r["unscored_kind"], unscored_reason=r["unscored_reason"],
+                                orders=[OrderReading.model_validate(o) for o in json.loads(r["orders_json"])],
+                                usage=Usage.model_validate_json(r["usage_json"])) for r in rows]
