@@ -390,6 +390,13 @@ def cmd_calibrate(args) -> int:
         record = fn(args.store, args.rubric, args.accept or args.reject, decided_by=args.expert or "")
         print(record)
         return 0
+    if args.fit_weights:               # checklist weights fitted to audits; refused unless they beat the rule
+        from rubriceval.trust.calibrate_weights import fit_weights
+
+        fitted = fit_weights(args.store, args.rubric, _judge_config(args), holdout_fraction=args.holdout,
+                             seed=args.seed)
+        print(fitted.summary())
+        return 0 if fitted.accepted else 1
     result = calibrate(args.store, args.rubric, _judge_config(args), k_examples=args.k, holdout_fraction=args.holdout,
                        seed=args.seed)
     print(result.summary())
@@ -551,6 +558,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--k", type=int, default=4, help="few-shot examples to add")
     p.add_argument("--holdout", type=float, default=0.5, help="share of audited items kept for evaluation")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--fit-weights", action="store_true",
+                   help="fit the checklist's question weights to the audits (ordinal logistic on p(yes)); proposed "
+                        "as a new version only when it beats the declared level rule on held-out items (exit 1 if not)")
     p.add_argument("--accept", metavar="VERSION", help="accept a proposed version")
     p.add_argument("--reject", metavar="VERSION", help="reject a proposed version")
     p.add_argument("--expert", help="who decides (with --accept/--reject)")
