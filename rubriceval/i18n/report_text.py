@@ -129,6 +129,10 @@ REPORT_TEXT: dict[str, dict[str, str]] = {
                         "en": "cannot be computed yet: every audited item got the same score"},
     "trust_no_bar": {"zh": "该标准未设置可信门槛（trust: min_kappa / min_items）",
                      "en": "the rubric sets no trust bar (trust: min_kappa / min_items)"},
+    # -- large runs --------------------------------------------------------------------------------------------------
+    "samples_sheet_split": {"zh": "逐行结果共 {rows} 行，超过 Excel 每个工作表 {limit} 行的上限，依次接续在工作表：{sheets}",
+                            "en": "{rows} per-row results exceed Excel's {limit} rows a sheet: they continue over the "
+                                  "sheets {sheets}"},
 }
 
 # Diagnosis wording: a title, a one-paragraph explanation and the concrete actions, per finding code.

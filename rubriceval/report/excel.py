@@ -5,6 +5,7 @@ as text, never as a formula (an answer starting with '=' stays a string), with c
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from rubriceval.i18n import Lang, check_lang, detect_language, evidence_text, t
 from rubriceval.safety.spreadsheet import escape_cell
 
 EXCEL_CELL_LIMIT = 32767
+EXCEL_MAX_ROWS = 1_048_576        # rows an Excel worksheet holds, its header row included
 MAX_COLUMN_WIDTH = 60
 WRAPPED_COLUMN_WIDTH = 50
 HEADER_FILL = PatternFill("solid", fgColor="DDE4EE")
@@ -130,15 +132,32 @@ def _diagnosis_rows(findings: Sequence[Finding], lang: Lang) -> tuple[list[str],
     return headers, rows, [2, 3]
 
 
+def _write_split_sheet(wb: Workbook, name: str, headers: Sequence[str], rows: Sequence[Sequence[Any]],
+                       wrapped: Sequence[int], max_rows: int) -> list[str]:
+    """Rows beyond Excel's sheet limit continue on name_2, name_3, … (Excel would refuse to open the file, or drop
+    them silently); returns the sheet names used."""
+    per_sheet = max_rows - 1
+    names: list[str] = []
+    for start in range(0, max(len(rows), 1), per_sheet):
+        names.append(name if not names else f"{name}_{len(names) + 1}")
+        _write_sheet(wb.create_sheet(names[-1]), headers, rows[start:start + per_sheet], wrapped)
+    return names
+
+
 def write_workbook(data: RunData, path: str | Path, *, lang: Lang | None = None,
-                   findings: Sequence[Finding] = ()) -> Path:
+                   findings: Sequence[Finding] = (), max_rows: int = EXCEL_MAX_ROWS) -> Path:
     lang = lang or detect_language(data.samples)
     wb = Workbook()
     ws = wb.active
     ws.title = SHEET_NAMES[0]
     _write_sheet(ws, *_summary_rows(data, lang))
     headers, rows, wrapped = _sample_rows(data, lang)
-    _write_sheet(wb.create_sheet(SHEET_NAMES[1]), headers, rows, wrapped)
+    sample_sheets = _write_split_sheet(wb, SHEET_NAMES[1], headers, rows, wrapped, max_rows)
+    if len(sample_sheets) > 1:        # said in the workbook (under the summary) and on the console
+        note = t("samples_sheet_split", lang, rows=f"{len(rows):,}", limit=f"{max_rows:,}",
+                 sheets=", ".join(sample_sheets))
+        ws.append([_clean(note)])
+        print(f"note: {note}", file=sys.stderr)
     _write_sheet(wb.create_sheet(SHEET_NAMES[2]), *_breakdown_rows(data, lang))
     headers, rows, wrapped = _diagnosis_rows(findings, lang)
     _write_sheet(wb.create_sheet(SHEET_NAMES[3]), headers, rows, wrapped)
