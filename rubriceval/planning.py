@@ -29,6 +29,7 @@ class ScorerPlan(BaseModel):
     calls: int = 0
     cached: int = 0
     prompt_tokens: int = 0
+    shared: int = 0       # of calls: also used by other requested metrics (charged here once, as the run does)
 
 
 class CostPlan(BaseModel):
@@ -59,12 +60,17 @@ class CostPlan(BaseModel):
         lines = [f"dry run — judge: {self.judge}", f"{'scorer':<28} {'kind':<8}{'samples':>8}{'calls':>8}"
                  f"{'cached':>8}{'prompt tok':>12}"]
         for s in self.scorers:
-            lines.append(f"{s.scorer:<28} {s.kind:<8}{s.samples:>8}{s.calls:>8}{s.cached:>8}{s.prompt_tokens:>12}")
+            shared = f"  ({s.shared} shared)" if s.shared else ""
+            lines.append(f"{s.scorer:<28} {s.kind:<8}{s.samples:>8}{s.calls:>8}{s.cached:>8}{s.prompt_tokens:>12}"
+                         f"{shared}")
         lines.append(f"total: {self.calls} judge call(s), {self.cached} already cached, {self.calls - self.cached} to "
                      f"pay; ~{self.prompt_tokens} prompt tokens + ~{(self.calls - self.cached) * EXPECTED_COMPLETION_TOKENS}"
                      f" completion tokens; ~${self.cost_usd:.4f}"
                      + ("" if self.price_in or self.price_out else " (no price known for this model: set "
                         "price_in_per_mtok/price_out_per_mtok in the config)"))
+        if any(s.shared for s in self.scorers):
+            lines.append("shared: a call several requested metrics use is made once and charged to the first of them "
+                         "in --metrics order, here and in the run's report")
         return "\n".join(lines)
 
 
@@ -78,8 +84,7 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
         cache = CallCache(config.cache_path or default_cache_dir() / "judge_cache.sqlite")
     structured = config.structured == "json_schema"
     price_in, price_out = config.prices()
-    plan = CostPlan(judge=config.describe() if not config.is_local else "embedded local judge",
-                    price_in=price_in, price_out=price_out)
+    plan = CostPlan(judge=config.short_name(), price_in=price_in, price_out=price_out)
 
     def key(messages, schema, tag):
         return judge_call_key(config, messages, schema, tag)
@@ -126,9 +131,10 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
         for sample in samples:
             for call in registry.planned_requests(sample, metrics, lookup=lookup):
                 # A shared call is charged to the first requested metric that uses it, as at run time.
-                owner = next((c for c in metrics if c in call.consumers), metrics[0])
-                sp = by_name[owner]
+                users = [c for c in metrics if c in call.consumers]
+                sp = by_name[users[0] if users else metrics[0]]
                 sp.calls += 1
+                sp.shared += len(users) > 1
                 sp.prompt_tokens += estimate_messages_tokens(call.messages)
                 if cache is not None and key(call.messages, call.json_schema, call.cache_tag) in cache:
                     sp.cached += 1

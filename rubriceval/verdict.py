@@ -25,7 +25,9 @@ UnscoredKind = Literal[
 
 
 class Usage(BaseModel):
-    """What it cost to produce a verdict."""
+    """What it cost to produce a verdict. `calls` and `cache_hits` count judge requests (a retried request once; a
+    re-ask is a request of its own): answered by the provider, or served from the judge cache with no tokens or cost.
+    Embedding requests are counted apart, so the judge's numbers agree wherever they are shown."""
 
     calls: int = 0
     cache_hits: int = 0
@@ -34,6 +36,7 @@ class Usage(BaseModel):
     cost_usd: float = 0.0
     latency_s: float = 0.0
     embedding_calls: int = 0
+    embedding_cache_hits: int = 0
     cached_prompt_tokens: int = 0     # of prompt_tokens, reused from the judge server's prefix cache
 
     def __add__(self, other: "Usage") -> "Usage":

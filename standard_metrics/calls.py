@@ -383,7 +383,7 @@ def embedding_texts(plan: CallPlan, sample: Sample, reverse: CallOutcome | None)
 async def embed(embedder: Embedder, texts: list[str]) -> EmbeddingOutcome:
     reply: EmbeddingReply = await embedder.embed(texts)
     cached = bool(getattr(reply, "cached", False))
-    usage = Usage(cache_hits=1) if cached else Usage(embedding_calls=1)
+    usage = Usage(embedding_cache_hits=1) if cached else Usage(embedding_calls=1)
     if getattr(reply, "error", None):
         return EmbeddingOutcome(error=f"embedding: {reply.error}", usage=usage,
                                 error_kind=getattr(reply, "error_kind", None) or "provider_error")

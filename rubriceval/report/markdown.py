@@ -8,6 +8,7 @@ from typing import Any
 from rubriceval.report.aggregate import RunData, Summary, load_run
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding, diagnose
 from rubriceval.i18n import Lang, Message, check_lang, detect_language, format_number, format_percent, say, t
+from rubriceval.verdict import Usage
 
 MAX_FINDINGS_IN_MARKDOWN = 5
 
@@ -72,6 +73,16 @@ def _scorer_rows(summary: Summary, lang: Lang, agreement: Mapping[str, Message |
     return rows
 
 
+def usage_line(u: Usage, lang: Lang) -> str:
+    """What a run spent, as the report and the end of `rubriceval run` both say it (summed from the stored verdicts)."""
+    line = (f"{t('calls', lang)} {u.calls} · {t('cache_hits', lang)} {u.cache_hits} · "
+            f"tokens {u.prompt_tokens + u.completion_tokens} · ${u.cost_usd:.4f}")
+    if u.embedding_calls or u.embedding_cache_hits:
+        line += (f" · {t('embedding_calls', lang)} {u.embedding_calls} · {t('embedding_cache_hits', lang)} "
+                 f"{u.embedding_cache_hits}")
+    return line
+
+
 def render_markdown(data: RunData, *, lang: Lang | None = None, findings: Sequence[Finding] | None = None,
                     agreement: Mapping[str, Message | str] | None = None, gate: Any = None) -> str:
     """The Markdown text for an already-loaded run. `gate`: a GateResult to append, if any."""
@@ -102,9 +113,7 @@ def render_markdown(data: RunData, *, lang: Lang | None = None, findings: Sequen
                 line += f" ({t('driving_samples', lang)}: {ids})"
             out.append(line)
         out.append("")
-    u = summary.usage
-    out.append(f"{t('calls', lang)} {u.calls} · {t('cache_hits', lang)} {u.cache_hits} · "
-               f"tokens {u.prompt_tokens + u.completion_tokens} · ${u.cost_usd:.4f}")
+    out.append(usage_line(summary.usage, lang))
     if gate is not None:
         out += ["", f"**{t('gate', lang)}**: {t('gate_passed' if gate.passed else 'gate_failed', lang)}"]
         out += [f"- {'✅' if c.passed else '❌'} `{c.name}` — {c.reason}" for c in gate.checks]
