@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from rubriceval.i18n.conversation_text import CONVERSATION_TEXT
 from rubriceval.i18n.evidence_text import EVIDENCE_TEXT
 from rubriceval.i18n.pairwise_text import PAIRWISE_TEXT
 from rubriceval.i18n.report_text import REPORT_TEXT
@@ -35,7 +36,7 @@ def _merge(*parts: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
     return merged
 
 
-MESSAGES: dict[str, dict[str, str]] = _merge(REPORT_TEXT, EVIDENCE_TEXT, UI_TEXT, PAIRWISE_TEXT)
+MESSAGES: dict[str, dict[str, str]] = _merge(REPORT_TEXT, EVIDENCE_TEXT, UI_TEXT, PAIRWISE_TEXT, CONVERSATION_TEXT)
 
 
 class Message(BaseModel):

@@ -42,13 +42,18 @@ CONVERSATION_TEXT: dict[str, dict[str, str]] = {
     "cv_first_failing_turn": {"zh": "首个失败轮次", "en": "First failing turn"},
     "cv_failing_checks": {"zh": "未通过的检查项", "en": "Failing checks"},
     "cv_where_fail": {"zh": "规则在对话中的失败位置", "en": "Where in conversations rules fail"},
-    "cv_where_fail_note": {"zh": "按失败轮次在对话中的相对位置分组（开头 → 结尾），每个业务标准一行；"
+    "cv_where_fail_note": {"zh": "按失败轮次在对话中的相对位置分组（开头 → 结尾），每个业务标准一张图；"
                                  "一段对话在一个标准下的每个失败轮次计一次。",
                            "en": "Failing turns grouped by their relative position in the conversation (start → "
-                                 "end), one row per rubric; each failing turn of a conversation counts once per "
+                                 "end), one chart per rubric; each failing turn of a conversation counts once per "
                                  "rubric."},
     "cv_position": {"zh": "位置", "en": "Position"},
     "cv_failures": {"zh": "失败次数", "en": "Failures"},
+    "cv_conversations_failing": {"zh": "失败对话数", "en": "Conversations failing"},
+    "cv_by_turn": {"zh": "按轮次（轮次: 次数）", "en": "By turn (turn: count)"},
+    "cv_more_rows": {"zh": "…… 另有 {n} 段对话未列出（见 Excel 的 conversations 表）",
+                     "en": "… {n} more conversation(s) not listed (see the workbook's conversations sheet)"},
+    "cv_n_failing_conversations": {"zh": "涉及 {n} 段对话", "en": "in {n} conversation(s)"},
     "cv_none_failed": {"zh": "没有失败的轮次。", "en": "No failing turn."},
     "cv_unscored": {"zh": "未评分", "en": "unscored"},
 }

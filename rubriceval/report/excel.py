@@ -17,6 +17,8 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from rubriceval.report.aggregate import RunData, load_run
+from rubriceval.report.conversation_tables import SHEETS as CONVERSATION_SHEETS
+from rubriceval.report.conversation_tables import conversation_rows, position_rows, run_conversations
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding, diagnose
 from rubriceval.i18n import Lang, check_lang, detect_language, evidence_text, t
 from rubriceval.safety.spreadsheet import escape_cell
@@ -161,6 +163,11 @@ def write_workbook(data: RunData, path: str | Path, *, lang: Lang | None = None,
     _write_sheet(wb.create_sheet(SHEET_NAMES[2]), *_breakdown_rows(data, lang))
     headers, rows, wrapped = _diagnosis_rows(findings, lang)
     _write_sheet(wb.create_sheet(SHEET_NAMES[3]), headers, rows, wrapped)
+    conversations = run_conversations(data)
+    if not conversations.empty:                   # runs with conversations: two more sheets
+        headers, rows = conversation_rows(data, conversations, lang)
+        _write_sheet(wb.create_sheet(CONVERSATION_SHEETS[0]), headers, rows, [len(headers) - 1])
+        _write_sheet(wb.create_sheet(CONVERSATION_SHEETS[1]), *position_rows(data, conversations, lang))
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     wb.save(out)
@@ -171,7 +178,7 @@ def write_excel_report(store: Any, run: str, path: str | Path, lang: str | None 
                        metric_thresholds: Mapping[str, float] | None = None,
                        diagnosis: DiagnosisConfig | None = None) -> Path:
     """Write the workbook of a stored run: sheets summary, samples (one row per sample × scorer), breakdown,
-    diagnosis."""
+    diagnosis; and for conversations, conversations (one row per conversation) and where_rules_fail."""
     data = load_run(store, run, metric_thresholds)
     findings = diagnose(data.summary, data.verdicts, data.scorers, data.samples, diagnosis)
     return write_workbook(data, path, lang=check_lang(lang), findings=findings)

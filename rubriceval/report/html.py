@@ -13,6 +13,7 @@ from typing import Any
 import jinja2
 
 from rubriceval.report.aggregate import GroupStats, RunData, ScorerSummary, Summary, load_run
+from rubriceval.report.conversation_view import conversation_context, example_transcript
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding, diagnose
 from rubriceval.i18n import (Lang, Message, check_lang, detect_language, evidence_text, format_number, format_percent,
                              say, t)
@@ -126,6 +127,7 @@ def _example(v: Verdict, sample: Any, threshold: float | None) -> dict[str, Any]
         "ground_truth": _truncate(sample.ground_truth) if sample else "",
         "evidence": [e.model_dump() for e in v.evidence],
         "tags": list(sample.tags) if sample else [], "intent": sample.intent if sample else "",
+        "transcript": example_transcript(sample, v),      # conversations: every turn, not first/last only
     }
 
 
@@ -182,6 +184,7 @@ def report_context(data: RunData, lang: Lang, findings: Sequence[Finding],
         "rubric_sections": [x for x in sections if x["s"].kind == "rubric"],
         "metric_sections": [x for x in sections if x["s"].kind == "metric"],
         "findings": findings, "breakdowns": breakdown_tables(summary),
+        "conversation_section": conversation_context(data),
         "unscored": [(s, g) for s in summary.scorers for g in s.unscored],
         "generated_at": dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
     }

@@ -5,9 +5,10 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rubriceval.report.aggregate import RunData, Summary, load_run
-from rubriceval.report.diagnosis import DiagnosisConfig, Finding, diagnose
 from rubriceval.i18n import Lang, Message, check_lang, detect_language, format_number, format_percent, say, t
+from rubriceval.report.aggregate import RunData, Summary, load_run
+from rubriceval.report.conversation_tables import markdown_lines as conversation_lines
+from rubriceval.report.diagnosis import DiagnosisConfig, Finding, diagnose
 from rubriceval.verdict import Usage
 
 MAX_FINDINGS_IN_MARKDOWN = 5
@@ -101,6 +102,7 @@ def render_markdown(data: RunData, *, lang: Lang | None = None, findings: Sequen
     out += [markdown_table(headers, _scorer_rows(summary, lang, agreement)), ""]
     if summary.n_unscored:
         out += [f"_{t('unscored_note', lang)}_", ""]
+    out += conversation_lines(data, lang)
     if findings:
         out.append(f"**{t('diagnosis', lang)}**")
         for finding in list(findings)[:MAX_FINDINGS_IN_MARKDOWN]:
