@@ -12,6 +12,7 @@ from typing import Callable
 from pydantic import BaseModel, Field
 
 from rubriceval.testing.schema_instance import SchemaError, instance_for_schema
+from rubriceval.testing.stub_logprobs import cached_prefix_tokens, constrained_content
 from rubriceval.testing.stub_content import CJK, embedding_for, message_text, prompt_token_count, rough_token_count
 
 Responder = Callable[[dict], "str | dict"]
@@ -69,7 +70,8 @@ def fault_reply(fault: str, retry_after_s: float | None) -> Reply | None:
     return None
 
 def chat_reply(body: dict, fault: str, digest: str, seq: int, *, seed: int, responder: Responder | None,
-               default_text: str) -> Reply:
+               default_text: str, previous_prompt: str = "") -> Reply:
+    """`previous_prompt`: the last chat prompt this server answered (its prefix counts as cached tokens)."""
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         return error_reply(400, "'messages' must be a non-empty array")
@@ -86,6 +88,7 @@ def chat_reply(body: dict, fault: str, digest: str, seq: int, *, seed: int, resp
         content = _content_for(body, rng, responder, default_text)
     except SchemaError as exc:
         return error_reply(400, f"invalid response_format schema: {exc}")
+    content, logprobs = constrained_content(body, content, rng)      # grammar choices; logprobs when asked
     finish_reason = "stop"
     if fault == "truncated":
         content, finish_reason = content[: max(1, len(content) // 2)], "length"
@@ -98,11 +101,18 @@ def chat_reply(body: dict, fault: str, digest: str, seq: int, *, seed: int, resp
         "id": f"chatcmpl-stub-{seq}", "object": "chat.completion", "created": int(time.time()),
         "model": body["model"], "system_fingerprint": "stub",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": content, "refusal": None},
-                     "finish_reason": finish_reason, "logprobs": None}],
+                     "finish_reason": finish_reason, "logprobs": logprobs}],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens},
+                  "total_tokens": prompt_tokens + completion_tokens,
+                  "prompt_tokens_details": {"cached_tokens": cached_prefix_tokens(previous_prompt,
+                                                                                  prompt_text(messages))}},
     }
     return json_reply(payload, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+
+def prompt_text(messages: list) -> str:
+    """The chat prompt as one string (for the prefix-cache count)."""
+    return "\x00".join(message_text(m.get("content")) for m in messages if isinstance(m, dict))
+
 
 def _content_for(body: dict, rng: random.Random, responder: Responder | None, default_text: str) -> str:
     if responder is not None:

@@ -48,7 +48,7 @@ from typing import Iterable
 
 from rubriceval.testing.stub_http import StubHandler, StubHTTPServer
 from rubriceval.testing.stub_replies import (DEFAULT_FAULT_MIX, DEFAULT_TEXT, Reply, Responder, chat_reply, check_fault,
-                                             embeddings_reply, error_reply, fault_reply, json_reply)
+                                             embeddings_reply, error_reply, fault_reply, json_reply, prompt_text)
 from rubriceval.testing.stub_stats import Endpoint, RequestRecord, StubStats
 
 
@@ -121,6 +121,7 @@ class StubServer:
             self._errors: list[str] = []
             self._in_flight = 0
             self._max_in_flight = 0
+            self._last_prompt = ""
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
 
@@ -248,7 +249,8 @@ class StubServer:
                 self._sleep(self.hang_s)
             reply = fault_reply(fault, self.retry_after_s) or (
                 chat_reply(body, fault, digest, record.seq, seed=self.seed, responder=self.responder,
-                           default_text=self.default_text) if endpoint == "chat"
+                           default_text=self.default_text, previous_prompt=self._swap_prompt(body))
+                if endpoint == "chat"
                 else embeddings_reply(body, fault, self.embedding_dim))
         except Exception:  # noqa: BLE001 — a bug in a responder must show up in the test, not kill the thread
             self._note_error(traceback.format_exc())
@@ -256,6 +258,13 @@ class StubServer:
         finally:
             self._end(record, reply)
         return reply
+
+    def _swap_prompt(self, body: dict) -> str:
+        """The previous chat prompt, replaced by this one: the stub keeps one prefix-cache slot."""
+        prompt = prompt_text(body.get("messages") or [])
+        with self._lock:
+            previous, self._last_prompt = self._last_prompt, prompt
+        return previous
 
     def handle_admin(self, method: str, path: str, body: dict | None) -> Reply:
         route, _, query = path.partition("?")
