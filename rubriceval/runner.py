@@ -36,6 +36,16 @@ class RunTotals:
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
+    def count(self, scored: bool, unscored_kind: str | None = None) -> None:
+        """One more judgment done: scored, or unscored of this kind (counted, never averaged)."""
+        self.units_done += 1
+        if scored:
+            self.scored += 1
+        else:
+            self.unscored += 1
+            kind = unscored_kind or "error"
+            self.unscored_by_kind[kind] = self.unscored_by_kind.get(kind, 0) + 1
+
 
 def plan_units(samples: list[Sample], rubrics: list[Rubric], metrics: list[str]) -> list[tuple[Sample, str, str]]:
     """(sample, scorer, kind) for every judgment the run needs; rubrics only where they apply."""
@@ -86,13 +96,7 @@ async def execute(store: RunStore, run_id: str, samples: list[Sample], rubrics: 
 
     def record(verdict: Verdict, sample: Sample) -> None:
         store.save_verdict(run_id, verdict, input_hash=sample.input_hash())
-        totals.units_done += 1
-        if verdict.scored:
-            totals.scored += 1
-        else:
-            totals.unscored += 1
-            kind = verdict.unscored_kind or "error"
-            totals.unscored_by_kind[kind] = totals.unscored_by_kind.get(kind, 0) + 1
+        totals.count(verdict.scored, verdict.unscored_kind)
         totals.embedding_calls += verdict.usage.embedding_calls
         if on_verdict:
             on_verdict(verdict)

@@ -18,7 +18,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 from tqdm import tqdm
 
 from rubriceval.data.io import read_dataset
@@ -30,19 +30,8 @@ from rubriceval.pairwise.models import PairwiseVerdict, Version
 from rubriceval.pairwise.store import PairwiseConfig, PairwiseStore
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.schema import JudgeItem, Rubric
+from rubriceval.runner import RunTotals
 from rubriceval.store.runs import RunStore
-
-
-class PairwiseTotals(BaseModel):
-    units_total: int = 0
-    units_skipped: int = 0           # already stored (resume)
-    units_done: int = 0
-    scored: int = 0
-    unscored: int = 0
-    unscored_by_kind: dict[str, int] = Field(default_factory=dict)
-    wall_s: float = 0.0
-    judge: dict[str, Any] = Field(default_factory=dict)
-    notes: list[str] = Field(default_factory=list)
 
 
 class Unit(BaseModel):
@@ -135,12 +124,12 @@ def plan_units(versions: list[tuple[Version, list[Sample]]], rubrics: list[Rubri
 
 
 async def judge_units(store: PairwiseStore, comparison_id: str, units: list[Unit], judge: Any, *,
-                      progress: bool = True) -> PairwiseTotals:
+                      progress: bool = True) -> RunTotals:
     """Judge the units not yet stored, saving each verdict when it exists."""
     started = time.perf_counter()
     done = store.done_keys(comparison_id)
     todo = [u for u in units if u.key not in done]
-    totals = PairwiseTotals(units_total=len(units), units_skipped=len(units) - len(todo))
+    totals = RunTotals(units_total=len(units), units_skipped=len(units) - len(todo))
     bar = tqdm(total=len(units), initial=totals.units_skipped, unit="pair", disable=not progress,
                desc="pairwise", dynamic_ncols=True)
     # Bound judgements in flight (each is two calls); the judge client bounds the calls themselves.
@@ -152,13 +141,7 @@ async def judge_units(store: PairwiseStore, comparison_id: str, units: list[Unit
                                                         scorer=unit.scorer, version_a=unit.version_a,
                                                         version_b=unit.version_b)
         store.save(comparison_id, verdict)
-        totals.units_done += 1
-        if verdict.scored:
-            totals.scored += 1
-        else:
-            totals.unscored += 1
-            kind = verdict.unscored_kind or "error"
-            totals.unscored_by_kind[kind] = totals.unscored_by_kind.get(kind, 0) + 1
+        totals.count(verdict.scored, verdict.unscored_kind)
         bar.update()
 
     try:
@@ -173,7 +156,7 @@ async def judge_units(store: PairwiseStore, comparison_id: str, units: list[Unit
 async def run_pairwise(sources: list[str], rubrics: list[Rubric] | None, *, store_path: str | Path,
                        judge_config: JudgeConfig, name: str | None = None, labels: list[str] | None = None,
                        rubrics_path: str = "", progress: bool = True, resume: str | None = None,
-                       judge: Any = None) -> tuple[str, PairwiseTotals]:
+                       judge: Any = None) -> tuple[str, RunTotals]:
     """Create (or resume) a comparison and judge it; `judge` replaces the client built from `judge_config`
     (tests). Without `rubrics`, the rubrics of the first version that is a run are used."""
     from rubriceval.backends import make_judge, public_judge_config
@@ -209,10 +192,9 @@ async def run_pairwise(sources: list[str], rubrics: list[Rubric] | None, *, stor
     status, totals = "interrupted", None
     try:
         totals = await judge_units(store, comparison_id, units, client, progress=progress)
-        totals.notes = notes
         status = "complete"
     finally:
-        store.set_status(comparison_id, status, totals.model_dump() if totals else None)
+        store.set_status(comparison_id, status, {**(totals.as_dict() if totals else {}), "notes": notes})
         if judge is None:
             await client.close()
         store.close()

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from rubriceval.errors import RubricEvalError
 from rubriceval.pairwise.models import OrderReading, PairwiseVerdict, Version
+from rubriceval.store.runs import connect
 from rubriceval.verdict import Usage
 
 PAIRWISE_SCHEMA = """
@@ -72,10 +73,7 @@ class PairwiseStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
-        self.conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
-        self.conn.row_factory = sqlite3.Row
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn = connect(self.path)
         self.conn.executescript(PAIRWISE_SCHEMA)
         self.conn.commit()
 

@@ -18,6 +18,8 @@ from pydantic import BaseModel, Field
 
 from rubriceval.data.sample import Sample
 from rubriceval.errors import RubricEvalError
+from rubriceval.store.liveness import ProcessStamp, current_process, is_gone
+from rubriceval.store.migrations import upgrade
 from rubriceval.verdict import Evidence, Usage, Verdict
 
 SCHEMA = """
@@ -65,10 +67,22 @@ class RunInfo(BaseModel):
     stats: dict[str, Any]
     n_samples: int = 0
     n_verdicts: int = 0
+    hint: str | None = None       # what to do about the run's status (an interrupted run: how to finish it)
 
 
 def default_store_path() -> Path:
     return Path("out") / "runs.sqlite"
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """A connection to the store file as every table family of the store opens it (runs, pairwise comparisons)."""
+    conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode=WAL")
+    # Under WAL, NORMAL still never loses a committed verdict when the process is killed (only on power loss),
+    # and it stops every verdict commit from waiting ~4 ms on the disk while the event loop is blocked.
+    conn.execute("PRAGMA synchronous=NORMAL")
+    return conn
 
 
 class RunStore:
@@ -76,15 +90,11 @@ class RunStore:
         self.path = Path(path) if path else default_store_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
-        self.conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
-        self.conn.row_factory = sqlite3.Row
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        # Under WAL, NORMAL still never loses a committed verdict when the process is killed (only on power loss),
-        # and it stops every verdict commit from waiting ~4 ms on the disk while the event loop is blocked.
-        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn = connect(self.path)
         self.conn.execute("PRAGMA foreign_keys=ON")
         self.conn.executescript(SCHEMA)
         self.conn.commit()
+        upgrade(self.conn, path=str(self.path))
 
     # -- runs -------------------------------------------------------------------------------------------------------
     def create_run(self, config: RunConfig, samples: list[Sample], scorers: Iterable[tuple[str, str, str, dict]],
@@ -94,7 +104,8 @@ class RunStore:
         name = name or time.strftime("run-%Y%m%d-%H%M%S-") + run_id[:4]
         with self._lock, self.conn:
             try:
-                self.conn.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?)",
+                self.conn.execute("INSERT INTO runs (run_id, name, created_at, finished_at, status, config_json, "
+                                  "stats_json) VALUES (?,?,?,?,?,?,?)",
                                   (run_id, name, time.time(), None, "running", config.model_dump_json(), "{}"))
             except sqlite3.IntegrityError:
                 raise RubricEvalError(f"a run named '{name}' already exists", file=str(self.path),
@@ -124,10 +135,16 @@ class RunStore:
             row = self.conn.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
             n_samples = self.conn.execute("SELECT COUNT(*) FROM run_samples WHERE run_id=?", (run_id,)).fetchone()[0]
             n_verdicts = self.conn.execute("SELECT COUNT(*) FROM verdicts WHERE run_id=?", (run_id,)).fetchone()[0]
+        status, hint = row["status"], None
+        if status == "running" and row["pid"] is not None and is_gone(
+                ProcessStamp(pid=row["pid"], host=row["host"] or "", started=row["process_started"])):
+            status = "interrupted"       # killed without a word (kill -9, power loss): its process is gone
+        if status == "interrupted":
+            hint = f"finish it with `rubriceval run --resume {row['name']}`"
         return RunInfo(run_id=row["run_id"], name=row["name"], created_at=row["created_at"],
-                       finished_at=row["finished_at"], status=row["status"],
+                       finished_at=row["finished_at"], status=status,
                        config=RunConfig.model_validate_json(row["config_json"]), stats=json.loads(row["stats_json"]),
-                       n_samples=n_samples, n_verdicts=n_verdicts)
+                       n_samples=n_samples, n_verdicts=n_verdicts, hint=hint)
 
     def list_runs(self) -> list[RunInfo]:
         with self._lock:
@@ -135,11 +152,16 @@ class RunStore:
         return [self.run_info(i) for i in ids]
 
     def set_status(self, run_id: str, status: str, stats: dict | None = None) -> None:
+        """A run set `running` records this process (pid, host, start time), so readers can tell when it is gone."""
         with self._lock, self.conn:
             self.conn.execute("UPDATE runs SET status=?, finished_at=?, stats_json=COALESCE(?, stats_json) "
                               "WHERE run_id=?", (status, time.time() if status != "running" else None,
                                                   json.dumps(stats, ensure_ascii=False) if stats is not None else None,
                                                   run_id))
+            if status == "running":
+                me = current_process()
+                self.conn.execute("UPDATE runs SET pid=?, host=?, process_started=? WHERE run_id=?",
+                                  (me.pid, me.host, me.started, run_id))
 
     # -- samples and scorers ------------------------------------------------------------------------------------------
     def samples(self, run: str) -> list[Sample]:
