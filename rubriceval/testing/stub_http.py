@@ -7,10 +7,15 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
+from rubriceval.testing.stub_batches import batch_endpoints
 from rubriceval.testing.stub_replies import Reply, error_reply
 
 if TYPE_CHECKING:
     from rubriceval.testing.stub_server import StubServer
+
+
+# The Batch API routes (rubriceval/testing/stub_batches.py).
+BATCH_ROUTES = ("/v1/files", "/v1/batches", "/_stub/batches")
 
 
 class StubHTTPServer(ThreadingHTTPServer):
@@ -59,7 +64,9 @@ class StubHandler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:  # noqa: N802
-        if self.path.startswith("/_stub/"):
+        if self.path.startswith(BATCH_ROUTES):
+            self._send(batch_endpoints(self.server.stub).handle("GET", self.path, self.headers, b""))
+        elif self.path.startswith("/_stub/"):
             self._send(self.server.stub.handle_admin("GET", self.path, None))
         elif self.path.rstrip("/") == "/v1/models":
             self._send(self.server.stub.handle("models", None, self.headers.get("Authorization")))
@@ -69,6 +76,9 @@ class StubHandler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if self.path.startswith(BATCH_ROUTES):         # multipart uploads: not JSON
+            self._send(batch_endpoints(self.server.stub).handle("POST", self.path, self.headers, raw))
+            return
         try:
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError:
