@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from rubriceval.data.chatlog import ChatLogConfig
 
 LIST_FIELDS = ("contexts", "reference_contexts", "tags")
+TABULAR = (".csv", ".tsv", ".xlsx", ".xls")
 KNOWN_FIELDS = set(Sample.model_fields)
 
 
@@ -69,7 +71,28 @@ def _read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
     raise DatasetError(f"unsupported file type '{suffix}'", file=str(path), hint="use .jsonl, .csv or .xlsx")
 
 
-def _normalise(record: dict[str, Any], *, path: Path, line: int) -> dict[str, Any]:
+def _context_list(value: str, name: str, *, path: Path, line: int, plain_text: list[int] | None) -> list[str]:
+    """A contexts cell or field given as one string. JSON text of a list is read as the list. Otherwise, in a
+    CSV/Excel cell (which cannot hold a list) it is one context and the row is noted; in JSON, which can hold a
+    list, a string is refused: it is usually several passages joined, and per-context metrics would miscount."""
+    if value.strip().startswith("["):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"cell is not a valid JSON list: {exc.msg}", file=str(path), line=line,
+                               field=name) from None
+    if not value.strip():
+        return []
+    if path.suffix.lower() not in TABULAR:
+        raise DatasetError(f"{name} must be a list of strings, got a single string", file=str(path), line=line,
+                           field=name, hint=f'write "{name}": ["…"], one string per passage')
+    if plain_text is not None:
+        plain_text.append(line)
+    return [value]
+
+
+def _normalise(record: dict[str, Any], *, path: Path, line: int,
+               plain_text: list[int] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for key, value in record.items():
@@ -82,15 +105,12 @@ def _normalise(record: dict[str, Any], *, path: Path, line: int) -> dict[str, An
             extra[key] = value
     for name in LIST_FIELDS:
         value = out.get(name)
-        # CSV/Excel cells hold lists as JSON text: ["a", "b"].
-        if isinstance(value, str) and value.strip().startswith("["):
-            try:
-                out[name] = json.loads(value)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"cell is not a valid JSON list: {exc.msg}", file=str(path), line=line,
-                                   field=name) from None
-        elif isinstance(value, str) and name != "tags":
-            out[name] = [value] if value.strip() else []
+        # CSV/Excel cells hold lists as JSON text: ["a", "b"]; tags may also be "a, b" (Sample splits them).
+        column = next((k for k in record if COLUMN_ALIASES.get(k, k) == name), name)   # as the file names it
+        if isinstance(value, str) and name != "tags":
+            out[name] = _context_list(value, column, path=path, line=line, plain_text=plain_text)
+        elif isinstance(value, str) and value.strip().startswith("["):
+            out[name] = _context_list(value, column, path=path, line=line, plain_text=None)
     # write_dataset stores metadata as JSON text in CSV/Excel cells; read it back as a dict (provenance survives).
     if isinstance(out.get("metadata"), str) and out["metadata"].strip().startswith("{"):
         try:
@@ -112,8 +132,8 @@ def _normalise(record: dict[str, Any], *, path: Path, line: int) -> dict[str, An
 
 
 def _single_turn_sample(record: dict[str, Any], *, path: Path, line: int, require: Iterable[str],
-                        position: int) -> Sample:
-    data = _normalise(record, path=path, line=line)
+                        position: int, plain_text: list[int] | None = None) -> Sample:
+    data = _normalise(record, path=path, line=line, plain_text=plain_text)
     for field in require:
         if field not in data or data[field] in (None, ""):
             raise DatasetError(f"missing required field '{field}'", file=str(path), line=line, field=field,
@@ -146,18 +166,29 @@ def read_dataset(path: str | Path, *, require: Iterable[str] = ("question",),
         return [conversation_sample(c) for c in read_chatlog(path, None, records=records)]
     samples: list[Sample] = []
     seen: dict[str, int] = {}
+    plain_text: list[int] = []          # CSV/Excel rows whose contexts cell is plain text (read as one context)
     for line, record in records:
         if is_conversation_record(record):
             conversation = parse_conversation(record, file=str(path), line=line, position=len(samples) + 1)
             sample = conversation_sample(conversation)
         else:
-            sample = _single_turn_sample(record, path=path, line=line, require=require, position=len(samples) + 1)
+            sample = _single_turn_sample(record, path=path, line=line, require=require, position=len(samples) + 1,
+                                         plain_text=plain_text)
         if sample.id in seen:
             raise DatasetError(f"duplicate id '{sample.id}' (first at line {seen[sample.id]})", file=str(path),
                                line=line, field="id")
         seen[sample.id] = line
         samples.append(sample)
+    if plain_text:
+        print(_plain_text_note(path, plain_text), file=sys.stderr)
     return samples
+
+
+def _plain_text_note(path: Path, lines: list[int]) -> str:
+    rows = sorted(set(lines))
+    shown = ", ".join(map(str, rows[:5])) + (", …" if len(rows) > 5 else "")
+    return (f"note: {path}: {len(rows)} row(s) give contexts as plain text (lines {shown}); each is read as one "
+            'context. For several passages write a JSON list in the cell: ["passage 1", "passage 2"]')
 
 
 def samples_to_frame(samples: list[Sample]) -> pd.DataFrame:
