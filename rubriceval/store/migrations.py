@@ -1,0 +1,61 @@
+"""The one way a run store's schema changes: numbered steps applied in order to every store, new or old, and
+recorded in SQLite's `PRAGMA user_version`. An old store opens upgraded, its data kept; it is never reset.
+
+A module that only adds tables of its own (audit, trust, pairwise, batches) may keep creating them with CREATE TABLE
+IF NOT EXISTS; a change to an existing table (a new column, rows moved) is a step here, appended at the end.
+"""
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rubriceval.errors import RubricEvalError
+
+
+@dataclass(frozen=True)
+class Step:
+    version: int
+    what: str
+    apply: Callable[[sqlite3.Connection], None]
+
+
+def _run_liveness(conn: sqlite3.Connection) -> None:
+    # Which process runs a run, so `rubriceval runs` can tell a run killed with kill -9 from one still going.
+    for column in ("pid INTEGER", "host TEXT", "process_started REAL"):
+        conn.execute(f"ALTER TABLE runs ADD COLUMN {column}")
+
+
+def _steps() -> list[Step]:
+    return [
+        Step(1, "runs record the pid, host and start time of the process running them", _run_liveness),
+    ]
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    return conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+def upgrade(conn: sqlite3.Connection, *, path: str = "") -> int:
+    """Apply the steps this store lacks, each in one IMMEDIATE transaction: a second process opening the store at
+    the same moment waits, then finds the step done. Returns the store's version."""
+    steps = _steps()
+    latest = steps[-1].version
+    version = schema_version(conn)
+    if version > latest:
+        raise RubricEvalError(f"this run store has schema version {version}; this rubriceval knows up to {latest}",
+                              file=path or None, hint="upgrade rubriceval to open it")
+    for step in steps:
+        if step.version <= version:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if schema_version(conn) < step.version:      # another process may have applied it meanwhile
+                step.apply(conn)
+                conn.execute(f"PRAGMA user_version = {step.version}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        version = step.version
+    return version
