@@ -20,7 +20,7 @@ from rubriceval.errors import RubricEvalError
 
 def add_pairwise_parser(sub: Any) -> None:
     """Register the command on the CLI's subparsers (called by `rubriceval.cli.build_parser`)."""
-    from rubriceval.cli import DEFAULT_STORE, _add_judge_args
+    from rubriceval.cli.options import DEFAULT_STORE, add_judge_args
 
     p = sub.add_parser("pairwise", help="A/B: judge two or more bot versions' answers to the same questions side by "
                                         "side (both orders), win rates with CIs, Bradley–Terry ranking")
@@ -37,7 +37,7 @@ def add_pairwise_parser(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--lang", choices=["zh", "en"], help="default: the rubrics' language")
     p.add_argument("--quiet", action="store_true")
-    _add_judge_args(p)
+    add_judge_args(p)
     p.set_defaults(func=cmd_pairwise)
 
 
@@ -48,7 +48,7 @@ def _language(requested: str | None, rubric_languages: list[str]) -> str:
 
 
 def cmd_pairwise(args: argparse.Namespace) -> int:
-    from rubriceval.cli import _judge_config
+    from rubriceval.cli.options import judge_config_from
     from rubriceval.pairwise.report import format_pairwise
     from rubriceval.pairwise.run import run_pairwise
     from rubriceval.pairwise.summary import load_pairwise
@@ -61,7 +61,7 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
         rubrics = load_rubrics(args.rubrics, only=args.only.split(",") if args.only else None) \
             if args.rubrics else None
         comparison_id, totals = asyncio.run(run_pairwise(
-            args.versions, rubrics, store_path=args.store, judge_config=_judge_config(args), name=args.name,
+            args.versions, rubrics, store_path=args.store, judge_config=judge_config_from(args), name=args.name,
             labels=args.labels.split(",") if args.labels else None, rubrics_path=args.rubrics or "",
             progress=not args.quiet, resume=args.resume))
         j = totals.judge

@@ -1,0 +1,38 @@
+"""The `rubriceval` command. Every user-input error prints one line naming file, line and field; exit code 2.
+
+One module per command group, each adding its subcommands with `register(sub)`. Heavy dependencies (pandas, the
+judge client, reports, gradio) are imported inside the command functions, so `rubriceval --help` stays fast.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rubriceval.cli import audit, authoring, datasets, reports, run, trust
+from rubriceval.errors import RubricEvalError
+
+COMMAND_GROUPS = (authoring, run, reports, audit, datasets, trust)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rubriceval", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for group in COMMAND_GROUPS:
+        group.register(sub)
+    from rubriceval.pairwise.command import add_pairwise_parser   # the pairwise command lives with its package
+
+    add_pairwise_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except RubricEvalError as exc:
+        print(f"error: {exc.format()}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: verdicts so far are stored; finish with `rubriceval run --resume RUN`", file=sys.stderr)
+        return 130

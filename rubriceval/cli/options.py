@@ -1,0 +1,41 @@
+"""Options shared by several commands: the run store, and the judge/embedder settings."""
+from __future__ import annotations
+
+import argparse
+
+
+DEFAULT_STORE = "out/runs.sqlite"
+
+
+def add_judge_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("judge (default: the embedded local judge)")
+    g.add_argument("--config", help="YAML config file with judge:/embedder: sections")
+    g.add_argument("--judge-base-url", help="OpenAI-compatible base URL (DashScope, OpenAI, vLLM, Ollama…)")
+    g.add_argument("--judge-model")
+    g.add_argument("--concurrency", type=int)
+    g.add_argument("--timeout", type=float, dest="timeout_s")
+    g.add_argument("--structured", choices=["json_schema", "text"])
+    g.add_argument("--no-cache", action="store_true", help="do not read or write the judge cache")
+    g.add_argument("--judge-mode", choices=["holistic", "checklist", "checklist_fitted"],
+                   help="which judge scores the rubrics: one holistic 1–5 judgment, yes/no checklist questions + "
+                        "the rubric's level rule, or + weights fitted to audits (default: each rubric's judge_mode)")
+    g.add_argument("--self-consistency", type=int, metavar="N",
+                   help="judge each rubric N times (sampling, distinct seeds); keep the median and record the spread")
+
+
+def judge_config_from(args: argparse.Namespace):
+    from rubriceval.judge.config import load_judge_config
+
+    overrides = dict(base_url=args.judge_base_url, model=args.judge_model, concurrency=args.concurrency,
+                     timeout_s=args.timeout_s, structured=args.structured,
+                     self_consistency=getattr(args, "self_consistency", None),
+                     judge_mode=getattr(args, "judge_mode", None))
+    if getattr(args, "no_cache", False):
+        overrides["cache"] = False
+    return load_judge_config(args.config, **overrides)
+
+
+def embedder_config_from(args: argparse.Namespace):
+    from rubriceval.judge.config import load_embedder_config
+
+    return load_embedder_config(args.config)

@@ -1,0 +1,88 @@
+"""Results of stored runs: `report` (HTML, Excel, Markdown), `compare` (two runs), `gate` (CI exit codes)."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rubriceval.cli.options import DEFAULT_STORE
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="write the HTML report, Excel workbook and Markdown summary of a run")
+    p.add_argument("run", nargs="?", default="latest", help="run id or name (default: latest)")
+    p.add_argument("--store", default=DEFAULT_STORE)
+    p.add_argument("--out", help="directory (default out/reports)")
+    p.add_argument("--lang", choices=["zh", "en"], help="default: zh when the data is Chinese")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("compare", help="compare two runs: deltas with bootstrap CIs, samples that got worse")
+    p.add_argument("run_a", help="baseline run")
+    p.add_argument("run_b", help="new run")
+    p.add_argument("--store", default=DEFAULT_STORE)
+    p.add_argument("--html", help="also write an HTML comparison page here")
+    p.add_argument("--n-boot", type=int, default=2000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--lang", choices=["zh", "en"])
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("gate", help="CI gate: exit 1 when a threshold fails (JUnit XML with --junit)")
+    p.add_argument("run", nargs="?", default="latest")
+    p.add_argument("--check", action="append", help='e.g. "emotional_soothing mean>=4.0", "faithfulness>=0.8", '
+                   '"regression>=-0.2" (repeatable)')
+    p.add_argument("--config", help="gate YAML")
+    p.add_argument("--baseline", help="baseline run for regression checks")
+    p.add_argument("--junit", help="write JUnit XML here")
+    p.add_argument("--refuse-untrusted", action="store_true",
+                   help="fail when gating on a rubric below its judge-agreement bar")
+    p.add_argument("--store", default=DEFAULT_STORE)
+    p.add_argument("--lang", choices=["zh", "en"])
+    p.set_defaults(func=cmd_gate)
+
+
+def cmd_report(args) -> int:
+    from rubriceval.report.excel import write_excel_report
+    from rubriceval.report.html import write_html_report
+    from rubriceval.report.markdown import markdown_summary
+    from rubriceval.store.runs import RunStore, rubrics_from_run
+    from rubriceval.trust.release_gate import agreement_lines
+
+    store = RunStore(args.store)
+    run_id = store.resolve(args.run)
+    out = Path(args.out or "out/reports")
+    out.mkdir(parents=True, exist_ok=True)
+    info = store.run_info(run_id)
+    name = info.name
+    # Judge–expert agreement of each rubric version (audits, imported labels, calibration), for this judge model.
+    rubrics, _ = rubrics_from_run(store, run_id)
+    agreement = agreement_lines(store.path, rubrics, judge_model=str(info.config.judge.get("model") or "") or None)
+    html = write_html_report(store, run_id, out / f"{name}.html", lang=args.lang, agreement=agreement)
+    xlsx = write_excel_report(store, run_id, out / f"{name}.xlsx", lang=args.lang)
+    md = markdown_summary(store, run_id, lang=args.lang, agreement=agreement)
+    (out / f"{name}.md").write_text(md, encoding="utf-8")
+    print(md)
+    print(f"HTML report: {html.resolve()}")
+    print(f"Excel workbook: {xlsx.resolve()}")
+    print(f"Markdown summary: {(out / f'{name}.md').resolve()}")
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from rubriceval.report.compare import compare_runs, format_comparison, write_compare_html
+    from rubriceval.store.runs import RunStore
+
+    store = RunStore(args.store)
+    comparison = compare_runs(store, args.run_a, args.run_b, n_boot=args.n_boot, seed=args.seed, lang=args.lang)
+    print(format_comparison(comparison, lang=args.lang))
+    if args.html:
+        path = write_compare_html(comparison, args.html, lang=args.lang)
+        print(f"comparison report: {Path(path).resolve()}")
+    return 0
+
+
+def cmd_gate(args) -> int:
+    from rubriceval.report.gate import run_gate
+    from rubriceval.store.runs import RunStore
+
+    store = RunStore(args.store)
+    return run_gate(store, args.run, args.check or (), config_path=args.config, baseline=args.baseline,
+                    junit_path=args.junit, refuse_untrusted=args.refuse_untrusted or None, lang=args.lang)

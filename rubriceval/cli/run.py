@@ -1,0 +1,180 @@
+"""Evaluate: `run` (new, --resume, --rescore-changed, --dry-run, --panel) and `runs` (list the stored runs)."""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import sys
+from pathlib import Path
+
+from rubriceval.cli.options import DEFAULT_STORE, add_judge_args, embedder_config_from, judge_config_from
+from rubriceval.errors import RubricEvalError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="evaluate a dataset with rubrics and/or metrics")
+    p.add_argument("dataset", nargs="?")
+    p.add_argument("--rubrics", help="rubric file or directory")
+    p.add_argument("--only", help="comma-separated rubric ids to use from --rubrics")
+    p.add_argument("--metrics", help="comma-separated metric names (see `rubriceval metrics`)")
+    p.add_argument("--store", default=DEFAULT_STORE)
+    p.add_argument("--name", help="run name (default: timestamp)")
+    p.add_argument("--out", help="write per-row results (CSV, JSONL) to this directory")
+    p.add_argument("--resume", metavar="RUN", help="finish an interrupted run")
+    p.add_argument("--dry-run", action="store_true", help="plan calls, tokens and cost; spend nothing")
+    p.add_argument("--rescore-changed", metavar="RUN", help="re-score only rows whose inputs changed since RUN")
+    p.add_argument("--panel", metavar="FILE", help="judge the rubrics with the panel of judges listed under "
+                   "'judges:' in FILE (default: the judges: of --config, if any); median score, majority pass")
+    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--speaker-map", metavar="SPEAKER=ROLE,…",
+                   help="chat-log export (one row per message): speakers' roles, e.g. 客服=assistant,用户=user")
+    add_judge_args(p)
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("runs", help="list stored runs")
+    p.add_argument("--store", default=DEFAULT_STORE)
+    p.set_defaults(func=cmd_runs)
+
+
+def _panel_config(args, judge_config):
+    """The judge panel: `--panel FILE`, else the `judges:` of `--config` (None when neither has one)."""
+    from rubriceval.scoring.panel import load_panel_config
+
+    path = getattr(args, "panel", None) or args.config
+    panel = load_panel_config(path, base=judge_config) if path else None
+    if panel is None and getattr(args, "panel", None):
+        raise RubricEvalError("no 'judges:' list in the panel file", file=args.panel, field="judges",
+                              hint="judges: [{name: a, model: …}, {name: b, model: …}]")
+    return panel
+
+
+def _chatlog_config(args):
+    """--speaker-map for chat-log exports (one row per message); None leaves the dataset's own config/defaults."""
+    if not args.speaker_map:
+        return None
+    from rubriceval.data.chatlog import ChatLogConfig, parse_speaker_map
+
+    return ChatLogConfig(speakers=parse_speaker_map(args.speaker_map))
+
+
+def _load_for_run(args):
+    from rubriceval.api import _metric_names
+    from rubriceval.data.io import read_dataset
+    from rubriceval.rubric.loader import load_rubrics
+
+    samples = read_dataset(args.dataset, chatlog=_chatlog_config(args))
+    rubrics = load_rubrics(args.rubrics, only=args.only.split(",") if args.only else None) if args.rubrics else []
+    metrics = _metric_names(args.metrics)
+    if not rubrics and not metrics:
+        raise RubricEvalError("nothing to evaluate", hint="pass --rubrics DIR and/or --metrics a,b,c")
+    return samples, rubrics, metrics
+
+
+def cmd_run(args) -> int:
+    import asyncio
+
+    from rubriceval.api import rubrics_from_run, run_async
+    from rubriceval.judge.config import JudgeConfig
+    from rubriceval.store.runs import RunStore
+
+    store = RunStore(args.store)
+    judge_config = judge_config_from(args)
+    panel = _panel_config(args, judge_config)
+    if args.resume:
+        run_id = store.resolve(args.resume)
+        samples = store.samples(run_id)
+        rubrics, metrics = rubrics_from_run(store, run_id)
+        info = store.run_info(run_id)
+        # Resume with the judge the run started with, unless the user overrides it.
+        stored = {k: v for k, v in info.config.judge.items() if k in JudgeConfig.model_fields}
+        if not args.judge_base_url and not os.environ.get("RUBRICEVAL_JUDGE_BASE_URL"):
+            judge_config = JudgeConfig.model_validate({**stored, "api_key": judge_config.api_key})
+        if info.config.panel and not args.panel:             # and with its judge panel
+            from rubriceval.scoring.panel import PanelConfig
+
+            panel = PanelConfig.from_public(info.config.panel, api_key=judge_config.api_key)
+        print(f"resuming run {info.name} ({info.n_verdicts} verdicts already stored)", file=sys.stderr)
+    else:
+        if args.rescore_changed:
+            return _rescore_changed(args, store, judge_config)
+        if not args.dataset:
+            raise RubricEvalError("rubriceval run needs a DATASET (or --resume RUN, or --rescore-changed RUN)")
+        samples, rubrics, metrics = _load_for_run(args)
+    if args.dry_run:
+        return _dry_run(samples, rubrics, metrics, judge_config, panel)
+    run_id, totals = asyncio.run(run_async(
+        samples, rubrics, metrics, store=store, judge_config=judge_config, embedder_config=embedder_config_from(args),
+        name=args.name, dataset_path=args.dataset or "", rubrics_path=args.rubrics or "",
+        progress=not args.quiet, resume_run=args.resume, panel_config=panel))
+    _print_run_summary(store, run_id, totals)
+    if args.out:
+        _write_outputs(store, run_id, Path(args.out))
+    return 0
+
+
+def _rescore_changed(args, store, judge_config) -> int:
+    """A new run over the expert-corrected dataset: changed rows are re-scored, unchanged verdicts are carried over."""
+    import asyncio
+
+    from rubriceval.api import rescore_changed
+
+    run_id, totals, n_changed = asyncio.run(rescore_changed(
+        store, args.rescore_changed, judge_config=judge_config, embedder_config=embedder_config_from(args),
+        name=args.name, progress=not args.quiet))
+    print(f"{n_changed} row(s) changed since run '{args.rescore_changed}'; re-scored only those")
+    _print_run_summary(store, run_id, totals)
+    return 0
+
+
+def _dry_run(samples, rubrics, metrics, judge_config, panel=None) -> int:
+    from rubriceval.planning import plan_cost
+
+    plan = plan_cost(samples, rubrics, metrics, judge_config, panel=panel)
+    print(plan.format())
+    return 0
+
+
+def _print_run_summary(store, run_id: str, totals) -> None:
+    info = store.run_info(run_id)
+    try:
+        from rubriceval.report.aggregate import summarize
+        from rubriceval.report.markdown import summary_table
+
+        print(summary_table(summarize(store.verdicts(run_id), store.scorers(run_id))))
+    except ImportError:
+        frame = store.verdict_frame(run_id)
+        if not frame.empty:
+            agg = frame.groupby("scorer").agg(n=("score", "size"), scored=("score", "count"), mean=("score", "mean"))
+            print(agg.to_string())
+    j = totals.judge
+    print(f"run {info.name} ({run_id}): {totals.units_done} judgment(s) new, {totals.units_skipped} resumed; "
+          f"{totals.scored} scored, {totals.unscored} unscored {totals.unscored_by_kind or ''}; "
+          f"judge calls {j.get('calls', 0)}, cache hits {j.get('cache_hits', 0)}, "
+          f"tokens {j.get('prompt_tokens', 0)}+{j.get('completion_tokens', 0)}, cost ${j.get('cost_usd', 0):.4f}, "
+          f"wall {totals.wall_s:.1f}s")
+    print(f"store: {store.path}")
+
+
+def _write_outputs(store, run_id: str, out: Path) -> None:
+    from rubriceval.safety.spreadsheet import escape_frame
+
+    out.mkdir(parents=True, exist_ok=True)
+    frame = store.verdict_frame(run_id)
+    escape_frame(frame).to_csv(out / "results.csv", index=False, encoding="utf-8-sig")   # no cell runs as a formula
+    frame.to_json(out / "results.jsonl", orient="records", lines=True, force_ascii=False)
+    print(f"per-row results: {out / 'results.csv'} and {out / 'results.jsonl'}")
+
+
+def cmd_runs(args) -> int:
+    from rubriceval.store.runs import RunStore
+
+    store = RunStore(args.store)
+    runs = store.list_runs()
+    if not runs:
+        print(f"no runs in {store.path}")
+    for r in runs:
+        when = dt.datetime.fromtimestamp(r.created_at).strftime("%Y-%m-%d %H:%M")
+        scorers = ",".join(list(r.config.rubrics) + r.config.metrics)
+        print(f"{r.run_id}  {r.name:<32} {when}  {r.status:<11} samples={r.n_samples} verdicts={r.n_verdicts}  "
+              f"{scorers}")
+    return 0

@@ -1,0 +1,106 @@
+"""Can the judge be trusted: `agreement` (judge vs experts), `calibrate` (few-shot versions), `benchmark-judge`."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rubriceval.cli.options import DEFAULT_STORE, add_judge_args, judge_config_from
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("agreement", help="judge-vs-expert agreement for one rubric (from audits or a labels file)")
+    p.add_argument("--rubric", required=True)
+    p.add_argument("--run", help="only this run's audits / verdicts")
+    p.add_argument("--labels", help="JSONL/CSV/Excel of human labels: sample_id, score[, expert]")
+    p.add_argument("--store", default=DEFAULT_STORE)
+    p.add_argument("--n-boot", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_agreement)
+
+    p = sub.add_parser("calibrate", help="propose a rubric version with few-shot examples from audits; "
+                                         "evaluate on held-out audited items")
+    p.add_argument("--rubric", required=True)
+    p.add_argument("--store", default=DEFAULT_STORE)
+    p.add_argument("--k", type=int, default=4, help="few-shot examples to add")
+    p.add_argument("--holdout", type=float, default=0.5, help="share of audited items kept for evaluation")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--fit-weights", action="store_true",
+                   help="fit the checklist's question weights to the audits (ordinal logistic on p(yes)); proposed "
+                        "as a new version only when it beats the declared level rule on held-out items (exit 1 if not)")
+    p.add_argument("--accept", metavar="VERSION", help="accept a proposed version")
+    p.add_argument("--reject", metavar="VERSION", help="reject a proposed version")
+    p.add_argument("--expert", help="who decides (with --accept/--reject)")
+    add_judge_args(p)
+    p.set_defaults(func=cmd_calibrate)
+
+    p = sub.add_parser("benchmark-judge", help="any configured judge vs human labels: SummEval (1–5) or HaluEval")
+    p.add_argument("kind", choices=["summeval", "halueval", "cs_zh"])
+    p.add_argument("--n", type=int, help="items (default: all SummEval / 60 balanced HaluEval / all 66 cs_zh rows)")
+    p.add_argument("--few-shot", choices=["all", "per_level", "none"],
+                   help="cs_zh holistic: the rubric's examples all, one per level, or none (default: the rubric's)")
+    p.add_argument("--shuffle-levels", action="store_true",
+                   help="cs_zh holistic: list the level descriptions in a seeded per-row order")
+    p.add_argument("--rubrics", help="cs_zh: the rubric folder (default: rubrics)")
+    p.add_argument("--out", help="write every item's result as JSON")
+    p.add_argument("--store", help="record the SummEval κ as trust evidence for the rubric version in this run store")
+    p.add_argument("--data", help="your own copy of the benchmark (a file, or a folder holding it); default: the copy "
+                                  "shipped with rubriceval")
+    add_judge_args(p)
+    p.set_defaults(func=cmd_benchmark_judge)
+
+
+def cmd_agreement(args) -> int:
+    from rubriceval.trust.human_scores import agreement_for_rubric
+
+    report = agreement_for_rubric(args.store, args.rubric, run=args.run, labels_file=args.labels,
+                                  n_boot=args.n_boot, seed=args.seed)
+    print(report.summary())
+    for attr in ("exact", "within_one", "kappa_quadratic", "spearman", "kendall"):
+        est = getattr(report, attr, None)
+        if est is not None and getattr(est, "value", None) is not None:
+            print(f"  {attr:<16} {est.value:.3f}  [{est.ci_low if est.ci_low is not None else '—'}, "
+                  f"{est.ci_high if est.ci_high is not None else '—'}]")
+    if getattr(report, "confusion", None):
+        print("  confusion (rows = human 1–5, columns = judge 1–5):")
+        for row in report.confusion:
+            print("   ", " ".join(f"{c:>4}" for c in row))
+    for item in (getattr(report, "worst_items", None) or [])[:5]:
+        print(f"  disagreement: {item}")
+    return 0
+
+
+def cmd_calibrate(args) -> int:
+    from rubriceval.trust.calibrate import accept_version, calibrate, reject_version
+
+    if args.accept or args.reject:
+        fn = accept_version if args.accept else reject_version
+        record = fn(args.store, args.rubric, args.accept or args.reject, decided_by=args.expert or "")
+        print(record)
+        return 0
+    if args.fit_weights:               # checklist weights fitted to audits; refused unless they beat the rule
+        from rubriceval.trust.calibrate_weights import fit_weights
+
+        fitted = fit_weights(args.store, args.rubric, judge_config_from(args), holdout_fraction=args.holdout,
+                             seed=args.seed)
+        print(fitted.summary())
+        return 0 if fitted.accepted else 1
+    result = calibrate(args.store, args.rubric, judge_config_from(args), k_examples=args.k, holdout_fraction=args.holdout,
+                       seed=args.seed)
+    print(result.summary())
+    return 0
+
+
+def cmd_benchmark_judge(args) -> int:
+    from rubriceval.trust.bench import run_benchmark
+
+    if args.kind == "cs_zh":          # the labelled Chinese customer-service set, per judge mode
+        from rubriceval.trust.bench_cs import run_cs_benchmark
+
+        config = judge_config_from(args)
+        run_cs_benchmark(config, config.judge_mode or "holistic", out=args.out, few_shot=args.few_shot,
+                         shuffle_levels=args.shuffle_levels, data=args.data, rubrics_dir=args.rubrics, n=args.n,
+                         command="rubriceval " + " ".join(sys.argv[1:]))
+        return 0
+
+    run_benchmark(args.kind, judge_config_from(args), n=args.n, out=args.out, store=args.store, data=args.data)
+    return 0
