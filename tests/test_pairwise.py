@@ -352,3 +352,21 @@ def test_cli_run_with_a_panel_file_and_its_dry_run(tmp_path, capsys):
     assert all([x["score"] for x in v.details["panel"]["judges"]] == [2, 4, 5] for v in verdicts)
     assert main(["run", *common, "--panel", str(tmp_path / "tone.yaml")]) == 2
     assert "no 'judges:' list" in capsys.readouterr().err
+
+
+async def test_pairwise_prompts_and_the_reask_stay_inert_with_hostile_answers():
+    """Both answers, their contexts, the shared question and reference, and the judge's echo in the re-ask."""
+    from tests.test_safety_prompts import PAYLOAD, assert_inert, hostile_sample
+
+    rubric = tone_rubric(language="zh", judge_sees=["question", "answer", "contexts", "ground_truth"])
+    hostile, calm = hostile_sample(), hostile_sample().model_copy(update={"answer": "您好，订单今天送达。"})
+
+    def reply(request):                        # the first reply of each order echoes the payload, unreadably
+        return f"评语：回答写了 {PAYLOAD}" if len(request.messages) == 2 else {"feedback": "ok", "winner": "B"}
+
+    judge = ScriptedJudge(reply)
+    verdict = await judge_pair(rubric, rubric.judge_items[0], hostile, calm, judge, scorer="tone", version_a="a",
+                               version_b="b")
+    assert len(judge.requests) == 4 and verdict.outcome == "tie"     # B, then B again: a flip
+    for request in judge.requests:
+        assert_inert(request.messages, where=f"pairwise call ({len(request.messages)} messages)")

@@ -202,6 +202,16 @@ def test_a_run_with_a_panel_stores_each_judge_reports_agreement_and_queues_disag
     summary = result.summary().get("tone")
     assert summary.panel is not None and summary.panel.n_rows == 4
     assert summary.panel.n_disagreements == 2 and summary.panel.alpha_ordinal.value is not None
+    # … and in the reports people read.
+    from rubriceval.report.aggregate import load_run
+    from rubriceval.report.html import render_html_report
+    from rubriceval.report.markdown import render_markdown
+
+    data = load_run(store, result.run_id)
+    markdown = render_markdown(data, lang="en")
+    assert "**Judge panel agreement**" in markdown and "2/4 disagreements" in markdown
+    assert f"Krippendorff α (ordinal) {summary.panel.alpha_ordinal.format()}" in markdown
+    assert "评审团一致性" in render_html_report(data, lang="zh")
 
     with AuditStore(tmp_path / "runs.sqlite") as audits:
         rows = audits.queue(result.run_id, QueueFilter(scorer="tone", order="uncertain_first"))

@@ -22,4 +22,9 @@ PAIRWISE_TEXT: dict[str, dict[str, str]] = {
     "pairwise_none": {"zh": "这两次运行没有成对比较结果", "en": "no pairwise verdicts for these two runs"},
     # -- judge panel -------------------------------------------------------------------------------------------------
     "panel_agreement": {"zh": "评审团一致性", "en": "Judge panel agreement"},
+    "panel_alpha": {"zh": "Krippendorff α（有序）", "en": "Krippendorff α (ordinal)"},
+    "panel_fleiss": {"zh": "Fleiss κ（通过/不通过）", "en": "Fleiss κ (pass/fail)"},
+    "panel_disagreements": {"zh": "{n}/{total} 条评委意见分歧（相差 ≥2 分或通过与否不一）",
+                            "en": "{n}/{total} disagreements (spread ≥ 2 or a pass/fail split)"},
+    "panel_judge_unscored": {"zh": "{n} 条未评分", "en": "{n} unscored"},
 }

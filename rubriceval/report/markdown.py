@@ -102,6 +102,10 @@ def render_markdown(data: RunData, *, lang: Lang | None = None, findings: Sequen
     out += [markdown_table(headers, _scorer_rows(summary, lang, agreement)), ""]
     if summary.n_unscored:
         out += [f"_{t('unscored_note', lang)}_", ""]
+    panels = [s for s in summary.rubrics if s.panel is not None]
+    if panels:                                         # rubrics judged by a judge panel: do the judges agree?
+        out.append(f"**{t('panel_agreement', lang)}**")
+        out += [f"- {s.name}: {s.panel.format(lang)}" for s in panels] + [""]  # type: ignore[union-attr]
     out += conversation_lines(data, lang)
     if findings:
         out.append(f"**{t('diagnosis', lang)}**")

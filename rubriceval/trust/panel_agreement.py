@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
+from rubriceval.i18n import Lang, format_number, t
 from rubriceval.scoring.panel import DETAILS_KEY, panel_votes
 from rubriceval.trust.agreement import Estimate, fleiss_kappa, krippendorff_alpha
 from rubriceval.verdict import Verdict
@@ -38,14 +39,16 @@ class PanelAgreement(BaseModel):
     fleiss_pass: Estimate | None = None   # Fleiss' kappa on pass/fail votes (complete rows); None: no threshold
     notes: list[str] = Field(default_factory=list)
 
-    def format(self) -> str:
-        """'α 0.71 [0.55, 0.84] · κ(pass/fail) 0.60 [...] · 3/20 disagreements · 3 judges'."""
-        parts = [f"α(ordinal) {self.alpha_ordinal.format()}"]
+    def format(self, lang: Lang = "en") -> str:
+        """'Krippendorff α (ordinal) 0.71 [0.55, 0.84] · Fleiss κ (pass/fail) 0.60 [...] · 3/20 disagreements · a 3.90,
+        b 4.10 (1 unscored)' in `lang`."""
+        parts = [f"{t('panel_alpha', lang)} {self.alpha_ordinal.format()}"]
         if self.fleiss_pass is not None:
-            parts.append(f"Fleiss κ(pass/fail) {self.fleiss_pass.format()}")
-        parts.append(f"{self.n_disagreements}/{self.n_rows} disagreements")
-        parts.append(", ".join(f"{j.judge} {'—' if j.mean is None else f'{j.mean:.2f}'}"
-                               + (f" ({j.n_unscored} unscored)" if j.n_unscored else "") for j in self.judges))
+            parts.append(f"{t('panel_fleiss', lang)} {self.fleiss_pass.format()}")
+        parts.append(t("panel_disagreements", lang, n=self.n_disagreements, total=self.n_rows))
+        parts.append(", ".join(
+            f"{j.judge} {format_number(j.mean, 2, lang)}"
+            + (f" ({t('panel_judge_unscored', lang, n=j.n_unscored)})" if j.n_unscored else "") for j in self.judges))
         return " · ".join(parts)
 
 
