@@ -8,10 +8,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rubriceval.cli import audit, authoring, datasets, reports, run, trust
+from rubriceval.cli import audit, authoring, datasets, pairwise, reports, run, trust
 from rubriceval.errors import RubricEvalError
 
-COMMAND_GROUPS = (authoring, run, reports, audit, datasets, trust)
+COMMAND_GROUPS = (authoring, run, reports, pairwise, audit, datasets, trust)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,9 +19,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for group in COMMAND_GROUPS:
         group.register(sub)
-    from rubriceval.pairwise.command import add_pairwise_parser   # the pairwise command lives with its package
-
-    add_pairwise_parser(sub)
     return parser
 
 

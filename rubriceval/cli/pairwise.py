@@ -15,13 +15,12 @@ import asyncio
 import sys
 from typing import Any
 
+from rubriceval.cli.options import DEFAULT_STORE, add_judge_args
 from rubriceval.errors import RubricEvalError
 
 
-def add_pairwise_parser(sub: Any) -> None:
-    """Register the command on the CLI's subparsers (called by `rubriceval.cli.build_parser`)."""
-    from rubriceval.cli.options import DEFAULT_STORE, add_judge_args
-
+def register(sub: Any) -> None:
+    """Add the `pairwise` subcommand (one module per command group, as in `rubriceval.cli`)."""
     p = sub.add_parser("pairwise", help="A/B: judge two or more bot versions' answers to the same questions side by "
                                         "side (both orders), win rates with CIs, Bradley–Terry ranking")
     p.add_argument("versions", nargs="*", help="dataset files or run ids/names, two or more; the first is the "
