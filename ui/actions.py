@@ -14,6 +14,7 @@ from rubriceval.store.audit import AuditStore
 from rubriceval.store.audit_models import AuditError, AuditItem, ItemVersions, SaveResult, clean_expert_name
 from ui.item_view import history_html, judge_html, sample_html
 from ui.queue import PAGE_SIZE, AuditSession, refresh_current
+from ui.transcript_view import item_conversation_panel
 
 
 class ItemView(BaseModel):
@@ -58,8 +59,10 @@ def open_item(store: AuditStore, session: AuditSession, index: int, expert: str 
     session.page = session.index // PAGE_SIZE
     mine = next((r for r in item.responses if r.expert == expert.strip()), None) if expert.strip() else None
     labels = [context_label(i, text) for i, text in enumerate(item.original.contexts)]
+    # A conversation shows as a chat transcript with the cited turns and the experts' turn verdicts.
+    left = sample_html(item) if item.sample.conversation is None else item_conversation_panel(store, item)
     return ItemView(
-        sample_html=sample_html(item), judge_html=judge_html(item), history_html=history_html(item.gt_history),
+        sample_html=left, judge_html=judge_html(item), history_html=history_html(item.gt_history),
         ground_truth=item.sample.ground_truth, context_choices=labels,
         relevant_contexts=[labels[i] for i in relevant_by_default(item)],
         my_score=str(mine.score) if mine else None, my_reason=mine.reason if mine else "",

@@ -18,6 +18,7 @@ from rubriceval.errors import RubricEvalError
 from rubriceval.store.audit import AuditStore
 from ui.assets import APP_CSS, KEYBOARD_HEAD
 from ui.layout import build_layout
+from ui.transcript_view import TRANSCRIPT_CSS
 from ui.wiring import AuditHandlers, wire
 
 Auth = Callable[[str, str], bool] | tuple[str, str] | list[tuple[str, str]]
@@ -68,5 +69,5 @@ def launch(store_path: str | Path, run: str | None = None, host: str = "127.0.0.
     app = build_app(store_path, run=run, export_dir=export_dir, auth_enabled=auth is not None)
     app.queue(default_concurrency_limit=4)
     app.launch(server_name=host, server_port=port, auth=auth, prevent_thread_lock=not block, show_error=True,
-               ssr_mode=False, quiet=quiet, head=KEYBOARD_HEAD, css=APP_CSS, footer_links=[])
+               ssr_mode=False, quiet=quiet, head=KEYBOARD_HEAD, css=APP_CSS + TRANSCRIPT_CSS, footer_links=[])
     return app

@@ -9,6 +9,7 @@ import gradio as gr
 
 from ui import agreement_panel
 from ui.queue import ANY, ORDER_CHOICES, QUEUE_COLUMNS, STATUS_CHOICES, AuditSession
+from ui.turn_panel import TurnPanel, build_turn_panel
 
 KEY_HELP = ('<div class="kbd-help">Keys (outside text boxes): <kbd>1</kbd>–<kbd>5</kbd> score · <kbd>A</kbd> agree '
             'with the judge and go on · <kbd>Enter</kbd> save and go to the next item.</div>')
@@ -62,6 +63,7 @@ class ItemPanel:
     reload_btn: gr.Button
     status: gr.Markdown
     judge_view: gr.HTML
+    turns: TurnPanel | None = None      # conversations: verdicts on single agent turns
 
 
 @dataclass
@@ -195,9 +197,10 @@ def _item_panel() -> ItemPanel:
                     next_btn = gr.Button("Skip ▶", size="sm", elem_id="next-btn")
                     reload_btn = gr.Button("Reload item", size="sm", elem_id="reload-btn")
                 status = gr.Markdown(elem_id="audit-status")
+            turns = build_turn_panel()
             judge_view = gr.HTML(elem_id="judge-view")
     return ItemPanel(title, sample_view, gt_box, ctx_box, save_gt_btn, history_view, score_radio, reason_box,
-                     agree_btn, save_btn, prev_btn, next_btn, reload_btn, status, judge_view)
+                     agree_btn, save_btn, prev_btn, next_btn, reload_btn, status, judge_view, turns)
 
 
 def _agreement_tab() -> AgreementTab:

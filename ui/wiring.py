@@ -19,6 +19,7 @@ from ui import agreement_panel
 from ui.actions import ItemView, agree, edit_ground_truth, open_item, save_verdict
 from ui.layout import AuditLayout
 from ui.queue import ANY, PAGE_SIZE, AuditSession, make_filter, open_queue, page_frame, page_label, progress_markdown
+from ui.turn_panel import TurnHandlers, wire_turns
 
 
 def _user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -198,3 +199,6 @@ def wire(app: gr.Blocks, ui: AuditLayout, handlers: AuditHandlers) -> None:
     a.rubric_pick.change(handlers.do_pick_rubric, inputs=[h.agreement_state, a.rubric_pick],
                          outputs=[a.confusion_table, a.worst_table], api_name="agreement_detail")
     ui.export.button.click(handlers.do_export, inputs=[h.run_dd], outputs=[ui.export.status], api_name="export")
+    if i.turns is not None:
+        wire_turns(i.turns, TurnHandlers(handlers.store, i.turns), h.session, h.expert, i.sample_view, _user_errors,
+                   _who)
