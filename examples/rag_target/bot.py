@@ -8,8 +8,9 @@ docs/, chunked by section and sentence. Generation, by mode:
   $RUBRICEVAL_TARGET_BASE_URL (model $RUBRICEVAL_TARGET_MODEL, key $RUBRICEVAL_TARGET_API_KEY), or else the
   embedded local judge model started by rubriceval.local.judge_server.ensure_local_judge().
 
-Use as a callable target (`examples.rag_target.bot:answer`, `…:answer_extractive`, `…:answer_llm`) or serve the
-rubriceval HTTP contract: `python -m examples.rag_target.bot --serve 8765 [--mode llm]` (from the repo root).
+Use as a callable target by its path (`examples/rag_target/bot.py:answer`, `…:answer_extractive`, `…:answer_llm`;
+from another folder give the path to this file) or serve the rubriceval HTTP contract:
+`python examples/rag_target/bot.py --serve 8765 [--mode llm]`.
 """
 from __future__ import annotations
 

@@ -1,12 +1,12 @@
 """The chatbot under test ("target"): a Python callable, an HTTP endpoint, or an OpenAI-compatible chat endpoint.
 
 CLI strings (`parse_target`):
-- ``package.module:function`` or ``path/to/file.py:function`` — a Python callable (sync or async) taking the
-  question string. It returns a dict ``{"answer": str, "contexts": [str, ...]}``, an object with ``answer`` and
+- ``path/to/file.py:function`` (works from any folder) or ``package.module:function`` (imported the way
+  ``python -m`` would, with the current directory on ``sys.path``, so run from the folder holding the package) — a
+  Python callable (sync or async) taking the question string. It returns a dict ``{"answer": str, "contexts": [str, ...]}``, an object with ``answer`` and
   ``contexts`` attributes, or just the answer string (then contexts are empty). Contexts may also be objects or
-  dicts with ``page_content`` / ``text`` / ``content`` (LangChain/LlamaIndex documents). Modules are imported the
-  way ``python -m`` would, with the current directory on ``sys.path``. Sync callables run in worker threads, so
-  set concurrency 1 if yours is not thread-safe.
+  dicts with ``page_content`` / ``text`` / ``content`` (LangChain/LlamaIndex documents). Sync callables run in
+  worker threads, so set concurrency 1 if yours is not thread-safe.
 - ``http://host:port/path`` or ``https://…`` — the HTTP contract:
 
       POST <url>   Content-Type: application/json
@@ -112,7 +112,7 @@ def parse_target(spec: str) -> CallableTarget | HttpTarget | OpenAIChatTarget:
     """Turn a CLI string into a target config (see the module docstring for the forms)."""
     spec = spec.strip()
     if not spec:
-        raise ConfigError("empty target", field="target", hint="e.g. examples.rag_target.bot:answer")
+        raise ConfigError("empty target", field="target", hint="e.g. examples/rag_target/bot.py:answer")
     lowered = spec.lower()
     if lowered.startswith(("http://", "https://")):
         return HttpTarget(url=spec)
@@ -127,8 +127,8 @@ def parse_target(spec: str) -> CallableTarget | HttpTarget | OpenAIChatTarget:
     module, sep, function = spec.rpartition(":")
     if not sep or not module or not function.isidentifier():
         raise ConfigError(f"cannot read target '{spec}'", field="target",
-                          hint="use module:function, file.py:function, http(s)://url, openai:<base_url>#model "
-                               "or a target .yaml file")
+                          hint="use path/to/file.py:function, package.module:function, http(s)://url, "
+                               "openai:<base_url>#model or a target .yaml file")
     return CallableTarget(ref=spec)
 
 
@@ -224,9 +224,10 @@ def load_callable(ref: str) -> Callable[..., Any]:
                 sys.path.insert(0, os.getcwd())
             module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ConfigError(f"cannot import '{module_name}': {exc}", field="target",
-                          hint="run from the folder that contains the package, or give path/to/file.py:function"
-                          ) from None
+        as_file = module_name.replace(".", "/") + ".py"
+        raise ConfigError(f"cannot import '{module_name}' from {os.getcwd()}: {exc}", field="target",
+                          hint=f"give the file instead, e.g. path/to/{as_file}:{function_name} (works from any "
+                               "folder), or run from the folder that contains the package") from None
     function = getattr(module, function_name, None)
     if not callable(function):
         raise ConfigError(f"'{module_name}' has no callable '{function_name}'", field="target")
