@@ -2,16 +2,21 @@
 
 Counts come from the exact compiled prompts, so the planned call count equals what a run makes when every reply
 parses (re-asks after unparseable replies are the only extra calls, at most one per judge item).
+
+`planned_judge_calls` yields each of those calls (sample, scorer, item, the call's own settings, the exact request);
+the dry run counts them and the Batch API mode (`rubriceval/batch/`) writes them into request files.
 """
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, Callable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from rubriceval.data.sample import Sample
 from rubriceval.judge.cache import CallCache, judge_call_key
 from rubriceval.judge.config import JudgeConfig, default_cache_dir
+from rubriceval.judge.options import CallOptions
 from rubriceval.judge.tokens import estimate_messages_tokens
 from rubriceval.prompt.compile import compile_rubric
 from rubriceval.rubric.applies import applies
@@ -32,11 +37,36 @@ class ScorerPlan(BaseModel):
     shared: int = 0       # of calls: also used by other requested metrics (charged here once, as the run does)
 
 
+class PlannedJudgeCall(BaseModel):
+    """One judge call a run makes: for which sample, scorer and item, with which settings, and the exact request."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    sample_id: str
+    scorer: str
+    kind: str                           # rubric | metric
+    item: str                           # the rubric's judge item, or the metric call's kind
+    config: JudgeConfig                 # this call's settings (self-consistency: its seed; a panel: its judge's)
+    messages: list[dict[str, str]]
+    json_schema: dict | None = None
+    schema_name: str = "verdict"
+    cache_tag: str = ""
+    options: CallOptions | None = None
+    exact: bool = True                  # False: rendered before the first step's answer is known (stand-ins)
+    users: int = 1                      # requested metrics sharing this call
+
+    def key(self) -> str:
+        """The judge-cache key of this call (the key the online call has)."""
+        return judge_call_key(self.config, self.messages, self.json_schema, self.cache_tag, self.options)
+
+
 class CostPlan(BaseModel):
     judge: str
     scorers: list[ScorerPlan] = Field(default_factory=list)
     price_in: float = 0.0
     price_out: float = 0.0
+    batch_price_in: float = 0.0         # through the Batch API (rubriceval run --batch)
+    batch_price_out: float = 0.0
 
     @property
     def calls(self) -> int:
@@ -52,9 +82,16 @@ class CostPlan(BaseModel):
 
     @property
     def cost_usd(self) -> float:
+        return self.cost_at(self.price_in, self.price_out)
+
+    @property
+    def batch_cost_usd(self) -> float:
+        return self.cost_at(self.batch_price_in, self.batch_price_out)
+
+    def cost_at(self, price_in: float, price_out: float) -> float:
         uncached = max(self.calls - self.cached, 0)
         share = uncached / self.calls if self.calls else 0.0
-        return (self.prompt_tokens * share * self.price_in + uncached * EXPECTED_COMPLETION_TOKENS * self.price_out) / 1e6
+        return (self.prompt_tokens * share * price_in + uncached * EXPECTED_COMPLETION_TOKENS * price_out) / 1e6
 
     def format(self) -> str:
         lines = [f"dry run — judge: {self.judge}", f"{'scorer':<28} {'kind':<8}{'samples':>8}{'calls':>8}"
@@ -68,6 +105,8 @@ class CostPlan(BaseModel):
                      f" completion tokens; ~${self.cost_usd:.4f}"
                      + ("" if self.price_in or self.price_out else " (no price known for this model: set "
                         "price_in_per_mtok/price_out_per_mtok in the config)"))
+        if self.price_in or self.price_out:
+            lines.append(f"cost: online ~${self.cost_usd:.4f} | batch API (--batch) ~${self.batch_cost_usd:.4f}")
         if any(s.shared for s in self.scorers):
             lines.append("shared: a call several requested metrics use is made once and charged to the first of them "
                          "in --metrics order, here and in the run's report")
@@ -82,60 +121,101 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
     config = effective_config(config)
     if cache is None and config.cache:
         cache = CallCache(config.cache_path or default_cache_dir() / "judge_cache.sqlite")
-    structured = config.structured == "json_schema"
     price_in, price_out = config.prices()
-    plan = CostPlan(judge=config.short_name(), price_in=price_in, price_out=price_out)
+    batch_in, batch_out = config.batch_prices()
+    plan = CostPlan(judge=config.short_name(), price_in=price_in, price_out=price_out, batch_price_in=batch_in,
+                    batch_price_out=batch_out)
 
-    def key(messages, schema, tag):
-        return judge_call_key(config, messages, schema, tag)
+    def count(sp: ScorerPlan, call: PlannedJudgeCall) -> None:
+        sp.calls += 1
+        sp.shared += call.users > 1
+        sp.prompt_tokens += estimate_messages_tokens(call.messages)
+        if cache is not None and call.key() in cache:
+            sp.cached += 1
 
-    # The rubric calls as the runner makes them: once, or n times with self-consistency's seeds and temperature.
-    rubric_configs = [config]
-    if panel is not None:
-        rubric_configs = [effective_config(judge.config) for judge in panel.judges]
-    elif config.self_consistency > 1:
-        from rubriceval.trust.self_consistency import sampling_config, sampling_seeds
-
-        rubric_configs = [sampling_config(config, config.self_consistency_temperature, seed)
-                          for seed in sampling_seeds(config.seed, config.self_consistency)]
-
+    rubric_configs = _rubric_configs(config, panel)
     for rubric in rubrics:
         sp = ScorerPlan(scorer=rubric.id, kind="rubric")
         for sample in samples:
-            if not applies(rubric, sample):
-                continue
-            sp.samples += 1
-            if missing_fields(rubric, sample):
-                continue
-            for prompt in compile_rubric(rubric, sample, structured=structured,
-                                         feedback_max_chars=config.feedback_max_chars):
-                tokens = estimate_messages_tokens(prompt.messages)
-                for call_config in rubric_configs:
-                    sp.calls += 1
-                    sp.prompt_tokens += tokens
-                    if cache is not None and judge_call_key(call_config, prompt.messages, prompt.json_schema,
-                                                            prompt.cache_tag, prompt.options) in cache:
-                        sp.cached += 1
+            if applies(rubric, sample):
+                sp.samples += 1
+                for call in _rubric_calls(rubric, sample, config, rubric_configs):
+                    count(sp, call)
         plan.scorers.append(sp)
     if metrics:
-        from standard_metrics import registry
-
         by_name = {}
         for name in metrics:
             by_name[name] = ScorerPlan(scorer=name, kind="metric", samples=len(samples))
             plan.scorers.append(by_name[name])
-
-        def lookup(request):
-            return cache.get(key(request.messages, request.json_schema, request.cache_tag)) if cache else None
-
+        lookup = _cache_lookup(config, cache)
         for sample in samples:
-            for call in registry.planned_requests(sample, metrics, lookup=lookup):
-                # A shared call is charged to the first requested metric that uses it, as at run time.
-                users = [c for c in metrics if c in call.consumers]
-                sp = by_name[users[0] if users else metrics[0]]
-                sp.calls += 1
-                sp.shared += len(users) > 1
-                sp.prompt_tokens += estimate_messages_tokens(call.messages)
-                if cache is not None and key(call.messages, call.json_schema, call.cache_tag) in cache:
-                    sp.cached += 1
+            for call in _metric_calls(sample, metrics, config, lookup):
+                count(by_name[call.scorer], call)
     return plan
+
+
+def planned_judge_calls(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], config: JudgeConfig, *,
+                        cache: CallCache | None = None, panel: Any = None) -> Iterator[PlannedJudgeCall]:
+    """Every judge call the run makes when every reply parses, as `plan_cost` counts them: each rubric's calls on
+    the samples it applies to, then each sample's metric calls (second steps exact only when `cache` holds the
+    first step's answer, else `exact=False`)."""
+    from rubriceval.backends import effective_config
+
+    config = effective_config(config)
+    rubric_configs = _rubric_configs(config, panel)
+    for rubric in rubrics:
+        for sample in samples:
+            if applies(rubric, sample):
+                yield from _rubric_calls(rubric, sample, config, rubric_configs)
+    if metrics:
+        lookup = _cache_lookup(config, cache)
+        for sample in samples:
+            yield from _metric_calls(sample, metrics, config, lookup)
+
+
+def _rubric_configs(config: JudgeConfig, panel: Any) -> list[JudgeConfig]:
+    """The rubric calls as the runner makes them: once, n times with self-consistency's seeds and temperature, or
+    once per judge of a panel."""
+    from rubriceval.backends import effective_config
+
+    if panel is not None:
+        return [effective_config(judge.config) for judge in panel.judges]
+    if config.self_consistency > 1:
+        from rubriceval.trust.self_consistency import sampling_config, sampling_seeds
+
+        return [sampling_config(config, config.self_consistency_temperature, seed)
+                for seed in sampling_seeds(config.seed, config.self_consistency)]
+    return [config]
+
+
+def _rubric_calls(rubric: Rubric, sample: Sample, config: JudgeConfig, rubric_configs: list[JudgeConfig]
+                  ) -> Iterator[PlannedJudgeCall]:
+    if missing_fields(rubric, sample):
+        return
+    for prompt in compile_rubric(rubric, sample, structured=config.structured == "json_schema",
+                                 feedback_max_chars=config.feedback_max_chars):
+        for call_config in rubric_configs:
+            yield PlannedJudgeCall(sample_id=sample.id, scorer=rubric.id, kind="rubric", item=prompt.item_id,
+                                   config=call_config, messages=prompt.messages, json_schema=prompt.json_schema,
+                                   schema_name=getattr(prompt, "schema_name", "verdict"), cache_tag=prompt.cache_tag,
+                                   options=prompt.options)
+
+
+def _cache_lookup(config: JudgeConfig, cache: CallCache | None) -> Callable[[Any], dict | None]:
+    def lookup(request):
+        return cache.get(judge_call_key(config, request.messages, request.json_schema, request.cache_tag)) \
+            if cache else None
+    return lookup
+
+
+def _metric_calls(sample: Sample, metrics: list[str], config: JudgeConfig, lookup: Callable[[Any], dict | None]
+                  ) -> Iterator[PlannedJudgeCall]:
+    from standard_metrics import registry
+
+    for call in registry.planned_requests(sample, metrics, lookup=lookup):
+        # A shared call is charged to the first requested metric that uses it, as at run time.
+        users = [c for c in metrics if c in call.consumers]
+        yield PlannedJudgeCall(sample_id=sample.id, scorer=users[0] if users else metrics[0], kind="metric",
+                               item=call.kind, config=config, messages=call.messages, json_schema=call.json_schema,
+                               schema_name=call.schema_name, cache_tag=call.cache_tag, exact=call.exact,
+                               users=len(users))
