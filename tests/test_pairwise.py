@@ -266,6 +266,10 @@ async def test_runs_compared_pairwise_show_in_compare_and_gate(tmp_path):
     assert (pair.wins_b, pair.ties, pair.win_rate) == (6, 2, pytest.approx(7 / 8))
     text = format_comparison(comparison, lang="en")
     assert "Pairwise comparison (A/B): ab" in text and "new vs old" in text and "0.88" in text
+    from rubriceval.report.compare import render_compare_html
+
+    html = render_compare_html(comparison, lang="zh")
+    assert 'id="pairwise-table"' in html and "new vs old" in html and "成对比较" in html
 
     result = evaluate_gate(store, "new", ["pairwise:tone win_rate>=0.8", "pairwise:Tone loss_rate<=0",
                                           "pairwise:tone win_rate_low>=0.99"])
