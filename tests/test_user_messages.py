@@ -72,3 +72,16 @@ def test_an_external_judge_without_a_model_is_not_called_local(monkeypatch):
     assert text.startswith("http://127.0.0.1:9/v1 (model not set)") and "local" not in text
     assert JudgeConfig().short_name() == "embedded local judge (Qwen2.5-Coder-1.5B)"
     assert JudgeConfig(base_url="http://h/v1", model="qwen-max").describe() == "qwen-max at http://h/v1"
+
+
+def test_why_a_rubric_does_not_apply_names_the_failed_condition():
+    from rubriceval.data.io import read_dataset
+    from rubriceval.rubric.applies import applies, why_not
+
+    samples = {s.id: s for s in read_dataset("datasets/demo_cs_zh.jsonl")}
+    soothing = load_rubric("rubrics/emotional_soothing.yaml")
+    reason = why_not(soothing, samples["exp-good"])
+    assert "applies_to.tags ['订单延迟']" in reason and "'报销'" in reason and "question_pattern" in reason
+    assert why_not(soothing, samples["delay-curt"]) is None and applies(soothing, samples["delay-curt"])
+    english = load_rubric("rubrics/helpfulness_en.yaml")
+    assert why_not(english, samples["delay-curt"]) == "applies_to.languages is ['en'] and the sample is in 'zh'"
