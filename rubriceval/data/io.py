@@ -1,18 +1,20 @@
 """Read and write datasets (JSONL, CSV, Excel) as Samples, with errors that name file, row and field."""
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import pandas as pd
 from pydantic import ValidationError
 
 from rubriceval.data.sample import COLUMN_ALIASES, Sample
+from rubriceval.data.stream import iter_records
 from rubriceval.errors import DatasetError
-from rubriceval.safety.spreadsheet import escape_frame, unescape_frame
+from rubriceval.safety.spreadsheet import escape_frame
 
 if TYPE_CHECKING:
     from rubriceval.data.chatlog import ChatLogConfig
@@ -23,55 +25,11 @@ KNOWN_FIELDS = set(Sample.model_fields)
 
 
 def _read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """Return (line-or-row number as a human counts it, record) pairs."""
-    suffix = path.suffix.lower()
-    if not path.exists():
-        raise DatasetError("file not found", file=str(path))
-    if suffix in (".jsonl", ".ndjson", ".json"):
-        raw = path.read_bytes()
-        try:
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            line = raw[: exc.start].count(b"\n") + 1
-            raise DatasetError(f"not valid UTF-8 (byte {exc.start})", file=str(path), line=line,
-                               hint="re-save the file as UTF-8") from None
-        if suffix == ".json" and text.lstrip().startswith("["):
-            try:
-                items = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"invalid JSON: {exc.msg}", file=str(path), line=exc.lineno) from None
-            return [(i + 1, item) for i, item in enumerate(items)]
-        records = []
-        # Only \n ends a JSONL line: str.splitlines() would also split inside a valid row holding U+2028/U+2029/U+0085
-        # (common in text pasted from web pages and chat apps); json.loads ignores a \r before the \n.
-        for lineno, line in enumerate(text.split("\n"), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=str(path), line=lineno) from None
-            if not isinstance(obj, dict):
-                raise DatasetError("each line must be a JSON object", file=str(path), line=lineno)
-            records.append((lineno, obj))
-        return records
-    if suffix in (".csv", ".tsv"):
-        try:
-            frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False,
-                                encoding="utf-8-sig")
-        except UnicodeDecodeError:
-            raise DatasetError("not valid UTF-8", file=str(path), hint="re-save the file as UTF-8 CSV") from None
-        except pd.errors.EmptyDataError:
-            raise DatasetError("the file is empty", file=str(path)) from None
-        # Row 1 is the header, so data row i sits on line i + 2.
-        return [(i + 2, rec) for i, rec in enumerate(unescape_frame(frame).to_dict(orient="records"))]
-    if suffix in (".xlsx", ".xls"):
-        frame = pd.read_excel(path, dtype=str).fillna("")
-        return [(i + 2, rec) for i, rec in enumerate(unescape_frame(frame).to_dict(orient="records"))]
-    raise DatasetError(f"unsupported file type '{suffix}'", file=str(path), hint="use .jsonl, .csv or .xlsx")
+    """Every (line-or-row number as a human counts it, record) pair of a file, as a list (for small files)."""
+    return list(iter_records(path))
 
 
-def _context_list(value: str, name: str, *, path: Path, line: int, plain_text: list[int] | None) -> list[str]:
+def _context_list(value: str, name: str, *, path: Path, line: int, plain_text: "LineTally | None") -> list[str]:
     """A contexts cell or field given as one string. JSON text of a list is read as the list. Otherwise, in a
     CSV/Excel cell (which cannot hold a list) it is one context and the row is noted; in JSON, which can hold a
     list, a string is refused: it is usually several passages joined, and per-context metrics would miscount."""
@@ -92,7 +50,7 @@ def _context_list(value: str, name: str, *, path: Path, line: int, plain_text: l
 
 
 def _normalise(record: dict[str, Any], *, path: Path, line: int,
-               plain_text: list[int] | None = None) -> dict[str, Any]:
+               plain_text: "LineTally | None" = None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for key, value in record.items():
@@ -132,7 +90,7 @@ def _normalise(record: dict[str, Any], *, path: Path, line: int,
 
 
 def _single_turn_sample(record: dict[str, Any], *, path: Path, line: int, require: Iterable[str],
-                        position: int, plain_text: list[int] | None = None) -> Sample:
+                        position: int, plain_text: "LineTally | None" = None) -> Sample:
     data = _normalise(record, path=path, line=line, plain_text=plain_text)
     for field in require:
         if field not in data or data[field] in (None, ""):
@@ -153,41 +111,74 @@ def read_dataset(path: str | Path, *, require: Iterable[str] = ("question",),
 
     A record holding a message list (`turns`, OpenAI `messages`, Ragas `user_input`) is a conversation; a flat
     chat-log export (one row per message) or a chat-log config (.yaml) is grouped into conversations."""
+    return list(iter_samples(path, require=require, chatlog=chatlog))
+
+
+def iter_samples(path: str | Path, *, require: Iterable[str] = ("question",), chatlog: "ChatLogConfig | None" = None,
+                 check_duplicates: bool = True) -> Iterator[Sample]:
+    """The samples of a file one at a time, in file order, read as a stream (`read_dataset` lists them): a
+    dataset of any size in flat memory, a bad line reported when reached. A chat-log export is grouped whole.
+
+    check_duplicates=False leaves duplicate ids to the caller (the run store's key refuses them without this
+    function holding every id)."""
     from rubriceval.data.chatlog import looks_like_chatlog, read_chatlog
     from rubriceval.data.conversation_io import conversation_sample, is_conversation_record, parse_conversation
 
     path = Path(path)
     if chatlog is not None or path.suffix.lower() in (".yaml", ".yml"):
-        return [conversation_sample(c) for c in read_chatlog(path, chatlog)]
-    records = _read_records(path)
-    if not records:
+        yield from (conversation_sample(c) for c in read_chatlog(path, chatlog))
+        return
+    records = iter_records(path)
+    first = next(records, None)
+    if first is None:
         raise DatasetError("the dataset has no rows", file=str(path))
-    if looks_like_chatlog(records):
-        return [conversation_sample(c) for c in read_chatlog(path, None, records=records)]
-    samples: list[Sample] = []
-    seen: dict[str, int] = {}
-    plain_text: list[int] = []          # CSV/Excel rows whose contexts cell is plain text (read as one context)
-    for line, record in records:
+    if looks_like_chatlog([first]):
+        yield from (conversation_sample(c) for c in read_chatlog(path, None, records=[first, *records]))
+        return
+    seen: dict[str, int] | None = {} if check_duplicates else None
+    plain_text = LineTally()            # CSV/Excel rows whose contexts cell is plain text (read as one context)
+    for position, (line, record) in enumerate(itertools.chain([first], records), start=1):
         if is_conversation_record(record):
-            conversation = parse_conversation(record, file=str(path), line=line, position=len(samples) + 1)
+            conversation = parse_conversation(record, file=str(path), line=line, position=position)
             sample = conversation_sample(conversation)
         else:
-            sample = _single_turn_sample(record, path=path, line=line, require=require, position=len(samples) + 1,
+            sample = _single_turn_sample(record, path=path, line=line, require=require, position=position,
                                          plain_text=plain_text)
-        if sample.id in seen:
-            raise DatasetError(f"duplicate id '{sample.id}' (first at line {seen[sample.id]})", file=str(path),
-                               line=line, field="id")
-        seen[sample.id] = line
-        samples.append(sample)
+        if seen is not None:
+            if sample.id in seen:
+                raise DatasetError(f"duplicate id '{sample.id}' (first at line {seen[sample.id]})", file=str(path),
+                                   line=line, field="id")
+            seen[sample.id] = line
+        yield sample
     if plain_text:
         print(_plain_text_note(path, plain_text), file=sys.stderr)
-    return samples
 
 
-def _plain_text_note(path: Path, lines: list[int]) -> str:
-    rows = sorted(set(lines))
-    shown = ", ".join(map(str, rows[:5])) + (", …" if len(rows) > 5 else "")
-    return (f"note: {path}: {len(rows)} row(s) give contexts as plain text (lines {shown}); each is read as one "
+class LineTally:
+    """Lines noted for one message: how many, and the first few (bounded memory on a file of any size)."""
+
+    SHOWN = 5
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first: list[int] = []
+        self._last: int | None = None
+
+    def append(self, line: int) -> None:
+        if line == self._last:
+            return                       # the same row again (several list fields given as plain text)
+        self._last = line
+        self.count += 1
+        if len(self.first) < self.SHOWN:
+            self.first.append(line)
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+
+def _plain_text_note(path: Path, lines: LineTally) -> str:
+    shown = ", ".join(map(str, lines.first)) + (", …" if lines.count > len(lines.first) else "")
+    return (f"note: {path}: {lines.count} row(s) give contexts as plain text (lines {shown}); each is read as one "
             'context. For several passages write a JSON list in the cell: ["passage 1", "passage 2"]')
 
 
