@@ -176,5 +176,5 @@ def cmd_runs(args) -> int:
         when = dt.datetime.fromtimestamp(r.created_at).strftime("%Y-%m-%d %H:%M")
         scorers = ",".join(list(r.config.rubrics) + r.config.metrics)
         print(f"{r.run_id}  {r.name:<32} {when}  {r.status:<11} samples={r.n_samples} verdicts={r.n_verdicts}  "
-              f"{scorers}")
+              f"{scorers}" + (f"  ({r.hint})" if r.hint else ""))
     return 0
