@@ -186,12 +186,12 @@ def test_lint_flags_checks_that_do_not_fit_the_scope():
                                                           "turns": "assistant"}])
     findings = [f for f in lint_rubric(single, {("items", 1, "type"): 7, ("items", 2, "turns"): 12}) if
                 f.severity == "error"]
-    assert [(f.line, f.field) for f in findings] == [(7, "items.1.type"), (12, "items.2.turns")]
+    assert [(f.line, f.field) for f in findings] == [(7, "item 2 (id: b).type"), (12, "item 3 (id: p).turns")]
     assert "scope: conversation" in findings[0].message
     convo = rubric("conversation", [{"id": "p", "type": "must_not_mention", "phrases": ["密码"]},
                                     {"id": "l", "type": "required_link"}, {"id": "ok", **CLOSING}])
     findings = [f for f in lint_rubric(convo, {}) if f.severity == "error"]
-    assert [f.field for f in findings] == ["items.1.type", "items.2.type"]
+    assert [f.field for f in findings] == ["item 2 (id: p).type", "item 3 (id: l).type"]
     assert "turns: assistant" in findings[0].message
 
 

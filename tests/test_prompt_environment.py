@@ -76,9 +76,9 @@ def test_python_internals_in_a_criterion_are_a_clear_error_naming_file_line_and_
         compile_rubric(rubric, SAMPLE)
     error = caught.value
     assert isinstance(error, RubricEvalError)
-    assert (error.file, error.line, error.field) == (str(path), 17, "items.1.criterion")
+    assert (error.file, error.line, error.field) == (str(path), 17, "item 2 (id: tone).criterion")
     assert "unsafe" in error.message
-    assert str(error).startswith(f"{path}:17 [items.1.criterion]: unsafe template expression")
+    assert str(error).startswith(f"{path}:17 [item 2 (id: tone).criterion]: unsafe template expression")
 
 
 def test_rubric_level_criterion_errors_name_the_top_level_field(tmp_path: Path):

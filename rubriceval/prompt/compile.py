@@ -15,7 +15,7 @@ from rubriceval.judge.options import CallOptions
 from rubriceval.prompt.prompt_options import level_order, shown_examples
 from rubriceval.prompt.environment import TextOrigin, prompt_environment, render_messages, render_untrusted_source
 from rubriceval.rubric.schema import JudgeItem, Rubric
-from rubriceval.rubric.yaml_lines import load_yaml_with_lines
+from rubriceval.rubric.yaml_lines import field_label, load_yaml_with_lines
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 
@@ -71,7 +71,8 @@ def _criterion_origin(rubric: Rubric, item: JudgeItem) -> TextOrigin:
             line = load_yaml_with_lines(rubric.source_file)[1].get(path)
         except RubricEvalError:   # the file changed since loading: the field still names the place
             line = None
-    return TextOrigin(file=rubric.source_file, line=line, field=".".join(map(str, path)))
+    return TextOrigin(file=rubric.source_file, line=line,
+                      field=field_label(path, {"items": [{"id": i.id} for i in rubric.items]}))
 
 
 def _render_criterion(rubric: Rubric, item: JudgeItem, sample: Sample | None) -> str:
