@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from tqdm import tqdm
 
@@ -54,6 +54,30 @@ def plan_units(samples: list[Sample], rubrics: list[Rubric], metrics: list[str])
         units += [(s, r.id, "rubric") for r in rubrics if applies(r, s)]
         units += [(s, m, "metric") for m in metrics]
     return units
+
+
+def judge_rubric(rubric: Rubric, sample: Sample, judge: JudgeClient | None, panel: Any = None
+                 ) -> Awaitable[Verdict]:
+    """A rubric's verdict as a run makes it: by the judge panel, by self-consistency (n calls), or by one call per
+    judge item. The Batch API mode (rubriceval/batch/) makes its verdicts through this too."""
+    if panel is not None and rubric.judge_items:
+        from rubriceval.scoring.panel import score_with_panel
+
+        return score_with_panel(rubric, sample, panel)
+    n = judge.config.self_consistency if judge is not None else 1
+    if n > 1 and rubric.judge_items:
+        from rubriceval.trust.self_consistency import score_with_self_consistency
+
+        return score_with_self_consistency(rubric, sample, judge, n=n,
+                                           temperature=judge.config.self_consistency_temperature)
+    return score_rubric(rubric, sample, judge)
+
+
+async def score_metrics(sample: Sample, metric_names: list[str], *, judge: Any, embedder: Any) -> list[Verdict]:
+    """A sample's standard metrics as a run scores them, together (they share judge calls)."""
+    from standard_metrics.registry import score_sample
+
+    return await score_sample(sample, metric_names, judge=judge, embedder=embedder)
 
 
 class _Progress:
@@ -102,31 +126,17 @@ async def execute(store: RunStore, run_id: str, samples: list[Sample], rubrics: 
             on_verdict(verdict)
         bar.update()
 
-    def judge_rubric(rubric, sample):
-        if panel is not None and rubric.judge_items:
-            from rubriceval.scoring.panel import score_with_panel
-
-            return score_with_panel(rubric, sample, panel)
-        n = judge.config.self_consistency if judge is not None else 1
-        if n > 1 and rubric.judge_items:
-            from rubriceval.trust.self_consistency import score_with_self_consistency
-
-            return score_with_self_consistency(rubric, sample, judge, n=n,
-                                               temperature=judge.config.self_consistency_temperature)
-        return score_rubric(rubric, sample, judge)
-
     async def run_sample(sample_id: str) -> None:
         async with limit:
             sample = sample_of[sample_id]
             wanted = per_sample[sample_id]
             rubric_ids = [sid for sid, kind in wanted if kind == "rubric"]
             metric_names = [sid for sid, kind in wanted if kind == "metric"]
-            jobs = [judge_rubric(by_id[rid], sample) for rid in rubric_ids]
+            jobs = [judge_rubric(by_id[rid], sample, judge, panel) for rid in rubric_ids]
             for coro in asyncio.as_completed(jobs):
                 record(await coro, sample)
             if metric_names:
-                from standard_metrics.registry import score_sample
-                for verdict in await score_sample(sample, metric_names, judge=judge, embedder=embedder):
+                for verdict in await score_metrics(sample, metric_names, judge=judge, embedder=embedder):
                     record(verdict, sample)
 
     try:
