@@ -86,6 +86,41 @@ def scorer_rows(rubrics: list[Rubric], metrics: list[str]) -> list[tuple[str, st
     return rows
 
 
+def start_run(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], *, store: RunStore,
+              judge_config: JudgeConfig, embedder_config: EmbedderConfig | None = None, name: str | None = None,
+              dataset_path: str = "", rubrics_path: str = "", panel_config: Any = None) -> tuple[str, list[Rubric]]:
+    """A new run in the store, before anything is judged: the judge mode applied to the rubrics, rubrics that apply
+    to no sample left out (with a note), trust warnings said. Returns the run id and the rubrics it uses (online
+    runs and the Batch API mode both start here)."""
+    from rubriceval.scoring.judge_mode import with_judge_mode     # --judge-mode: checklist / holistic / fitted
+
+    rubrics, notes = with_judge_mode(rubrics, judge_config.judge_mode)
+    for line in notes:
+        print(line, file=sys.stderr)
+    # A rubric directory often holds rubrics for other datasets (e.g. rubrics/benchmarks/); leave out those that
+    # apply to no sample here, and say so, rather than reporting empty rows.
+    from rubriceval.rubric.applies import applies
+
+    unused = [r.id for r in rubrics if not any(applies(r, s) for s in samples)]
+    if unused:
+        print(f"note: rubric(s) applying to no sample in this dataset are left out: {', '.join(unused)}",
+              file=sys.stderr)
+        rubrics = [r for r in rubrics if r.id not in unused]
+    # Say up front which rubrics are used below their own trust bar (the run still goes ahead).
+    from rubriceval.trust.release_gate import run_warnings
+
+    for line in run_warnings(store.path, rubrics, judge_model=judge_config.model):
+        print(line, file=sys.stderr)
+    use_panel = panel_config is not None and any(r.judge_items for r in rubrics)
+    config = RunConfig(dataset_path=dataset_path, dataset_hash=_hash_samples(samples),
+                       rubrics={r.id: r.version_tag for r in rubrics}, metrics=metrics,
+                       judge=public_judge_config(judge_config),
+                       panel=panel_config.public() if use_panel else {},
+                       embedder=(embedder_config.model_dump(exclude={"api_key"}) if embedder_config else {}),
+                       rubrics_path=rubrics_path)
+    return store.create_run(config, samples, scorer_rows(rubrics, metrics), name=name), rubrics
+
+
 async def run_async(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], *, store: RunStore,
                     judge_config: JudgeConfig, embedder_config: EmbedderConfig | None = None,
                     name: str | None = None, dataset_path: str = "", rubrics_path: str = "",
@@ -93,39 +128,15 @@ async def run_async(samples: list[Sample], rubrics: list[Rubric], metrics: list[
                     panel_config: Any = None) -> tuple[str, RunTotals]:
     """panel_config: a `rubriceval.scoring.panel.PanelConfig` whose judges judge the rubrics (the judge config then
     serves the metrics)."""
-    if not resume_run:
-        from rubriceval.scoring.judge_mode import with_judge_mode     # --judge-mode: checklist / holistic / fitted
-
-        rubrics, notes = with_judge_mode(rubrics, judge_config.judge_mode)
-        for line in notes:
-            print(line, file=sys.stderr)
-        # A rubric directory often holds rubrics for other datasets (e.g. rubrics/benchmarks/); leave out those that
-        # apply to no sample here, and say so, rather than reporting empty rows.
-        from rubriceval.rubric.applies import applies
-
-        unused = [r.id for r in rubrics if not any(applies(r, s) for s in samples)]
-        if unused:
-            print(f"note: rubric(s) applying to no sample in this dataset are left out: {', '.join(unused)}",
-                  file=sys.stderr)
-            rubrics = [r for r in rubrics if r.id not in unused]
-        # Say up front which rubrics are used below their own trust bar (the run still goes ahead).
-        from rubriceval.trust.release_gate import run_warnings
-
-        for line in run_warnings(store.path, rubrics, judge_model=judge_config.model):
-            print(line, file=sys.stderr)
-    use_panel = panel_config is not None and any(r.judge_items for r in rubrics)
-    need_judge = (bool(any(r.judge_items for r in rubrics)) and not use_panel) or _needs(metrics, "judge")
-    need_embedder = _needs(metrics, "embedder")
     if resume_run:
         run_id = store.resolve(resume_run)
     else:
-        config = RunConfig(dataset_path=dataset_path, dataset_hash=_hash_samples(samples),
-                           rubrics={r.id: r.version_tag for r in rubrics}, metrics=metrics,
-                           judge=public_judge_config(judge_config),
-                           panel=panel_config.public() if use_panel else {},
-                           embedder=(embedder_config.model_dump(exclude={"api_key"}) if embedder_config else {}),
-                           rubrics_path=rubrics_path)
-        run_id = store.create_run(config, samples, scorer_rows(rubrics, metrics), name=name)
+        run_id, rubrics = start_run(samples, rubrics, metrics, store=store, judge_config=judge_config,
+                                    embedder_config=embedder_config, name=name, dataset_path=dataset_path,
+                                    rubrics_path=rubrics_path, panel_config=panel_config)
+    use_panel = panel_config is not None and any(r.judge_items for r in rubrics)
+    need_judge = (bool(any(r.judge_items for r in rubrics)) and not use_panel) or _needs(metrics, "judge")
+    need_embedder = _needs(metrics, "embedder")
     judge = make_judge(judge_config) if need_judge else None
     panel = None
     if use_panel:
