@@ -55,7 +55,7 @@ class TurnHandlers:
         item (re-rendered after a save), only relabel the turns and keep the pick, the score and the message."""
         row = state.current
         key = f"{row.sample_id}|{row.scorer}" if row is not None else ""
-        pane = turn_pane(self.store, state)
+        pane = turn_pane(self.store, state, self.panel.lang)
         numbers = [n for _, n in pane.choices]
         if key == last_key:
             return [key, gr.update(), gr.update(choices=pane.choices, value=picked if picked in numbers else None),

@@ -10,10 +10,11 @@ cites a turn, like "第 2 轮 …", so the views can find the cited turn).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rubriceval.data.io import read_dataset
+from rubriceval.data.sample import Sample
 from rubriceval.rubric.loader import load_rubrics
 from rubriceval.runner import execute
 from rubriceval.store.runs import RunConfig, RunStore
@@ -35,9 +36,10 @@ def _conversation_id(request: RecordedRequest, ids: list[str], texts: dict[str, 
 
 def conversation_run(store_path: str | Path, *, turn_score: TurnScore | None = None,
                      conversation_score: ConversationScore | None = None, name: str | None = None,
-                     limit: int | None = None) -> str:
-    """Judge the demo conversations with the four conversation rubrics into `store_path`; returns the run id."""
-    samples = read_dataset(DEMO_CONVERSATIONS)[:limit]
+                     limit: int | None = None, extra: Sequence[Sample] = ()) -> str:
+    """Judge the demo conversations (and `extra` conversations, each with a distinct first user turn) with the four
+    conversation rubrics into `store_path`; returns the run id."""
+    samples = read_dataset(DEMO_CONVERSATIONS)[:limit] + list(extra)
     rubrics = [r for r in load_rubrics(RUBRICS) if r.is_conversation]
     ids = [s.id for s in samples]
     # The first user turn identifies a conversation in its prompt (the demo's are distinct).
