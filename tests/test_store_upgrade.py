@@ -55,6 +55,11 @@ def test_an_old_store_opens_upgraded_with_every_run_verdict_and_audit(old_store)
     with AuditStore(old_store) as audit:
         assert [r.reason for r in audit.responses(store.resolve("old-a"))] == ["语气生硬"]
         assert audit.item("old-a", "s1", "soothe").sample.ground_truth == "致歉并给出时间"
+    # One copy per dataset version: old-a and old-b share their five samples; old-c (one sample changed) has its own.
+    ids = {name: store.dataset_id(name) for name in runs}
+    assert ids["old-a"] == ids["old-b"] != ids["old-c"]
+    assert store.conn.execute("SELECT COUNT(*) FROM dataset_samples").fetchone()[0] == 5 + 4
+    assert store.conn.execute("SELECT type FROM sqlite_master WHERE name='run_samples'").fetchone()[0] == "view"
     reopened = RunStore(old_store)                  # a second open finds nothing to do
     assert schema_version(reopened.conn) == schema_version(store.conn)
 

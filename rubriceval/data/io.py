@@ -115,25 +115,27 @@ def read_dataset(path: str | Path, *, require: Iterable[str] = ("question",),
 
 
 def iter_samples(path: str | Path, *, require: Iterable[str] = ("question",), chatlog: "ChatLogConfig | None" = None,
-                 check_duplicates: bool = True) -> Iterator[Sample]:
+                 check_duplicates: bool = True, with_lines: bool = False) -> Iterator[Any]:
     """The samples of a file one at a time, in file order, read as a stream (`read_dataset` lists them): a
     dataset of any size in flat memory, a bad line reported when reached. A chat-log export is grouped whole.
 
     check_duplicates=False leaves duplicate ids to the caller (the run store's key refuses them without this
-    function holding every id)."""
+    function holding every id); with_lines=True yields (line, sample) pairs (line None for grouped chat logs)."""
     from rubriceval.data.chatlog import looks_like_chatlog, read_chatlog
     from rubriceval.data.conversation_io import conversation_sample, is_conversation_record, parse_conversation
 
     path = Path(path)
     if chatlog is not None or path.suffix.lower() in (".yaml", ".yml"):
-        yield from (conversation_sample(c) for c in read_chatlog(path, chatlog))
+        yield from ((None, conversation_sample(c)) if with_lines else conversation_sample(c)
+                    for c in read_chatlog(path, chatlog))
         return
     records = iter_records(path)
     first = next(records, None)
     if first is None:
         raise DatasetError("the dataset has no rows", file=str(path))
     if looks_like_chatlog([first]):
-        yield from (conversation_sample(c) for c in read_chatlog(path, None, records=[first, *records]))
+        yield from ((None, conversation_sample(c)) if with_lines else conversation_sample(c)
+                    for c in read_chatlog(path, None, records=[first, *records]))
         return
     seen: dict[str, int] | None = {} if check_duplicates else None
     plain_text = LineTally()            # CSV/Excel rows whose contexts cell is plain text (read as one context)
@@ -149,7 +151,7 @@ def iter_samples(path: str | Path, *, require: Iterable[str] = ("question",), ch
                 raise DatasetError(f"duplicate id '{sample.id}' (first at line {seen[sample.id]})", file=str(path),
                                    line=line, field="id")
             seen[sample.id] = line
-        yield sample
+        yield (line, sample) if with_lines else sample
     if plain_text:
         print(_plain_text_note(path, plain_text), file=sys.stderr)
 

@@ -27,8 +27,12 @@ def _run_liveness(conn: sqlite3.Connection) -> None:
 
 
 def _steps() -> list[Step]:
+    from rubriceval.store.datasets import move_run_samples_to_datasets
+
     return [
         Step(1, "runs record the pid, host and start time of the process running them", _run_liveness),
+        Step(2, "one copy of each dataset version, shared by the runs over it (run_samples becomes a view)",
+             move_run_samples_to_datasets),
     ]
 
 

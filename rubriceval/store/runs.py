@@ -11,13 +11,14 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import pandas as pd
 from pydantic import BaseModel, Field
 
 from rubriceval.data.sample import Sample
 from rubriceval.errors import RubricEvalError
+from rubriceval.store.datasets import WINDOW, DatasetRef, sample_windows, store_dataset
 from rubriceval.store.liveness import ProcessStamp, current_process, is_gone
 from rubriceval.store.migrations import upgrade
 from rubriceval.verdict import Evidence, Usage, Verdict
@@ -97,25 +98,50 @@ class RunStore:
         upgrade(self.conn, path=str(self.path))
 
     # -- runs -------------------------------------------------------------------------------------------------------
-    def create_run(self, config: RunConfig, samples: list[Sample], scorers: Iterable[tuple[str, str, str, dict]],
-                   name: str | None = None) -> str:
-        """scorers: (scorer id, kind, version tag, definition) tuples."""
+    def create_run(self, config: RunConfig, samples: Iterable[Sample] | DatasetRef,
+                   scorers: Iterable[tuple[str, str, str, dict]], name: str | None = None) -> str:
+        """samples: the run's samples (stored once per dataset version), or a dataset already stored
+        (`store_dataset`). scorers: (scorer id, kind, version tag, definition) tuples."""
         run_id = uuid.uuid4().hex[:12]
         name = name or time.strftime("run-%Y%m%d-%H%M%S-") + run_id[:4]
+        self.check_name_free(name)
+        dataset = samples if isinstance(samples, DatasetRef) else self.store_dataset(samples)
         with self._lock, self.conn:
             try:
                 self.conn.execute("INSERT INTO runs (run_id, name, created_at, finished_at, status, config_json, "
-                                  "stats_json) VALUES (?,?,?,?,?,?,?)",
-                                  (run_id, name, time.time(), None, "running", config.model_dump_json(), "{}"))
+                                  "stats_json, dataset_id) VALUES (?,?,?,?,?,?,?,?)",
+                                  (run_id, name, time.time(), None, "running", config.model_dump_json(), "{}",
+                                   dataset.dataset_id))
             except sqlite3.IntegrityError:
-                raise RubricEvalError(f"a run named '{name}' already exists", file=str(self.path),
-                                      hint="choose another --name, or --resume it") from None
-            self.conn.executemany("INSERT INTO run_samples VALUES (?,?,?,?,?)",
-                                  [(run_id, s.id, i, s.input_hash(), s.model_dump_json()) for i, s in enumerate(samples)])
+                raise self._name_taken(name) from None
             self.conn.executemany("INSERT INTO run_scorers VALUES (?,?,?,?,?)",
                                   [(run_id, sid, kind, ver, json.dumps(defn, ensure_ascii=False))
                                    for sid, kind, ver, defn in scorers])
         return run_id
+
+    def _name_taken(self, name: str) -> RubricEvalError:
+        return RubricEvalError(f"a run named '{name}' already exists", file=str(self.path),
+                               hint="choose another --name, or --resume it")
+
+    def check_name_free(self, name: str | None) -> None:
+        """Refuse a taken run name before a dataset is read, not after."""
+        with self._lock:
+            if name and self.conn.execute("SELECT 1 FROM runs WHERE name=?", (name,)).fetchone():
+                raise self._name_taken(name)
+
+    def store_dataset(self, samples: Iterable[Sample | tuple[int | None, Sample]], *, source: str = "",
+                      observe: Callable[[Sample], None] | None = None) -> DatasetRef:
+        """Store a dataset version once (see store/datasets.py); `observe` sees each sample on the way."""
+        return store_dataset(self.conn, samples, source=source, observe=observe, lock=self._lock)
+
+    def sample_windows(self, run: str, window: int = WINDOW) -> Iterator[list[tuple[Sample, str]]]:
+        """A run's (sample, input hash) pairs in dataset order, `window` at a time: flat memory at any size."""
+        return sample_windows(self.conn, self.dataset_id(run), window, lock=self._lock)
+
+    def dataset_id(self, run: str) -> str:
+        run_id = self.resolve(run)
+        with self._lock:
+            return self.conn.execute("SELECT dataset_id FROM runs WHERE run_id=?", (run_id,)).fetchone()[0]
 
     def resolve(self, run: str) -> str:
         """A run id, a name, or 'latest' → run id."""
@@ -182,14 +208,26 @@ class RunStore:
     # -- verdicts -------------------------------------------------------------------------------------------------
     def save_verdict(self, run_id: str, verdict: Verdict, input_hash: str = "") -> None:
         with self._lock, self.conn:
-            self.conn.execute(
-                "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (run_id, verdict.sample_id, verdict.scorer, verdict.kind, verdict.scorer_version, verdict.score,
-                 verdict.unscored_kind, verdict.unscored_reason, verdict.feedback,
-                 json.dumps([e.model_dump() for e in verdict.evidence], ensure_ascii=False),
-                 json.dumps(verdict.details, ensure_ascii=False, default=str),
-                 None if verdict.passed is None else int(verdict.passed), verdict.usage.model_dump_json(),
-                 input_hash, time.time()))
+            self.conn.execute("INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                              verdict_row(run_id, verdict, input_hash, time.time()))
+
+    def save_verdicts(self, run_id: str, batch: Sequence[tuple[Verdict, str]]) -> None:
+        """(verdict, input hash) pairs written in one transaction."""
+        now = time.time()
+        with self._lock, self.conn:
+            self.conn.executemany("INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                                  [verdict_row(run_id, v, input_hash, now) for v, input_hash in batch])
+
+    def done_keys_for(self, run_id: str, sample_ids: Sequence[str]) -> set[tuple[str, str]]:
+        """The (sample, scorer) pairs already judged among these samples (one window of a resumed run)."""
+        with self._lock:
+            rows = self.conn.execute(f"SELECT sample_id, scorer FROM verdicts WHERE run_id=? AND sample_id IN "
+                                     f"({','.join('?' * len(sample_ids))})", (run_id, *sample_ids)).fetchall()
+        return {(r[0], r[1]) for r in rows}
+
+    def has_verdicts(self, run_id: str) -> bool:
+        with self._lock:
+            return self.conn.execute("SELECT 1 FROM verdicts WHERE run_id=? LIMIT 1", (run_id,)).fetchone() is not None
 
     def done_keys(self, run_id: str) -> set[tuple[str, str]]:
         with self._lock:
@@ -230,6 +268,16 @@ class RunStore:
     def close(self) -> None:
         with self._lock:
             self.conn.close()
+
+
+def verdict_row(run_id: str, verdict: Verdict, input_hash: str, created_at: float) -> tuple:
+    """A verdict as a `verdicts` row (column order of the table)."""
+    return (run_id, verdict.sample_id, verdict.scorer, verdict.kind, verdict.scorer_version, verdict.score,
+            verdict.unscored_kind, verdict.unscored_reason, verdict.feedback,
+            json.dumps([e.model_dump() for e in verdict.evidence], ensure_ascii=False),
+            json.dumps(verdict.details, ensure_ascii=False, default=str),
+            None if verdict.passed is None else int(verdict.passed), verdict.usage.model_dump_json(),
+            input_hash, created_at)
 
 
 def row_to_verdict(r: sqlite3.Row) -> Verdict:
