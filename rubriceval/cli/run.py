@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from rubriceval.cli.batch import add_run_options, start_batch_run, wants_batch
 from rubriceval.cli.options import DEFAULT_STORE, add_judge_args, embedder_config_from, judge_config_from
 from rubriceval.errors import RubricEvalError
 
@@ -29,6 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--speaker-map", metavar="SPEAKER=ROLE,…",
                    help="chat-log export (one row per message): speakers' roles, e.g. 客服=assistant,用户=user")
     add_judge_args(p)
+    add_run_options(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("runs", help="list stored runs")
@@ -102,6 +104,8 @@ def cmd_run(args) -> int:
         samples, rubrics, metrics = _load_for_run(args)
     if args.dry_run:
         return _dry_run(samples, rubrics, metrics, judge_config, panel)
+    if wants_batch(args, judge_config) and not args.resume:      # rubriceval/batch/: rounds of batches
+        return start_batch_run(args, store, samples, rubrics, metrics, judge_config, panel)
     run_id, totals = asyncio.run(run_async(
         samples, rubrics, metrics, store=store, judge_config=judge_config, embedder_config=embedder_config_from(args),
         name=args.name, dataset_path=args.dataset or "", rubrics_path=args.rubrics or "",

@@ -1,0 +1,228 @@
+"""A batch run, round by round.
+
+  round 1   the dry-run planner's calls (rubric items, first metric steps), minus what the judge cache answers
+  collect   read the finished batches' results; replay every unfinished judgment through its scorer with the
+            replies (`replay.BatchJudge`): finished ones are saved as verdicts, the calls still wanted — second
+            steps, re-asks, requests that failed or expired — make the next round (or are made online with
+            `finish_online`)
+  …         until every judgment has its verdict; the run is then `complete`, like an online run
+
+Judgments are replayed a window at a time (samples streamed from the store), so memory does not grow with the run.
+"""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from rubriceval.batch.collect import IngestCounts, collect_offline, refresh_provider_files
+from rubriceval.batch.plan import CustomIds, first_round, wanted_requests
+from rubriceval.batch.provider import BatchProvider
+from rubriceval.batch.replay import CURRENT_UNIT, BatchJudge, BatchPending, ReplayBook, WantedCall
+from rubriceval.batch.submit import submit_files, write_round
+from rubriceval.data.sample import Sample
+from rubriceval.errors import RubricEvalError
+from rubriceval.judge.cache import CallCache
+from rubriceval.judge.client import JudgeClient
+from rubriceval.judge.config import JudgeConfig, default_cache_dir
+from rubriceval.rubric.applies import applies
+from rubriceval.rubric.schema import Rubric
+from rubriceval.runner import judge_rubric, score_metrics
+from rubriceval.store.batches import BatchStore, RequestCounts
+from rubriceval.store.runs import RunStore, rubrics_from_run
+from rubriceval.verdict import Verdict
+
+WINDOW = 256                  # judgments replayed together
+BATCH_STATUS = "batch"        # a run waiting for its batches (not "running": no process is working on it)
+
+
+class RoundReport(BaseModel):
+    """What one collect (or the first submit) did, and where the run stands."""
+
+    round: int = 0
+    submitted: int = 0                   # requests written (and submitted) in a new round now
+    new_batches: list[str] = Field(default_factory=list)
+    read: IngestCounts = Field(default_factory=IngestCounts)
+    saved: int = 0                       # verdicts saved now
+    units_total: int = 0
+    units_done: int = 0
+    gave_up: int = 0                     # calls settled as errors after too many failed attempts
+    requests: RequestCounts = Field(default_factory=RequestCounts)
+    complete: bool = False
+
+
+class BatchRun:
+    """One run judged through batches: its stores, judge settings, files directory and provider (None offline)."""
+
+    def __init__(self, runs: RunStore, run_id: str, config: JudgeConfig, *, directory: Path, offline: bool,
+                 embedder: object = None):
+        if not offline and not config.base_url:
+            raise RubricEvalError("the Batch API needs a provider: set judge.base_url (or RUBRICEVAL_JUDGE_BASE_URL), "
+                                  "or write request files for an offline runner with --batch-file DIR",
+                                  field="judge.base_url")
+        self.runs = runs
+        self.batches = BatchStore(runs)
+        self.run_id = run_id
+        self.config = config
+        self.directory = Path(directory)
+        self.offline = offline
+        self.embedder = embedder
+        self.rubrics, self.metrics = rubrics_from_run(runs, run_id)
+        self.cache = CallCache(config.cache_path or default_cache_dir() / "judge_cache.sqlite") if config.cache \
+            else None
+        self.provider = None if offline else BatchProvider(config.base_url, config.api_key,
+                                                           timeout_s=max(config.timeout_s, 300.0))
+
+    def close(self) -> None:
+        if self.provider is not None:
+            self.provider.close()
+        if self.cache is not None:
+            self.cache.close()
+
+    # -- round 1 --------------------------------------------------------------------------------------------------
+    def submit_first_round(self, samples: list[Sample]) -> RoundReport:
+        ids = CustomIds(self.run_id, 1)
+        requests = first_round(samples, self.rubrics, self.metrics, self.config, self.cache, ids)
+        report = RoundReport(round=1)
+        report.submitted = write_round(self.batches, self.run_id, 1, requests, self.directory, self.config,
+                                       offline=self.offline)
+        if self.provider is not None:
+            report.new_batches = submit_files(self.batches, self.provider, self.run_id, self.config)
+        self.runs.set_status(self.run_id, BATCH_STATUS, {"batch": {"units_total": count_units(
+            samples, self.rubrics, self.metrics)}})
+        report.requests = self.batches.counts(self.run_id)
+        return report
+
+    # -- later rounds ---------------------------------------------------------------------------------------------
+    async def collect(self, *, source: Path | None = None, finish_online: JudgeClient | None = None,
+                      submit: bool = True) -> RoundReport:
+        """Read what has finished, save the verdicts it completes, and ask the calls still wanted (a new round, or
+        online through `finish_online`)."""
+        report = RoundReport()
+        prices = self.config.batch_prices()
+        if self.provider is not None:
+            submit_files(self.batches, self.provider, self.run_id, self.config)      # a submit a crash cut short
+            report.read = refresh_provider_files(self.batches, self.provider, self.run_id, self.directory, prices)
+        elif source is not None:
+            report.read = collect_offline(self.batches, self.run_id, source, prices)
+        while True:
+            wanted = await self.replay(report, finish_online)
+            asked, gave_up = self._sort_wanted(wanted)
+            report.gave_up += gave_up
+            if not gave_up:
+                break                        # settled calls change answers: replay once more, else done
+        round_no = self.batches.current_round(self.run_id) + 1
+        if asked and submit:
+            ids = CustomIds(self.run_id, round_no)
+            report.submitted = write_round(self.batches, self.run_id, round_no, wanted_requests(asked, ids),
+                                           self.directory, self.config, offline=self.offline)
+            self.batches.retire(self.run_id, [call.key for call in asked])
+            if self.provider is not None:
+                report.new_batches = submit_files(self.batches, self.provider, self.run_id, self.config)
+        report.round = self.batches.current_round(self.run_id)
+        report.requests = self.batches.counts(self.run_id)
+        report.complete = report.units_done == report.units_total
+        stats = {"units_total": report.units_total, "units_done": report.units_done,
+                 "batch": {"units_total": report.units_total, **report.requests.model_dump()}}
+        self.runs.set_status(self.run_id, "complete" if report.complete else BATCH_STATUS, stats)
+        return report
+
+    def _sort_wanted(self, wanted: list[WantedCall]) -> tuple[list[WantedCall], int]:
+        """The wanted calls to ask in a new round (never one still in flight); calls that failed more than
+        judge.max_retries times are settled as errors instead. Returns (to ask, settled)."""
+        asked, gave_up = [], 0
+        states = self.batches.key_states(self.run_id, [call.key for call in wanted])
+        for call in wanted:
+            rows = states.get(call.key, [])
+            if any(state in ("queued", "submitted", "answered") for state, _ in rows):
+                continue
+            failures = [error for state, error in rows if state in ("failed", "expired", "retried")]
+            if len(failures) > self.config.max_retries:
+                self.batches.give_up(self.run_id, call.key, f"{failures[-1]} (asked {len(failures)} times)")
+                gave_up += 1
+            else:
+                asked.append(call)
+        return asked, gave_up
+
+    async def replay(self, report: RoundReport, finish_online: JudgeClient | None = None) -> list[WantedCall]:
+        """Every judgment without a verdict, through its scorer with the collected replies; saves the finished
+        ones and returns the calls still wanted."""
+        book = ReplayBook(self.batches, self.run_id, self.cache, online=finish_online)
+        judge = BatchJudge(self.config, book)
+        done = self.runs.done_keys(self.run_id)
+        report.units_total = report.units_done = 0
+        window: list[tuple[Sample, Rubric | None, list[str]]] = []
+        loop = asyncio.get_running_loop()
+        previous_handler = loop.get_exception_handler()
+        loop.set_exception_handler(_quiet_pending(previous_handler))
+        try:
+            for sample in self.batches.iter_samples(self.run_id):
+                for rubric, names, scorers in units_of(sample, self.rubrics, self.metrics):
+                    report.units_total += len(scorers)
+                    todo = [s for s in scorers if (sample.id, s) not in done]
+                    report.units_done += len(scorers) - len(todo)
+                    if todo:
+                        window.append((sample, rubric, [n for n in names if (sample.id, n) not in done]))
+                if len(window) >= WINDOW:
+                    await self._replay_window(window, judge, report)
+                    window = []
+            if window:
+                await self._replay_window(window, judge, report)
+        finally:
+            loop.set_exception_handler(previous_handler)
+            book.flush_cache()
+        return list(book.wanted.values())
+
+    async def _replay_window(self, window: list[tuple[Sample, Rubric | None, list[str]]], judge: BatchJudge,
+                             report: RoundReport) -> None:
+        before = asyncio.all_tasks()
+        results = await asyncio.gather(*(self._unit(sample, rubric, names, judge) for sample, rubric, names in window))
+        # Calls a stopped unit's sibling tasks still make are recorded too: let them finish before going on.
+        while any(not task.done() for task in asyncio.all_tasks() - before):
+            await asyncio.sleep(0)
+        for (sample, _, _), verdicts in zip(window, results):
+            for verdict in verdicts or []:
+                self.runs.save_verdict(self.run_id, verdict, input_hash=sample.input_hash())
+                report.saved += 1
+                report.units_done += 1
+        judge.book.flush_cache()
+
+    async def _unit(self, sample: Sample, rubric: Rubric | None, names: list[str], judge: BatchJudge
+                    ) -> list[Verdict] | None:
+        CURRENT_UNIT.set((sample.id, rubric.id if rubric is not None else names[0]))
+        try:
+            if rubric is not None:
+                return [await judge_rubric(rubric, sample, judge)]
+            return await score_metrics(sample, names, judge=judge, embedder=self.embedder)
+        except BatchPending:
+            return None
+
+
+def units_of(sample: Sample, rubrics: list[Rubric], metrics: list[str]
+             ) -> Iterator[tuple[Rubric | None, list[str], list[str]]]:
+    """A sample's judgments as the replay makes them: each applicable rubric alone, the metrics together (they
+    share calls). Yields (rubric or None, metric names, scorer names)."""
+    for rubric in rubrics:
+        if applies(rubric, sample):
+            yield rubric, [], [rubric.id]
+    if metrics:
+        yield None, list(metrics), list(metrics)
+
+
+def count_units(samples: list[Sample], rubrics: list[Rubric], metrics: list[str]) -> int:
+    return sum(len(scorers) for sample in samples for _, _, scorers in units_of(sample, rubrics, metrics))
+
+
+def _quiet_pending(previous):
+    """A loop exception handler that drops 'Task exception was never retrieved' for BatchPending (a stopped unit's
+    sibling calls end that way by design)."""
+    def handler(loop, context):
+        if isinstance(context.get("exception"), BatchPending):
+            return
+        if previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+    return handler

@@ -1,0 +1,194 @@
+"""Judging through a Batch API: `run … --batch` / `--batch-file DIR` (start), `batch status` and `batch collect`."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from rubriceval.cli.options import DEFAULT_STORE, add_judge_args, embedder_config_from, judge_config_from
+from rubriceval.errors import RubricEvalError
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """`rubriceval run` options that send the judge calls through a Batch API instead of calling online."""
+    g = p.add_argument_group("batch (half price, answers within 24 h; finish with `rubriceval batch collect`)")
+    g.add_argument("--batch", action="store_true",
+                   help="submit the judge calls to the judge provider's Batch API (also: judge.batch: true)")
+    g.add_argument("--batch-file", metavar="DIR",
+                   help="write the request JSONL into DIR for an offline runner (vllm run-batch …) instead; "
+                        "read its output with `rubriceval batch collect RUN --from DIR`")
+    g.add_argument("--batch-dir", metavar="DIR", help="where request/result files go (default: beside the store)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("batch", help="status and results of runs judged through a Batch API")
+    actions = p.add_subparsers(dest="batch_command", required=True)
+
+    s = actions.add_parser("status", help="rounds, files, batches, requests and cost of a batch run")
+    s.add_argument("run", nargs="?", default="latest")
+    s.add_argument("--store", default=DEFAULT_STORE)
+    add_judge_args(s)
+    s.set_defaults(func=cmd_status)
+
+    c = actions.add_parser("collect", help="read finished batches, save the verdicts, submit the next round")
+    c.add_argument("run", nargs="?", default="latest")
+    c.add_argument("--store", default=DEFAULT_STORE)
+    c.add_argument("--from", dest="source", metavar="PATH",
+                   help="an offline runner's output JSONL (file, or every JSONL file in a directory)")
+    c.add_argument("--finish-online", action="store_true",
+                   help="make every call still without a reply (failed, expired, next step) online now")
+    c.add_argument("--wait", action="store_true", help="keep polling and collecting until the run is complete")
+    c.add_argument("--poll", type=float, default=30.0, metavar="SECONDS", help="seconds between polls with --wait")
+    c.add_argument("--no-submit", action="store_true", help="read results only; do not submit a next round")
+    c.add_argument("--batch-dir", metavar="DIR", help="where request/result files go (default: beside the store)")
+    c.add_argument("--quiet", action="store_true")
+    add_judge_args(c)
+    c.set_defaults(func=cmd_collect)
+
+
+def wants_batch(args: argparse.Namespace, judge_config) -> bool:
+    return bool(getattr(args, "batch", False) or getattr(args, "batch_file", None) or judge_config.batch)
+
+
+def _directory(store, run_id: str, args: argparse.Namespace) -> Path:
+    given = getattr(args, "batch_file", None) or getattr(args, "batch_dir", None)
+    return Path(given) if given else Path(store.path).parent / "batches" / run_id
+
+
+def start_batch_run(args: argparse.Namespace, store, samples, rubrics, metrics, judge_config, panel=None) -> int:
+    """`rubriceval run … --batch`: create the run, write and submit round 1."""
+    import asyncio
+
+    from rubriceval.api import start_run
+    from rubriceval.batch.rounds import BatchRun
+
+    offline = bool(args.batch_file)
+    if panel is not None:
+        raise RubricEvalError("a judge panel cannot be judged through one Batch API", field="--panel",
+                              hint="run the panel online, or batch each judge as its own run")
+    if not offline and not judge_config.base_url:
+        raise RubricEvalError("the Batch API needs a provider: set judge.base_url (or --judge-base-url)",
+                              field="judge.base_url", hint="or write files for an offline runner: --batch-file DIR")
+    run_id, rubrics = start_run(samples, rubrics, metrics, store=store, judge_config=judge_config,
+                                embedder_config=embedder_config_from(args), name=args.name,
+                                dataset_path=args.dataset or "", rubrics_path=args.rubrics or "")
+    batch_run = BatchRun(store, run_id, judge_config, directory=_directory(store, run_id, args), offline=offline)
+    try:
+        report = batch_run.submit_first_round(samples)
+        info = store.run_info(run_id)
+        where = f"in {batch_run.directory}"
+        print(f"run {info.name} ({run_id}): round 1, {report.submitted} request(s) {where}"
+              + (f", batches {', '.join(report.new_batches)}" if report.new_batches else ""))
+        if report.submitted == 0:           # all cached, or nothing to ask a judge: verdicts now
+            report = asyncio.run(batch_run.collect(source=None))
+            print(_line(batch_run, report))
+        elif offline:
+            print(f"run the files with your runner (e.g. vllm run-batch -i FILE -o {batch_run.directory}/FILE.out"
+                  f".jsonl), then: rubriceval batch collect {info.name} --from {batch_run.directory}")
+        else:
+            print(f"follow it with: rubriceval batch status {info.name} · rubriceval batch collect {info.name} --wait")
+    finally:
+        batch_run.close()
+    return 0
+
+
+def _open(args: argparse.Namespace):
+    """The stored run and a BatchRun for it, with the judge it started with (the key from the environment/config;
+    --judge-base-url overrides the provider)."""
+    from rubriceval.batch.rounds import BatchRun
+    from rubriceval.judge.config import JudgeConfig
+    from rubriceval.store.batches import BatchStore
+    from rubriceval.store.runs import RunStore
+
+    store = RunStore(args.store)
+    run_id = store.resolve(args.run)
+    info = store.run_info(run_id)
+    given = judge_config_from(args)
+    stored = {k: v for k, v in info.config.judge.items() if k in JudgeConfig.model_fields}
+    config = JudgeConfig.model_validate({**stored, "api_key": given.api_key})
+    if args.judge_base_url or os.environ.get("RUBRICEVAL_JUDGE_BASE_URL"):
+        config = config.model_copy(update={"base_url": given.base_url})
+    files = BatchStore(store).files(run_id)
+    if not files and info.status != "complete":
+        raise RubricEvalError(f"run '{info.name}' was not judged through batches", file=str(store.path),
+                              hint="start one with `rubriceval run … --batch`")
+    offline = bool(files) and all(f.target == "offline" for f in files)
+    directory = Path(args.batch_dir) if getattr(args, "batch_dir", None) else (
+        Path(files[0].path).parent if files else Path(store.path).parent / "batches" / run_id)
+    return store, info, BatchRun(store, run_id, config, directory=directory, offline=offline)
+
+
+def _line(batch_run, report) -> str:
+    from rubriceval.batch.progress import progress_line
+
+    return progress_line(report.requests, batch_run.config, report.units_done, report.units_total,
+                         malformed=report.read.malformed)
+
+
+def cmd_status(args) -> int:
+    from rubriceval.batch.collect import poll
+    from rubriceval.batch.progress import progress_line, status_table
+
+    store, info, batch_run = _open(args)
+    try:
+        if batch_run.provider is not None:
+            poll(batch_run.batches, batch_run.provider, batch_run.run_id)
+        print(f"run {info.name} ({info.run_id}): {info.status}")
+        print(status_table(batch_run.batches.files(batch_run.run_id)))
+        units_total = int((info.stats.get("batch") or {}).get("units_total") or 0)
+        print(progress_line(batch_run.batches.counts(batch_run.run_id), batch_run.config,
+                            store.run_info(info.run_id).n_verdicts, units_total))
+    finally:
+        batch_run.close()
+    return 0
+
+
+def cmd_collect(args) -> int:
+    import asyncio
+
+    store, info, batch_run = _open(args)
+    source = Path(args.source) if args.source else None
+    if source is not None and not source.exists():
+        raise RubricEvalError("no such file or directory", file=str(source), field="--from")
+    try:
+        while True:
+            report = asyncio.run(_collect_once(args, batch_run, source))
+            if not args.quiet:
+                print(_line(batch_run, report) + (f" · {report.submitted} request(s) in round {report.round}"
+                                                  if report.submitted else ""), file=sys.stderr)
+            if report.complete or not args.wait or source is not None:
+                break
+            time.sleep(args.poll)
+    finally:
+        batch_run.close()
+    if report.complete:
+        _summary(store, info.run_id, report)
+    return 0
+
+
+async def _collect_once(args, batch_run, source):
+    from rubriceval.backends import make_embedder, make_judge
+    from standard_metrics.registry import needs_embedder
+
+    online = make_judge(batch_run.config) if args.finish_online else None
+    batch_run.embedder = make_embedder(embedder_config_from(args), announce=False) \
+        if batch_run.metrics and needs_embedder(batch_run.metrics) else None
+    try:
+        return await batch_run.collect(source=source, finish_online=online, submit=not args.no_submit)
+    finally:
+        if online is not None:
+            await online.close()
+
+
+def _summary(store, run_id: str, report) -> None:
+    from rubriceval.cli.run import _print_run_summary
+    from rubriceval.runner import RunTotals
+
+    verdicts = store.verdicts(run_id)
+    totals = RunTotals(units_total=report.units_total, units_skipped=report.units_total - report.saved)
+    for verdict in verdicts:
+        totals.count(verdict.scored, verdict.unscored_kind)
+    totals.units_done = report.saved          # new in this collect; the counts above are the whole run's
+    _print_run_summary(store, run_id, totals)
