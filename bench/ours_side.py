@@ -27,11 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 _started_import = time.perf_counter()
-from rubriceval.api import evaluate  # noqa: E402
-from rubriceval.data.sample import Sample  # noqa: E402
-from rubriceval.judge.config import EmbedderConfig, JudgeConfig  # noqa: E402
-from rubriceval.rubric.loader import load_rubrics  # noqa: E402
-from rubriceval.verdict import Usage, Verdict  # noqa: E402
+from rubriceval import EmbedderConfig, JudgeConfig, Sample, Usage, Verdict, evaluate, load_rubrics  # noqa: E402
 
 IMPORT_S = time.perf_counter() - _started_import
 

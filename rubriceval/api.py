@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict
 from rubriceval.backends import make_embedder, make_judge, public_judge_config
 from rubriceval.data.io import read_dataset
 from rubriceval.data.sample import Sample
-from rubriceval.errors import RubricEvalError
-from rubriceval.judge.config import EmbedderConfig, JudgeConfig, load_embedder_config, load_judge_config
+from rubriceval.embed.config import EmbedderConfig, load_embedder_config
+from rubriceval.judge.config import JudgeConfig, load_judge_config
 from rubriceval.rubric.loader import load_rubrics
 from rubriceval.rubric.schema import Rubric
 from rubriceval.runner import RunTotals, execute
@@ -58,18 +58,14 @@ def _hash_samples(samples: list[Sample]) -> str:
     return h.hexdigest()[:16]
 
 
-def _metric_names(metrics: list[str] | str | None) -> list[str]:
+def parse_metric_names(metrics: list[str] | str | None) -> list[str]:
+    """Metric names from a list or a comma-separated string ("faithfulness, rouge_l"); unknown names are an error."""
     if not metrics:
         return []
     names = [m.strip() for m in (metrics.split(",") if isinstance(metrics, str) else metrics) if m.strip()]
-    from standard_metrics.registry import list_metrics
+    from standard_metrics.registry import check_known
 
-    known = {m.name for m in list_metrics()}
-    unknown = [m for m in names if m not in known]
-    if unknown:
-        raise RubricEvalError(f"unknown metric(s): {', '.join(unknown)}", field="metrics",
-                              hint=f"available: {', '.join(sorted(known))}")
-    return names
+    return check_known(names)
 
 
 def _needs(metrics: list[str], what: str) -> bool:
@@ -192,7 +188,28 @@ def evaluate(dataset: str | Path | list[Sample], *, rubrics: str | Path | list[R
              name: str | None = None, progress: bool = True, panel: Any = None) -> EvaluationResult:
     """Evaluate a dataset with rubrics and/or metrics; every verdict is stored and returned.
 
-    panel: a `PanelConfig`, or a YAML file with `judges:` (`rubriceval.scoring.panel`), to judge the rubrics."""
+        result = evaluate("datasets/demo_cs_zh.jsonl", rubrics="rubrics", metrics="faithfulness,rouge_l")
+        result.to_pandas()          # one row per sample × rubric/metric
+        result.unscored_counts      # unscored rows per scorer (never averaged in)
+
+    dataset   a JSONL/CSV/Excel file (column names as in the README; Ragas's names work too), or a list of Samples.
+    rubrics   a rubric YAML file or a folder of them, or a list of Rubric objects; None: metrics only. Rubrics that
+              apply to no sample of the dataset are left out, with a note.
+    metrics   standard metric names, as a list or a comma-separated string (`rubriceval metrics` lists them);
+              an unknown name raises ConfigError before anything runs.
+    judge     a JudgeConfig, or a dict of its fields; None: the environment (RUBRICEVAL_JUDGE_BASE_URL, …), else the
+              embedded local judge (offline, weak: not for trusted grading).
+    embedder  an EmbedderConfig, or a dict of its fields, for the metrics that embed text; None: the environment
+              (RUBRICEVAL_EMBED_BASE_URL, …), else the embedded local embedder.
+    store     the SQLite run store file; None: out/runs.sqlite. Every verdict is written there as it is made.
+    name      the run's name in the store; None: a timestamp.
+    progress  show a progress bar on stderr.
+    panel     judge the rubrics with several judges: a PanelConfig, or a YAML file with `judges:`
+              (rubriceval.scoring.panel); None: the one `judge`.
+
+    Returns an EvaluationResult (run id and name, store path, call/token/cost totals, the verdicts). Bad input
+    raises a RubricEvalError subclass naming the file, line and field.
+    """
     samples = read_dataset(dataset) if isinstance(dataset, (str, Path)) else list(dataset)
     if rubrics is None:
         rubric_list: list[Rubric] = []
@@ -207,7 +224,7 @@ def evaluate(dataset: str | Path | list[Sample], *, rubrics: str | Path | list[R
 
         panel = load_panel_config(panel, base=judge_config)
     run_store = RunStore(store)
-    metric_list = _metric_names(metrics)
+    metric_list = parse_metric_names(metrics)
     run_id, totals = asyncio.run(run_async(samples, rubric_list, metric_list, store=run_store,
                                            judge_config=judge_config, embedder_config=embedder_config, name=name,
                                            dataset_path=str(dataset) if isinstance(dataset, (str, Path)) else "",

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import sys
 
+from rubriceval.embed.config import EmbedderConfig
 from rubriceval.judge.client import JudgeClient
-from rubriceval.judge.config import EmbedderConfig, JudgeConfig
+from rubriceval.judge.config import JudgeConfig
 
 
 LOCAL_FEEDBACK_MAX_CHARS = 300

@@ -77,16 +77,23 @@ def list_metrics(options: MetricOptions | dict | None = None) -> list[MetricInfo
         for s in CONVERSATION_METRICS.values()]
 
 
+def check_known(names: Iterable[str]) -> list[str]:
+    """The names as given, single-turn or conversation metrics; an unknown name is a user error (the one check)."""
+    names = list(names)
+    unknown = [n for n in names if n not in METRICS and n not in CONVERSATION_METRICS]
+    if unknown:
+        raise ConfigError(f"unknown metric(s): {', '.join(repr(n) for n in unknown)}", field="metrics",
+                          hint="available: " + ", ".join([*METRICS, *CONVERSATION_METRICS]))
+    return names
+
+
 def resolve_names(names: Iterable[str]) -> list[str]:
-    """Distinct known metric names in the order given; an unknown name is a user error."""
+    """Distinct known single-turn metric names in the order given."""
     resolved: list[str] = []
-    for name in names:
+    for name in check_known(names):
         if name in CONVERSATION_METRICS:
             raise ConfigError(f"{name} scores whole conversations, not single-turn samples", field="metrics",
                               hint="give a conversation dataset (turns/messages), or leave it out")
-        if name not in METRICS:
-            raise ConfigError(f"unknown metric {name!r}", field="metrics",
-                              hint="available: " + ", ".join(METRICS))
         if name not in resolved:
             resolved.append(name)
     return resolved

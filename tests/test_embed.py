@@ -9,11 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rubriceval import ConfigError, EmbedderConfig
 from rubriceval.embed.client import (BackendBatch, BackendError, EmbeddingClient, EmbeddingResponse,
                                      OpenAIEmbeddingBackend)
-from rubriceval.errors import ConfigError
 from rubriceval.judge.cache import CallCache
-from rubriceval.judge.config import EmbedderConfig
 from rubriceval.local.embedder import local_backend
 from rubriceval.testing import StubServer, embedding_for
 

@@ -3,10 +3,8 @@ import asyncio
 
 import pytest
 
+from rubriceval import EmbedderConfig, JudgeConfig, load_rubric, read_dataset
 from rubriceval.backends import make_embedder, make_judge
-from rubriceval.data.io import read_dataset
-from rubriceval.judge.config import EmbedderConfig, JudgeConfig
-from rubriceval.rubric.loader import load_rubric
 from rubriceval.scoring.rubric_scorer import score_rubric
 
 pytestmark = pytest.mark.local_model

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rubriceval import EmbedderConfig, JudgeConfig
 from rubriceval.judge.client import JudgeClient
-from rubriceval.judge.config import EmbedderConfig, JudgeConfig
 from rubriceval.local import model_files
 from rubriceval.local.model_files import ModelFileError
 

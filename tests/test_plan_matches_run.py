@@ -7,16 +7,10 @@ charged to a different metric in the plan than in the run would move a metric's 
 """
 import pytest
 
-from rubriceval.api import evaluate
-from rubriceval.data.io import read_dataset
-from rubriceval.judge.config import EmbedderConfig, JudgeConfig
-from rubriceval.planning import plan_cost
-from rubriceval.report.aggregate import summarize
+from rubriceval import (EmbedderConfig, JudgeConfig, RunStore, Usage, evaluate, load_rubrics, plan_cost, read_dataset,
+                        summarize)
 from rubriceval.report.markdown import usage_line
-from rubriceval.rubric.loader import load_rubrics
-from rubriceval.store.runs import RunStore
 from rubriceval.testing.stub_server import StubServer
-from rubriceval.verdict import Usage
 
 DATA = "datasets/demo_cs_zh.jsonl"
 TOKEN_TOLERANCE = 0.25

@@ -6,9 +6,9 @@ import json
 import pytest
 
 from rubriceval.judge.client import JudgeClient
+from rubriceval.scoring.combine import round_half_up
 from rubriceval.trust.self_consistency import (
     DETAILS_KEY,
-    round_half_up,
     score_with_self_consistency,
     summarize_scores,
     uncertainty,

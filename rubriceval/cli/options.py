@@ -36,6 +36,6 @@ def judge_config_from(args: argparse.Namespace):
 
 
 def embedder_config_from(args: argparse.Namespace):
-    from rubriceval.judge.config import load_embedder_config
+    from rubriceval.embed.config import load_embedder_config
 
     return load_embedder_config(args.config)

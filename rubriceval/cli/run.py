@@ -60,13 +60,13 @@ def _chatlog_config(args):
 
 
 def _load_for_run(args):
-    from rubriceval.api import _metric_names
+    from rubriceval.api import parse_metric_names
     from rubriceval.data.io import read_dataset
     from rubriceval.rubric.loader import load_rubrics
 
     samples = read_dataset(args.dataset, chatlog=_chatlog_config(args))
     rubrics = load_rubrics(args.rubrics, only=args.only.split(",") if args.only else None) if args.rubrics else []
-    metrics = _metric_names(args.metrics)
+    metrics = parse_metric_names(args.metrics)
     if not rubrics and not metrics:
         raise RubricEvalError("nothing to evaluate", hint="pass --rubrics DIR and/or --metrics a,b,c")
     return samples, rubrics, metrics

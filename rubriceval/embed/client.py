@@ -20,7 +20,8 @@ import openai
 from pydantic import BaseModel
 
 from rubriceval.judge.cache import CallCache, cache_key
-from rubriceval.judge.config import EmbedderConfig, default_cache_dir
+from rubriceval.embed.config import EmbedderConfig
+from rubriceval.judge.config import default_cache_dir
 
 ErrorKind = Literal["provider_error", "timeout", "invalid_output", "error"]
 

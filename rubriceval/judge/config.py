@@ -1,8 +1,8 @@
-"""Judge and embedder configuration: environment variables, then an optional YAML file, then CLI flags.
+"""Judge configuration: environment variables, then an optional YAML file, then CLI flags.
 
 Environment: RUBRICEVAL_JUDGE_BASE_URL, RUBRICEVAL_JUDGE_API_KEY (or OPENAI_API_KEY / DASHSCOPE_API_KEY),
-RUBRICEVAL_JUDGE_MODEL, RUBRICEVAL_JUDGE_CONCURRENCY, RUBRICEVAL_JUDGE_TIMEOUT, RUBRICEVAL_JUDGE_STRUCTURED,
-RUBRICEVAL_EMBED_BASE_URL, RUBRICEVAL_EMBED_MODEL. No base URL → the embedded local judge.
+RUBRICEVAL_JUDGE_MODEL, RUBRICEVAL_JUDGE_CONCURRENCY, RUBRICEVAL_JUDGE_TIMEOUT, RUBRICEVAL_JUDGE_STRUCTURED.
+No base URL → the embedded local judge. The same YAML file's `embedder:` section is read by rubriceval/embed/config.py.
 """
 from __future__ import annotations
 
@@ -121,15 +121,6 @@ class JudgeConfig(BaseModel):
         return self.short_name()
 
 
-class EmbedderConfig(BaseModel):
-    base_url: str | None = None          # None → the embedded local embedder
-    api_key: str | None = None
-    model: str = "local"
-    timeout_s: float = 60.0
-    batch_size: int = 64
-    concurrency: int = Field(default=16, ge=1, le=1024)   # requests in flight to a hosted embeddings endpoint
-
-
 def default_cache_dir() -> Path:
     root = os.environ.get("RUBRICEVAL_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "rubriceval")
@@ -151,7 +142,7 @@ def load_judge_config(path: str | Path | None = None, **overrides) -> JudgeConfi
         if env.get(f"RUBRICEVAL_JUDGE_{name}"):
             data[field] = env[f"RUBRICEVAL_JUDGE_{name}"]
     if path:
-        file_data = _read_yaml(path)
+        file_data = read_config_file(path)
         data.update(file_data.get("judge", file_data))
     data.update({k: v for k, v in overrides.items() if v is not None})
     try:
@@ -162,22 +153,8 @@ def load_judge_config(path: str | Path | None = None, **overrides) -> JudgeConfi
                           field=".".join(map(str, err["loc"]))) from None
 
 
-def load_embedder_config(path: str | Path | None = None, **overrides) -> EmbedderConfig:
-    data: dict = {}
-    env = os.environ
-    if env.get("RUBRICEVAL_EMBED_BASE_URL"):
-        data["base_url"] = env["RUBRICEVAL_EMBED_BASE_URL"]
-        data["api_key"] = env.get("RUBRICEVAL_EMBED_API_KEY") or env.get("RUBRICEVAL_JUDGE_API_KEY")
-    if env.get("RUBRICEVAL_EMBED_MODEL"):
-        data["model"] = env["RUBRICEVAL_EMBED_MODEL"]
-    if path:
-        file_data = _read_yaml(path)
-        data.update(file_data.get("embedder", {}))
-    data.update({k: v for k, v in overrides.items() if v is not None})
-    return EmbedderConfig.model_validate(data)
-
-
-def _read_yaml(path: str | Path) -> dict:
+def read_config_file(path: str | Path) -> dict:
+    """The YAML config file (judge:/embedder: sections) as a dict; a missing file or bad YAML is a ConfigError."""
     try:
         return yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
     except FileNotFoundError:

@@ -22,7 +22,7 @@ from typing import Any
 
 from rubriceval.embed.client import BackendBatch, EmbeddingClient
 from rubriceval.errors import ConfigError
-from rubriceval.judge.config import EmbedderConfig
+from rubriceval.embed.config import EmbedderConfig
 
 DEFAULT_LOCAL_MODEL = "local"          # EmbedderConfig.model for the default embedded embedder (USE)
 LOCAL_MODEL_ALIASES = {"local": "use", "local-use": "use", "local-e5": "e5"}

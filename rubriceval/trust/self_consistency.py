@@ -22,7 +22,6 @@ from rubriceval.data.sample import Sample
 from rubriceval.judge.client import JudgeClient
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.schema import Rubric
-from rubriceval.scoring.combine import round_half_up  # noqa: F401  (public here too)
 from rubriceval.scoring.consensus import Consensus, consensus_verdict, default_min_scored, summarize_scores  # noqa: F401
 from rubriceval.scoring.rubric_scorer import score_rubric
 from rubriceval.verdict import Verdict
