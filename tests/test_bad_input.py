@@ -56,7 +56,7 @@ def test_invalid_regex_in_rubric(capsys, tmp_path, rubric_dir):
     text = RUBRIC.replace('combine:', '  - id: rx\n    type: regex\n    pattern: "(退款"\ncombine:')
     (rubric_dir / "r.yaml").write_text(text, encoding="utf-8")
     code, out, _ = run_cli(capsys, "validate", str(rubric_dir))
-    assert code == 1 and "invalid regex" in out and "0 rubric(s) valid, 1 error(s)" in out
+    assert code == 2 and "invalid regex" in out and "0 rubric(s) valid, 1 error(s)" in out   # not a rubric: exit 2
     code, _, err = run_cli(capsys, "run", "datasets/demo_cs_zh.jsonl", "--rubrics", str(rubric_dir), "--dry-run")
     line = one_error_line(err)
     assert "(id: rx).pattern" in line and "invalid regex" in line and "r.yaml:" in line

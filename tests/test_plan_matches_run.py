@@ -64,3 +64,25 @@ def test_run_summary_and_report_count_the_same_cache_hits(tmp_path, monkeypatch)
     line = usage_line(reported, "en")
     assert f"Judge cache hits {warm.totals['judge']['cache_hits']}" in line and "Embedding cache hits" in line
     assert f"评审缓存命中 {reported.cache_hits}" in usage_line(reported, "zh")
+
+
+def test_the_run_command_and_its_report_print_the_same_usage_line(tmp_path, monkeypatch, capsys):
+    import re
+
+    from rubriceval.cli import main
+
+    monkeypatch.setenv("RUBRICEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    store, reports = str(tmp_path / "runs.sqlite"), str(tmp_path / "reports")
+    with StubServer() as stub:
+        config = tmp_path / "judge.yaml"
+        config.write_text(f"judge: {{base_url: '{stub.base_url}', model: stub, cache_path: '{tmp_path}/j.sqlite'}}\n"
+                          f"embedder: {{base_url: '{stub.base_url}', model: stub-embed}}\n", encoding="utf-8")
+        args = ["run", DATA, "--rubrics", "rubrics", "--only", "policy_compliance", "--metrics",
+                "answer_correctness", "--config", str(config), "--store", store, "--quiet"]
+        assert main(args + ["--name", "cold"]) == 0
+        assert main(args + ["--name", "warm"]) == 0
+    run_out = capsys.readouterr().out
+    said = re.findall(r"^Judge calls .*$", run_out, flags=re.MULTILINE)
+    assert len(said) == 2 and said[1].startswith("Judge calls 0 · Judge cache hits ")
+    assert main(["report", "warm", "--store", store, "--out", reports, "--lang", "en"]) == 0
+    assert said[1] in capsys.readouterr().out

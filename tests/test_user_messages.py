@@ -85,3 +85,37 @@ def test_why_a_rubric_does_not_apply_names_the_failed_condition():
     assert why_not(soothing, samples["delay-curt"]) is None and applies(soothing, samples["delay-curt"])
     english = load_rubric("rubrics/helpfulness_en.yaml")
     assert why_not(english, samples["delay-curt"]) == "applies_to.languages is ['en'] and the sample is in 'zh'"
+
+
+def run_cli(capsys, *argv):
+    from rubriceval.cli import main
+
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_validate_exit_codes_match_the_help(tmp_path, capsys):
+    from rubriceval.cli import build_parser
+
+    assert "2 bad input or usage" in build_parser().format_help()
+    folder = tmp_path / "rubrics"
+    folder.mkdir()
+    write(folder, HEAD)
+    assert run_cli(capsys, "validate", str(folder))[0] == 0
+    write(folder, HEAD.replace("criterion: 回答是否有帮助", "criterion: '{{ nonsense }}'"))     # loads; lint error
+    code, out, _ = run_cli(capsys, "validate", str(folder))
+    assert code == 1 and "cannot be filled" in out
+    write(folder, HEAD.replace("phrases: [链接]", "phrases: []"))                            # not a rubric at all
+    assert run_cli(capsys, "validate", str(folder))[0] == 2
+
+
+def test_compile_says_when_the_rubric_does_not_apply_and_prints_it_only_with_force(capsys):
+    args = ["compile", "rubrics/emotional_soothing.yaml", "--dataset", "datasets/demo_cs_zh.jsonl"]
+    code, out, _ = run_cli(capsys, *args, "--sample", "exp-good")
+    assert code == 0 and "does not apply to sample 'exp-good'" in out and "applies_to.tags" in out
+    assert "--force" in out and "----- system -----" not in out
+    code, out, _ = run_cli(capsys, *args, "--sample", "exp-good", "--force")
+    assert code == 0 and "does not apply" in out and "----- system -----" in out
+    code, out, _ = run_cli(capsys, *args)                        # no --sample: the first row it applies to
+    assert code == 0 and "does not apply" not in out and "----- system -----" in out

@@ -1,5 +1,9 @@
 """The `rubriceval` command. Every user-input error prints one line naming file, line and field; exit code 2.
 
+Exit codes: 0 done; 1 the command ran and its answer is no (a gate check failed, validate found lint errors,
+collect had failed rows, calibrate refused a version); 2 bad input or usage (one line naming file, line and
+field; also validate when a file is not a rubric at all); 130 interrupted.
+
 One module per command group, each adding its subcommands with `register(sub)`. Heavy dependencies (pandas, the
 judge client, reports, gradio) are imported inside the command functions, so `rubriceval --help` stays fast.
 """
@@ -15,7 +19,8 @@ COMMAND_GROUPS = (authoring, run, batch, reports, pairwise, audit, datasets, tru
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rubriceval", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="rubriceval", description=__doc__.split("\n\n")[0],
+                                     epilog=__doc__.split("\n\n")[1], formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     for group in COMMAND_GROUPS:
         group.register(sub)

@@ -9,7 +9,10 @@ from rubriceval.errors import RubricEvalError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("validate", help="lint rubric files")
+    p = sub.add_parser("validate", help="lint rubric files",
+                       description="Lint rubric files. Exit 0: all valid; 1: every file loads but lint found errors "
+                                   "(or warnings, with --strict); 2: a file cannot be read as a rubric (YAML or "
+                                   "schema error, the same error `run` stops on).")
     p.add_argument("path", nargs="?", default="rubrics")
     p.add_argument("--strict", action="store_true", help="warnings fail too")
     p.set_defaults(func=cmd_validate)
@@ -21,8 +24,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("compile", help="print the exact messages the judge will receive")
     p.add_argument("rubric")
     p.add_argument("--dataset", help="take the sample from this dataset")
-    p.add_argument("--sample", help="sample id (or 0-based row index); default the first row")
+    p.add_argument("--sample", help="sample id (or 0-based row index); default the first row the rubric applies to")
     p.add_argument("--structured", choices=["json_schema", "text"], default="json_schema")
+    p.add_argument("--force", action="store_true",
+                   help="print the messages even when the rubric does not apply to the sample (a run skips it)")
     p.set_defaults(func=cmd_compile)
 
     p = sub.add_parser("metrics", help="list the standard metrics")
@@ -38,6 +43,8 @@ def cmd_validate(args) -> int:
     errors = sum(1 for f in findings if f.severity == "error")
     warnings = len(findings) - errors
     print(f"{len(rubrics)} rubric(s) valid, {errors} error(s), {warnings} warning(s)")
+    if any(f.stage == "load" for f in findings):
+        return 2           # a file is not a rubric at all: a user-input error, as everywhere in the CLI
     return 1 if errors or (args.strict and warnings) else 0
 
 
@@ -58,13 +65,14 @@ def cmd_compile(args) -> int:
     from rubriceval.data.io import read_dataset
     from rubriceval.data.sample import Sample
     from rubriceval.prompt.compile import compile_rubric
+    from rubriceval.rubric.applies import why_not
     from rubriceval.rubric.loader import load_rubric
 
     rubric = load_rubric(args.rubric)
     if args.dataset:
         samples = read_dataset(args.dataset)
         if args.sample is None:
-            sample = samples[0]
+            sample = next((s for s in samples if why_not(rubric, s) is None), samples[0])
         else:
             match = [s for s in samples if s.id == args.sample]
             if not match and args.sample.isdigit() and int(args.sample) < len(samples):
@@ -75,6 +83,12 @@ def cmd_compile(args) -> int:
     else:
         sample = Sample(id="example", question="{{question}}", answer="{{answer}}", contexts=["{{context}}"],
                         ground_truth="{{ground_truth}}")
+    reason = why_not(rubric, sample) if args.dataset else None
+    if reason:
+        print(f"rubric '{rubric.id}' does not apply to sample '{sample.id}': {reason}. A run does not judge this "
+              "sample with it." + ("" if args.force else " Add --force to print the messages anyway."))
+        if not args.force:
+            return 0
     structured = args.structured != "text"
     prompts = compile_rubric(rubric, sample, structured=structured)
     if not prompts:

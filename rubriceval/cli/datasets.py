@@ -11,7 +11,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("collect", help="run questions through the system under test; save answers + contexts")
     p.add_argument("questions", help="dataset with at least a question column (ground_truth etc. are kept)")
     p.add_argument("--target", required=True,
-                   help="module:function | http(s)://endpoint (JSON contract) | openai:BASE_URL#model | target.yaml")
+                   help="path/to/file.py:function (from any folder, e.g. examples/rag_target/bot.py:answer) | "
+                        "package.module:function (run from the folder holding the package) | http(s)://endpoint "
+                        "(JSON contract) | openai:BASE_URL#model | target.yaml")
     p.add_argument("--out", required=True, help="output JSONL (resumes when it exists)")
     p.add_argument("--concurrency", type=int, default=4)
     p.add_argument("--timeout", type=float, default=60)

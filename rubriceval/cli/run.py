@@ -139,23 +139,19 @@ def _dry_run(samples, rubrics, metrics, judge_config, panel=None) -> int:
 
 
 def _print_run_summary(store, run_id: str, totals) -> None:
-    info = store.run_info(run_id)
-    try:
-        from rubriceval.report.aggregate import summarize
-        from rubriceval.report.markdown import summary_table
+    from rubriceval.report.aggregate import summarize
+    from rubriceval.report.markdown import summary_table, usage_line
 
-        print(summary_table(summarize(store.verdicts(run_id), store.scorers(run_id))))
-    except ImportError:
-        frame = store.verdict_frame(run_id)
-        if not frame.empty:
-            agg = frame.groupby("scorer").agg(n=("score", "size"), scored=("score", "count"), mean=("score", "mean"))
-            print(agg.to_string())
-    j = totals.judge
+    info = store.run_info(run_id)
+    summary = summarize(store.verdicts(run_id), store.scorers(run_id))
+    print(summary_table(summary))
     print(f"run {info.name} ({run_id}): {totals.units_done} judgment(s) new, {totals.units_skipped} resumed; "
           f"{totals.scored} scored, {totals.unscored} unscored {totals.unscored_by_kind or ''}; "
-          f"judge calls {j.get('calls', 0)}, cache hits {j.get('cache_hits', 0)}, "
-          f"tokens {j.get('prompt_tokens', 0)}+{j.get('completion_tokens', 0)}, cost ${j.get('cost_usd', 0):.4f}, "
           f"wall {totals.wall_s:.1f}s")
+    # What the run spent, summed from its stored verdicts: the same numbers, with the same labels, as its report.
+    failed = sum((totals.judge.get("failures") or {}).values())
+    print(usage_line(summary.usage, "en") + (f" · {failed} failed attempt(s) this session {totals.judge['failures']}"
+                                             if failed else ""))
     print(f"store: {store.path}")
 
 

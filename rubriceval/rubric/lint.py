@@ -19,6 +19,7 @@ NEAR_DUPLICATE = 0.9   # normalized similarity above which two anchors say the s
 
 class Finding(BaseModel):
     severity: str        # "error" | "warning"
+    stage: str = "lint"  # "load": the file is not a valid rubric (YAML/schema); "lint": it loads, lint found this
     file: str
     line: int | None = None
     field: str | None = None
@@ -107,8 +108,8 @@ def validate_path(path: str | Path) -> tuple[list[Rubric], list[Finding]]:
         try:
             rubric = load_rubric(file)
         except RubricEvalError as exc:
-            findings.append(Finding(severity="error", file=exc.file or str(file), line=exc.line, field=exc.field,
-                                    message=exc.message + (f" (hint: {exc.hint})" if exc.hint else "")))
+            findings.append(Finding(severity="error", stage="load", file=exc.file or str(file), line=exc.line,
+                                    field=exc.field, message=exc.message + (f" (hint: {exc.hint})" if exc.hint else "")))
             continue
         _, lines = load_yaml_with_lines(file)
         if rubric.id in ids:
