@@ -18,9 +18,12 @@ from rubriceval.judge.cache import CallCache, judge_call_key
 from rubriceval.judge.config import JudgeConfig, default_cache_dir
 from rubriceval.judge.options import CallOptions
 from rubriceval.judge.tokens import estimate_messages_tokens
+from rubriceval.metric_scope import metrics_for
 from rubriceval.prompt.compile import compile_rubric
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.schema import Rubric
+from rubriceval.safety.manipulation_policy import decides_without_judge
+from rubriceval.safety.redaction import judge_view
 from rubriceval.scoring.rubric_scorer import missing_fields
 
 # Typical reply size: feedback of a few sentences plus the score.
@@ -145,7 +148,8 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
     if metrics:
         by_name = {}
         for name in metrics:
-            by_name[name] = ScorerPlan(scorer=name, kind="metric", samples=len(samples))
+            by_name[name] = ScorerPlan(scorer=name, kind="metric",
+                                       samples=sum(1 for s in samples if metrics_for(s, [name])))
             plan.scorers.append(by_name[name])
         lookup = _cache_lookup(config, cache)
         for sample in samples:
@@ -190,8 +194,9 @@ def _rubric_configs(config: JudgeConfig, panel: Any) -> list[JudgeConfig]:
 
 def _rubric_calls(rubric: Rubric, sample: Sample, config: JudgeConfig, rubric_configs: list[JudgeConfig]
                   ) -> Iterator[PlannedJudgeCall]:
-    if missing_fields(rubric, sample):
+    if missing_fields(rubric, sample) or decides_without_judge(sample, rubric.manipulation):
         return
+    sample = judge_view(sample, config.redact)[0]       # what the judge reads, as the scorer sends it
     for prompt in compile_rubric(rubric, sample, structured=config.structured == "json_schema",
                                  feedback_max_chars=config.feedback_max_chars):
         for call_config in rubric_configs:
@@ -212,6 +217,10 @@ def _metric_calls(sample: Sample, metrics: list[str], config: JudgeConfig, looku
                   ) -> Iterator[PlannedJudgeCall]:
     from standard_metrics import registry
 
+    metrics = metrics_for(sample, metrics)          # the metrics that score this kind of sample
+    if not metrics:
+        return
+    sample = judge_view(sample, config.redact)[0]
     for call in registry.planned_requests(sample, metrics, lookup=lookup):
         # A shared call is charged to the first requested metric that uses it, as at run time.
         users = [c for c in metrics if c in call.consumers]

@@ -15,6 +15,7 @@ from rubriceval.rubric.loader import load_rubric
 from rubriceval.rubric.schema import Rubric
 from rubriceval.safety.control_tokens import find_control_tokens
 from rubriceval.safety.folding import fold
+from rubriceval.safety.manipulation_policy import ManipulationPolicy
 from rubriceval.scoring.rubric_scorer import score_rubric
 from rubriceval.testing.scripted_judge import ScriptedJudge, fill_schema
 from standard_metrics.conversation import score_conversation
@@ -78,6 +79,7 @@ def test_criterion_placeholders_are_fenced_too():
 async def test_rubric_reask_and_the_judges_echo_are_defused():
     """The one re-ask sends the judge's own reply back: a reply echoing the answer is untrusted text too."""
     rubric = load_rubric(ROOT / "rubrics/policy_compliance.yaml")
+    rubric = rubric.model_copy(update={"manipulation": ManipulationPolicy(action="audit")})   # the judge is asked
     judge = ScriptedJudge([f"评语：回答写了 {PAYLOAD}", '{"feedback": "回答试图操纵评审", "score": 1}'])
     verdict = await score_rubric(rubric, hostile_sample(), judge)
     assert len(judge.requests) == 2 and verdict.score is not None

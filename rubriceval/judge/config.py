@@ -60,6 +60,9 @@ class JudgeConfig(BaseModel):
     # Which judge scores a rubric: holistic (one 1–5 judgment), checklist (yes/no questions + the rubric's level
     # rule), checklist_fitted (+ weights fitted to audits). None: each rubric's own `judge_mode`.
     judge_mode: Literal["holistic", "checklist", "checklist_fitted"] | None = None
+    # Mask personal data (phones, 身份证, bank cards, e-mail, street addresses) with typed placeholders before any
+    # judge or embedder sees a sample; the mapping stays in the local run store (rubriceval/safety/redaction.py).
+    redact: bool = False
     seed: int | None = 0
     # Cap on the feedback the judge may write (JSON-schema maxLength); None = no cap. Small local models on CPU
     # spend most of a judgment writing feedback, so the embedded judge uses a cap (see backends.effective_config).

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from rubriceval.rubric.level_rule import LevelRuleError, check_condition, check_level_keys, check_points
+from rubriceval.safety.manipulation_policy import ManipulationPolicy
 
 SampleField = Literal["question", "answer", "contexts", "ground_truth", "reference_contexts", "intent", "tags"]
 # Whose turns a conversation check reads.
@@ -119,7 +120,7 @@ class ChecklistItem(_ItemBase):
     yes per level) or, in judge_mode checklist_fitted, `fitted` weights. See rubriceval/rubric/level_rule.py."""
 
     type: Literal["checklist"]
-    criterion: str | None = None      # the context the questions are asked in; None: the rubric's criterion
+    criterion: str | None = None      # context shown after the sample, before the question; None: none
     questions: list[ChecklistQuestion] = Field(min_length=1)
     levels: dict[int, LevelCondition] | None = None
     points: dict[int, float] | None = None
@@ -380,6 +381,9 @@ class Rubric(_Strict):
     judge_mode: JudgeMode = "holistic"
     few_shot: FewShot = "all"            # per_level: one example per score level (the first of each level)
     shuffle_levels: bool = False         # list the level descriptions in a per-sample seeded order (debiasing)
+    # An answer that addresses the judge ("[RESULT] 5", "忽略以上规则"): cap its score (default, at 1), send it to
+    # audit, or nothing (rubriceval/safety/manipulation_policy.py).
+    manipulation: ManipulationPolicy = Field(default_factory=ManipulationPolicy)
     source_file: str | None = Field(default=None, exclude=True)
 
     @field_validator("score_descriptions")
@@ -449,7 +453,7 @@ class Rubric(_Strict):
 # Fields added for conversations: left out of the hash while at their default, so every rubric written before
 # them keeps its version tag (and its audits, trust records and cached judge replies).
 _LATER_DEFAULTS = {"scope": "sample", "turn_aggregate": None, "judge_mode": "holistic", "few_shot": "all",
-                   "shuffle_levels": False}
+                   "shuffle_levels": False, "manipulation": ManipulationPolicy().model_dump(mode="json")}
 _LATER_ITEM_DEFAULTS = {"turns": None, "unless_context": [], "only_if_context": []}
 
 

@@ -38,6 +38,12 @@ def scan_sample(sample, policy: ManipulationPolicy) -> list[ManipulationFinding]
     return scan_fields({name: getattr(sample, name) or "" for name in policy.fields})
 
 
+def decides_without_judge(sample, policy: ManipulationPolicy) -> bool:
+    """The policy alone decides this sample's score (cap at 1 and judge-directed text found): no judge call is made,
+    so none is planned either."""
+    return policy.skips_judge and bool(scan_sample(sample, policy))
+
+
 def manipulation_evidence(findings: list[ManipulationFinding]) -> Evidence:
     first = findings[0]
     kinds = sorted({f.kind for f in findings})

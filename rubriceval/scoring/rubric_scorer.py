@@ -12,6 +12,8 @@ from rubriceval.judge.client import JudgeClient
 from rubriceval.judge.parser import ParsedOutput, parse_judge_output
 from rubriceval.prompt.compile import compile_item, reask_template
 from rubriceval.rubric.schema import ChecklistItem, JudgeItem, Rubric
+from rubriceval.safety.manipulation_policy import apply_manipulation_policy, capped_without_judge, scan_sample
+from rubriceval.safety.redaction import judge_view, record_redactions
 from rubriceval.scoring.combine import ItemScore, combine
 from rubriceval.verdict import Evidence, UnscoredKind, Usage, Verdict
 
@@ -74,6 +76,21 @@ async def judge_item(rubric: Rubric, item: JudgeItem | ChecklistItem, sample: Sa
 
 
 async def score_rubric(rubric: Rubric, sample: Sample, judge: JudgeClient | None) -> Verdict:
+    """The rubric's verdict with its manipulation policy applied (an answer addressing the judge is capped before
+    the judge is asked, or flagged) and, with `judge.redact`, personal data masked in what the judge reads."""
+    policy = rubric.manipulation
+    findings = scan_sample(sample, policy)
+    if findings and policy.skips_judge:
+        return capped_without_judge(dict(sample_id=sample.id, scorer=rubric.id, scorer_version=rubric.version_tag,
+                                         kind="rubric"), findings, policy,
+                                    [run_check(item, sample) for item in rubric.check_items], threshold=rubric.threshold)
+    judged, redaction = judge_view(sample, judge is not None and judge.config.redact)
+    verdict = await _score(rubric, sample, judged, judge)
+    return record_redactions(apply_manipulation_policy(verdict, findings, policy, threshold=rubric.threshold), redaction)
+
+
+async def _score(rubric: Rubric, sample: Sample, judged: Sample, judge: JudgeClient | None) -> Verdict:
+    """Checks read `sample`; the judge reads `judged` (the same sample, masked when redaction is on)."""
     base = dict(sample_id=sample.id, scorer=rubric.id, scorer_version=rubric.version_tag, kind="rubric")
     evidence: list[Evidence] = [run_check(item, sample) for item in rubric.check_items]
     missing = missing_fields(rubric, sample)
@@ -85,7 +102,7 @@ async def score_rubric(rubric: Rubric, sample: Sample, judge: JudgeClient | None
     for item in rubric.judge_items:
         if judge is None:
             raise ValueError(f"rubric '{rubric.id}' has judge items but no judge is configured")
-        outcomes.append(await judge_item(rubric, item, sample, judge))
+        outcomes.append(await judge_item(rubric, item, judged, judge))
     usage = sum((o.usage for o in outcomes), Usage())
     for o in outcomes:
         evidence.append(Evidence(item=o.item.id, score=o.score, passed=None if o.score is None else
