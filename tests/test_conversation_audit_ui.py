@@ -8,12 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval.data.conversation import Conversation
-from rubriceval.store.audit import AuditStore
+from rubriceval import AuditStore, Conversation, Evidence, Verdict
 from rubriceval.store.audit_models import AuditError
 from rubriceval.store.turn_audit import TurnVerdict
 from rubriceval.testing.conversation_run import conversation_run
-from rubriceval.verdict import Evidence, Verdict
 from ui.actions import open_item, save_verdict
 from ui.demo import build_demo_store
 from ui.queue import make_filter, open_queue
@@ -145,3 +143,15 @@ def test_a_stale_turn_save_is_reported_as_a_conflict(store: AuditStore) -> None:
     outcome = save_turn(store, mine, "王工", 6, "3", "还行")
     assert not outcome.saved and outcome.conflict and "李工" in outcome.message
     assert [(v.expert, v.score) for v in store.turn_verdicts(mine.run_id)] == [("李工", 1)]
+
+
+def test_the_export_tab_writes_the_turn_verdicts_beside_the_dataset(store: AuditStore, tmp_path: Path) -> None:
+    from ui.wiring import AuditHandlers
+
+    session, _ = session_on(store, "emotional_soothing_multiturn", "delay-escalated")
+    assert save_turn(store, session, "王工", 6, "5", "转人工及时").saved
+    message = AuditHandlers(store, session.run_id, tmp_path / "exports").do_export(session.run_id)
+    [line] = [x for x in message.splitlines() if "turn verdicts" in x]
+    path = Path(line.split("`")[1])
+    assert path.name.endswith("-turn-verdicts.jsonl") and "1 turn verdicts" in line
+    assert '"sample_id": "delay-escalated"' in path.read_text(encoding="utf-8")

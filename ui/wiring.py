@@ -15,6 +15,7 @@ import gradio as gr
 from rubriceval.errors import RubricEvalError
 from rubriceval.store.audit import AuditStore
 from rubriceval.store.export import export_corrected_dataset
+from rubriceval.store.turn_audit import export_turn_verdicts
 from ui import agreement_panel
 from ui.actions import ItemView, agree, edit_ground_truth, open_item, save_verdict
 from ui.layout import AuditLayout
@@ -165,6 +166,11 @@ class AuditHandlers:
             target = (self.export_root / (stem + suffix)).resolve()
             summary = export_corrected_dataset(self.store.path, run_id, target)
             lines.append(f"- `{summary.path}`: {summary.n_samples} samples, {summary.n_corrected} corrected")
+        turns = self.store.turn_verdicts(run_id)          # conversations: the experts' verdicts on single turns
+        if turns:
+            target = (self.export_root / (stem + "-turn-verdicts.jsonl")).resolve()
+            path = export_turn_verdicts(self.store, run_id, target)
+            lines.append(f"- `{path}`: {len(turns)} turn verdicts (each expert's latest per turn)")
         return "Exported:\n" + "\n".join(lines)
 
 
