@@ -31,9 +31,8 @@ from bench.agent_cases import (GOAL_CASES, TOOL_CASES, TOPIC_CASES, TOPIC_MODES,
                                our_answers, ragas_answer)
 from bench.ragas_env import ensure_ragas_env  # noqa: E402
 from bench.responder import prompt_text, ragas_prompt_parts  # noqa: E402
-from rubriceval.data.conversation import Conversation  # noqa: E402
+from rubriceval import Conversation, JudgeConfig  # noqa: E402
 from rubriceval.judge.client import JudgeClient  # noqa: E402
-from rubriceval.judge.config import JudgeConfig  # noqa: E402
 from rubriceval.testing.stub_server import StubServer  # noqa: E402
 from standard_metrics.conversation import score_conversation  # noqa: E402
 

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.dataset import generate_samples  # noqa: E402
-from rubriceval.data.sample import Sample  # noqa: E402
+from rubriceval import Sample  # noqa: E402
 from standard_metrics.registry import list_metrics, score_sample  # noqa: E402
 
 

@@ -268,9 +268,9 @@ def _check(key: str, ragas: float | None, ours: float | None, difference: str | 
 
 
 async def _project_side(base_url: str, db: Path, schema_text: str, eq_cases: list[dict]) -> tuple[list, list]:
-    from rubriceval.data.sample import Sample
+    from rubriceval import Sample
     from rubriceval.judge.client import JudgeClient
-    from rubriceval.judge.config import JudgeConfig
+    from rubriceval import JudgeConfig
     from standard_metrics import score_sample
     from standard_metrics.sql.readonly import run_query
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval.judge.config import JudgeConfig
+from rubriceval import JudgeConfig
 from rubriceval.testing.stub_server import StubServer
 
 

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval.data.conversation import Conversation
-from rubriceval.errors import ConfigError
+from rubriceval import ConfigError, Conversation
 from rubriceval.testing.scripted_judge import ScriptedJudge, judge_error
 from standard_metrics.conversation import score_conversation
 from standard_metrics.conversation.per_turn import turn_samples
@@ -343,7 +342,7 @@ async def test_unknown_metric_and_missing_judge_are_config_errors():
 
 
 async def test_single_turn_scoring_is_unchanged():
-    from rubriceval.data.sample import Sample
+    from rubriceval import Sample
 
     [verdict] = await score_sample(Sample(id="s", question="q", answer="a", ground_truth="a"), ["exact_match"])
     assert verdict.score == 1.0

@@ -9,23 +9,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rubriceval.errors import DatasetError
+from rubriceval import DatasetError, Verdict, agreement_report
 from rubriceval.trust.agreement import paired, tables
-from rubriceval.trust.agreement import (
-    AgreementInputError,
-    Estimate,
-    agreement_from_verdicts,
-    agreement_report,
-    as_binary_label,
-    binary_agreement_report,
-    cohen_kappa,
-    confusion_matrix,
-    fleiss_kappa,
-    fleiss_kappa_from_counts,
-    kendall,
-    krippendorff_alpha,
-    spearman,
-)
+from rubriceval.trust.agreement import AgreementInputError, Estimate, agreement_from_verdicts, as_binary_label, binary_agreement_report, cohen_kappa, confusion_matrix, fleiss_kappa, fleiss_kappa_from_counts, kendall, krippendorff_alpha, spearman
 from rubriceval.trust.benchmark_data import (
     SUMMEVAL_INSTRUCTION,
     balanced_subsample,
@@ -33,7 +19,6 @@ from rubriceval.trust.benchmark_data import (
     load_summeval,
     summeval_expert_matrix,
 )
-from rubriceval.verdict import Verdict
 
 NAN = float("nan")
 

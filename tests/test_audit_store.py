@@ -10,11 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rubriceval.data.io import read_dataset
-from rubriceval.store.audit import AuditStore
+from rubriceval import AuditStore, RunStore, read_dataset
 from rubriceval.store.audit_models import AuditError, ItemVersions, QueueFilter
 from rubriceval.store.export import changed_samples, export_corrected_dataset
-from rubriceval.store.runs import RunStore
 from ui.demo import build_demo_store
 
 

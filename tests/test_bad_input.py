@@ -113,8 +113,8 @@ def test_ten_megabyte_answer_is_planned_and_scored_unscored_not_crashed(capsys, 
 
 
 async def test_ten_megabyte_answer_is_unscored_with_reason():
-    from rubriceval.data.sample import Sample
-    from rubriceval.rubric.loader import load_rubric
+    from rubriceval import Sample
+    from rubriceval import load_rubric
     from rubriceval.scoring.rubric_scorer import score_rubric
     from rubriceval.testing.scripted_judge import ScriptedJudge
 

@@ -3,14 +3,11 @@ either language from its stored message; context conditions (unless_context / on
 import pytest
 from pydantic import TypeAdapter
 
+from rubriceval import Conversation, Evidence, Sample, Verdict, load_rubric
 from rubriceval.checks import run_check
-from rubriceval.data.conversation import Conversation
 from rubriceval.data.conversation_io import conversation_sample
-from rubriceval.data.sample import Sample
 from rubriceval.i18n import evidence_text, render
-from rubriceval.rubric.loader import load_rubric
 from rubriceval.rubric.schema import Item
-from rubriceval.verdict import Evidence, Verdict
 
 ITEM = TypeAdapter(Item)
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from rubriceval.rubric.loader import load_rubric
+from rubriceval import load_rubric
 from rubriceval.trust.calibrate_weights import fit_weights_async
 from rubriceval.trust.fit_weights import cross_fitted_levels, fit_ordinal, predict_level, stratified_folds
 from rubriceval.trust.store import TrustStore

@@ -5,14 +5,10 @@ import math
 import pytest
 import yaml
 
-from rubriceval.data.sample import Sample
+from rubriceval import JudgeConfig, Rubric, Sample, compile_rubric, load_rubric
 from rubriceval.judge.cache import judge_call_key
 from rubriceval.judge.client import JudgeResponse
-from rubriceval.judge.config import JudgeConfig
 from rubriceval.judge.options import CallOptions, TokenLogprob, cached_prompt_tokens, read_logprobs
-from rubriceval.prompt.compile import compile_rubric
-from rubriceval.rubric.loader import load_rubric
-from rubriceval.rubric.schema import Rubric
 from rubriceval.scoring.checklist import p_yes_from_logprobs, read_yes_no
 from rubriceval.scoring.judge_mode import with_judge_mode
 from rubriceval.scoring.rubric_scorer import score_rubric

@@ -3,10 +3,9 @@ or JSON-schema enum), logprobs back into p(yes), prompt tokens reused from the s
 client's cache keyed on the call options."""
 import pytest
 
-from rubriceval.data.sample import Sample
+from rubriceval import Sample, load_rubric
 from rubriceval.judge.client import JudgeClient
 from rubriceval.judge.options import CallOptions
-from rubriceval.rubric.loader import load_rubric
 from rubriceval.scoring.judge_mode import with_judge_mode
 from rubriceval.scoring.rubric_scorer import score_rubric
 

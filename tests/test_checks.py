@@ -1,6 +1,6 @@
 """Deterministic checks: pass/fail plus the evidence (quoted span or the missing thing)."""
+from rubriceval import Sample
 from rubriceval.checks import run_check
-from rubriceval.data.sample import Sample
 from rubriceval.i18n import evidence_text
 from rubriceval.rubric.schema import MaxLength, MustMention, MustNotMention, RegexCheck, RequiredLink, StepsInOrder
 

@@ -23,8 +23,8 @@ import openai
 import pytest
 from pydantic import BaseModel, Field
 
+from rubriceval import JudgeConfig
 from rubriceval.judge.client import JudgeClient
-from rubriceval.judge.config import JudgeConfig
 from rubriceval.testing import (
     DEFAULT_TEXT,
     StubServer,

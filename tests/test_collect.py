@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from rubriceval import ConfigError, DatasetError
 from rubriceval.collect import (CallableTarget, HttpTarget, OpenAIChatTarget, coerce_reply, collect, parse_target,
                                 read_partial_output)
 from rubriceval.collect.targets import TargetContractError
-from rubriceval.errors import ConfigError, DatasetError
 
 REPO = Path(__file__).resolve().parents[1]
 

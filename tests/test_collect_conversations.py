@@ -13,13 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from rubriceval import ConfigError, Conversation, DatasetError, JudgeConfig, read_dataset
 from rubriceval.collect.conversations import collect_conversations
 from rubriceval.collect.scripts import load_scripts
-from rubriceval.data.conversation import Conversation
-from rubriceval.data.io import read_dataset
-from rubriceval.errors import ConfigError, DatasetError
 from rubriceval.judge.client import JudgeClient
-from rubriceval.judge.config import JudgeConfig
 from rubriceval.testing.stub_server import StubServer
 
 REPO = Path(__file__).resolve().parents[1]

@@ -9,11 +9,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from rubriceval.report.compare import compare_runs, format_comparison, paired_bootstrap_ci, write_compare_html
-from rubriceval.report.gate import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, evaluate_gate, junit_xml, run_gate
+from rubriceval import RunStore, assert_gate, compare_runs, evaluate_gate
+from rubriceval.report.compare import format_comparison, paired_bootstrap_ci, write_compare_html
+from rubriceval.report.gate import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, junit_xml, run_gate
 from rubriceval.report.gate_checks import GateUsageError, parse_check
-from rubriceval.report.pytest_helper import assert_gate
-from rubriceval.store.runs import RunStore
 from test_report import RECALL_A, add_run, build_store, build_verdicts
 
 PROCESS_B = {"s1": 5, "s2": 4, "s3": 4, "s4": 3, "s5": 5, "s6": 4}
@@ -216,7 +215,7 @@ def test_assert_gate_helper(store: RunStore):
 
 def test_refuse_untrusted_reads_the_release_gate(store: RunStore):
     from rubriceval.report.gate_trust import trust_from_store
-    from rubriceval.trust.release_gate import TrustStatus
+    from rubriceval import TrustStatus
 
     statuses = trust_from_store(store, "candidate")
     assert set(statuses) == {"empathy"} and statuses["empathy"].trusted is None    # a bar, but nothing audited
@@ -230,7 +229,7 @@ def test_refuse_untrusted_reads_the_release_gate(store: RunStore):
 
 
 def test_summary_table_for_the_cli(store: RunStore):
-    from rubriceval.report.aggregate import summarize
+    from rubriceval import summarize
     from rubriceval.report.markdown import summary_table
 
     text = summary_table(summarize(store.verdicts("candidate"), store.scorers("candidate")), "zh")

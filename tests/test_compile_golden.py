@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval.data.io import read_dataset
-from rubriceval.prompt.compile import compile_rubric
-from rubriceval.rubric.loader import load_rubric
+from rubriceval import compile_rubric, load_rubric, read_dataset
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = [

@@ -5,8 +5,7 @@ import json
 import pandas as pd
 import pytest
 
-from rubriceval.data.io import read_dataset
-from rubriceval.errors import DatasetError
+from rubriceval import DatasetError, read_dataset
 
 
 def jsonl(tmp_path, rows, name="data.jsonl"):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval.store.audit import AuditStore
+from rubriceval import AuditStore
 from rubriceval.store.audit_models import AuditError, ItemVersions
 from rubriceval.store.turn_audit import export_turn_verdicts
 from rubriceval.testing.conversation_run import conversation_run

@@ -13,9 +13,8 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-from rubriceval.data.conversation import Conversation  # noqa: E402
+from rubriceval import AuditStore, Conversation  # noqa: E402
 from rubriceval.data.conversation_io import conversation_sample  # noqa: E402
-from rubriceval.store.audit import AuditStore  # noqa: E402
 from rubriceval.testing.conversation_run import conversation_run  # noqa: E402
 from ui.app import launch  # noqa: E402
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
+from rubriceval import Conversation, Rubric, Sample
 from rubriceval.checks import run_check
-from rubriceval.data.conversation import Conversation
 from rubriceval.data.conversation_io import conversation_sample
-from rubriceval.data.sample import Sample
 from rubriceval.i18n import evidence_text
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.lint import lint_rubric
-from rubriceval.rubric.schema import Item, Rubric
+from rubriceval.rubric.schema import Item
 
 
 def en(evidence) -> str:

@@ -7,11 +7,9 @@ import json
 import pandas as pd
 import pytest
 
+from rubriceval import DatasetError, Sample, read_dataset
 from rubriceval.data.chatlog import ChatLogConfig, parse_speaker_map, read_chatlog
 from rubriceval.data.conversation_io import read_conversations
-from rubriceval.data.io import read_dataset
-from rubriceval.data.sample import Sample
-from rubriceval.errors import DatasetError
 
 OPENAI = {"id": "oa-1", "tags": ["查单"], "messages": [
     {"role": "system", "content": "你是客服"},

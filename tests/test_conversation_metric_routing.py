@@ -8,13 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval.api import evaluate
-from rubriceval.data.io import read_dataset
-from rubriceval.judge.config import JudgeConfig
+from rubriceval import JudgeConfig, RunConfig, RunStore, evaluate, plan_cost, read_dataset
 from rubriceval.metric_scope import metric_kinds, metrics_for, unused_metrics
-from rubriceval.planning import plan_cost
 from rubriceval.runner import execute, plan_units
-from rubriceval.store.runs import RunConfig, RunStore
 
 CONVERSATIONS = "datasets/demo_conversations_zh.jsonl"
 SINGLE = "datasets/demo_cs_zh.jsonl"

@@ -9,19 +9,14 @@ from pathlib import Path
 import openpyxl
 import pytest
 
-from rubriceval.data.conversation import Conversation
+from rubriceval import (Conversation, Evidence, RunConfig, RunStore, Verdict, compare_runs, evaluate_gate,
+                        markdown_summary, write_excel_report)
 from rubriceval.data.conversation_io import conversation_sample
 from rubriceval.report.aggregate import load_run
-from rubriceval.report.compare import compare_runs
 from rubriceval.report.conversations import (conversation_report, feedback_turns, first_failing_turn,
                                              position_bucket)
-from rubriceval.report.excel import write_excel_report
-from rubriceval.report.gate import evaluate_gate
 from rubriceval.report.html import render_html_report
-from rubriceval.report.markdown import markdown_summary
-from rubriceval.store.runs import RunConfig, RunStore
 from rubriceval.testing.conversation_run import conversation_run
-from rubriceval.verdict import Evidence, Verdict
 
 SOOTHING = "emotional_soothing_multiturn"
 

@@ -8,17 +8,11 @@ import json
 
 import pytest
 
-from rubriceval.data.conversation import Conversation
+from rubriceval import Conversation, JudgeConfig, Rubric, RunConfig, RunStore, load_rubrics, plan_cost, read_dataset
 from rubriceval.data.conversation_io import conversation_sample
-from rubriceval.data.io import read_dataset
-from rubriceval.judge.config import JudgeConfig
-from rubriceval.planning import plan_cost
 from rubriceval.prompt.transcript import judged_turns, render_transcript
-from rubriceval.rubric.loader import load_rubrics
-from rubriceval.rubric.schema import Rubric
 from rubriceval.runner import execute, plan_units
 from rubriceval.scoring.rubric_scorer import score_rubric
-from rubriceval.store.runs import RunConfig, RunStore
 from rubriceval.testing.scripted_judge import ScriptedJudge, judge_error
 
 LEVELS = {1: "很差", 2: "较差", 3: "一般", 4: "较好", 5: "很好"}

@@ -4,9 +4,7 @@ import json
 
 import pytest
 
-from rubriceval.data.io import read_dataset, write_dataset
-from rubriceval.data.sample import Sample
-from rubriceval.errors import DatasetError
+from rubriceval import DatasetError, Sample, read_dataset, write_dataset
 
 SEPARATORS = ["\u2028", "\u2029", "\u0085", "\x1c", "\x1d", "\x1e", "\x0b", "\x0c"]
 

@@ -8,10 +8,9 @@ import tracemalloc
 import pandas as pd
 import pytest
 
-from rubriceval.data.io import iter_samples, read_dataset, write_dataset
-from rubriceval.data.sample import Sample
+from rubriceval import DatasetError, Sample, read_dataset, write_dataset
+from rubriceval.data.io import iter_samples
 from rubriceval.data.stream import iter_records
-from rubriceval.errors import DatasetError
 
 ROW = {"question": "我的订单三天了还没发货，怎么回事？", "answer": "非常抱歉，仓库爆仓，预计明天发出。" * 8,
        "contexts": ["发货时效：下单后 48 小时内发货。" * 4, "爆仓时可延迟 1-2 天。", "补偿：延迟发货赠 5 元券。"]}

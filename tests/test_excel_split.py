@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from openpyxl import load_workbook
 
-from rubriceval.data.sample import Sample
+from rubriceval import RunConfig, RunStore, Sample, Verdict
 from rubriceval.report.aggregate import load_run
 from rubriceval.report.excel import EXCEL_MAX_ROWS, write_workbook
-from rubriceval.store.runs import RunConfig, RunStore
-from rubriceval.verdict import Verdict
 
 
 def _store(tmp_path, n: int) -> RunStore:

@@ -6,13 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval.data.io import read_dataset
-from rubriceval.errors import DatasetError
+from rubriceval import DatasetError, JudgeConfig, read_dataset
 from rubriceval.generate import chunk_documents, generate, load_documents, split_text
 from rubriceval.generate.chunking import split_sentences
 from rubriceval.generate.generator import CRITIQUE_SCHEMA, QA_SCHEMA, _judge_with_seed, detect_language
 from rubriceval.judge.client import JudgeClient, JudgeResponse
-from rubriceval.judge.config import JudgeConfig
 from rubriceval.testing.scripted_judge import RecordedRequest, ScriptedJudge
 
 REPO = Path(__file__).resolve().parents[1]

@@ -5,13 +5,12 @@ from pathlib import Path
 
 import jinja2
 
+from rubriceval import JudgeConfig, Usage
 from rubriceval.generate import generate
 from rubriceval.judge.ask import JudgeRequest, Reading, TemplateReask, ask, json_reader, usage_of
 from rubriceval.judge.client import JudgeClient, JudgeResponse
-from rubriceval.judge.config import JudgeConfig
 from rubriceval.testing.scripted_judge import ScriptedJudge, judge_error
 from rubriceval.testing.stub_server import StubServer
-from rubriceval.verdict import Usage
 
 REQUEST = JudgeRequest(messages=[{"role": "system", "content": "s"}, {"role": "user", "content": "rate it"}],
                        json_schema={"type": "object"}, schema_name="yes_no", cache_tag="t/v1")

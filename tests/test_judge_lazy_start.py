@@ -5,7 +5,7 @@ import asyncio
 
 import pytest
 
-from rubriceval.errors import RubricEvalError
+from rubriceval import RubricEvalError
 from rubriceval.judge.client import JudgeClient
 
 SCHEMA = {"type": "object", "properties": {"feedback": {"type": "string"}, "score": {"type": "integer"}},

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval.data.sample import Sample
+from rubriceval import Sample
 from rubriceval.testing.scripted_judge import ScriptedJudge, fill_schema
 from standard_metrics.calls import JudgeRequest
 from standard_metrics.registry import RAGAS_FIVE, planned_calls, planned_requests, score_sample
@@ -141,7 +141,7 @@ async def test_planned_messages_are_the_messages_sent():
 async def test_judge_cache_lookup_reads_a_judge_client_cache(tmp_path):
     from rubriceval.judge.cache import CallCache
     from rubriceval.judge.client import JudgeClient
-    from rubriceval.judge.config import JudgeConfig
+    from rubriceval import JudgeConfig
     from standard_metrics.registry import judge_cache_lookup
 
     client = JudgeClient(JudgeConfig(base_url="http://127.0.0.1:9/v1"), cache=CallCache(tmp_path / "c.sqlite"))

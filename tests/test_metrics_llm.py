@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval.data.sample import Sample
-from rubriceval.errors import ConfigError
+from rubriceval import ConfigError, Sample
 from rubriceval.judge.tokens import estimate_messages_tokens
 from rubriceval.testing.scripted_judge import ScriptedJudge, fill_schema, judge_error
 from standard_metrics.formulas import cosine_similarity

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from rubriceval.data.sample import Sample
+from rubriceval import Sample
 from standard_metrics.registry import score_sample
 from standard_metrics.string_metrics import (bleu, chrf, exact_match, levenshtein_distance,
                                              normalized_levenshtein_distance, rouge_l, rouge_n, string_presence,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench.sql_conformance import to_csv
-from rubriceval.data.sample import Sample
+from rubriceval import Sample
 from rubriceval.testing.scripted_judge import ScriptedJudge
 from standard_metrics import score_sample
 from standard_metrics.sql.readonly import run_query

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval.data.sample import Sample
+from rubriceval import Sample
 from standard_metrics import datacompy_score as dc
 from standard_metrics.context import MetricContext, MetricResult, Unscorable
 from standard_metrics.options import MetricOptions

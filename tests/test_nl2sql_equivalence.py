@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval.data.sample import Sample
+from rubriceval import Sample
 from rubriceval.testing.scripted_judge import ScriptedJudge, judge_error
 from standard_metrics import planned_calls, planned_requests, score_sample
 from standard_metrics.sql.statement import SqlProblem, normal_form, parse_query, same_query

@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from rubriceval.data.sample import Sample
+from rubriceval import Sample
 from rubriceval.judge.parser import parse_pairwise_output
 from rubriceval.pairwise.bradley_terry import fit_bradley_terry, log_likelihood
 from rubriceval.pairwise.judge import judge_pair, read_preference
@@ -230,7 +230,7 @@ def test_store_round_trip_resume_keys_and_names(tmp_path):
 def make_runs(path, answers: dict[str, dict[str, str]]) -> None:
     """One stored run per name, each with the tone rubric and the given answers (no verdicts needed)."""
     from rubriceval.api import scorer_rows
-    from rubriceval.store.runs import RunConfig, RunStore
+    from rubriceval import RunConfig, RunStore
 
     store = RunStore(path)
     rubric = tone_rubric()
@@ -242,11 +242,13 @@ def make_runs(path, answers: dict[str, dict[str, str]]) -> None:
 
 async def test_runs_compared_pairwise_show_in_compare_and_gate(tmp_path):
     from rubriceval.pairwise.run import run_pairwise
-    from rubriceval.judge.config import JudgeConfig
-    from rubriceval.report.compare import compare_runs, format_comparison
-    from rubriceval.report.gate import evaluate_gate, run_gate
+    from rubriceval import JudgeConfig
+    from rubriceval import compare_runs
+    from rubriceval.report.compare import format_comparison
+    from rubriceval import evaluate_gate
+    from rubriceval.report.gate import run_gate
     from rubriceval.report.gate_checks import GateUsageError
-    from rubriceval.store.runs import RunStore
+    from rubriceval import RunStore
 
     path = tmp_path / "runs.sqlite"
     ids = [f"s{i}" for i in range(8)]
@@ -333,7 +335,7 @@ def test_cli_pairwise_three_versions_then_gate(tmp_path, capsys):
 
 def test_cli_run_with_a_panel_file_and_its_dry_run(tmp_path, capsys):
     from rubriceval.cli import main
-    from rubriceval.store.runs import RunStore
+    from rubriceval import RunStore
     from rubriceval.testing.stub_server import StubServer
 
     (tmp_path / "tone.yaml").write_text(textwrap.dedent(RUBRIC_YAML), encoding="utf-8")

@@ -7,15 +7,13 @@ import textwrap
 
 import pytest
 
-from rubriceval.errors import ConfigError
-from rubriceval.judge.config import JudgeConfig
+from rubriceval import ConfigError, JudgeConfig, Verdict
 from rubriceval.scoring.consensus import is_disagreement, majority_pass
 from rubriceval.scoring.panel import (DETAILS_KEY, JudgePanel, PanelConfig, load_panel_config, panel_votes,
                                       score_with_panel)
 from rubriceval.testing.scripted_judge import ScriptedJudge, judge_error
 from rubriceval.trust.agreement import fleiss_kappa, krippendorff_alpha
 from rubriceval.trust.panel_agreement import panel_agreement
-from rubriceval.verdict import Verdict
 from tests.test_trust_audits import sample, tone_rubric
 
 
@@ -168,11 +166,11 @@ def test_bad_panel_config_names_file_line_and_field(tmp_path, body, field, line,
 # ── end to end: a run with a panel on the loopback stub ──────────────────────────────────────────────────────────
 
 def test_a_run_with_a_panel_stores_each_judge_reports_agreement_and_queues_disagreements_first(tmp_path):
-    from rubriceval.api import evaluate
-    from rubriceval.data.sample import Sample
-    from rubriceval.store.audit import AuditStore
+    from rubriceval import evaluate
+    from rubriceval import Sample
+    from rubriceval import AuditStore
     from rubriceval.store.audit_models import QueueFilter
-    from rubriceval.store.runs import RunStore
+    from rubriceval import RunStore
     from rubriceval.testing.stub_server import StubServer
 
     # Each model scores by the answer's own number, model-b one level lower on "s2", model-c harsh on "s3".

@@ -6,12 +6,9 @@ from pathlib import Path
 import pytest
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from rubriceval.data.sample import Sample
-from rubriceval.errors import RubricEvalError
-from rubriceval.prompt.compile import compile_rubric
+from rubriceval import RubricEvalError, Sample, compile_rubric, load_rubric
 from rubriceval.prompt.compile import environment as rubric_environment
 from rubriceval.prompt.environment import PromptTemplateError, fence, prompt_environment, tojson
-from rubriceval.rubric.loader import load_rubric
 from standard_metrics.prompts import prompt_library
 
 SAMPLE = Sample(id="s1", question="订单怎么还没到？", answer="抱歉，包裹明天送达。")

@@ -10,16 +10,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rubriceval.data.sample import Sample
-from rubriceval.report.aggregate import summarize
+from rubriceval import (Evidence, Rubric, RunConfig, RunStore, Sample, TrustBar, Usage, Verdict, markdown_summary,
+                        summarize, write_excel_report, write_html_report)
 from rubriceval.report.diagnosis import DiagnosisConfig, diagnose
-from rubriceval.report.excel import write_excel_report
-from rubriceval.report.html import write_html_report
 from rubriceval.report.i18n import detect_language
-from rubriceval.report.markdown import markdown_summary, text_table
-from rubriceval.rubric.schema import JudgeItem, RequiredLink, Rubric, TrustBar
-from rubriceval.store.runs import RunConfig, RunStore
-from rubriceval.verdict import Evidence, Usage, Verdict
+from rubriceval.report.markdown import text_table
+from rubriceval.rubric.schema import JudgeItem, RequiredLink
 
 LINK = "https://oa.example.com/reimburse"
 LEVELS_ZH = {1: "完全不符合要求", 2: "大部分不符合", 3: "部分符合", 4: "基本符合", 5: "完全符合要求"}

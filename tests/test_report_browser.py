@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval.report.html import write_html_report
+from rubriceval import write_html_report
 from test_report import build_store
 
 pytestmark = pytest.mark.browser

@@ -4,10 +4,7 @@ import textwrap
 
 import pytest
 
-from rubriceval.errors import RubricError
-from rubriceval.rubric.lint import validate_path
-from rubriceval.rubric.loader import load_rubric, load_rubrics
-from rubriceval.rubric.schema import Rubric
+from rubriceval import Rubric, RubricError, load_rubric, load_rubrics, validate_path
 
 GOOD = textwrap.dedent("""\
     id: demo

@@ -8,14 +8,13 @@ import subprocess
 import sys
 import textwrap
 
-from rubriceval.data.sample import Sample
+from rubriceval import RunConfig, RunStore, Sample
 from rubriceval.store.liveness import ProcessStamp, current_process, is_gone
-from rubriceval.store.runs import RunConfig, RunStore
 
 HOLD_A_RUN = textwrap.dedent("""
     import sys, time
-    from rubriceval.data.sample import Sample
-    from rubriceval.store.runs import RunConfig, RunStore
+    from rubriceval import Sample
+    from rubriceval import RunConfig, RunStore
     store = RunStore(sys.argv[1])
     run_id = store.create_run(RunConfig(), [Sample(id="a", question="订单到哪了？")], [], name="held")
     store.set_status(run_id, "running")

@@ -10,13 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval.api import evaluate
-from rubriceval.data.io import read_dataset
-from rubriceval.judge.config import JudgeConfig
-from rubriceval.planning import plan_cost
-from rubriceval.rubric.loader import load_rubrics
+from rubriceval import JudgeConfig, RunStore, evaluate, load_rubrics, plan_cost, read_dataset
 from rubriceval.runner import plan_units
-from rubriceval.store.runs import RunStore
 from rubriceval.testing.stub_server import StubServer
 
 DATA = "datasets/demo_cs_zh.jsonl"
@@ -160,7 +155,7 @@ def test_rescore_changed_judges_only_corrected_rows(tmp_path):
     import asyncio
 
     from rubriceval.api import rescore_changed
-    from rubriceval.store.audit import AuditStore
+    from rubriceval import AuditStore
 
     db = tmp_path / "runs.sqlite"
     with StubServer() as stub:

@@ -6,11 +6,8 @@ from pathlib import Path
 
 import yaml
 
-from rubriceval.data.sample import Sample
-from rubriceval.judge.config import JudgeConfig
+from rubriceval import JudgeConfig, Rubric, Sample, load_rubric
 from rubriceval.planning import planned_judge_calls
-from rubriceval.rubric.loader import load_rubric
-from rubriceval.rubric.schema import Rubric
 from rubriceval.runner import score_metrics
 from rubriceval.safety.manipulation_policy import ManipulationPolicy
 from rubriceval.safety.pii import find_pii

@@ -6,12 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval.data.io import read_dataset
-from rubriceval.data.sample import Sample
+from rubriceval import Sample, Verdict, read_dataset
 from rubriceval.safety.manipulation import detect_manipulation, scan_fields
 from rubriceval.safety.manipulation_policy import (CHECK_ID, ManipulationPolicy, apply_manipulation_policy,
                                                    capped_without_judge, is_flagged, scan_sample)
-from rubriceval.verdict import Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELLED = [json.loads(line) for line in (ROOT / "tests/fixtures/security/manipulation.jsonl")

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval.data.conversation import Conversation
-from rubriceval.data.sample import Sample
+from rubriceval import Conversation, Sample
 from rubriceval.safety.pii import find_pii
 from rubriceval.safety.redaction import Redaction, redact_sample, restore
 
@@ -103,7 +102,7 @@ def test_masking_is_idempotent_and_restore_leaves_unknown_placeholders():
 
 def test_judge_view_and_recorded_mapping():
     from rubriceval.safety.redaction import judge_view, record_redactions, restore_for_expert
-    from rubriceval.verdict import Verdict
+    from rubriceval import Verdict
 
     sample = Sample(id="s", question="回电 13800138000", answer="好的，会打 13800138000")
     assert judge_view(sample, False)[0] is sample

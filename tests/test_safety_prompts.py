@@ -6,13 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval.data.conversation import Conversation
-from rubriceval.data.sample import Sample
+from rubriceval import Conversation, Rubric, Sample, compile_rubric, load_rubric
 from rubriceval.generate.chunking import Chunk
 from rubriceval.generate.generator import build_critique_messages, build_generation_messages
-from rubriceval.prompt.compile import compile_rubric
-from rubriceval.rubric.loader import load_rubric
-from rubriceval.rubric.schema import Rubric
 from rubriceval.safety.control_tokens import find_control_tokens
 from rubriceval.safety.folding import fold
 from rubriceval.safety.manipulation_policy import ManipulationPolicy

@@ -8,8 +8,7 @@ import pandas as pd
 import pytest
 from openpyxl import load_workbook
 
-from rubriceval.data.io import read_dataset, write_dataset
-from rubriceval.data.sample import Sample
+from rubriceval import Sample, read_dataset, write_dataset
 from rubriceval.safety.spreadsheet import FORMULA_STARTS, escape_cell, escape_frame, unescape_cell
 
 HOSTILE_CELLS = ['=HYPERLINK("http://x","点我")', "@SUM(1,2)", "-5", "+86 138 0013 8000", "=1+1", "+SUM(A1)",
@@ -72,8 +71,8 @@ def test_written_workbook_has_no_formula_cells(tmp_path: Path):
 def test_results_csv_and_excel_report_escape_hostile_text(tmp_path: Path):
     """The run's results.csv and the Excel report: the hostile question/answer are text, not formulas."""
     from rubriceval.cli import main
-    from rubriceval.report.excel import write_excel_report
-    from rubriceval.store.runs import RunStore
+    from rubriceval import write_excel_report
+    from rubriceval import RunStore
 
     data = tmp_path / "hostile.jsonl"
     write_dataset([Sample(id="a", question='=HYPERLINK("http://x","点我")', answer="@SUM(1,2)",

@@ -3,8 +3,7 @@ import json
 
 import pytest
 
-from rubriceval.data.sample import Sample
-from rubriceval.rubric.loader import load_rubric
+from rubriceval import Sample, load_rubric
 from rubriceval.safety.manipulation_policy import ManipulationPolicy
 from rubriceval.scoring.combine import Combine, ItemScore, combine
 from rubriceval.scoring.rubric_scorer import score_rubric

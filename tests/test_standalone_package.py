@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval.errors import DatasetError
+from rubriceval import DatasetError
 from rubriceval.testing.stub_server import StubServer
 from rubriceval.trust.benchmark_data import load_halueval, load_summeval
 

@@ -8,10 +8,8 @@ import sys
 
 import pytest
 
+from rubriceval import DatasetError, RunConfig, RunStore, Sample
 from rubriceval.data.io import iter_samples
-from rubriceval.data.sample import Sample
-from rubriceval.errors import DatasetError
-from rubriceval.store.runs import RunConfig, RunStore
 
 
 def _samples(n, changed=None):

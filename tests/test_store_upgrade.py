@@ -9,10 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval.errors import RubricEvalError
-from rubriceval.store.audit import AuditStore
+from rubriceval import AuditStore, RubricEvalError, RunStore
 from rubriceval.store.migrations import schema_version, upgrade
-from rubriceval.store.runs import RunStore
 
 FIXTURE = Path(__file__).parent / "fixtures" / "stores" / "v0_runs.sql"
 

@@ -10,13 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from rubriceval import (AuditStore, DatasetError, Rubric, RubricEvalError, RunConfig, RunStore, Sample, TrustBar,
+                        Verdict, agreement_report)
 from rubriceval.api import scorer_rows
-from rubriceval.data.sample import Sample
-from rubriceval.errors import DatasetError, RubricEvalError
-from rubriceval.rubric.schema import Rubric, TrustBar
-from rubriceval.store.audit import AuditStore
-from rubriceval.store.runs import RunConfig, RunStore
-from rubriceval.trust.agreement import agreement_report, krippendorff_alpha
+from rubriceval.trust.agreement import krippendorff_alpha
 from rubriceval.trust.human_scores import (
     agreement_for_rubric,
     audited_items,
@@ -24,7 +21,6 @@ from rubriceval.trust.human_scores import (
     read_label_file,
 )
 from rubriceval.trust.store import TrustStore
-from rubriceval.verdict import Verdict
 
 
 def tone_rubric(**changes) -> Rubric:

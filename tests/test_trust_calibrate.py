@@ -6,8 +6,7 @@ import re
 
 import pytest
 
-from rubriceval.rubric.loader import load_rubric
-from rubriceval.rubric.schema import Rubric
+from rubriceval import Rubric, load_rubric
 from rubriceval.trust.calibrate import (
     CalibrationError,
     accept_version,

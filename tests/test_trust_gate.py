@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from rubriceval.rubric.schema import TrustBar
-from rubriceval.trust.agreement import agreement_report
-from rubriceval.trust.release_gate import release_gate, run_warnings, trust_status
+from rubriceval import TrustBar, agreement_report, trust_status
+from rubriceval.trust.release_gate import release_gate, run_warnings
 from rubriceval.trust.store import TrustStore
 from tests.test_trust_audits import Row, make_audited_store, sample, tone_rubric
 

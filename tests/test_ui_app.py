@@ -15,8 +15,7 @@ import pytest  # noqa: E402
 from gradio_client import Client  # noqa: E402
 from gradio_client.exceptions import AppError  # noqa: E402
 
-from rubriceval.errors import RubricEvalError  # noqa: E402
-from rubriceval.store.audit import AuditStore  # noqa: E402
+from rubriceval import AuditStore, RubricEvalError  # noqa: E402
 from ui.app import is_loopback, launch  # noqa: E402
 from ui.demo import build_demo_store  # noqa: E402
 

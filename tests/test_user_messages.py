@@ -3,11 +3,8 @@ import textwrap
 
 import pytest
 
-from rubriceval.errors import RubricError
-from rubriceval.judge.config import JudgeConfig, load_judge_config
+from rubriceval import JudgeConfig, RubricError, load_judge_config, load_rubric, validate_path
 from rubriceval.report.gate_checks import GateUsageError, parse_check
-from rubriceval.rubric.lint import validate_path
-from rubriceval.rubric.loader import load_rubric
 
 HEAD = textwrap.dedent("""\
     id: demo
@@ -75,7 +72,7 @@ def test_an_external_judge_without_a_model_is_not_called_local(monkeypatch):
 
 
 def test_why_a_rubric_does_not_apply_names_the_failed_condition():
-    from rubriceval.data.io import read_dataset
+    from rubriceval import read_dataset
     from rubriceval.rubric.applies import applies, why_not
 
     samples = {s.id: s for s in read_dataset("datasets/demo_cs_zh.jsonl")}

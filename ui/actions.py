@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from rubriceval.store.audit import AuditStore
+from rubriceval import AuditStore
 from rubriceval.store.audit_models import AuditError, AuditItem, ItemVersions, SaveResult, clean_expert_name
 from ui.item_view import history_html, judge_html, sample_html
 from ui.queue import PAGE_SIZE, AuditSession, refresh_current

@@ -11,9 +11,9 @@ from collections import defaultdict
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from rubriceval.store.audit import AuditStore
+from rubriceval import AgreementReport, AuditStore, agreement_report
 from rubriceval.store.audit_models import AuditResponse
-from rubriceval.trust.agreement import AgreementReport, Estimate, agreement_report, krippendorff_alpha
+from rubriceval.trust.agreement import Estimate, krippendorff_alpha
 
 SUMMARY_COLUMNS = ["rubric", "version", "pairs", "exact", "within ±1", "quadratic κ", "Spearman", "judge − human",
                    "items ≥2 experts", "expert α (ordinal)", "unscored", "notes"]

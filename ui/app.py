@@ -14,8 +14,7 @@ from typing import Callable
 
 import gradio as gr
 
-from rubriceval.errors import RubricEvalError
-from rubriceval.store.audit import AuditStore
+from rubriceval import AuditStore, RubricEvalError
 from ui.assets import APP_CSS, KEYBOARD_HEAD
 from ui.layout import build_layout
 from ui.transcript_view import TRANSCRIPT_CSS

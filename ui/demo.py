@@ -13,11 +13,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from rubriceval import Evidence, Rubric, RunConfig, RunStore, Sample, Usage, Verdict
 from rubriceval.checks import run_check
-from rubriceval.data.sample import Sample
-from rubriceval.rubric.schema import Rubric
-from rubriceval.store.runs import RunConfig, RunStore
-from rubriceval.verdict import Evidence, Usage, Verdict
 
 PROCESS = Rubric.model_validate({
     "id": "process_compliance", "name": "流程合规（报销）", "version": 1, "language": "zh", "threshold": 4,

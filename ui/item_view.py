@@ -8,8 +8,8 @@ import difflib
 import html
 from typing import Any
 
+from rubriceval import Evidence, Verdict
 from rubriceval.store.audit_models import AuditItem, GroundTruthEdit, iso_time
-from rubriceval.verdict import Evidence, Verdict
 
 
 def esc(text: Any) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from rubriceval.store.audit import AuditStore
+from rubriceval import AuditStore
 from rubriceval.store.audit_models import ItemVersions, Progress, QueueFilter, QueueRow
 
 PAGE_SIZE = 25

@@ -19,13 +19,11 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from rubriceval.data.conversation import Conversation, Turn
+from rubriceval import AuditStore, Conversation, Evidence, Turn, Verdict
 from rubriceval.i18n import Lang, evidence_text, t
 from rubriceval.report.conversations import feedback_turns
-from rubriceval.store.audit import AuditStore
 from rubriceval.store.audit_models import AuditItem
 from rubriceval.store.turn_audit import TurnVerdict
-from rubriceval.verdict import Evidence, Verdict
 from ui.item_view import _para, esc, highlight_spans
 
 TRANSCRIPT_CSS = """

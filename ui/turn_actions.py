@@ -11,8 +11,8 @@ import html
 
 from pydantic import BaseModel, Field
 
+from rubriceval import AuditStore
 from rubriceval.i18n import Lang, t
-from rubriceval.store.audit import AuditStore
 from rubriceval.store.audit_models import AuditError, AuditItem, clean_expert_name
 from rubriceval.store.turn_audit import turn_scores
 from ui.actions import ActionOutcome, parse_score

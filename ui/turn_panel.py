@@ -12,8 +12,8 @@ from typing import Any
 
 import gradio as gr
 
+from rubriceval import AuditStore
 from rubriceval.i18n import Lang, t
-from rubriceval.store.audit import AuditStore
 from ui.queue import AuditSession
 from ui.turn_actions import save_turn, turn_pane
 

@@ -12,8 +12,7 @@ from typing import Any, Callable
 
 import gradio as gr
 
-from rubriceval.errors import RubricEvalError
-from rubriceval.store.audit import AuditStore
+from rubriceval import AuditStore, RubricEvalError
 from rubriceval.store.export import export_corrected_dataset
 from rubriceval.store.turn_audit import export_turn_verdicts
 from ui import agreement_panel
