@@ -34,7 +34,8 @@ from rubriceval.store.batches import BatchStore, RequestCounts
 from rubriceval.store.runs import RunStore, rubrics_from_run
 from rubriceval.verdict import Verdict
 
-WINDOW = 256                  # judgments replayed together
+WINDOW = 256                  # samples whose judgments are replayed together
+Unit = tuple[Sample, str, "Rubric | None", list[str]]     # sample, its input hash, a rubric or the metrics
 BATCH_STATUS = "batch"        # a run waiting for its batches (not "running": no process is working on it)
 
 
@@ -59,9 +60,8 @@ class BatchRun:
     def __init__(self, runs: RunStore, run_id: str, config: JudgeConfig, *, directory: Path, offline: bool,
                  embedder: object = None):
         if not offline and not config.base_url:
-            raise RubricEvalError("the Batch API needs a provider: set judge.base_url (or RUBRICEVAL_JUDGE_BASE_URL), "
-                                  "or write request files for an offline runner with --batch-file DIR",
-                                  field="judge.base_url")
+            raise RubricEvalError("the Batch API needs a provider: set judge.base_url (or --judge-base-url)",
+                                  field="judge.base_url", hint="or write files for an offline runner: --batch-file DIR")
         self.runs = runs
         self.batches = BatchStore(runs)
         self.run_id = run_id
@@ -69,7 +69,10 @@ class BatchRun:
         self.directory = Path(directory)
         self.offline = offline
         self.embedder = embedder
-        self.rubrics, self.metrics = rubrics_from_run(runs, run_id)
+        self.rubrics, metrics = rubrics_from_run(runs, run_id)
+        # In the order they were asked for: a call they share is charged to the first, as in an online run.
+        ordered = runs.run_info(run_id).config.metrics
+        self.metrics = [m for m in ordered if m in metrics] + [m for m in metrics if m not in ordered]
         self.cache = CallCache(config.cache_path or default_cache_dir() / "judge_cache.sqlite") if config.cache \
             else None
         self.provider = None if offline else BatchProvider(config.base_url, config.api_key,
@@ -148,45 +151,43 @@ class BatchRun:
 
     async def replay(self, report: RoundReport, finish_online: JudgeClient | None = None) -> list[WantedCall]:
         """Every judgment without a verdict, through its scorer with the collected replies; saves the finished
-        ones and returns the calls still wanted."""
+        ones and returns the calls still wanted. Samples are read and judgments replayed a window at a time."""
         book = ReplayBook(self.batches, self.run_id, self.cache, online=finish_online)
         judge = BatchJudge(self.config, book)
-        done = self.runs.done_keys(self.run_id)
         report.units_total = report.units_done = 0
-        window: list[tuple[Sample, Rubric | None, list[str]]] = []
         loop = asyncio.get_running_loop()
         previous_handler = loop.get_exception_handler()
         loop.set_exception_handler(_quiet_pending(previous_handler))
         try:
-            for sample in self.batches.iter_samples(self.run_id):
-                for rubric, names, scorers in units_of(sample, self.rubrics, self.metrics):
-                    report.units_total += len(scorers)
-                    todo = [s for s in scorers if (sample.id, s) not in done]
-                    report.units_done += len(scorers) - len(todo)
-                    if todo:
-                        window.append((sample, rubric, [n for n in names if (sample.id, n) not in done]))
-                if len(window) >= WINDOW:
-                    await self._replay_window(window, judge, report)
-                    window = []
-            if window:
-                await self._replay_window(window, judge, report)
+            for samples in self.runs.sample_windows(self.run_id, WINDOW):
+                done = self.runs.done_keys_for(self.run_id, [sample.id for sample, _ in samples])
+                units: list[Unit] = []
+                for sample, input_hash in samples:
+                    for rubric, names, scorers in units_of(sample, self.rubrics, self.metrics):
+                        report.units_total += len(scorers)
+                        todo = [s for s in scorers if (sample.id, s) not in done]
+                        report.units_done += len(scorers) - len(todo)
+                        if todo:
+                            units.append((sample, input_hash, rubric, [n for n in names if n in todo]))
+                if units:
+                    await self._replay_window(units, judge, report)
         finally:
             loop.set_exception_handler(previous_handler)
             book.flush_cache()
         return list(book.wanted.values())
 
-    async def _replay_window(self, window: list[tuple[Sample, Rubric | None, list[str]]], judge: BatchJudge,
-                             report: RoundReport) -> None:
+    async def _replay_window(self, units: list[Unit], judge: BatchJudge, report: RoundReport) -> None:
         before = asyncio.all_tasks()
-        results = await asyncio.gather(*(self._unit(sample, rubric, names, judge) for sample, rubric, names in window))
+        results = await asyncio.gather(*(self._unit(sample, rubric, names, judge)
+                                         for sample, _, rubric, names in units))
         # Calls a stopped unit's sibling tasks still make are recorded too: let them finish before going on.
         while any(not task.done() for task in asyncio.all_tasks() - before):
             await asyncio.sleep(0)
-        for (sample, _, _), verdicts in zip(window, results):
-            for verdict in verdicts or []:
-                self.runs.save_verdict(self.run_id, verdict, input_hash=sample.input_hash())
-                report.saved += 1
-                report.units_done += 1
+        finished = [(verdict, input_hash) for (_, input_hash, _, _), verdicts in zip(units, results)
+                    for verdict in verdicts or []]
+        self.runs.save_verdicts(self.run_id, finished)         # one transaction per window
+        report.saved += len(finished)
+        report.units_done += len(finished)
         judge.book.flush_cache()
 
     async def _unit(self, sample: Sample, rubric: Rubric | None, names: list[str], judge: BatchJudge
@@ -198,6 +199,26 @@ class BatchRun:
             return await score_metrics(sample, names, judge=judge, embedder=self.embedder)
         except BatchPending:
             return None
+
+
+def start_batch_run(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], *, store: RunStore,
+                    judge_config: JudgeConfig, directory: Path | None = None, offline: bool = False,
+                    embedder_config: object = None, name: str | None = None, dataset_path: str = "",
+                    rubrics_path: str = "") -> tuple[BatchRun, RoundReport]:
+    """A new run judged through batches: created like an online run (`api.start_run`), round 1 written and (unless
+    `offline`) submitted. Files go to `directory` (default: batches/<run id> beside the store). Close the returned
+    BatchRun when done; later, `collect` it (a new BatchRun over the same run id works after a restart)."""
+    from rubriceval.api import start_run
+
+    if not offline and not judge_config.base_url:
+        raise RubricEvalError("the Batch API needs a provider: set judge.base_url (or --judge-base-url)",
+                              field="judge.base_url", hint="or write files for an offline runner: --batch-file DIR")
+    run_id, rubrics = start_run(samples, rubrics, metrics, store=store, judge_config=judge_config,
+                                embedder_config=embedder_config, name=name, dataset_path=dataset_path,
+                                rubrics_path=rubrics_path)
+    batch_run = BatchRun(store, run_id, judge_config, offline=offline,
+                         directory=directory or Path(store.path).parent / "batches" / run_id)
+    return batch_run, batch_run.submit_first_round(samples)
 
 
 def units_of(sample: Sample, rubrics: list[Rubric], metrics: list[str]

@@ -52,39 +52,28 @@ def wants_batch(args: argparse.Namespace, judge_config) -> bool:
     return bool(getattr(args, "batch", False) or getattr(args, "batch_file", None) or judge_config.batch)
 
 
-def _directory(store, run_id: str, args: argparse.Namespace) -> Path:
-    given = getattr(args, "batch_file", None) or getattr(args, "batch_dir", None)
-    return Path(given) if given else Path(store.path).parent / "batches" / run_id
-
-
 def start_batch_run(args: argparse.Namespace, store, samples, rubrics, metrics, judge_config, panel=None) -> int:
     """`rubriceval run … --batch`: create the run, write and submit round 1."""
     import asyncio
 
-    from rubriceval.api import start_run
-    from rubriceval.batch.rounds import BatchRun
+    from rubriceval.batch import rounds
 
-    offline = bool(args.batch_file)
     if panel is not None:
         raise RubricEvalError("a judge panel cannot be judged through one Batch API", field="--panel",
                               hint="run the panel online, or batch each judge as its own run")
-    if not offline and not judge_config.base_url:
-        raise RubricEvalError("the Batch API needs a provider: set judge.base_url (or --judge-base-url)",
-                              field="judge.base_url", hint="or write files for an offline runner: --batch-file DIR")
-    run_id, rubrics = start_run(samples, rubrics, metrics, store=store, judge_config=judge_config,
-                                embedder_config=embedder_config_from(args), name=args.name,
-                                dataset_path=args.dataset or "", rubrics_path=args.rubrics or "")
-    batch_run = BatchRun(store, run_id, judge_config, directory=_directory(store, run_id, args), offline=offline)
+    given = args.batch_file or args.batch_dir
+    batch_run, report = rounds.start_batch_run(
+        samples, rubrics, metrics, store=store, judge_config=judge_config, offline=bool(args.batch_file),
+        directory=Path(given) if given else None, embedder_config=embedder_config_from(args), name=args.name,
+        dataset_path=args.dataset or "", rubrics_path=args.rubrics or "")
     try:
-        report = batch_run.submit_first_round(samples)
-        info = store.run_info(run_id)
-        where = f"in {batch_run.directory}"
-        print(f"run {info.name} ({run_id}): round 1, {report.submitted} request(s) {where}"
+        info = store.run_info(batch_run.run_id)
+        print(f"run {info.name} ({info.run_id}): round 1, {report.submitted} request(s) in {batch_run.directory}"
               + (f", batches {', '.join(report.new_batches)}" if report.new_batches else ""))
         if report.submitted == 0:           # all cached, or nothing to ask a judge: verdicts now
             report = asyncio.run(batch_run.collect(source=None))
             print(_line(batch_run, report))
-        elif offline:
+        elif batch_run.offline:
             print(f"run the files with your runner (e.g. vllm run-batch -i FILE -o {batch_run.directory}/FILE.out"
                   f".jsonl), then: rubriceval batch collect {info.name} --from {batch_run.directory}")
         else:

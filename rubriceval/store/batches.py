@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from pydantic import BaseModel
 
-from rubriceval.data.sample import Sample
 from rubriceval.store.runs import RunStore
 
 BATCH_SCHEMA = """
@@ -256,16 +255,3 @@ class BatchStore:
             elif state in RETRY_STATES:
                 counts.failed += n
         return counts
-
-    def iter_samples(self, run_id: str, chunk: int = 2000) -> Iterator[Sample]:
-        """The run's samples in dataset order, read a chunk at a time (memory stays flat on big runs)."""
-        last = -1
-        while True:
-            with self._lock:
-                rows = self.conn.execute("SELECT position, sample_json FROM run_samples WHERE run_id=? AND "
-                                         "position>? ORDER BY position LIMIT ?", (run_id, last, chunk)).fetchall()
-            if not rows:
-                return
-            for _, text in rows:
-                yield Sample.model_validate_json(text)
-            last = rows[-1][0]
