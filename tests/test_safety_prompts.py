@@ -62,14 +62,16 @@ def test_rubric_prompts(path):
         assert_inert(prompt.messages, where=f"{path.name}/{prompt.item_id}")
 
 
-def test_criterion_placeholders_are_fenced_too():
+@pytest.mark.parametrize("scope", ["sample", "conversation"])
+def test_criterion_placeholders_are_fenced_too(scope):
     """A criterion may quote the sample (`{{ sample.answer }}`): that text is untrusted as well."""
     rubric = Rubric.model_validate({
         "id": "quote", "name": "引用", "criterion": "回答“{{ sample.answer }}”是否礼貌？", "language": "zh",
-        "judge_sees": ["question"], "score_descriptions": {i: f"档{i}" for i in range(1, 6)},
+        "judge_sees": ["question"], "score_descriptions": {i: f"档{i}" for i in range(1, 6)}, "scope": scope,
         "items": [{"id": "judge", "type": "judge"}]})
-    [prompt] = compile_rubric(rubric, hostile_sample())
-    assert_inert(prompt.messages, where="criterion")
+    sample = hostile_sample(conversation=hostile_conversation()) if scope == "conversation" else hostile_sample()
+    for prompt in compile_rubric(rubric, sample):
+        assert_inert(prompt.messages, where=f"criterion ({scope})")
 
 
 async def test_rubric_reask_and_the_judges_echo_are_defused():
