@@ -51,16 +51,12 @@ async def _score_one(spec: ConversationMetricSpec, ctx: ConversationContext) -> 
 async def score_conversation(conversation: Conversation, metric_names: Iterable[str], *, judge: Any = None,
                              embedder: Any = None, options: MetricOptions | dict | None = None,
                              agent_options: AgentOptions | dict | None = None) -> list[Verdict]:
-    from standard_metrics.registry import METRICS   # the registry imports this package
+    from standard_metrics.registry import METRICS, check_known   # the registry imports this package
 
     opts = MetricOptions.coerce(options)
     agent = (agent_options if isinstance(agent_options, AgentOptions)
              else AgentOptions.model_validate(agent_options or {}))
-    names = list(dict.fromkeys(metric_names))
-    unknown = [n for n in names if n not in CONVERSATION_METRICS and n not in METRICS]
-    if unknown:
-        raise ConfigError(f"unknown metric(s) {', '.join(unknown)}", field="metrics",
-                          hint="available: " + ", ".join([*CONVERSATION_METRICS, *METRICS]))
+    names = list(dict.fromkeys(check_known(metric_names)))
     lang = opts.language or conversation_language(conversation)
     agent_specs = [CONVERSATION_METRICS[n] for n in names if n in CONVERSATION_METRICS]
     if judge is None and any(s.needs_judge and not s.missing_field(ConversationContext(conversation, opts, agent, lang))
