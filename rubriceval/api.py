@@ -102,6 +102,13 @@ def start_run(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
         print(f"note: rubric(s) applying to no sample in this dataset are left out: {', '.join(unused)}",
               file=sys.stderr)
         rubrics = [r for r in rubrics if r.id not in unused]
+    # Likewise metrics for a kind of sample the dataset lacks (agent metrics without conversations …).
+    from rubriceval.metric_scope import unused_metrics, unused_metrics_note
+
+    unused_metric = unused_metrics(samples, metrics)
+    if unused_metric:
+        print(unused_metrics_note(unused_metric), file=sys.stderr)
+        metrics = [m for m in metrics if m not in unused_metric]
     # Say up front which rubrics are used below their own trust bar (the run still goes ahead).
     from rubriceval.trust.release_gate import run_warnings
 
