@@ -105,3 +105,17 @@ def test_planned_and_batch_requests_are_masked_too():
     calls = list(planned_judge_calls([PERSONAL], [rubric], ["faithfulness"], config))
     assert {c.kind for c in calls} == {"rubric", "metric"}
     assert all(_no_personal_data(c.messages) == [] for c in calls)
+
+
+def test_audit_app_shows_the_expert_the_originals():
+    from rubriceval.store.audit_models import AuditItem, ItemVersions
+    from rubriceval.verdict import Verdict
+    from ui.item_view import judge_html
+
+    verdict = Verdict(sample_id="p1", scorer="policy_compliance", score=4.0, feedback="回答复述了 [手机号1]",
+                      details={"redactions": {"[手机号1]": PHONE}})
+    item = AuditItem(run_id="r", run_name="r", sample=PERSONAL, original=PERSONAL, verdict=verdict,
+                     rubric={"name": "政策合规性"}, scorer_version="v1", responses=[], gt_history=[], context_marks={},
+                     versions=ItemVersions(), other_verdicts=[])
+    html = judge_html(item)
+    assert f"回答复述了 {PHONE}" in html and "[手机号1]" not in html

@@ -9,6 +9,7 @@ import html
 from typing import Any
 
 from rubriceval import Evidence, Verdict
+from rubriceval.safety.redaction import restore_for_expert
 from rubriceval.store.audit_models import AuditItem, GroundTruthEdit, iso_time
 
 
@@ -111,6 +112,7 @@ def rubric_levels(rubric: dict[str, Any]) -> dict[int, str]:
 
 def judge_html(item: AuditItem) -> str:
     rubric, verdict = item.rubric, item.verdict
+    feedback = restore_for_expert(verdict.feedback, verdict.details)   # judge.redact: the expert sees the originals
     name = rubric.get("name") or verdict.scorer
     levels = rubric_levels(rubric)
     level_rows = "".join(
@@ -123,7 +125,7 @@ def judge_html(item: AuditItem) -> str:
              _section("Criterion", _para(rubric.get("criterion", "")) or "<i>(definition not stored)</i>"),
              _section("Score levels", f'<ol class="levels">{level_rows}</ol>' if level_rows else "<i>—</i>"),
              _section("Judge", f"<div>{_score_text(verdict)}</div>"
-                               f'<div class="feedback">{_para(verdict.feedback) or "<i>no feedback</i>"}</div>',
+                               f'<div class="feedback">{_para(feedback) or "<i>no feedback</i>"}</div>',
                       "judge-box"),
              _section("Evidence", _evidence_rows(verdict.evidence))]
     if item.responses:
