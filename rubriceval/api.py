@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +11,9 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from rubriceval.backends import make_embedder, make_judge, public_judge_config
-from rubriceval.data.io import read_dataset
+from rubriceval.data.io import DatasetStream
 from rubriceval.data.sample import Sample
+from rubriceval.dataset_scan import DatasetScan
 from rubriceval.embed.config import EmbedderConfig, load_embedder_config
 from rubriceval.judge.config import JudgeConfig, load_judge_config
 from rubriceval.rubric.loader import load_rubrics
@@ -51,13 +52,6 @@ class EvaluationResult(BaseModel):
         return counts
 
 
-def _hash_samples(samples: list[Sample]) -> str:
-    h = hashlib.sha256()
-    for s in samples:
-        h.update(s.input_hash().encode())
-    return h.hexdigest()[:16]
-
-
 def parse_metric_names(metrics: list[str] | str | None) -> list[str]:
     """Metric names from a list or a comma-separated string ("faithfulness, rouge_l"); unknown names are an error."""
     if not metrics:
@@ -82,22 +76,28 @@ def scorer_rows(rubrics: list[Rubric], metrics: list[str]) -> list[tuple[str, st
     return rows
 
 
-def start_run(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], *, store: RunStore,
+def start_run(samples: Iterable[Sample | tuple[int | None, Sample]], rubrics: list[Rubric], metrics: list[str], *,
+              store: RunStore,
               judge_config: JudgeConfig, embedder_config: EmbedderConfig | None = None, name: str | None = None,
               dataset_path: str = "", rubrics_path: str = "", panel_config: Any = None) -> tuple[str, list[Rubric]]:
     """A new run in the store, before anything is judged: the judge mode applied to the rubrics, rubrics that apply
     to no sample left out (with a note), trust warnings said. Returns the run id and the rubrics it uses (online
-    runs and the Batch API mode both start here)."""
+    runs and the Batch API mode both start here).
+
+    samples: a list, or a `DatasetStream` (a file read as a stream): it is read once, into the store (one copy per
+    dataset version), and what the run needs to know is noted on the way."""
     from rubriceval.scoring.judge_mode import with_judge_mode     # --judge-mode: checklist / holistic / fitted
 
     rubrics, notes = with_judge_mode(rubrics, judge_config.judge_mode)
     for line in notes:
         print(line, file=sys.stderr)
+    store.check_name_free(name)
+    scan = DatasetScan(rubrics)
+    numbered = samples.with_lines() if isinstance(samples, DatasetStream) else samples
+    dataset = store.store_dataset(numbered, source=dataset_path, observe=scan.observe)
     # A rubric directory often holds rubrics for other datasets (e.g. rubrics/benchmarks/); leave out those that
     # apply to no sample here, and say so, rather than reporting empty rows.
-    from rubriceval.rubric.applies import applies
-
-    unused = [r.id for r in rubrics if not any(applies(r, s) for s in samples)]
+    unused = scan.unused_rubrics(rubrics)
     if unused:
         print(f"note: rubric(s) applying to no sample in this dataset are left out: {', '.join(unused)}",
               file=sys.stderr)
@@ -105,7 +105,7 @@ def start_run(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
     # Likewise metrics for a kind of sample the dataset lacks (agent metrics without conversations …).
     from rubriceval.metric_scope import unused_metrics, unused_metrics_note
 
-    unused_metric = unused_metrics(samples, metrics)
+    unused_metric = unused_metrics(list(scan.examples.values()), metrics)     # one sample of each kind
     if unused_metric:
         print(unused_metrics_note(unused_metric), file=sys.stderr)
         metrics = [m for m in metrics if m not in unused_metric]
@@ -115,22 +115,24 @@ def start_run(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
     for line in run_warnings(store.path, rubrics, judge_model=judge_config.model):
         print(line, file=sys.stderr)
     use_panel = panel_config is not None and any(r.judge_items for r in rubrics)
-    config = RunConfig(dataset_path=dataset_path, dataset_hash=_hash_samples(samples),
+    config = RunConfig(dataset_path=dataset_path, dataset_hash=scan.dataset_hash,
                        rubrics={r.id: r.version_tag for r in rubrics}, metrics=metrics,
                        judge=public_judge_config(judge_config),
                        panel=panel_config.public() if use_panel else {},
                        embedder=(embedder_config.model_dump(exclude={"api_key"}) if embedder_config else {}),
                        rubrics_path=rubrics_path)
-    return store.create_run(config, samples, scorer_rows(rubrics, metrics), name=name), rubrics
+    return store.create_run(config, dataset, scorer_rows(rubrics, metrics), name=name), rubrics
 
 
-async def run_async(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], *, store: RunStore,
+async def run_async(samples: Iterable[Sample | tuple[int | None, Sample]] | None, rubrics: list[Rubric],
+                    metrics: list[str], *, store: RunStore,
                     judge_config: JudgeConfig, embedder_config: EmbedderConfig | None = None,
                     name: str | None = None, dataset_path: str = "", rubrics_path: str = "",
                     progress: bool = True, resume_run: str | None = None,
                     panel_config: Any = None) -> tuple[str, RunTotals]:
     """panel_config: a `rubriceval.scoring.panel.PanelConfig` whose judges judge the rubrics (the judge config then
-    serves the metrics)."""
+    serves the metrics). samples: as `start_run` takes them (None to resume: the run's samples are in the store);
+    the run reads them back from the store a window at a time."""
     if resume_run:
         run_id = store.resolve(resume_run)
     else:
@@ -150,7 +152,7 @@ async def run_async(samples: list[Sample], rubrics: list[Rubric], metrics: list[
     store.set_status(run_id, "running")
     status, totals = "interrupted", None
     try:
-        totals = await execute(store, run_id, samples, rubrics, metrics, judge=judge, embedder=embedder,
+        totals = await execute(store, run_id, None, rubrics, metrics, judge=judge, embedder=embedder,
                                progress=progress, panel=panel)
         status = "complete"
     finally:
@@ -175,16 +177,16 @@ async def rescore_changed(store: RunStore, run: str, *, judge_config: JudgeConfi
     info = store.run_info(old_id)
     rubrics, metrics = rubrics_from_run(store, old_id)
     changed = {s.id: s for s in changed_samples(store.path, old_id)}
-    samples = [changed.get(s.id, s) for s in store.samples(old_id)]
-    config = info.config.model_copy(update={"dataset_hash": _hash_samples(samples),
+    name = name or f"{info.name}-rescored-{len(changed)}"
+    store.check_name_free(name)
+    scan = DatasetScan([])
+    corrected = (changed.get(s.id, s) for window in store.sample_windows(old_id) for s, _ in window)
+    dataset = store.store_dataset(corrected, observe=scan.observe)
+    config = info.config.model_copy(update={"dataset_hash": scan.dataset_hash,
                                             "dataset_path": f"{info.config.dataset_path} (corrected from {info.name})"})
-    new_id = store.create_run(config, samples, scorer_rows(rubrics, metrics),
-                              name=name or f"{info.name}-rescored-{len(changed)}")
-    hashes = {s.id: s.input_hash() for s in samples}
-    for verdict in store.verdicts(old_id):
-        if verdict.sample_id not in changed:
-            store.save_verdict(new_id, verdict, input_hash=hashes[verdict.sample_id])
-    new_id, totals = await run_async(samples, rubrics, metrics, store=store, judge_config=judge_config,
+    new_id = store.create_run(config, dataset, scorer_rows(rubrics, metrics), name=name)
+    store.copy_verdicts(old_id, new_id, leave_out=list(changed))
+    new_id, totals = await run_async(None, rubrics, metrics, store=store, judge_config=judge_config,
                                      embedder_config=embedder_config, progress=progress, resume_run=new_id)
     return new_id, totals, len(changed)
 
@@ -217,7 +219,7 @@ def evaluate(dataset: str | Path | list[Sample], *, rubrics: str | Path | list[R
     Returns an EvaluationResult (run id and name, store path, call/token/cost totals, the verdicts). Bad input
     raises a RubricEvalError subclass naming the file, line and field.
     """
-    samples = read_dataset(dataset) if isinstance(dataset, (str, Path)) else list(dataset)
+    samples = DatasetStream(dataset) if isinstance(dataset, (str, Path)) else list(dataset)
     if rubrics is None:
         rubric_list: list[Rubric] = []
     elif isinstance(rubrics, (str, Path)):

@@ -1,13 +1,17 @@
 """Run rubrics and metrics over samples: concurrent, cached, resumable, with live progress.
 
-Each (sample, scorer) verdict is saved the moment it exists. Resuming a run skips the pairs already in the store, so a
-killed run finishes without repeating a completed judgment or losing/duplicating a row.
+Samples are judged a window at a time (read from the store, 1,000 by default) and verdicts are written in batches
+(store/verdict_batches.py: at least every quarter second and once per window), so memory stays flat on any dataset.
+Resuming a run skips the pairs already in the store, so a killed run finishes without losing or duplicating a row;
+the judge cache keeps every answered call, so no completed judgment is paid for twice.
 """
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterable, Iterator, Sized
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, Awaitable, Callable
 
 from tqdm import tqdm
@@ -19,7 +23,9 @@ from rubriceval.rubric.applies import applies
 from rubriceval.rubric.schema import Rubric
 from rubriceval.safety.redaction import judge_view, record_redactions
 from rubriceval.scoring.rubric_scorer import score_rubric
+from rubriceval.store.datasets import WINDOW
 from rubriceval.store.runs import RunStore
+from rubriceval.store.verdict_batches import VerdictBatches
 from rubriceval.verdict import Verdict
 
 
@@ -86,67 +92,86 @@ async def score_metrics(sample: Sample, metric_names: list[str], *, judge: Any, 
 
 
 class _Progress:
-    def __init__(self, total: int, stats: CallStats, enabled: bool, initial: int = 0):
-        self.bar = tqdm(total=total, initial=initial, unit="judgment", disable=not enabled, dynamic_ncols=True,
-                        desc="evaluating")
+    """Samples done, with the judge's running counters."""
+
+    def __init__(self, total: int | None, stats: CallStats, enabled: bool):
+        self.bar = tqdm(total=total, unit="sample", disable=not enabled, dynamic_ncols=True, desc="evaluating")
         self.stats = stats
 
-    def update(self, n: int = 1) -> None:
+    def update(self, samples: int, judgments: int) -> None:
         s = self.stats
-        self.bar.set_postfix_str(f"calls={s.calls} cached={s.cache_hits} tok={s.prompt_tokens + s.completion_tokens}"
-                                 f" ${s.cost_usd:.4f}" + (f" fail={sum(s.failures.values())}" if s.failures else ""),
-                                 refresh=False)
-        self.bar.update(n)
+        self.bar.set_postfix_str(f"judgments={judgments} calls={s.calls} cached={s.cache_hits} "
+                                 f"tok={s.prompt_tokens + s.completion_tokens} ${s.cost_usd:.4f}"
+                                 + (f" fail={sum(s.failures.values())}" if s.failures else ""), refresh=False)
+        self.bar.update(samples)
 
     def close(self) -> None:
         self.bar.close()
 
 
-async def execute(store: RunStore, run_id: str, samples: list[Sample], rubrics: list[Rubric], metrics: list[str], *,
-                  judge: JudgeClient | None, embedder: Any = None, progress: bool = True,
+def _windows(samples: Iterable[Sample], size: int) -> Iterator[list[tuple[Sample, str]]]:
+    it = iter(samples)
+    while chunk := list(islice(it, size)):
+        yield [(s, s.input_hash()) for s in chunk]
+
+
+async def execute(store: RunStore, run_id: str, samples: Iterable[Sample] | None, rubrics: list[Rubric],
+                  metrics: list[str], *, judge: JudgeClient | None, embedder: Any = None, progress: bool = True,
                   max_samples_in_flight: int | None = None,
-                  on_verdict: Callable[[Verdict], None] | None = None, panel: Any = None) -> RunTotals:
-    """panel: a `rubriceval.scoring.panel.JudgePanel` that judges the rubrics (the judge then serves metrics)."""
+                  on_verdict: Callable[[Verdict], None] | None = None, panel: Any = None,
+                  window: int = WINDOW) -> RunTotals:
+    """Judge a run window by window: `window` samples are read (from the store when `samples` is None), their
+    missing (sample, scorer) pairs judged concurrently, their verdicts written in batches; memory stays flat at
+    any dataset size. panel: a `rubriceval.scoring.panel.JudgePanel` that judges the rubrics (the judge then
+    serves metrics)."""
     started = time.perf_counter()
-    units = plan_units(samples, rubrics, metrics)
-    done = store.done_keys(run_id)
-    todo = [u for u in units if (u[0].id, u[1]) not in done]
-    totals = RunTotals(units_total=len(units), units_skipped=len(units) - len(todo))
+    totals = RunTotals()
     stats = judge.stats if judge is not None else panel.stats if panel is not None else CallStats()
-    bar = _Progress(len(units), stats, progress, initial=totals.units_skipped)
+    n_samples = len(samples) if isinstance(samples, Sized) else store.run_info(run_id).n_samples if samples is None \
+        else None
+    bar = _Progress(n_samples, stats, progress)
     by_id = {r.id: r for r in rubrics}
-    per_sample: dict[str, list[tuple[str, str]]] = {}
-    sample_of: dict[str, Sample] = {}
-    for s, scorer, kind in todo:
-        per_sample.setdefault(s.id, []).append((scorer, kind))
-        sample_of[s.id] = s
-    # Bound samples in flight so memory stays flat on big datasets; the judge client bounds the calls themselves.
+    resuming = store.has_verdicts(run_id)
+    batches = VerdictBatches(store, run_id)
+    windows = store.sample_windows(run_id, window) if samples is None else _windows(samples, window)
+    # Bound samples in flight inside a window; the judge client bounds the calls themselves.
     limit = asyncio.Semaphore(max_samples_in_flight or max(4, 2 * (judge.config.concurrency if judge else 8)))
 
-    def record(verdict: Verdict, sample: Sample) -> None:
-        store.save_verdict(run_id, verdict, input_hash=sample.input_hash())
+    def record(verdict: Verdict, input_hash: str) -> None:
+        batches.add(verdict, input_hash)
         totals.count(verdict.scored, verdict.unscored_kind)
         totals.embedding_calls += verdict.usage.embedding_calls
         if on_verdict:
             on_verdict(verdict)
-        bar.update()
 
-    async def run_sample(sample_id: str) -> None:
+    async def run_sample(sample: Sample, input_hash: str, wanted: list[tuple[str, str]]) -> None:
         async with limit:
-            sample = sample_of[sample_id]
-            wanted = per_sample[sample_id]
             rubric_ids = [sid for sid, kind in wanted if kind == "rubric"]
             metric_names = [sid for sid, kind in wanted if kind == "metric"]
             jobs = [judge_rubric(by_id[rid], sample, judge, panel) for rid in rubric_ids]
             for coro in asyncio.as_completed(jobs):
-                record(await coro, sample)
+                record(await coro, input_hash)
             if metric_names:
                 for verdict in await score_metrics(sample, metric_names, judge=judge, embedder=embedder):
-                    record(verdict, sample)
+                    record(verdict, input_hash)
+            bar.update(1, totals.units_done)
 
     try:
-        await asyncio.gather(*(run_sample(sid) for sid in per_sample))
+        for chunk in windows:
+            done = store.done_keys_for(run_id, [s.id for s, _ in chunk]) if resuming else set()
+            work = []
+            for sample, input_hash in chunk:
+                units = plan_units([sample], rubrics, metrics)
+                wanted = [(scorer, kind) for _, scorer, kind in units if (sample.id, scorer) not in done]
+                totals.units_total += len(units)
+                totals.units_skipped += len(units) - len(wanted)
+                if wanted:
+                    work.append(run_sample(sample, input_hash, wanted))
+            bar.update(len(chunk) - len(work), totals.units_done)     # samples finished before (resume)
+            await asyncio.gather(*work)
+            batches.flush()                          # at least one transaction per window
     finally:
+        batches.flush()
         bar.close()
         totals.wall_s = time.perf_counter() - started
         totals.judge = stats.as_dict()

@@ -61,10 +61,10 @@ def _chatlog_config(args):
 
 def _load_for_run(args):
     from rubriceval.api import parse_metric_names
-    from rubriceval.data.io import read_dataset
+    from rubriceval.data.io import DatasetStream
     from rubriceval.rubric.loader import load_rubrics
 
-    samples = read_dataset(args.dataset, chatlog=_chatlog_config(args))
+    samples = DatasetStream(args.dataset, chatlog=_chatlog_config(args))     # read as a stream, never held whole
     rubrics = load_rubrics(args.rubrics, only=args.only.split(",") if args.only else None) if args.rubrics else []
     metrics = parse_metric_names(args.metrics)
     if not rubrics and not metrics:
@@ -84,7 +84,7 @@ def cmd_run(args) -> int:
     panel = _panel_config(args, judge_config)
     if args.resume:
         run_id = store.resolve(args.resume)
-        samples = store.samples(run_id)
+        samples = store.samples(run_id) if args.dry_run else None     # a run reads them from the store, by window
         rubrics, metrics = rubrics_from_run(store, run_id)
         info = store.run_info(run_id)
         # Resume with the judge the run started with, unless the user overrides it.

@@ -156,6 +156,23 @@ def iter_samples(path: str | Path, *, require: Iterable[str] = ("question",), ch
         print(_plain_text_note(path, plain_text), file=sys.stderr)
 
 
+class DatasetStream:
+    """A dataset file read anew, as a stream, each time it is iterated: what a run takes instead of a list, so a
+    file of any size is never held whole. Iterating gives Samples; `with_lines()` gives (line, sample) pairs for
+    the run store, whose key refuses duplicate ids with both lines named."""
+
+    def __init__(self, path: str | Path, *, require: Iterable[str] = ("question",),
+                 chatlog: "ChatLogConfig | None" = None):
+        self.path, self.require, self.chatlog = Path(path), tuple(require), chatlog
+
+    def __iter__(self) -> Iterator[Sample]:
+        return iter_samples(self.path, require=self.require, chatlog=self.chatlog, check_duplicates=False)
+
+    def with_lines(self) -> Iterator[tuple[int | None, Sample]]:
+        return iter_samples(self.path, require=self.require, chatlog=self.chatlog, check_duplicates=False,
+                            with_lines=True)
+
+
 class LineTally:
     """Lines noted for one message: how many, and the first few (bounded memory on a file of any size)."""
 

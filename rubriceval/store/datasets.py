@@ -139,10 +139,10 @@ def _duplicate(conn: sqlite3.Connection, dataset_id: str, rows: list[tuple], sou
 
 
 def store_dataset(conn: sqlite3.Connection, samples: Iterable[Sample | tuple[int | None, Sample]], *,
-                  source: str = "", observe: Callable[[Sample], None] | None = None,
+                  source: str = "", observe: Callable[[Sample, str], None] | None = None,
                   lock: object | None = None, window: int = WINDOW) -> DatasetRef:
-    """Write a dataset version (samples, or (line, sample) pairs) once; `observe` sees every sample as it passes
-    (e.g. to note which rubrics apply) so the caller needs no second reading."""
+    """Write a dataset version (samples, or (line, sample) pairs) once; `observe(sample, input_hash)` sees every
+    sample as it passes (e.g. to note which rubrics apply), so the caller needs no second reading."""
     import contextlib
 
     guard = lock if lock is not None else contextlib.nullcontext()
@@ -159,11 +159,12 @@ def store_dataset(conn: sqlite3.Connection, samples: Iterable[Sample | tuple[int
             rows = []
             for item in chunk:
                 line, sample = item if isinstance(item, tuple) else (None, item)
+                input_hash = sample.input_hash()
                 if observe is not None:
-                    observe(sample)
+                    observe(sample, input_hash)
                 sample_json = sample.model_dump_json()
                 digest.add(sample_json)
-                rows.append((dataset_id, position, sample.id, line, sample.input_hash(), sample_json))
+                rows.append((dataset_id, position, sample.id, line, input_hash, sample_json))
                 position += 1
             with guard:
                 try:

@@ -130,7 +130,7 @@ class RunStore:
                 raise self._name_taken(name)
 
     def store_dataset(self, samples: Iterable[Sample | tuple[int | None, Sample]], *, source: str = "",
-                      observe: Callable[[Sample], None] | None = None) -> DatasetRef:
+                      observe: Callable[[Sample, str], None] | None = None) -> DatasetRef:
         """Store a dataset version once (see store/datasets.py); `observe` sees each sample on the way."""
         return store_dataset(self.conn, samples, source=source, observe=observe, lock=self._lock)
 
@@ -217,6 +217,19 @@ class RunStore:
         with self._lock, self.conn:
             self.conn.executemany("INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                                   [verdict_row(run_id, v, input_hash, now) for v, input_hash in batch])
+
+    def copy_verdicts(self, from_run: str, to_run: str, *, leave_out: Sequence[str] = ()) -> int:
+        """Copy one run's verdicts to another over the same sample ids, in SQL (none is loaded), except the samples
+        left out; each copy takes the input hash of its sample in the new run's dataset."""
+        with self._lock, self.conn:
+            return self.conn.execute(
+                "INSERT OR REPLACE INTO verdicts SELECT :to, v.sample_id, v.scorer, v.kind, v.scorer_version, v.score, "
+                "v.unscored_kind, v.unscored_reason, v.feedback, v.evidence_json, v.details_json, v.passed, v.usage_json, "
+                "d.input_hash, :now FROM verdicts v JOIN runs r ON r.run_id = :to "
+                "JOIN dataset_samples d ON d.dataset_id = r.dataset_id AND d.sample_id = v.sample_id "
+                "WHERE v.run_id = :from AND v.sample_id NOT IN (SELECT value FROM json_each(:out))",
+                {"to": self.resolve(to_run), "from": self.resolve(from_run), "now": time.time(),
+                 "out": json.dumps(list(leave_out), ensure_ascii=False)}).rowcount
 
     def done_keys_for(self, run_id: str, sample_ids: Sequence[str]) -> set[tuple[str, str]]:
         """The (sample, scorer) pairs already judged among these samples (one window of a resumed run)."""
