@@ -38,21 +38,23 @@ class CustomIds:
         return base if n == 0 else f"{base}#{n}"
 
 
-def first_round(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], config: JudgeConfig,
+def first_round(windows: Iterable[list[Sample]], rubrics: list[Rubric], metrics: list[str], config: JudgeConfig,
                 cache: CallCache | None, ids: CustomIds) -> Iterator[tuple[RequestRow, dict]]:
-    """The planner's calls that can be asked now: exact (a second step waits for its first step's answer), not in
-    the judge cache, each distinct call once."""
+    """The planner's calls that can be asked now, a window of samples at a time: exact (a second step waits for
+    its first step's answer), not in the judge cache, each distinct call once."""
     seen: set[str] = set()
-    for call in planned_judge_calls(samples, rubrics, metrics, config, cache=cache):
-        if not call.exact:
-            continue
-        key = call.key()
-        if key in seen or (cache is not None and key in cache):
-            continue
-        seen.add(key)
-        body, _ = chat_body(call.config, call.messages, call.json_schema, call.schema_name, call.options)
-        yield RequestRow(custom_id=ids(call.sample_id, call.scorer, call.item, call.config.seed), key=key,
-                         sample_id=call.sample_id, scorer=call.scorer, item=call.item, seed=call.config.seed), body
+    for samples in windows:
+        for call in planned_judge_calls(samples, rubrics, metrics, config, cache=cache):
+            if not call.exact:
+                continue
+            key = call.key()
+            if key in seen or (cache is not None and key in cache):
+                continue
+            seen.add(key)
+            body, _ = chat_body(call.config, call.messages, call.json_schema, call.schema_name, call.options)
+            yield RequestRow(custom_id=ids(call.sample_id, call.scorer, call.item, call.config.seed), key=key,
+                             sample_id=call.sample_id, scorer=call.scorer, item=call.item,
+                             seed=call.config.seed), body
 
 
 def wanted_requests(wanted: Iterable, ids: CustomIds) -> Iterator[tuple[RequestRow, dict]]:

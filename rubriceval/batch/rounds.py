@@ -12,6 +12,7 @@ Judgments are replayed a window at a time (samples streamed from the store), so 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from rubriceval.store.runs import RunStore, rubrics_from_run
 from rubriceval.verdict import Verdict
 
 WINDOW = 256                  # samples whose judgments are replayed together
+PLAN_WINDOW = 1000            # samples planned together for round 1
 Unit = tuple[Sample, str, "Rubric | None", list[str]]     # sample, its input hash, a rubric or the metrics
 BATCH_STATUS = "batch"        # a run waiting for its batches (not "running": no process is working on it)
 
@@ -52,6 +54,7 @@ class RoundReport(BaseModel):
     gave_up: int = 0                     # calls settled as errors after too many failed attempts
     requests: RequestCounts = Field(default_factory=RequestCounts)
     complete: bool = False
+    timings: dict[str, float] = Field(default_factory=dict)   # seconds per step (plan_and_write, submit, read, …)
 
 
 class BatchRun:
@@ -85,16 +88,28 @@ class BatchRun:
             self.cache.close()
 
     # -- round 1 --------------------------------------------------------------------------------------------------
-    def submit_first_round(self, samples: list[Sample]) -> RoundReport:
-        ids = CustomIds(self.run_id, 1)
-        requests = first_round(samples, self.rubrics, self.metrics, self.config, self.cache, ids)
+    def submit_first_round(self) -> RoundReport:
+        """Plan round 1 over the run's stored samples (a window at a time), write and submit it."""
         report = RoundReport(round=1)
+        started = time.perf_counter()
+
+        def windows() -> Iterator[list[Sample]]:
+            for pairs in self.runs.sample_windows(self.run_id, PLAN_WINDOW):
+                samples = [sample for sample, _ in pairs]
+                report.units_total += sum(len(scorers) for sample in samples
+                                          for _, _, scorers in units_of(sample, self.rubrics, self.metrics))
+                yield samples
+
+        requests = first_round(windows(), self.rubrics, self.metrics, self.config, self.cache,
+                               CustomIds(self.run_id, 1))
         report.submitted = write_round(self.batches, self.run_id, 1, requests, self.directory, self.config,
                                        offline=self.offline)
+        report.timings["plan_and_write_s"] = time.perf_counter() - started
         if self.provider is not None:
+            started = time.perf_counter()
             report.new_batches = submit_files(self.batches, self.provider, self.run_id, self.config)
-        self.runs.set_status(self.run_id, BATCH_STATUS, {"batch": {"units_total": count_units(
-            samples, self.rubrics, self.metrics)}})
+            report.timings["submit_s"] = time.perf_counter() - started
+        self.runs.set_status(self.run_id, BATCH_STATUS, {"batch": {"units_total": report.units_total}})
         report.requests = self.batches.counts(self.run_id)
         return report
 
@@ -105,17 +120,22 @@ class BatchRun:
         online through `finish_online`)."""
         report = RoundReport()
         prices = self.config.batch_prices()
+        started = time.perf_counter()
         if self.provider is not None:
             submit_files(self.batches, self.provider, self.run_id, self.config)      # a submit a crash cut short
             report.read = refresh_provider_files(self.batches, self.provider, self.run_id, self.directory, prices)
         elif source is not None:
             report.read = collect_offline(self.batches, self.run_id, source, prices)
+        report.timings["read_s"] = time.perf_counter() - started
+        started = time.perf_counter()
         while True:
             wanted = await self.replay(report, finish_online)
             asked, gave_up = self._sort_wanted(wanted)
             report.gave_up += gave_up
             if not gave_up:
                 break                        # settled calls change answers: replay once more, else done
+        report.timings["verdicts_s"] = time.perf_counter() - started
+        started = time.perf_counter()
         round_no = self.batches.current_round(self.run_id) + 1
         if asked and submit:
             ids = CustomIds(self.run_id, round_no)
@@ -124,6 +144,7 @@ class BatchRun:
             self.batches.retire(self.run_id, [call.key for call in asked])
             if self.provider is not None:
                 report.new_batches = submit_files(self.batches, self.provider, self.run_id, self.config)
+        report.timings["next_round_s"] = time.perf_counter() - started
         report.round = self.batches.current_round(self.run_id)
         report.requests = self.batches.counts(self.run_id)
         report.complete = report.units_done == report.units_total
@@ -218,7 +239,7 @@ def start_batch_run(samples: list[Sample], rubrics: list[Rubric], metrics: list[
                                 rubrics_path=rubrics_path)
     batch_run = BatchRun(store, run_id, judge_config, offline=offline,
                          directory=directory or Path(store.path).parent / "batches" / run_id)
-    return batch_run, batch_run.submit_first_round(samples)
+    return batch_run, batch_run.submit_first_round()
 
 
 def units_of(sample: Sample, rubrics: list[Rubric], metrics: list[str]
@@ -231,9 +252,6 @@ def units_of(sample: Sample, rubrics: list[Rubric], metrics: list[str]
     if metrics:
         yield None, list(metrics), list(metrics)
 
-
-def count_units(samples: list[Sample], rubrics: list[Rubric], metrics: list[str]) -> int:
-    return sum(len(scorers) for sample in samples for _, _, scorers in units_of(sample, rubrics, metrics))
 
 
 def _quiet_pending(previous):

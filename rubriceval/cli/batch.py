@@ -69,7 +69,7 @@ def start_batch_run(args: argparse.Namespace, store, samples, rubrics, metrics, 
     try:
         info = store.run_info(batch_run.run_id)
         print(f"run {info.name} ({info.run_id}): round 1, {report.submitted} request(s) in {batch_run.directory}"
-              + (f", batches {', '.join(report.new_batches)}" if report.new_batches else ""))
+              + (f", batches {', '.join(report.new_batches)}" if report.new_batches else "") + f" · {_took(report)}")
         if report.submitted == 0:           # all cached, or nothing to ask a judge: verdicts now
             report = asyncio.run(batch_run.collect(source=None))
             print(_line(batch_run, report))
@@ -112,8 +112,14 @@ def _open(args: argparse.Namespace):
 def _line(batch_run, report) -> str:
     from rubriceval.batch.progress import progress_line
 
+    took = _took(report)
     return progress_line(report.requests, batch_run.config, report.units_done, report.units_total,
-                         malformed=report.read.malformed)
+                         malformed=report.read.malformed) + (f" · {took}" if took else "")
+
+
+def _took(report) -> str:
+    return ", ".join(f"{name.removesuffix('_s').replace('_', ' ')} {seconds:.1f}s"
+                     for name, seconds in report.timings.items() if seconds >= 0.05)
 
 
 def cmd_status(args) -> int:
@@ -144,7 +150,7 @@ def cmd_collect(args) -> int:
     try:
         while True:
             report = asyncio.run(_collect_once(args, batch_run, source))
-            if not args.quiet:
+            if not args.quiet or report.complete:
                 print(_line(batch_run, report) + (f" · {report.submitted} request(s) in round {report.round}"
                                                   if report.submitted else ""), file=sys.stderr)
             if report.complete or not args.wait or source is not None:
