@@ -13,6 +13,7 @@ from rubriceval import (Conversation, Evidence, RunConfig, RunStore, Verdict, co
                         markdown_summary, write_excel_report)
 from rubriceval.data.conversation_io import conversation_sample
 from rubriceval.report.aggregate import load_run
+from rubriceval.report.compare import format_comparison, render_compare_html
 from rubriceval.report.conversations import (conversation_report, feedback_turns, first_failing_turn,
                                              position_bucket)
 from rubriceval.report.html import render_html_report
@@ -166,6 +167,12 @@ def test_compare_and_gate_on_conversation_rubrics(runs) -> None:
     assert {c.sample_id for c in comparison.worse[SOOTHING]} == {
         "refund-apology-every-turn", "delay-escalated", "delay-no-handover", "delay-soothed-once", "human-requested"}
     assert comparison.get("closing").delta == 0                       # checks and a fixed judge score: unchanged
+    # Each worse conversation says where it now fails first, and shows that turn instead of the last reply.
+    soothed = next(c for c in comparison.worse[SOOTHING] if c.sample_id == "delay-soothed-once")
+    assert (soothed.first_failing_turn_a, soothed.first_failing_turn_b) == (None, 4)
+    assert soothed.answer_b.startswith("[4] 如果明天仍未送达") and "请问还有什么可以帮您" in soothed.answer_a
+    assert "delay-soothed-once: 5 → 2  [First failing turn – → 4]" in format_comparison(comparison, "en")
+    assert '2<span class="note"> @4</span>' in render_compare_html(comparison, "en")
     check = f"{SOOTHING} mean>=4"
     assert evaluate_gate(store, good, [check]).passed
     failed = evaluate_gate(store, worse, [check, "closing mean>=3"])

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from rubriceval.data.sample import Sample
 from rubriceval.pairwise.summary import PairwiseSummary, pairwise_between_runs
 from rubriceval.report.aggregate import RunData, load_run
+from rubriceval.report.conversations import answer_at, first_failing_turn
 from rubriceval.i18n import Lang, check_lang, format_number, t
 from rubriceval.verdict import Verdict
 
@@ -66,6 +67,9 @@ class SampleChange(BaseModel):
     answer_b: str = ""
     feedback_a: str = ""
     feedback_b: str = ""
+    # Conversations: the first turn where each run's verdict failed (a check or a per-turn judge score).
+    first_failing_turn_a: int | None = None
+    first_failing_turn_b: int | None = None
 
 
 class NewUnscored(BaseModel):
@@ -225,12 +229,14 @@ def compare_data(a: RunData, b: RunData, *, n_boot: int = 2000, seed: int = 0, c
             (entry.better if diff > 0 else entry.worse)[scorer] = (va.score, vb.score)  # type: ignore[assignment]
             if diff < 0:
                 sample_a, sample_b = a.samples_by_id.get(sid), b.samples_by_id.get(sid)
+                turn_a, turn_b = first_failing_turn(va), first_failing_turn(vb)
                 worse.append(SampleChange(
                     sample_id=sid, scorer=scorer, question=(sample_b or sample_a).question if (sample_b or sample_a)
                     else "", score_a=va.score, score_b=vb.score, delta=diff,  # type: ignore[arg-type]
-                    answer_a=_preview(sample_a.answer) if sample_a else "",
-                    answer_b=_preview(sample_b.answer) if sample_b else "",
-                    feedback_a=_preview(va.feedback), feedback_b=_preview(vb.feedback)))
+                    answer_a=_preview(answer_at(sample_a, turn_a)) if sample_a else "",
+                    answer_b=_preview(answer_at(sample_b, turn_b)) if sample_b else "",
+                    feedback_a=_preview(va.feedback), feedback_b=_preview(vb.feedback),
+                    first_failing_turn_a=turn_a, first_failing_turn_b=turn_b))
         worse.sort(key=lambda c: (c.delta, c.sample_id))
         if worse:
             comparison.worse[scorer] = worse
@@ -293,7 +299,9 @@ def format_comparison(comparison: Comparison, lang: str | None = None, max_sampl
         digits = 0 if next(d.kind for d in comparison.deltas if d.scorer == scorer) == "rubric" else 2
         out += ["", f"{t('worse_samples', lang)} · {names.get(scorer, scorer)} ({len(changes)})"]
         for c in changes[:max_samples]:
-            out.append(f"  {c.sample_id}: {c.score_a:.{digits}f} → {c.score_b:.{digits}f}  {c.question[:40]}")
+            turns = (f"  [{t('cv_first_failing_turn', lang)} {c.first_failing_turn_a or '–'} → "
+                     f"{c.first_failing_turn_b or '–'}]" if c.first_failing_turn_a or c.first_failing_turn_b else "")
+            out.append(f"  {c.sample_id}: {c.score_a:.{digits}f} → {c.score_b:.{digits}f}{turns}  {c.question[:40]}")
         if len(changes) > max_samples:
             out.append(f"  … +{len(changes) - max_samples}")
     if comparison.seesaw_samples:

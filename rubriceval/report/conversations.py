@@ -54,6 +54,14 @@ def first_failing_turn(verdict: Verdict) -> int | None:
     return failing[0].turn if failing else None
 
 
+def answer_at(sample: Sample, turn: int | None) -> str:
+    """What to show as a sample's answer: for a conversation with a failing turn, that turn ("[4] …"); else the
+    answer (a conversation's last agent turn)."""
+    if sample.conversation is None or turn is None or not 1 <= turn <= len(sample.conversation.turns):
+        return sample.answer
+    return f"[{turn}] {sample.conversation.turns[turn - 1].content}"
+
+
 def failing_checks(verdict: Verdict) -> list[str]:
     """Check items (not judge scores) that failed, each once, in the order the verdict lists them."""
     per_turn_judge = {e.item for e in verdict.evidence if e.turn is not None and e.score is not None}
