@@ -74,10 +74,19 @@ def _scorer_rows(summary: Summary, lang: Lang, agreement: Mapping[str, Message |
     return rows
 
 
-def usage_line(u: Usage, lang: Lang) -> str:
-    """What a run spent, as the report and the end of `rubriceval run` both say it (summed from the stored verdicts)."""
+def usage_line(u: Usage, lang: Lang, judge: Mapping[str, Any] | None = None) -> str:
+    """What a run spent, as the report and the end of `rubriceval run` both say it (summed from the stored verdicts).
+    With the run's judge settings (`judge`), the same tokens priced online and through the Batch API, side by side."""
     line = (f"{t('calls', lang)} {u.calls} · {t('cache_hits', lang)} {u.cache_hits} · "
             f"tokens {u.prompt_tokens + u.completion_tokens} · ${u.cost_usd:.4f}")
+    if judge:
+        from rubriceval.judge.config import JudgeConfig
+
+        config = JudgeConfig.model_validate({k: v for k, v in judge.items() if k in JudgeConfig.model_fields})
+        (online_in, online_out), (batch_in, batch_out) = config.prices(), config.batch_prices()
+        if online_in or online_out:
+            line += (f" (online ${(u.prompt_tokens * online_in + u.completion_tokens * online_out) / 1e6:.4f} | "
+                     f"batch API ${(u.prompt_tokens * batch_in + u.completion_tokens * batch_out) / 1e6:.4f})")
     if u.embedding_calls or u.embedding_cache_hits:
         line += (f" · {t('embedding_calls', lang)} {u.embedding_calls} · {t('embedding_cache_hits', lang)} "
                  f"{u.embedding_cache_hits}")
@@ -119,7 +128,7 @@ def render_markdown(data: RunData, *, lang: Lang | None = None, findings: Sequen
                 line += f" ({t('driving_samples', lang)}: {ids})"
             out.append(line)
         out.append("")
-    out.append(usage_line(summary.usage, lang))
+    out.append(usage_line(summary.usage, lang, (data.info.get("config") or {}).get("judge")))
     if gate is not None:
         out += ["", f"**{t('gate', lang)}**: {t('gate_passed' if gate.passed else 'gate_failed', lang)}"]
         out += [f"- {'✅' if c.passed else '❌'} `{c.name}` — {c.reason}" for c in gate.checks]
