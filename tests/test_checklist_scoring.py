@@ -176,3 +176,15 @@ def test_judge_mode_override_falls_back_and_says_so():
     assert len(notes) == 2 and "emotional_soothing" in notes[0] and "helpfulness_en" in notes[1]
     assert changed[0].version_tag != shipped.version_tag or shipped.judge_mode == "checklist"
     assert with_judge_mode([shipped], None) == ([shipped], [])
+
+
+def test_every_rubrics_questions_about_one_sample_share_the_sample_prefix():
+    sample = Sample(id="d", question="订单延迟三天了", tags=["订单延迟"], answer="抱歉，包裹在杭州转运中心。",
+                    contexts=["杭州转运中心"])
+    (soothing, policy), _ = with_judge_mode([load_rubric("rubrics/emotional_soothing.yaml"),
+                                             load_rubric("rubrics/policy_compliance.yaml")], "checklist")
+    prompts = compile_rubric(soothing, sample) + compile_rubric(policy, sample)
+    users = [p.messages[1]["content"] for p in prompts]
+    head = users[0][:users[0].index("# 问题")]
+    assert sample.answer in head and all(u.startswith(head) for u in users)
+    assert soothing.criterion.strip()[:20] not in users[0]         # no rubric text before (or in) the question

@@ -5,8 +5,8 @@ a GBNF grammar on llama.cpp, a JSON-schema enum elsewhere), `max_tokens` tiny an
 requested. p(yes) = P(yes) / (P(yes) + P(no)), summed over the spellings of each answer among the top tokens at
 the answer's position; a server without logprobs gives p(yes) = 1 or 0 from the label (`source: label`).
 
-Prompt layout: system + rubric + sample first, the question last, so the questions of one sample share their
-whole prompt but the last lines (llama.cpp's slot cache and providers' prompt caches reuse it; the tokens
+Prompt layout: system + sample first, the question last (no rubric text before the sample), so the questions
+of one sample — of every rubric seeing the same fields — share their whole prompt but the last lines (llama.cpp's slot cache and providers' prompt caches reuse it; the tokens
 actually processed are counted in `Usage.cached_prompt_tokens`). Questions of one sample are asked one after the
 other, so the first call has filled the cache when the next arrives.
 
@@ -125,8 +125,11 @@ def compile_question(rubric: Rubric, item: ChecklistItem, question: ChecklistQue
     else:
         labels = FIELD_LABELS[lang]
         fields = [(name, labels[name], _field_value(sample, name, lang)) for name in rubric.judge_sees]
-    variables = dict(rubric=rubric, criterion=_render_criterion(rubric, item, sample), fields=fields,
-                     transcript=transcript, question=question.ask)
+    # Only the item's own criterion is shown (after the sample): the rubric's would break the prefix that every
+    # rubric's questions about this sample share, and the questions carry the rubric's meaning themselves.
+    criterion = _render_criterion(rubric, item, sample) if item.criterion else ""
+    variables = dict(rubric=rubric, criterion=criterion, fields=fields, transcript=transcript,
+                     question=question.ask)
     messages = [{"role": "system", "content": render_text(env, lang, "checklist_system")},
                 {"role": "user", "content": render_text(env, lang, "checklist", **variables)}]
     fingerprint = templates_fingerprint(env, [f"{lang}/{name}.j2" for name in TEMPLATES])
