@@ -298,3 +298,20 @@ def test_request_line_is_one_line_of_utf8_json():
     line = request_line("r/s/c/judge/s0/r1", {"model": "m", "messages": [{"role": "user", "content": "换行\u2028ok"}]})
     assert line.endswith(b"\n") and line.count(b"\n") == 1
     assert json.loads(line)["body"]["messages"][0]["content"] == "换行\u2028ok"
+
+
+def test_costs_online_and_batch_side_by_side():
+    from rubriceval.planning import plan_cost
+    from rubriceval.report.markdown import usage_line
+    from rubriceval.verdict import Usage
+
+    line = usage_line(Usage(calls=2, prompt_tokens=1_000_000, completion_tokens=100_000), "en", {"model": "gpt-4o"})
+    assert "(online $3.5000 | batch API $1.7500)" in line
+    priced = JudgeConfig(base_url="http://127.0.0.1:9/v1", model="m", price_in_per_mtok=1.0, price_out_per_mtok=2.0,
+                         cache=False)
+    assert priced.batch_prices() == (0.5, 1.0)
+    assert priced.model_copy(update={"price_in_per_mtok_batch": 0.3, "price_out_per_mtok_batch": 0.9}
+                             ).batch_prices() == (0.3, 0.9)
+    plan = plan_cost(read_dataset(DATA), load_rubrics("rubrics", only=RUBRICS), [], priced)
+    assert plan.cost_usd > 0 and plan.batch_cost_usd == pytest.approx(plan.cost_usd / 2)
+    assert f"batch API (--batch) ~${plan.batch_cost_usd:.4f}" in plan.format()
