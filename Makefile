@@ -11,7 +11,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 # `rubriceval metrics` can be added here (faithfulness and context_recall share their judge calls).
 DEMO_METRICS ?= faithfulness,context_recall,rouge_l,bleu
 
-.PHONY: setup demo test test-fast browser-deps bench clean
+.PHONY: setup demo test test-fast browser-deps bench bench-batch clean
 
 setup: $(VENV)/.installed
 
@@ -48,6 +48,11 @@ test-fast: setup
 
 bench: setup
 	$(PY) bench/run_bench.py
+
+# Batch API at scale on the loopback stub: 100,000 judgments submitted and collected, 10,000 online beside
+# (docs/benchmarks.md). `nice`: the machine may be shared.
+bench-batch: setup
+	nice -n 10 $(PY) bench/batch_bench.py --n 100000 --online-n 10000
 
 clean:
 	rm -rf out .pytest_cache
