@@ -315,3 +315,22 @@ def test_costs_online_and_batch_side_by_side():
     plan = plan_cost(read_dataset(DATA), load_rubrics("rubrics", only=RUBRICS), [], priced)
     assert plan.cost_usd > 0 and plan.batch_cost_usd == pytest.approx(plan.cost_usd / 2)
     assert f"batch API (--batch) ~${plan.batch_cost_usd:.4f}" in plan.format()
+
+
+def test_cli_run_batch_then_status_and_collect(stub, tmp_path, capsys):
+    from rubriceval.cli import main
+
+    judge = ["--judge-base-url", stub.base_url, "--judge-model", "stub", "--store", str(tmp_path / "runs.sqlite")]
+    assert main(["run", DATA, "--rubrics", "rubrics", "--only", ",".join(RUBRICS), "--name", "n1", "--batch",
+                 *judge]) == 0
+    assert "round 1" in capsys.readouterr().out
+    assert main(["batch", "status", "n1", *judge]) == 0
+    status = capsys.readouterr().out
+    assert "batch_stub" in status and "round 1 · requests" in status and "at batch price" in status
+    batch_endpoints(stub).wait_idle()
+    for batch in batch_endpoints(stub).batches():
+        batch_endpoints(stub).advance(batch.id)
+    assert main(["batch", "collect", "n1", "--wait", "--poll", "0.05", *judge]) == 0
+    captured = capsys.readouterr()
+    assert "judgments 18/18" in captured.err and "Business score" in captured.out
+    assert RunStore(tmp_path / "runs.sqlite").run_info("n1").status == "complete"
