@@ -107,13 +107,21 @@ def test_transcript_cited_turns_and_a_turn_override(served, page, tmp_path: Path
     assert "Saved the verdict on turn 4 (override)" in page.inner_text("#turn-status")
     page.wait_for_function("document.querySelector('#turn-4')?.innerText.includes('王专家 1/5')", timeout=10_000)
 
+    # The conversation-level verdict right after, through the existing path: no conflict with the turn verdict.
+    page.click("#agree-btn")
+    page.wait_for_function("(document.querySelector('#audit-status')?.innerText || '').includes('Saved agreement')",
+                           timeout=20_000)
+
     with AuditStore(store_path) as store:
         [saved] = store.turn_verdicts("latest")
+        [response] = store.responses("latest")
         log = store.audit_log("latest")
     assert (saved.sample_id, saved.scorer, saved.turn, saved.expert, saved.score, saved.judge_score, saved.action,
             saved.reason) == ("refund-apology-every-turn", SOOTHING, 4, "王专家", 1, 2.0, "override",
                               "第二次道歉，还是没有新信息")
-    assert [(e.action, e.outcome) for e in log] == [("save_turn_verdict", "saved")]
+    assert (response.sample_id, response.scorer, response.score, response.action) == (
+        "refund-apology-every-turn", SOOTHING, 2, "agree")
+    assert [(e.action, e.outcome) for e in log] == [("save_turn_verdict", "saved"), ("save_response", "saved")]
 
     for close in page.locator(".toast-close").all():
         close.click()
