@@ -11,7 +11,6 @@ and `rubriceval gate --check "pairwise:<rubric> win_rate>=0.5"` read them.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from typing import Any
 
@@ -47,6 +46,8 @@ def _language(requested: str | None, rubric_languages: list[str]) -> str:
 
 
 def cmd_pairwise(args: argparse.Namespace) -> int:
+    import asyncio   # ~40 ms: only when judging, so `rubriceval --help` stays fast
+
     from rubriceval.cli.options import judge_config_from
     from rubriceval.pairwise.report import format_pairwise
     from rubriceval.pairwise.run import run_pairwise
