@@ -3,37 +3,21 @@ as bubbles with the cited turns highlighted, a turn verdict is refused without a
 (and is in the store), and a conversation full of markup runs no script."""
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
-os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
-os.environ["HF_HUB_OFFLINE"] = "1"
-os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
+import pytest
 
-from pathlib import Path  # noqa: E402
-
-import pytest  # noqa: E402
-
-from rubriceval import AuditStore, Conversation  # noqa: E402
-from rubriceval.data.conversation_io import conversation_sample  # noqa: E402
-from rubriceval.testing.conversation_run import conversation_run  # noqa: E402
-from ui.app import launch  # noqa: E402
+# The app and browser setup the audit app's own browser test uses (environment, chromium flags, free port, page).
+from tests.test_ui_browser import browser_page, free_port  # noqa: F401  (browser_page: a fixture)
+from rubriceval import AuditStore, Conversation
+from rubriceval.data.conversation_io import conversation_sample
+from rubriceval.testing.conversation_run import conversation_run
+from ui.app import launch
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 SOOTHING = "emotional_soothing_multiturn"
-
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (pip install playwright) is not installed")
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture()
@@ -49,16 +33,6 @@ def served(tmp_path: Path):
     app.audit_store.close()
 
 
-@pytest.fixture()
-def page(chromium: str):
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield browser.new_page(viewport={"width": 1440, "height": 1200})
-        finally:
-            browser.close()
-
-
 def open_item(page, store_path: Path, sample_id: str, scorer: str) -> None:
     """Jump to the item by its number in the app's default queue (judge score ↑, dataset order)."""
     with AuditStore(store_path) as store:
@@ -70,8 +44,9 @@ def open_item(page, store_path: Path, sample_id: str, scorer: str) -> None:
                            arg=f"{sample_id} · {scorer}", timeout=20_000)
 
 
-def test_transcript_cited_turns_and_a_turn_override(served, page, tmp_path: Path) -> None:
+def test_transcript_cited_turns_and_a_turn_override(served, browser_page, tmp_path: Path) -> None:
     app, store_path = served
+    page = browser_page
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     page.goto(app.local_url)
