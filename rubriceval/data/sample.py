@@ -63,5 +63,9 @@ class Sample(BaseModel):
     @property
     def language(self) -> str:
         """'zh' when the question or answer holds CJK characters, else 'en'."""
-        text = self.question + self.answer
-        return "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else "en"
+        return text_language(self.question + self.answer)
+
+
+def text_language(text: str) -> str:
+    """'zh' when the text holds CJK characters, else 'en' (a sample's language, from its question and answer)."""
+    return "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else "en"

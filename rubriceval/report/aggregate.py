@@ -199,14 +199,15 @@ def metric_threshold(metric: str, definition: Mapping[str, Any],
     return DEFAULT_METRIC_THRESHOLDS.get(metric, FALLBACK_METRIC_THRESHOLD), "default"
 
 
-def _unscored_groups(rows: Iterable[Verdict]) -> list[UnscoredGroup]:
+def _unscored_groups(rows: Iterable[tuple[str | None, str, str | None]]) -> list[UnscoredGroup]:
+    """rows: (unscored kind, sample id, reason) of the unscored verdicts, in verdict order."""
     groups: dict[str, UnscoredGroup] = {}
-    for v in rows:
-        kind = v.unscored_kind or "error"
+    for unscored_kind, sample_id, unscored_reason in rows:
+        kind = unscored_kind or "error"
         group = groups.setdefault(kind, UnscoredGroup(kind=kind, count=0))
         group.count += 1
-        group.sample_ids.append(v.sample_id)
-        reason = (v.unscored_reason or "").strip()
+        group.sample_ids.append(sample_id)
+        reason = (unscored_reason or "").strip()
         if reason and reason not in group.example_reasons and len(group.example_reasons) < MAX_EXAMPLE_REASONS:
             group.example_reasons.append(reason)
     return sorted(groups.values(), key=lambda g: (-g.count, g.kind))
@@ -235,6 +236,19 @@ def _metric_histogram(scores: Sequence[float]) -> list[int]:
 
 def summarize_scorer(scorer: Mapping[str, Any], rows: Sequence[Verdict],
                      metric_thresholds: Mapping[str, float] | None = None) -> ScorerSummary:
+    return scorer_summary(scorer, scores=[v.score for v in rows if v.score is not None], n_total=len(rows),
+                          unscored=[(v.unscored_kind, v.sample_id, v.unscored_reason) for v in rows if v.score is None],
+                          n_flagged=sum(1 for v in rows if is_flagged(v)), panel_rows=rows,
+                          usage=sum((v.usage for v in rows), Usage()), metric_thresholds=metric_thresholds)
+
+
+def scorer_summary(scorer: Mapping[str, Any], *, scores: Sequence[float], n_total: int,
+                   unscored: Iterable[tuple[str | None, str, str | None]], n_flagged: int,
+                   panel_rows: Sequence[Verdict], usage: Usage,
+                   metric_thresholds: Mapping[str, float] | None = None) -> ScorerSummary:
+    """One scorer's summary from what its verdicts come to (in memory, or in SQL: report/source.py): scored
+    values, row count, unscored (kind, sample id, reason) in verdict order, flagged rows, rows judged by a panel
+    (others are ignored), usage."""
     definition = scorer.get("definition") or {}
     kind = scorer.get("kind", "rubric")
     summary = ScorerSummary(scorer=scorer["scorer"], kind=kind, version=scorer.get("version", ""),
@@ -248,11 +262,11 @@ def summarize_scorer(scorer: Mapping[str, Any], rows: Sequence[Verdict],
         summary.trust = definition.get("trust")
     else:
         summary.threshold, summary.threshold_source = metric_threshold(summary.scorer, definition, metric_thresholds)
-    scored = [v.score for v in rows if v.score is not None]
-    summary.n_total, summary.n_scored = len(rows), len(scored)
+    scored = scores
+    summary.n_total, summary.n_scored = n_total, len(scored)
     summary.n_unscored = summary.n_total - summary.n_scored
-    summary.unscored = _unscored_groups(v for v in rows if v.score is None)
-    summary.n_suspected_manipulation = sum(1 for v in rows if is_flagged(v))
+    summary.unscored = _unscored_groups(unscored)
+    summary.n_suspected_manipulation = n_flagged
     if summary.n_suspected_manipulation:
         summary.notes.append(f"{summary.n_suspected_manipulation} answer(s) addressed the judge "
                              "(suspected_manipulation): handled by the rubric's manipulation policy")
@@ -264,10 +278,10 @@ def summarize_scorer(scorer: Mapping[str, Any], rows: Sequence[Verdict],
     if kind == "rubric":
         summary.distribution, notes = _rubric_distribution(scored)
         summary.notes += notes
-        summary.panel = panel_agreement(rows, summary.threshold)
+        summary.panel = panel_agreement(panel_rows, summary.threshold)
     else:
         summary.histogram = _metric_histogram(scored)
-    summary.usage = sum((v.usage for v in rows), Usage())
+    summary.usage = usage
     return summary
 
 
@@ -290,6 +304,14 @@ def business_score(rubrics: Sequence[ScorerSummary]) -> tuple[float | None, str 
     return score, ("; ".join(notes) or None), [r.scorer for r in included]
 
 
+def breakdown_keys(tags: Sequence[str], intent: str) -> list[tuple[str, str]]:
+    """The (dimension, value) groups a sample belongs to: each distinct tag, and its intent."""
+    keys = [("tag", tag) for tag in dict.fromkeys(tags)]
+    if intent:
+        keys.append(("intent", intent))
+    return keys
+
+
 def _breakdown(verdicts: Sequence[Verdict], samples: Sequence[Sample],
                summaries: Mapping[str, ScorerSummary]) -> list[GroupStats]:
     by_sample = {s.id: s for s in samples}
@@ -298,22 +320,28 @@ def _breakdown(verdicts: Sequence[Verdict], samples: Sequence[Sample],
         sample = by_sample.get(v.sample_id)
         if sample is None:
             continue
-        keys = [("tag", tag) for tag in dict.fromkeys(sample.tags)]
-        if sample.intent:
-            keys.append(("intent", sample.intent))
-        for dimension, value in keys:
+        for dimension, value in breakdown_keys(sample.tags, sample.intent):
             groups.setdefault((dimension, value, v.scorer), []).append(v)
+    return group_stats({key: (len({v.sample_id for v in rows}), len(rows),
+                              [v.score for v in rows if v.score is not None]) for key, rows in groups.items()},
+                       summaries)
+
+
+def group_stats(groups: Mapping[tuple[str, str, str], tuple[int, int, Sequence[float]]],
+                summaries: Mapping[str, ScorerSummary]) -> list[GroupStats]:
+    """(dimension, value, scorer) → (samples, rows, scored values) as GroupStats, tags first, by value, then in
+    the summary's scorer order."""
     out = []
     order = {sid: i for i, sid in enumerate(summaries)}
-    for (dimension, value, scorer), rows in sorted(groups.items(),
-                                                   key=lambda kv: (kv[0][0] != "tag", kv[0][1],
-                                                                   order.get(kv[0][2], 1 << 30))):
-        scores = [v.score for v in rows if v.score is not None]
+    for (dimension, value, scorer), (n_samples, n_rows, scores) in sorted(
+            groups.items(), key=lambda kv: (kv[0][0] != "tag", kv[0][1], order.get(kv[0][2], 1 << 30))):
         threshold = summaries[scorer].threshold if scorer in summaries else None
-        stats = describe(scores, threshold)
-        out.append(GroupStats(dimension=dimension, value=value, scorer=scorer,
-                              n_samples=len({v.sample_id for v in rows}), n_scored=len(scores),
-                              n_unscored=len(rows) - len(scores), mean=stats.mean, pass_rate=stats.pass_rate))
+        # describe()'s mean and pass rate, without the median and std a group row does not show
+        mean = _finite(statistics.fmean(scores)) if scores else None
+        pass_rate = sum(1 for x in scores if x >= threshold) / len(scores) if scores and threshold is not None \
+            else None
+        out.append(GroupStats(dimension=dimension, value=value, scorer=scorer, n_samples=n_samples,
+                              n_scored=len(scores), n_unscored=n_rows - len(scores), mean=mean, pass_rate=pass_rate))
     return out
 
 
@@ -329,32 +357,45 @@ def summarize(verdicts: Sequence[Verdict], scorers: Sequence[Mapping[str, Any]],
     rows_by_scorer: dict[str, list[Verdict]] = {}
     for v in verdicts:
         rows_by_scorer.setdefault(v.scorer, []).append(v)
-    scorer_rows = list(scorers)
-    known = {row["scorer"] for row in scorer_rows}
-    notes = []
-    for name in rows_by_scorer:
-        if name not in known:
-            kind = rows_by_scorer[name][0].kind
-            scorer_rows.append({"scorer": name, "kind": kind, "version": rows_by_scorer[name][0].scorer_version,
-                                "definition": {}})
-            notes.append(f"verdicts of '{name}' have no stored scorer definition")
-    # Rubrics first, then metrics, each in stored order: the business view leads every report.
-    scorer_rows.sort(key=lambda row: row.get("kind") != "rubric")
+    scorer_rows, notes = with_unstored_scorers(scorers, ((name, rows[0].kind, rows[0].scorer_version)
+                                                         for name, rows in rows_by_scorer.items()))
     summaries = {row["scorer"]: summarize_scorer(row, rows_by_scorer.get(row["scorer"], []), metric_thresholds)
                  for row in scorer_rows}
-    rubric_summaries = [s for s in summaries.values() if s.kind == "rubric"]
-    score, score_note, included = business_score(rubric_summaries)
-    summary = Summary(
-        scorers=list(summaries.values()), business_score=score, business_score_note=score_note,
-        business_rubrics=included, rag_scores={s.scorer: s.mean for s in summaries.values() if s.kind == "metric"},
-        n_samples=len(samples) if samples is not None else None, n_verdicts=len(verdicts),
-        n_unscored=sum(1 for v in verdicts if v.score is None), usage=sum((v.usage for v in verdicts), Usage()),
-        notes=notes)
+    summary = assemble_summary(summaries, notes, n_samples=len(samples) if samples is not None else None,
+                               n_verdicts=len(verdicts), n_unscored=sum(1 for v in verdicts if v.score is None),
+                               usage=sum((v.usage for v in verdicts), Usage()))
     if samples is not None:
         summary.breakdown = _breakdown(verdicts, samples, summaries)
     else:
         summary.notes.append("no samples given: per tag/intent breakdown left out")
     return summary
+
+
+def with_unstored_scorers(scorers: Sequence[Mapping[str, Any]], seen: Iterable[tuple[str, str, str]]
+                          ) -> tuple[list[Mapping[str, Any]], list[str]]:
+    """The stored scorer rows, plus one for each scorer seen in the verdicts (name, kind, version of its first
+    verdict) without a stored definition, with a note; rubrics first, then metrics, each in stored order."""
+    scorer_rows = list(scorers)
+    known = {row["scorer"] for row in scorer_rows}
+    notes = []
+    for name, kind, version in seen:
+        if name not in known:
+            scorer_rows.append({"scorer": name, "kind": kind, "version": version, "definition": {}})
+            notes.append(f"verdicts of '{name}' have no stored scorer definition")
+    # Rubrics first, then metrics, each in stored order: the business view leads every report.
+    scorer_rows.sort(key=lambda row: row.get("kind") != "rubric")
+    return scorer_rows, notes
+
+
+def assemble_summary(summaries: Mapping[str, ScorerSummary], notes: list[str], *, n_samples: int | None,
+                     n_verdicts: int, n_unscored: int, usage: Usage) -> Summary:
+    """The run's summary from its scorers' summaries (in report order): business score, RAG scores, totals."""
+    rubric_summaries = [s for s in summaries.values() if s.kind == "rubric"]
+    score, score_note, included = business_score(rubric_summaries)
+    return Summary(
+        scorers=list(summaries.values()), business_score=score, business_score_note=score_note,
+        business_rubrics=included, rag_scores={s.scorer: s.mean for s in summaries.values() if s.kind == "metric"},
+        n_samples=n_samples, n_verdicts=n_verdicts, n_unscored=n_unscored, usage=usage, notes=notes)
 
 
 # -------------------------------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from rubriceval.data.sample import Sample
 from rubriceval.report.aggregate import ScorerSummary, Summary
 from rubriceval.i18n import LANGS, Lang, format_number, format_percent
 from rubriceval.i18n.report_text import CHECK_ACTIONS, FINDING_TEXT, GENERIC_CHECK_ACTION, UNSCORED_ACTIONS
-from rubriceval.verdict import Verdict
+from rubriceval.verdict import Evidence, Verdict
 
 Stage = Literal["retrieval", "generation", "business", "judge"]
 STAGE_ORDER: dict[str, int] = {"retrieval": 0, "generation": 1, "business": 2, "judge": 3}
@@ -118,7 +118,8 @@ def _score_finding(code: str, stage: Stage, summary: ScorerSummary, config: Diag
 
 
 class _Index:
-    """Verdicts by scorer and by (sample, scorer), and sample questions, for picking driving samples."""
+    """Verdicts by scorer and by (sample, scorer), and sample questions, for picking driving samples. A stored run
+    answers the same questions in SQL (report/source_diagnosis.py)."""
 
     def __init__(self, verdicts: Sequence[Verdict], samples: Sequence[Sample] | None):
         self.by_scorer: dict[str, list[Verdict]] = {}
@@ -139,12 +140,38 @@ class _Index:
         rows.sort(key=lambda v: (v.score, v.sample_id))
         return [self.driving(v) for v in rows[:n]]
 
+    def verdict(self, sample_id: str, scorer: str) -> Verdict | None:
+        return self.by_key.get((sample_id, scorer))
+
+    def low_despite_retrieval(self, scorer: str, threshold: float | None,
+                              retrieval: Sequence[tuple[str, float | None]], n: int) -> list[Verdict]:
+        """Rows below threshold whose own retrieval scores all pass first, then by score and sample id."""
+        rows = [v for v in self.by_scorer.get(scorer, []) if v.score is not None
+                and (threshold is None or v.score < threshold)]
+
+        def retrieval_failed(v: Verdict) -> bool:
+            return not all((r := self.by_key.get((v.sample_id, name))) is not None and r.score is not None
+                           and (limit is None or r.score >= limit) for name, limit in retrieval)
+        return sorted(rows, key=lambda v: (retrieval_failed(v), v.score, v.sample_id))[:n]
+
+    def check_results(self, scorer: str, item_id: str, n: int) -> tuple[int, int, list[tuple[Verdict, Evidence]]]:
+        """How often a check item was judged and failed on a rubric's rows, and the first n failures (unscored
+        last, then by score and sample id)."""
+        judged = [(v, e) for v in self.by_scorer.get(scorer, []) for e in v.evidence
+                  if e.item == item_id and e.passed is not None]
+        failed = [(v, e) for v, e in judged if e.passed is False]
+        failed.sort(key=lambda ve: (ve[0].score is None, ve[0].score or 0, ve[0].sample_id))
+        return len(judged), len(failed), failed[:n]
+
+    def unscored(self, scorer: str, n: int) -> list[Verdict]:
+        return [v for v in self.by_scorer.get(scorer, []) if v.score is None][:n]
+
 
 def _retrieval_ok_for_sample(index: _Index, sample_id: str, retrieval: Sequence[ScorerSummary],
                              config: DiagnosisConfig) -> tuple[bool, str]:
     parts, ok = [], True
     for summary in retrieval:
-        v = index.by_key.get((sample_id, summary.scorer))
+        v = index.verdict(sample_id, summary.scorer)
         threshold = _threshold(summary, config)
         if v is None or v.score is None:
             ok = False
@@ -174,14 +201,10 @@ def _generation_findings(summary: Summary, index: _Index, config: DiagnosisConfi
         else:
             code = "low_generation"
             # The samples that prove it is generation: low answer score although their own retrieval was fine.
-            rows = [v for v in index.by_scorer.get(m.scorer, []) if v.score is not None
-                    and (threshold is None or v.score < threshold)]
-            ranked = []
-            for v in rows:
-                ok, detail = _retrieval_ok_for_sample(index, v.sample_id, retrieval, config)
-                ranked.append((not ok, v.score, v.sample_id, v, detail))
-            ranked.sort(key=lambda r: r[:3])
-            drivers = [index.driving(v, detail) for *_, v, detail in ranked[:config.n_samples]]
+            rows = index.low_despite_retrieval(m.scorer, threshold, [(r.scorer, _threshold(r, config))
+                                                                     for r in retrieval], config.n_samples)
+            drivers = [index.driving(v, _retrieval_ok_for_sample(index, v.sample_id, retrieval, config)[1])
+                       for v in rows]
         findings.append(_score_finding(code, "generation", m, config, drivers))
     return findings
 
@@ -198,17 +221,13 @@ def _rubric_findings(summary: Summary, scorers: Sequence[Mapping[str, Any]], ind
     findings = []
     for rubric in summary.rubrics:
         checks = _check_items(definitions.get(rubric.scorer, {}))
-        rows = index.by_scorer.get(rubric.scorer, [])
         check_findings = []
         for item_id, check_type in checks.items():
-            judged = [(v, e) for v in rows for e in v.evidence if e.item == item_id and e.passed is not None]
-            failed = [(v, e) for v, e in judged if e.passed is False]
-            if not judged or len(failed) / len(judged) < config.check_fail_rate:
+            n_judged, n_failed, failed = index.check_results(rubric.scorer, item_id, config.n_samples)
+            if not n_judged or n_failed / n_judged < config.check_fail_rate:
                 continue
-            rate = len(failed) / len(judged)
-            failed.sort(key=lambda ve: (ve[0].score is None, ve[0].score or 0, ve[0].sample_id))
-            drivers = [index.driving(v, _preview(e.detail or ", ".join(e.missing)))
-                       for v, e in failed[:config.n_samples]]
+            rate = n_failed / n_judged
+            drivers = [index.driving(v, _preview(e.detail or ", ".join(e.missing))) for v, e in failed]
             action = CHECK_ACTIONS.get(check_type, GENERIC_CHECK_ACTION)
             titles, explains, actions = _texts(
                 "rubric_check_failing", extra_actions={lang: [action[lang]] for lang in LANGS},
@@ -234,7 +253,7 @@ def _unscored_findings(summary: Summary, index: _Index, config: DiagnosisConfig)
             continue
         kinds = [g.kind for g in s.unscored]
         drivers = [index.driving(v, _preview(v.unscored_reason or ""))
-                   for v in index.by_scorer.get(s.scorer, []) if v.score is None][:config.n_samples]
+                   for v in index.unscored(s.scorer, config.n_samples)]
         titles, explains, actions = _texts(
             "many_unscored", extra_actions={lang: [UNSCORED_ACTIONS.get(k, UNSCORED_ACTIONS["error"])[lang]
                                                    for k in kinds] for lang in LANGS},
@@ -247,13 +266,16 @@ def _unscored_findings(summary: Summary, index: _Index, config: DiagnosisConfig)
 
 
 def diagnose(summary: Summary, verdicts: Sequence[Verdict], scorers: Sequence[Mapping[str, Any]] = (),
-             samples: Sequence[Sample] | None = None, config: DiagnosisConfig | None = None) -> list[Finding]:
+             samples: Sequence[Sample] | None = None, config: DiagnosisConfig | None = None, *,
+             index: Any = None) -> list[Finding]:
     """Findings in the order to work on them: retrieval, generation, business rules, then the evaluation itself.
 
     scorers: `RunStore.scorers(run)` rows; needed to know which rubric items are deterministic checks.
+    index: what answers the questions about the rows (default: an index of `verdicts` and `samples` in memory; a
+    stored run passes its SQL index and no verdicts).
     """
     config = config or DiagnosisConfig()
-    index = _Index(verdicts, samples)
+    index = index if index is not None else _Index(verdicts, samples)
     findings: list[Finding] = []
     for patterns, code in ((config.recall_metrics, "low_context_recall"),
                            (config.precision_metrics, "low_context_precision")):

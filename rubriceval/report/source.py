@@ -1,0 +1,169 @@
+"""A stored run as the reports read it, without loading every verdict: aggregates in SQL or one scorer's scores at a
+time, the few rows a report shows picked in SQL, and the per-row sheet streamed in chunks.
+
+`RunSource.summary()` gives the same Summary as `aggregate.summarize` over the loaded run (same values, same order
+of reasons and notes): scores come in verdict order (dataset position, then rubrics before metrics), so even the
+floating-point sums are the same.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from rubriceval.data.sample import Sample, text_language
+from rubriceval.i18n import Lang
+from rubriceval.report.aggregate import (ScorerSummary, Summary, assemble_summary, breakdown_keys, group_stats,
+                                         scorer_summary, with_unstored_scorers)
+from rubriceval.safety.manipulation_policy import DETAILS_KEY as MANIPULATION_KEY
+from rubriceval.scoring.panel import DETAILS_KEY as PANEL_KEY
+from rubriceval.store.runs import RunInfo, row_to_verdict
+from rubriceval.verdict import Usage, Verdict
+
+CHUNK = 2000
+ZERO_USAGE = Usage().model_dump_json()
+# Verdicts of a run joined to their samples, as RunStore.verdicts orders them.
+FROM_RUN = ("FROM verdicts v JOIN runs r ON r.run_id = v.run_id "
+            "JOIN dataset_samples d ON d.dataset_id = r.dataset_id AND d.sample_id = v.sample_id WHERE v.run_id = ?")
+ORDER = "ORDER BY d.position, v.kind DESC, v.scorer"
+
+
+class RunSource:
+    def __init__(self, store: Any, run: str):
+        self.store = store
+        self.info: RunInfo = store.run_info(run)
+        self.run_id = self.info.run_id
+        self.scorers: list[dict[str, Any]] = store.scorers(self.run_id)
+        self.n_samples = self.info.n_samples
+        # A read-only connection of its own: a report reads while nothing it holds is written.
+        self.conn = sqlite3.connect(str(store.path), timeout=30, check_same_thread=False)
+        self.conn.row_factory = sqlite3.Row
+        self.conn.execute("PRAGMA query_only = 1")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        return self.conn.execute(sql, (self.run_id, *params)).fetchall()
+
+    def _stream(self, sql: str, params: Sequence[Any] = (), size: int = CHUNK) -> Iterator[list[sqlite3.Row]]:
+        """Rows of a query a chunk at a time."""
+        cursor = self.conn.execute(sql, (self.run_id, *params))
+        while rows := cursor.fetchmany(size):
+            yield rows
+
+    # -- the summary ---------------------------------------------------------------------------------------------
+    def summary(self, metric_thresholds: Mapping[str, float] | None = None, *, breakdown: bool = True) -> Summary:
+        seen = self._rows("SELECT v.scorer, v.kind, v.scorer_version, MIN(d.position * 2 + (v.kind != 'rubric')) "
+                          f"AS first {FROM_RUN} GROUP BY v.scorer ORDER BY first, v.kind DESC, v.scorer")
+        scorer_rows, notes = with_unstored_scorers(self.scorers, ((r[0], r[1], r[2]) for r in seen))
+        summaries = {row["scorer"]: self._scorer(row, metric_thresholds) for row in scorer_rows}
+        totals = self._rows(f"SELECT COUNT(*), SUM(v.score IS NULL) {FROM_RUN}")[0]
+        summary = assemble_summary(summaries, notes, n_samples=self.n_samples, n_verdicts=totals[0],
+                                   n_unscored=totals[1] or 0, usage=self._usage())
+        if breakdown:
+            summary.breakdown = self._breakdown(summaries)
+        else:
+            summary.notes.append("no samples given: per tag/intent breakdown left out")
+        return summary
+
+    def _scorer(self, row: Mapping[str, Any], metric_thresholds: Mapping[str, float] | None) -> ScorerSummary:
+        name = row["scorer"]
+        scores = array("d")
+        for chunk in self._stream(f"SELECT v.score {FROM_RUN} AND v.scorer = ? AND v.score IS NOT NULL "
+                                  "ORDER BY d.position", (name,), size=20 * CHUNK):
+            scores.extend(r[0] for r in chunk)
+        n_total = self._rows(f"SELECT COUNT(*) {FROM_RUN} AND v.scorer = ?", (name,))[0][0]
+        unscored = [(r[0], r[1], r[2]) for r in self._rows(
+            f"SELECT v.unscored_kind, v.sample_id, v.unscored_reason {FROM_RUN} AND v.scorer = ? AND v.score IS NULL "
+            "ORDER BY d.position", (name,))]
+        flagged = self._rows(f"SELECT COUNT(*) {FROM_RUN} AND v.scorer = ? AND v.details_json != '{{}}' "
+                             f"AND json_type(v.details_json, '$.{MANIPULATION_KEY}') IS NOT NULL", (name,))[0][0]
+        panel_rows = [row_to_verdict(r) for r in self._rows(
+            f"SELECT v.* {FROM_RUN} AND v.scorer = ? AND v.details_json != '{{}}' "
+            f"AND json_type(v.details_json, '$.{PANEL_KEY}') = 'object' ORDER BY d.position", (name,))]
+        return scorer_summary(row, scores=scores, n_total=n_total, unscored=unscored, n_flagged=flagged,
+                              panel_rows=panel_rows, usage=self._usage(name), metric_thresholds=metric_thresholds)
+
+    def _usage(self, scorer: str | None = None) -> Usage:
+        """Usage summed in verdict order; rows that spent nothing add nothing, so they are not read."""
+        where, params = ("AND v.scorer = ?", (scorer,)) if scorer else ("", ())
+        total = Usage()
+        for chunk in self._stream(f"SELECT v.usage_json {FROM_RUN} {where} AND v.usage_json != ? {ORDER}",
+                                  (*params, ZERO_USAGE)):
+            for r in chunk:
+                total = total + Usage.model_validate_json(r[0])
+        return total
+
+    def _breakdown(self, summaries: Mapping[str, ScorerSummary]) -> list[Any]:
+        groups: dict[tuple[str, str, str], list[Any]] = {}
+        sql = (f"SELECT json_extract(d.sample_json, '$.tags') AS tags, json_extract(d.sample_json, '$.intent') "
+               f"AS intent, v.scorer, v.score {FROM_RUN} {ORDER}")
+        for chunk in self._stream(sql):
+            for r in chunk:
+                for dimension, value in breakdown_keys(json.loads(r["tags"] or "[]"), r["intent"] or ""):
+                    group = groups.setdefault((dimension, value, r["scorer"]), [0, array("d")])
+                    group[0] += 1
+                    if r["score"] is not None:
+                        group[1].append(r["score"])
+        return group_stats({key: (n, n, scores) for key, (n, scores) in groups.items()}, summaries)
+
+    # -- what reports show ---------------------------------------------------------------------------------------
+    def language(self) -> Lang:
+        """detect_language over the samples, read a chunk at a time (question and answer only)."""
+        from types import SimpleNamespace
+
+        from rubriceval.i18n import detect_language
+
+        def languages() -> Iterator[SimpleNamespace]:
+            for chunk in self._stream("SELECT json_extract(d.sample_json, '$.question'), "
+                                      "json_extract(d.sample_json, '$.answer') FROM runs r JOIN dataset_samples d "
+                                      "ON d.dataset_id = r.dataset_id WHERE r.run_id = ?"):
+                for question, answer in chunk:
+                    yield SimpleNamespace(language=text_language((question or "") + (answer or "")))
+        return detect_language(languages())
+
+    def samples_for(self, ids: Sequence[str]) -> dict[str, Sample]:
+        out: dict[str, Sample] = {}
+        unique = list(dict.fromkeys(ids))
+        for start in range(0, len(unique), 500):
+            part = unique[start:start + 500]
+            for r in self._rows("SELECT d.sample_id, d.sample_json FROM runs r JOIN dataset_samples d ON "
+                                "d.dataset_id = r.dataset_id WHERE r.run_id = ? AND d.sample_id IN "
+                                f"({','.join('?' * len(part))})", part):
+                out[r[0]] = Sample.model_validate_json(r[1])
+        return out
+
+    def lowest(self, scorer: str, n: int, below: float | None = None) -> list[Verdict]:
+        """The n lowest-scored verdicts of a scorer (ties by sample id), optionally only those below a value."""
+        where, params = ("AND v.score < ?", (below,)) if below is not None else ("", ())
+        return [row_to_verdict(r) for r in self._rows(
+            f"SELECT v.* {FROM_RUN} AND v.scorer = ? AND v.score IS NOT NULL {where} ORDER BY v.score, v.sample_id "
+            "LIMIT ?", (scorer, *params, n))]
+
+    def verdict_chunks(self, *, where: str = "", params: Sequence[Any] = (), size: int = CHUNK
+                       ) -> Iterator[list[tuple[Verdict, Sample]]]:
+        """Every verdict with its sample, in verdict order, a chunk at a time."""
+        for chunk in self._stream(f"SELECT v.*, d.sample_json {FROM_RUN} {where} {ORDER}", params, size):
+            yield [(row_to_verdict(r), Sample.model_validate_json(r["sample_json"])) for r in chunk]
+
+    def diagnose(self, summary: Summary, config: Any = None) -> list[Any]:
+        """The diagnosis of the run (report/diagnosis.py), its questions answered in SQL."""
+        from rubriceval.report.diagnosis import diagnose
+        from rubriceval.report.source_diagnosis import SqlIndex
+
+        return diagnose(summary, (), self.scorers, None, config, index=SqlIndex(self))
+
+    def conversation_rows(self) -> tuple[list[Sample], list[Verdict]]:
+        """The conversation samples and their verdicts (single-turn rows are left out: reports on conversations
+        need only these)."""
+        samples, verdicts = [], []
+        conversation = "AND json_type(d.sample_json, '$.conversation') = 'object'"
+        for chunk in self.verdict_chunks(where=conversation):
+            for verdict, sample in chunk:
+                if not samples or samples[-1].id != sample.id:
+                    samples.append(sample)
+                verdicts.append(verdict)
+        return samples, verdicts
