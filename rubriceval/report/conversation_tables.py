@@ -14,7 +14,7 @@ MARKDOWN_ROWS = 10                 # conversations listed in the Markdown summar
 
 
 def run_conversations(data: RunData) -> ConversationReport:
-    return conversation_report(data.samples, data.verdicts, [s.scorer for s in data.summary.rubrics])
+    return conversation_report(*data.conversations, [s.scorer for s in data.summary.rubrics])
 
 
 def _score(cell: Any) -> Any:
@@ -28,7 +28,7 @@ def conversation_rows(data: RunData, report: ConversationReport, lang: Lang, *,
     """Conversation id, turns, each rubric's score and first failing turn, the first failing turn over all rubrics,
     the failing checks and (for the workbook) the numbered transcript."""
     names = rubric_names(data.scorers)
-    samples = data.samples_by_id
+    samples = {s.id: s for s in data.conversations[0]}
     headers = [t("cv_conversation_id", lang), t("cv_turns", lang)]
     for rubric in report.rubrics:
         headers += [names.get(rubric, rubric), f"{names.get(rubric, rubric)} · {t('cv_first_failing_turn', lang)}"]

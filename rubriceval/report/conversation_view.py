@@ -45,7 +45,7 @@ def position_charts(report: ConversationReport, names: dict[str, str]) -> list[d
 
 def conversation_context(data: RunData) -> dict[str, Any] | None:
     """The report's conversation section, or None when the run has no conversation samples."""
-    report = conversation_report(data.samples, data.verdicts, [s.scorer for s in data.summary.rubrics])
+    report = conversation_report(*data.conversations, [s.scorer for s in data.summary.rubrics])
     if report.empty:
         return None
     names = rubric_names(data.scorers)

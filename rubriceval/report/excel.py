@@ -2,73 +2,27 @@
 
 Every sheet has a bold frozen header row, an autofilter and column widths fitted to the content. User text is written
 as text, never as a formula (an answer starting with '=' stays a string), with characters Excel rejects removed.
+Sheets are written row by row (report/xlsx_stream.py) and the per-sample rows come from the store in chunks, so
+the workbook of a million-row run is written in flat memory.
 """
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import islice
 from pathlib import Path
 from typing import Any
-
-from openpyxl import Workbook
-from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
-from openpyxl.styles import Alignment, Font, PatternFill
-from openpyxl.utils import get_column_letter
-from openpyxl.worksheet.worksheet import Worksheet
 
 from rubriceval.report.aggregate import RunData, load_run
 from rubriceval.report.conversation_tables import SHEETS as CONVERSATION_SHEETS
 from rubriceval.report.conversation_tables import conversation_rows, position_rows, run_conversations
-from rubriceval.report.diagnosis import DiagnosisConfig, Finding, diagnose
-from rubriceval.i18n import Lang, check_lang, detect_language, evidence_text, t
-from rubriceval.safety.spreadsheet import escape_cell
+from rubriceval.report.diagnosis import DiagnosisConfig, Finding
+from rubriceval.report.xlsx_stream import Book, Sheet
+from rubriceval.report.xlsx_stream import write_sheet as _write_sheet
+from rubriceval.i18n import Lang, check_lang, evidence_text, t
 
-EXCEL_CELL_LIMIT = 32767
 EXCEL_MAX_ROWS = 1_048_576        # rows an Excel worksheet holds, its header row included
-MAX_COLUMN_WIDTH = 60
-WRAPPED_COLUMN_WIDTH = 50
-HEADER_FILL = PatternFill("solid", fgColor="DDE4EE")
 SHEET_NAMES = ("summary", "samples", "breakdown", "diagnosis")   # stable names, for scripts reading the workbook
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, str):
-        value = escape_cell(ILLEGAL_CHARACTERS_RE.sub("", value))   # formula-like text gets OWASP's apostrophe
-        if len(value) > EXCEL_CELL_LIMIT:
-            value = value[:EXCEL_CELL_LIMIT - 1] + "…"
-    return value
-
-
-def _write_sheet(ws: Worksheet, headers: Sequence[str], rows: Sequence[Sequence[Any]],
-                 wrapped: Sequence[int] = ()) -> None:
-    ws.append(list(headers))
-    for row in rows:
-        ws.append([_clean(v) for v in row])
-    for cell in ws[1]:
-        cell.font = Font(bold=True)
-        cell.fill = HEADER_FILL
-    # Text that looks like a formula must stay text: openpyxl would otherwise store "=…" as a formula.
-    for row in ws.iter_rows(min_row=2):
-        for cell in row:
-            if isinstance(cell.value, str) and cell.value.startswith("="):
-                cell.data_type = "s"
-    ws.freeze_panes = "A2"
-    if rows:
-        ws.auto_filter.ref = f"A1:{get_column_letter(len(headers))}{len(rows) + 1}"
-    for index, header in enumerate(headers, start=1):
-        letter = get_column_letter(index)
-        if index - 1 in wrapped:
-            ws.column_dimensions[letter].width = WRAPPED_COLUMN_WIDTH
-            for cell in ws[letter][1:]:
-                cell.alignment = Alignment(wrap_text=True, vertical="top")
-            continue
-        longest = max([_width(header)] + [_width(c.value) for c in ws[letter][1:]])
-        ws.column_dimensions[letter].width = min(MAX_COLUMN_WIDTH, max(8, longest + 2))
-
-
-def _width(value: Any) -> int:
-    text = "" if value is None else str(value)
-    return sum(2 if ord(ch) > 0x2E80 else 1 for ch in text.split("\n")[0])
 
 
 def _summary_rows(data: RunData, lang: Lang) -> tuple[list[str], list[list[Any]]]:
@@ -91,27 +45,28 @@ def _summary_rows(data: RunData, lang: Lang) -> tuple[list[str], list[list[Any]]
     return headers, rows
 
 
-def _sample_rows(data: RunData, lang: Lang) -> tuple[list[str], list[list[Any]], list[int]]:
+def _sample_rows(data: RunData, lang: Lang) -> tuple[list[str], Iterator[list[Any]], list[int]]:
     headers = [t("sample_id", lang), t("scorer", lang), t("kind", lang), t("score", lang), t("passed", lang),
                t("unscored_kind", lang), t("unscored_reason", lang), t("feedback", lang), t("evidence", lang),
                t("question", lang), t("answer", lang), t("ground_truth", lang), t("dimension_tag", lang),
                t("dimension_intent", lang), t("calls", lang), "tokens", t("cost_usd", lang)]
     names = {s.scorer: s.name for s in data.summary.scorers}
-    samples = data.samples_by_id
-    rows = []
-    for v in data.verdicts:
-        s = samples.get(v.sample_id)
-        evidence = "\n".join(
-            f"{'✓' if e.passed else '✗' if e.passed is False else '·'} {e.item}: {evidence_text(e, lang)}"
-            + (f" 「{e.span}」" if e.span else "") for e in v.evidence)
-        rows.append([v.sample_id, names.get(v.scorer, v.scorer), t(f"kind_{v.kind}", lang), v.score,
-                     None if v.passed is None else t("passed" if v.passed else "failed", lang),
-                     v.unscored_kind or "", v.unscored_reason or "", v.feedback, evidence,
-                     s.question if s else "", s.answer if s else "", s.ground_truth if s else "",
-                     ", ".join(s.tags) if s else "", s.intent if s else "", v.usage.calls,
-                     v.usage.prompt_tokens + v.usage.completion_tokens, round(v.usage.cost_usd, 6)])
+    kinds = {kind: t(f"kind_{kind}", lang) for kind in ("rubric", "metric")}
+    verdict_marks = {True: t("passed", lang), False: t("failed", lang)}
+
+    def rows() -> Iterator[list[Any]]:
+        for chunk in data.source.verdict_chunks():          # every verdict with its sample, a chunk at a time
+            for v, s in chunk:
+                evidence = "\n".join(
+                    f"{'✓' if e.passed else '✗' if e.passed is False else '·'} {e.item}: {evidence_text(e, lang)}"
+                    + (f" 「{e.span}」" if e.span else "") for e in v.evidence)
+                yield [v.sample_id, names.get(v.scorer, v.scorer), kinds.get(v.kind) or t(f"kind_{v.kind}", lang),
+                       v.score, None if v.passed is None else verdict_marks[v.passed],
+                       v.unscored_kind or "", v.unscored_reason or "", v.feedback, evidence,
+                       s.question, s.answer, s.ground_truth, ", ".join(s.tags), s.intent, v.usage.calls,
+                       v.usage.prompt_tokens + v.usage.completion_tokens, round(v.usage.cost_usd, 6)]
     wrapped = [6, 7, 8, 9, 10, 11]   # reasons, feedback, evidence, question, answer, ground truth
-    return headers, rows, wrapped
+    return headers, rows(), wrapped
 
 
 def _breakdown_rows(data: RunData, lang: Lang) -> tuple[list[str], list[list[Any]]]:
@@ -134,32 +89,34 @@ def _diagnosis_rows(findings: Sequence[Finding], lang: Lang) -> tuple[list[str],
     return headers, rows, [2, 3]
 
 
-def _write_split_sheet(wb: Workbook, name: str, headers: Sequence[str], rows: Sequence[Sequence[Any]],
-                       wrapped: Sequence[int], max_rows: int) -> list[str]:
+def _split_names(name: str, n_rows: int, max_rows: int) -> list[str]:
     """Rows beyond Excel's sheet limit continue on name_2, name_3, … (Excel would refuse to open the file, or drop
-    them silently); returns the sheet names used."""
-    per_sheet = max_rows - 1
-    names: list[str] = []
-    for start in range(0, max(len(rows), 1), per_sheet):
-        names.append(name if not names else f"{name}_{len(names) + 1}")
-        _write_sheet(wb.create_sheet(names[-1]), headers, rows[start:start + per_sheet], wrapped)
-    return names
+    them silently)."""
+    parts = max(1, -(-n_rows // (max_rows - 1)))
+    return [name] + [f"{name}_{i}" for i in range(2, parts + 1)]
+
+
+def _write_split_sheet(wb: Book, names: Sequence[str], headers: Sequence[str], rows: Iterator[Sequence[Any]],
+                       wrapped: Sequence[int], max_rows: int) -> None:
+    for name in names:
+        _write_sheet(wb.create_sheet(name), headers, islice(rows, max_rows - 1), wrapped)
 
 
 def write_workbook(data: RunData, path: str | Path, *, lang: Lang | None = None,
                    findings: Sequence[Finding] = (), max_rows: int = EXCEL_MAX_ROWS) -> Path:
-    lang = lang or detect_language(data.samples)
-    wb = Workbook()
-    ws = wb.active
-    ws.title = SHEET_NAMES[0]
+    lang = lang or data.language
+    wb = Book(path)
+    ws = wb.create_sheet(SHEET_NAMES[0])
     _write_sheet(ws, *_summary_rows(data, lang))
-    headers, rows, wrapped = _sample_rows(data, lang)
-    sample_sheets = _write_split_sheet(wb, SHEET_NAMES[1], headers, rows, wrapped, max_rows)
+    n_rows = data.summary.n_verdicts
+    sample_sheets = _split_names(SHEET_NAMES[1], n_rows, max_rows)
     if len(sample_sheets) > 1:        # said in the workbook (under the summary) and on the console
-        note = t("samples_sheet_split", lang, rows=f"{len(rows):,}", limit=f"{max_rows:,}",
+        note = t("samples_sheet_split", lang, rows=f"{n_rows:,}", limit=f"{max_rows:,}",
                  sheets=", ".join(sample_sheets))
-        ws.append([_clean(note)])
+        ws.append([note])
         print(f"note: {note}", file=sys.stderr)
+    headers, rows, wrapped = _sample_rows(data, lang)
+    _write_split_sheet(wb, sample_sheets, headers, rows, wrapped, max_rows)
     _write_sheet(wb.create_sheet(SHEET_NAMES[2]), *_breakdown_rows(data, lang))
     headers, rows, wrapped = _diagnosis_rows(findings, lang)
     _write_sheet(wb.create_sheet(SHEET_NAMES[3]), headers, rows, wrapped)
@@ -168,10 +125,7 @@ def write_workbook(data: RunData, path: str | Path, *, lang: Lang | None = None,
         headers, rows = conversation_rows(data, conversations, lang)
         _write_sheet(wb.create_sheet(CONVERSATION_SHEETS[0]), headers, rows, [len(headers) - 1])
         _write_sheet(wb.create_sheet(CONVERSATION_SHEETS[1]), *position_rows(data, conversations, lang))
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    wb.save(out)
-    return out
+    return wb.close()
 
 
 def write_excel_report(store: Any, run: str, path: str | Path, lang: str | None = None, *,
@@ -180,5 +134,4 @@ def write_excel_report(store: Any, run: str, path: str | Path, lang: str | None 
     """Write the workbook of a stored run: sheets summary, samples (one row per sample × scorer), breakdown,
     diagnosis; and for conversations, conversations (one row per conversation) and where_rules_fail."""
     data = load_run(store, run, metric_thresholds)
-    findings = diagnose(data.summary, data.verdicts, data.scorers, data.samples, diagnosis)
-    return write_workbook(data, path, lang=check_lang(lang), findings=findings)
+    return write_workbook(data, path, lang=check_lang(lang), findings=data.findings(diagnosis))

@@ -14,8 +14,8 @@ import jinja2
 
 from rubriceval.report.aggregate import GroupStats, RunData, ScorerSummary, Summary, load_run
 from rubriceval.report.conversation_view import conversation_context, example_transcript
-from rubriceval.report.diagnosis import DiagnosisConfig, Finding, diagnose
-from rubriceval.i18n import (Lang, Message, check_lang, detect_language, evidence_text, format_number, format_percent,
+from rubriceval.report.diagnosis import DiagnosisConfig, Finding
+from rubriceval.i18n import (Lang, Message, check_lang, evidence_text, format_number, format_percent,
                              say, t)
 from rubriceval.verdict import Verdict
 
@@ -110,11 +110,10 @@ def _truncate(text: str, limit: int = ANSWER_PREVIEW_CHARS) -> str:
 
 
 def worst_examples(data: RunData, scorer: str, n: int = WORST_EXAMPLES) -> list[dict[str, Any]]:
-    """The lowest-scoring rows of a scorer with the sample text, feedback and evidence."""
-    samples = data.samples_by_id
+    """The lowest-scoring rows of a scorer (ties by sample id) with the sample text, feedback and evidence."""
     threshold = next((s.threshold for s in data.summary.scorers if s.scorer == scorer), None)
-    rows = sorted((v for v in data.verdicts if v.scorer == scorer and v.score is not None),
-                  key=lambda v: (v.score, v.sample_id))[:n]
+    rows = data.lowest(scorer, n)
+    samples = data.samples_for([v.sample_id for v in rows])
     return [_example(v, samples.get(v.sample_id), threshold) for v in rows]
 
 
@@ -179,7 +178,7 @@ def report_context(data: RunData, lang: Lang, findings: Sequence[Finding],
         "lang": lang, "t": lambda key, **kw: t(key, lang, **kw), "say": lambda e: evidence_text(e, lang),
         "run": data.info, "run_name": data.run_name,
         "created": _format_time(data.info.get("created_at")), "dataset": config.get("dataset_path", ""),
-        "judge_model": (config.get("judge") or {}).get("model", ""), "n_samples": len(data.samples),
+        "judge_model": (config.get("judge") or {}).get("model", ""), "n_samples": data.n_samples,
         "summary": summary, "rubric_chart": rubric_chart, "metric_chart": metric_chart,
         "rubric_sections": [x for x in sections if x["s"].kind == "rubric"],
         "metric_sections": [x for x in sections if x["s"].kind == "metric"],
@@ -192,9 +191,9 @@ def report_context(data: RunData, lang: Lang, findings: Sequence[Finding],
 
 def render_html_report(data: RunData, *, lang: Lang | None = None, findings: Sequence[Finding] | None = None,
                        agreement: Mapping[str, Message | str] | None = None) -> str:
-    lang = check_lang(lang) or detect_language(data.samples)
+    lang = check_lang(lang) or data.language
     if findings is None:
-        findings = diagnose(data.summary, data.verdicts, data.scorers, data.samples)
+        findings = data.findings()
     return template_env().get_template("report.html.j2").render(**report_context(data, lang, findings, agreement))
 
 
@@ -208,8 +207,7 @@ def write_html_report(store: Any, run: str, path: str | Path, lang: str | None =
     'agreement 0.71 [0.58, 0.80] on 120 audited item(s) — trusted …' (`agreement_lines`), shown under that rubric.
     """
     data = load_run(store, run, metric_thresholds)
-    findings = diagnose(data.summary, data.verdicts, data.scorers, data.samples, diagnosis)
-    html = render_html_report(data, lang=check_lang(lang), findings=findings, agreement=agreement)
+    html = render_html_report(data, lang=check_lang(lang), findings=data.findings(diagnosis), agreement=agreement)
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(html, encoding="utf-8")

@@ -5,10 +5,10 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rubriceval.i18n import Lang, Message, check_lang, detect_language, format_number, format_percent, say, t
+from rubriceval.i18n import Lang, Message, check_lang, format_number, format_percent, say, t
 from rubriceval.report.aggregate import RunData, Summary, load_run
 from rubriceval.report.conversation_tables import markdown_lines as conversation_lines
-from rubriceval.report.diagnosis import DiagnosisConfig, Finding, diagnose
+from rubriceval.report.diagnosis import DiagnosisConfig, Finding
 from rubriceval.verdict import Usage
 
 MAX_FINDINGS_IN_MARKDOWN = 5
@@ -96,7 +96,7 @@ def usage_line(u: Usage, lang: Lang, judge: Mapping[str, Any] | None = None) -> 
 def render_markdown(data: RunData, *, lang: Lang | None = None, findings: Sequence[Finding] | None = None,
                     agreement: Mapping[str, Message | str] | None = None, gate: Any = None) -> str:
     """The Markdown text for an already-loaded run. `gate`: a GateResult to append, if any."""
-    lang = check_lang(lang) or detect_language(data.samples)
+    lang = check_lang(lang) or data.language
     summary = data.summary
     out = [f"## {t('report_title', lang)} · {data.run_name}", ""]
     headline = [f"**{t('business_score', lang)}**: {format_number(summary.business_score, 2, lang)} / 5"]
@@ -141,5 +141,5 @@ def markdown_summary(store: Any, run: str, *, lang: str | None = None,
                      diagnosis: DiagnosisConfig | None = None, gate: Any = None) -> str:
     """Short Markdown summary of a stored run (business score, per-scorer table, top findings, cost)."""
     data = load_run(store, run, metric_thresholds)
-    findings = diagnose(data.summary, data.verdicts, data.scorers, data.samples, diagnosis)
-    return render_markdown(data, lang=check_lang(lang), findings=findings, agreement=agreement, gate=gate)
+    return render_markdown(data, lang=check_lang(lang), findings=data.findings(diagnosis), agreement=agreement,
+                           gate=gate)

@@ -157,13 +157,12 @@ class RunSource:
         return diagnose(summary, (), self.scorers, None, config, index=SqlIndex(self))
 
     def conversation_rows(self) -> tuple[list[Sample], list[Verdict]]:
-        """The conversation samples and their verdicts (single-turn rows are left out: reports on conversations
-        need only these)."""
-        samples, verdicts = [], []
-        conversation = "AND json_type(d.sample_json, '$.conversation') = 'object'"
-        for chunk in self.verdict_chunks(where=conversation):
-            for verdict, sample in chunk:
-                if not samples or samples[-1].id != sample.id:
-                    samples.append(sample)
-                verdicts.append(verdict)
+        """The conversation samples (every one, in dataset order) and their rubric verdicts: what the reports on
+        conversations read; single-turn rows are not loaded."""
+        conversation = "json_type(d.sample_json, '$.conversation') = 'object'"
+        samples = [Sample.model_validate_json(r[0]) for r in self._rows(
+            "SELECT d.sample_json FROM runs r JOIN dataset_samples d ON d.dataset_id = r.dataset_id "
+            f"WHERE r.run_id = ? AND {conversation} ORDER BY d.position")]
+        verdicts = [v for chunk in self.verdict_chunks(where=f"AND v.kind = 'rubric' AND {conversation}")
+                    for v, _ in chunk]
         return samples, verdicts
