@@ -40,9 +40,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_report(args) -> int:
-    from rubriceval.report.excel import write_excel_report
-    from rubriceval.report.html import write_html_report
-    from rubriceval.report.markdown import markdown_summary
+    from rubriceval.i18n import check_lang
+    from rubriceval.report.aggregate import load_run
+    from rubriceval.report.excel import write_workbook
+    from rubriceval.report.html import render_html_report
+    from rubriceval.report.markdown import render_markdown
     from rubriceval.store.runs import RunStore, rubrics_from_run
     from rubriceval.trust.release_gate import agreement_lines
 
@@ -55,9 +57,13 @@ def cmd_report(args) -> int:
     # Judge–expert agreement of each rubric version (audits, imported labels, calibration), for this judge model.
     rubrics, _ = rubrics_from_run(store, run_id)
     agreement = agreement_lines(store.path, rubrics, judge_model=str(info.config.judge.get("model") or "") or None)
-    html = write_html_report(store, run_id, out / f"{name}.html", lang=args.lang, agreement=agreement)
-    xlsx = write_excel_report(store, run_id, out / f"{name}.xlsx", lang=args.lang)
-    md = markdown_summary(store, run_id, lang=args.lang, agreement=agreement)
+    # The run is read once (summary in SQL, rows in chunks) for all three outputs.
+    data = load_run(store, run_id)
+    findings = data.findings()
+    html = out / f"{name}.html"
+    html.write_text(render_html_report(data, lang=args.lang, findings=findings, agreement=agreement), encoding="utf-8")
+    xlsx = write_workbook(data, out / f"{name}.xlsx", lang=check_lang(args.lang), findings=findings)
+    md = render_markdown(data, lang=args.lang, findings=findings, agreement=agreement)
     (out / f"{name}.md").write_text(md, encoding="utf-8")
     print(md)
     print(f"HTML report: {html.resolve()}")

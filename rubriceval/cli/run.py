@@ -139,11 +139,11 @@ def _dry_run(samples, rubrics, metrics, judge_config, panel=None) -> int:
 
 
 def _print_run_summary(store, run_id: str, totals) -> None:
-    from rubriceval.report.aggregate import summarize
     from rubriceval.report.markdown import summary_table, usage_line
+    from rubriceval.report.source import RunSource
 
     info = store.run_info(run_id)
-    summary = summarize(store.verdicts(run_id), store.scorers(run_id))
+    summary = RunSource(store, run_id).summary(breakdown=False)       # aggregated in SQL, no verdict loaded
     print(summary_table(summary))
     print(f"run {info.name} ({run_id}): {totals.units_done} judgment(s) new, {totals.units_skipped} resumed; "
           f"{totals.scored} scored, {totals.unscored} unscored {totals.unscored_by_kind or ''}; "
