@@ -22,7 +22,7 @@ from rubriceval.store.audit_models import (GROUND_TRUTH_FIELD, SAMPLE_LEVEL, Aud
                                            AuditResponse, Conflict, GroundTruthEdit, ItemVersions, Progress,
                                            QueueFilter, QueueRow, ResponseAction, SaveResult, clean_expert_name,
                                            context_field, iso_time)
-from rubriceval.store.audit_queue import queue_query, queue_row
+from rubriceval.store.audit_queue import QueueRows, queue_query, queue_row
 from rubriceval.store.corrections import apply_corrections, context_marks, with_provenance
 from rubriceval.store.runs import RunStore, row_to_verdict
 from rubriceval.store.turn_audit import TURN_AUDIT_SCHEMA, TurnVerdict, save_turn_verdict, turn_verdicts
@@ -127,13 +127,19 @@ class AuditStore:
             f"FROM verdicts v WHERE v.run_id=? AND v.kind='rubric' {scorer_sql}", [expert, run_id, *params])[0]
         return Progress(total=row["total"] or 0, audited=row["audited"] or 0, audited_by_me=row["mine"] or 0)
     def queue(self, run: str, flt: QueueFilter | None = None, *, only: tuple[str, str] | None = None
-              ) -> list[QueueRow]:
-        """Rubric verdicts matching the filter, in review order (default: lowest judge score first).
+              ) -> QueueRows:
+        """Rubric verdicts matching the filter, in review order (default: lowest judge score first), as a sequence
+        read a page at a time (a million-row run opens as fast as a small one).
 
         only=(sample id, scorer) returns just that row, ignoring the filter (to refresh one row after a save).
         """
         sql, params = queue_query(self.resolve(run), flt or QueueFilter(), only)
-        return [queue_row(r) for r in self._query(sql, params)]
+        count = self._query(f"SELECT COUNT(*) FROM ({sql})", params)[0][0]
+
+        def fetch(offset: int, limit: int) -> list[QueueRow]:
+            return [queue_row(r) for r in self._query(f"{sql} LIMIT :limit OFFSET :offset",
+                                                       {**params, "limit": limit, "offset": offset})]
+        return QueueRows(fetch, count)
 
     def with_text(self, run: str, rows: list[QueueRow]) -> list[QueueRow]:
         """The same rows with the question (first 120 characters) and intent filled in, for one page of the queue."""

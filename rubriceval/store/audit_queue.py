@@ -1,7 +1,8 @@
 """The review queue's SQL: rubric verdicts of a run with their audits, filtered and ordered by a QueueFilter."""
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, overload
 
 from rubriceval.store.audit_models import QueueFilter, QueueRow
 
@@ -77,3 +78,53 @@ def queue_row(r: Any) -> QueueRow:
                     unscored_kind=r["unscored_kind"], question="", intent="", n_audits=r["n_audits"],
                     human_scores=r["human"], my_score=r["my_score"], gap=r["gap"], spread=r["spread"],
                     disputed=bool(r["disputed"]))
+
+
+class QueueRows(Sequence[QueueRow]):
+    """The review queue as a sequence read from the store a page at a time: its length is one COUNT, rows come by
+    LIMIT/OFFSET in the queue's (total) order, the last pages read are kept, and a row replaced after a save stays
+    replaced. Opening the queue of a million-row run reads one page, not every row."""
+
+    def __init__(self, fetch: Callable[[int, int], list[QueueRow]], count: int, page_size: int = 500,
+                 pages_kept: int = 8):
+        self._fetch, self._count, self._page_size, self._pages_kept = fetch, count, page_size, pages_kept
+        self._pages: dict[int, list[QueueRow]] = {}
+        self._replaced: dict[int, QueueRow] = {}
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _page(self, number: int) -> list[QueueRow]:
+        if number not in self._pages:
+            if len(self._pages) >= self._pages_kept:
+                self._pages.pop(next(iter(self._pages)))
+            self._pages[number] = self._fetch(number * self._page_size, self._page_size)
+        return self._pages[number]
+
+    def _row(self, index: int) -> QueueRow:
+        if index in self._replaced:
+            return self._replaced[index]
+        return self._page(index // self._page_size)[index % self._page_size]
+
+    @overload
+    def __getitem__(self, index: int) -> QueueRow: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[QueueRow]: ...
+
+    def __getitem__(self, index: int | slice) -> QueueRow | list[QueueRow]:
+        if isinstance(index, slice):
+            return [self._row(i) for i in range(*index.indices(self._count))]
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError("queue index out of range")
+        return self._row(index)
+
+    def __setitem__(self, index: int, row: QueueRow) -> None:
+        self[index]                                  # range check
+        self._replaced[index % self._count] = row
+
+    def __iter__(self) -> Iterator[QueueRow]:
+        for index in range(self._count):
+            yield self._row(index)
