@@ -28,11 +28,14 @@ def _run_liveness(conn: sqlite3.Connection) -> None:
 
 def _steps() -> list[Step]:
     from rubriceval.store.datasets import move_run_samples_to_datasets
+    from rubriceval.store.team_schema import create_team_tables
 
     return [
         Step(1, "runs record the pid, host and start time of the process running them", _run_liveness),
         Step(2, "one copy of each dataset version, shared by the runs over it (run_samples becomes a view)",
              move_run_samples_to_datasets),
+        Step(3, "team audits: tasks, assignments, reviews, adjudications, metric corrections, sessions",
+             create_team_tables),
     ]
 
 
