@@ -11,7 +11,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 # `rubriceval metrics` can be added here (faithfulness and context_recall share their judge calls).
 DEMO_METRICS ?= faithfulness,context_recall,rouge_l,bleu
 
-.PHONY: setup demo test test-fast browser-deps bench bench-batch clean
+.PHONY: setup demo test test-fast browser-deps bench bench-batch bench-scale clean
 
 setup: $(VENV)/.installed
 
@@ -53,6 +53,12 @@ bench: setup
 # (docs/benchmarks.md). `nice`: the machine may be shared.
 bench-batch: setup
 	nice -n 10 $(PY) bench/batch_bench.py --n 100000 --online-n 10000
+
+# Flat memory at scale (issue 19): ROWS synthetic Chinese rows (3 contexts), a checks-and-string-metrics run, then
+# report, compare, gate and opening the audit queue, each step's peak RSS and wall time (docs/benchmarks.md).
+ROWS ?= 1000000
+bench-scale: setup
+	nice -n 10 $(PY) bench/scale_bench.py --rows $(ROWS)
 
 clean:
 	rm -rf out .pytest_cache

@@ -1,0 +1,172 @@
+"""Scale benchmark (issue 19): N synthetic Chinese customer-service rows with 3 contexts, a checks-and-string-metrics
+run (deterministic rubrics + rouge_l, bleu, nonllm_context_recall; no judge), then report, compare, gate and
+opening the audit queue. Each step runs as its own process; its peak RSS comes from the kernel (wait4's ru_maxrss)
+and its wall time from the clock.
+
+    python bench/scale_bench.py --rows 100000            # make bench-scale ROWS=100000
+    python bench/scale_bench.py --rows 1000000 --out out/bench-scale
+
+Compare needs a second run over the same rows: it is a copy of the first made in SQL with every tenth sample's
+scores moved (rubrics one level down, metrics ×0.9), so the comparison has changes to find without a second
+million-row run. Results: <out>/results-<rows>.json and a Markdown table on stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from pydantic import BaseModel
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.dataset import generate_sample  # noqa: E402
+from bench.machine import Machine, describe  # noqa: E402
+
+RUBRICS = ROOT / "bench" / "scale_rubrics"
+METRICS = "rouge_l,bleu,nonllm_context_recall"
+RUN, RUN_B = "scale", "scale-b"
+OPEN_QUEUE = """
+import sys
+from rubriceval.store.audit import AuditStore
+from rubriceval.store.audit_models import QueueFilter
+with AuditStore(sys.argv[1]) as store:
+    rows = store.queue(sys.argv[2], QueueFilter(order="judge_asc"))
+    page = store.with_text(sys.argv[2], rows[:25])
+    print(f"{len(rows)} rows in the queue; first page: {len(page)}")
+"""
+
+
+class Step(BaseModel):
+    step: str
+    command: str
+    wall_s: float
+    peak_rss_mb: float
+    exit_code: int
+    note: str = ""
+
+
+class Result(BaseModel):
+    rows: int
+    verdicts: int = 0
+    run_rows_per_s: float = 0.0
+    store_mb: float = 0.0
+    data_mb: float = 0.0
+    steps: list[Step] = []
+    machine: Machine
+
+
+def write_rows(path: Path, n: int) -> None:
+    """Row i of bench/dataset.py with 3 contexts: its 2 relevant passages and the first distractor."""
+    if path.exists() and sum(1 for _ in path.open("rb")) == n:
+        return
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for i in range(n):
+            row = generate_sample(i)
+            relevant = row["reference_contexts"]
+            distractor = next(c for c in row["contexts"] if c not in relevant)
+            row["contexts"] = [c for c in row["contexts"] if c in relevant or c == distractor]
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    tmp.replace(path)
+
+
+def measure(step: str, argv: list[str], log: Path) -> Step:
+    """Run one step as a child process: wall time, and its own peak RSS from wait4 (ru_maxrss, KiB on Linux)."""
+    started = time.perf_counter()
+    with log.open("ab") as out:
+        out.write(f"\n$ {' '.join(argv)}\n".encode())
+        out.flush()
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+        _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return Step(step=step, command=" ".join(argv), wall_s=round(time.perf_counter() - started, 1),
+                peak_rss_mb=round(usage.ru_maxrss / 1024, 1), exit_code=proc.returncode)
+
+
+def copy_run_with_changes(store: Path) -> None:
+    """Run B = run A with every tenth sample's scores moved, written in SQL (see the module docstring)."""
+    conn = sqlite3.connect(store)
+    with conn:
+        conn.execute("DELETE FROM verdicts WHERE run_id = 'scale-b-id'")
+        conn.execute("DELETE FROM run_scorers WHERE run_id = 'scale-b-id'")
+        conn.execute("DELETE FROM runs WHERE run_id = 'scale-b-id'")
+        a = conn.execute("SELECT run_id FROM runs WHERE name = ?", (RUN,)).fetchone()[0]
+        conn.execute("INSERT INTO runs (run_id, name, created_at, finished_at, status, config_json, stats_json, "
+                     "dataset_id) SELECT 'scale-b-id', ?, created_at + 1, finished_at, status, config_json, "
+                     "stats_json, dataset_id FROM runs WHERE run_id = ?", (RUN_B, a))
+        conn.execute("INSERT INTO run_scorers SELECT 'scale-b-id', scorer, kind, version, definition_json "
+                     "FROM run_scorers WHERE run_id = ?", (a,))
+        moved = ("CASE WHEN score IS NOT NULL AND CAST(substr(sample_id, 4) AS INTEGER) % 10 = 0 THEN "
+                 "(CASE WHEN kind = 'rubric' THEN MAX(1, score - 1) ELSE score * 0.9 END) ELSE score END")
+        conn.execute(f"INSERT INTO verdicts SELECT 'scale-b-id', sample_id, scorer, kind, scorer_version, {moved}, "
+                     "unscored_kind, unscored_reason, feedback, evidence_json, details_json, passed, usage_json, "
+                     "input_hash, created_at FROM verdicts WHERE run_id = ?", (a,))
+    conn.close()
+
+
+def main(argv: list[str] | None = None) -> Result:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--out", default="out/bench-scale")
+    parser.add_argument("--steps", default="run,report,compare,gate,audit",
+                        help="comma-separated subset (run must exist in the store for the others)")
+    args = parser.parse_args(argv)
+    out = (ROOT / args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    data, store, log = out / f"data-{args.rows}.jsonl", out / f"runs-{args.rows}.sqlite", out / f"log-{args.rows}.txt"
+    steps = args.steps.split(",")
+    write_rows(data, args.rows)
+    cli = [sys.executable, "-m", "rubriceval.cli"]
+    result = Result(rows=args.rows, machine=describe(), data_mb=round(data.stat().st_size / 2**20, 1))
+    if "run" in steps:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{store}{suffix}").unlink(missing_ok=True)
+        result.steps.append(measure("run", [*cli, "run", str(data), "--rubrics", str(RUBRICS), "--metrics", METRICS,
+                                            "--store", str(store), "--name", RUN, "--quiet"], log))
+    conn = sqlite3.connect(store)
+    result.verdicts = conn.execute("SELECT COUNT(*) FROM verdicts v JOIN runs r ON r.run_id = v.run_id "
+                                   "WHERE r.name = ?", (RUN,)).fetchone()[0]
+    conn.close()
+    if "report" in steps:
+        result.steps.append(measure("report", [*cli, "report", RUN, "--store", str(store), "--out",
+                                               str(out / f"report-{args.rows}")], log))
+    if "compare" in steps:
+        copy_run_with_changes(store)
+        result.steps.append(measure("compare", [*cli, "compare", RUN, RUN_B, "--store", str(store),
+                                                "--html", str(out / f"compare-{args.rows}.html")], log))
+    if "gate" in steps:
+        result.steps.append(measure("gate", [*cli, "gate", RUN, "--store", str(store), "--check",
+                                             "service_basics mean>=3", "--check", "rouge_l>=0.2", "--baseline",
+                                             RUN_B, "--check", "regression>=-0.5"], log))
+    if "audit" in steps:
+        result.steps.append(measure("audit queue", [sys.executable, "-c", OPEN_QUEUE, str(store), RUN], log))
+    run_step = next((s for s in result.steps if s.step == "run"), None)
+    if run_step and run_step.wall_s:
+        result.run_rows_per_s = round(args.rows / run_step.wall_s, 1)
+    result.store_mb = round(sum(Path(f"{store}{s}").stat().st_size for s in ("", "-wal")
+                                if Path(f"{store}{s}").exists()) / 2**20, 1)
+    (out / f"results-{args.rows}.json").write_text(result.model_dump_json(indent=2), encoding="utf-8")
+    print(table(result))
+    return result
+
+
+def table(result: Result) -> str:
+    m = result.machine
+    lines = [f"{result.rows:,} rows ({result.data_mb} MB JSONL), {result.verdicts:,} verdicts, store "
+             f"{result.store_mb} MB; {m.nproc} cores {m.cpu_model}, load {m.load_average}",
+             "", "| step | wall (s) | peak RSS (MB) | exit |", "|---|---:|---:|---:|"]
+    lines += [f"| {s.step} | {s.wall_s} | {s.peak_rss_mb} | {s.exit_code} |" for s in result.steps]
+    if result.run_rows_per_s:
+        lines.append(f"\nrun: {result.run_rows_per_s:,.0f} rows/s")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
