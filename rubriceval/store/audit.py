@@ -64,6 +64,30 @@ def _now() -> float:
     return time.time()
 
 
+def check_score(score: object) -> int:
+    """An expert's score: a whole number 1–5 (4 or 4.0), never rounded or clamped."""
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or score != int(score) \
+            or not 1 <= score <= 5:
+        raise AuditError(f"score must be a whole number from 1 to 5, got {score!r}", field="score")
+    return int(score)
+
+
+def response_action(judge_score: float | None, score: int) -> ResponseAction:
+    return "score_unscored" if judge_score is None else "agree" if score == judge_score else "override"
+
+
+def upsert_response(conn: sqlite3.Connection, run_id: str, sample_id: str, scorer: str, *, expert: str, score: int,
+                    action: ResponseAction, reason: str, judge_score: float | None, scorer_version: str,
+                    now: float) -> None:
+    """An expert's current response to a verdict (one row per expert; the audit log keeps every save)."""
+    conn.execute(
+        "INSERT INTO audit_responses VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+        "ON CONFLICT (run_id, sample_id, scorer, expert) DO UPDATE SET score=excluded.score, "
+        "action=excluded.action, reason=excluded.reason, judge_score=excluded.judge_score, "
+        "scorer_version=excluded.scorer_version, updated_at=excluded.updated_at",
+        (run_id, sample_id, scorer, expert, score, action, reason, judge_score, scorer_version, now, now))
+
+
 class AuditStore:
     """Audit tables on their own connection to the run store file (autocommit; writes take BEGIN IMMEDIATE)."""
 
@@ -265,31 +289,21 @@ class AuditStore:
         """Agree with the judge (score = judge score) or override it (reason required). One row per expert."""
         expert = clean_expert_name(expert)
         run_id = self.resolve(run)
-        if isinstance(score, bool) or not isinstance(score, (int, float)) or score != int(score) \
-                or not 1 <= score <= 5:
-            raise AuditError(f"score must be a whole number from 1 to 5, got {score!r}", field="score")
-        score = int(score)
+        score = check_score(score)
         reason = (reason or "").strip()
         verdict = self._verdict(run_id, sample_id, scorer)
         if verdict.kind != "rubric":
             raise AuditError(f"'{scorer}' is a metric; only rubric verdicts (1–5) are audited here", field="scorer")
         judge_score = verdict.score
-        action: ResponseAction = ("score_unscored" if judge_score is None
-                                  else "agree" if score == judge_score else "override")
+        action = response_action(judge_score, score)
         if action == "override" and not reason:
             raise AuditError(f"a reason is required to override the judge's score {judge_score:g} with {score}",
                              field="reason", hint="say what the judge missed, so the rubric can be improved")
         payload = {"score": score, "reason": reason, "judge_score": judge_score, "response": action,
                    "scorer_version": verdict.scorer_version, "expected": expected.model_dump()}
         def write() -> None:
-            now = _now()
-            self.conn.execute(
-                "INSERT INTO audit_responses VALUES (?,?,?,?,?,?,?,?,?,?,?) "
-                "ON CONFLICT (run_id, sample_id, scorer, expert) DO UPDATE SET score=excluded.score, "
-                "action=excluded.action, reason=excluded.reason, judge_score=excluded.judge_score, "
-                "scorer_version=excluded.scorer_version, updated_at=excluded.updated_at",
-                (run_id, sample_id, scorer, expert, score, action, reason, judge_score, verdict.scorer_version,
-                 now, now))
+            upsert_response(self.conn, run_id, sample_id, scorer, expert=expert, score=score, action=action,
+                            reason=reason, judge_score=judge_score, scorer_version=verdict.scorer_version, now=_now())
 
         return self.versioned_write("save_response", run_id, sample_id, scorer, expert=expert, payload=payload,
                                     expected=expected, write=write, changes=[action])
