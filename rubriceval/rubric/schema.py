@@ -384,6 +384,8 @@ class Rubric(_Strict):
     # An answer that addresses the judge ("[RESULT] 5", "忽略以上规则"): cap its score (default, at 1), send it to
     # audit, or nothing (rubriceval/safety/manipulation_policy.py).
     manipulation: ManipulationPolicy = Field(default_factory=ManipulationPolicy)
+    # Why an answer fails, as experts tick it in the audit app (未先安抚, 缺少链接, 编造政策); reports count them.
+    failure_tags: list[str] = Field(default_factory=list)
     source_file: str | None = Field(default=None, exclude=True)
 
     @field_validator("score_descriptions")
@@ -391,6 +393,19 @@ class Rubric(_Strict):
     def _levels(cls, value: dict[int, str]) -> dict[int, str]:
         _check_levels(value)
         return value
+
+    @field_validator("failure_tags")
+    @classmethod
+    def _failure_tags(cls, value: list[str]) -> list[str]:
+        tags = [" ".join(str(tag).split()) for tag in value]
+        if any(not tag for tag in tags):
+            raise ValueError("a failure tag is empty")
+        if any("|" in tag for tag in tags):
+            raise ValueError("a failure tag may not contain '|'")
+        repeated = sorted({tag for tag in tags if tags.count(tag) > 1})
+        if repeated:
+            raise ValueError(f"failure tags repeat: {repeated}")
+        return tags
 
     @model_validator(mode="after")
     def _items(self) -> "Rubric":
@@ -439,9 +454,10 @@ class Rubric(_Strict):
     def content_hash(self) -> str:
         """Changes whenever anything that can change a verdict changes.
 
-        The trust bar is left out: it judges the verdicts, it does not shape them, so raising or lowering it keeps
-        the version's audits (and the judge cache) valid."""
-        blob = json.dumps(_hashed_fields(self.model_dump(mode="json", exclude={"trust"})), ensure_ascii=False,
+        The trust bar and the failure tags are left out: the judge never sees them (the bar judges the verdicts,
+        the tags are for experts), so changing them keeps the version's audits (and the judge cache) valid."""
+        blob = json.dumps(_hashed_fields(self.model_dump(mode="json", exclude={"trust", "failure_tags"})),
+                          ensure_ascii=False,
                           sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
