@@ -16,12 +16,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from rubriceval.data.sample import Sample
 from rubriceval.pairwise.summary import PairwiseSummary, pairwise_between_runs
 from rubriceval.report.aggregate import RunData, load_run
-from rubriceval.report.conversations import answer_at, first_failing_turn
 from rubriceval.i18n import Lang, check_lang, format_number, t
-from rubriceval.verdict import Verdict
 
 Direction = Literal["better", "worse", "unclear", "undefined"]
 # A per-sample drop smaller than this is not listed as "worse": rubric scores are whole levels, and metric scores
@@ -97,6 +94,10 @@ class Comparison(BaseModel):
     deltas: list[PairedDelta]
     worse: dict[str, list[SampleChange]] = Field(default_factory=dict)       # scorer → samples that dropped
     new_unscored: list[NewUnscored] = Field(default_factory=list)
+    # How many there are (the lists above show the first compare_source.LISTED of each on a large run).
+    worse_total: dict[str, int] = Field(default_factory=dict)
+    new_unscored_total: int = 0
+    seesaw_total: int = 0
     seesaw_up: list[str] = Field(default_factory=list)    # scorers significantly better …
     seesaw_down: list[str] = Field(default_factory=list)  # … while these are significantly worse
     seesaw_samples: list[SeesawSample] = Field(default_factory=list)
@@ -155,104 +156,14 @@ def _preview(text: str) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS - 1] + "…"
 
 
-def _index(verdicts: Sequence[Verdict]) -> dict[str, dict[str, Verdict]]:
-    out: dict[str, dict[str, Verdict]] = {}
-    for v in verdicts:
-        out.setdefault(v.scorer, {})[v.sample_id] = v
-    return out
-
-
 def compare_data(a: RunData, b: RunData, *, n_boot: int = 2000, seed: int = 0, confidence: float = 0.95,
                  min_drop: Mapping[str, float] | None = None, lang: Lang | None = None) -> Comparison:
-    """Compare two loaded runs; `a` is the baseline, `b` the candidate."""
-    from rubriceval.i18n import detect_language
+    """Compare two stored runs; `a` is the baseline, `b` the candidate. Read in SQL a scorer at a time
+    (report/compare_source.py): memory does not grow with the runs."""
+    from rubriceval.report.compare_source import compare_stored
 
-    drops = {**DEFAULT_MIN_DROP, **(min_drop or {})}
-    by_a, by_b = _index(a.verdicts), _index(b.verdicts)
-    samples: dict[str, Sample] = {**a.samples_by_id, **b.samples_by_id}
-    summary_a = {s.scorer: s for s in a.summary.scorers}
-    summary_b = {s.scorer: s for s in b.summary.scorers}
-    comparison = Comparison(run_a=a.run_name, run_b=b.run_name, run_a_id=a.run_id, run_b_id=b.run_id,
-                            language=lang or detect_language(b.samples), deltas=[], n_boot=n_boot, seed=seed,
-                            confidence=confidence)
-    only_a = [s for s in summary_a if s not in summary_b]
-    only_b = [s for s in summary_b if s not in summary_a]
-    if only_a:
-        comparison.notes.append(f"only in {a.run_name}: {', '.join(only_a)}")
-    if only_b:
-        comparison.notes.append(f"only in {b.run_name}: {', '.join(only_b)}")
-    ids_a, ids_b = set(a.samples_by_id), set(b.samples_by_id)
-    if ids_a != ids_b:
-        comparison.notes.append(f"sample sets differ: {len(ids_a & ids_b)} shared, {len(ids_a - ids_b)} only in "
-                                f"{a.run_name}, {len(ids_b - ids_a)} only in {b.run_name}; only shared samples pair")
-    changes_per_sample: dict[str, SeesawSample] = {}
-    for scorer in [s for s in summary_b if s in summary_a]:
-        sa, sb = summary_a[scorer], summary_b[scorer]
-        rows_a, rows_b = by_a.get(scorer, {}), by_b.get(scorer, {})
-        paired = [sid for sid in rows_b if sid in rows_a and rows_a[sid].score is not None
-                  and rows_b[sid].score is not None]
-        diffs = [rows_b[sid].score - rows_a[sid].score for sid in paired]   # type: ignore[operator]
-        delta = PairedDelta(scorer=scorer, name=sb.name, kind=sb.kind, n_paired=len(paired),
-                            n_only_a=sum(1 for sid, v in rows_a.items() if v.score is not None
-                                         and (sid not in rows_b or rows_b[sid].score is None)),
-                            n_only_b=sum(1 for sid, v in rows_b.items() if v.score is not None
-                                         and (sid not in rows_a or rows_a[sid].score is None)),
-                            version_a=sa.version, version_b=sb.version)
-        if paired:
-            delta.mean_a = float(np.mean([rows_a[sid].score for sid in paired]))
-            delta.mean_b = float(np.mean([rows_b[sid].score for sid in paired]))
-            delta.delta = float(np.mean(diffs))
-            delta.ci_low, delta.ci_high = paired_bootstrap_ci(diffs, n_boot, seed, confidence)
-            if delta.ci_low is None:
-                delta.note = "one paired sample: no confidence interval"
-        else:
-            delta.note = "no sample is scored in both runs"
-        delta.direction = _direction(delta.delta, delta.ci_low, delta.ci_high)
-        if delta.version_changed:
-            note = f"scorer changed between runs ({delta.version_a} → {delta.version_b}): scores may not be comparable"
-            delta.note = f"{delta.note}; {note}" if delta.note else note
-        min_change = drops.get(sb.kind, 0.0)
-        worse = []
-        for sid, diff in zip(paired, diffs):
-            if diff > 0:
-                delta.n_better += 1
-            elif diff < 0:
-                delta.n_worse += 1
-            else:
-                delta.n_same += 1
-            if abs(diff) < min_change or diff == 0:
-                continue
-            va, vb = rows_a[sid], rows_b[sid]
-            entry = changes_per_sample.setdefault(sid, SeesawSample(sample_id=sid,
-                                                                    question=samples[sid].question
-                                                                    if sid in samples else ""))
-            (entry.better if diff > 0 else entry.worse)[scorer] = (va.score, vb.score)  # type: ignore[assignment]
-            if diff < 0:
-                sample_a, sample_b = a.samples_by_id.get(sid), b.samples_by_id.get(sid)
-                turn_a, turn_b = first_failing_turn(va), first_failing_turn(vb)
-                worse.append(SampleChange(
-                    sample_id=sid, scorer=scorer, question=(sample_b or sample_a).question if (sample_b or sample_a)
-                    else "", score_a=va.score, score_b=vb.score, delta=diff,  # type: ignore[arg-type]
-                    answer_a=_preview(answer_at(sample_a, turn_a)) if sample_a else "",
-                    answer_b=_preview(answer_at(sample_b, turn_b)) if sample_b else "",
-                    feedback_a=_preview(va.feedback), feedback_b=_preview(vb.feedback),
-                    first_failing_turn_a=turn_a, first_failing_turn_b=turn_b))
-        worse.sort(key=lambda c: (c.delta, c.sample_id))
-        if worse:
-            comparison.worse[scorer] = worse
-        for sid, vb in rows_b.items():
-            va = rows_a.get(sid)
-            if vb.score is None and (va is None or va.score is not None):
-                comparison.new_unscored.append(NewUnscored(
-                    sample_id=sid, scorer=scorer, question=samples[sid].question if sid in samples else "",
-                    score_a=va.score if va else None, unscored_kind=vb.unscored_kind or "error",
-                    unscored_reason=vb.unscored_reason or ""))
-        comparison.deltas.append(delta)
-    comparison.seesaw_up = [d.scorer for d in comparison.deltas if d.direction == "better"]
-    comparison.seesaw_down = [d.scorer for d in comparison.deltas if d.direction == "worse"]
-    comparison.seesaw_samples = sorted((s for s in changes_per_sample.values() if s.better and s.worse),
-                                       key=lambda s: s.sample_id)
-    return comparison
+    return compare_stored(a, b, n_boot=n_boot, seed=seed, confidence=confidence,
+                          min_drop={**DEFAULT_MIN_DROP, **(min_drop or {})}, lang=lang)
 
 
 def compare_runs(store: Any, run_a: str, run_b: str, n_boot: int = 2000, seed: int = 0, *,
@@ -297,21 +208,23 @@ def format_comparison(comparison: Comparison, lang: str | None = None, max_sampl
     names = {d.scorer: d.name for d in comparison.deltas}
     for scorer, changes in comparison.worse.items():
         digits = 0 if next(d.kind for d in comparison.deltas if d.scorer == scorer) == "rubric" else 2
-        out += ["", f"{t('worse_samples', lang)} · {names.get(scorer, scorer)} ({len(changes)})"]
+        total = comparison.worse_total.get(scorer, len(changes))
+        out += ["", f"{t('worse_samples', lang)} · {names.get(scorer, scorer)} ({total})"]
         for c in changes[:max_samples]:
             turns = (f"  [{t('cv_first_failing_turn', lang)} {c.first_failing_turn_a or '–'} → "
                      f"{c.first_failing_turn_b or '–'}]" if c.first_failing_turn_a or c.first_failing_turn_b else "")
             out.append(f"  {c.sample_id}: {c.score_a:.{digits}f} → {c.score_b:.{digits}f}{turns}  {c.question[:40]}")
-        if len(changes) > max_samples:
-            out.append(f"  … +{len(changes) - max_samples}")
+        if total > max_samples:
+            out.append(f"  … +{total - max_samples}")
     if comparison.seesaw_samples:
-        out += ["", f"{t('seesaw_samples', lang)} ({len(comparison.seesaw_samples)})"]
+        out += ["", f"{t('seesaw_samples', lang)} ({max(comparison.seesaw_total, len(comparison.seesaw_samples))})"]
         for s in comparison.seesaw_samples[:max_samples]:
             up = ", ".join(f"{k} {a:g}→{b:g}" for k, (a, b) in s.better.items())
             down = ", ".join(f"{k} {a:g}→{b:g}" for k, (a, b) in s.worse.items())
             out.append(f"  {s.sample_id}: ↑ {up}  ↓ {down}")
     if comparison.new_unscored:
-        out += ["", f"{t('new_unscored', lang)} ({len(comparison.new_unscored)})"]
+        out += ["", f"{t('new_unscored', lang)} "
+                    f"({max(comparison.new_unscored_total, len(comparison.new_unscored))})"]
         for u in comparison.new_unscored[:max_samples * 2]:
             out.append(f"  {u.sample_id} · {names.get(u.scorer, u.scorer)}: {u.unscored_kind} — {u.unscored_reason}")
     for note in comparison.notes + [f"{d.scorer}: {d.note}" for d in comparison.deltas if d.note]:

@@ -21,7 +21,7 @@ from rubriceval.report.aggregate import RunData, ScorerSummary, load_run
 from rubriceval.report.compare import compare_data
 from rubriceval.report.gate_checks import RUN_STATS, GateCheck, GateConfig, GateUsageError, gate_config
 from rubriceval.report.gate_trust import AgreementSource, trust_from_store, untrusted_reason
-from rubriceval.i18n import Lang, detect_language, t
+from rubriceval.i18n import Lang, t
 
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 _DECIMALS = 9   # compare at this precision, so a mean of 3.2000000000000006 meets ">= 3.2"
@@ -237,8 +237,10 @@ def format_gate_result(result: GateResult, lang: Lang = "en") -> str:
 
 def _data_language(store: Any, run_id: str) -> Lang:
     """The gated run's language; a pairwise-only gate has no run (its comparison may be of datasets): English."""
+    from rubriceval.report.source import RunSource
+
     try:
-        return detect_language(store.samples(run_id))
+        return RunSource(store, run_id).language()      # read in chunks, not every sample at once
     except RubricEvalError:
         return "en"
 

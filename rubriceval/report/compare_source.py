@@ -1,0 +1,220 @@
+"""The comparison of two stored runs, read in SQL a scorer at a time: paired scores stream in the candidate's
+dataset order (so the bootstrap draws exactly what it drew over loaded runs), and only the rows a comparison lists
+— the worst drops, new unscored rows, seesaw samples, at most LISTED of each — are loaded whole. The counts are
+over every row."""
+from __future__ import annotations
+
+import heapq
+import json
+from array import array
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from rubriceval.data.sample import Sample
+from rubriceval.i18n import Lang
+from rubriceval.report.conversations import answer_at, first_failing_turn
+from rubriceval.store.runs import row_to_verdict
+from rubriceval.verdict import Verdict
+
+if TYPE_CHECKING:
+    from rubriceval.report.aggregate import RunData
+    from rubriceval.report.compare import Comparison
+
+LISTED = 500     # rows listed per scorer (worse, new unscored) and seesaw samples; the totals count them all
+_IN_RUN = ("JOIN runs r{x} ON r{x}.run_id = {x}.run_id JOIN dataset_samples d{x} ON d{x}.dataset_id = r{x}.dataset_id "
+           "AND d{x}.sample_id = {x}.sample_id")
+
+
+def _verdicts(data: "RunData", scorer: str, ids: list[str]) -> dict[str, Verdict]:
+    if not ids:
+        return {}
+    rows = data.source._rows(f"SELECT v.* FROM verdicts v WHERE v.run_id = ? AND v.scorer = ? AND v.sample_id IN "
+                             f"({','.join('?' * len(ids))})", (scorer, *ids))
+    return {r["sample_id"]: row_to_verdict(r) for r in rows}
+
+
+def compare_stored(a: "RunData", b: "RunData", *, n_boot: int, seed: int, confidence: float,
+                   min_drop: Mapping[str, float], lang: Lang | None) -> "Comparison":
+    from rubriceval.report.compare import (Comparison, NewUnscored, PairedDelta, SampleChange, SeesawSample,
+                                           _direction, _preview, paired_bootstrap_ci)
+
+    if a.source.store.path != b.source.store.path:
+        raise ValueError("compare reads both runs from one run store")
+    conn = b.source.conn
+    summary_a = {s.scorer: s for s in a.summary.scorers}
+    summary_b = {s.scorer: s for s in b.summary.scorers}
+    comparison = Comparison(run_a=a.run_name, run_b=b.run_name, run_a_id=a.run_id, run_b_id=b.run_id,
+                            language=lang or b.language, deltas=[], n_boot=n_boot, seed=seed, confidence=confidence)
+    only_a = [s for s in summary_a if s not in summary_b]
+    only_b = [s for s in summary_b if s not in summary_a]
+    if only_a:
+        comparison.notes.append(f"only in {a.run_name}: {', '.join(only_a)}")
+    if only_b:
+        comparison.notes.append(f"only in {b.run_name}: {', '.join(only_b)}")
+    ds_a, ds_b = a.source.store.dataset_id(a.run_id), b.source.store.dataset_id(b.run_id)
+    if ds_a != ds_b:
+        shared = conn.execute("SELECT COUNT(*) FROM dataset_samples x JOIN dataset_samples y ON y.dataset_id = ? "
+                              "AND y.sample_id = x.sample_id WHERE x.dataset_id = ?", (ds_b, ds_a)).fetchone()[0]
+        n_a, n_b = a.n_samples, b.n_samples
+        if not shared == n_a == n_b:
+            comparison.notes.append(f"sample sets differ: {shared} shared, {n_a - shared} only in {a.run_name}, "
+                                    f"{n_b - shared} only in {b.run_name}; only shared samples pair")
+    scorers = [s for s in summary_b if s in summary_a]
+    listed_ids: set[str] = set()
+    for scorer in scorers:
+        sa, sb = summary_a[scorer], summary_b[scorer]
+        delta = PairedDelta(scorer=scorer, name=sb.name, kind=sb.kind, n_paired=0, version_a=sa.version,
+                            version_b=sb.version)
+        delta.n_only_a = conn.execute(
+            f"SELECT COUNT(*) FROM verdicts a {_IN_RUN.format(x='a')} LEFT JOIN verdicts b ON b.run_id = ? "
+            "AND b.sample_id = a.sample_id AND b.scorer = a.scorer WHERE a.run_id = ? AND a.scorer = ? "
+            "AND a.score IS NOT NULL AND b.score IS NULL", (b.run_id, a.run_id, scorer)).fetchone()[0]
+        scores_a, scores_b = array("d"), array("d")
+        min_change = min_drop.get(sb.kind, 0.0)
+        worst: list[tuple[float, str]] = []          # max-heap (negated) of the LISTED largest drops
+        worse_total, unscored_ids = 0, []
+        cursor = conn.execute(
+            f"SELECT b.sample_id, a.score, b.score, a.sample_id IS NOT NULL FROM verdicts b {_IN_RUN.format(x='b')} "
+            "LEFT JOIN verdicts a ON a.run_id = ? AND a.sample_id = b.sample_id AND a.scorer = b.scorer "
+            "WHERE b.run_id = ? AND b.scorer = ? ORDER BY db.position", (a.run_id, b.run_id, scorer))
+        while rows := cursor.fetchmany(5000):
+            for sid, score_a, score_b, in_a in rows:
+                if score_b is None:
+                    if not in_a or score_a is not None:
+                        comparison.new_unscored_total += 1
+                        if len(unscored_ids) < LISTED:
+                            unscored_ids.append(sid)
+                    continue
+                if score_a is None:
+                    delta.n_only_b += 1
+                    continue
+                scores_a.append(score_a)
+                scores_b.append(score_b)
+                diff = score_b - score_a
+                if diff > 0:
+                    delta.n_better += 1
+                elif diff < 0:
+                    delta.n_worse += 1
+                else:
+                    delta.n_same += 1
+                if diff < 0 and abs(diff) >= min_change:
+                    worse_total += 1
+                    key = (-diff, _Desc(sid))                 # the heap's smallest is the mildest kept drop
+                    if len(worst) < LISTED:
+                        heapq.heappush(worst, key)
+                    elif key > worst[0]:
+                        heapq.heapreplace(worst, key)
+        delta.n_paired = len(scores_b)
+        if delta.n_paired:
+            va, vb = np.frombuffer(scores_a), np.frombuffer(scores_b)
+            diffs = vb - va
+            delta.mean_a, delta.mean_b = float(np.mean(va)), float(np.mean(vb))
+            delta.delta = float(np.mean(diffs))
+            delta.ci_low, delta.ci_high = paired_bootstrap_ci(diffs, n_boot, seed, confidence)
+            if delta.ci_low is None:
+                delta.note = "one paired sample: no confidence interval"
+        else:
+            delta.note = "no sample is scored in both runs"
+        delta.direction = _direction(delta.delta, delta.ci_low, delta.ci_high)
+        if delta.version_changed:
+            note = f"scorer changed between runs ({delta.version_a} → {delta.version_b}): scores may not be comparable"
+            delta.note = f"{delta.note}; {note}" if delta.note else note
+        ids = [sid for _, sid in sorted((-drop, desc.value) for drop, desc in worst)]   # by delta, then sample id
+        rows_a, rows_b = _verdicts(a, scorer, ids), _verdicts(b, scorer, ids)
+        samples_a, samples_b = a.samples_for(ids), b.samples_for(ids)
+        changes = []
+        for sid in ids:
+            va, vb = rows_a[sid], rows_b[sid]
+            sample_a, sample_b = samples_a.get(sid), samples_b.get(sid)
+            turn_a, turn_b = first_failing_turn(va), first_failing_turn(vb)
+            changes.append(SampleChange(
+                sample_id=sid, scorer=scorer, question=(sample_b or sample_a).question if (sample_b or sample_a)
+                else "", score_a=va.score, score_b=vb.score, delta=vb.score - va.score,  # type: ignore[operator]
+                answer_a=_preview(answer_at(sample_a, turn_a)) if sample_a else "",
+                answer_b=_preview(answer_at(sample_b, turn_b)) if sample_b else "",
+                feedback_a=_preview(va.feedback), feedback_b=_preview(vb.feedback),
+                first_failing_turn_a=turn_a, first_failing_turn_b=turn_b))
+        if changes:
+            comparison.worse[scorer] = changes
+            comparison.worse_total[scorer] = worse_total
+        if unscored_ids:
+            rows_a, rows_b = _verdicts(a, scorer, unscored_ids), _verdicts(b, scorer, unscored_ids)
+            questions = _questions(a, b, unscored_ids)
+            comparison.new_unscored += [NewUnscored(
+                sample_id=sid, scorer=scorer, question=questions.get(sid, ""),
+                score_a=rows_a[sid].score if sid in rows_a else None,
+                unscored_kind=rows_b[sid].unscored_kind or "error", unscored_reason=rows_b[sid].unscored_reason or "")
+                for sid in unscored_ids]
+        listed_ids.update(ids)
+        comparison.deltas.append(delta)
+    comparison.seesaw_up = [d.scorer for d in comparison.deltas if d.direction == "better"]
+    comparison.seesaw_down = [d.scorer for d in comparison.deltas if d.direction == "worse"]
+    comparison.seesaw_samples, comparison.seesaw_total = _seesaw(a, b, scorers, {s: summary_b[s].kind for s in
+                                                                                  scorers}, min_drop, SeesawSample)
+    return comparison
+
+
+class _Desc:
+    """A sample id that sorts backwards, so the heap keeps the smallest ids among equal drops."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str):
+        self.value = value
+
+    def __lt__(self, other: "_Desc") -> bool:
+        return self.value > other.value
+
+    def __gt__(self, other: "_Desc") -> bool:
+        return self.value < other.value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Desc) and self.value == other.value
+
+
+def _questions(a: "RunData", b: "RunData", ids: list[str]) -> dict[str, str]:
+    samples: dict[str, Sample] = {**a.samples_for(ids), **b.samples_for(ids)}
+    return {sid: s.question for sid, s in samples.items()}
+
+
+def _seesaw(a: "RunData", b: "RunData", scorers: list[str], kinds: Mapping[str, str], min_drop: Mapping[str, float],
+            model: type) -> tuple[list, int]:
+    """Samples better on one scorer and worse on another (each beyond its kind's minimum change), by sample id."""
+    if not scorers:
+        return [], 0
+    conn = b.source.conn
+    marks = ",".join("?" * len(scorers))
+    change = "CASE b.kind WHEN 'rubric' THEN :rubric ELSE :metric END"
+    pairs = (f"FROM verdicts b {_IN_RUN.format(x='b')} JOIN verdicts a ON a.run_id = :a AND a.sample_id = b.sample_id "
+             f"AND a.scorer = b.scorer WHERE b.run_id = :b AND b.scorer IN ({marks}) AND a.score IS NOT NULL "
+             "AND b.score IS NOT NULL")
+    params = {"a": a.run_id, "b": b.run_id, "rubric": min_drop.get("rubric", 0.0),
+              "metric": min_drop.get("metric", 0.0)}
+    named = dict(params, **{f"s{i}": s for i, s in enumerate(scorers)})
+    pairs = pairs.replace(f"IN ({marks})", "IN (" + ",".join(f":s{i}" for i in range(len(scorers))) + ")")
+    seesaw = (f"SELECT b.sample_id {pairs} GROUP BY b.sample_id HAVING "
+              f"SUM(b.score > a.score AND ABS(b.score - a.score) >= {change}) > 0 AND "
+              f"SUM(b.score < a.score AND ABS(b.score - a.score) >= {change}) > 0")
+    total = conn.execute(f"SELECT COUNT(*) FROM ({seesaw})", named).fetchone()[0]
+    ids = [r[0] for r in conn.execute(f"{seesaw} ORDER BY b.sample_id LIMIT {LISTED}", named)]
+    if not ids:
+        return [], total
+    questions = _questions(a, b, ids)
+    found: dict[str, object] = {sid: model(sample_id=sid, question=questions.get(sid, "")) for sid in ids}
+    rows = conn.execute(f"SELECT b.sample_id, b.scorer, a.score, b.score {pairs} AND b.sample_id IN "
+                        f"(SELECT value FROM json_each(:ids))", dict(named, ids=json.dumps(ids)))
+    by_scorer: dict[str, dict[str, tuple[float, float]]] = {}
+    for sid, scorer, score_a, score_b in rows:
+        by_scorer.setdefault(sid, {})[scorer] = (score_a, score_b)
+    for sid, entry in found.items():
+        for scorer in scorers:                           # the comparison's scorer order
+            if scorer not in by_scorer.get(sid, {}):
+                continue
+            score_a, score_b = by_scorer[sid][scorer]
+            diff = score_b - score_a
+            if diff == 0 or abs(diff) < min_drop.get(kinds[scorer], 0.0):
+                continue
+            (entry.better if diff > 0 else entry.worse)[scorer] = (score_a, score_b)  # type: ignore[attr-defined]
+    return list(found.values()), total
