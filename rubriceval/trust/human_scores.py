@@ -26,6 +26,8 @@ from rubriceval.data.sample import Sample
 from rubriceval.errors import DatasetError, RubricEvalError
 from rubriceval.store.audit import AuditStore
 from rubriceval.store.runs import RunInfo
+from rubriceval.store.team import TeamStore
+from rubriceval.store.team_adjudication import final_labels, review_modes
 from rubriceval.trust.agreement import (
     AgreementReport,
     Estimate,
@@ -67,12 +69,24 @@ class RubricAgreementReport(AgreementReport):
     judge_model: str = ""
     experts: ExpertAgreement | None = None
     stored_result_id: int | None = None
+    # How the human labels were given: items whose expert scores were all blind (the judge's verdict hidden until
+    # saved) or not, and how many a lead adjudicated. Empty for a labels file.
+    review: dict[str, int] = Field(default_factory=dict)
 
     def summary(self) -> str:
         text = super().summary()
+        if self.review:
+            text += f"; {review_text(self.review)}"
         if self.experts is not None:
             text += f"; {self.experts.summary()}"
         return text
+
+
+def review_text(review: dict[str, int]) -> str:
+    """'blind review: 30 of 35 items, 5 open; 4 adjudicated'."""
+    blind, total = review.get("blind", 0), review.get("blind", 0) + review.get("open", 0)
+    text = f"blind review: {blind} of {total} items" + (f", {total - blind} open" if total - blind else "")
+    return text + (f"; {review['adjudicated']} adjudicated by a lead" if review.get("adjudicated") else "")
 
 
 class AuditedItem(BaseModel):
@@ -86,9 +100,14 @@ class AuditedItem(BaseModel):
     verdict: Verdict
     expert_scores: dict[str, int]
     reasons: dict[str, str] = Field(default_factory=dict)   # expert → why they overrode the judge
+    adjudicated: int | None = None         # a lead's final label (team audits), which overrides the consensus
+    blind: bool = False                    # every expert score was given with the judge's verdict hidden
 
     @property
     def human_score(self) -> int:
+        """The one human label of the item: the lead's adjudicated label, else the experts' consensus."""
+        if self.adjudicated is not None:
+            return self.adjudicated
         return consensus_score(self.expert_scores.values())
 
     @property
@@ -113,6 +132,11 @@ class AuditedSet(BaseModel):
 
     def human_scores(self) -> dict[str, int]:
         return {item.key: item.human_score for item in self.items}
+
+    def review_counts(self) -> dict[str, int]:
+        blind = sum(1 for item in self.items if item.blind)
+        return {"blind": blind, "open": len(self.items) - blind,
+                "adjudicated": sum(1 for item in self.items if item.adjudicated is not None)}
 
     def keyed_verdicts(self) -> list[Verdict]:
         """The verdicts with sample_id replaced by the item key, so they pair with human_scores()."""
@@ -267,19 +291,25 @@ def audited_items(store_path: str | Path, rubric_id: str, *, run: str | None = N
 
     Responses given on another version of the verdict (the row was re-scored after the audit) are left out and
     counted in `notes`. When the same input was audited in several runs, the newest run's verdict is kept and the
-    experts' scores are merged (an expert's newer score wins).
+    experts' scores are merged (an expert's newer score wins). A team audit's adjudicated label is the item's
+    human label (store/team_adjudication.py: final_labels); an item a lead settled without any expert score (every
+    expert unsure) is audited too.
     """
     with AuditStore(store_path) as store:
+        team = TeamStore(audit=store)
         version_tag, runs = _choose_runs(store, rubric_id, run, version_tag)
         by_content: dict[str, AuditedItem] = {}
+        blind_by_item: dict[str, dict[str, bool]] = {}
         stale = 0
         for info, _ in runs:
             responses = store.responses(info.run_id, scorer=rubric_id)
-            if not responses:
+            labels = final_labels(team, info.run_id, rubric_id)
+            if not responses and not labels:
                 continue
+            modes = review_modes(team, info.run_id, rubric_id)
             verdicts = {v.sample_id: v for v in store.runs.verdicts(info.run_id) if v.scorer == rubric_id}
             corrected = {c.id: c for _, c in store.corrected_samples(info.run_id)}
-            grouped: dict[str, list] = {}
+            grouped: dict[str, list] = {sample_id: [] for sample_id in labels if sample_id in verdicts}
             for response in responses:
                 verdict = verdicts.get(response.sample_id)
                 if verdict is None or (response.scorer_version and response.scorer_version != verdict.scorer_version):
@@ -292,15 +322,19 @@ def audited_items(store_path: str | Path, rubric_id: str, *, run: str | None = N
                 previous = by_content.get(key)
                 scores = dict(previous.expert_scores) if previous else {}
                 reasons = dict(previous.reasons) if previous else {}
+                blind = blind_by_item.setdefault(key, {})
                 for response in sorted(group, key=lambda r: r.updated_at):
                     scores[response.expert] = response.score
+                    blind[response.expert] = _given_blind(modes.get((sample_id, response.expert)), response.updated_at)
                     if response.reason:
                         reasons[response.expert] = response.reason
                     else:
                         reasons.pop(response.expert, None)
+                adjudicated = labels.get(sample_id, previous.adjudicated if previous else None)
                 by_content[key] = AuditedItem(key=sample_id, content_key=key, run_id=info.run_id,
                                               run_name=info.name, sample=sample, verdict=verdicts[sample_id],
-                                              expert_scores=scores, reasons=reasons)
+                                              expert_scores=scores, reasons=reasons, adjudicated=adjudicated,
+                                              blind=bool(scores) and all(blind.get(e, False) for e in scores))
         items = _unique_keys(list(by_content.values()))
         used_runs = sorted({item.run_id for item in items})
         infos = {info.run_id: info for info, _ in runs}
@@ -313,6 +347,12 @@ def audited_items(store_path: str | Path, rubric_id: str, *, run: str | None = N
                      f"(re-scored since) and are left out")
     return AuditedSet(rubric_id=rubric_id, version_tag=version_tag, rubric_definition=definition, items=items,
                       run_ids=used_runs, judge_models=models, run_models=run_models, notes=notes)
+
+
+def _given_blind(mode: tuple[bool, float] | None, response_time: float) -> bool:
+    """A response is blind when the team review that wrote it was (the same save: same time); a later save in the
+    open audit app, or none from a team task, is open review."""
+    return mode is not None and mode[0] and abs(mode[1] - response_time) < 1e-6
 
 
 def _unique_keys(items: list[AuditedItem]) -> list[AuditedItem]:
@@ -340,7 +380,7 @@ def audit_agreement(audited: AuditedSet, *, n_boot: int = 1000, seed: int = 0) -
     return RubricAgreementReport(**{**report.model_dump(), "notes": audited.notes + report.notes},
                                  rubric_id=audited.rubric_id, version_tag=audited.version_tag, source="audit",
                                  source_detail="runs " + ",".join(audited.run_ids), judge_model=audited.judge_model,
-                                 experts=experts)
+                                 experts=experts, review=audited.review_counts())
 
 
 def _labels_agreement(store_path: Path, rubric_id: str, run: str | None, version_tag: str | None,
