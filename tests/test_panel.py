@@ -9,8 +9,8 @@ import pytest
 
 from rubriceval import ConfigError, JudgeConfig, Verdict
 from rubriceval.scoring.consensus import is_disagreement, majority_pass
-from rubriceval.scoring.panel import (DETAILS_KEY, JudgePanel, PanelConfig, load_panel_config, panel_votes,
-                                      score_with_panel)
+from rubriceval.scoring.panel import JudgePanel, PanelConfig, load_panel_config, score_with_panel
+from rubriceval.scoring.panel_votes import DETAILS_KEY, panel_votes
 from rubriceval.testing.scripted_judge import ScriptedJudge, judge_error
 from rubriceval.trust.agreement import fleiss_kappa, krippendorff_alpha
 from rubriceval.trust.panel_agreement import panel_agreement

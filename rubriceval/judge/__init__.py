@@ -1,6 +1,21 @@
-from rubriceval.judge.config import JudgeConfig
-from rubriceval.judge.client import JudgeClient, JudgeResponse, CallStats
-from rubriceval.judge.parser import parse_judge_output, ParsedOutput
+"""The judge: configuration, the OpenAI-compatible client, the one ask() path, and the reply parser.
 
-__all__ = ["JudgeConfig", "JudgeClient", "JudgeResponse", "CallStats", "parse_judge_output",
-           "ParsedOutput"]
+Names are loaded on first use, so importing one submodule (e.g. judge.ask for the report's panel statistics) does not
+import the client and the openai SDK (~0.5 s): `rubriceval report` and `--help` stay fast.
+"""
+from __future__ import annotations
+
+import importlib
+
+_HOME = {
+    "JudgeConfig": "config",
+    "JudgeClient": "client", "JudgeResponse": "client", "CallStats": "client",
+    "parse_judge_output": "parser", "ParsedOutput": "parser",
+}
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str) -> object:
+    if name in _HOME:
+        return getattr(importlib.import_module(f"rubriceval.judge.{_HOME[name]}"), name)
+    raise AttributeError(f"module 'rubriceval.judge' has no attribute {name!r}")

@@ -35,10 +35,10 @@ from rubriceval.judge.config import JudgeConfig, load_judge_config
 from rubriceval.rubric.schema import Rubric
 from rubriceval.rubric.yaml_lines import line_for, load_yaml_with_lines
 from rubriceval.scoring.consensus import Consensus, consensus_verdict, default_min_scored
+from rubriceval.scoring.panel_votes import DETAILS_KEY, PanelVote
 from rubriceval.scoring.rubric_scorer import score_rubric
 from rubriceval.verdict import Verdict
 
-DETAILS_KEY = "panel"
 MEMBER_KEYS = ("name", "api_key_env")       # panel-only keys of a `judges:` entry; the rest are JudgeConfig fields
 
 
@@ -78,18 +78,6 @@ class PanelConfig(BaseModel):
         for judge in config.judges:
             judge.config = judge.config.model_copy(update={"api_key": api_key})
         return config
-
-
-class PanelVote(BaseModel):
-    """One judge's verdict on one (sample, rubric)."""
-
-    judge: str
-    model: str
-    score: float | None = None
-    passed: bool | None = None
-    unscored_kind: str | None = None
-    reason: str | None = None
-    feedback: str = ""
 
 
 class PanelInfo(Consensus):
@@ -231,11 +219,3 @@ async def score_with_panel(rubric: Rubric, sample: Sample, panel: JudgePanel) ->
         return verdicts[0]     # the sample lacks what the rubric needs: no judge was asked
     return consensus_verdict(verdicts, info, threshold=rubric.threshold, min_scored=panel.min_scored,
                              details_key=DETAILS_KEY, label="panel judges")
-
-
-def panel_votes(verdict: Verdict) -> list[PanelVote] | None:
-    """Each judge's verdict on this row, or None when it was not judged by a panel."""
-    info = verdict.details.get(DETAILS_KEY)
-    if not isinstance(info, dict) or not isinstance(info.get("judges"), list):
-        return None
-    return [PanelVote.model_validate(v) for v in info["judges"]]

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from rubriceval.i18n import Lang, format_number, t
-from rubriceval.scoring.panel import DETAILS_KEY, panel_votes
+from rubriceval.scoring.panel_votes import DETAILS_KEY, panel_votes
 from rubriceval.trust.agreement import Estimate, fleiss_kappa, krippendorff_alpha
 from rubriceval.verdict import Verdict
 
