@@ -27,7 +27,7 @@ def served(tmp_path: Path):
         {"role": "user", "content": "投诉 " + HOSTILE, "speaker": HOSTILE},
         {"role": "assistant", "content": "抱歉 " + HOSTILE, "contexts": [HOSTILE]}]))
     conversation_run(store_path, turn_score=lambda cid, turn: 2 if turn >= 4 else 4, extra=[hostile])
-    app = launch(store_path, port=free_port(), export_dir=tmp_path / "exports", block=False, quiet=True)
+    app = launch(store_path, port=free_port(), export_dir=tmp_path / "exports", block=False, quiet=True, lang="en")
     yield app, store_path
     app.close()
     app.audit_store.close()

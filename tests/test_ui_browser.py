@@ -46,7 +46,7 @@ def browser_page(chromium: str):
 def served(tmp_path: Path):
     store_path = tmp_path / "runs.sqlite"
     build_demo_store(store_path)
-    app = launch(store_path, port=free_port(), export_dir=tmp_path / "exports", block=False, quiet=True)
+    app = launch(store_path, port=free_port(), export_dir=tmp_path / "exports", block=False, quiet=True, lang="en")
     yield app, store_path
     app.close()
     app.audit_store.close()
@@ -90,7 +90,7 @@ def test_override_with_reason_edit_ground_truth_and_screenshot(served, browser_p
     page.locator("#judge-view").click()
     page.keyboard.press("4")
     page.keyboard.press("Enter")
-    page.wait_for_selector("text=reason is required", timeout=20_000)
+    wait_for_status(page, "a reason is required")
 
     # The keyboard "A" agrees with the judge on this item.
     page.locator("#judge-view").click()
@@ -104,7 +104,7 @@ def test_override_with_reason_edit_ground_truth_and_screenshot(served, browser_p
     page.fill("#gt-box textarea", new_truth)
     page.locator("#ctx-box input[type=checkbox]").first.check()
     page.click("#save-gt-btn")
-    wait_for_status(page, "Saved ground_truth, context:0")
+    wait_for_status(page, "Saved ground truth, context 1")
     page.wait_for_selector("#sample-view ins")
     assert "ground truth (corrected)" in page.inner_text("#sample-view").lower()
 
@@ -162,3 +162,67 @@ def test_open_a_queue_of_10000_verdicts(tmp_path: Path, browser_page) -> None:
     finally:
         app.close()
         app.audit_store.close()
+
+
+def test_after_the_reason_warning_the_reason_box_can_be_filled_and_the_save_succeeds(served, browser_page) -> None:
+    """A validation message must leave every component usable: no "Error" pill over the box it asks to fill."""
+    app, store_path = served
+    page = browser_page
+    page.goto(app.local_url)
+    page.wait_for_selector("#sample-view .audit-panel", timeout=30_000)
+    page.fill("#expert-name textarea", "王专家")
+    assert "delay-curt" in page.inner_text("#item-title")                    # judge gave 1
+    page.locator("#judge-view").click()
+    page.keyboard.press("4")
+    page.click("#save-btn")
+    page.wait_for_selector(".toast-body", timeout=20_000)                     # the warning toast
+    wait_for_status(page, "a reason is required")                             # and the same words beside the box
+    assert page.locator(".toast-body").first.inner_text().lower().count("reason is required") == 1
+    # Nothing on the page is covered: Playwright's click fails when another element intercepts it.
+    page.click("#reason-box textarea", timeout=5_000)
+    page.keyboard.type("回答只说请耐心等待，但给了物流状态")
+    assert page.input_value("#reason-box textarea") == "回答只说请耐心等待，但给了物流状态"
+    page.click("#save-btn", timeout=5_000)
+    wait_for_status(page, "Saved override")
+    with AuditStore(store_path) as store:
+        [response] = store.responses("latest", sample_id="delay-curt")
+    assert (response.score, response.reason) == (4, "回答只说请耐心等待，但给了物流状态")
+    # The other components still answer too.
+    page.click("#prev-btn", timeout=5_000)
+    page.wait_for_function("document.querySelector('#item-title').innerText.includes('delay-curt')")
+
+
+def test_reload_keeps_the_experts_name_and_their_audits_in_the_queue_and_language_switches(served, browser_page):
+    app, store_path = served
+    page = browser_page
+    page.goto(app.local_url)
+    page.wait_for_selector("#sample-view .audit-panel", timeout=30_000)
+    page.fill("#expert-name textarea", "李专家")
+    page.locator("#expert-name textarea").press("Tab")
+    page.locator("#judge-view").click()
+    page.keyboard.press("a")                                                  # agree on the first item
+    wait_for_status(page, "Saved agree")
+
+    page.reload()
+    page.wait_for_selector("#sample-view .audit-panel", timeout=30_000)
+    assert page.input_value("#expert-name textarea") == "李专家"
+    you = page.wait_for_function("""() => {
+        const table = document.querySelector('#queue-table table');
+        const column = [...table.querySelectorAll('thead th')].map(h => h.innerText.trim()).indexOf('you');
+        const rows = [...document.querySelectorAll('#queue-table [role=row]')]          // the grid's virtual rows
+            .map(r => [...r.querySelectorAll('[role=gridcell]')].map(c => c.innerText.trim()));
+        const row = rows.find(cells => cells[1] === 'delay-curt');
+        return row ? [row[column]] : null;
+    }""", timeout=20_000).json_value()
+    assert you == ["1"]                                                        # delay-curt: the judge's 1, agreed
+    assert "you: 1" in page.inner_text("#progress-bar")
+
+    # The language selector relabels the page and says the open item again; the choice survives a reload.
+    page.click("#lang-dd input")
+    page.get_by_role("option", name="中文").click()
+    page.wait_for_function("document.querySelector('#save-btn').innerText.includes('保存并下一条')")
+    page.wait_for_function("document.querySelector('#sample-view').innerText.includes('问题')")
+    assert "已审核" in page.inner_text("#progress-bar")
+    page.reload()
+    page.wait_for_function("(document.querySelector('#save-btn')?.innerText || '').includes('保存并下一条')",
+                           timeout=30_000)

@@ -7,6 +7,7 @@ wiring.py.
 """
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import os
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Callable
 import gradio as gr
 
 from rubriceval import AuditStore, RubricEvalError
+from rubriceval.i18n import Lang, check_lang, detect_language, t
 from ui.assets import APP_CSS, KEYBOARD_HEAD
 from ui.layout import build_layout
 from ui.transcript_view import TRANSCRIPT_CSS
@@ -43,30 +45,42 @@ def default_export_dir(store_path: str | Path) -> Path:
     return Path(store_path).resolve().parent / "exports"
 
 
+def data_language(store: AuditStore, run_id: str) -> Lang:
+    """The report's rule: the language most of the run's samples are in (a first window of them is enough)."""
+    return detect_language(sample for sample, _ in next(store.runs.sample_windows(run_id), []))
+
+
 def build_app(store_path: str | Path, run: str | None = None, export_dir: str | Path | None = None,
-              auth_enabled: bool = False) -> gr.Blocks:
+              auth_enabled: bool = False, lang: str | None = None) -> gr.Blocks:
+    """lang: 'zh' or 'en'; default the data's language (as the report chooses). The page can switch it."""
     store = AuditStore(store_path)
     export_root = Path(export_dir) if export_dir else default_export_dir(store_path)
     runs = store.runs.list_runs()
     if not runs:
         raise RubricEvalError("the store holds no runs yet", file=str(store_path), hint="run `rubriceval run` first")
     initial_run = store.resolve(run) if run else runs[-1].run_id
-    run_choices = [(f"{r.name} · {r.status} · {r.n_samples} samples", r.run_id) for r in runs]
-    with gr.Blocks(title="rubriceval · expert audit", analytics_enabled=False) as app:
-        layout = build_layout(run_choices, initial_run, store.facets(initial_run), export_root, auth_enabled)
-        wire(app, layout, AuditHandlers(store, initial_run, export_root))
+    chosen = check_lang(lang) or data_language(store, initial_run)
+    with gr.Blocks(title=t("ui_title", chosen), analytics_enabled=False) as app:
+        # The browser keeps the expert's name and language (not secrets); one key per store, so they survive restarts.
+        secret = hashlib.sha256(str(Path(store_path).resolve()).encode()).hexdigest()
+        layout = build_layout(runs, initial_run, store.facets(initial_run), export_root, auth_enabled, chosen, secret)
+        wire(app, layout, AuditHandlers(store, initial_run, export_root, chosen))
     app.audit_store = store          # for tests and for closing the connection with the app
     return app
 
 
 def launch(store_path: str | Path, run: str | None = None, host: str = "127.0.0.1", port: int = 7860,
            export_dir: str | Path | None = None, auth: Auth | None = None, *, block: bool = True,
-           quiet: bool = False) -> gr.Blocks:
-    """Serve the audit app. Off loopback, `auth` is mandatory. block=False returns once the server is up."""
+           quiet: bool = True, lang: str | None = None) -> gr.Blocks:
+    """Serve the audit app. Off loopback, `auth` is mandatory. block=False returns once the server is up.
+
+    Never shared through Gradio's tunnel; quiet (the default) leaves out Gradio's start-up lines, its "set
+    share=True" advice among them (`rubriceval audit` prints the address itself)."""
     require_auth_off_loopback(host, auth)
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")   # no version check or telemetry calls
-    app = build_app(store_path, run=run, export_dir=export_dir, auth_enabled=auth is not None)
+    app = build_app(store_path, run=run, export_dir=export_dir, auth_enabled=auth is not None, lang=lang)
     app.queue(default_concurrency_limit=4)
     app.launch(server_name=host, server_port=port, auth=auth, prevent_thread_lock=not block, show_error=True,
-               ssr_mode=False, quiet=quiet, head=KEYBOARD_HEAD, css=APP_CSS + TRANSCRIPT_CSS, footer_links=[])
+               share=False, ssr_mode=False, quiet=quiet, head=KEYBOARD_HEAD, css=APP_CSS + TRANSCRIPT_CSS,
+               footer_links=[])
     return app

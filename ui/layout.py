@@ -1,18 +1,54 @@
-"""The audit app's layout: every component in page order, grouped the way the events (wiring.py) use them."""
+"""The audit app's layout: every component in page order, grouped the way the events (wiring.py) use them.
+
+Every label, button and fixed text comes from the one catalogue (`rubriceval.i18n`) in the app's language, and is
+registered in `AuditLayout.wording`, so switching the language relabels the page in place (`relabel`).
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import gradio as gr
 
+from rubriceval.i18n import Lang, t
 from ui import agreement_panel
-from ui.queue import ANY, ORDER_CHOICES, QUEUE_COLUMNS, STATUS_CHOICES, AuditSession
+from ui.queue import ANY, AuditSession, order_choices, queue_columns, status_choices
 from ui.turn_panel import TurnPanel, build_turn_panel
 
-KEY_HELP = ('<div class="kbd-help">Keys (outside text boxes): <kbd>1</kbd>–<kbd>5</kbd> score · <kbd>A</kbd> agree '
-            'with the judge and go on · <kbd>Enter</kbd> save and go to the next item.</div>')
+LANGUAGE_CHOICES = [("中文", "zh"), ("English", "en")]
+# Where the browser keeps the expert's name and language across reloads (localStorage).
+BROWSER_KEY = "rubriceval-audit"
+
+
+def key_help(lang: Lang) -> str:
+    return f'<div class="kbd-help">{t("ui_key_help", lang)}</div>'
+
+
+@dataclass
+class Wording:
+    """One piece of a component's text (its label, its value, its choices…) as the catalogue says it."""
+
+    component: Any
+    prop: str
+    say: Callable[[Lang], Any]
+
+
+class Words:
+    """Collects the wording while the layout is built: `words(component, label=key)` registers and returns it."""
+
+    def __init__(self, lang: Lang):
+        self.lang = lang
+        self.entries: list[Wording] = []
+
+    def __call__(self, component: Any, **props: str | Callable[[Lang], Any]) -> Any:
+        for prop, key in props.items():
+            say = key if callable(key) else (lambda lang, key=key: t(key, lang))
+            self.entries.append(Wording(component, prop, say))
+        return component
+
+    def text(self, key: str) -> str:
+        return t(key, self.lang)
 
 
 @dataclass
@@ -22,6 +58,8 @@ class Header:
     expert: gr.Textbox
     run_dd: gr.Dropdown
     progress: gr.Markdown
+    lang_dd: gr.Dropdown
+    remembered: gr.BrowserState          # {"expert": name, "lang": "zh"|"en"}, kept by the browser
 
 
 @dataclass
@@ -90,6 +128,16 @@ class AuditLayout:
     item: ItemPanel
     agreement: AgreementTab
     export: ExportTab
+    lang: Lang = "en"
+    wording: list[Wording] = field(default_factory=list)
+
+    @property
+    def worded(self) -> list[Any]:
+        return [w.component for w in self.wording]
+
+    def relabel(self, lang: Lang) -> list[Any]:
+        """One update per registered wording, in the order of `worded`."""
+        return [gr.update(**{w.prop: w.say(lang)}) for w in self.wording]
 
     @property
     def item_outputs(self) -> list[Any]:
@@ -109,116 +157,155 @@ class AuditLayout:
         return [self.filters.scorer_dd, self.filters.tag_dd, self.filters.intent_dd]
 
 
-def build_layout(run_choices: list[tuple[str, str]], initial_run: str, facets: dict[str, list[str]],
-                 export_root: Path, auth_enabled: bool) -> AuditLayout:
-    """Create the components inside the caller's gr.Blocks."""
-    header = _header(run_choices, initial_run, auth_enabled)
+def build_layout(runs: Sequence[Any], initial_run: str, facets: dict[str, list[str]], export_root: Path,
+                 auth_enabled: bool, lang: Lang = "en", browser_secret: str | None = None) -> AuditLayout:
+    """Create the components inside the caller's gr.Blocks, worded in `lang`. `runs`: the store's RunInfo list.
+    browser_secret: what the browser's copy of the name and language is sealed with (stable across restarts)."""
+    words = Words(lang)
+    header = _header(words, runs, initial_run, auth_enabled, browser_secret)
     with gr.Tabs():
-        with gr.Tab("Audit", id="audit"):
-            filters = _filters(facets)
-            queue = _queue_table()
-            item = _item_panel()
-        with gr.Tab("Agreement", id="agreement"):
-            agreement = _agreement_tab()
-        with gr.Tab("Export", id="export"):
-            export = _export_tab(export_root)
-    return AuditLayout(header, filters, queue, item, agreement, export)
+        with words(gr.Tab(words.text("ui_tab_audit"), id="audit"), label="ui_tab_audit"):
+            filters = _filters(words, facets)
+            queue = _queue_table(words)
+            item = _item_panel(words)
+        with words(gr.Tab(words.text("ui_tab_agreement"), id="agreement"), label="ui_tab_agreement"):
+            agreement = _agreement_tab(words)
+        with words(gr.Tab(words.text("ui_tab_export"), id="export"), label="ui_tab_export"):
+            export = _export_tab(words, export_root)
+    return AuditLayout(header, filters, queue, item, agreement, export, lang, words.entries)
 
 
-def _header(run_choices: list[tuple[str, str]], initial_run: str, auth_enabled: bool) -> Header:
-    session = gr.State(AuditSession())
+def run_choices(runs: Sequence[Any], lang: Lang) -> list[tuple[str, str]]:
+    return [(t("ui_run_choice", lang, name=r.name, status=r.status, n=r.n_samples), r.run_id) for r in runs]
+
+
+def _header(words: Words, runs: Sequence[Any], initial_run: str, auth_enabled: bool,
+            browser_secret: str | None) -> Header:
+    session = gr.State(AuditSession(lang=words.lang))
     agreement_state = gr.State([])
+    remembered = gr.BrowserState({}, storage_key=BROWSER_KEY, secret=browser_secret)
     with gr.Row(equal_height=True):
-        expert = gr.Textbox(label="Your name", placeholder="required before saving", elem_id="expert-name",
-                            scale=1, interactive=not auth_enabled)
-        run_dd = gr.Dropdown(label="Run", choices=run_choices, value=initial_run, scale=2, elem_id="run-dd")
+        expert = words(gr.Textbox(label=words.text("ui_your_name"), placeholder=words.text("ui_name_placeholder"),
+                                  elem_id="expert-name", scale=1, interactive=not auth_enabled),
+                       label="ui_your_name", placeholder="ui_name_placeholder")
+        run_dd = words(gr.Dropdown(label=words.text("ui_run"), choices=run_choices(runs, words.lang),
+                                   value=initial_run, scale=2, elem_id="run-dd"),
+                       label="ui_run", choices=lambda lang: run_choices(runs, lang))
         progress = gr.Markdown(elem_id="progress-bar")
-    return Header(session, agreement_state, expert, run_dd, progress)
+        lang_dd = words(gr.Dropdown(label=words.text("ui_language"), choices=LANGUAGE_CHOICES, value=words.lang,
+                                    scale=0, min_width=130, elem_id="lang-dd"), label="ui_language")
+    return Header(session, agreement_state, expert, run_dd, progress, lang_dd, remembered)
 
 
-def _filters(facets: dict[str, list[str]]) -> Filters:
-    with gr.Accordion("Queue filters", open=True):
+def _filters(words: Words, facets: dict[str, list[str]]) -> Filters:
+    with words(gr.Accordion(words.text("ui_filters"), open=True), label="ui_filters"):
         # Custom values allowed: another run's facets may be picked before the choices refresh, and
         # the values only ever reach SQL as bound parameters.
         with gr.Row(equal_height=True):
-            scorer_dd = gr.Dropdown(label="Rubric", choices=[ANY, *facets["scorers"]], value=ANY,
-                                    allow_custom_value=True, min_width=150, elem_id="filter-rubric")
-            tag_dd = gr.Dropdown(label="Tag", choices=[ANY, *facets["tags"]], value=ANY,
-                                 allow_custom_value=True, min_width=110, elem_id="filter-tag")
-            intent_dd = gr.Dropdown(label="Intent", choices=[ANY, *facets["intents"]], value=ANY,
-                                    allow_custom_value=True, min_width=120, elem_id="filter-intent")
-            score_min = gr.Number(1, label="Judge ≥", minimum=1, maximum=5, precision=0, scale=0,
-                                  min_width=80, elem_id="score-min")
-            score_max = gr.Number(5, label="Judge ≤", minimum=1, maximum=5, precision=0, scale=0,
-                                  min_width=80, elem_id="score-max")
-            status_dd = gr.Dropdown(label="Show", choices=STATUS_CHOICES, value="all", min_width=170,
-                                    elem_id="filter-status")
-            order_dd = gr.Dropdown(label="Order", choices=ORDER_CHOICES, value="judge_asc",
-                                   min_width=170, elem_id="filter-order")
-            apply_btn = gr.Button("Open queue", variant="primary", scale=0, min_width=120, elem_id="apply-btn")
+            scorer_dd = words(gr.Dropdown(label=words.text("ui_filter_rubric"), choices=[ANY, *facets["scorers"]],
+                                          value=ANY, allow_custom_value=True, min_width=150, elem_id="filter-rubric"),
+                              label="ui_filter_rubric")
+            tag_dd = words(gr.Dropdown(label=words.text("ui_filter_tag"), choices=[ANY, *facets["tags"]], value=ANY,
+                                       allow_custom_value=True, min_width=110, elem_id="filter-tag"),
+                           label="ui_filter_tag")
+            intent_dd = words(gr.Dropdown(label=words.text("ui_filter_intent"), choices=[ANY, *facets["intents"]],
+                                          value=ANY, allow_custom_value=True, min_width=120, elem_id="filter-intent"),
+                              label="ui_filter_intent")
+            score_min = words(gr.Number(1, label=words.text("ui_judge_min"), minimum=1, maximum=5, precision=0,
+                                        scale=0, min_width=80, elem_id="score-min"), label="ui_judge_min")
+            score_max = words(gr.Number(5, label=words.text("ui_judge_max"), minimum=1, maximum=5, precision=0,
+                                        scale=0, min_width=80, elem_id="score-max"), label="ui_judge_max")
+            status_dd = words(gr.Dropdown(label=words.text("ui_show"), choices=status_choices(words.lang),
+                                          value="all", min_width=170, elem_id="filter-status"),
+                              label="ui_show", choices=status_choices)
+            order_dd = words(gr.Dropdown(label=words.text("ui_order"), choices=order_choices(words.lang),
+                                         value="judge_asc", min_width=170, elem_id="filter-order"),
+                             label="ui_order", choices=order_choices)
+            apply_btn = words(gr.Button(words.text("ui_open_queue"), variant="primary", scale=0, min_width=120,
+                                        elem_id="apply-btn"), value="ui_open_queue")
     return Filters(scorer_dd, tag_dd, intent_dd, score_min, score_max, status_dd, order_dd, apply_btn)
 
 
-def _queue_table() -> QueueTable:
-    table = gr.Dataframe(headers=QUEUE_COLUMNS, interactive=False, wrap=False, max_height=230,
-                         elem_id="queue-table", label="Queue (click a row to open it)",
-                         column_widths=["5%", "12%", "13%", "6%", "12%", "5%", "5%", "10%", "32%"])
+def _queue_table(words: Words) -> QueueTable:
+    table = words(gr.Dataframe(headers=queue_columns(words.lang), interactive=False, wrap=False, max_height=230,
+                               elem_id="queue-table", label=words.text("ui_queue_label"),
+                               column_widths=["5%", "12%", "13%", "6%", "12%", "5%", "5%", "10%", "32%"]),
+                  label="ui_queue_label")
     with gr.Row(elem_id="pager"):
-        prev_page_btn = gr.Button("◀ Previous page", size="sm", scale=0, min_width=140, elem_id="prev-page-btn")
+        prev_page_btn = words(gr.Button(words.text("ui_prev_page"), size="sm", scale=0, min_width=140,
+                                        elem_id="prev-page-btn"), value="ui_prev_page")
         page_info = gr.Markdown(elem_id="page-info")
-        next_page_btn = gr.Button("Next page ▶", size="sm", scale=0, min_width=140, elem_id="next-page-btn")
+        next_page_btn = words(gr.Button(words.text("ui_next_page"), size="sm", scale=0, min_width=140,
+                                        elem_id="next-page-btn"), value="ui_next_page")
         jump_to = gr.Number(value=1, precision=0, minimum=1, show_label=False, container=False,
                             scale=0, min_width=90, elem_id="jump-to")
-        go_btn = gr.Button("Open item #", size="sm", scale=0, min_width=120, elem_id="go-btn")
+        go_btn = words(gr.Button(words.text("ui_open_item_number"), size="sm", scale=0, min_width=120,
+                                 elem_id="go-btn"), value="ui_open_item_number")
     return QueueTable(table, prev_page_btn, page_info, next_page_btn, jump_to, go_btn)
 
 
-def _item_panel() -> ItemPanel:
+def _item_panel(words: Words) -> ItemPanel:
     title = gr.Markdown(elem_id="item-title")
-    gr.HTML(KEY_HELP)
+    words(gr.HTML(key_help(words.lang)), value=key_help)
     with gr.Row(elem_id="audit-item"):
         with gr.Column(scale=1):
             sample_view = gr.HTML(elem_id="sample-view")
-            with gr.Accordion("Correct the ground truth / mark contexts", open=False, elem_id="gt-accordion"):
-                gt_box = gr.Textbox(label="Ground truth (reference answer)", lines=4, elem_id="gt-box")
-                ctx_box = gr.CheckboxGroup(label="Relevant retrieved contexts", elem_id="ctx-box")
-                save_gt_btn = gr.Button("Save ground truth", elem_id="save-gt-btn")
+            with words(gr.Accordion(words.text("ui_gt_accordion"), open=False, elem_id="gt-accordion"),
+                       label="ui_gt_accordion"):
+                gt_box = words(gr.Textbox(label=words.text("ui_gt_box"), lines=4, elem_id="gt-box"),
+                               label="ui_gt_box")
+                ctx_box = words(gr.CheckboxGroup(label=words.text("ui_ctx_box"), elem_id="ctx-box"),
+                                label="ui_ctx_box")
+                save_gt_btn = words(gr.Button(words.text("ui_save_gt"), elem_id="save-gt-btn"), value="ui_save_gt")
             history_view = gr.HTML(elem_id="gt-history")
         with gr.Column(scale=1):
             with gr.Column(elem_id="verdict-actions"):
-                score_radio = gr.Radio(choices=["1", "2", "3", "4", "5"], label="Your score", elem_id="score-radio")
-                reason_box = gr.Textbox(label="Reason (required when you differ from the judge)", lines=1,
-                                        elem_id="reason-box")
+                score_radio = words(gr.Radio(choices=["1", "2", "3", "4", "5"], label=words.text("ui_your_score"),
+                                             elem_id="score-radio"), label="ui_your_score")
+                reason_box = words(gr.Textbox(label=words.text("ui_reason"), lines=1, elem_id="reason-box"),
+                                   label="ui_reason")
                 with gr.Row():
-                    agree_btn = gr.Button("Agree with judge (A)", size="md", elem_id="agree-btn")
-                    save_btn = gr.Button("Save & next (Enter)", variant="primary", size="md", elem_id="save-btn")
+                    agree_btn = words(gr.Button(words.text("ui_agree"), size="md", elem_id="agree-btn"),
+                                      value="ui_agree")
+                    save_btn = words(gr.Button(words.text("ui_save_next"), variant="primary", size="md",
+                                               elem_id="save-btn"), value="ui_save_next")
                 with gr.Row():
-                    prev_btn = gr.Button("◀ Previous", size="sm", elem_id="prev-btn")
-                    next_btn = gr.Button("Skip ▶", size="sm", elem_id="next-btn")
-                    reload_btn = gr.Button("Reload item", size="sm", elem_id="reload-btn")
+                    prev_btn = words(gr.Button(words.text("ui_prev"), size="sm", elem_id="prev-btn"), value="ui_prev")
+                    next_btn = words(gr.Button(words.text("ui_skip"), size="sm", elem_id="next-btn"), value="ui_skip")
+                    reload_btn = words(gr.Button(words.text("ui_reload"), size="sm", elem_id="reload-btn"),
+                                       value="ui_reload")
+                # Validation messages appear here, beside the fields they are about (and as a warning toast).
                 status = gr.Markdown(elem_id="audit-status")
-            turns = build_turn_panel()
+            turns = build_turn_panel(words.lang)
+            words(turns.turn_dd, label="cv_turn_pick")
+            words(turns.score_radio, label="cv_turn_score")
+            words(turns.reason_box, label="cv_turn_reason")
+            words(turns.save_btn, value="cv_save_turn")
             judge_view = gr.HTML(elem_id="judge-view")
     return ItemPanel(title, sample_view, gt_box, ctx_box, save_gt_btn, history_view, score_radio, reason_box,
                      agree_btn, save_btn, prev_btn, next_btn, reload_btn, status, judge_view, turns)
 
 
-def _agreement_tab() -> AgreementTab:
-    refresh_btn = gr.Button("Compute agreement", variant="primary", elem_id="agreement-btn")
+def _agreement_tab(words: Words) -> AgreementTab:
+    refresh_btn = words(gr.Button(words.text("ui_agreement_compute"), variant="primary", elem_id="agreement-btn"),
+                        value="ui_agreement_compute")
     headline = gr.Markdown(elem_id="agreement-headline")
-    table = gr.Dataframe(headers=agreement_panel.SUMMARY_COLUMNS, interactive=False,
-                         label="Judge vs experts, per rubric version", elem_id="agreement-table")
-    rubric_pick = gr.Dropdown(label="Rubric version", choices=[], elem_id="agreement-rubric")
+    table = words(gr.Dataframe(headers=agreement_panel.SUMMARY_COLUMNS, interactive=False,
+                               label=words.text("ui_agreement_table"), elem_id="agreement-table"),
+                  label="ui_agreement_table")
+    rubric_pick = words(gr.Dropdown(label=words.text("ui_agreement_rubric"), choices=[], elem_id="agreement-rubric"),
+                        label="ui_agreement_rubric")
     with gr.Row():
-        confusion_table = gr.Dataframe(interactive=False, label="Confusion (rows: expert, columns: judge)",
-                                       elem_id="confusion-table")
-        worst_table = gr.Dataframe(interactive=False, label="Largest disagreements", elem_id="worst-table")
+        confusion_table = words(gr.Dataframe(interactive=False, label=words.text("ui_agreement_confusion"),
+                                             elem_id="confusion-table"), label="ui_agreement_confusion")
+        worst_table = words(gr.Dataframe(interactive=False, label=words.text("ui_agreement_worst"),
+                                         elem_id="worst-table"), label="ui_agreement_worst")
     return AgreementTab(refresh_btn, headline, table, rubric_pick, confusion_table, worst_table)
 
 
-def _export_tab(export_root: Path) -> ExportTab:
-    gr.Markdown(f"Writes the run's dataset with every ground-truth correction applied, as a new version "
-                f"(JSONL and Excel) with provenance in each corrected row's metadata, into `{export_root}`.")
-    button = gr.Button("Export corrected dataset", variant="primary", elem_id="export-btn")
+def _export_tab(words: Words, export_root: Path) -> ExportTab:
+    words(gr.Markdown(t("ui_export_intro", words.lang, folder=export_root)),
+          value=lambda lang: t("ui_export_intro", lang, folder=export_root))
+    button = words(gr.Button(words.text("ui_export"), variant="primary", elem_id="export-btn"), value="ui_export")
     status = gr.Markdown(elem_id="export-status")
     return ExportTab(button, status)

@@ -9,26 +9,27 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from rubriceval import AuditStore
+from rubriceval.i18n import Lang, t
 from rubriceval.store.audit_models import ItemVersions, Progress, QueueFilter, QueueRow
 
 PAGE_SIZE = 25
 ANY = "(any)"
 
-STATUS_CHOICES: list[tuple[str, str]] = [
-    ("All verdicts", "all"),
-    ("Not audited yet", "unaudited"),
-    ("Not audited by me", "unaudited_by_me"),
-    ("Unscored by judge", "unscored"),
-    ("Judge ≠ expert", "disagreement"),
-]
-ORDER_CHOICES: list[tuple[str, str]] = [
-    ("Judge score ↑", "judge_asc"),
-    ("Judge score ↓", "judge_desc"),
-    ("Dataset order", "dataset"),
-    ("Largest gap first", "gap_desc"),
-    ("Judges disagree first (panel, self-consistency)", "uncertain_first"),
-]
-QUEUE_COLUMNS = ["#", "sample", "rubric", "judge", "experts", "you", "gap", "intent", "question"]
+STATUSES = ("all", "unaudited", "unaudited_by_me", "unscored", "disagreement")
+ORDERS = ("judge_asc", "judge_desc", "dataset", "gap_desc", "uncertain_first")
+COLUMNS = ("number", "sample", "rubric", "judge", "experts", "you", "gap", "intent", "question")
+
+
+def status_choices(lang: Lang) -> list[tuple[str, str]]:
+    return [(t(f"ui_status_{s}", lang), s) for s in STATUSES]
+
+
+def order_choices(lang: Lang) -> list[tuple[str, str]]:
+    return [(t(f"ui_order_{o}", lang), o) for o in ORDERS]
+
+
+def queue_columns(lang: Lang) -> list[str]:
+    return [t(f"ui_col_{c}", lang) for c in COLUMNS]
 
 
 class AuditSession(BaseModel):
@@ -41,6 +42,12 @@ class AuditSession(BaseModel):
     page: int = 0
     versions: ItemVersions = Field(default_factory=ItemVersions)   # what the expert saw when the item opened
     judge_score: float | None = None
+    # The app's language (the data's, or the expert's choice); None: each item in its own data's language.
+    lang: Lang | None = None
+
+    @property
+    def ui_lang(self) -> Lang:
+        return self.lang or "en"
 
     @property
     def current(self) -> QueueRow | None:
@@ -64,34 +71,37 @@ def make_filter(expert: str, scorer: str | None, tag: str | None, intent: str | 
                        status=status or "all", order=order or "judge_asc", expert=expert.strip())
 
 
-def open_queue(store: AuditStore, run: str, flt: QueueFilter) -> AuditSession:
+def open_queue(store: AuditStore, run: str, flt: QueueFilter, lang: Lang | None = None) -> AuditSession:
     run_id = store.resolve(run)
     rows = store.queue(run_id, flt)
-    return AuditSession(run_id=run_id, flt=flt, rows=rows, index=0 if rows else -1, page=0)
+    return AuditSession(run_id=run_id, flt=flt, rows=rows, index=0 if rows else -1, page=0, lang=lang)
 
 
 def page_frame(store: AuditStore, session: AuditSession) -> pd.DataFrame:
     start = session.page * PAGE_SIZE
     rows = store.with_text(session.run_id, session.rows[start:start + PAGE_SIZE]) if session.rows else []
+    lang = session.ui_lang
     # "▶" marks the open item, so the expert sees where they are in the queue.
     records = [[f"▶ {start + i + 1}" if start + i == session.index else str(start + i + 1), r.sample_id, r.scorer,
-                "unscored" if r.judge_score is None
-                else f"{r.judge_score:g}" + (f" (spread {r.spread:g})" if r.spread else ""),
+                t("ui_unscored", lang) if r.judge_score is None
+                else f"{r.judge_score:g}" + (t("ui_spread", lang, spread=f"{r.spread:g}") if r.spread else ""),
                 r.human_scores or "—", "" if r.my_score is None else str(r.my_score),
                 "" if r.gap is None else f"{r.gap:g}", r.intent, r.question] for i, r in enumerate(rows)]
-    return pd.DataFrame(records, columns=QUEUE_COLUMNS)
+    return pd.DataFrame(records, columns=queue_columns(lang))
 
 
 def page_label(session: AuditSession) -> str:
-    return f"Page {session.page + 1} / {session.n_pages} · {len(session.rows):,} items match"
+    return t("ui_page", session.ui_lang, page=session.page + 1, pages=session.n_pages, n=f"{len(session.rows):,}")
 
 
 def progress_markdown(progress: Progress, session: AuditSession, expert: str) -> str:
+    lang = session.ui_lang
     share = f" ({progress.audited / progress.total:.0%})" if progress.total else ""
-    me = f" · you: {progress.audited_by_me:,}" if expert.strip() else ""
-    position = (f" · item {session.index + 1:,} of {len(session.rows):,} in this queue"
-                if session.current else " · queue empty")
-    return f"**Audited {progress.audited:,} / {progress.total:,}**{share}{me}{position}"
+    me = t("ui_progress_me", lang, n=f"{progress.audited_by_me:,}") if expert.strip() else ""
+    position = (t("ui_progress_position", lang, i=f"{session.index + 1:,}", n=f"{len(session.rows):,}")
+                if session.current else t("ui_progress_empty", lang))
+    return t("ui_progress", lang, audited=f"{progress.audited:,}", total=f"{progress.total:,}", share=share) + me + \
+        position
 
 
 def refresh_current(store: AuditStore, session: AuditSession, expert: str) -> None:

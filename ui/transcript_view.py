@@ -182,7 +182,7 @@ def transcript_html(conversation: Conversation, verdict: Verdict | None, lang: L
 
 
 def item_lang(item: AuditItem) -> Lang:
-    """The catalogue's rule: the data's language (the app has no language of its own yet)."""
+    """The catalogue's rule when the app names no language: the data's language."""
     return "zh" if item.sample.language == "zh" else "en"
 
 
@@ -205,7 +205,8 @@ def conversation_panel(item: AuditItem, lang: Lang, turn_verdicts: Sequence[Turn
             f'{"".join(parts)}</div>')
 
 
-def item_conversation_panel(store: AuditStore, item: AuditItem) -> str:
-    """conversation_panel of an opened item with the experts' turn verdicts read from the store."""
+def item_conversation_panel(store: AuditStore, item: AuditItem, lang: Lang | None = None) -> str:
+    """conversation_panel of an opened item with the experts' turn verdicts read from the store, in the app's
+    language (else the data's)."""
     verdicts = store.turn_verdicts(item.run_id, sample_id=item.sample.id, scorer=item.verdict.scorer)
-    return conversation_panel(item, item_lang(item), verdicts)
+    return conversation_panel(item, lang or item_lang(item), verdicts)

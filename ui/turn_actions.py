@@ -47,8 +47,8 @@ def turn_pane(store: AuditStore, session: AuditSession, lang: Lang | None = None
     item = store.item(session.run_id, row.sample_id, row.scorer)
     if item.sample.conversation is None:
         return TurnPane()
-    return TurnPane(visible=True, panel_html=item_conversation_panel(store, item),
-                    choices=turn_choices(item, lang or item_lang(item)))
+    return TurnPane(visible=True, panel_html=item_conversation_panel(store, item, session.lang),
+                    choices=turn_choices(item, lang or session.lang or item_lang(item)))
 
 
 def parse_turn(value: object) -> int:

@@ -55,7 +55,7 @@ class TurnHandlers:
         item (re-rendered after a save), only relabel the turns and keep the pick, the score and the message."""
         row = state.current
         key = f"{row.sample_id}|{row.scorer}" if row is not None else ""
-        pane = turn_pane(self.store, state, self.panel.lang)
+        pane = turn_pane(self.store, state, state.lang or self.panel.lang)
         numbers = [n for _, n in pane.choices]
         if key == last_key:
             return [key, gr.update(), gr.update(choices=pane.choices, value=picked if picked in numbers else None),
@@ -64,7 +64,7 @@ class TurnHandlers:
                 gr.update(value=None), "", ""]
 
     def save(self, who: str, state: AuditSession, turn: Any, score: Any, reason: str) -> list[Any]:
-        outcome = save_turn(self.store, state, who, turn, score, reason or "", self.panel.lang)
+        outcome = save_turn(self.store, state, who, turn, score, reason or "", state.lang or self.panel.lang)
         if not outcome.saved:        # a conflict: leave what the expert typed in place
             return [state, gr.update(), outcome.message, gr.update()]
         return [state, turn_pane(self.store, state).panel_html, outcome.message, ""]

@@ -16,6 +16,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, default=7860)
     p.add_argument("--export-dir", help="where corrected datasets are written (default: next to the store)")
     p.add_argument("--auth-file", help="file of user:password lines")
+    p.add_argument("--lang", choices=["zh", "en"],
+                   help="the app's language (default: the data's, as for reports; the page can switch it)")
     p.set_defaults(func=cmd_audit)
 
 
@@ -34,5 +36,6 @@ def cmd_audit(args) -> int:
     if not Path(args.store).exists():
         raise RubricEvalError("run store not found", file=args.store, hint="run `rubriceval run …` first")
     print(f"audit app for {args.store} on http://{args.host}:{args.port}  (Ctrl-C to stop)")
-    launch(args.store, run=args.run, host=args.host, port=args.port, export_dir=args.export_dir, auth=auth)
+    launch(args.store, run=args.run, host=args.host, port=args.port, export_dir=args.export_dir, auth=auth,
+           lang=args.lang)
     return 0
