@@ -7,9 +7,21 @@ export GRADIO_ANALYTICS_ENABLED := False
 export HF_HUB_OFFLINE := 1
 export HF_HUB_DISABLE_TELEMETRY := 1
 
-# LLM metrics beside the rubrics, sized so the demo finishes in minutes on 2 CPU cores; every metric in
-# `rubriceval metrics` can be added here (faithfulness and context_recall share their judge calls).
-DEMO_METRICS ?= faithfulness,context_recall,rouge_l,bleu
+# The demo is sized for a first run of ≤ 3 minutes on 2 CPU cores with the embedded judge (model load included),
+# and a second run of seconds (every judge call answered from the judge cache): llama.cpp processes ~20–50 prompt
+# tokens/s here, so prompt tokens decide. It shows every capability on few, representative rows
+# (datasets/demo_zh.jsonl: 5 single-turn answers incl. a prompt injection, 2 conversations):
+# - business rubrics with deterministic checks, judged in checklist mode — yes/no questions with p(yes), whose
+#   prompts share each sample as a prefix, so the server processes every sample once (`--judge-mode checklist`;
+#   DEMO_JUDGE_MODE=holistic for one 1–5 judgment per rubric: ~10× slower here);
+# - conversation rubrics (identity verification, closing) on the two conversations;
+# - RAG metrics without an LLM (context precision/recall against reference contexts, ROUGE-L, BLEU); any metric of
+#   `rubriceval metrics` can be added, e.g. DEMO_METRICS=$(DEMO_METRICS),faithfulness (minutes more);
+# - the HTML/Excel/Markdown report.
+DEMO_DATA ?= datasets/demo_zh.jsonl
+DEMO_RUBRICS ?= process_compliance,emotional_soothing,policy_compliance,required_link,identity_verification,closing
+DEMO_METRICS ?= nonllm_context_precision,nonllm_context_recall,rouge_l,bleu
+DEMO_JUDGE_MODE ?= checklist
 
 .PHONY: setup demo test test-fast browser-deps bench bench-batch bench-scale clean
 
@@ -35,7 +47,7 @@ browser-deps:
 
 demo: setup
 	$(RE) validate rubrics
-	$(RE) run datasets/demo_cs_zh.jsonl --rubrics rubrics \
+	$(RE) run $(DEMO_DATA) --rubrics rubrics --only $(DEMO_RUBRICS) --judge-mode $(DEMO_JUDGE_MODE) \
 	  --metrics $(DEMO_METRICS) \
 	  --store out/runs.sqlite --name demo-$$(date +%Y%m%d-%H%M%S) --out out/demo
 	$(RE) report latest --store out/runs.sqlite --out out/demo

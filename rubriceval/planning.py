@@ -137,6 +137,9 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
             sp.cached += 1
 
     rubric_configs = _rubric_configs(config, panel)
+    from rubriceval.scoring.judge_mode import with_judge_mode      # --judge-mode, as the run applies it
+
+    rubrics, _ = with_judge_mode(rubrics, config.judge_mode)
     for rubric in rubrics:
         sp = ScorerPlan(scorer=rubric.id, kind="rubric")
         for sample in samples:
@@ -167,6 +170,9 @@ def planned_judge_calls(samples: list[Sample], rubrics: list[Rubric], metrics: l
 
     config = effective_config(config)
     rubric_configs = _rubric_configs(config, panel)
+    from rubriceval.scoring.judge_mode import with_judge_mode      # --judge-mode, as the run applies it
+
+    rubrics, _ = with_judge_mode(rubrics, config.judge_mode)
     for rubric in rubrics:
         for sample in samples:
             if applies(rubric, sample):

@@ -93,7 +93,7 @@ def scope_mismatches(rubric: Rubric) -> list[tuple]:
             elif per_turn:
                 out.append(("`turns:` needs a conversation, but this rubric judges single-turn samples; set scope: "
                             "conversation (or assistant_turn)", "items", idx, "turns"))
-        elif item.type != "judge" and item.type not in CONVERSATION_CHECKS and not per_turn:
+        elif item.type not in ("judge", "checklist") and item.type not in CONVERSATION_CHECKS and not per_turn:
             fix = ("add `turns: assistant` to run it on every assistant turn" if item.type in PER_TURN_CHECKS
                    else f"'{item.type}' has no conversation form; use must_mention/regex with `turns: assistant`")
             out.append((f"'{item.type}' is a single-turn check in a conversation rubric: {fix}", "items", idx, "type"))
