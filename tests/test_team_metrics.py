@@ -1,0 +1,60 @@
+"""Faithfulness and context-precision verdicts corrected per statement / per context, and the metric's agreement
+computed from those corrections."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rubriceval.audit.metric_agreement import metric_agreement
+from rubriceval.store.team import TeamStore
+from rubriceval.store.team_metrics import judge_elements, metric_elements, metric_labels, save_metric_review
+from rubriceval.store.team_models import TeamError
+from rubriceval.testing.team_store import build_team_store
+
+
+@pytest.fixture()
+def team(tmp_path: Path):
+    path = tmp_path / "runs.sqlite"
+    build_team_store(path, n_samples=10, seed=2)
+    with TeamStore(path) as store:
+        yield store
+
+
+def test_statement_corrections_count_in_faithfulness_agreement(team: TeamStore) -> None:
+    run = team.audit.resolve("team-run")
+    judged = judge_elements(team, run, "s000001", "faithfulness")
+    assert [text for text, _ in judged] == ["包裹正在派送中", "客服已经致歉", "预计明天送达"]
+    agree_all = {i: v for i, (_, v) in enumerate(judged)}
+    with pytest.raises(TeamError, match="reason is required"):
+        save_metric_review(team, run, "s000001", "faithfulness", expert="ann", verdicts={0: not judged[0][1]})
+    assert save_metric_review(team, run, "s000001", "faithfulness", expert="ann", verdicts=agree_all) == 0
+    flipped = {**agree_all, 2: not judged[2][1]}
+    assert save_metric_review(team, run, "s000001", "faithfulness", expert="ann", verdicts=flipped,
+                              reason="回答里没有送达时间的依据") == 1
+    # The latest review is the expert's label; the first is kept in the table.
+    labels = metric_labels(team, run, "faithfulness")
+    assert len(labels) == 3 and {l.element: l.verdict for l in labels}[2] == (not judged[2][1])
+    assert team.query("SELECT COUNT(*) FROM team_metric_corrections")[0][0] == 6
+    assert [e.expert for e in metric_elements(team, run, "s000001", "faithfulness", "ann")] == list(flipped.values())
+    report = metric_agreement(team, run, "faithfulness", n_boot=50)
+    assert report.elements.n == 3 and report.elements.accuracy.value == pytest.approx(2 / 3)
+    judge_score, corrected = report.corrected["s000001"]
+    assert judge_score == pytest.approx(sum(v for _, v in judged) / 3)
+    assert corrected == pytest.approx(sum(flipped.values()) / 3)
+    assert report.mean_abs_change == pytest.approx(1 / 3)
+    assert "expert corrections" in report.summary()
+
+
+def test_context_relevance_corrections_recompute_average_precision(team: TeamStore) -> None:
+    run = team.audit.resolve("team-run")
+    judged = judge_elements(team, run, "s000003", "context_precision")
+    assert judged[0][0].startswith("订单延迟时") and len(judged) == 2
+    save_metric_review(team, run, "s000003", "context_precision", expert="bob", verdicts={0: False, 1: True},
+                       reason="第二段才是相关资料")
+    report = metric_agreement(team, run, "context_precision", n_boot=20)
+    assert report.corrected["s000003"][1] == pytest.approx(0.5)          # AP of [0, 1]
+    with pytest.raises(TeamError, match="no per-statement"):
+        save_metric_review(team, run, "s000003", "answer_relevancy", expert="bob", verdicts={0: True})
+    with pytest.raises(TeamError, match="has 2 contexts"):
+        save_metric_review(team, run, "s000003", "context_precision", expert="bob", verdicts={5: True})
