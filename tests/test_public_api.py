@@ -33,3 +33,19 @@ def test_import_rubriceval_loads_no_heavy_dependency():
             "if m in sys.modules]; print(','.join(heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == ""
+
+
+def test_the_cli_and_the_report_path_load_only_what_they_use():
+    """`rubriceval --help` parses no data and calls no judge; `rubriceval report` never needs the judge client."""
+    code = "\n".join([
+        "import sys",
+        "from rubriceval.cli import build_parser",
+        "build_parser()",
+        "help_loads = [m for m in ('asyncio', 'pandas', 'openai') if m in sys.modules]",
+        "from rubriceval.report.excel import write_excel_report",
+        "from rubriceval.report.html import write_html_report",
+        "from rubriceval.report.markdown import markdown_summary",
+        "from rubriceval.trust.release_gate import agreement_lines",
+        "print(','.join(help_loads) + '|' + str('openai' in sys.modules))"])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "|False"
