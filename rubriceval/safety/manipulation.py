@@ -15,6 +15,7 @@ of that set are asserted in tests/test_safety_manipulation.py.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel
@@ -126,8 +127,12 @@ _COMPILED = [(kind, re.compile(regex, re.IGNORECASE | re.MULTILINE)) for kind, r
 
 def detect_manipulation(text: str) -> list[ManipulationFinding]:
     """Every judge-directed span in `text`, in order of position (overlapping kinds each reported once)."""
-    if not text:
-        return []
+    return list(_detect(text)) if text else []
+
+
+@lru_cache(maxsize=256)
+def _detect(text: str) -> tuple[ManipulationFinding, ...]:
+    # Cached: every rubric of a run scans the same answer (callers copy a finding before changing it).
     view = fold(text)
     findings: list[ManipulationFinding] = []
     for kind, pattern in _COMPILED:
@@ -140,7 +145,7 @@ def detect_manipulation(text: str) -> list[ManipulationFinding]:
                 findings.append(ManipulationFinding(kind=kind, span=quote, start=start, end=end))
     findings += [ManipulationFinding(kind="control_token", span=t.text, start=t.start, end=t.end)
                  for t in find_control_tokens(text) if t.role_boundary]
-    return sorted(findings, key=lambda f: (f.start, f.kind))
+    return tuple(sorted(findings, key=lambda f: (f.start, f.kind)))
 
 
 def scan_fields(fields: dict[str, str | list[str]]) -> list[ManipulationFinding]:
