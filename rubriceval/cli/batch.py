@@ -158,7 +158,7 @@ def cmd_collect(args) -> int:
             time.sleep(args.poll)
     finally:
         batch_run.close()
-    if report.complete:
+    if report.complete and not args.quiet:
         _summary(store, info.run_id, report)
     return 0
 
@@ -178,12 +178,14 @@ async def _collect_once(args, batch_run, source):
 
 
 def _summary(store, run_id: str, report) -> None:
+    """The run's summary, as `rubriceval run` prints it; the counts come from SQL (no verdict is loaded)."""
     from rubriceval.cli.run import _print_run_summary
     from rubriceval.runner import RunTotals
+    from rubriceval.store.batches import BatchStore
 
-    verdicts = store.verdicts(run_id)
     totals = RunTotals(units_total=report.units_total, units_skipped=report.units_total - report.saved)
-    for verdict in verdicts:
-        totals.count(verdict.scored, verdict.unscored_kind)
+    for unscored_kind, n in BatchStore(store).verdict_counts(run_id).items():
+        for _ in range(n):
+            totals.count(unscored_kind is None, unscored_kind)
     totals.units_done = report.saved          # new in this collect; the counts above are the whole run's
     _print_run_summary(store, run_id, totals)

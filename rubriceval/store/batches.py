@@ -235,6 +235,13 @@ class BatchStore:
             self.conn.execute("UPDATE batch_requests SET state='retried', updated_at=? WHERE run_id=? AND key=? AND "
                               "state IN ('failed', 'expired')", (time.time(), run_id, key))
 
+    def verdict_counts(self, run_id: str) -> dict[str | None, int]:
+        """The run's stored verdicts by unscored kind (None: scored), counted in SQL."""
+        with self._lock:
+            rows = self.conn.execute("SELECT CASE WHEN score IS NULL THEN COALESCE(unscored_kind, 'error') END, "
+                                     "COUNT(*) FROM verdicts WHERE run_id=? GROUP BY 1", (run_id,)).fetchall()
+        return {kind: n for kind, n in rows}
+
     def counts(self, run_id: str) -> RequestCounts:
         with self._lock:
             rows = self.conn.execute(
