@@ -59,15 +59,17 @@ def write_inputs(out: Path, n: int, name: str) -> Path:
 
 
 def timed(args: list[str], env: dict) -> dict:
-    """Run one rubriceval command under /usr/bin/time: wall seconds, peak RSS MB, its last stdout lines."""
-    cmd = ["/usr/bin/time", "-f", "TIME %e %M", sys.executable, "-m", "rubriceval.cli", *args]
+    """Run one rubriceval command under /usr/bin/time: wall seconds, CPU seconds (user + system: what the wall time
+    would be on an idle core, the machine being shared), peak RSS MB, its last output lines."""
+    cmd = ["/usr/bin/time", "-f", "TIME %e %M %U %S", sys.executable, "-m", "rubriceval.cli", *args]
     started = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
-    found = re.search(r"TIME ([\d.]+) (\d+)", proc.stderr)
+    found = re.search(r"TIME ([\d.]+) (\d+) ([\d.]+) ([\d.]+)", proc.stderr)
     if proc.returncode != 0 or not found:
         raise SystemExit(f"{' '.join(args[:3])} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    return {"wall_s": round(wall, 1), "peak_rss_mb": round(int(found.group(2)) / 1024, 1),
+    return {"wall_s": round(wall, 1), "cpu_s": round(float(found.group(3)) + float(found.group(4)), 1),
+            "peak_rss_mb": round(int(found.group(2)) / 1024, 1),
             "stdout": proc.stdout.strip().splitlines()[-3:], "stderr": proc.stderr.strip().splitlines()[-3:-1]}
 
 

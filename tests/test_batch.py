@@ -334,3 +334,20 @@ def test_cli_run_batch_then_status_and_collect(stub, tmp_path, capsys):
     captured = capsys.readouterr()
     assert "judgments 18/18" in captured.err and "Business score" in captured.out
     assert RunStore(tmp_path / "runs.sqlite").run_info("n1").status == "complete"
+
+
+def test_a_request_failing_every_round_is_unscored_after_max_retries(stub, tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite")
+    endpoints = batch_endpoints(stub)
+    endpoints.timings.error_every = 1                          # every request: HTTP 500
+    endpoints.script(["request_errors", "request_errors"])
+    config = judge_for(stub, tmp_path, "b.sqlite", max_retries=1)
+    batch_run, first = start(stub, tmp_path, store, config, metrics=[])
+    report = collect_until_done(batch_run, stub)
+    assert len(endpoints.batches()) == 2 and report.requests.requests == 2 * first.submitted
+    assert report.gave_up == first.submitted
+    verdicts = store.verdicts(batch_run.run_id)
+    judged = [v for v in verdicts if v.unscored_kind is not None]
+    assert judged and all(v.unscored_kind == "provider_error" and "HTTP 500" in v.unscored_reason
+                          and "asked 2 times" in v.unscored_reason for v in judged)
+    batch_run.close()
