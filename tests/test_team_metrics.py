@@ -58,3 +58,27 @@ def test_context_relevance_corrections_recompute_average_precision(team: TeamSto
         save_metric_review(team, run, "s000003", "answer_relevancy", expert="bob", verdicts={0: True})
     with pytest.raises(TeamError, match="has 2 contexts"):
         save_metric_review(team, run, "s000003", "context_precision", expert="bob", verdicts={5: True})
+
+
+def test_failure_tags_are_counted_per_rubric_and_per_tag_and_intent(team: TeamStore) -> None:
+    from rubriceval.report.failure_tags import failure_tag_report, failure_tags_html, failure_tags_markdown
+    from rubriceval.store.team_models import TaskSpec
+
+    task = team.create_task(TaskSpec(run="team-run", rubrics=["soothing"], n=6, overlap=2, experts=["ann", "bob"]),
+                            created_by="lead")
+    rows = team.queue(task.task_id, "ann").rows
+    team.save_review(task.task_id, rows[0].item_no, "ann", score=2, tags=["未先安抚", "编造政策"], expected_version=0)
+    team.save_review(task.task_id, rows[0].item_no, "bob", score=2, tags=["未先安抚"], expected_version=0)
+    team.save_review(task.task_id, rows[1].item_no, "ann", score=3, tags=["未先安抚"], expected_version=0)
+    team.save_review(task.task_id, rows[2].item_no, "ann", score=5, expected_version=0)
+    report = failure_tag_report(team.path, "team-run")
+    counts = {(c.scorer, c.failure_tag): (c.items, c.reviewed) for c in report.counts}
+    assert counts == {("soothing", "未先安抚"): (2, 3), ("soothing", "编造政策"): (1, 3)}   # two experts, one item
+    samples = team.queue(task.task_id, "ann").rows
+    first = next(s for s in team.candidates(task.run_id, "soothing", with_spread=False)
+                 if s.sample_id == samples[0].sample_id)
+    groups = {(g.failure_tag, g.group_kind, g.group): g.items for g in report.groups}
+    assert groups[("编造政策", "intent", first.intent)] == 1 and groups[("编造政策", "tag", first.tags[0])] == 1
+    markdown = failure_tags_markdown(report, "zh")
+    assert "失败原因" in markdown and "| soothing | 未先安抚 | 2 | 67% |" in markdown
+    assert "<td>未先安抚</td>" in failure_tags_html(report, "en")
