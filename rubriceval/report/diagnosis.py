@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from rubriceval.data.sample import Sample
-from rubriceval.report.aggregate import ScorerSummary, Summary
+from rubriceval.report.summary_models import ScorerSummary, Summary
 from rubriceval.i18n import LANGS, Lang, format_number, format_percent
 from rubriceval.i18n.report_text import CHECK_ACTIONS, FINDING_TEXT, GENERIC_CHECK_ACTION, UNSCORED_ACTIONS
 from rubriceval.verdict import Evidence, Verdict

@@ -17,7 +17,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from rubriceval.errors import RubricEvalError
-from rubriceval.report.aggregate import RunData, ScorerSummary, load_run
+from rubriceval.report.aggregate import RunData, load_run
+from rubriceval.report.summary_models import ScorerSummary
 from rubriceval.report.compare import compare_data
 from rubriceval.report.gate_checks import RUN_STATS, GateCheck, GateConfig, GateUsageError, gate_config
 from rubriceval.report.gate_trust import AgreementSource, trust_from_store, untrusted_reason

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from rubriceval.report.aggregate import ScorerSummary
+from rubriceval.report.summary_models import ScorerSummary
 from rubriceval.report.gate_checks import GateUsageError
 from rubriceval.rubric.schema import Rubric, TrustBar
 from rubriceval.trust.bar import TrustEvidence, check_bar

@@ -12,7 +12,8 @@ from typing import Any
 
 import jinja2
 
-from rubriceval.report.aggregate import GroupStats, RunData, ScorerSummary, Summary, load_run
+from rubriceval.report.aggregate import RunData, load_run
+from rubriceval.report.summary_models import GroupStats, ScorerSummary, Summary
 from rubriceval.report.conversation_view import conversation_context, example_transcript
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
 from rubriceval.i18n import (Lang, Message, check_lang, evidence_text, format_number, format_percent,

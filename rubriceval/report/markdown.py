@@ -6,7 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rubriceval.i18n import Lang, Message, check_lang, format_number, format_percent, say, t
-from rubriceval.report.aggregate import RunData, Summary, load_run
+from rubriceval.report.aggregate import RunData, load_run
+from rubriceval.report.summary_models import Summary
 from rubriceval.report.conversation_tables import markdown_lines as conversation_lines
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
 from rubriceval.verdict import Usage

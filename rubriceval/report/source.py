@@ -15,8 +15,9 @@ from typing import Any
 
 from rubriceval.data.sample import Sample, text_language
 from rubriceval.i18n import Lang
-from rubriceval.report.aggregate import (ScorerSummary, Summary, assemble_summary, breakdown_keys, group_stats,
-                                         scorer_summary, with_unstored_scorers)
+from rubriceval.report.aggregate import (assemble_summary, breakdown_keys, group_stats, scorer_summary,
+                                         with_unstored_scorers)
+from rubriceval.report.summary_models import ScorerSummary, Summary
 from rubriceval.safety.manipulation_policy import DETAILS_KEY as MANIPULATION_KEY
 from rubriceval.scoring.panel_votes import DETAILS_KEY as PANEL_KEY
 from rubriceval.store.runs import RunInfo, row_to_verdict
