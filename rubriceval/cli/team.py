@@ -1,0 +1,133 @@
+"""Team audits: `audit-user` (who may log in, with which role) and `audit-task` (a lead's audit tasks, their
+progress, failure tags, metric agreement). Whoever runs these has the store file in hand, so they act as a lead."""
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+
+from rubriceval.cli.options import DEFAULT_STORE
+from rubriceval.errors import RubricEvalError
+
+DEFAULT_AUTH_FILE = "out/audit-users.auth"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    user = sub.add_parser("audit-user", help="users of the team audit app (salted password hashes, roles)")
+    users = user.add_subparsers(dest="audit_user_command", required=True)
+    p = users.add_parser("add", help="add a user or change their role and password")
+    p.add_argument("name")
+    p.add_argument("--role", choices=["expert", "lead", "admin"], default="expert")
+    p.add_argument("--auth-file", default=DEFAULT_AUTH_FILE)
+    p.add_argument("--password-stdin", action="store_true",
+                   help="read the password from the first line of stdin (scripts); default: ask without echo")
+    p.set_defaults(func=cmd_user_add)
+    p = users.add_parser("list", help="users and roles (never the hashes)")
+    p.add_argument("--auth-file", default=DEFAULT_AUTH_FILE)
+    p.set_defaults(func=cmd_user_list)
+
+    task = sub.add_parser("audit-task", help="a lead's audit tasks: sample a run's verdicts and assign experts")
+    tasks = task.add_subparsers(dest="audit_task_command", required=True)
+    p = tasks.add_parser("create", help="sample N verdicts per rubric of RUN and give each to --overlap experts")
+    p.add_argument("run")
+    p.add_argument("--rubrics", required=True, help="comma-separated rubric ids")
+    p.add_argument("--n", type=int, required=True, help="items per rubric")
+    p.add_argument("--overlap", type=int, default=2, help="experts per item (≥ 2 measures inter-expert agreement)")
+    p.add_argument("--experts", required=True, help="comma-separated user names")
+    p.add_argument("--sampling", choices=["stratified", "least_sure", "lowest"], default="stratified",
+                   help="stratified random by judge score and tag (default: keeps agreement unbiased), least-sure "
+                        "first, or lowest judge score first")
+    p.add_argument("--open", action="store_true", help="show experts the judge's verdict before they score")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--name")
+    p.add_argument("--by", default="lead", help="who creates the task (recorded in the log)")
+    p.add_argument("--store", default=DEFAULT_STORE)
+    p.set_defaults(func=cmd_task_create)
+    p = tasks.add_parser("list", help="tasks and each expert's progress")
+    p.add_argument("--store", default=DEFAULT_STORE)
+    p.set_defaults(func=cmd_task_list)
+    p = tasks.add_parser("tags", help="failure tags ticked in a run's tasks, per rubric and per tag/intent")
+    p.add_argument("run", nargs="?", default="latest")
+    p.add_argument("--lang", choices=["zh", "en"], default="en")
+    p.add_argument("--store", default=DEFAULT_STORE)
+    p.set_defaults(func=cmd_task_tags)
+    p = tasks.add_parser("metric-agreement", help="a metric's agreement with the experts' per-statement corrections")
+    p.add_argument("run", nargs="?", default="latest")
+    p.add_argument("--metric", required=True)
+    p.add_argument("--store", default=DEFAULT_STORE)
+    p.set_defaults(func=cmd_metric_agreement)
+
+
+def _names(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def cmd_user_add(args) -> int:
+    from rubriceval.audit.passwords import write_user
+
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = getpass.getpass(f"password for {args.name}: ")
+        if getpass.getpass("again: ") != password:
+            raise RubricEvalError("the two passwords differ", field="password")
+    new = write_user(args.auth_file, args.name, args.role, password)
+    print(f"{'added' if new else 'updated'} {args.name} ({args.role}) in {args.auth_file}")
+    return 0
+
+
+def cmd_user_list(args) -> int:
+    from rubriceval.audit.passwords import read_auth_file
+
+    for entry in read_auth_file(args.auth_file).values():
+        print(f"{entry.name}\t{entry.role}")
+    return 0
+
+
+def cmd_task_create(args) -> int:
+    from pydantic import ValidationError
+
+    from rubriceval.store.team import TeamStore
+    from rubriceval.store.team_models import TaskSpec
+
+    try:
+        spec = TaskSpec(run=args.run, rubrics=_names(args.rubrics), n=args.n, overlap=args.overlap,
+                        experts=_names(args.experts), sampling=args.sampling, blind=not args.open, seed=args.seed,
+                        name=args.name or "")
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise RubricEvalError(first["msg"], field=".".join(str(p) for p in first["loc"])) from None
+    with TeamStore(args.store) as team:
+        info = team.create_task(spec, created_by=args.by)
+        shares = ", ".join(f"{p.expert} {p.assigned}" for p in team.progress(info.task_id))
+    print(f"task {info.name} ({info.task_id}): {info.n_items} items, {info.sampling}, overlap {info.overlap}, "
+          f"{'blind' if info.blind else 'open'}; shares: {shares}")
+    return 0
+
+
+def cmd_task_list(args) -> int:
+    from rubriceval.store.team import TeamStore
+
+    with TeamStore(args.store) as team:
+        for info in team.tasks():
+            print(f"{info.name}\t{info.task_id}\trun {info.run_id}\t{info.n_items} items\t{info.sampling}\t"
+                  f"overlap {info.overlap}\t{'blind' if info.blind else 'open'}")
+            for p in team.progress(info.task_id):
+                print(f"  {p.expert}: {p.done}/{p.assigned} done ({p.scored} scored, {p.unsure} unsure)")
+    return 0
+
+
+def cmd_task_tags(args) -> int:
+    from rubriceval.report.failure_tags import failure_tag_report, failure_tags_markdown
+
+    print(failure_tags_markdown(failure_tag_report(args.store, args.run), args.lang))
+    return 0
+
+
+def cmd_metric_agreement(args) -> int:
+    from rubriceval.audit.metric_agreement import metric_agreement
+    from rubriceval.store.team import TeamStore
+
+    with TeamStore(args.store) as team:
+        print(metric_agreement(team, args.run, args.metric).summary())
+    return 0
