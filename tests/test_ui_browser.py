@@ -131,7 +131,7 @@ def test_override_with_reason_edit_ground_truth_and_screenshot(served, browser_p
 def test_open_a_queue_of_10000_verdicts(tmp_path: Path, browser_page) -> None:
     store_path = tmp_path / "big.sqlite"
     build_demo_store(store_path, n_samples=10_000)
-    app = launch(store_path, port=free_port(), export_dir=tmp_path / "exports", block=False, quiet=True)
+    app = launch(store_path, port=free_port(), export_dir=tmp_path / "exports", block=False, quiet=True, lang="en")
     try:
         with AuditStore(store_path) as store:
             started = time.perf_counter()
