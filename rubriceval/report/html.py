@@ -164,6 +164,20 @@ def _format_time(timestamp: float | None) -> str:
     return dt.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
 
 
+def judge_label(stored: Mapping[str, Any]) -> str:
+    """The run's judge as `JudgeConfig.short_name` says it: a model at a URL, '<url> (model not set)', or the
+    embedded local judge (a bare 'local' would read like the embedded one)."""
+    from rubriceval.judge.config import JudgeConfig
+
+    if not stored:
+        return ""
+    try:
+        known = {k: v for k, v in stored.items() if k in JudgeConfig.model_fields}
+        return JudgeConfig.model_validate(known).short_name()
+    except ValueError:                   # a config written by another version: show what it names
+        return str(stored.get("model", ""))
+
+
 def report_context(data: RunData, lang: Lang, findings: Sequence[Finding],
                    agreement: Mapping[str, Message | str] | None = None) -> dict[str, Any]:
     summary = data.summary
@@ -179,7 +193,7 @@ def report_context(data: RunData, lang: Lang, findings: Sequence[Finding],
         "lang": lang, "t": lambda key, **kw: t(key, lang, **kw), "say": lambda e: evidence_text(e, lang),
         "run": data.info, "run_name": data.run_name,
         "created": _format_time(data.info.get("created_at")), "dataset": config.get("dataset_path", ""),
-        "judge_model": (config.get("judge") or {}).get("model", ""), "n_samples": data.n_samples,
+        "judge_model": judge_label(config.get("judge") or {}), "n_samples": data.n_samples,
         "summary": summary, "rubric_chart": rubric_chart, "metric_chart": metric_chart,
         "rubric_sections": [x for x in sections if x["s"].kind == "rubric"],
         "metric_sections": [x for x in sections if x["s"].kind == "metric"],
