@@ -100,6 +100,14 @@ def load_labelled(path: str | Path | None) -> list[Sample]:
     return samples
 
 
+def spread(samples: list[Sample], n: int | None) -> list[Sample]:
+    """n rows evenly spaced through the file (which is ordered by rubric, then level), so a smaller run keeps
+    every rubric and level; all rows when n is None or not smaller."""
+    if n is None or n >= len(samples):
+        return samples
+    return [samples[int(i * len(samples) / n)] for i in range(n)]
+
+
 def variant(rubric: Rubric, mode: JudgeMode, few_shot: FewShot | None, shuffle: bool) -> Rubric:
     """The rubric as measured: its judge mode (checklist for both checklist modes: fitting happens here), and the
     holistic prompt options."""
@@ -141,9 +149,7 @@ async def run_cs_benchmark_async(config: JudgeConfig, mode: JudgeMode = "holisti
                                  shuffle_levels: bool = False, data: str | Path | None = None,
                                  rubrics_dir: str | Path | None = None, n: int | None = None, seed: int = 0,
                                  n_boot: int = 1000, progress: bool = True) -> CsBenchmarkResult:
-    samples = load_labelled(data)
-    if n is not None:
-        samples = samples[:n]
+    samples = spread(load_labelled(data), n)
     by_id = {r.id: r for r in load_rubrics(rubrics_dir or DEFAULT_RUBRICS,
                                            only=sorted({s.metadata["rubric"] for s in samples}))}
     pairs: list[tuple[Rubric, Sample]] = []
