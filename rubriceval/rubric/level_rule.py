@@ -107,19 +107,19 @@ class _Parser:
             raise LevelRuleError(f"unexpected {self.peek()!r}")
         return node
 
-    def or_expr(self) -> Condition:
-        parts = [self.and_expr()]
-        while self.peek() == "or":
+    def joined(self, word: str, part) -> Condition:
+        """part (word part)*: one Condition of kind `word` over the parts, or the single part."""
+        parts = [part()]
+        while self.peek() == word:
             self.take()
-            parts.append(self.and_expr())
-        return parts[0] if len(parts) == 1 else Condition("or", parts=tuple(parts))
+            parts.append(part())
+        return parts[0] if len(parts) == 1 else Condition(word, parts=tuple(parts))
+
+    def or_expr(self) -> Condition:
+        return self.joined("or", self.and_expr)
 
     def and_expr(self) -> Condition:
-        parts = [self.not_expr()]
-        while self.peek() == "and":
-            self.take()
-            parts.append(self.not_expr())
-        return parts[0] if len(parts) == 1 else Condition("and", parts=tuple(parts))
+        return self.joined("and", self.not_expr)
 
     def not_expr(self) -> Condition:
         if self.peek() == "not":
