@@ -12,8 +12,8 @@ from rubriceval.rubric.yaml_lines import field_label, line_for, load_yaml_with_l
 _HINTS = {
     "extra_forbidden": "unknown field; see `rubriceval schema` for the allowed fields",
     "missing": "this field is required",
-    "union_tag_invalid": "type must be one of: judge, must_mention, must_not_mention, regex, required_link, "
-                         "steps_in_order, max_length; in conversation rubrics also before, max_count, "
+    "union_tag_invalid": "type must be one of: judge, checklist, must_mention, must_not_mention, regex, "
+                         "required_link, steps_in_order, max_length; in conversation rubrics also before, max_count, "
                          "escalate_after, final_turn",
 }
 
