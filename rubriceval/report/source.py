@@ -146,9 +146,17 @@ class RunSource:
 
     def verdict_chunks(self, *, where: str = "", params: Sequence[Any] = (), size: int = CHUNK
                        ) -> Iterator[list[tuple[Verdict, Sample]]]:
-        """Every verdict with its sample, in verdict order, a chunk at a time."""
-        for chunk in self._stream(f"SELECT v.*, d.sample_json {FROM_RUN} {where} {ORDER}", params, size):
-            yield [(row_to_verdict(r), Sample.model_validate_json(r["sample_json"])) for r in chunk]
+        """Every verdict with its sample, in verdict order, a chunk at a time (a sample's verdicts are neighbours:
+        its JSON is parsed once)."""
+        last: tuple[int, Sample | None] = (-1, None)
+        for chunk in self._stream(f"SELECT v.*, d.sample_json, d.position AS position {FROM_RUN} {where} {ORDER}",
+                                  params, size):
+            out = []
+            for r in chunk:
+                if r["position"] != last[0]:
+                    last = (r["position"], Sample.model_validate_json(r["sample_json"]))
+                out.append((row_to_verdict(r), last[1]))
+            yield out
 
     def diagnose(self, summary: Summary, config: Any = None) -> list[Any]:
         """The diagnosis of the run (report/diagnosis.py), its questions answered in SQL."""
