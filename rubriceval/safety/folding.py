@@ -49,6 +49,7 @@ class Folded:
         return self.original[lo:hi]
 
 
+@lru_cache(maxsize=1024)    # a sample's text is folded by each defence in turn: once is enough
 def fold(text: str) -> Folded:
     pieces: list[str] = []
     origin: list[int] = []
