@@ -27,11 +27,11 @@ from rubriceval.errors import DatasetError
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.loader import load_rubrics
-from rubriceval.rubric.schema import FewShot, JudgeMode, Rubric
+from rubriceval.rubric.schema import FewShot, FittedWeights, JudgeMode, Rubric
 from rubriceval.scoring.judge_mode import supported_mode
 from rubriceval.trust.agreement import AgreementReport, agreement_report
 from rubriceval.trust.bench import judge_pairs
-from rubriceval.trust.fit_weights import cross_fitted_levels
+from rubriceval.trust.fit_weights import cross_fitted_levels, fit_ordinal
 from rubriceval.verdict import Usage, Verdict
 
 DEFAULT_DATA = Path("datasets/labelled/cs_zh_labels.jsonl")
@@ -62,6 +62,8 @@ class CsBenchmarkResult(BaseModel):
     per_rubric: dict[str, AgreementReport]
     rule_overall: AgreementReport | None = None          # checklist_fitted: the declared rule on the same rows
     rule_per_rubric: dict[str, AgreementReport] = Field(default_factory=dict)
+    # checklist_fitted: weights fitted on ALL rows of each rubric (its κ above is cross-fitted, never on these)
+    fitted_on_all: dict[str, FittedWeights] = Field(default_factory=dict)
     rows: list[CsRow]
     command: str = ""
 
@@ -170,6 +172,7 @@ async def run_cs_benchmark_async(config: JudgeConfig, mode: JudgeMode = "holisti
     result: dict[str, Any] = {}
     if mode == "checklist_fitted":
         rows = _cross_fit(rows, pairs, seed)
+        result["fitted_on_all"] = _fit_all(rows, pairs, config.describe())
         result["rule_overall"], result["rule_per_rubric"] = _reports(rows, lambda r: r.rule_score, n_boot, seed,
                                                                      "declared rule")
     overall, per = _reports(rows, lambda r: r.judge_score, n_boot, seed, mode)
@@ -182,13 +185,25 @@ async def run_cs_benchmark_async(config: JudgeConfig, mode: JudgeMode = "holisti
                              elapsed_s=elapsed, usage=usage, overall=overall, per_rubric=per, rows=rows, **result)
 
 
+def _fit_all(rows: list[CsRow], pairs: list[tuple[Rubric, Sample]], judge: str) -> dict[str, FittedWeights]:
+    """The weights to ship: each rubric's model fitted on all its labelled rows."""
+    out: dict[str, FittedWeights] = {}
+    for rubric_id in dict.fromkeys(r.rubric_id for r in rows):
+        index = [i for i, r in enumerate(rows) if r.rubric_id == rubric_id and r.p_yes]
+        item = pairs[index[0]][0].checklist_items[0]
+        out[rubric_id] = fit_ordinal([rows[i].p_yes for i in index], [rows[i].label for i in index],
+                                     [q.id for q in item.questions], judge_model=judge)
+    return out
+
+
 def _cross_fit(rows: list[CsRow], pairs: list[tuple[Rubric, Sample]], seed: int) -> list[CsRow]:
     """Replace each row's score by the level of a model fitted on the other fold of its rubric's rows; the
     rule's score is kept beside it. Deterministic check caps apply as the rubric's combine rule says."""
     from rubriceval.scoring.combine import ItemScore, combine
     from rubriceval.checks import run_check
 
-    out = list(rows)
+    # Rows decided without the judge (e.g. a manipulation attempt) keep their score under both.
+    out = [r.model_copy(update={"rule_score": r.judge_score}) for r in rows]
     for rubric_id in dict.fromkeys(r.rubric_id for r in rows):
         index = [i for i, r in enumerate(rows) if r.rubric_id == rubric_id and r.p_yes]
         rubric = pairs[index[0]][0]
