@@ -339,6 +339,9 @@ def _queue_where(task_id: str, expert: str, flt: QueueFilter) -> tuple[str, dict
     if flt.tag:
         where.append("ti.tags LIKE :tag ESCAPE '\\'")
         params["tag"] = like_pattern(flt.tag)
+    if flt.after is not None:
+        where.append("a.item_no > :after")
+        params["after"] = flt.after
     if flt.score_min is not None:
         where.append("ti.judge_score >= :smin")
         params["smin"] = flt.score_min

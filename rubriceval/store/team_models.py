@@ -96,6 +96,7 @@ class QueueFilter(BaseModel):
     intent: str | None = None
     score_min: float | None = None    # judge score bounds: refused for an expert in a blind task
     score_max: float | None = None
+    after: int | None = None          # only items numbered after this one (the "next item" of a queue)
 
 
 class ExpertProgress(BaseModel):
