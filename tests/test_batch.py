@@ -351,3 +351,19 @@ def test_a_request_failing_every_round_is_unscored_after_max_retries(stub, tmp_p
     assert judged and all(v.unscored_kind == "provider_error" and "HTTP 500" in v.unscored_reason
                           and "asked 2 times" in v.unscored_reason for v in judged)
     batch_run.close()
+
+
+def test_verdicts_made_in_two_processes_equal_the_online_ones(stub, tmp_path, monkeypatch):
+    import rubriceval.batch.parallel as parallel
+
+    monkeypatch.setattr(parallel, "MIN_JUDGMENTS", 0)
+    online = online_run(stub, tmp_path)
+    store = RunStore(tmp_path / "runs.sqlite")
+    batch_run, _ = start(stub, tmp_path, store, judge_for(stub, tmp_path, "b.sqlite"))
+    batch_run.workers, batch_run.embedder_config, batch_run.window = 2, embedder_for(stub), 4    # 4 windows
+    report = collect_until_done(batch_run, stub)
+    assert report.round == 2 and report.saved > 0
+    assert comparable(store.verdicts(batch_run.run_id)) == comparable(online.verdicts)
+    digests = submitted_digests(stub)
+    assert len(digests) == len(set(digests))
+    batch_run.close()

@@ -61,7 +61,9 @@ class BatchRun:
     """One run judged through batches: its stores, judge settings, files directory and provider (None offline)."""
 
     def __init__(self, runs: RunStore, run_id: str, config: JudgeConfig, *, directory: Path, offline: bool,
-                 embedder: object = None):
+                 embedder: object = None, embedder_config: object = None, workers: int = 1):
+        """embedder: for metrics that embed text (called online); embedder_config: the same for worker processes
+        (`workers` > 1 replays big runs in that many processes, see batch/parallel.py)."""
         if not offline and not config.base_url:
             raise RubricEvalError("the Batch API needs a provider: set judge.base_url (or --judge-base-url)",
                                   field="judge.base_url", hint="or write files for an offline runner: --batch-file DIR")
@@ -72,6 +74,9 @@ class BatchRun:
         self.directory = Path(directory)
         self.offline = offline
         self.embedder = embedder
+        self.embedder_config = embedder_config
+        self.workers = workers
+        self.window = WINDOW
         self.rubrics, metrics = rubrics_from_run(runs, run_id)
         # In the order they were asked for: a call they share is charged to the first, as in an online run.
         ordered = runs.run_info(run_id).config.metrics
@@ -129,7 +134,12 @@ class BatchRun:
         report.timings["read_s"] = time.perf_counter() - started
         started = time.perf_counter()
         while True:
-            wanted = await self.replay(report, finish_online)
+            if finish_online is None and self._parallel():
+                from rubriceval.batch.parallel import replay_in_processes
+
+                wanted = await asyncio.to_thread(replay_in_processes, self, report, self.workers)
+            else:
+                wanted = await self.replay(report, finish_online)
             asked, gave_up = self._sort_wanted(wanted)
             report.gave_up += gave_up
             if not gave_up:
@@ -153,6 +163,16 @@ class BatchRun:
         self.runs.set_status(self.run_id, "complete" if report.complete else BATCH_STATUS, stats)
         return report
 
+    def _parallel(self) -> bool:
+        """Worth splitting over processes: several workers, many judgments left, an embedder they can rebuild."""
+        from rubriceval.batch.parallel import MIN_JUDGMENTS
+
+        if self.workers < 2 or (self.embedder is not None and self.embedder_config is None):
+            return False
+        info = self.runs.run_info(self.run_id)
+        left = int((info.stats.get("batch") or {}).get("units_total") or 0) - info.n_verdicts
+        return left >= MIN_JUDGMENTS
+
     def _sort_wanted(self, wanted: list[WantedCall]) -> tuple[list[WantedCall], int]:
         """The wanted calls to ask in a new round (never one still in flight); calls that failed more than
         judge.max_retries times are settled as errors instead. Returns (to ask, settled)."""
@@ -170,9 +190,11 @@ class BatchRun:
                 asked.append(call)
         return asked, gave_up
 
-    async def replay(self, report: RoundReport, finish_online: JudgeClient | None = None) -> list[WantedCall]:
+    async def replay(self, report: RoundReport, finish_online: JudgeClient | None = None,
+                     shard: tuple[int, int] | None = None) -> list[WantedCall]:
         """Every judgment without a verdict, through its scorer with the collected replies; saves the finished
-        ones and returns the calls still wanted. Samples are read and judgments replayed a window at a time."""
+        ones and returns the calls still wanted. Samples are read and judgments replayed a window at a time;
+        `shard` (i, n): only every n-th window from the i-th (one of n processes)."""
         book = ReplayBook(self.batches, self.run_id, self.cache, online=finish_online)
         judge = BatchJudge(self.config, book)
         report.units_total = report.units_done = 0
@@ -180,7 +202,9 @@ class BatchRun:
         previous_handler = loop.get_exception_handler()
         loop.set_exception_handler(_quiet_pending(previous_handler))
         try:
-            for samples in self.runs.sample_windows(self.run_id, WINDOW):
+            for number, samples in enumerate(self.runs.sample_windows(self.run_id, self.window)):
+                if shard is not None and number % shard[1] != shard[0]:
+                    continue
                 done = self.runs.done_keys_for(self.run_id, [sample.id for sample, _ in samples])
                 units: list[Unit] = []
                 for sample, input_hash in samples:

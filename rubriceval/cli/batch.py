@@ -42,6 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--wait", action="store_true", help="keep polling and collecting until the run is complete")
     c.add_argument("--poll", type=float, default=30.0, metavar="SECONDS", help="seconds between polls with --wait")
     c.add_argument("--no-submit", action="store_true", help="read results only; do not submit a next round")
+    c.add_argument("--workers", type=int, default=min(os.cpu_count() or 1, 4), metavar="N",
+                   help="processes that turn replies into verdicts when many are left (default: one per core, ≤ 4)")
     c.add_argument("--batch-dir", metavar="DIR", help="where request/result files go (default: beside the store)")
     c.add_argument("--quiet", action="store_true")
     add_judge_args(c)
@@ -168,8 +170,10 @@ async def _collect_once(args, batch_run, source):
     from standard_metrics.registry import needs_embedder
 
     online = make_judge(batch_run.config) if args.finish_online else None
-    batch_run.embedder = make_embedder(embedder_config_from(args), announce=False) \
-        if batch_run.metrics and needs_embedder(batch_run.metrics) else None
+    batch_run.workers = max(1, args.workers)
+    if batch_run.metrics and needs_embedder(batch_run.metrics):
+        batch_run.embedder_config = embedder_config_from(args)
+        batch_run.embedder = make_embedder(batch_run.embedder_config, announce=False)
     try:
         return await batch_run.collect(source=source, finish_online=online, submit=not args.no_submit)
     finally:
