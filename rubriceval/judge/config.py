@@ -82,7 +82,7 @@ class JudgeConfig(BaseModel):
     price_in_per_mtok_batch: float | None = None
     price_out_per_mtok_batch: float | None = None
     batch_max_requests: int = Field(default=50_000, ge=1)           # per file (OpenAI: 50,000)
-    batch_max_bytes: int = Field(default=100 * 1024 * 1024, ge=1024)   # per file (OpenAI: 100 MB)
+    batch_max_bytes: int = Field(default=100_000_000, ge=1024)   # per file (OpenAI: 100 MB; decimal, to be safe)
     batch_completion_window: str = "24h"
 
     @property
