@@ -70,6 +70,11 @@ class ReplayBook:
         self.wanted: dict[str, WantedCall] = {}
         self._cache_writes: list[tuple[str, dict]] = []
 
+    def remember(self, key: str, response: JudgeResponse) -> None:
+        """A readable reply goes into the judge cache (written a window at a time), as an online reply would."""
+        if self.cache is not None and response.ok:
+            self._cache_writes.append((key, response.model_dump(exclude={"cached", "attempts"})))
+
     def flush_cache(self) -> None:
         if self.cache is not None and self._cache_writes:
             self.cache.put_many(self._cache_writes)
@@ -97,8 +102,7 @@ class BatchJudge(JudgeClient):
             self.stats.prompt_tokens += response.prompt_tokens
             self.stats.completion_tokens += response.completion_tokens
             self.stats.cost_usd += response.cost_usd
-            if response.ok and book.cache is not None:
-                book._cache_writes.append((key, response.model_dump(exclude={"cached", "attempts"})))
+            book.remember(key, response)
             return response
         if self.cache is not None and use_cache and key in self.cache:
             return await super().complete(messages, json_schema=json_schema, schema_name=schema_name,
