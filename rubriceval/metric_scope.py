@@ -13,6 +13,7 @@ A metric that applies to no sample of a dataset is left out of the run with a no
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Literal
 
 from rubriceval.data.sample import Sample
@@ -26,6 +27,7 @@ def sample_kind(sample: Sample) -> SampleKind:
     return "conversation" if sample.conversation is not None else "sample"
 
 
+@lru_cache(maxsize=None)      # the registry is fixed; a run asks for every sample
 def metric_kinds(name: str) -> tuple[SampleKind, ...]:
     """The kinds of sample a metric scores (the name must be known to the registry)."""
     from standard_metrics.registry import CONVERSATION_METRICS, METRICS
