@@ -149,7 +149,7 @@ async def execute(store: RunStore, run_id: str, samples: Iterable[Sample] | None
             rubric_ids = [sid for sid, kind in wanted if kind == "rubric"]
             metric_names = [sid for sid, kind in wanted if kind == "metric"]
             jobs = [judge_rubric(by_id[rid], sample, judge, panel) for rid in rubric_ids]
-            for coro in asyncio.as_completed(jobs):
+            for coro in asyncio.as_completed(jobs) if len(jobs) > 1 else jobs:
                 record(await coro, input_hash)
             if metric_names:
                 for verdict in await score_metrics(sample, metric_names, judge=judge, embedder=embedder):
@@ -168,7 +168,11 @@ async def execute(store: RunStore, run_id: str, samples: Iterable[Sample] | None
                 if wanted:
                     work.append(run_sample(sample, input_hash, wanted))
             bar.update(len(chunk) - len(work), totals.units_done)     # samples finished before (resume)
-            await asyncio.gather(*work)
+            if judge is None and panel is None and embedder is None:
+                for job in work:                     # nothing waits on the network: no task per sample
+                    await job
+            else:
+                await asyncio.gather(*work)
             batches.flush()                          # at least one transaction per window
     finally:
         batches.flush()
