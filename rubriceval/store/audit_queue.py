@@ -90,6 +90,8 @@ class QueueRows(Sequence[QueueRow]):
         self._fetch, self._count, self._page_size, self._pages_kept = fetch, count, page_size, pages_kept
         self._pages: dict[int, list[QueueRow]] = {}
         self._replaced: dict[int, QueueRow] = {}
+        if count:
+            self._page(0)      # read now: a queue of one page is complete even after its store is closed
 
     def __len__(self) -> int:
         return self._count
