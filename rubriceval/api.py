@@ -95,8 +95,8 @@ def start_run(samples: Iterable[Sample | tuple[int | None, Sample]], rubrics: li
     scan = DatasetScan(rubrics)
     numbered = samples.with_lines() if isinstance(samples, DatasetStream) else samples
     dataset = store.store_dataset(numbered, source=dataset_path, observe=scan.observe)
-    # A rubric directory often holds rubrics for other datasets (e.g. rubrics/benchmarks/); leave out those that
-    # apply to no sample here, and say so, rather than reporting empty rows.
+    # A rubric directory often holds rubrics for other datasets (e.g. a copy of rubriceval/trust/benchmark_rubrics/);
+    # leave out those that apply to no sample here, and say so, rather than reporting empty rows.
     unused = scan.unused_rubrics(rubrics)
     if unused:
         print(f"note: rubric(s) applying to no sample in this dataset are left out: {', '.join(unused)}",
