@@ -12,7 +12,7 @@ import jinja2
 from pydantic import BaseModel
 
 from rubriceval.data.sample import Sample
-from rubriceval.prompt.compile import FIELD_LABELS, _field_value, _render_criterion, environment
+from rubriceval.prompt.compile import FIELD_LABELS, environment, field_value, render_criterion
 from rubriceval.prompt.environment import render_messages, templates_fingerprint
 from rubriceval.rubric.schema import JudgeItem, Rubric
 
@@ -50,7 +50,7 @@ def pairwise_fingerprint(lang: str, template_dir: str | None = None) -> str:
 def _response_fields(sample: Sample, side: str, names: list[str], lang: str) -> list[tuple[str, str, str]]:
     """The answer (always: it is what is compared) and, when the judge sees them, its own contexts."""
     fields = ["answer"] + (["contexts"] if "contexts" in names else [])
-    return [(name, RESPONSE_LABELS[lang][name].format(side=side), _field_value(sample, name, lang))
+    return [(name, RESPONSE_LABELS[lang][name].format(side=side), field_value(sample, name, lang))
             for name in fields]
 
 
@@ -61,12 +61,12 @@ def compile_pairwise(rubric: Rubric, item: JudgeItem, first: Sample, second: Sam
     lang = rubric.language
     levels = item.score_descriptions or rubric.score_descriptions
     labels = FIELD_LABELS[lang]
-    shared = [(name, labels[name], _field_value(first, name, lang)) for name in rubric.judge_sees
+    shared = [(name, labels[name], field_value(first, name, lang)) for name in rubric.judge_sees
               if name not in PER_ANSWER]
     responses = [_response_fields(first, "A", rubric.judge_sees, lang),
                  _response_fields(second, "B", rubric.judge_sees, lang)]
     messages = render_messages(environment(template_dir), lang, CALL, system=SYSTEM, rubric=rubric,
-                               item_id=item.id, criterion=_render_criterion(rubric, item, first),
+                               item_id=item.id, criterion=render_criterion(rubric, item, first),
                                levels=[(lvl, " ".join(levels[lvl].split())) for lvl in sorted(levels)],
                                shared=shared, responses=responses, structured=structured)
     return PairwisePrompt(messages=messages, json_schema=pairwise_schema(feedback_max_chars) if structured else None,

@@ -75,7 +75,7 @@ def _criterion_origin(rubric: Rubric, item: JudgeItem) -> TextOrigin:
                       field=field_label(path, {"items": [{"id": i.id} for i in rubric.items]}))
 
 
-def _render_criterion(rubric: Rubric, item: JudgeItem, sample: Sample | None) -> str:
+def render_criterion(rubric: Rubric, item: JudgeItem, sample: Sample | None) -> str:
     """The criterion with its placeholders filled, rendered in the sandbox: rubric text is template source."""
     text = item.criterion or rubric.criterion
     if "{{" not in text and "{%" not in text and "{#" not in text:
@@ -88,7 +88,7 @@ def _render_criterion(rubric: Rubric, item: JudgeItem, sample: Sample | None) ->
         raise type(exc)(exc.message, file=origin.file, line=origin.line, field=origin.field, hint=exc.hint) from None
 
 
-def _field_value(sample: Sample, name: str, lang: str) -> str:
+def field_value(sample: Sample, name: str, lang: str) -> str:
     value = getattr(sample, name)
     if isinstance(value, list):
         if not value:
@@ -109,9 +109,9 @@ def compile_item(rubric: Rubric, item: JudgeItem, sample: Sample, *, structured:
                  template_dir: str | None = None, feedback_max_chars: int | None = None) -> CompiledPrompt:
     lang = rubric.language
     levels = item.score_descriptions or rubric.score_descriptions
-    criterion = _render_criterion(rubric, item, sample)
+    criterion = render_criterion(rubric, item, sample)
     labels = FIELD_LABELS[lang]
-    fields = [(name, labels[name], _field_value(sample, name, lang)) for name in rubric.judge_sees]
+    fields = [(name, labels[name], field_value(sample, name, lang)) for name in rubric.judge_sees]
     listed = [(lvl, " ".join(levels[lvl].split())) for lvl in sorted(levels)]
     messages = render_messages(environment(template_dir), lang, "judge", rubric=rubric, item_id=item.id,
                                criterion=criterion, examples=shown_examples(rubric), fields=fields,

@@ -18,7 +18,7 @@ from typing import Literal
 
 from rubriceval.data.conversation import Conversation
 from rubriceval.data.sample import Sample
-from rubriceval.prompt.compile import CompiledPrompt, _render_criterion, environment, verdict_schema
+from rubriceval.prompt.compile import CompiledPrompt, environment, render_criterion, verdict_schema
 from rubriceval.prompt.environment import render_messages
 from rubriceval.rubric.schema import JudgeItem, Rubric
 
@@ -84,7 +84,7 @@ def compile_conversation_item(rubric: Rubric, item: JudgeItem, sample: Sample, *
     user = render_messages(env, rubric.language, "conversation", system=False, mode=mode, turn=turn, judged=judged,
                            turns=transcript_turns(conversation, upto), contexts=contexts,
                            reference_outcome=conversation.reference_outcome if "ground_truth" in rubric.judge_sees
-                           else "", rubric=rubric, item_id=item.id, criterion=_render_criterion(rubric, item, sample),
+                           else "", rubric=rubric, item_id=item.id, criterion=render_criterion(rubric, item, sample),
                            levels=[(lvl, " ".join(levels[lvl].split())) for lvl in sorted(levels)],
                            examples=rubric.examples, structured=structured)
     # Its own system message (render_messages' is the single-turn one), identical for every conversation rubric.

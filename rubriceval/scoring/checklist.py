@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from rubriceval.data.sample import Sample
 from rubriceval.judge.ask import JudgeRequest, Reading, TemplateReask, ask
 from rubriceval.judge.options import CallOptions, TokenLogprob, choices_schema
-from rubriceval.prompt.compile import FIELD_LABELS, CompiledPrompt, _field_value, _render_criterion, environment
+from rubriceval.prompt.compile import FIELD_LABELS, CompiledPrompt, environment, field_value, render_criterion
 from rubriceval.prompt.environment import render_text, templates_fingerprint
 from rubriceval.rubric.level_rule import level_from_points, level_from_rule
 from rubriceval.rubric.schema import ChecklistItem, ChecklistQuestion, FittedWeights, Rubric
@@ -124,10 +124,10 @@ def compile_question(rubric: Rubric, item: ChecklistItem, question: ChecklistQue
         transcript = render_transcript(sample.conversation, lang)
     else:
         labels = FIELD_LABELS[lang]
-        fields = [(name, labels[name], _field_value(sample, name, lang)) for name in rubric.judge_sees]
+        fields = [(name, labels[name], field_value(sample, name, lang)) for name in rubric.judge_sees]
     # Only the item's own criterion is shown (after the sample): the rubric's would break the prefix that every
     # rubric's questions about this sample share, and the questions carry the rubric's meaning themselves.
-    criterion = _render_criterion(rubric, item, sample) if item.criterion else ""
+    criterion = render_criterion(rubric, item, sample) if item.criterion else ""
     variables = dict(rubric=rubric, criterion=criterion, fields=fields, transcript=transcript,
                      question=question.ask)
     messages = [{"role": "system", "content": render_text(env, lang, "checklist_system")},
