@@ -13,7 +13,8 @@ from rubriceval.data.sample import Sample
 from rubriceval.errors import RubricEvalError
 from rubriceval.judge.options import CallOptions
 from rubriceval.prompt.prompt_options import level_order, shown_examples
-from rubriceval.prompt.environment import TextOrigin, prompt_environment, render_messages, render_untrusted_source
+from rubriceval.prompt.environment import (TextOrigin, is_template_source, prompt_environment, render_messages,
+                                           render_untrusted_source)
 from rubriceval.rubric.schema import JudgeItem, Rubric
 from rubriceval.rubric.yaml_lines import field_label, load_yaml_with_lines
 
@@ -78,7 +79,7 @@ def _criterion_origin(rubric: Rubric, item: JudgeItem) -> TextOrigin:
 def render_criterion(rubric: Rubric, item: JudgeItem, sample: Sample | None) -> str:
     """The criterion with its placeholders filled, rendered in the sandbox: rubric text is template source."""
     text = item.criterion or rubric.criterion
-    if "{{" not in text and "{%" not in text and "{#" not in text:
+    if not is_template_source(text):
         return text.strip()
     try:
         return render_untrusted_source(text, TextOrigin(field="criterion"),

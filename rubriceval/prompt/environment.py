@@ -108,6 +108,15 @@ class TextOrigin(BaseModel):
 class PromptTemplateError(RubricError):
     """Template text from a rubric cannot be rendered: unsafe (sandbox), a syntax error or an unknown name."""
 
+    # True when the text itself is sound and only a value is missing (a field or list entry this sample lacks):
+    # `validate` renders with a placeholder sample, where that is a warning rather than an error.
+    unfilled: bool = False
+
+
+def is_template_source(text: str) -> bool:
+    """Whether YAML text holds template syntax at all (plain text is used as it is, without a render)."""
+    return "{{" in text or "{%" in text or "{#" in text
+
 
 # What went wrong → (what the error says, what to do), most specific first.
 _TEMPLATE_PROBLEMS: tuple[tuple[type[Exception], str, str | None], ...] = (
@@ -124,5 +133,7 @@ def render_untrusted_source(text: str, origin: TextOrigin, **variables: Any) -> 
         return prompt_environment().from_string(text).render(**variables)
     except jinja2.TemplateError as exc:
         what, hint = next((what, hint) for kind, what, hint in _TEMPLATE_PROBLEMS if isinstance(exc, kind))
-        raise PromptTemplateError(f"{what}: {exc.message or exc}", file=origin.file, line=origin.line,
-                                  field=origin.field, hint=hint) from None
+        error = PromptTemplateError(f"{what}: {exc.message or exc}", file=origin.file, line=origin.line,
+                                    field=origin.field, hint=hint)
+        error.unfilled = isinstance(exc, jinja2.UndefinedError)
+        raise error from None

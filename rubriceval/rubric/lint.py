@@ -8,10 +8,10 @@ from pydantic import BaseModel
 from rapidfuzz.distance import Levenshtein
 
 from rubriceval.errors import RubricEvalError
-from rubriceval.prompt.compile import CRITERION_VARIABLES, criterion_placeholders
 from rubriceval.rubric.checklist_lint import checklist_findings
 from rubriceval.rubric.loader import load_rubric, rubric_files
 from rubriceval.rubric.schema import CONVERSATION_CHECKS, LEVELS, PER_TURN_CHECKS, Rubric
+from rubriceval.rubric.template_lint import template_findings
 from rubriceval.rubric.yaml_lines import field_label, load_yaml_with_lines
 
 NEAR_DUPLICATE = 0.9   # normalized similarity above which two anchors say the same thing
@@ -55,17 +55,8 @@ def lint_rubric(rubric: Rubric, lines: dict) -> list[Finding]:
     for idx, item in enumerate(rubric.items):
         if item.type == "judge" and item.score_descriptions:
             check_levels(item.score_descriptions, "items", idx, "score_descriptions")
-    texts = [(("criterion",), rubric.criterion)] + [(("items", i, "criterion"), it.criterion) for i, it in
-                                                     enumerate(rubric.items) if it.type == "judge" and it.criterion]
-    for field, text in texts:
-        try:
-            unknown = criterion_placeholders(text) - CRITERION_VARIABLES
-        except Exception as exc:  # jinja2 TemplateSyntaxError
-            add("error", f"template syntax error in criterion: {exc}", *field)
-            continue
-        if unknown:
-            add("error", f"placeholder(s) {sorted(unknown)} cannot be filled; use {{{{ sample.<field> }}}}",
-                *field)
+    for severity, message, *path in template_findings(rubric):      # criteria rendered in the prompt sandbox
+        add(severity, message, *path)
     if rubric.judge_items and "answer" not in rubric.judge_sees and not rubric.is_conversation:
         add("warning", "the judge does not see the answer (judge_sees lacks 'answer')", "judge_sees")
     for finding in scope_mismatches(rubric):
