@@ -243,8 +243,7 @@ def open_adjudication(team: TeamStore, member: Member, session: TeamSession, ite
     title = t("team_item_title", lang, task=task.name, no=item_no, sample=row[0]["sample_id"],
               scorer=row[0]["scorer"])
     return (title, item_sample_html(item, lang, judge_shown=True),
-            opinions_html(opinions(team, task.task_id, int(item_no)), lang) + rubric_html(item.rubric,
-                                                                                        row[0]["scorer"], lang),
+            opinions_html(opinions(team, task.task_id, int(item_no)), lang),
             judge_panel_html(item, lang, judge_shown=True, viewer=member.name, lead=True))
 
 

@@ -182,7 +182,8 @@ def _queue_tab(words: Words) -> QueueTab:
 
 
 def _tasks_tab(words: Words) -> TasksTab:
-    with words(gr.Tab(words.text("team_tab_tasks"), id="team-tasks"), label="team_tab_tasks") as tab:
+    # Hidden until the page load says the user is a lead (Gradio shows a hidden tab on update, not the reverse).
+    with words(gr.Tab(words.text("team_tab_tasks"), id="team-tasks", visible=False), label="team_tab_tasks") as tab:
         with words(gr.Accordion(words.text("team_new_task"), open=True), label="team_new_task"):
             with gr.Row():
                 run_dd = _dropdown(words, "team_run", "team-new-run", choices=[], scale=2)
@@ -218,7 +219,8 @@ def _tasks_tab(words: Words) -> TasksTab:
 
 
 def _adjudication_tab(words: Words) -> AdjudicationTab:
-    with words(gr.Tab(words.text("team_tab_adjudicate"), id="team-adjudicate"), label="team_tab_adjudicate") as tab:
+    with words(gr.Tab(words.text("team_tab_adjudicate"), id="team-adjudicate", visible=False),
+               label="team_tab_adjudicate") as tab:
         with gr.Row(equal_height=True):
             task_dd = _dropdown(words, "team_task", "team-adj-task", choices=[], scale=2)
             include_settled = words(gr.Checkbox(True, label=words.text("team_adj_show_settled"),

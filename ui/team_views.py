@@ -54,7 +54,7 @@ def judge_panel_html(item: AuditItem, lang: Lang, *, judge_shown: bool, viewer: 
 def opinions_html(opinions: Sequence[Opinion], lang: Lang) -> str:
     """Every assigned expert's opinion on one item, in one table (the lead's adjudication view)."""
     head = "".join(f"<th>{esc(t(key, lang))}</th>" for key in
-                   ("team_col_expert", "team_col_state", "team_col_score", "team_col_blind", "team_col_tags",
+                   ("team_col_expert", "team_col_state", "team_col_opinion", "team_col_blind", "team_col_tags",
                     "team_col_note"))
     rows = []
     for o in opinions:

@@ -49,7 +49,7 @@ class TeamHandlers:
         first = task_choices[-1][1] if task_choices else None
         runs = [(r.name, r.run_id) for r in self.team.audit.runs.list_runs()]
         people = [m.name for m in self.auth.members()]
-        lead_only = gr.update(visible=me.is_lead)
+        lead_only = gr.Tab(visible=me.is_lead)
         return [t("team_signed_in", lang, name=me.name, role=t(f"team_role_{me.role}", lang)),
                 gr.update(choices=task_choices, value=first), *self._task_facets(me, first),
                 lead_only, lead_only, gr.update(choices=runs, value=runs[-1][1] if runs and me.is_lead else None),

@@ -114,6 +114,7 @@ TEAM_TEXT: dict[str, dict[str, str]] = {
     "team_route_disagreement": {"zh": "相差 ≥2 分", "en": "≥ 2 apart"},
     "team_route_pass_fail": {"zh": "通过与否不一", "en": "pass/fail split"},
     "team_opinions": {"zh": "各方意见", "en": "Opinions side by side"},
+    "team_col_opinion": {"zh": "评分", "en": "score"},
     "team_col_blind": {"zh": "盲审", "en": "blind"},
     "team_col_tags": {"zh": "失败原因", "en": "failure tags"},
     "team_col_note": {"zh": "备注", "en": "note"},
