@@ -42,10 +42,14 @@ def adjudication_queue(store: TeamStore, task: str, *, include_settled: bool = T
         "SELECT item_no, label FROM team_adjudications WHERE task_id = :t ORDER BY adjudication_id", params)}
     by_item: dict[int, list[Opinion]] = defaultdict(list)
     items: dict[int, tuple] = {}
+    # SQL keeps the items that could need the lead (someone unsure, or two scores that differ) — a superset;
+    # audit/routing.py, the one rule, decides on those.
     for r in store.query(
             "SELECT a.item_no, a.expert, a.state, a.score, ti.sample_id, ti.scorer, ti.judge_score, ti.threshold "
             "FROM team_assignments a JOIN team_task_items ti ON ti.task_id = a.task_id AND ti.item_no = a.item_no "
-            "WHERE a.task_id = :t ORDER BY a.item_no, a.expert", params):
+            "WHERE a.task_id = :t AND a.item_no IN (SELECT item_no FROM team_assignments WHERE task_id = :t "
+            "GROUP BY item_no HAVING SUM(CASE WHEN state = 'unsure' THEN 1 ELSE 0 END) > 0 "
+            "OR MAX(score) <> MIN(score)) ORDER BY a.item_no, a.expert", params):
         by_item[r["item_no"]].append(Opinion(expert=r["expert"], state=r["state"], score=r["score"]))
         items[r["item_no"]] = (r["sample_id"], r["scorer"], r["judge_score"], r["threshold"])
     out = []
