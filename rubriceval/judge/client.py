@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Literal
 import openai
 from pydantic import BaseModel
 
-from rubriceval.judge.cache import CallCache, judge_call_key
+from rubriceval.judge.cache import CallCache, endpoint_identity, judge_call_key
 from rubriceval.judge.config import JudgeConfig, default_cache_dir
 from rubriceval.judge.options import (CallOptions, TokenLogprob, cached_prompt_tokens, choices_grammar,
                                       read_logprobs)
@@ -100,6 +100,9 @@ class JudgeClient:
         self._conn = _Connection(start_server=url if callable(url) else None,
                                  client=None if callable(url) else self._make_client(url),
                                  base_url=None if callable(url) else url)
+        # The cache key's endpoint: the URL called when one is given, else the config's (a starter function stands
+        # for the embedded judge or the configured server, whose port may change between starts).
+        self.endpoint = endpoint_identity(url if isinstance(url, str) else config.base_url)
         self._semaphore = asyncio.Semaphore(config.concurrency)
         self.cache = cache if cache is not None else (
             CallCache(config.cache_path or default_cache_dir() / "judge_cache.sqlite") if config.cache else None)
@@ -132,7 +135,7 @@ class JudgeClient:
 
     def key_for(self, messages: list[dict], json_schema: dict | None, cache_tag: str,
                 options: CallOptions | None = None) -> str:
-        return judge_call_key(self.config, messages, json_schema, cache_tag, options)
+        return judge_call_key(self.config, messages, json_schema, cache_tag, options, endpoint=self.endpoint)
 
     def is_cached(self, messages: list[dict], json_schema: dict | None = None, cache_tag: str = "",
                   options: CallOptions | None = None) -> bool:

@@ -27,6 +27,11 @@ PART_PACKAGE_VERSION = "0.2.0"
 _CHUNK = 8 * 1024 * 1024
 
 
+def embedded_judge_identity() -> str:
+    """The embedded judge as a judge-cache endpoint: its verified model file, never its port (new every start)."""
+    return f"embedded:{MODEL_FILENAME}@{MODEL_SHA256[:16]}"
+
+
 class ModelFileError(RubricEvalError):
     """The embedded judge model cannot be assembled or fails verification."""
 
