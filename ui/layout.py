@@ -120,16 +120,11 @@ class ExportTab:
     status: gr.Markdown
 
 
-@dataclass
-class AuditLayout:
-    header: Header
-    filters: Filters
-    queue: QueueTable
-    item: ItemPanel
-    agreement: AgreementTab
-    export: ExportTab
-    lang: Lang = "en"
-    wording: list[Wording] = field(default_factory=list)
+class Relabelled:
+    """A page whose wording was registered with `Words` (in `self.wording`): its components, and their text in
+    another language. Shared by this app and the team app (ui/team_layout.py)."""
+
+    wording: list[Wording]
 
     @property
     def worded(self) -> list[Any]:
@@ -138,6 +133,18 @@ class AuditLayout:
     def relabel(self, lang: Lang) -> list[Any]:
         """One update per registered wording, in the order of `worded`."""
         return [gr.update(**{w.prop: w.say(lang)}) for w in self.wording]
+
+
+@dataclass
+class AuditLayout(Relabelled):
+    header: Header
+    filters: Filters
+    queue: QueueTable
+    item: ItemPanel
+    agreement: AgreementTab
+    export: ExportTab
+    lang: Lang = "en"
+    wording: list[Wording] = field(default_factory=list)
 
     @property
     def item_outputs(self) -> list[Any]:

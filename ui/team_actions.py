@@ -17,7 +17,7 @@ from rubriceval.i18n import Lang, t
 from rubriceval.store.team import TeamStore
 from rubriceval.store.team_adjudication import adjudicate, adjudication_queue, item_version, opinions
 from rubriceval.store.team_metrics import AUDITABLE_METRICS, metric_elements, save_metric_review
-from rubriceval.store.team_models import QueueFilter, QueuePage, TaskSpec, TeamError
+from rubriceval.store.team_models import QueueFilter, QueuePage, TaskSpec, TeamError, TeamSaveResult
 from ui.team_views import item_sample_html, judge_panel_html, opinions_html, rubric_html
 
 PAGE_SIZE = 25
@@ -124,6 +124,13 @@ def open_item(team: TeamStore, member: Member, session: TeamSession, item_no: in
         tags=assignment.tags, note=assignment.note, metrics=metrics)
 
 
+def saved_version(result: TeamSaveResult) -> int:
+    """The version after a save; a conflict (someone saved since this was opened) is said to the user."""
+    if not result.ok:
+        raise TeamError(result.message, field="version")
+    return result.version
+
+
 def _open_assignment_of(member: Member, session: TeamSession) -> tuple[str, int]:
     if session.task_id is None or session.item_no is None:
         raise TeamError(t("team_need_item", session.lang), field="item")
@@ -135,20 +142,16 @@ def save_score(team: TeamStore, member: Member, session: TeamSession, score: str
     task_id, item_no = _open_assignment_of(member, session)
     if score in (None, ""):
         raise TeamError(t("team_need_score", session.lang), field="score")
-    result = team.save_review(task_id, item_no, member.name, score=int(score), note=note or "", tags=tags or [],
-                              expected_version=session.version)
-    if not result.ok:
-        raise TeamError(result.message, field="version")
-    session.version = result.version
+    session.version = saved_version(team.save_review(task_id, item_no, member.name, score=int(score),
+                                                     note=note or "", tags=tags or [],
+                                                     expected_version=session.version))
     return t("team_saved", session.lang, score=score)
 
 
 def mark_unsure(team: TeamStore, member: Member, session: TeamSession, note: str) -> str:
     task_id, item_no = _open_assignment_of(member, session)
-    result = team.mark_unsure(task_id, item_no, member.name, note=note or "", expected_version=session.version)
-    if not result.ok:
-        raise TeamError(result.message, field="version")
-    session.version = result.version
+    session.version = saved_version(team.mark_unsure(task_id, item_no, member.name, note=note or "",
+                                                     expected_version=session.version))
     return t("team_saved_unsure", session.lang)
 
 
@@ -253,11 +256,9 @@ def save_adjudication(team: TeamStore, member: Member, session: TeamSession, lab
         raise TeamError(t("team_need_item", session.lang), field="item")
     if label in (None, ""):
         raise TeamError(t("team_need_score", session.lang), field="label")
-    result = adjudicate(team, session.adj_task, session.adj_item, member.name, label=int(label), reason=reason or "",
-                        expected_version=session.adj_version)
-    if not result.ok:
-        raise TeamError(result.message, field="version")
-    session.adj_version = result.version
+    session.adj_version = saved_version(adjudicate(team, session.adj_task, session.adj_item, member.name,
+                                                   label=int(label), reason=reason or "",
+                                                   expected_version=session.adj_version))
     return t("team_adj_saved", session.lang, label=label)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import gradio as gr
 
 from rubriceval.i18n import Lang, t
-from ui.layout import LANGUAGE_CHOICES, Wording, Words
+from ui.layout import LANGUAGE_CHOICES, Relabelled, Wording, Words
 from ui.team_actions import TeamSession
 
 SCORES = ["1", "2", "3", "4", "5"]
@@ -97,7 +97,7 @@ class AdjudicationTab:
 
 
 @dataclass
-class TeamLayout:
+class TeamLayout(Relabelled):
     session: gr.State
     signed_in: gr.Markdown
     lang_dd: gr.Dropdown
@@ -106,13 +106,6 @@ class TeamLayout:
     adjudication: AdjudicationTab
     lang: Lang = "en"
     wording: list[Wording] = field(default_factory=list)
-
-    @property
-    def worded(self) -> list[Any]:
-        return [w.component for w in self.wording]
-
-    def relabel(self, lang: Lang) -> list[Any]:
-        return [gr.update(**{w.prop: w.say(lang)}) for w in self.wording]
 
     @property
     def item_outputs(self) -> list[Any]:
