@@ -65,7 +65,7 @@ def test_lowest_rows_and_language(store):
     assert [(v.sample_id, v.score) for v in lowest] == [("s5", 1.0), ("s2", 2.0)]
     assert [v.sample_id for v in source.lowest("faithfulness", 5, below=0.7)] == ["s4", "s2"]
     assert source.language() == "zh"
-    rows = [pair for chunk in source.verdict_chunks(size=3) for pair in chunk]
+    rows = [pair for chunk in source.verdict_chunks(size=2) for pair in chunk]
     assert [v for v, _ in rows] == store.verdicts("baseline")
     assert all(s.id == v.sample_id for v, s in rows)
 

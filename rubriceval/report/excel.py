@@ -17,7 +17,7 @@ from rubriceval.report.aggregate import RunData, load_run
 from rubriceval.report.conversation_tables import SHEETS as CONVERSATION_SHEETS
 from rubriceval.report.conversation_tables import conversation_rows, position_rows, run_conversations
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
-from rubriceval.report.xlsx_stream import Book, Sheet
+from rubriceval.report.xlsx_stream import Book
 from rubriceval.report.xlsx_stream import write_sheet as _write_sheet
 from rubriceval.i18n import Lang, check_lang, evidence_text, t
 

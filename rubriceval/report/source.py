@@ -24,6 +24,7 @@ from rubriceval.store.runs import RunInfo, row_to_verdict
 from rubriceval.verdict import Usage, Verdict
 
 CHUNK = 2000
+SPAN = 400          # dataset positions per ordered read: a few thousand verdicts with their samples in memory
 ZERO_USAGE = Usage().model_dump_json()
 # Verdicts of a run joined to their samples, as RunStore.verdicts orders them.
 FROM_RUN = ("FROM verdicts v JOIN runs r ON r.run_id = v.run_id "
@@ -54,6 +55,22 @@ class RunSource:
         cursor = self.conn.execute(sql, (self.run_id, *params))
         while rows := cursor.fetchmany(size):
             yield rows
+
+    def _in_order(self, columns: str, where: str = "", params: Sequence[Any] = (), span: int = SPAN
+                  ) -> Iterator[list[sqlite3.Row]]:
+        """Verdicts joined to their samples in verdict order, one range of `span` dataset positions at a time: each
+        query walks the position index and sorts only its own rows (one ORDER BY over the whole run would sort
+        every row, sample text included, in temporary files)."""
+        dataset = self.store.dataset_id(self.run_id)
+        end = self.conn.execute("SELECT MAX(position) FROM dataset_samples WHERE dataset_id = ?",
+                                (dataset,)).fetchone()[0]
+        for low in range(0, (end if end is not None else -1) + 1, span):
+            rows = self.conn.execute(
+                f"SELECT {columns} FROM dataset_samples d JOIN verdicts v ON v.run_id = ? AND v.sample_id = d.sample_id "
+                f"WHERE d.dataset_id = ? AND d.position >= ? AND d.position < ? {where} {ORDER}",
+                (self.run_id, dataset, low, low + span, *params)).fetchall()
+            if rows:
+                yield rows
 
     # -- the summary ---------------------------------------------------------------------------------------------
     def summary(self, metric_thresholds: Mapping[str, float] | None = None, *, breakdown: bool = True) -> Summary:
@@ -92,17 +109,15 @@ class RunSource:
         """Usage summed in verdict order; rows that spent nothing add nothing, so they are not read."""
         where, params = ("AND v.scorer = ?", (scorer,)) if scorer else ("", ())
         total = Usage()
-        for chunk in self._stream(f"SELECT v.usage_json {FROM_RUN} {where} AND v.usage_json != ? {ORDER}",
-                                  (*params, ZERO_USAGE)):
+        for chunk in self._in_order("v.usage_json", f"{where} AND v.usage_json != ?", (*params, ZERO_USAGE)):
             for r in chunk:
                 total = total + Usage.model_validate_json(r[0])
         return total
 
     def _breakdown(self, summaries: Mapping[str, ScorerSummary]) -> list[Any]:
         groups: dict[tuple[str, str, str], list[Any]] = {}
-        sql = (f"SELECT json_extract(d.sample_json, '$.tags') AS tags, json_extract(d.sample_json, '$.intent') "
-               f"AS intent, v.scorer, v.score {FROM_RUN} {ORDER}")
-        for chunk in self._stream(sql):
+        for chunk in self._in_order("json_extract(d.sample_json, '$.tags') AS tags, "
+                                    "json_extract(d.sample_json, '$.intent') AS intent, v.scorer, v.score"):
             for r in chunk:
                 for dimension, value in breakdown_keys(json.loads(r["tags"] or "[]"), r["intent"] or ""):
                     group = groups.setdefault((dimension, value, r["scorer"]), [0, array("d")])
@@ -144,13 +159,12 @@ class RunSource:
             f"SELECT v.* {FROM_RUN} AND v.scorer = ? AND v.score IS NOT NULL {where} ORDER BY v.score, v.sample_id "
             "LIMIT ?", (scorer, *params, n))]
 
-    def verdict_chunks(self, *, where: str = "", params: Sequence[Any] = (), size: int = CHUNK
+    def verdict_chunks(self, *, where: str = "", params: Sequence[Any] = (), size: int = SPAN
                        ) -> Iterator[list[tuple[Verdict, Sample]]]:
-        """Every verdict with its sample, in verdict order, a chunk at a time (a sample's verdicts are neighbours:
-        its JSON is parsed once)."""
+        """Every verdict with its sample, in verdict order, the verdicts of `size` samples at a time (a sample's
+        verdicts are neighbours: its JSON is parsed once)."""
         last: tuple[int, Sample | None] = (-1, None)
-        for chunk in self._stream(f"SELECT v.*, d.sample_json, d.position AS position {FROM_RUN} {where} {ORDER}",
-                                  params, size):
+        for chunk in self._in_order("v.*, d.sample_json, d.position AS position", where, params, size):
             out = []
             for r in chunk:
                 if r["position"] != last[0]:
