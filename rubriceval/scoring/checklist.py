@@ -207,6 +207,9 @@ async def _ask_all(rubric: Rubric, item: ChecklistItem, sample: Sample, judge, t
         return ChecklistResult(answers=answers, usage=usage,
                                how=f"question '{failed[0].question_id}': {failed[0].reason}")
     score, how = level_for(item, {a.question_id: a.p_yes for a in answers}, rubric.judge_mode)
+    fitted_for = item.fitted.judge_model if item.fitted is not None and rubric.judge_mode == "checklist_fitted" else ""
+    if fitted_for and fitted_for != judge.config.model:      # p(yes) scales differ between judges
+        how += f" (weights fitted for judge '{fitted_for}', this judge is '{judge.config.model}': refit them)"
     return ChecklistResult(answers=answers, score=score, how=how, usage=usage)
 
 

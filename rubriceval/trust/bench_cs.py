@@ -172,7 +172,7 @@ async def run_cs_benchmark_async(config: JudgeConfig, mode: JudgeMode = "holisti
     result: dict[str, Any] = {}
     if mode == "checklist_fitted":
         rows = _cross_fit(rows, pairs, seed)
-        result["fitted_on_all"] = _fit_all(rows, pairs, config.describe())
+        result["fitted_on_all"] = _fit_all(rows, pairs, config.model)
         result["rule_overall"], result["rule_per_rubric"] = _reports(rows, lambda r: r.rule_score, n_boot, seed,
                                                                      "declared rule")
     overall, per = _reports(rows, lambda r: r.judge_score, n_boot, seed, mode)
