@@ -5,22 +5,26 @@ import asyncio
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from rubriceval.backends import make_embedder, make_judge, public_judge_config
 from rubriceval.data.io import DatasetStream
 from rubriceval.data.sample import Sample
 from rubriceval.dataset_scan import DatasetScan
 from rubriceval.embed.config import EmbedderConfig, load_embedder_config
+from rubriceval.errors import ConfigError
 from rubriceval.judge.config import JudgeConfig, load_judge_config
 from rubriceval.rubric.loader import load_rubrics
 from rubriceval.rubric.schema import Rubric
 from rubriceval.runner import RunTotals, execute
 from rubriceval.store.runs import RunConfig, RunStore, rubrics_from_run  # noqa: F401  (rubrics_from_run: public here too)
 from rubriceval.verdict import Verdict
+
+if TYPE_CHECKING:
+    from standard_metrics.options import MetricOptions
 
 
 class EvaluationResult(BaseModel):
@@ -62,12 +66,26 @@ def parse_metric_names(metrics: list[str] | str | None) -> list[str]:
     return check_known(names)
 
 
-def _needs(metrics: list[str], what: str) -> bool:
+def _needs(metrics: list[str], what: str, options: MetricOptions | None = None) -> bool:
     if not metrics:
         return False
     from standard_metrics import registry
 
-    return getattr(registry, f"needs_{what}")(metrics)
+    return getattr(registry, f"needs_{what}")(metrics, options)
+
+
+def _metric_options(options: MetricOptions | dict | None, store: RunStore, run_id: str | None) -> MetricOptions:
+    """The options given (a dict is validated); none given on a resumed run: the ones it was started with."""
+    from rubriceval.metric_config import stored_metric_options
+    from standard_metrics.options import MetricOptions
+
+    if options is None and run_id is not None:
+        return stored_metric_options(store.run_info(run_id).config.metric_options, run_id)
+    try:
+        return MetricOptions.coerce(options)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise ConfigError(error["msg"], field=".".join(map(str, ("metric_options", *error["loc"])))) from None
 
 
 def scorer_rows(rubrics: list[Rubric], metrics: list[str]) -> list[tuple[str, str, str, dict]]:
@@ -79,7 +97,8 @@ def scorer_rows(rubrics: list[Rubric], metrics: list[str]) -> list[tuple[str, st
 def start_run(samples: Iterable[Sample | tuple[int | None, Sample]], rubrics: list[Rubric], metrics: list[str], *,
               store: RunStore,
               judge_config: JudgeConfig, embedder_config: EmbedderConfig | None = None, name: str | None = None,
-              dataset_path: str = "", rubrics_path: str = "", panel_config: Any = None) -> tuple[str, list[Rubric]]:
+              dataset_path: str = "", rubrics_path: str = "", panel_config: Any = None,
+              metric_options: MetricOptions | None = None) -> tuple[str, list[Rubric]]:
     """A new run in the store, before anything is judged: the judge mode applied to the rubrics, rubrics that apply
     to no sample left out (with a note), trust warnings said. Returns the run id and the rubrics it uses (online
     runs and the Batch API mode both start here).
@@ -115,12 +134,15 @@ def start_run(samples: Iterable[Sample | tuple[int | None, Sample]], rubrics: li
     for line in run_warnings(store.path, rubrics, judge_model=judge_config.model):
         print(line, file=sys.stderr)
     use_panel = panel_config is not None and any(r.judge_items for r in rubrics)
+    from rubriceval.metric_config import public_metric_options
+
     config = RunConfig(dataset_path=dataset_path, dataset_hash=scan.dataset_hash,
                        rubrics={r.id: r.version_tag for r in rubrics}, metrics=metrics,
                        judge=public_judge_config(judge_config),
                        panel=panel_config.public() if use_panel else {},
                        embedder=(embedder_config.model_dump(exclude={"api_key"}) if embedder_config else {}),
-                       rubrics_path=rubrics_path)
+                       rubrics_path=rubrics_path,
+                       metric_options=public_metric_options(metric_options) if metric_options else {})
     return store.create_run(config, dataset, scorer_rows(rubrics, metrics), name=name), rubrics
 
 
@@ -129,19 +151,23 @@ async def run_async(samples: Iterable[Sample | tuple[int | None, Sample]] | None
                     judge_config: JudgeConfig, embedder_config: EmbedderConfig | None = None,
                     name: str | None = None, dataset_path: str = "", rubrics_path: str = "",
                     progress: bool = True, resume_run: str | None = None,
-                    panel_config: Any = None) -> tuple[str, RunTotals]:
+                    panel_config: Any = None, metric_options: MetricOptions | dict | None = None
+                    ) -> tuple[str, RunTotals]:
     """panel_config: a `rubriceval.scoring.panel.PanelConfig` whose judges judge the rubrics (the judge config then
     serves the metrics). samples: as `start_run` takes them (None to resume: the run's samples are in the store);
-    the run reads them back from the store a window at a time."""
+    the run reads them back from the store a window at a time. metric_options: `MetricOptions` (or a dict of its
+    fields) for the standard metrics; None: defaults, or on a resumed run the options it was started with."""
     if resume_run:
         run_id = store.resolve(resume_run)
+        options = _metric_options(metric_options, store, run_id)
     else:
+        options = _metric_options(metric_options, store, None)
         run_id, rubrics = start_run(samples, rubrics, metrics, store=store, judge_config=judge_config,
                                     embedder_config=embedder_config, name=name, dataset_path=dataset_path,
-                                    rubrics_path=rubrics_path, panel_config=panel_config)
+                                    rubrics_path=rubrics_path, panel_config=panel_config, metric_options=options)
     use_panel = panel_config is not None and any(r.judge_items for r in rubrics)
-    need_judge = (bool(any(r.judge_items for r in rubrics)) and not use_panel) or _needs(metrics, "judge")
-    need_embedder = _needs(metrics, "embedder")
+    need_judge = (bool(any(r.judge_items for r in rubrics)) and not use_panel) or _needs(metrics, "judge", options)
+    need_embedder = _needs(metrics, "embedder", options)
     judge = make_judge(judge_config) if need_judge else None
     panel = None
     if use_panel:
@@ -153,7 +179,7 @@ async def run_async(samples: Iterable[Sample | tuple[int | None, Sample]] | None
     status, totals = "interrupted", None
     try:
         totals = await execute(store, run_id, None, rubrics, metrics, judge=judge, embedder=embedder,
-                               progress=progress, panel=panel)
+                               progress=progress, panel=panel, metric_options=options)
         status = "complete"
     finally:
         counters = judge.stats if judge is not None else panel.stats if panel is not None else None
@@ -194,7 +220,8 @@ async def rescore_changed(store: RunStore, run: str, *, judge_config: JudgeConfi
 def evaluate(dataset: str | Path | list[Sample], *, rubrics: str | Path | list[Rubric] | None = None,
              metrics: list[str] | str | None = None, judge: JudgeConfig | dict | None = None,
              embedder: EmbedderConfig | dict | None = None, store: str | Path | None = None,
-             name: str | None = None, progress: bool = True, panel: Any = None) -> EvaluationResult:
+             name: str | None = None, progress: bool = True, panel: Any = None,
+             metric_options: MetricOptions | dict | None = None) -> EvaluationResult:
     """Evaluate a dataset with rubrics and/or metrics; every verdict is stored and returned.
 
         result = evaluate("datasets/demo_cs_zh.jsonl", rubrics="rubrics", metrics="faithfulness,rouge_l")
@@ -215,6 +242,8 @@ def evaluate(dataset: str | Path | list[Sample], *, rubrics: str | Path | list[R
     progress  show a progress bar on stderr.
     panel     judge the rubrics with several judges: a PanelConfig, or a YAML file with `judges:`
               (rubriceval.scoring.panel); None: the one `judge`.
+    metric_options  a `standard_metrics.MetricOptions`, or a dict of its fields (e.g. {"sql": {"mode": "columns"},
+              "agent": {"argument_match": "case_insensitive"}}); None: the defaults.
 
     Returns an EvaluationResult (run id and name, store path, call/token/cost totals, the verdicts). Bad input
     raises a RubricEvalError subclass naming the file, line and field.
@@ -237,7 +266,7 @@ def evaluate(dataset: str | Path | list[Sample], *, rubrics: str | Path | list[R
     run_id, totals = asyncio.run(run_async(samples, rubric_list, metric_list, store=run_store,
                                            judge_config=judge_config, embedder_config=embedder_config, name=name,
                                            dataset_path=str(dataset) if isinstance(dataset, (str, Path)) else "",
-                                           progress=progress, panel_config=panel))
+                                           progress=progress, panel_config=panel, metric_options=metric_options))
     info = run_store.run_info(run_id)
     return EvaluationResult(run_id=run_id, run_name=info.name, store_path=str(run_store.path),
                             totals=totals.as_dict(), verdicts=run_store.verdicts(run_id))

@@ -117,8 +117,9 @@ class CostPlan(BaseModel):
 
 
 def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], config: JudgeConfig,
-              cache: CallCache | None = None, panel: Any = None) -> CostPlan:
-    """panel: a `rubriceval.scoring.panel.PanelConfig` judging the rubrics (one call per judge and judge item)."""
+              cache: CallCache | None = None, panel: Any = None, metric_options: Any = None) -> CostPlan:
+    """panel: a `rubriceval.scoring.panel.PanelConfig` judging the rubrics (one call per judge and judge item);
+    metric_options: the run's `MetricOptions` (None: defaults)."""
     from rubriceval.backends import effective_config
 
     config = effective_config(config)
@@ -156,13 +157,14 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
             plan.scorers.append(by_name[name])
         lookup = _cache_lookup(config, cache)
         for sample in samples:
-            for call in _metric_calls(sample, metrics, config, lookup):
+            for call in _metric_calls(sample, metrics, config, lookup, metric_options):
                 count(by_name[call.scorer], call)
     return plan
 
 
 def planned_judge_calls(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], config: JudgeConfig, *,
-                        cache: CallCache | None = None, panel: Any = None) -> Iterator[PlannedJudgeCall]:
+                        cache: CallCache | None = None, panel: Any = None,
+                        metric_options: Any = None) -> Iterator[PlannedJudgeCall]:
     """Every judge call the run makes when every reply parses, as `plan_cost` counts them: each rubric's calls on
     the samples it applies to, then each sample's metric calls (second steps exact only when `cache` holds the
     first step's answer, else `exact=False`)."""
@@ -180,7 +182,7 @@ def planned_judge_calls(samples: list[Sample], rubrics: list[Rubric], metrics: l
     if metrics:
         lookup = _cache_lookup(config, cache)
         for sample in samples:
-            yield from _metric_calls(sample, metrics, config, lookup)
+            yield from _metric_calls(sample, metrics, config, lookup, metric_options)
 
 
 def _rubric_configs(config: JudgeConfig, panel: Any) -> list[JudgeConfig]:
@@ -219,15 +221,15 @@ def _cache_lookup(config: JudgeConfig, cache: CallCache | None) -> Callable[[Any
     return lookup
 
 
-def _metric_calls(sample: Sample, metrics: list[str], config: JudgeConfig, lookup: Callable[[Any], dict | None]
-                  ) -> Iterator[PlannedJudgeCall]:
+def _metric_calls(sample: Sample, metrics: list[str], config: JudgeConfig, lookup: Callable[[Any], dict | None],
+                  options: Any = None) -> Iterator[PlannedJudgeCall]:
     from standard_metrics import registry
 
     metrics = metrics_for(sample, metrics)          # the metrics that score this kind of sample
     if not metrics:
         return
     sample = judge_view(sample, config.redact)[0]
-    for call in registry.planned_requests(sample, metrics, lookup=lookup):
+    for call in registry.planned_requests(sample, metrics, options, lookup=lookup):
         # A shared call is charged to the first requested metric that uses it, as at run time.
         users = [c for c in metrics if c in call.consumers]
         yield PlannedJudgeCall(sample_id=sample.id, scorer=users[0] if users else metrics[0], kind="metric",

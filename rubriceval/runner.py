@@ -82,13 +82,15 @@ def judge_rubric(rubric: Rubric, sample: Sample, judge: JudgeClient | None, pane
     return score_rubric(rubric, sample, judge)
 
 
-async def score_metrics(sample: Sample, metric_names: list[str], *, judge: Any, embedder: Any) -> list[Verdict]:
-    """A sample's standard metrics as a run scores them, together (they share judge calls)."""
+async def score_metrics(sample: Sample, metric_names: list[str], *, judge: Any, embedder: Any,
+                        options: Any = None) -> list[Verdict]:
+    """A sample's standard metrics as a run scores them, together (they share judge calls); options: the run's
+    `MetricOptions` (None: defaults)."""
     from standard_metrics.registry import score_sample
 
     judged, redaction = judge_view(sample, judge is not None and judge.config.redact)
     return [record_redactions(verdict, redaction)
-            for verdict in await score_sample(judged, metric_names, judge=judge, embedder=embedder)]
+            for verdict in await score_sample(judged, metric_names, judge=judge, embedder=embedder, options=options)]
 
 
 class _Progress:
@@ -119,11 +121,11 @@ async def execute(store: RunStore, run_id: str, samples: Iterable[Sample] | None
                   metrics: list[str], *, judge: JudgeClient | None, embedder: Any = None, progress: bool = True,
                   max_samples_in_flight: int | None = None,
                   on_verdict: Callable[[Verdict], None] | None = None, panel: Any = None,
-                  window: int = WINDOW) -> RunTotals:
+                  window: int = WINDOW, metric_options: Any = None) -> RunTotals:
     """Judge a run window by window: `window` samples are read (from the store when `samples` is None), their
     missing (sample, scorer) pairs judged concurrently, their verdicts written in batches; memory stays flat at
     any dataset size. panel: a `rubriceval.scoring.panel.JudgePanel` that judges the rubrics (the judge then
-    serves metrics)."""
+    serves metrics). metric_options: the standard metrics' `MetricOptions` (None: defaults)."""
     started = time.perf_counter()
     totals = RunTotals()
     stats = judge.stats if judge is not None else panel.stats if panel is not None else CallStats()
@@ -152,7 +154,8 @@ async def execute(store: RunStore, run_id: str, samples: Iterable[Sample] | None
             for coro in asyncio.as_completed(jobs) if len(jobs) > 1 else jobs:
                 record(await coro, input_hash)
             if metric_names:
-                for verdict in await score_metrics(sample, metric_names, judge=judge, embedder=embedder):
+                for verdict in await score_metrics(sample, metric_names, judge=judge, embedder=embedder,
+                                                   options=metric_options):
                     record(verdict, input_hash)
             bar.update(1, totals.units_done)
 

@@ -5,6 +5,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from standard_metrics.agent_options import AgentOptions
 from standard_metrics.sql.options import SqlOptions
 from standard_metrics.string_metrics import SimilarityMeasure
 from standard_metrics.text import RougeTokenizer
@@ -40,6 +41,9 @@ class MetricOptions(BaseModel):
 
     # NL2SQL metrics (datacompy_score, llm_sql_equivalence): database, statement timeout, row cap, compare mode.
     sql: SqlOptions = Field(default_factory=SqlOptions)
+
+    # Agent metrics (tool_call_accuracy, topic_adherence): argument comparison, call order, topic score.
+    agent: AgentOptions = Field(default_factory=AgentOptions)
 
     @model_validator(mode="after")
     def _weights_not_both_zero(self) -> "MetricOptions":

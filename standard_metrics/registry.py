@@ -26,7 +26,6 @@ from standard_metrics.calls import (CALLS_VERSION, EMBEDDING, CacheLookup, CallP
                                     RequestBuilder, SampleRun, plan_requests)
 from standard_metrics.context import MetricContext, Unscorable
 from standard_metrics.conversation.catalog import CONVERSATION_METRICS
-from standard_metrics.conversation.options import AgentOptions
 from standard_metrics.conversation.planning import planned_conversation_requests
 from standard_metrics.conversation.scoring import score_conversation
 from standard_metrics.options import MetricOptions
@@ -167,7 +166,7 @@ def planned_requests(sample: Sample, names: Iterable[str], options: MetricOption
     if sample.conversation is not None:
         single, _ = _split(names)
         resolve_names(single)
-        return planned_conversation_requests(sample.conversation, list(dict.fromkeys(names)), opts, AgentOptions(),
+        return planned_conversation_requests(sample.conversation, list(dict.fromkeys(names)), opts, opts.agent,
                                              lookup)
     plan, missing = _plan(sample, names := resolve_names(names), opts)
     shared = plan_requests(plan, _builder(sample, opts), lookup) if plan.judge_calls else []
@@ -226,7 +225,7 @@ async def score_sample(sample: Sample, metric_names: Iterable[str], *, judge: Ju
     """One Verdict per distinct requested metric, in the order asked; judge work is shared across them.
 
     A sample that carries a conversation is scored as one (`score_conversation`: agent metrics on the whole
-    dialogue, single-turn metrics per assistant turn), with default agent options."""
+    dialogue, single-turn metrics per assistant turn), with the agent options in `options.agent`."""
     if sample.conversation is not None:
         return await score_conversation(sample.conversation, metric_names, judge=judge, embedder=embedder,
                                         options=options)

@@ -9,7 +9,7 @@ DEFAULT_STORE = "out/runs.sqlite"
 
 def add_judge_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("judge (default: the embedded local judge)")
-    g.add_argument("--config", help="YAML config file with judge:/embedder: sections")
+    g.add_argument("--config", help="YAML config file with judge:/embedder:/metrics: sections")
     g.add_argument("--judge-base-url", help="OpenAI-compatible base URL (DashScope, OpenAI, vLLM, Ollama…)")
     g.add_argument("--judge-model")
     g.add_argument("--concurrency", type=int)

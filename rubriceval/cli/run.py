@@ -29,6 +29,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--speaker-map", metavar="SPEAKER=ROLE,…",
                    help="chat-log export (one row per message): speakers' roles, e.g. 客服=assistant,用户=user")
+    p.add_argument("--metric-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="a standard-metric option, over the --config file's metrics: section (repeatable), e.g. "
+                        "sql.mode=columns, sql.database=shop.sqlite, agent.argument_match=case_insensitive, "
+                        "agent.strict_order=false, agent.topic_mode=recall; a resumed run keeps its own")
     add_judge_args(p)
     add_run_options(p)
     p.set_defaults(func=cmd_run)
@@ -77,11 +81,13 @@ def cmd_run(args) -> int:
 
     from rubriceval.api import rubrics_from_run, run_async
     from rubriceval.judge.config import JudgeConfig
+    from rubriceval.metric_config import load_metric_options, stored_metric_options
     from rubriceval.store.runs import RunStore
 
     store = RunStore(args.store)
     judge_config = judge_config_from(args)
     panel = _panel_config(args, judge_config)
+    metric_options = load_metric_options(args.config, args.metric_option)
     if args.resume:
         run_id = store.resolve(args.resume)
         samples = store.samples(run_id) if args.dry_run else None     # a run reads them from the store, by window
@@ -95,6 +101,7 @@ def cmd_run(args) -> int:
             from rubriceval.scoring.panel import PanelConfig
 
             panel = PanelConfig.from_public(info.config.panel, api_key=judge_config.api_key)
+        metric_options = stored_metric_options(info.config.metric_options, run_id)     # scored alike to the end
         print(f"resuming run {info.name} ({info.n_verdicts} verdicts already stored)", file=sys.stderr)
     else:
         if args.rescore_changed:
@@ -103,13 +110,13 @@ def cmd_run(args) -> int:
             raise RubricEvalError("rubriceval run needs a DATASET (or --resume RUN, or --rescore-changed RUN)")
         samples, rubrics, metrics = _load_for_run(args)
     if args.dry_run:
-        return _dry_run(samples, rubrics, metrics, judge_config, panel)
+        return _dry_run(samples, rubrics, metrics, judge_config, panel, metric_options)
     if wants_batch(args, judge_config) and not args.resume:      # rubriceval/batch/: rounds of batches
         return start_batch_run(args, store, samples, rubrics, metrics, judge_config, panel)
     run_id, totals = asyncio.run(run_async(
         samples, rubrics, metrics, store=store, judge_config=judge_config, embedder_config=embedder_config_from(args),
         name=args.name, dataset_path=args.dataset or "", rubrics_path=args.rubrics or "",
-        progress=not args.quiet, resume_run=args.resume, panel_config=panel))
+        progress=not args.quiet, resume_run=args.resume, panel_config=panel, metric_options=metric_options))
     _print_run_summary(store, run_id, totals)
     if args.out:
         _write_outputs(store, run_id, Path(args.out))
@@ -130,10 +137,10 @@ def _rescore_changed(args, store, judge_config) -> int:
     return 0
 
 
-def _dry_run(samples, rubrics, metrics, judge_config, panel=None) -> int:
+def _dry_run(samples, rubrics, metrics, judge_config, panel=None, metric_options=None) -> int:
     from rubriceval.planning import plan_cost
 
-    plan = plan_cost(samples, rubrics, metrics, judge_config, panel=panel)
+    plan = plan_cost(samples, rubrics, metrics, judge_config, panel=panel, metric_options=metric_options)
     print(plan.format())
     return 0
 

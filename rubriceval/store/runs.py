@@ -56,6 +56,7 @@ class RunConfig(BaseModel):
     panel: dict[str, Any] = Field(default_factory=dict)     # the judge panel that judged the rubrics (no keys), if any
     embedder: dict[str, Any] = Field(default_factory=dict)
     rubrics_path: str = ""
+    metric_options: dict[str, Any] = Field(default_factory=dict)   # those differing from the defaults (resume alike)
 
 
 class RunInfo(BaseModel):

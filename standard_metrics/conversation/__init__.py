@@ -8,7 +8,7 @@ prompts in `standard_metrics/templates/agent/`), per_turn (any single-turn metri
 are listed by `standard_metrics.registry.list_metrics`.
 """
 from standard_metrics.conversation.catalog import CONVERSATION_METRICS
-from standard_metrics.conversation.options import AgentOptions
+from standard_metrics.agent_options import AgentOptions
 from standard_metrics.conversation.scoring import score_conversation
 
 __all__ = ["CONVERSATION_METRICS", "AgentOptions", "score_conversation"]

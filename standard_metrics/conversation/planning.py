@@ -9,7 +9,7 @@ from __future__ import annotations
 from rubriceval.data.conversation import Conversation
 from standard_metrics.calls import CacheLookup, PlannedCall
 from standard_metrics.conversation.catalog import CONVERSATION_METRICS
-from standard_metrics.conversation.options import AgentOptions
+from standard_metrics.agent_options import AgentOptions
 from standard_metrics.conversation.per_turn import eligible_names, turn_samples
 from standard_metrics.conversation.spec import ConversationContext, conversation_language
 from standard_metrics.options import MetricOptions

@@ -18,7 +18,7 @@ from rubriceval.verdict import Verdict
 from standard_metrics.context import Unscorable
 from standard_metrics.conversation.catalog import CONVERSATION_METRICS
 from standard_metrics.conversation.judging import fingerprint
-from standard_metrics.conversation.options import AgentOptions
+from standard_metrics.agent_options import AgentOptions
 from standard_metrics.conversation.per_turn import score_turns
 from standard_metrics.conversation.spec import ConversationContext, ConversationMetricSpec, conversation_language
 from standard_metrics.options import MetricOptions
@@ -54,8 +54,8 @@ async def score_conversation(conversation: Conversation, metric_names: Iterable[
     from standard_metrics.registry import METRICS, check_known   # the registry imports this package
 
     opts = MetricOptions.coerce(options)
-    agent = (agent_options if isinstance(agent_options, AgentOptions)
-             else AgentOptions.model_validate(agent_options or {}))
+    agent = (opts.agent if agent_options is None else agent_options if isinstance(agent_options, AgentOptions)
+             else AgentOptions.model_validate(agent_options))
     names = list(dict.fromkeys(check_known(metric_names)))
     lang = opts.language or conversation_language(conversation)
     agent_specs = [CONVERSATION_METRICS[n] for n in names if n in CONVERSATION_METRICS]

@@ -13,7 +13,7 @@ from rubriceval.data.conversation import Conversation
 from rubriceval.verdict import Usage
 from standard_metrics.calls import CacheLookup, PlannedCall
 from standard_metrics.context import MetricResult, Unscorable
-from standard_metrics.conversation.options import AgentOptions
+from standard_metrics.agent_options import AgentOptions
 from standard_metrics.options import MetricOptions
 
 # tool: deterministic tool-call metrics; llm: judged ones.

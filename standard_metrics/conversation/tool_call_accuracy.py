@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from rubriceval.verdict import Evidence
 from standard_metrics.context import MetricResult
-from standard_metrics.conversation.options import AgentOptions
+from standard_metrics.agent_options import AgentOptions
 from standard_metrics.conversation.spec import ConversationContext, ConversationMetricSpec
 from standard_metrics.conversation.tool_calls import MadeCall, argument_score, made_calls, order_key
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from rubriceval.data.conversation import Conversation, ToolCall
 from rubriceval.errors import ConfigError
-from standard_metrics.conversation.options import AgentOptions
+from standard_metrics.agent_options import AgentOptions
 
 
 class MadeCall(BaseModel):

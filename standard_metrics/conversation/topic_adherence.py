@@ -26,7 +26,7 @@ from rubriceval.verdict import Evidence
 from standard_metrics.context import MetricResult, Unscorable
 from standard_metrics.calls import CacheLookup, PlannedCall
 from standard_metrics.conversation.judging import ask_judge, cached_answer, planned
-from standard_metrics.conversation.options import AgentOptions
+from standard_metrics.agent_options import AgentOptions
 from standard_metrics.conversation.spec import ConversationContext, ConversationMetricSpec
 from standard_metrics.formulas import fbeta
 from standard_metrics.schemas import BOOLEAN, STRING, array_of, keyed, obj

@@ -1,4 +1,4 @@
-"""The knobs of the conversation metrics (tool calls, topics), validated once at the boundary.
+"""The knobs of the conversation metrics (tool calls, topics), validated once at the boundary (`MetricOptions.agent`).
 
     score_conversation(conv, ["tool_call_accuracy"], agent_options={"argument_match": "numeric",
                                                                      "numeric_tolerance": 0.01})
