@@ -39,6 +39,19 @@ def metric_kinds(name: str) -> tuple[SampleKind, ...]:
     return ("sample",)
 
 
+# How `rubriceval metrics` and `list_metrics` name what a metric scores.
+SCOPE_LABELS: dict[tuple[SampleKind, ...], str] = {
+    ("sample",): "single-turn",
+    ("sample", "conversation"): "single-turn, per turn",
+    ("conversation",): "conversation",
+}
+
+
+def scope_label(name: str) -> str:
+    """single-turn / single-turn, per turn (also each assistant turn of a conversation) / conversation."""
+    return SCOPE_LABELS[metric_kinds(name)]
+
+
 def metrics_for(sample: Sample, names: Iterable[str]) -> list[str]:
     """The requested metrics that score this sample, in the order asked."""
     kind = sample_kind(sample)

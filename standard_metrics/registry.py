@@ -61,18 +61,21 @@ class MetricInfo(BaseModel):
     required_fields: list[str]
     needs_judge: bool
     needs_embedder: bool
-    # What one verdict scores: a single-turn sample (and, on conversation datasets, each assistant turn,
-    # averaged per conversation), or a whole conversation (agent metrics).
-    scope: str = "sample, assistant turn"
+    # What one verdict scores, as rubriceval/metric_scope.py decides for runs: a single-turn sample ("single-turn"),
+    # also each assistant turn of a conversation, averaged per conversation ("single-turn, per turn"), or a whole
+    # conversation (agent metrics: "conversation").
+    scope: str
 
 
 def list_metrics(options: MetricOptions | dict | None = None) -> list[MetricInfo]:
+    from rubriceval.metric_scope import scope_label      # it reads this registry
+
     opts = MetricOptions.coerce(options)
     return [MetricInfo(name=s.name, family=s.family, summary=s.summary, required_fields=list(s.required_fields),
-                       needs_judge=s.needs_judge(opts), needs_embedder=s.needs_embedder(opts))
+                       needs_judge=s.needs_judge(opts), needs_embedder=s.needs_embedder(opts), scope=scope_label(s.name))
             for s in METRICS.values()] + [
         MetricInfo(name=s.name, family=s.family, summary=s.summary, required_fields=list(s.required_fields),
-                   needs_judge=s.needs_judge, needs_embedder=False, scope="conversation")
+                   needs_judge=s.needs_judge, needs_embedder=False, scope=scope_label(s.name))
         for s in CONVERSATION_METRICS.values()]
 
 

@@ -327,7 +327,7 @@ async def test_per_turn_string_metric_needs_no_judge_and_agent_metrics_mix_in():
 def test_registry_lists_conversation_metrics_and_guards_single_turn_use():
     info = {m.name: m for m in list_metrics()}
     assert info["tool_call_accuracy"].scope == "conversation" and not info["tool_call_accuracy"].needs_judge
-    assert info["topic_adherence"].needs_judge and info["faithfulness"].scope.startswith("sample")
+    assert info["topic_adherence"].needs_judge and info["faithfulness"].scope == "single-turn, per turn"
     assert needs_judge(["tool_call_f1", "exact_match"]) is False
     assert needs_judge(["agent_goal_accuracy"]) is True
     with pytest.raises(ConfigError, match="whole conversations"):

@@ -107,7 +107,11 @@ def cmd_compile(args) -> int:
 def cmd_metrics(args) -> int:
     from standard_metrics.registry import list_metrics
 
+    rows = [("name", "family", "scope", "needs", "fields", "summary")]
     for m in list_metrics():
         needs = ", ".join(x for x, on in (("judge", m.needs_judge), ("embedder", m.needs_embedder)) if on) or "—"
-        print(f"{m.name:<28} {m.family:<8} needs: {needs:<16} fields: {', '.join(m.required_fields):<36} {m.summary}")
+        rows.append((m.name, m.family, m.scope, needs, ", ".join(m.required_fields) or "—", m.summary))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]     # each column fits its longest
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1])
     return 0
