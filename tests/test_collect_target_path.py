@@ -11,7 +11,9 @@ BOT = REPO / "examples" / "rag_target" / "bot.py"
 
 
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RUBRICEVAL_TARGET_")}   # extractive mode
+    # Extractive mode; and no PYTHONPATH, as in a user's shell (the bare-clone CI run sets it to the clone's root,
+    # which would make `examples` importable from anywhere).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RUBRICEVAL_TARGET_") and k != "PYTHONPATH"}
     command = Path(sys.executable).with_name("rubriceval")      # the installed command, as a user runs it
     return subprocess.run([str(command), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
