@@ -367,3 +367,18 @@ def test_verdicts_made_in_two_processes_equal_the_online_ones(stub, tmp_path, mo
     digests = submitted_digests(stub)
     assert len(digests) == len(set(digests))
     batch_run.close()
+
+
+def test_self_consistency_through_batches_equals_online(stub, tmp_path):
+    config = judge_for(stub, tmp_path, "online.sqlite", self_consistency=3)
+    online = online_run(stub, tmp_path, metrics=[], config=config)
+    store = RunStore(tmp_path / "runs.sqlite")
+    batch_run, first = start(stub, tmp_path, store, config.model_copy(update={"cache_path": str(tmp_path / "b.sqlite")}),
+                             metrics=[])
+    seeds = {json.loads(line)["body"]["seed"] for path in (tmp_path / "batches").glob("*.jsonl")
+             for line in path.read_text(encoding="utf-8").splitlines()}
+    assert seeds == {1, 2, 3}                                  # each call with its own seed, as online
+    report = collect_until_done(batch_run, stub)
+    assert report.round == 1 and report.requests.requests == first.submitted
+    assert comparable(store.verdicts(batch_run.run_id)) == comparable(online.verdicts)
+    batch_run.close()
