@@ -210,7 +210,7 @@ def _rubric_calls(rubric: Rubric, sample: Sample, config: JudgeConfig, rubric_co
         for call_config in rubric_configs:
             yield PlannedJudgeCall(sample_id=sample.id, scorer=rubric.id, kind="rubric", item=prompt.item_id,
                                    config=call_config, messages=prompt.messages, json_schema=prompt.json_schema,
-                                   schema_name=getattr(prompt, "schema_name", "verdict"), cache_tag=prompt.cache_tag,
+                                   schema_name=prompt.schema_name, cache_tag=prompt.cache_tag,
                                    options=prompt.options)
 
 

@@ -49,6 +49,7 @@ class CompiledPrompt(BaseModel):
     json_schema: dict | None
     cache_tag: str              # rubric version + hash: an edited rubric never gets a stale cached verdict
     options: CallOptions | None = None   # per-call options (checklist questions: yes/no with logprobs)
+    schema_name: str = "verdict"         # the structured answer's name in the request (the scorer sends it)
 
 
 def environment(template_dir: str | None = None) -> ImmutableSandboxedEnvironment:

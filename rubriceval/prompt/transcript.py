@@ -95,6 +95,7 @@ def compile_conversation_item(rubric: Rubric, item: JudgeItem, sample: Sample, *
         schema = verdict_schema(feedback_max_chars) if structured else None
     return CompiledPrompt(rubric_id=rubric.id, item_id=item.id,
                           messages=[{"role": "system", "content": system}, *user], json_schema=schema,
+                          schema_name=TURNS_SCHEMA_NAME if mode == "turns" else "verdict",
                           cache_tag=f"{rubric.id}/{item.id}/{rubric.version_tag}/{mode}" + (f"@{turn}" if turn else ""))
 
 

@@ -134,7 +134,7 @@ def compile_question(rubric: Rubric, item: ChecklistItem, question: ChecklistQue
                 {"role": "user", "content": render_text(env, lang, "checklist", **variables)}]
     fingerprint = templates_fingerprint(env, [f"{lang}/{name}.j2" for name in TEMPLATES])
     return CompiledPrompt(rubric_id=rubric.id, item_id=f"{item.id}.{question.id}", messages=messages,
-                          json_schema=choices_schema(CHOICES), options=call_options(),
+                          json_schema=choices_schema(CHOICES), options=call_options(), schema_name=SCHEMA_NAME,
                           # No rubric version here: the messages (criterion, sample, question) are in the cache key
                           # already, so a version that only changes the rule or the fitted weights reuses the answers.
                           cache_tag=f"{rubric.id}/{item.id}/{question.id}/{fingerprint}")
