@@ -382,3 +382,19 @@ def test_self_consistency_through_batches_equals_online(stub, tmp_path):
     assert report.round == 1 and report.requests.requests == first.submitted
     assert comparable(store.verdicts(batch_run.run_id)) == comparable(online.verdicts)
     batch_run.close()
+
+
+def test_conversation_rubrics_through_batches_equal_online(stub, tmp_path):
+    """Conversation scopes (whole conversation; assistant_turn: one structured call, re-ask, per-turn fallback)
+    take as many rounds as their steps, with the online bodies and verdicts."""
+    data = "datasets/demo_conversations_zh.jsonl"
+    only = ["identity_verification", "emotional_soothing_multiturn", "handover_timing", "closing"]
+    online = evaluate(data, rubrics=load_rubrics("rubrics", only=only), judge=judge_for(stub, tmp_path, "o.sqlite"),
+                      store=tmp_path / "online.sqlite", progress=False)
+    store = RunStore(tmp_path / "runs.sqlite")
+    batch_run, _ = start(stub, tmp_path, store, judge_for(stub, tmp_path, "b.sqlite"), samples=read_dataset(data),
+                         rubrics=load_rubrics("rubrics", only=only), metrics=[])
+    report = collect_until_done(batch_run, stub)
+    assert report.round >= 2                     # the stub's turn lists need re-asks, then per-turn calls
+    assert comparable(store.verdicts(batch_run.run_id)) == comparable(online.verdicts)
+    batch_run.close()
