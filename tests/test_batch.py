@@ -398,3 +398,13 @@ def test_conversation_rubrics_through_batches_equal_online(stub, tmp_path):
     assert report.round >= 2                     # the stub's turn lists need re-asks, then per-turn calls
     assert comparable(store.verdicts(batch_run.run_id)) == comparable(online.verdicts)
     batch_run.close()
+
+
+def test_runs_lists_a_batch_run_with_the_collect_hint(stub, tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite")
+    batch_run, _ = start(stub, tmp_path, store, judge_for(stub, tmp_path, "b.sqlite"), metrics=[])
+    info = store.run_info(batch_run.run_id)
+    assert info.status == "batch" and f"rubriceval batch collect {info.name}" in info.hint
+    collect_until_done(batch_run, stub)
+    assert store.run_info(batch_run.run_id).hint is None
+    batch_run.close()

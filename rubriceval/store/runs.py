@@ -168,6 +168,8 @@ class RunStore:
             status = "interrupted"       # killed without a word (kill -9, power loss): its process is gone
         if status == "interrupted":
             hint = f"finish it with `rubriceval run --resume {row['name']}`"
+        elif status == "batch":          # judged through a Batch API (rubriceval/batch/): results come later
+            hint = f"collect it with `rubriceval batch collect {row['name']} --wait`"
         return RunInfo(run_id=row["run_id"], name=row["name"], created_at=row["created_at"],
                        finished_at=row["finished_at"], status=status,
                        config=RunConfig.model_validate_json(row["config_json"]), stats=json.loads(row["stats_json"]),
