@@ -14,11 +14,15 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from rubriceval.batch.files import ENDPOINT
+from rubriceval.errors import RubricEvalError
 
 
-class BatchProviderError(RuntimeError):
+class BatchProviderError(RubricEvalError):
+    """The Batch API refused or could not be reached; nothing recorded as done was lost (collect again later)."""
+
     def __init__(self, message: str, status: int | None = None):
-        super().__init__(message)
+        super().__init__(message, field="judge.base_url",
+                         hint="nothing is lost: run `rubriceval batch collect RUN` again when the provider answers")
         self.status = status
 
 
