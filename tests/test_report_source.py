@@ -75,3 +75,18 @@ def test_a_run_with_no_verdicts_summarises_like_an_empty_list(tmp_path):
     store.create_run(RunConfig(), [Sample(id="a", question="hello")], [("rouge_l", "metric", "1", {})], name="e")
     assert RunSource(store, "e").summary() == summarize([], store.scorers("e"), samples=store.samples("e"))
     assert RunSource(store, "e").language() == "en"
+
+
+def test_per_row_results_are_written_in_chunks_byte_for_byte(store, tmp_path, monkeypatch):
+    from rubriceval.cli.run import _write_outputs
+    from rubriceval.report import source
+    from rubriceval.safety.spreadsheet import escape_frame
+
+    monkeypatch.setattr(source, "SPAN", 2)                      # six samples: three chunks
+    assert len(list(source.RunSource(store, "odd").verdict_chunks())) == 3
+    _write_outputs(store, store.resolve("odd"), tmp_path / "out")
+    frame = store.verdict_frame("odd")
+    escape_frame(frame).to_csv(tmp_path / "ref.csv", index=False, encoding="utf-8-sig")
+    frame.to_json(tmp_path / "ref.jsonl", orient="records", lines=True, force_ascii=False)
+    assert (tmp_path / "out" / "results.csv").read_bytes() == (tmp_path / "ref.csv").read_bytes()
+    assert (tmp_path / "out" / "results.jsonl").read_bytes() == (tmp_path / "ref.jsonl").read_bytes()

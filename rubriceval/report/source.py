@@ -56,11 +56,12 @@ class RunSource:
         while rows := cursor.fetchmany(size):
             yield rows
 
-    def _in_order(self, columns: str, where: str = "", params: Sequence[Any] = (), span: int = SPAN
+    def _in_order(self, columns: str, where: str = "", params: Sequence[Any] = (), span: int | None = None
                   ) -> Iterator[list[sqlite3.Row]]:
         """Verdicts joined to their samples in verdict order, one range of `span` dataset positions at a time: each
         query walks the position index and sorts only its own rows (one ORDER BY over the whole run would sort
         every row, sample text included, in temporary files)."""
+        span = span or SPAN
         dataset = self.store.dataset_id(self.run_id)
         end = self.conn.execute("SELECT MAX(position) FROM dataset_samples WHERE dataset_id = ?",
                                 (dataset,)).fetchone()[0]
@@ -159,7 +160,7 @@ class RunSource:
             f"SELECT v.* {FROM_RUN} AND v.scorer = ? AND v.score IS NOT NULL {where} ORDER BY v.score, v.sample_id "
             "LIMIT ?", (scorer, *params, n))]
 
-    def verdict_chunks(self, *, where: str = "", params: Sequence[Any] = (), size: int = SPAN
+    def verdict_chunks(self, *, where: str = "", params: Sequence[Any] = (), size: int | None = None
                        ) -> Iterator[list[tuple[Verdict, Sample]]]:
         """Every verdict with its sample, in verdict order, the verdicts of `size` samples at a time (a sample's
         verdicts are neighbours: its JSON is parsed once)."""

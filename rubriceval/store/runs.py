@@ -266,24 +266,25 @@ class RunStore:
     def verdict_frame(self, run: str) -> pd.DataFrame:
         """One row per sample × scorer, with the sample's fields beside the verdict."""
         samples = {s.id: s for s in self.samples(run)}
-        rows = []
-        for v in self.verdicts(run):
-            s = samples.get(v.sample_id)
-            rows.append({
-                "sample_id": v.sample_id, "scorer": v.scorer, "kind": v.kind, "scorer_version": v.scorer_version,
-                "score": v.score, "passed": v.passed, "unscored_kind": v.unscored_kind,
-                "unscored_reason": v.unscored_reason, "feedback": v.feedback,
-                "evidence": "; ".join(f"{e.item}: {e.detail}" for e in v.evidence),
-                "question": s.question if s else "", "answer": s.answer if s else "",
-                "ground_truth": s.ground_truth if s else "", "tags": ",".join(s.tags) if s else "",
-                "intent": s.intent if s else "",
-                **{f"usage_{k}": val for k, val in v.usage.model_dump().items()},
-            })
-        return pd.DataFrame(rows)
+        return pd.DataFrame([verdict_record(v, samples.get(v.sample_id)) for v in self.verdicts(run)])
 
     def close(self) -> None:
         with self._lock:
             self.conn.close()
+
+
+def verdict_record(v: Verdict, s: Sample | None) -> dict[str, Any]:
+    """One row of the per-row results (verdict_frame, `rubriceval run --out`): the verdict beside its sample."""
+    return {
+        "sample_id": v.sample_id, "scorer": v.scorer, "kind": v.kind, "scorer_version": v.scorer_version,
+        "score": v.score, "passed": v.passed, "unscored_kind": v.unscored_kind,
+        "unscored_reason": v.unscored_reason, "feedback": v.feedback,
+        "evidence": "; ".join(f"{e.item}: {e.detail}" for e in v.evidence),
+        "question": s.question if s else "", "answer": s.answer if s else "",
+        "ground_truth": s.ground_truth if s else "", "tags": ",".join(s.tags) if s else "",
+        "intent": s.intent if s else "",
+        **{f"usage_{k}": val for k, val in v.usage.model_dump().items()},
+    }
 
 
 def verdict_row(run_id: str, verdict: Verdict, input_hash: str, created_at: float) -> tuple:
