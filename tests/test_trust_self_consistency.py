@@ -110,7 +110,9 @@ def test_a_run_with_self_consistency_judges_n_times_plans_it_and_orders_the_audi
     from rubriceval.store.audit_models import QueueFilter
     from rubriceval.testing.stub_server import StubServer
 
-    samples = read_dataset("datasets/demo_cs_zh.jsonl")[:6]
+    # Every row: the order-delay rows the rubric applies to must be several, so the stub's seeded spreads can differ
+    # (with the first 6 rows only 2 were judged, and a rubric edit that re-seeds the stub left both at spread 3).
+    samples = read_dataset("datasets/demo_cs_zh.jsonl")
     rubrics = [r for r in load_rubrics("rubrics") if r.id in {"emotional_soothing", "required_link"}]
     with StubServer() as stub:
         cfg = JudgeConfig(base_url=stub.base_url, model="stub", cache_path=str(tmp_path / "cache.sqlite"),
