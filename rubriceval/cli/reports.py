@@ -43,6 +43,7 @@ def cmd_report(args) -> int:
     from rubriceval.i18n import check_lang
     from rubriceval.report.aggregate import load_run
     from rubriceval.report.excel import write_workbook
+    from rubriceval.report.failure_tags import run_failure_tags
     from rubriceval.report.html import render_html_report
     from rubriceval.report.markdown import render_markdown
     from rubriceval.store.runs import RunStore, rubrics_from_run
@@ -60,10 +61,13 @@ def cmd_report(args) -> int:
     # The run is read once (summary in SQL, rows in chunks) for all three outputs.
     data = load_run(store, run_id)
     findings = data.findings()
+    tags = run_failure_tags(store.path, run_id)          # experts' failure tags from team audits, if any
     html = out / f"{name}.html"
-    html.write_text(render_html_report(data, lang=args.lang, findings=findings, agreement=agreement), encoding="utf-8")
-    xlsx = write_workbook(data, out / f"{name}.xlsx", lang=check_lang(args.lang), findings=findings)
-    md = render_markdown(data, lang=args.lang, findings=findings, agreement=agreement)
+    html.write_text(render_html_report(data, lang=args.lang, findings=findings, agreement=agreement,
+                                       failure_tags=tags), encoding="utf-8")
+    xlsx = write_workbook(data, out / f"{name}.xlsx", lang=check_lang(args.lang), findings=findings,
+                          failure_tags=tags)
+    md = render_markdown(data, lang=args.lang, findings=findings, agreement=agreement, failure_tags=tags)
     (out / f"{name}.md").write_text(md, encoding="utf-8")
     print(md)
     print(f"HTML report: {html.resolve()}")

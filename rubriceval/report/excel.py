@@ -17,12 +17,14 @@ from rubriceval.report.aggregate import RunData, load_run
 from rubriceval.report.conversation_tables import SHEETS as CONVERSATION_SHEETS
 from rubriceval.report.conversation_tables import conversation_rows, position_rows, run_conversations
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
+from rubriceval.report.failure_tags import FailureTagReport, failure_tag_sheet, run_failure_tags
 from rubriceval.report.xlsx_stream import Book
 from rubriceval.report.xlsx_stream import write_sheet as _write_sheet
 from rubriceval.i18n import Lang, check_lang, evidence_text, t
 
 EXCEL_MAX_ROWS = 1_048_576        # rows an Excel worksheet holds, its header row included
 SHEET_NAMES = ("summary", "samples", "breakdown", "diagnosis")   # stable names, for scripts reading the workbook
+FAILURE_TAGS_SHEET = "failure_tags"                              # only when experts ticked failure tags
 
 
 def _summary_rows(data: RunData, lang: Lang) -> tuple[list[str], list[list[Any]]]:
@@ -103,7 +105,8 @@ def _write_split_sheet(wb: Book, names: Sequence[str], headers: Sequence[str], r
 
 
 def write_workbook(data: RunData, path: str | Path, *, lang: Lang | None = None,
-                   findings: Sequence[Finding] = (), max_rows: int = EXCEL_MAX_ROWS) -> Path:
+                   findings: Sequence[Finding] = (), max_rows: int = EXCEL_MAX_ROWS,
+                   failure_tags: FailureTagReport | None = None) -> Path:
     lang = lang or data.language
     wb = Book(path)
     ws = wb.create_sheet(SHEET_NAMES[0])
@@ -120,6 +123,8 @@ def write_workbook(data: RunData, path: str | Path, *, lang: Lang | None = None,
     _write_sheet(wb.create_sheet(SHEET_NAMES[2]), *_breakdown_rows(data, lang))
     headers, rows, wrapped = _diagnosis_rows(findings, lang)
     _write_sheet(wb.create_sheet(SHEET_NAMES[3]), headers, rows, wrapped)
+    if failure_tags is not None and failure_tags.counts:
+        _write_sheet(wb.create_sheet(FAILURE_TAGS_SHEET), *failure_tag_sheet(failure_tags, lang))
     conversations = run_conversations(data)
     if not conversations.empty:                   # runs with conversations: two more sheets
         headers, rows = conversation_rows(data, conversations, lang)
@@ -132,6 +137,8 @@ def write_excel_report(store: Any, run: str, path: str | Path, lang: str | None 
                        metric_thresholds: Mapping[str, float] | None = None,
                        diagnosis: DiagnosisConfig | None = None) -> Path:
     """Write the workbook of a stored run: sheets summary, samples (one row per sample × scorer), breakdown,
-    diagnosis; and for conversations, conversations (one row per conversation) and where_rules_fail."""
+    diagnosis; failure_tags when experts ticked some; and for conversations, conversations (one row per
+    conversation) and where_rules_fail."""
     data = load_run(store, run, metric_thresholds)
-    return write_workbook(data, path, lang=check_lang(lang), findings=data.findings(diagnosis))
+    return write_workbook(data, path, lang=check_lang(lang), findings=data.findings(diagnosis),
+                          failure_tags=run_failure_tags(store.path, data.run_id))

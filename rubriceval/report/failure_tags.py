@@ -70,8 +70,24 @@ def failure_tag_report(store_path: str | Path, run: str) -> FailureTagReport:
     return FailureTagReport(run_id=run_id, counts=counts, groups=groups)
 
 
+def run_failure_tags(store_path: str | Path, run_id: str) -> FailureTagReport | None:
+    """The failure-tag counts a run report shows, or None when no expert ticked one in a team task of the run (the
+    report then has no such section)."""
+    report = failure_tag_report(store_path, run_id)
+    return report if report.counts else None
+
+
 def _group_name(group: GroupCount, lang: Lang) -> str:
     return t(f"ft_group_{group.group_kind}", lang, name=group.group)
+
+
+def failure_tag_sheet(report: FailureTagReport, lang: Lang) -> tuple[list[str], list[list[object]]]:
+    """One table for a workbook: the overall count of each tag (group blank, share a number to sort by), then its
+    count per sample tag / intent."""
+    head = [t("ft_rubric", lang), t("ft_tag", lang), t("ft_group", lang), t("ft_items", lang), t("ft_share", lang)]
+    rows: list[list[object]] = [[c.scorer, c.failure_tag, "", c.items, round(c.share, 4)] for c in report.counts]
+    rows += [[g.scorer, g.failure_tag, _group_name(g, lang), g.items, None] for g in report.groups]
+    return head, rows
 
 
 def _tables(report: FailureTagReport, lang: Lang) -> tuple[list[str], list[list[str]], list[str], list[list[str]]]:

@@ -11,11 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import markupsafe
 
 from rubriceval.report.aggregate import RunData, load_run
 from rubriceval.report.summary_models import GroupStats, ScorerSummary, Summary
 from rubriceval.report.conversation_view import conversation_context, example_transcript
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
+from rubriceval.report.failure_tags import FailureTagReport, failure_tags_html, run_failure_tags
 from rubriceval.i18n import (Lang, Message, check_lang, evidence_text, format_number, format_percent,
                              say, t)
 from rubriceval.verdict import Verdict
@@ -179,7 +181,8 @@ def judge_label(stored: Mapping[str, Any]) -> str:
 
 
 def report_context(data: RunData, lang: Lang, findings: Sequence[Finding],
-                   agreement: Mapping[str, Message | str] | None = None) -> dict[str, Any]:
+                   agreement: Mapping[str, Message | str] | None = None,
+                   failure_tags: FailureTagReport | None = None) -> dict[str, Any]:
     summary = data.summary
     rubric_chart = hbar_chart([(s.name, s.mean, s.threshold, format_number(s.mean, 2, lang))
                                for s in summary.rubrics], 1, 5) if summary.rubrics else None
@@ -199,17 +202,23 @@ def report_context(data: RunData, lang: Lang, findings: Sequence[Finding],
         "metric_sections": [x for x in sections if x["s"].kind == "metric"],
         "findings": findings, "breakdowns": breakdown_tables(summary),
         "conversation_section": conversation_context(data),
+        # failure_tags_html escapes every cell itself (rubric ids, tags, intents are user text)
+        "failure_tags_section": markupsafe.Markup(failure_tags_html(failure_tags, lang))
+        if failure_tags is not None and failure_tags.counts else None,
         "unscored": [(s, g) for s in summary.scorers for g in s.unscored],
         "generated_at": dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
     }
 
 
 def render_html_report(data: RunData, *, lang: Lang | None = None, findings: Sequence[Finding] | None = None,
-                       agreement: Mapping[str, Message | str] | None = None) -> str:
+                       agreement: Mapping[str, Message | str] | None = None,
+                       failure_tags: FailureTagReport | None = None) -> str:
+    """failure_tags: the experts' failure-tag counts of the run (`run_failure_tags`); a section when some were ticked."""
     lang = check_lang(lang) or data.language
     if findings is None:
         findings = data.findings()
-    return template_env().get_template("report.html.j2").render(**report_context(data, lang, findings, agreement))
+    return template_env().get_template("report.html.j2").render(
+        **report_context(data, lang, findings, agreement, failure_tags))
 
 
 def write_html_report(store: Any, run: str, path: str | Path, lang: str | None = None, *,
@@ -222,7 +231,8 @@ def write_html_report(store: Any, run: str, path: str | Path, lang: str | None =
     'agreement 0.71 [0.58, 0.80] on 120 audited item(s) — trusted …' (`agreement_lines`), shown under that rubric.
     """
     data = load_run(store, run, metric_thresholds)
-    html = render_html_report(data, lang=check_lang(lang), findings=data.findings(diagnosis), agreement=agreement)
+    html = render_html_report(data, lang=check_lang(lang), findings=data.findings(diagnosis), agreement=agreement,
+                              failure_tags=run_failure_tags(store.path, data.run_id))
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(html, encoding="utf-8")

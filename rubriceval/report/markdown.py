@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rubriceval.i18n import Lang, Message, check_lang, format_number, format_percent, say, t
 from rubriceval.report.aggregate import RunData, load_run
@@ -11,6 +11,9 @@ from rubriceval.report.summary_models import Summary
 from rubriceval.report.conversation_tables import markdown_lines as conversation_lines
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
 from rubriceval.verdict import Usage
+
+if TYPE_CHECKING:                         # failure_tags.py imports markdown_table from here
+    from rubriceval.report.failure_tags import FailureTagReport
 
 MAX_FINDINGS_IN_MARKDOWN = 5
 
@@ -95,8 +98,10 @@ def usage_line(u: Usage, lang: Lang, judge: Mapping[str, Any] | None = None) -> 
 
 
 def render_markdown(data: RunData, *, lang: Lang | None = None, findings: Sequence[Finding] | None = None,
-                    agreement: Mapping[str, Message | str] | None = None, gate: Any = None) -> str:
-    """The Markdown text for an already-loaded run. `gate`: a GateResult to append, if any."""
+                    agreement: Mapping[str, Message | str] | None = None, gate: Any = None,
+                    failure_tags: FailureTagReport | None = None) -> str:
+    """The Markdown text for an already-loaded run. `gate`: a GateResult to append, if any. `failure_tags`: the
+    experts' failure-tag counts (`run_failure_tags`), a section when some were ticked."""
     lang = check_lang(lang) or data.language
     summary = data.summary
     out = [f"## {t('report_title', lang)} · {data.run_name}", ""]
@@ -117,6 +122,10 @@ def render_markdown(data: RunData, *, lang: Lang | None = None, findings: Sequen
         out.append(f"**{t('panel_agreement', lang)}**")
         out += [f"- {s.name}: {s.panel.format(lang)}" for s in panels] + [""]  # type: ignore[union-attr]
     out += conversation_lines(data, lang)
+    if failure_tags is not None and failure_tags.counts:
+        from rubriceval.report.failure_tags import failure_tags_markdown
+
+        out += [failure_tags_markdown(failure_tags, lang)]
     if findings:
         out.append(f"**{t('diagnosis', lang)}**")
         for finding in list(findings)[:MAX_FINDINGS_IN_MARKDOWN]:
@@ -141,6 +150,8 @@ def markdown_summary(store: Any, run: str, *, lang: str | None = None,
                      metric_thresholds: Mapping[str, float] | None = None,
                      diagnosis: DiagnosisConfig | None = None, gate: Any = None) -> str:
     """Short Markdown summary of a stored run (business score, per-scorer table, top findings, cost)."""
+    from rubriceval.report.failure_tags import run_failure_tags
+
     data = load_run(store, run, metric_thresholds)
     return render_markdown(data, lang=check_lang(lang), findings=data.findings(diagnosis), agreement=agreement,
-                           gate=gate)
+                           gate=gate, failure_tags=run_failure_tags(store.path, data.run_id))
