@@ -1,23 +1,22 @@
 """The agreement panel: how far the judge agrees with the experts, per rubric version, and the experts with each
-other. The statistics come from rubriceval.trust.agreement; this module only groups the audit responses.
-
-Each expert response is one judge–human pair (an item audited by two experts counts twice); responses to unscored
-verdicts have no judge score and are counted apart, never as a 0.
+other. Items, human labels and statistics come from rubriceval.trust.human_scores — the one path `rubriceval agree`,
+calibration and the trust gate take: each audited item counts once, its human score is a lead's adjudicated label,
+else the experts' consensus (AuditedItem.human_score); unscored verdicts are counted apart, never as a 0.
 """
 from __future__ import annotations
-
-from collections import defaultdict
 
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from rubriceval import AgreementReport, AuditStore, agreement_report
-from rubriceval.store.audit_models import AuditResponse
-from rubriceval.trust.agreement import Estimate, krippendorff_alpha
+from rubriceval import AuditStore
+from rubriceval.trust.agreement import Estimate
+from rubriceval.trust.human_scores import AuditedItem, RubricAgreementReport, audit_agreement, audited_items
 
-SUMMARY_COLUMNS = ["rubric", "version", "pairs", "exact", "within ±1", "quadratic κ", "Spearman", "judge − human",
+SUMMARY_COLUMNS = ["rubric", "version", "items", "exact", "within ±1", "quadratic κ", "Spearman", "judge − human",
                    "items ≥2 experts", "expert α (ordinal)", "unscored", "notes"]
+WORST_COLUMNS = ["sample", "judge", "human", "gap", "reasons"]
 N_BOOT = 1000
+WORST_ITEMS = 15
 
 
 class RubricAgreement(BaseModel):
@@ -25,44 +24,27 @@ class RubricAgreement(BaseModel):
     scorer: str
     name: str
     version: str
-    report: AgreementReport
+    report: RubricAgreementReport
     experts_alpha: Estimate
     n_multi_expert_items: int
-    responses: list[AuditResponse] = Field(default_factory=list)
-
-
-def _group(responses: list[AuditResponse]) -> dict[tuple[str, str], list[AuditResponse]]:
-    groups: dict[tuple[str, str], list[AuditResponse]] = defaultdict(list)
-    for r in responses:
-        groups[(r.scorer, r.scorer_version)].append(r)
-    return dict(sorted(groups.items()))
-
-
-def _experts_alpha(responses: list[AuditResponse]) -> tuple[Estimate, int]:
-    experts = sorted({r.expert for r in responses})
-    by_item: dict[str, dict[str, int]] = defaultdict(dict)
-    for r in responses:
-        by_item[r.sample_id][r.expert] = r.score
-    multi = sum(1 for scores in by_item.values() if len(scores) >= 2)
-    if len(experts) < 2:
-        return Estimate(note="only one expert has audited this rubric"), multi
-    matrix = [[scores.get(e) for e in experts] for scores in by_item.values()]
-    return krippendorff_alpha(matrix, level="ordinal", n_boot=N_BOOT), multi
+    items: list[AuditedItem] = Field(default_factory=list)
 
 
 def compute(store: AuditStore, run: str) -> list[RubricAgreement]:
-    names = {s["scorer"]: (s["definition"].get("name") or s["scorer"]) for s in store.rubric_scorers(run)}
+    run_id = store.resolve(run)
     out = []
-    for (scorer, version), responses in _group(store.responses(run)).items():
-        paired = [r for r in responses if r.judge_score is not None]
-        label = f"{names.get(scorer, scorer)} {version}"
-        report = agreement_report([r.judge_score for r in paired], [r.score for r in paired],
-                                  ids=[f"{r.sample_id} · {r.expert}" for r in paired], name=label, n_boot=N_BOOT,
-                                  worst_k=15, n_unscored=len(responses) - len(paired))
-        alpha, multi = _experts_alpha(responses)
-        out.append(RubricAgreement(key=f"{scorer} @ {version}", scorer=scorer, name=names.get(scorer, scorer),
-                                   version=version, report=report, experts_alpha=alpha, n_multi_expert_items=multi,
-                                   responses=responses))
+    for scorer in sorted(store.rubric_scorers(run_id), key=lambda s: s["scorer"]):
+        audited = audited_items(store.path, scorer["scorer"], run=run_id)
+        if not audited.items:
+            continue
+        report = audit_agreement(audited, n_boot=N_BOOT, worst_k=WORST_ITEMS)
+        name = scorer["definition"].get("name") or scorer["scorer"]
+        experts = report.experts
+        alpha = experts.alpha_ordinal if experts is not None else Estimate(note="no item has two experts' scores")
+        out.append(RubricAgreement(key=f"{audited.rubric_id} @ {audited.version_tag}", scorer=audited.rubric_id,
+                                   name=name, version=audited.version_tag, report=report, experts_alpha=alpha,
+                                   n_multi_expert_items=experts.n_items if experts is not None else 0,
+                                   items=audited.items))
     return out
 
 
@@ -95,14 +77,16 @@ def confusion_frame(result: RubricAgreement | None) -> pd.DataFrame:
 
 def worst_frame(result: RubricAgreement | None) -> pd.DataFrame:
     if result is None:
-        return pd.DataFrame(columns=["sample · expert", "judge", "human", "gap", "reason"])
-    reasons = {f"{r.sample_id} · {r.expert}": r.reason for r in result.responses}
+        return pd.DataFrame(columns=WORST_COLUMNS)
+    reasons = {item.key: "; ".join(f"{expert}: {why}" for expert, why in sorted(item.reasons.items()))
+               for item in result.items}
     return pd.DataFrame([[w.id, w.judge, w.human, w.gap, reasons.get(w.id, "")] for w in result.report.worst_items],
-                        columns=["sample · expert", "judge", "human", "gap", "reason"])
+                        columns=WORST_COLUMNS)
 
 
 def headline(results: list[RubricAgreement]) -> str:
     if not results:
         return "No audits yet: agreement appears once experts have answered some verdicts."
     lines = [f"- {a.report.summary()}" for a in results]
-    return "\n".join(lines) + "\n\nEach expert response is one judge–expert pair (\"items\" above counts pairs)."
+    return "\n".join(lines) + ("\n\nEach audited item counts once: its human score is a lead's adjudicated label, else "
+                                "the experts' consensus (lower median), as in `rubriceval agree` and the trust gate.")

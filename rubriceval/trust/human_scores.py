@@ -372,10 +372,12 @@ def _unique_keys(items: list[AuditedItem]) -> list[AuditedItem]:
 # Agreement for one rubric version
 # --------------------------------------------------------------------------------------------------------------
 
-def audit_agreement(audited: AuditedSet, *, n_boot: int = 1000, seed: int = 0) -> RubricAgreementReport:
-    """Judge vs expert consensus over an audited set (nothing stored)."""
+def audit_agreement(audited: AuditedSet, *, n_boot: int = 1000, seed: int = 0,
+                    worst_k: int = 10) -> RubricAgreementReport:
+    """Judge vs expert consensus over an audited set (nothing stored); `worst_k` largest gaps listed."""
     report = agreement_from_verdicts(audited.keyed_verdicts(), audited.human_scores(), scale=SCALE,
-                                     name=f"{audited.rubric_id} {audited.version_tag}", n_boot=n_boot, seed=seed)
+                                     name=f"{audited.rubric_id} {audited.version_tag}", n_boot=n_boot, seed=seed,
+                                     worst_k=worst_k)
     experts = expert_agreement((item.expert_scores for item in audited.items), n_boot=n_boot, seed=seed)
     return RubricAgreementReport(**{**report.model_dump(), "notes": audited.notes + report.notes},
                                  rubric_id=audited.rubric_id, version_tag=audited.version_tag, source="audit",
