@@ -7,8 +7,10 @@ the workbook of a million-row run is written in flat memory.
 """
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator, Mapping, Sequence
+from functools import lru_cache
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ from rubriceval.report.failure_tags import FailureTagReport, failure_tag_sheet, 
 from rubriceval.report.xlsx_stream import Book
 from rubriceval.report.xlsx_stream import write_sheet as _write_sheet
 from rubriceval.i18n import Lang, check_lang, evidence_text, t
+from rubriceval.verdict import Evidence, Usage
 
 EXCEL_MAX_ROWS = 1_048_576        # rows an Excel worksheet holds, its header row included
 SHEET_NAMES = ("summary", "samples", "breakdown", "diagnosis")   # stable names, for scripts reading the workbook
@@ -47,6 +50,21 @@ def _summary_rows(data: RunData, lang: Lang) -> tuple[list[str], list[list[Any]]
     return headers, rows
 
 
+@lru_cache(maxsize=4096)
+def _evidence_cell(evidence_json: str, lang: Lang) -> str:
+    """A verdict's stored evidence as the samples sheet shows it: one line per item, said in `lang`."""
+    return "\n".join(
+        f"{'✓' if e.passed else '✗' if e.passed is False else '·'} {e.item}: {evidence_text(e, lang)}"
+        + (f" 「{e.span}」" if e.span else "") for e in map(Evidence.model_validate, json.loads(evidence_json)))
+
+
+@lru_cache(maxsize=1024)
+def _usage_cells(usage_json: str) -> tuple[int, int, float]:
+    """calls, tokens and cost of a verdict's stored usage."""
+    usage = Usage.model_validate_json(usage_json)
+    return usage.calls, usage.prompt_tokens + usage.completion_tokens, round(usage.cost_usd, 6)
+
+
 def _sample_rows(data: RunData, lang: Lang) -> tuple[list[str], Iterator[list[Any]], list[int]]:
     headers = [t("sample_id", lang), t("scorer", lang), t("kind", lang), t("score", lang), t("passed", lang),
                t("unscored_kind", lang), t("unscored_reason", lang), t("feedback", lang), t("evidence", lang),
@@ -57,16 +75,18 @@ def _sample_rows(data: RunData, lang: Lang) -> tuple[list[str], Iterator[list[An
     verdict_marks = {True: t("passed", lang), False: t("failed", lang)}
 
     def rows() -> Iterator[list[Any]]:
-        for chunk in data.source.verdict_chunks():          # every verdict with its sample, a chunk at a time
-            for v, s in chunk:
-                evidence = "\n".join(
-                    f"{'✓' if e.passed else '✗' if e.passed is False else '·'} {e.item}: {evidence_text(e, lang)}"
-                    + (f" 「{e.span}」" if e.span else "") for e in v.evidence)
-                yield [v.sample_id, names.get(v.scorer, v.scorer), kinds.get(v.kind) or t(f"kind_{v.kind}", lang),
-                       v.score, None if v.passed is None else verdict_marks[v.passed],
-                       v.unscored_kind or "", v.unscored_reason or "", v.feedback, evidence,
-                       s.question, s.answer, s.ground_truth, ", ".join(s.tags), s.intent, v.usage.calls,
-                       v.usage.prompt_tokens + v.usage.completion_tokens, round(v.usage.cost_usd, 6)]
+        # Every stored verdict row with its sample, a chunk at a time; the evidence and usage columns are read and
+        # said once per distinct value (many rows share them), not through a Verdict per row.
+        for chunk in data.source.row_chunks():
+            for r, s in chunk:
+                passed, score = r["passed"], r["score"]
+                calls, tokens, cost = _usage_cells(r["usage_json"])
+                yield [r["sample_id"], names.get(r["scorer"], r["scorer"]),
+                       kinds.get(r["kind"]) or t(f"kind_{r['kind']}", lang), score,
+                       None if passed is None else verdict_marks[bool(passed)],
+                       r["unscored_kind"] or ("error" if score is None else ""), r["unscored_reason"] or "",
+                       r["feedback"], _evidence_cell(r["evidence_json"], lang),
+                       s.question, s.answer, s.ground_truth, ", ".join(s.tags), s.intent, calls, tokens, cost]
     wrapped = [6, 7, 8, 9, 10, 11]   # reasons, feedback, evidence, question, answer, ground truth
     return headers, rows(), wrapped
 

@@ -160,18 +160,24 @@ class RunSource:
             f"SELECT v.* {FROM_RUN} AND v.scorer = ? AND v.score IS NOT NULL {where} ORDER BY v.score, v.sample_id "
             "LIMIT ?", (scorer, *params, n))]
 
-    def verdict_chunks(self, *, where: str = "", params: Sequence[Any] = (), size: int | None = None
-                       ) -> Iterator[list[tuple[Verdict, Sample]]]:
-        """Every verdict with its sample, in verdict order, the verdicts of `size` samples at a time (a sample's
-        verdicts are neighbours: its JSON is parsed once)."""
+    def row_chunks(self, *, where: str = "", params: Sequence[Any] = (), size: int | None = None
+                   ) -> Iterator[list[tuple[sqlite3.Row, Sample]]]:
+        """Every stored verdict row (the `verdicts` columns) with its sample, in verdict order, the rows of `size`
+        samples at a time (a sample's verdicts are neighbours: its JSON is parsed once)."""
         last: tuple[int, Sample | None] = (-1, None)
         for chunk in self._in_order("v.*, d.sample_json, d.position AS position", where, params, size):
             out = []
             for r in chunk:
                 if r["position"] != last[0]:
                     last = (r["position"], Sample.model_validate_json(r["sample_json"]))
-                out.append((row_to_verdict(r), last[1]))
+                out.append((r, last[1]))
             yield out
+
+    def verdict_chunks(self, *, where: str = "", params: Sequence[Any] = (), size: int | None = None
+                       ) -> Iterator[list[tuple[Verdict, Sample]]]:
+        """Every verdict with its sample, in verdict order, the verdicts of `size` samples at a time."""
+        for chunk in self.row_chunks(where=where, params=params, size=size):
+            yield [(row_to_verdict(r), sample) for r, sample in chunk]
 
     def diagnose(self, summary: Summary, config: Any = None) -> list[Any]:
         """The diagnosis of the run (report/diagnosis.py), its questions answered in SQL."""

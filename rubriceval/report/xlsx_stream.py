@@ -30,7 +30,7 @@ MAX_COLUMN_WIDTH = 60
 WRAPPED_COLUMN_WIDTH = 50
 PLAIN, HEADER, WRAPPED = 0, 1, 2                     # cell style ids (cellXfs in STYLES)
 _NOT_XML = str.maketrans({0xFFFE: None, 0xFFFF: None})
-_LETTERS = [get_column_letter(i + 1) for i in range(256)]
+_LETTERS = [get_column_letter(i + 1) for i in range(256)]   # for filter ranges
 _MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 _REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 _PKG = "http://schemas.openxmlformats.org/package/2006"
@@ -68,15 +68,24 @@ def _xml(text: str) -> str:
     return text.translate(_NOT_XML)
 
 
-def _cell(ref: str, value: Any, style: int) -> str:
+def _cell(value: Any, style: int) -> str:
+    # No r="A1" reference: a cell's column is its place in the row (every cell is written, empty ones too), so the
+    # same value's XML serves every row it appears in.
     s = f' s="{style}"' if style else ""
     if value is None:
-        return f'<c r="{ref}"{s}/>' if style else ""
+        return f"<c{s}/>"
     if isinstance(value, str):
-        return f'<c r="{ref}"{s} t="inlineStr"><is><t xml:space="preserve">{_xml(value)}</t></is></c>'
+        return f'<c{s} t="inlineStr"><is><t xml:space="preserve">{_xml(value)}</t></is></c>'
     if isinstance(value, bool):
-        return f'<c r="{ref}"{s} t="b"><v>{int(value)}</v></c>'
-    return f'<c r="{ref}"{s}><v>{value!r}</v></c>'
+        return f'<c{s} t="b"><v>{int(value)}</v></c>'
+    return f"<c{s}><v>{value!r}</v></c>"
+
+
+class _Same:
+    """Marks a cell that repeats the one above it (same value object, same style)."""
+
+
+SAME = _Same()
 
 
 class Book:
@@ -139,15 +148,29 @@ class Sheet:
         self.filter_columns = 0               # > 0: an autofilter over the header and the rows written with it
         self.filter_rows = 0
         self.frozen = False
+        self._last: list[tuple[Any, int, str] | None] = []   # per column: the last value, its style and XML
 
-    def append(self, values: Sequence[Any], style: int = PLAIN, wrapped: Sequence[int] = ()) -> list[Any]:
-        """Write one row; returns its values as written (cleaned)."""
+    def append(self, values: Sequence[Any], style: int = PLAIN, wrapped: Sequence[int] = ()) -> list[Any | _Same]:
+        """Write one row; returns its values as written (cleaned), SAME where a column repeats the row above (a
+        sample's text beside each of its verdicts is cleaned and escaped once)."""
         self.rows += 1
-        written = [clean(v) for v in values]
-        r = str(self.rows)
-        self._buffer.append(f'<row r="{r}">' + "".join(
-            _cell(_LETTERS[col] + r, value, WRAPPED if col in wrapped else style)
-            for col, value in enumerate(written)) + "</row>")
+        written: list[Any] = []
+        cells: list[str] = []
+        for col, value in enumerate(values):
+            cell_style = WRAPPED if col in wrapped else style
+            if col >= len(self._last):
+                self._last.append(None)
+            last = self._last[col]
+            if last is not None and last[0] is value and last[1] == cell_style:
+                written.append(SAME)
+                cells.append(last[2])
+                continue
+            clean_value = clean(value)
+            xml = _cell(clean_value, cell_style)
+            self._last[col] = (value, cell_style, xml)
+            written.append(clean_value)
+            cells.append(xml)
+        self._buffer.append(f'<row r="{self.rows}">{"".join(cells)}</row>')
         if len(self._buffer) >= 1000:
             self._fh.write("".join(self._buffer))
             self._buffer.clear()
@@ -189,7 +212,7 @@ def write_sheet(sheet: Sheet, headers: Sequence[str], rows: Iterable[Sequence[An
     for row in rows:
         written = sheet.append(row, wrapped=wrapped)
         for col in measured:
-            if col < len(written):
+            if col < len(written) and written[col] is not SAME:
                 widths[col] = max(widths[col], width(written[col]))
         n += 1
     sheet.frozen = True
