@@ -30,6 +30,7 @@ from rubriceval.judge.client import JudgeClient
 from rubriceval.judge.config import JudgeConfig, default_cache_dir
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.schema import Rubric
+from rubriceval.metric_config import stored_metric_options
 from rubriceval.runner import judge_rubric, score_metrics
 from rubriceval.store.batches import BatchStore, RequestCounts
 from rubriceval.store.runs import RunStore, rubrics_from_run
@@ -81,6 +82,8 @@ class BatchRun:
         # In the order they were asked for: a call they share is charged to the first, as in an online run.
         ordered = runs.run_info(run_id).config.metrics
         self.metrics = [m for m in ordered if m in metrics] + [m for m in metrics if m not in ordered]
+        # The standard metrics' options the run was started with (--metric-option): scored as an online run would be.
+        self.metric_options = stored_metric_options(runs.run_info(run_id).config.metric_options, run_id)
         self.cache = CallCache(config.cache_path or default_cache_dir() / "judge_cache.sqlite") if config.cache \
             else None
         self.provider = None if offline else BatchProvider(config.base_url, config.api_key,
@@ -241,7 +244,8 @@ class BatchRun:
         try:
             if rubric is not None:
                 return [await judge_rubric(rubric, sample, judge)]
-            return await score_metrics(sample, names, judge=judge, embedder=self.embedder)
+            return await score_metrics(sample, names, judge=judge, embedder=self.embedder,
+                                       options=self.metric_options)
         except BatchPending:
             return None
 
@@ -249,10 +253,12 @@ class BatchRun:
 def start_batch_run(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], *, store: RunStore,
                     judge_config: JudgeConfig, directory: Path | None = None, offline: bool = False,
                     embedder_config: object = None, name: str | None = None, dataset_path: str = "",
-                    rubrics_path: str = "") -> tuple[BatchRun, RoundReport]:
+                    rubrics_path: str = "", metric_options: object = None) -> tuple[BatchRun, RoundReport]:
     """A new run judged through batches: created like an online run (`api.start_run`), round 1 written and (unless
     `offline`) submitted. Files go to `directory` (default: batches/<run id> beside the store). Close the returned
-    BatchRun when done; later, `collect` it (a new BatchRun over the same run id works after a restart)."""
+    BatchRun when done; later, `collect` it (a new BatchRun over the same run id works after a restart).
+    metric_options: the standard metrics' `MetricOptions` (None: defaults), stored with the run and read back by
+    every BatchRun over it."""
     from rubriceval.api import start_run
 
     if not offline and not judge_config.base_url:
@@ -260,7 +266,7 @@ def start_batch_run(samples: list[Sample], rubrics: list[Rubric], metrics: list[
                               field="judge.base_url", hint="or write files for an offline runner: --batch-file DIR")
     run_id, rubrics = start_run(samples, rubrics, metrics, store=store, judge_config=judge_config,
                                 embedder_config=embedder_config, name=name, dataset_path=dataset_path,
-                                rubrics_path=rubrics_path)
+                                rubrics_path=rubrics_path, metric_options=metric_options)
     batch_run = BatchRun(store, run_id, judge_config, offline=offline,
                          directory=directory or Path(store.path).parent / "batches" / run_id)
     return batch_run, batch_run.submit_first_round()

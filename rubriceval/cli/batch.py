@@ -54,7 +54,8 @@ def wants_batch(args: argparse.Namespace, judge_config) -> bool:
     return bool(getattr(args, "batch", False) or getattr(args, "batch_file", None) or judge_config.batch)
 
 
-def start_batch_run(args: argparse.Namespace, store, samples, rubrics, metrics, judge_config, panel=None) -> int:
+def start_batch_run(args: argparse.Namespace, store, samples, rubrics, metrics, judge_config, panel=None,
+                    metric_options=None) -> int:
     """`rubriceval run … --batch`: create the run, write and submit round 1."""
     import asyncio
 
@@ -67,7 +68,7 @@ def start_batch_run(args: argparse.Namespace, store, samples, rubrics, metrics, 
     batch_run, report = rounds.start_batch_run(
         samples, rubrics, metrics, store=store, judge_config=judge_config, offline=bool(args.batch_file),
         directory=Path(given) if given else None, embedder_config=embedder_config_from(args), name=args.name,
-        dataset_path=args.dataset or "", rubrics_path=args.rubrics or "")
+        dataset_path=args.dataset or "", rubrics_path=args.rubrics or "", metric_options=metric_options)
     try:
         info = store.run_info(batch_run.run_id)
         print(f"run {info.name} ({info.run_id}): round 1, {report.submitted} request(s) in {batch_run.directory}"

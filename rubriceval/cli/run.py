@@ -112,7 +112,7 @@ def cmd_run(args) -> int:
     if args.dry_run:
         return _dry_run(samples, rubrics, metrics, judge_config, panel, metric_options)
     if wants_batch(args, judge_config) and not args.resume:      # rubriceval/batch/: rounds of batches
-        return start_batch_run(args, store, samples, rubrics, metrics, judge_config, panel)
+        return start_batch_run(args, store, samples, rubrics, metrics, judge_config, panel, metric_options)
     run_id, totals = asyncio.run(run_async(
         samples, rubrics, metrics, store=store, judge_config=judge_config, embedder_config=embedder_config_from(args),
         name=args.name, dataset_path=args.dataset or "", rubrics_path=args.rubrics or "",
