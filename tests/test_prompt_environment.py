@@ -91,3 +91,16 @@ def test_an_answer_that_looks_like_template_code_is_shown_as_text(tmp_path: Path
     user = prompts[1].messages[1]["content"]
     assert "{{ sample.__class__.__mro__ }} {% raw %}" in user      # a value, never template source
     assert "{{ 7 * 7 }} 的语气" in user and "49" not in user
+
+
+def test_a_template_is_compiled_once_and_never_stat_again(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "en").mkdir()
+    (tmp_path / "en" / "hello.j2").write_text("hello {{ name }}", encoding="utf-8")
+    env = prompt_environment(tmp_path)
+    assert env.get_template("en/hello.j2").render(name="a") == "hello a"
+
+    def no_stat(path):                     # auto-reload checks a file's mtime on every get_template
+        raise AssertionError(f"template file stat on render: {path}")
+
+    monkeypatch.setattr("os.path.getmtime", no_stat)
+    assert env.get_template("en/hello.j2").render(name="b") == "hello b"
