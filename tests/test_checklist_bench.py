@@ -54,3 +54,16 @@ async def test_a_row_equal_to_a_rubric_example_is_refused(judge_config, tmp_path
         "  - question: 差旅费怎么报销？\n    answer: 您可以找财务部门咨询一下报销的事情。"), encoding="utf-8")
     with pytest.raises(DatasetError, match="few-shot examples"):
         await run_cs_benchmark_async(judge_config, "holistic", data=leaked, rubrics_dir=rubrics, progress=False)
+
+
+async def test_fitted_mode_reuses_a_saved_checklist_result_without_calls(judge_config, stub_server, tmp_path):
+    first = await run_cs_benchmark_async(judge_config, "checklist", n_boot=20, progress=False)
+    saved = tmp_path / "checklist.json"
+    saved.write_text(first.model_dump_json(), encoding="utf-8")
+    calls = stub_server.stats.calls["chat"]
+    fitted = await run_cs_benchmark_async(judge_config, "checklist_fitted", answers=saved, n_boot=20, progress=False)
+    assert stub_server.stats.calls["chat"] == calls                      # no judge call
+    assert [r.rule_score for r in fitted.rows] == [r.judge_score for r in first.rows]
+    assert fitted.usage == first.usage and fitted.rule_overall.kappa_quadratic == first.overall.kappa_quadratic
+    with pytest.raises(DatasetError, match="not this run's rows"):
+        await run_cs_benchmark_async(judge_config, "checklist_fitted", answers=saved, n=10, progress=False)

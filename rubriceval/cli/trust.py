@@ -41,6 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--shuffle-levels", action="store_true",
                    help="cs_zh holistic: list the level descriptions in a seeded per-row order")
     p.add_argument("--rubrics", help="cs_zh: the rubric folder (default: rubrics)")
+    p.add_argument("--answers", help="cs_zh checklist_fitted: reuse the p(yes) of a saved checklist result (--out of "
+                                     "a --judge-mode checklist run) instead of asking the judge again")
     p.add_argument("--out", help="write every item's result as JSON")
     p.add_argument("--store", help="record the SummEval κ as trust evidence for the rubric version in this run store")
     p.add_argument("--data", help="your own copy of the benchmark (a file, or a folder holding it); default: the copy "
@@ -99,7 +101,7 @@ def cmd_benchmark_judge(args) -> int:
         config = judge_config_from(args)
         run_cs_benchmark(config, config.judge_mode or "holistic", out=args.out, few_shot=args.few_shot,
                          shuffle_levels=args.shuffle_levels, data=args.data, rubrics_dir=args.rubrics, n=args.n,
-                         command="rubriceval " + " ".join(sys.argv[1:]))
+                         answers=args.answers, command="rubriceval " + " ".join(sys.argv[1:]))
         return 0
 
     run_benchmark(args.kind, judge_config_from(args), n=args.n, out=args.out, store=args.store, data=args.data)

@@ -150,7 +150,10 @@ def _reports(rows: list[CsRow], score_of, n_boot: int, seed: int, name: str
 async def run_cs_benchmark_async(config: JudgeConfig, mode: JudgeMode = "holistic", *, few_shot: FewShot | None = None,
                                  shuffle_levels: bool = False, data: str | Path | None = None,
                                  rubrics_dir: str | Path | None = None, n: int | None = None, seed: int = 0,
-                                 n_boot: int = 1000, progress: bool = True) -> CsBenchmarkResult:
+                                 n_boot: int = 1000, progress: bool = True,
+                                 answers: str | Path | None = None) -> CsBenchmarkResult:
+    """`answers`: a saved checklist result (`--out` of a checklist run) whose p(yes) the fitted mode reuses
+    instead of asking the judge again (same rows and rubrics required)."""
     samples = spread(load_labelled(data), n)
     by_id = {r.id: r for r in load_rubrics(rubrics_dir or DEFAULT_RUBRICS,
                                            only=sorted({s.metadata["rubric"] for s in samples}))}
@@ -164,25 +167,42 @@ async def run_cs_benchmark_async(config: JudgeConfig, mode: JudgeMode = "holisti
         pairs.append((rubric, sample))
     for rubric in {id(r): r for r, _ in pairs}.values():
         _check_no_example_leak(rubric, [s for r, s in pairs if r.id == rubric.id])
-    started = time.perf_counter()
-    verdicts = await judge_pairs(pairs, config, progress)
-    elapsed = time.perf_counter() - started
-    rows = [CsRow(id=s.id, rubric_id=r.id, label=int(s.metadata["label"]), judge_score=v.score,
-                  unscored_reason=v.unscored_reason, p_yes=_p_yes(v)) for (r, s), v in zip(pairs, verdicts)]
     result: dict[str, Any] = {}
+    if answers is not None:
+        saved = _saved_answers(answers, pairs, mode)
+        rows, usage, elapsed, unscored = saved.rows, saved.usage, saved.elapsed_s, saved.unscored_kinds
+        result["judge"] = saved.judge
+    else:
+        started = time.perf_counter()
+        verdicts = await judge_pairs(pairs, config, progress)
+        elapsed = time.perf_counter() - started
+        rows = [CsRow(id=s.id, rubric_id=r.id, label=int(s.metadata["label"]), judge_score=v.score,
+                      unscored_reason=v.unscored_reason, p_yes=_p_yes(v)) for (r, s), v in zip(pairs, verdicts)]
+        usage = sum((v.usage for v in verdicts), Usage())
+        unscored = dict(Counter(v.unscored_kind or "error" for v in verdicts if v.score is None))
     if mode == "checklist_fitted":
         rows = _cross_fit(rows, pairs, seed)
         result["fitted_on_all"] = _fit_all(rows, pairs, config.model)
         result["rule_overall"], result["rule_per_rubric"] = _reports(rows, lambda r: r.rule_score, n_boot, seed,
                                                                      "declared rule")
     overall, per = _reports(rows, lambda r: r.judge_score, n_boot, seed, mode)
-    usage = sum((v.usage for v in verdicts), Usage())
-    return CsBenchmarkResult(judge_mode=mode, few_shot=few_shot, shuffle_levels=shuffle_levels,
-                             judge=config.describe(), n_items=len(rows),
-                             n_scored=sum(r.judge_score is not None for r in rows),
-                             unscored_kinds=dict(Counter(v.unscored_kind or "error" for v in verdicts
-                                                         if v.score is None)),
+    result.setdefault("judge", config.describe())
+    return CsBenchmarkResult(judge_mode=mode, few_shot=few_shot, shuffle_levels=shuffle_levels, n_items=len(rows),
+                             n_scored=sum(r.judge_score is not None for r in rows), unscored_kinds=unscored,
                              elapsed_s=elapsed, usage=usage, overall=overall, per_rubric=per, rows=rows, **result)
+
+
+def _saved_answers(path: str | Path, pairs: list[tuple[Rubric, Sample]], mode: JudgeMode) -> CsBenchmarkResult:
+    """A checklist run's saved result, checked to cover exactly these rows with the same rubrics."""
+    if mode != "checklist_fitted":
+        raise DatasetError("saved answers only serve --judge-mode checklist_fitted", file=str(path))
+    saved = CsBenchmarkResult.model_validate_json(Path(path).read_text(encoding="utf-8"))
+    if saved.judge_mode != "checklist":
+        raise DatasetError(f"a {saved.judge_mode} result has no checklist answers", file=str(path), field="judge_mode")
+    wanted = [(s.id, r.id) for r, s in pairs]
+    if [(row.id, row.rubric_id) for row in saved.rows] != wanted:
+        raise DatasetError("the saved rows are not this run's rows (other data, --n or rubrics)", file=str(path))
+    return saved
 
 
 def _fit_all(rows: list[CsRow], pairs: list[tuple[Rubric, Sample]], judge: str) -> dict[str, FittedWeights]:
