@@ -39,6 +39,7 @@ class RunSource:
         self.run_id = self.info.run_id
         self.scorers: list[dict[str, Any]] = store.scorers(self.run_id)
         self.n_samples = self.info.n_samples
+        self.dataset: str = store.dataset_id(self.run_id)
         # A read-only connection of its own: a report reads while nothing it holds is written.
         self.conn = sqlite3.connect(str(store.path), timeout=30, check_same_thread=False)
         self.conn.row_factory = sqlite3.Row
@@ -61,8 +62,7 @@ class RunSource:
         """Verdicts joined to their samples in verdict order, one range of `span` dataset positions at a time: each
         query walks the position index and sorts only its own rows (one ORDER BY over the whole run would sort
         every row, sample text included, in temporary files)."""
-        span = span or SPAN
-        dataset = self.store.dataset_id(self.run_id)
+        span, dataset = span or SPAN, self.dataset
         end = self.conn.execute("SELECT MAX(position) FROM dataset_samples WHERE dataset_id = ?",
                                 (dataset,)).fetchone()[0]
         for low in range(0, (end if end is not None else -1) + 1, span):
@@ -75,34 +75,40 @@ class RunSource:
 
     # -- the summary ---------------------------------------------------------------------------------------------
     def summary(self, metric_thresholds: Mapping[str, float] | None = None, *, breakdown: bool = True) -> Summary:
-        seen = self._rows("SELECT v.scorer, v.kind, v.scorer_version, MIN(d.position * 2 + (v.kind != 'rubric')) "
-                          f"AS first {FROM_RUN} GROUP BY v.scorer ORDER BY first, v.kind DESC, v.scorer")
+        # One pass over the run for every scorer: where its first verdict sits (for scorers without a stored
+        # definition), its rows, unscored rows and flagged rows (instr() first: only rows whose details mention the
+        # key are parsed as JSON).
+        seen = self._rows(
+            "SELECT v.scorer, v.kind, v.scorer_version, MIN(d.position * 2 + (v.kind != 'rubric')) AS first, "
+            f"COUNT(*) AS n, SUM(v.score IS NULL) AS unscored, SUM(instr(v.details_json, '\"{MANIPULATION_KEY}\"') > 0 "
+            f"AND json_type(v.details_json, '$.{MANIPULATION_KEY}') IS NOT NULL) AS flagged {FROM_RUN} "
+            "GROUP BY v.scorer ORDER BY first, v.kind DESC, v.scorer")
+        counts = {r["scorer"]: (r["n"], r["flagged"]) for r in seen}
         scorer_rows, notes = with_unstored_scorers(self.scorers, ((r[0], r[1], r[2]) for r in seen))
-        summaries = {row["scorer"]: self._scorer(row, metric_thresholds) for row in scorer_rows}
-        totals = self._rows(f"SELECT COUNT(*), SUM(v.score IS NULL) {FROM_RUN}")[0]
-        summary = assemble_summary(summaries, notes, n_samples=self.n_samples, n_verdicts=totals[0],
-                                   n_unscored=totals[1] or 0, usage=self._usage())
+        summaries = {row["scorer"]: self._scorer(row, metric_thresholds, *counts.get(row["scorer"], (0, 0)))
+                     for row in scorer_rows}
+        summary = assemble_summary(summaries, notes, n_samples=self.n_samples, n_verdicts=sum(r["n"] for r in seen),
+                                   n_unscored=sum(r["unscored"] for r in seen), usage=self._usage())
         if breakdown:
             summary.breakdown = self._breakdown(summaries)
         else:
             summary.notes.append("no samples given: per tag/intent breakdown left out")
         return summary
 
-    def _scorer(self, row: Mapping[str, Any], metric_thresholds: Mapping[str, float] | None) -> ScorerSummary:
+    def _scorer(self, row: Mapping[str, Any], metric_thresholds: Mapping[str, float] | None, n_total: int,
+                flagged: int) -> ScorerSummary:
         name = row["scorer"]
         scores = array("d")
         for chunk in self._stream(f"SELECT v.score {FROM_RUN} AND v.scorer = ? AND v.score IS NOT NULL "
                                   "ORDER BY d.position", (name,), size=20 * CHUNK):
             scores.extend(r[0] for r in chunk)
-        n_total = self._rows(f"SELECT COUNT(*) {FROM_RUN} AND v.scorer = ?", (name,))[0][0]
         unscored = [(r[0], r[1], r[2]) for r in self._rows(
             f"SELECT v.unscored_kind, v.sample_id, v.unscored_reason {FROM_RUN} AND v.scorer = ? AND v.score IS NULL "
             "ORDER BY d.position", (name,))]
-        flagged = self._rows(f"SELECT COUNT(*) {FROM_RUN} AND v.scorer = ? AND v.details_json != '{{}}' "
-                             f"AND json_type(v.details_json, '$.{MANIPULATION_KEY}') IS NOT NULL", (name,))[0][0]
         panel_rows = [row_to_verdict(r) for r in self._rows(
-            f"SELECT v.* {FROM_RUN} AND v.scorer = ? AND v.details_json != '{{}}' "
-            f"AND json_type(v.details_json, '$.{PANEL_KEY}') = 'object' ORDER BY d.position", (name,))]
+            f"SELECT v.* {FROM_RUN} AND v.scorer = ? AND instr(v.details_json, ?) "
+            f"AND json_type(v.details_json, '$.{PANEL_KEY}') = 'object' ORDER BY d.position",
+            (name, f'"{PANEL_KEY}"'))]
         return scorer_summary(row, scores=scores, n_total=n_total, unscored=unscored, n_flagged=flagged,
                               panel_rows=panel_rows, usage=self._usage(name), metric_thresholds=metric_thresholds)
 
@@ -110,6 +116,10 @@ class RunSource:
         """Usage summed in verdict order; rows that spent nothing add nothing, so they are not read."""
         where, params = ("AND v.scorer = ?", (scorer,)) if scorer else ("", ())
         total = Usage()
+        spent = self._rows(f"SELECT 1 FROM verdicts v WHERE v.run_id = ? {where} AND v.usage_json != ? LIMIT 1",
+                           (*params, ZERO_USAGE))
+        if not spent:                                        # a run without judge calls: nothing to read in order
+            return total
         for chunk in self._in_order("v.usage_json", f"{where} AND v.usage_json != ?", (*params, ZERO_USAGE)):
             for r in chunk:
                 total = total + Usage.model_validate_json(r[0])
@@ -117,10 +127,14 @@ class RunSource:
 
     def _breakdown(self, summaries: Mapping[str, ScorerSummary]) -> list[Any]:
         groups: dict[tuple[str, str, str], list[Any]] = {}
-        for chunk in self._in_order("json_extract(d.sample_json, '$.tags') AS tags, "
-                                    "json_extract(d.sample_json, '$.intent') AS intent, v.scorer, v.score"):
+        for chunk in self._in_order("d.position AS position, v.scorer, v.score"):
+            # position → the sample's groups, read once per sample (not once per verdict)
+            keys = {r[0]: breakdown_keys(json.loads(r[1] or "[]"), r[2] or "") for r in self.conn.execute(
+                "SELECT position, json_extract(sample_json, '$.tags'), json_extract(sample_json, '$.intent') "
+                "FROM dataset_samples WHERE dataset_id = ? AND position BETWEEN ? AND ?",
+                (self.dataset, chunk[0]["position"], chunk[-1]["position"]))}
             for r in chunk:
-                for dimension, value in breakdown_keys(json.loads(r["tags"] or "[]"), r["intent"] or ""):
+                for dimension, value in keys[r["position"]]:
                     group = groups.setdefault((dimension, value, r["scorer"]), [0, array("d")])
                     group[0] += 1
                     if r["score"] is not None:
@@ -163,15 +177,12 @@ class RunSource:
     def row_chunks(self, *, where: str = "", params: Sequence[Any] = (), size: int | None = None
                    ) -> Iterator[list[tuple[sqlite3.Row, Sample]]]:
         """Every stored verdict row (the `verdicts` columns) with its sample, in verdict order, the rows of `size`
-        samples at a time (a sample's verdicts are neighbours: its JSON is parsed once)."""
-        last: tuple[int, Sample | None] = (-1, None)
-        for chunk in self._in_order("v.*, d.sample_json, d.position AS position", where, params, size):
-            out = []
-            for r in chunk:
-                if r["position"] != last[0]:
-                    last = (r["position"], Sample.model_validate_json(r["sample_json"]))
-                out.append((r, last[1]))
-            yield out
+        samples at a time (each sample read and parsed once, not once per verdict)."""
+        for chunk in self._in_order("v.*, d.position AS position", where, params, size):
+            samples = {r[0]: Sample.model_validate_json(r[1]) for r in self.conn.execute(
+                "SELECT position, sample_json FROM dataset_samples WHERE dataset_id = ? AND position BETWEEN ? AND ?",
+                (self.dataset, chunk[0]["position"], chunk[-1]["position"]))}
+            yield [(r, samples[r["position"]]) for r in chunk]
 
     def verdict_chunks(self, *, where: str = "", params: Sequence[Any] = (), size: int | None = None
                        ) -> Iterator[list[tuple[Verdict, Sample]]]:

@@ -3,6 +3,8 @@ the lowest rows of a scorer, one row by key, rows low despite good retrieval, ho
 unscored rows. Only the few rows a finding shows are ever loaded."""
 from __future__ import annotations
 
+import heapq
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -14,10 +16,23 @@ if TYPE_CHECKING:
     from rubriceval.report.source import RunSource
 
 
+class _Rev:
+    """A sort key reversed, so a min-heap keeps the n smallest keys (its top is the largest kept)."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: tuple):
+        self.key = key
+
+    def __lt__(self, other: "_Rev") -> bool:
+        return self.key > other.key
+
+
 class SqlIndex:
     def __init__(self, source: "RunSource"):
         self.source = source
         self._questions: dict[str, str] = {}
+        self._checks: dict[str, dict[str, tuple[int, int, list[tuple]]]] = {}
 
     def _verdicts(self, sql: str, params: Sequence[object] = ()) -> list[Verdict]:
         from rubriceval.report.source import FROM_RUN
@@ -63,18 +78,47 @@ class SqlIndex:
         return [row_to_verdict(r) for r in self.source._rows(sql, (*params, scorer, *below_params, n))]
 
     def check_results(self, scorer: str, item_id: str, n: int) -> tuple[int, int, list[tuple[Verdict, Evidence]]]:
+        """How often a check item was judged and failed on a rubric's rows, and the first n failures (unscored last,
+        then by score and sample id). A rubric's rows are read once for all its items."""
+        if scorer not in self._checks:
+            self._checks[scorer] = self._read_checks(scorer, n)
+        judged, failed, first = self._checks[scorer].get(item_id, (0, 0, []))
+        keep = first[:n]
+        rows = {r["sample_id"]: r for r in self.source._rows(
+            "SELECT v.* FROM verdicts v WHERE v.run_id = ? AND v.scorer = ? AND v.sample_id IN "
+            f"({','.join('?' * len(keep))})", (scorer, *(k[2] for k in keep)))} if keep else {}
+        out = []
+        for *_, sample_id, _, index in keep:
+            verdict = row_to_verdict(rows[sample_id])
+            out.append((verdict, verdict.evidence[index]))
+        return judged, failed, out
+
+    def _read_checks(self, scorer: str, n: int) -> dict[str, tuple[int, int, list[tuple]]]:
+        """item → (judged, failed, the n first failures as sort keys) over every row of the rubric, one pass."""
         from rubriceval.report.source import FROM_RUN
 
-        evidence = (f"{FROM_RUN} AND v.scorer = ? AND v.evidence_json != '[]' AND json_extract(e.value, '$.item') = ? "
-                    "AND json_type(e.value, '$.passed') IN ('true', 'false')").replace(
-            "WHERE", ", json_each(v.evidence_json) e WHERE", 1)
-        counts = self.source._rows(f"SELECT COUNT(*), SUM(json_type(e.value, '$.passed') = 'false') {evidence}",
-                                   (scorer, item_id))[0]
-        rows = self.source._rows(f"SELECT v.*, e.value AS evidence {evidence} AND json_type(e.value, '$.passed') = "
-                                 "'false' ORDER BY v.score IS NULL, COALESCE(v.score, 0), v.sample_id, "
-                                 "d.position, e.key LIMIT ?", (scorer, item_id, n))
-        return counts[0], counts[1] or 0, [(row_to_verdict(r), Evidence.model_validate_json(r["evidence"]))
-                                           for r in rows]
+        counts: dict[str, list[int]] = {}
+        first: dict[str, list[tuple]] = {}
+        cursor = self.source.conn.execute(f"SELECT v.sample_id, v.score, v.evidence_json, d.position {FROM_RUN} "
+                                          "AND v.scorer = ? AND v.evidence_json != '[]'", (self.source.run_id, scorer))
+        while rows := cursor.fetchmany(5000):
+            for sample_id, score, evidence_json, position in rows:
+                for index, e in enumerate(json.loads(evidence_json)):
+                    passed = e.get("passed")
+                    if passed is None:
+                        continue
+                    item = counts.setdefault(e.get("item"), [0, 0])
+                    item[0] += 1
+                    if passed is False:
+                        item[1] += 1
+                        # the order of the in-memory index: unscored last, score, sample id; then row, item order
+                        key = (score is None, score or 0, sample_id, position, index)
+                        heap = first.setdefault(e.get("item"), [])
+                        if len(heap) < n:
+                            heapq.heappush(heap, _Rev(key))
+                        elif key < heap[0].key:
+                            heapq.heapreplace(heap, _Rev(key))
+        return {item: (c[0], c[1], sorted(r.key for r in first.get(item, []))) for item, c in counts.items()}
 
     def unscored(self, scorer: str, n: int) -> list[Verdict]:
         return self._verdicts("AND v.scorer = ? AND v.score IS NULL ORDER BY d.position LIMIT ?", (scorer, n))
