@@ -191,7 +191,9 @@ class Sheet:
                      '<selection pane="bottomLeft"/>')
         cols = "".join(f'<col min="{i}" max="{i}" width="{w:g}" customWidth="1"/>'
                        for i, w in enumerate(self.widths, start=1))
-        with zf.open(name, "w") as out:
+        # An entry over 2 GiB needs ZIP64, which zipfile must be told of before writing (a sheet of a million long
+        # rows can come close); smaller sheets stay in the plain format every reader knows.
+        with zf.open(name, "w", force_zip64=self.tmp.stat().st_size > 1 << 30) as out:
             out.write((f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<worksheet xmlns="{_MAIN}" '
                        f'xmlns:r="{_REL}"><sheetViews>{view}</sheetView></sheetViews>'
                        '<sheetFormatPr defaultRowHeight="15"/>' + (f"<cols>{cols}</cols>" if cols else "")
