@@ -94,7 +94,8 @@ class Book:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._tmp = tempfile.TemporaryDirectory(prefix="rubriceval-xlsx-")
+        # Beside the output, not in /tmp: /tmp is often RAM (tmpfs), and a million-row sheet is gigabytes of XML.
+        self._tmp = tempfile.TemporaryDirectory(prefix=".rubriceval-xlsx-", dir=self.path.parent)
         self.sheets: list[Sheet] = []
 
     def create_sheet(self, name: str) -> "Sheet":
