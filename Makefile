@@ -10,11 +10,11 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 # The demo is sized for a first run of ≤ 3 minutes on 2 CPU cores with the embedded judge (model load included),
 # and a second run of seconds (every judge call answered from the judge cache): llama.cpp processes ~20–50 prompt
 # tokens/s here, so prompt tokens decide. It shows every capability on few, representative rows
-# (datasets/demo_zh.jsonl: 5 single-turn answers incl. a prompt injection, 2 conversations):
+# (datasets/demo_zh.jsonl: 4 single-turn answers incl. a prompt injection, 1 conversation):
 # - business rubrics with deterministic checks, judged in checklist mode — yes/no questions with p(yes), whose
 #   prompts share each sample as a prefix, so the server processes every sample once (`--judge-mode checklist`;
 #   DEMO_JUDGE_MODE=holistic for one 1–5 judgment per rubric: ~10× slower here);
-# - conversation rubrics (identity verification, closing) on the two conversations;
+# - conversation rubrics (identity verification, closing) on a conversation;
 # - RAG metrics without an LLM (context precision/recall against reference contexts, ROUGE-L, BLEU); any metric of
 #   `rubriceval metrics` can be added, e.g. DEMO_METRICS=$(DEMO_METRICS),faithfulness (minutes more);
 # - the HTML/Excel/Markdown report.
