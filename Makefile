@@ -12,8 +12,9 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 # tokens/s here, so prompt tokens decide. It shows every capability on few, representative rows
 # (datasets/demo_zh.jsonl: 4 single-turn answers incl. a prompt injection, 1 conversation):
 # - business rubrics with deterministic checks, judged in checklist mode — yes/no questions with p(yes), whose
-#   prompts share each sample as a prefix, so the server processes every sample once (`--judge-mode checklist`;
-#   DEMO_JUDGE_MODE=holistic for one 1–5 judgment per rubric: ~10× slower here);
+#   prompts share each sample as a prefix, so the server processes every sample once; with the question weights
+#   fitted for the embedded judge where a rubric ships them, else its level rule (`--judge-mode checklist_fitted`;
+#   measured per rubric in docs/benchmarks.md; DEMO_JUDGE_MODE=holistic for one 1–5 judgment per rubric: slower);
 # - conversation rubrics (identity verification, closing) on a conversation;
 # - RAG metrics without an LLM (context precision/recall against reference contexts, ROUGE-L, BLEU); any metric of
 #   `rubriceval metrics` can be added, e.g. DEMO_METRICS=$(DEMO_METRICS),faithfulness (minutes more);
@@ -21,7 +22,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 DEMO_DATA ?= datasets/demo_zh.jsonl
 DEMO_RUBRICS ?= process_compliance,emotional_soothing,policy_compliance,required_link,identity_verification,closing
 DEMO_METRICS ?= nonllm_context_precision,nonllm_context_recall,rouge_l,bleu
-DEMO_JUDGE_MODE ?= checklist
+DEMO_JUDGE_MODE ?= checklist_fitted
 
 .PHONY: setup demo test test-fast browser-deps bench bench-batch bench-scale clean
 
