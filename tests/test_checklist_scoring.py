@@ -167,14 +167,16 @@ def test_reading_openai_shaped_logprobs_and_prompt_cache_counts():
 
 
 def test_judge_mode_override_falls_back_and_says_so():
-    shipped = load_rubric("rubrics/emotional_soothing.yaml")
+    fitted = load_rubric("rubrics/emotional_soothing.yaml")          # ships fitted weights
+    shipped = load_rubric("rubrics/policy_compliance.yaml")          # a checklist, no fitted weights
     links = load_rubric("rubrics/required_link.yaml")
     english = load_rubric("rubrics/helpfulness_en.yaml")
-    changed, notes = with_judge_mode([shipped, links, english], "checklist_fitted")
-    assert changed[0].judge_mode == "checklist"                 # no fitted weights yet
-    assert changed[1] is links and changed[2].judge_mode == "holistic"
-    assert len(notes) == 2 and "emotional_soothing" in notes[0] and "helpfulness_en" in notes[1]
-    assert changed[0].version_tag != shipped.version_tag or shipped.judge_mode == "checklist"
+    changed, notes = with_judge_mode([fitted, shipped, links, english], "checklist_fitted")
+    assert changed[0].judge_mode == "checklist_fitted"
+    assert changed[1].judge_mode == "checklist"                      # falls back to its level rule
+    assert changed[2] is links and changed[3].judge_mode == "holistic"
+    assert len(notes) == 2 and "policy_compliance" in notes[0] and "helpfulness_en" in notes[1]
+    assert changed[1].version_tag != shipped.version_tag
     assert with_judge_mode([shipped], None) == ([shipped], [])
 
 
