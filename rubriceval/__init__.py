@@ -9,7 +9,7 @@ imported on first use (module `__getattr__`), so `import rubriceval` loads none 
 """
 from __future__ import annotations
 
-import importlib
+from rubriceval.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -70,13 +70,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'rubriceval' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value          # later lookups skip this function
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 def __dir__() -> list[str]:

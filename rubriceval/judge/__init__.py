@@ -5,7 +5,7 @@ import the client and the openai SDK (~0.5 s): `rubriceval report` and `--help` 
 """
 from __future__ import annotations
 
-import importlib
+from rubriceval.lazy import lazy_exports
 
 _HOME = {
     "JudgeConfig": "config",
@@ -15,7 +15,5 @@ _HOME = {
 __all__ = sorted(_HOME)
 
 
-def __getattr__(name: str) -> object:
-    if name in _HOME:
-        return getattr(importlib.import_module(f"rubriceval.judge.{_HOME[name]}"), name)
-    raise AttributeError(f"module 'rubriceval.judge' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, {name: f"rubriceval.judge.{module}" for name, module in _HOME.items()},
+                           globals())

@@ -4,8 +4,7 @@ Names are imported lazily so `python -m rubriceval.testing.stub_server` does not
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from rubriceval.lazy import lazy_exports
 
 _HOME = {
     "StubServer": "stub_server",
@@ -17,7 +16,5 @@ _HOME = {
 __all__ = sorted(_HOME)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _HOME:
-        return getattr(importlib.import_module(f"rubriceval.testing.{_HOME[name]}"), name)
-    raise AttributeError(f"module 'rubriceval.testing' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, {name: f"rubriceval.testing.{module}" for name, module in _HOME.items()},
+                           globals())
