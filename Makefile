@@ -24,7 +24,7 @@ DEMO_RUBRICS ?= process_compliance,emotional_soothing,policy_compliance,required
 DEMO_METRICS ?= nonllm_context_precision,nonllm_context_recall,rouge_l,bleu
 DEMO_JUDGE_MODE ?= checklist_fitted
 
-.PHONY: setup demo test test-fast browser-deps bench bench-batch bench-scale clean
+.PHONY: setup demo test test-fast browser-deps postgres-deps bench bench-batch bench-scale clean
 
 setup: $(VENV)/.installed
 
@@ -46,6 +46,19 @@ browser-deps:
 	  || echo "warning: could not install chromium with apt-get; browser tests will be skipped"; \
 	fi
 
+# Debian's PostgreSQL server binaries for the store tests on a real server (each test session runs `initdb` into a
+# temporary folder and listens on 127.0.0.1 only; nothing is started here). Best effort, as for chromium: without
+# root or apt-get the PostgreSQL half of the store tests is skipped, with the reason.
+postgres-deps:
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "note: no PostgreSQL server binaries, and apt-get is not usable here; PostgreSQL store tests will be skipped"; \
+	else \
+	  echo "installing Debian postgresql for the store tests…"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql) >/dev/null 2>&1 \
+	  || echo "warning: could not install postgresql with apt-get; PostgreSQL store tests will be skipped"; \
+	fi
+
 demo: setup
 	$(RE) validate rubrics
 	$(RE) run $(DEMO_DATA) --rubrics rubrics --only $(DEMO_RUBRICS) --judge-mode $(DEMO_JUDGE_MODE) \
@@ -53,10 +66,10 @@ demo: setup
 	  --store out/runs.sqlite --name demo-$$(date +%Y%m%d-%H%M%S) --out out/demo
 	$(RE) report latest --store out/runs.sqlite --out out/demo
 
-test: setup browser-deps
+test: setup browser-deps postgres-deps
 	$(PY) -m pytest -q -ra
 
-test-fast: setup
+test-fast: setup postgres-deps
 	$(PY) -m pytest -q -m "not local_model and not browser"
 
 bench: setup

@@ -1,14 +1,19 @@
 """Shared fixtures. Stub-server fixtures: a fresh loopback OpenAI-compatible server per test, and a judge config
-pointing at it with a per-test cache. Browser tests: skipped, with one reason, where Debian chromium is missing."""
+pointing at it with a per-test cache. Browser tests: skipped, with one reason, where Debian chromium is missing.
+Store back ends: `store_target` runs a test once on a SQLite file and once on a fresh database of a real PostgreSQL
+server (one per test session, started from Debian's binaries on 127.0.0.1; `make postgres-deps` installs them)."""
 from __future__ import annotations
 
+import itertools
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from rubriceval import JudgeConfig
+from rubriceval.testing.postgres_server import NOT_FOUND, PostgresServer, server_binaries
 from rubriceval.testing.stub_server import StubServer
 
 
@@ -42,3 +47,34 @@ def chromium() -> str:
     """The chromium executable for Playwright (browser tests are skipped before they get here when there is none)."""
     assert CHROMIUM is not None, NO_CHROMIUM
     return CHROMIUM
+
+
+_databases = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One PostgreSQL server for the test session (skipped, with the reason, where its binaries are missing)."""
+    if server_binaries() is None:
+        pytest.skip(NOT_FOUND)
+    folder = Path(tempfile.mkdtemp(prefix="rubriceval-pg-"))      # /tmp: reachable by the `postgres` user
+    server = PostgresServer.start(folder)
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """A fresh, empty database on the session's PostgreSQL server."""
+    return postgres_server.create_database(f"test_{next(_databases)}")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> str | Path:
+    """Where a test's run store lives: a SQLite file, then a PostgreSQL database (the same test, both back ends)."""
+    if request.param == "sqlite":
+        return tmp_path / "runs.sqlite"
+    return request.getfixturevalue("postgres_url")
