@@ -46,6 +46,11 @@ def is_server_url(target: str | Path | None) -> bool:
     return isinstance(target, str) and target.startswith(_URL_SCHEMES)
 
 
+def store_target(target: str | Path) -> str | Path:
+    """A `--store` value as the store classes keep it: a server URL as given, anything else as a file path."""
+    return target if is_server_url(target) else Path(target)
+
+
 def display_location(target: str | Path) -> str:
     """Where the store is, fit for messages and reports: a URL without its password."""
     return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", str(target))
