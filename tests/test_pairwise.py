@@ -204,8 +204,8 @@ def test_bradley_terry_without_a_maximum_says_so_and_without_links_refuses():
 
 # ── store, compare, gate ─────────────────────────────────────────────────────────────────────────────────────────
 
-def test_store_round_trip_resume_keys_and_names(tmp_path):
-    with PairwiseStore(tmp_path / "runs.sqlite") as store:
+def test_store_round_trip_resume_keys_and_names(store_target):
+    with PairwiseStore(store_target) as store:
         versions = [Version(label="v1", kind="dataset", source="a.jsonl"), Version(label="v2", kind="run",
                                                                                    source="r2", run_id="abc")]
         cid = store.create(versions, PairwiseConfig(rubrics={"tone": "v1@x"}), name="cmp")
@@ -225,6 +225,16 @@ def test_store_round_trip_resume_keys_and_names(tmp_path):
             store.create(versions, PairwiseConfig(), name="cmp")
         with pytest.raises(Exception, match="no pairwise comparison"):
             store.info("nope")
+        # A verdict judged again (a resumed comparison) replaces the stored one; sorted by sample id in code order.
+        rejudged = verdict.model_copy(update={"outcome": "b", "consistent": True})
+        store.save(cid, rejudged)
+        other = verdict.model_copy(update={"sample_id": "S0"})
+        store.save(cid, other)
+        assert store.verdicts(cid) == [other, rejudged, unscored.model_copy(update={"scorer_version": ""})]
+        assert store.info(cid).n_verdicts == 3
+        store.set_status(cid, "done", {"scored": 2})
+        assert (store.info(cid).status, store.info(cid).stats) == ("done", {"scored": 2})
+        assert store.info(cid).finished_at is not None
 
 
 def make_runs(path, answers: dict[str, dict[str, str]]) -> None:

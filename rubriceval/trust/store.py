@@ -1,7 +1,8 @@
-"""Trust records in the run store's SQLite file: agreement results per rubric version, and calibrated versions.
+"""Trust records in the run store (a SQLite file or a PostgreSQL database): agreement results per rubric version, and
+calibrated versions.
 
 Why the run store: agreement only means something next to the runs and audits it was measured on, and copying
-the one file copies the whole history. Both tables are created on first use (CREATE IF NOT EXISTS), so an older
+the one file (or sharing the one server) carries the whole history. Both tables are created on first use (CREATE IF NOT EXISTS), so an older
 store gains them without a migration step.
 
 - `agreement_results`: every agreement measurement, keyed by rubric id + version tag (version + content hash),
@@ -13,7 +14,6 @@ store gains them without a migration step.
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from rubriceval.errors import RubricEvalError
+from rubriceval.store.db import Database, IntegrityError, display_location, store_target
 from rubriceval.trust.agreement import AgreementReport
 
 TRUST_SCHEMA = """
@@ -105,24 +106,28 @@ def _load(text: str | None) -> Any:
 
 
 class TrustStore:
-    """The trust tables on their own connection to the run-store file."""
+    """The trust tables on their own connection to the run store."""
 
     def __init__(self, path: str | Path, *, must_exist: bool = True):
-        self.path = Path(path)
-        if must_exist and not self.path.is_file():
-            raise TrustStoreError("no run store here", file=str(self.path),
-                                  hint="run `rubriceval run` first, or pass --store")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = store_target(path)
+        self.location = display_location(self.path)       # for messages: a URL without its password
+        if isinstance(self.path, Path):
+            if must_exist and not self.path.is_file():
+                raise self._no_store()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
-        self.conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
-        self.conn.row_factory = sqlite3.Row
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        with self._lock, self.conn:
-            self.conn.executescript(TRUST_SCHEMA)
+        self.db = Database(self.path)
+        if must_exist and not self.db.table_exists("runs"):       # a server database nothing was recorded in yet
+            self.db.close()
+            raise self._no_store()
+        self.db.executescript(TRUST_SCHEMA)
+
+    def _no_store(self) -> TrustStoreError:
+        return TrustStoreError("no run store here", file=self.location, hint="run `rubriceval run` first, or pass --store")
 
     def close(self) -> None:
         with self._lock:
-            self.conn.close()
+            self.db.close()
 
     def __enter__(self) -> TrustStore:
         return self
@@ -135,13 +140,14 @@ class TrustStore:
                          source: AgreementSource, source_detail: str = "", judge_model: str = "",
                          experts: dict[str, Any] | None = None) -> int:
         kappa = report.kappa_quadratic
-        with self._lock, self.conn:
-            cursor = self.conn.execute(
+        with self._lock:
+            row = self.db.execute(
                 "INSERT INTO agreement_results (rubric_id, version_tag, source, source_detail, judge_model, n, kappa,"
-                " kappa_ci_low, kappa_ci_high, report_json, experts_json, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                " kappa_ci_low, kappa_ci_high, report_json, experts_json, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+                " RETURNING result_id",
                 (rubric_id, version_tag, source, source_detail, judge_model, report.n, kappa.value, kappa.ci_low,
-                 kappa.ci_high, report.model_dump_json(), _dump(experts), time.time()))
-        return int(cursor.lastrowid)
+                 kappa.ci_high, report.model_dump_json(), _dump(experts), time.time())).fetchone()
+        return int(row[0])
 
     def agreement_results(self, rubric_id: str | None = None, version_tag: str | None = None,
                           source: AgreementSource | None = None) -> list[StoredAgreement]:
@@ -153,7 +159,7 @@ class TrustStore:
                 params.append(value)
         sql = "SELECT * FROM agreement_results" + (f" WHERE {' AND '.join(where)}" if where else "")
         with self._lock:
-            rows = self.conn.execute(sql + " ORDER BY created_at, result_id", params).fetchall()
+            rows = self.db.execute(sql + " ORDER BY created_at, result_id", params).fetchall()
         return [StoredAgreement(
             result_id=r["result_id"], rubric_id=r["rubric_id"], version_tag=r["version_tag"], source=r["source"],
             source_detail=r["source_detail"], judge_model=r["judge_model"], n=r["n"], kappa=r["kappa"],
@@ -165,8 +171,8 @@ class TrustStore:
         """Insert a version; the same rubric id with the same version number or content is refused."""
         with self._lock:
             try:
-                with self.conn:
-                    self.conn.execute(
+                with self.db:
+                    self.db.execute(
                         f"INSERT INTO rubric_versions ({', '.join(_VERSION_COLUMNS)}) "
                         f"VALUES ({', '.join('?' * len(_VERSION_COLUMNS))})",
                         (record.rubric_id, record.version, record.version_tag, record.parent_version_tag,
@@ -176,15 +182,15 @@ class TrustStore:
                          json.dumps(record.example_keys, ensure_ascii=False),
                          json.dumps(record.eval_keys, ensure_ascii=False), record.created_at, record.decided_at,
                          record.decided_by, record.note))
-            except sqlite3.IntegrityError:
+            except IntegrityError:
                 raise TrustStoreError(
                     f"rubric '{record.rubric_id}' already has a version {record.version} or one with the same "
-                    f"content ({record.version_tag})", file=str(self.path)) from None
+                    f"content ({record.version_tag})", file=self.location) from None
 
     def versions(self, rubric_id: str) -> list[RubricVersionRecord]:
         """Every recorded version of a rubric, oldest first."""
         with self._lock:
-            rows = self.conn.execute("SELECT * FROM rubric_versions WHERE rubric_id=? ORDER BY created_at, version",
+            rows = self.db.execute("SELECT * FROM rubric_versions WHERE rubric_id=? ORDER BY created_at, version",
                                      (rubric_id,)).fetchall()
         return [_row_to_version(r) for r in rows]
 
@@ -192,42 +198,42 @@ class TrustStore:
         """A version by its number ('3') or its tag ('v3@…')."""
         text = str(version)
         with self._lock:
-            row = self.conn.execute("SELECT * FROM rubric_versions WHERE rubric_id=? AND (version=? OR version_tag=?)",
+            row = self.db.execute("SELECT * FROM rubric_versions WHERE rubric_id=? AND (version=? OR version_tag=?)",
                                     (rubric_id, text, text)).fetchone()
         if row is None:
             known = ", ".join(v.version for v in self.versions(rubric_id)) or "none"
             raise TrustStoreError(f"rubric '{rubric_id}' has no recorded version '{text}' (recorded: {known})",
-                                  file=str(self.path), hint="`calibrate` records proposed versions")
+                                  file=self.location, hint="`calibrate` records proposed versions")
         return _row_to_version(row)
 
     def has_version(self, rubric_id: str, version: int | str) -> bool:
         with self._lock:
-            return self.conn.execute("SELECT 1 FROM rubric_versions WHERE rubric_id=? AND version=?",
+            return self.db.execute("SELECT 1 FROM rubric_versions WHERE rubric_id=? AND version=?",
                                      (rubric_id, str(version))).fetchone() is not None
 
     def has_version_tag(self, rubric_id: str, version_tag: str) -> bool:
         with self._lock:
-            return self.conn.execute("SELECT 1 FROM rubric_versions WHERE rubric_id=? AND version_tag=?",
+            return self.db.execute("SELECT 1 FROM rubric_versions WHERE rubric_id=? AND version_tag=?",
                                      (rubric_id, version_tag)).fetchone() is not None
 
     def decide(self, rubric_id: str, version: int | str, status: Literal["accepted", "rejected"], *,
                decided_by: str = "", note: str = "") -> RubricVersionRecord:
-        """Accept or reject a proposed version; a decision is final (propose again to revisit)."""
-        with self._lock:
+        """Accept or reject a proposed version; a decision is final (propose again to revisit). The check and the
+        update are one write transaction, so of two leads deciding at once the second sees the first's decision."""
+        with self._lock, self.db:
             current = self.version(rubric_id, version)
             if current.status != "proposed":
                 raise TrustStoreError(
                     f"version {current.version} of '{rubric_id}' is already {current.status}"
-                    + (f" (by {current.decided_by})" if current.decided_by else ""), file=str(self.path),
+                    + (f" (by {current.decided_by})" if current.decided_by else ""), file=self.location,
                     hint="only a proposed version can be accepted or rejected")
-            with self.conn:
-                self.conn.execute("UPDATE rubric_versions SET status=?, decided_at=?, decided_by=?, note=? "
-                                  "WHERE rubric_id=? AND version_tag=? AND status='proposed'",
-                                  (status, time.time(), decided_by, note, rubric_id, current.version_tag))
+            self.db.execute("UPDATE rubric_versions SET status=?, decided_at=?, decided_by=?, note=? "
+                            "WHERE rubric_id=? AND version_tag=? AND status='proposed'",
+                            (status, time.time(), decided_by, note, rubric_id, current.version_tag))
             return self.version(rubric_id, current.version_tag)
 
 
-def _row_to_version(r: sqlite3.Row) -> RubricVersionRecord:
+def _row_to_version(r: Any) -> RubricVersionRecord:
     return RubricVersionRecord(
         rubric_id=r["rubric_id"], version=r["version"], version_tag=r["version_tag"],
         parent_version_tag=r["parent_version_tag"], status=r["status"], rubric=json.loads(r["rubric_json"]),
