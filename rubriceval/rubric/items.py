@@ -1,0 +1,304 @@
+"""The items a rubric lists: judge items, checklists (yes/no questions turned into a level), and deterministic
+checks (single-turn, per-turn, and cross-turn checks over a conversation). `Item` is the discriminated union the rubric
+schema reads (`type:` picks the class)."""
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal, Union
+
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
+
+from rubriceval.rubric.level_rule import LevelRuleError, check_condition, check_level_keys, check_points
+from rubriceval.rubric.strict import StrictModel
+
+SampleField = Literal["question", "answer", "contexts", "ground_truth", "reference_contexts", "intent", "tags"]
+# Whose turns a conversation check reads.
+TurnRole = Literal["user", "assistant"]
+LEVELS = (1, 2, 3, 4, 5)
+
+
+def _valid_regex(value: str | None) -> str | None:
+    if value is not None:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"invalid regex {value!r}: {exc}") from None
+    return value
+
+
+class _ItemBase(StrictModel):
+    id: str = Field(pattern=r"^[A-Za-z0-9_\-\u4e00-\u9fff]+$")
+    description: str = ""
+    weight: float = Field(default=1.0, ge=0)
+    # A failed must-item caps the rubric score at combine.cap_score.
+    must: bool = False
+
+
+class _CheckBase(_ItemBase):
+    """A single-turn check, optionally conditioned on the retrieved contexts (each entry: phrases separated by '|',
+    any of which counts). unless_context: a failed check passes when a context mentions one of them (never promise
+    包邮 unless the knowledge base grants it). only_if_context: the check applies only when a context mentions one of
+    them (quote the fee when the contexts mention a fee); otherwise it passes as not required."""
+
+    unless_context: list[str] = Field(default_factory=list)
+    only_if_context: list[str] = Field(default_factory=list)
+
+
+class ChecklistQuestion(StrictModel):
+    """One yes/no question about the answer, e.g. 回答是否先安抚了用户情绪？"""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9_\-\u4e00-\u9fff]+$")
+    ask: str = Field(min_length=1)
+    weight: float = Field(default=1.0, ge=0)
+
+
+class FittedWeights(StrictModel):
+    """An ordinal logistic model fitted to audited items by `rubriceval calibrate --fit-weights`: the score is 1 +
+    the number of cutpoints below Σ weight·p(yes)."""
+
+    weights: dict[str, float]
+    cutpoints: list[float] = Field(min_length=4, max_length=4)
+    n_train: int = Field(ge=1)
+    n_heldout: int = Field(default=0, ge=0)
+    kappa_heldout: float | None = None          # the fitted model on held-out audited items
+    kappa_rule_heldout: float | None = None     # the declared rule on the same items
+    judge_model: str = ""
+
+    @field_validator("cutpoints")
+    @classmethod
+    def _increasing(cls, value: list[float]) -> list[float]:
+        if any(b <= a for a, b in zip(value, value[1:])):
+            raise ValueError("cutpoints must increase")
+        return value
+
+
+def _level_condition(text: str, info: ValidationInfo) -> str:
+    """One level's condition, checked against the item's questions (the error names this level's own line)."""
+    try:
+        check_condition(text, [q.id for q in info.data.get("questions") or []])
+    except LevelRuleError as exc:
+        raise ValueError(str(exc)) from None
+    return text
+
+
+LevelCondition = Annotated[str, AfterValidator(_level_condition)]
+
+
+class ChecklistItem(_ItemBase):
+    """Yes/no questions, each asked on its own (answer constrained to yes/no, p(yes) kept when the judge returns
+    logprobs), turned into a 1–5 score by `levels` (conditions over question ids), `points` (weighted share of
+    yes per level) or, in judge_mode checklist_fitted, `fitted` weights. See rubriceval/rubric/level_rule.py."""
+
+    type: Literal["checklist"]
+    criterion: str | None = None      # context shown after the sample, before the question; None: none
+    questions: list[ChecklistQuestion] = Field(min_length=1)
+    levels: dict[int, LevelCondition] | None = None
+    points: dict[int, float] | None = None
+    fitted: FittedWeights | None = None
+
+    @field_validator("questions")
+    @classmethod
+    def _unique(cls, value: list[ChecklistQuestion]) -> list[ChecklistQuestion]:
+        ids = [q.id for q in value]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"duplicate question ids: {dupes}")
+        return value
+
+    @field_validator("levels")
+    @classmethod
+    def _rule(cls, value: dict[int, str] | None) -> dict[int, str] | None:
+        if value is not None:
+            problems = check_level_keys(value)
+            if problems:
+                raise ValueError("; ".join(f"level {lvl}: {why}" for lvl, why in problems))
+        return value
+
+    @field_validator("points")
+    @classmethod
+    def _points(cls, value: dict[int, float] | None) -> dict[int, float] | None:
+        if value is not None:
+            problems = check_points(value)
+            if problems:
+                raise ValueError("; ".join(f"level {lvl}: {why}" for lvl, why in problems))
+        return value
+
+    @model_validator(mode="after")
+    def _one_rule(self) -> "ChecklistItem":
+        if self.levels is not None and self.points is not None:
+            raise ValueError("give either levels (conditions) or points (shares), not both")
+        if self.fitted is not None:
+            unknown = sorted(set(self.fitted.weights) - {q.id for q in self.questions})
+            if unknown:
+                raise ValueError(f"fitted weights name unknown question id(s) {unknown}")
+        return self
+
+
+class JudgeItem(_ItemBase):
+    """An LLM-judged item. Without its own criterion/levels it uses the rubric's."""
+
+    type: Literal["judge"]
+    criterion: str | None = None
+    score_descriptions: dict[int, str] | None = None
+
+    @field_validator("score_descriptions")
+    @classmethod
+    def _levels(cls, value):
+        if value is not None:
+            _check_levels(value)
+        return value
+
+
+class MustMention(_CheckBase):
+    """The answer must mention all (or any) of these phrases; each phrase may list synonyms as 'a|b'."""
+
+    type: Literal["must_mention"]
+    phrases: list[str] = Field(min_length=1)
+    mode: Literal["all", "any"] = "all"
+    field: SampleField = "answer"
+    case_sensitive: bool = False
+    turns: TurnRole | None = None     # conversations: every turn of this role must pass (field = that turn)
+
+
+class MustNotMention(_CheckBase):
+    type: Literal["must_not_mention"]
+    phrases: list[str] = Field(min_length=1)
+    field: SampleField = "answer"
+    case_sensitive: bool = False
+    turns: TurnRole | None = None
+
+
+class RegexCheck(_CheckBase):
+    type: Literal["regex"]
+    pattern: str
+    should_match: bool = True
+    field: SampleField = "answer"
+    flags: list[Literal["IGNORECASE", "MULTILINE", "DOTALL"]] = Field(default_factory=list)
+    turns: TurnRole | None = None
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        return _valid_regex(value)
+
+
+class RequiredLink(_CheckBase):
+    """The answer must contain a link matching `url` (exact) or `url_pattern` (regex)."""
+
+    type: Literal["required_link"]
+    url: str | None = None
+    url_pattern: str | None = None
+    allowed_domains: list[str] = Field(default_factory=list)   # every link in the answer must be on these
+    flag_invented: bool = True        # report links that appear in no context (possibly invented)
+    fail_on_invented: bool = False
+
+    @field_validator("url_pattern")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        return _valid_regex(value)
+
+
+class StepsInOrder(_CheckBase):
+    """Steps must appear in this order (each step: phrases separated by '|', any of which counts)."""
+
+    type: Literal["steps_in_order"]
+    steps: list[str] = Field(min_length=2)
+    require_all: bool = True          # a missing step fails the check
+    field: SampleField = "answer"
+
+
+class MaxLength(_CheckBase):
+    type: Literal["max_length"]
+    max_chars: int = Field(gt=0)
+    field: SampleField = "answer"
+    turns: TurnRole | None = None
+
+
+class BeforeCheck(_ItemBase):
+    """Conversations: `first` must occur before `then` (e.g. identity verified before any order detail is
+    revealed). Passes when `then` never occurs. Each is phrases separated by '|', any of which counts."""
+
+    type: Literal["before"]
+    first: str = Field(min_length=1)
+    then: str = Field(min_length=1)
+    first_roles: list[TurnRole] = Field(default_factory=lambda: ["assistant"], min_length=1)
+    then_roles: list[TurnRole] = Field(default_factory=lambda: ["assistant"], min_length=1)
+    case_sensitive: bool = False
+
+
+class MaxCount(_ItemBase):
+    """Conversations: at most `max` (and at least `min`) turns of these roles contain any of the phrases
+    (e.g. apologise in at most one assistant turn)."""
+
+    type: Literal["max_count"]
+    phrases: list[str] = Field(min_length=1)
+    max: int = Field(ge=0)
+    min: int = Field(default=0, ge=0)
+    roles: list[TurnRole] = Field(default_factory=lambda: ["assistant"], min_length=1)
+    case_sensitive: bool = False
+
+    @model_validator(mode="after")
+    def _range(self) -> "MaxCount":
+        if self.min > self.max:
+            raise ValueError(f"min ({self.min}) is above max ({self.max})")
+        return self
+
+
+class EscalateAfter(_ItemBase):
+    """Conversations: after `failures` consecutive failed bot turns, a handover must follow within the next
+    `within` bot turn(s). A bot turn failed when it matches `bot_failure`, or when the user's next turn matches
+    `user_failure` (还是不行|没用). A conversation that ends while a handover is owed fails."""
+
+    type: Literal["escalate_after"]
+    failures: int = Field(default=2, ge=1)
+    bot_failure: str | None = None
+    user_failure: str | None = None
+    handover: str = Field(min_length=1)
+    within: int = Field(default=1, ge=1)
+    case_sensitive: bool = False
+
+    @model_validator(mode="after")
+    def _some_failure(self) -> "EscalateAfter":
+        if not (self.bot_failure or self.user_failure):
+            raise ValueError("say what a failed bot turn looks like: bot_failure and/or user_failure")
+        return self
+
+
+class FinalTurn(_ItemBase):
+    """Conversations: the last assistant turn mentions all (or any) of these phrases (e.g. 还有什么可以帮您)."""
+
+    type: Literal["final_turn"]
+    phrases: list[str] = Field(min_length=1)
+    mode: Literal["all", "any"] = "any"
+    case_sensitive: bool = False
+
+
+CheckItem = Union[MustMention, MustNotMention, RegexCheck, RequiredLink, StepsInOrder, MaxLength, BeforeCheck,
+                  MaxCount, EscalateAfter, FinalTurn]
+Item = Annotated[Union[JudgeItem, ChecklistItem, MustMention, MustNotMention, RegexCheck, RequiredLink, StepsInOrder, MaxLength,
+                       BeforeCheck, MaxCount, EscalateAfter, FinalTurn],
+                 Field(discriminator="type")]
+# Checks that only make sense over a conversation's turns.
+CONVERSATION_CHECKS = ("before", "max_count", "escalate_after", "final_turn")
+# Single-turn checks that have a per-turn form (`turns: assistant`).
+PER_TURN_CHECKS = ("must_mention", "must_not_mention", "regex", "max_length")
+
+
+def _check_levels(value: dict[int, str]) -> None:
+    keys = sorted(value)
+    missing = [lvl for lvl in LEVELS if lvl not in value]
+    extra = [k for k in keys if k not in LEVELS]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"missing level(s) {missing}")
+        if extra:
+            parts.append(f"unknown level(s) {extra}")
+        raise ValueError("score_descriptions must define exactly levels 1–5: " + ", ".join(parts))
+    texts = [" ".join(value[lvl].split()) for lvl in LEVELS]
+    for lvl, text in zip(LEVELS, texts):
+        if not text:
+            raise ValueError(f"score level {lvl} has an empty description")
+    dupes = [lvl for i, lvl in enumerate(LEVELS) if texts[i] in texts[:i]]
+    if dupes:
+        raise ValueError(f"score levels {dupes} repeat the description of a lower level (anchors must differ)")
