@@ -1,17 +1,18 @@
-"""Expert audits, kept in the run store's SQLite file: responses to judge verdicts, ground-truth edits, and an
-append-only log of every save attempt.
+"""Expert audits, kept in the run store (a SQLite file or a PostgreSQL database, through store/db.py): responses
+to judge verdicts, ground-truth edits, and an append-only log of every save attempt.
 
-Why one file: an audit is only meaningful next to the verdicts it judges, and copying the store copies both.
+Why the run store: an audit is only meaningful next to the verdicts it judges, and copying the store copies both.
 
 Concurrency is optimistic. Every audit item (run, sample, scorer) and every sample (run, sample; scorer '') carries
 a version number. A writer sends the versions it saw when it opened the item; if another expert saved in between,
 the write is refused as a conflict (and logged with its full payload, so nothing typed is lost) and the expert
 reloads. Saving a response checks both versions, because a ground-truth edit changes what the expert was judging.
+A save is one write transaction (`with db:`: SQLite's BEGIN IMMEDIATE, PostgreSQL's store-wide advisory lock), so
+the version check and the write see the same state on both engines.
 """
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -22,10 +23,13 @@ from rubriceval.store.audit_models import (GROUND_TRUTH_FIELD, SAMPLE_LEVEL, Aud
                                            AuditResponse, Conflict, GroundTruthEdit, ItemVersions, Progress,
                                            QueueFilter, QueueRow, ResponseAction, SaveResult, clean_expert_name,
                                            context_field, iso_time)
-from rubriceval.store.audit_queue import QueueRows, queue_query, queue_row
+from rubriceval.store.append_only import make_append_only
+from rubriceval.store.audit_queue import QueueRows, byte_order, human_text, queue_query, queue_row
 from rubriceval.store.corrections import apply_corrections, context_marks, with_provenance
+from rubriceval.store.db import Database, display_location, is_server_url, store_target
 from rubriceval.store.runs import RunStore, row_to_verdict
-from rubriceval.store.turn_audit import TURN_AUDIT_SCHEMA, TurnVerdict, save_turn_verdict, turn_verdicts
+from rubriceval.store.turn_audit import (TURN_AUDIT_APPEND_ONLY, TURN_AUDIT_SCHEMA, TurnVerdict, save_turn_verdict,
+                                         turn_verdicts)
 from rubriceval.verdict import Verdict
 
 AUDIT_SCHEMA = """
@@ -49,15 +53,8 @@ CREATE TABLE IF NOT EXISTS audit_log (
   run_id TEXT NOT NULL, sample_id TEXT NOT NULL, scorer TEXT NOT NULL, outcome TEXT NOT NULL,
   payload_json TEXT NOT NULL
 );
-CREATE TRIGGER IF NOT EXISTS audit_log_no_update BEFORE UPDATE ON audit_log
-BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS audit_log_no_delete BEFORE DELETE ON audit_log
-BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS audit_gt_edits_no_update BEFORE UPDATE ON audit_gt_edits
-BEGIN SELECT RAISE(ABORT, 'ground-truth edits are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS audit_gt_edits_no_delete BEFORE DELETE ON audit_gt_edits
-BEGIN SELECT RAISE(ABORT, 'ground-truth edits are append-only'); END;
 """
+AUDIT_APPEND_ONLY = {"audit_log": "audit_log is append-only", "audit_gt_edits": "ground-truth edits are append-only"}
 
 
 def _now() -> float:
@@ -76,7 +73,7 @@ def response_action(judge_score: float | None, score: int) -> ResponseAction:
     return "score_unscored" if judge_score is None else "agree" if score == judge_score else "override"
 
 
-def upsert_response(conn: sqlite3.Connection, run_id: str, sample_id: str, scorer: str, *, expert: str, score: int,
+def upsert_response(conn: Database, run_id: str, sample_id: str, scorer: str, *, expert: str, score: int,
                     action: ResponseAction, reason: str, judge_score: float | None, scorer_version: str,
                     now: float) -> None:
     """An expert's current response to a verdict (one row per expert; the audit log keeps every save)."""
@@ -89,20 +86,21 @@ def upsert_response(conn: sqlite3.Connection, run_id: str, sample_id: str, score
 
 
 class AuditStore:
-    """Audit tables on their own connection to the run store file (autocommit; writes take BEGIN IMMEDIATE)."""
+    """Audit tables on their own connection to the run store (autocommit; writes inside `with self.conn:`).
 
-    def __init__(self, path: str | Path, *, must_exist: bool = True):
-        self.path = Path(path)
-        if must_exist and not self.path.is_file():
-            raise AuditError("no run store here", file=str(self.path), hint="run `rubriceval run` first, or pass --store")
+    `target`: a SQLite file path or a postgresql:// URL (`self.path` keeps it: a Path, or the URL as given)."""
+
+    def __init__(self, target: str | Path, *, must_exist: bool = True):
+        self.path = store_target(target)
+        self.location = display_location(self.path)       # for messages: never a password
+        if must_exist and not is_server_url(self.path) and not Path(self.path).is_file():
+            raise AuditError("no run store here", file=self.location, hint="run `rubriceval run` first, or pass --store")
         self.runs = RunStore(self.path)
         self._lock = threading.RLock()
-        self.conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30, isolation_level=None)
-        self.conn.row_factory = sqlite3.Row
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA busy_timeout=30000")
-        with self._lock:
-            self.conn.executescript("BEGIN;" + AUDIT_SCHEMA + TURN_AUDIT_SCHEMA + "COMMIT;")
+        self.conn = Database(self.path)
+        with self._lock, self.conn:
+            self.conn.executescript(AUDIT_SCHEMA + TURN_AUDIT_SCHEMA)
+            make_append_only(self.conn, {**AUDIT_APPEND_ONLY, **TURN_AUDIT_APPEND_ONLY})
 
     def close(self) -> None:
         with self._lock:
@@ -116,7 +114,7 @@ class AuditStore:
         self.close()
 
     # -- reading ------------------------------------------------------------------------------------------------
-    def _query(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
+    def _query(self, sql: str, params: Any = ()) -> list[Any]:
         with self._lock:
             return self.conn.execute(sql, params).fetchall()
 
@@ -129,14 +127,17 @@ class AuditStore:
     def facets(self, run: str) -> dict[str, list[str]]:
         """Filter choices: rubric scorers with verdicts, tags and intents present in the run."""
         run_id = self.resolve(run)
+        sql = self.conn.sql
         scorers = [r[0] for r in self._query(
-            "SELECT DISTINCT scorer FROM verdicts WHERE run_id=? AND kind='rubric' ORDER BY scorer", (run_id,))]
+            "SELECT DISTINCT scorer FROM verdicts WHERE run_id=? AND kind='rubric' "
+            f"ORDER BY {byte_order(sql, 'scorer')}", (run_id,))]
         tags = [r[0] for r in self._query(
-            "SELECT DISTINCT t.value FROM run_samples s, json_each(s.sample_json, '$.tags') t "
-            "WHERE s.run_id=? ORDER BY 1", (run_id,))]
+            f"SELECT DISTINCT t.value FROM run_samples s, {sql.json_items('s.sample_json', 't', '$.tags')} "
+            f"WHERE s.run_id=? ORDER BY {byte_order(sql, 't.value')}", (run_id,))]
+        intent = sql.json_text("sample_json", "$.intent")
         intents = [r[0] for r in self._query(
-            "SELECT DISTINCT json_extract(sample_json, '$.intent') FROM run_samples WHERE run_id=? "
-            "AND COALESCE(json_extract(sample_json, '$.intent'), '') != '' ORDER BY 1", (run_id,))]
+            f"SELECT DISTINCT {intent} AS intent FROM run_samples WHERE run_id=? AND COALESCE({intent}, '') != '' "
+            f"ORDER BY {byte_order(sql, 'intent')}", (run_id,))]
         return {"scorers": scorers, "tags": tags, "intents": intents}
 
     def progress(self, run: str, expert: str = "", scorer: str | None = None) -> Progress:
@@ -144,12 +145,13 @@ class AuditStore:
         scorer_sql, params = ("AND v.scorer = ?", [scorer]) if scorer else ("", [])
         row = self._query(
             "SELECT COUNT(*) AS total, "
-            "SUM(EXISTS (SELECT 1 FROM audit_responses r WHERE r.run_id=v.run_id AND r.sample_id=v.sample_id "
-            "            AND r.scorer=v.scorer)) AS audited, "
-            "SUM(EXISTS (SELECT 1 FROM audit_responses r WHERE r.run_id=v.run_id AND r.sample_id=v.sample_id "
-            "            AND r.scorer=v.scorer AND r.expert=?)) AS mine "
+            "SUM(CASE WHEN EXISTS (SELECT 1 FROM audit_responses r WHERE r.run_id=v.run_id "
+            "    AND r.sample_id=v.sample_id AND r.scorer=v.scorer) THEN 1 ELSE 0 END) AS audited, "
+            "SUM(CASE WHEN EXISTS (SELECT 1 FROM audit_responses r WHERE r.run_id=v.run_id "
+            "    AND r.sample_id=v.sample_id AND r.scorer=v.scorer AND r.expert=?) THEN 1 ELSE 0 END) AS mine "
             f"FROM verdicts v WHERE v.run_id=? AND v.kind='rubric' {scorer_sql}", [expert, run_id, *params])[0]
         return Progress(total=row["total"] or 0, audited=row["audited"] or 0, audited_by_me=row["mine"] or 0)
+
     def queue(self, run: str, flt: QueueFilter | None = None, *, only: tuple[str, str] | None = None
               ) -> QueueRows:
         """Rubric verdicts matching the filter, in review order (default: lowest judge score first), as a sequence
@@ -157,24 +159,41 @@ class AuditStore:
 
         only=(sample id, scorer) returns just that row, ignoring the filter (to refresh one row after a save).
         """
-        sql, params = queue_query(self.resolve(run), flt or QueueFilter(), only)
-        count = self._query(f"SELECT COUNT(*) FROM ({sql})", params)[0][0]
+        run_id = self.resolve(run)
+        query = queue_query(self.conn.sql, run_id, flt or QueueFilter(), only)
+        count = self._query(query.count, query.params)[0][0]
 
         def fetch(offset: int, limit: int) -> list[QueueRow]:
-            return [queue_row(r) for r in self._query(f"{sql} LIMIT :limit OFFSET :offset",
-                                                       {**params, "limit": limit, "offset": offset})]
+            rows = self._query(f"{query.rows} LIMIT :limit OFFSET :offset",
+                               {**query.params, "limit": limit, "offset": offset})
+            human = self._human_scores(run_id, [r for r in rows if r["n_audits"]])
+            return [queue_row(r, human.get((r["sample_id"], r["scorer"]), "")) for r in rows]
         return QueueRows(fetch, count)
+
+    def _human_scores(self, run_id: str, rows: list[Any]) -> dict[tuple[str, str], str]:
+        """(sample id, scorer) → "alice=4, bob=3" for the audited rows of one page."""
+        ids = sorted({r["sample_id"] for r in rows})
+        wanted = {(r["sample_id"], r["scorer"]) for r in rows}
+        scores: dict[tuple[str, str], list[tuple[str, int]]] = {}
+        for start in range(0, len(ids), 500):       # stay under SQLite's bound-parameter limit
+            chunk = ids[start:start + 500]
+            for r in self._query("SELECT sample_id, scorer, expert, score FROM audit_responses WHERE run_id=? "
+                                 f"AND sample_id IN ({','.join('?' * len(chunk))})", [run_id, *chunk]):
+                if (r["sample_id"], r["scorer"]) in wanted:
+                    scores.setdefault((r["sample_id"], r["scorer"]), []).append((r["expert"], r["score"]))
+        return {key: human_text(pairs) for key, pairs in scores.items()}
 
     def with_text(self, run: str, rows: list[QueueRow]) -> list[QueueRow]:
         """The same rows with the question (first 120 characters) and intent filled in, for one page of the queue."""
         run_id = self.resolve(run)
         ids = sorted({r.sample_id for r in rows})
         text: dict[str, tuple[str, str]] = {}
+        question, intent = (self.conn.sql.json_text("sample_json", f"$.{key}") for key in ("question", "intent"))
         for start in range(0, len(ids), 500):       # stay under SQLite's bound-parameter limit
             chunk = ids[start:start + 500]
             for r in self._query(
-                    "SELECT sample_id, substr(COALESCE(json_extract(sample_json, '$.question'), ''), 1, 120) AS q, "
-                    "COALESCE(json_extract(sample_json, '$.intent'), '') AS intent FROM run_samples "
+                    f"SELECT sample_id, substr(COALESCE({question}, ''), 1, 120) AS q, "
+                    f"COALESCE({intent}, '') AS intent FROM run_samples "
                     f"WHERE run_id=? AND sample_id IN ({','.join('?' * len(chunk))})", [run_id, *chunk]):
                 text[r["sample_id"]] = (r["q"], r["intent"])
         return [row.model_copy(update={"question": text.get(row.sample_id, ("", ""))[0],
@@ -217,7 +236,7 @@ class AuditStore:
     def _sample_row(self, run_id: str, sample_id: str) -> Sample:
         rows = self._query("SELECT sample_json FROM run_samples WHERE run_id=? AND sample_id=?", (run_id, sample_id))
         if not rows:
-            raise AuditError(f"no sample '{sample_id}' in this run", file=str(self.path))
+            raise AuditError(f"no sample '{sample_id}' in this run", file=self.location)
         return Sample.model_validate_json(rows[0][0])
 
     def _verdict(self, run_id: str, sample_id: str, scorer: str) -> Verdict:
@@ -225,7 +244,7 @@ class AuditStore:
                            (run_id, sample_id, scorer))
         if not rows:
             raise AuditError(f"no verdict for sample '{sample_id}' and scorer '{scorer}' in this run",
-                             file=str(self.path))
+                             file=self.location)
         return row_to_verdict(rows[0])
 
     def item(self, run: str, sample_id: str, scorer: str) -> AuditItem:
@@ -237,8 +256,8 @@ class AuditStore:
                                       (run_id, scorer))
         verdict = self._verdict(run_id, sample_id, scorer)
         others = [row_to_verdict(r) for r in self._query(
-            "SELECT * FROM verdicts WHERE run_id=? AND sample_id=? AND scorer != ? ORDER BY kind DESC, scorer",
-            (run_id, sample_id, scorer))]
+            "SELECT * FROM verdicts WHERE run_id=? AND sample_id=? AND scorer != ? "
+            f"ORDER BY kind DESC, {byte_order(self.conn.sql, 'scorer')}", (run_id, sample_id, scorer))]
         return AuditItem(
             run_id=run_id, run_name=run_name, sample=apply_corrections(original, edits), original=original,
             verdict=verdict,
@@ -248,11 +267,7 @@ class AuditStore:
             context_marks=context_marks(edits), versions=self.versions(run_id, sample_id, scorer),
             other_verdicts=others)
 
-    # -- writing --------------------------------------------------------------------------------------------------
-    def _begin(self) -> None:
-        # IMMEDIATE takes the write lock now, so the version check and the write see the same state.
-        self.conn.execute("BEGIN IMMEDIATE")
-
+    # -- writing (callers hold `with self.conn:`, the store's write transaction) -------------------------------
     def _log(self, expert: str, action: str, run_id: str, sample_id: str, scorer: str, outcome: str,
              payload: dict[str, Any]) -> None:
         self.conn.execute("INSERT INTO audit_log (at, expert, action, run_id, sample_id, scorer, outcome, payload_json)"
@@ -260,18 +275,17 @@ class AuditStore:
                                                         json.dumps(payload, ensure_ascii=False)))
 
     def _bump(self, run_id: str, sample_id: str, scorer: str, expert: str) -> int:
-        self.conn.execute(
+        return self.conn.execute(
             "INSERT INTO audit_versions VALUES (?,?,?,1,?,?) ON CONFLICT (run_id, sample_id, scorer) DO UPDATE SET "
-            "version = version + 1, updated_by = excluded.updated_by, updated_at = excluded.updated_at",
-            (run_id, sample_id, scorer, expert, _now()))
-        return self.conn.execute("SELECT version FROM audit_versions WHERE run_id=? AND sample_id=? AND scorer=?",
-                                 (run_id, sample_id, scorer)).fetchone()[0]
+            "version = audit_versions.version + 1, updated_by = excluded.updated_by, "
+            "updated_at = excluded.updated_at RETURNING version", (run_id, sample_id, scorer, expert, _now())
+        ).fetchall()[0][0]
 
     def _conflict(self, run_id: str, sample_id: str, scorer: str, current: ItemVersions,
                   expected: ItemVersions) -> Conflict:
         rows = self.conn.execute(
             "SELECT scorer, updated_by, updated_at FROM audit_versions WHERE run_id=? AND sample_id=? "
-            "AND scorer IN (?, ?) ORDER BY updated_at DESC", (run_id, sample_id, scorer, SAMPLE_LEVEL)).fetchall()
+            "AND scorer IN (?, ?) ORDER BY updated_at DESC, scorer", (run_id, sample_id, scorer, SAMPLE_LEVEL)).fetchall()
         latest = rows[0] if rows else None
         what = []
         if current.item != expected.item:
@@ -313,23 +327,16 @@ class AuditStore:
                         changes: list[str]) -> SaveResult:
         """Run `write` if the item is still at the versions the expert saw, bump the item's version and log it;
         else log the attempt as a conflict (nothing typed is lost) and return the current versions."""
-        with self._lock:
-            self._begin()
-            try:
-                current = self.versions(run_id, sample_id, scorer)
-                if current != expected:
-                    conflict = self._conflict(run_id, sample_id, scorer, current, expected)
-                    self._log(expert, action, run_id, sample_id, scorer, "conflict",
-                              {**payload, "current": current.model_dump()})
-                    self.conn.execute("COMMIT")
-                    return SaveResult(ok=False, versions=current, conflict=conflict)
-                write()
-                item_version = self._bump(run_id, sample_id, scorer, expert)
-                self._log(expert, action, run_id, sample_id, scorer, "saved", payload)
-                self.conn.execute("COMMIT")
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
+        with self._lock, self.conn:
+            current = self.versions(run_id, sample_id, scorer)
+            if current != expected:
+                conflict = self._conflict(run_id, sample_id, scorer, current, expected)
+                self._log(expert, action, run_id, sample_id, scorer, "conflict",
+                          {**payload, "current": current.model_dump()})
+                return SaveResult(ok=False, versions=current, conflict=conflict)
+            write()
+            item_version = self._bump(run_id, sample_id, scorer, expert)
+            self._log(expert, action, run_id, sample_id, scorer, "saved", payload)
         return SaveResult(ok=True, versions=ItemVersions(item=item_version, sample=current.sample), changes=changes)
 
     def save_turn_verdict(self, run: str, sample_id: str, scorer: str, *, turn: int, expert: str, score: int,
@@ -352,49 +359,39 @@ class AuditStore:
         for index in context_relevance or {}:
             if not 0 <= index < len(original.contexts):
                 raise AuditError(f"sample '{sample_id}' has no retrieved context #{index + 1}", field="contexts")
-        with self._lock:
-            self._begin()
-            try:
-                current_version = self.versions(run_id, sample_id, SAMPLE_LEVEL).sample
-                attempted = {"ground_truth": ground_truth,
-                             "context_relevance": {str(k): v for k, v in (context_relevance or {}).items()},
-                             "expected_sample_version": expected_sample_version}
-                if current_version != expected_sample_version:
-                    expected = ItemVersions(sample=expected_sample_version)
-                    current = ItemVersions(sample=current_version)
-                    conflict = self._conflict(run_id, sample_id, SAMPLE_LEVEL, current, expected)
-                    self._log(editor, "edit_ground_truth", run_id, sample_id, SAMPLE_LEVEL, "conflict",
-                              {**attempted, "current_sample_version": current_version})
-                    self.conn.execute("COMMIT")
-                    return SaveResult(ok=False, versions=current, conflict=conflict)
-                edits = self.gt_edits(run_id, sample_id)
-                corrected = apply_corrections(original, edits)
-                marks = context_marks(edits)
-                changes: list[tuple[str, Any, Any]] = []
-                if ground_truth is not None and ground_truth != corrected.ground_truth:
-                    changes.append((GROUND_TRUTH_FIELD, corrected.ground_truth, ground_truth))
-                for index, relevant in sorted((context_relevance or {}).items()):
-                    before = marks[index].relevant if index in marks else None
-                    if before != relevant:
-                        changes.append((context_field(index), before, bool(relevant)))
-                if not changes:
-                    self.conn.execute("ROLLBACK")
-                    raise AuditError("nothing changed: the ground truth and context marks are as stored")
-                now = _now()
-                self.conn.executemany(
-                    "INSERT INTO audit_gt_edits (run_id, sample_id, field, before_json, after_json, editor, edited_at)"
-                    " VALUES (?,?,?,?,?,?,?)",
-                    [(run_id, sample_id, field, json.dumps(before, ensure_ascii=False),
-                      json.dumps(after, ensure_ascii=False), editor, now) for field, before, after in changes])
-                version = self._bump(run_id, sample_id, SAMPLE_LEVEL, editor)
-                self._log(editor, "edit_ground_truth", run_id, sample_id, SAMPLE_LEVEL, "saved",
-                          {**attempted, "changes": [{"field": f, "before": b, "after": a} for f, b, a in changes]})
-                self.conn.execute("COMMIT")
-            except AuditError:
-                raise
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
+        with self._lock, self.conn:
+            current_version = self.versions(run_id, sample_id, SAMPLE_LEVEL).sample
+            attempted = {"ground_truth": ground_truth,
+                         "context_relevance": {str(k): v for k, v in (context_relevance or {}).items()},
+                         "expected_sample_version": expected_sample_version}
+            if current_version != expected_sample_version:
+                expected = ItemVersions(sample=expected_sample_version)
+                current = ItemVersions(sample=current_version)
+                conflict = self._conflict(run_id, sample_id, SAMPLE_LEVEL, current, expected)
+                self._log(editor, "edit_ground_truth", run_id, sample_id, SAMPLE_LEVEL, "conflict",
+                          {**attempted, "current_sample_version": current_version})
+                return SaveResult(ok=False, versions=current, conflict=conflict)
+            edits = self.gt_edits(run_id, sample_id)
+            corrected = apply_corrections(original, edits)
+            marks = context_marks(edits)
+            changes: list[tuple[str, Any, Any]] = []
+            if ground_truth is not None and ground_truth != corrected.ground_truth:
+                changes.append((GROUND_TRUTH_FIELD, corrected.ground_truth, ground_truth))
+            for index, relevant in sorted((context_relevance or {}).items()):
+                before = marks[index].relevant if index in marks else None
+                if before != relevant:
+                    changes.append((context_field(index), before, bool(relevant)))
+            if not changes:          # raised inside the transaction: it rolls back, nothing is logged
+                raise AuditError("nothing changed: the ground truth and context marks are as stored")
+            now = _now()
+            self.conn.executemany(
+                "INSERT INTO audit_gt_edits (run_id, sample_id, field, before_json, after_json, editor, edited_at)"
+                " VALUES (?,?,?,?,?,?,?)",
+                [(run_id, sample_id, field, json.dumps(before, ensure_ascii=False),
+                  json.dumps(after, ensure_ascii=False), editor, now) for field, before, after in changes])
+            version = self._bump(run_id, sample_id, SAMPLE_LEVEL, editor)
+            self._log(editor, "edit_ground_truth", run_id, sample_id, SAMPLE_LEVEL, "saved",
+                      {**attempted, "changes": [{"field": f, "before": b, "after": a} for f, b, a in changes]})
         return SaveResult(ok=True, versions=ItemVersions(sample=version), changes=[c[0] for c in changes])
 
     # -- corrected datasets ---------------------------------------------------------------------------------------

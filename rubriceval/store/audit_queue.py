@@ -1,10 +1,16 @@
-"""The review queue's SQL: rubric verdicts of a run with their audits, filtered and ordered by a QueueFilter."""
+"""The review queue's SQL: rubric verdicts of a run with their audits, filtered and ordered by a QueueFilter.
+
+One text for SQLite and PostgreSQL (JSON through the store's Dialect). The order is total and the same on both:
+NULLs placed explicitly (SQLite sorts them first, PostgreSQL last), ties broken by dataset position then scorer id
+compared byte-wise (PostgreSQL's collation could otherwise order text differently from SQLite's).
+"""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, overload
+from typing import Any, NamedTuple, overload
 
 from rubriceval.store.audit_models import QueueFilter, QueueRow
+from rubriceval.store.db import Dialect
 
 _STATUS_SQL = {
     "all": None,
@@ -15,25 +21,36 @@ _STATUS_SQL = {
 }
 _ORDER_SQL = {
     # Unscored verdicts have no score to sort by; they go last here and have their own filter.
-    "judge_asc": "v.score IS NULL, v.score, s.position, v.scorer",
-    "judge_desc": "v.score IS NULL, v.score DESC, s.position, v.scorer",
-    "dataset": "s.position, v.scorer",
-    "gap_desc": "gap IS NULL, gap DESC, v.score, s.position, v.scorer",
+    "judge_asc": "score IS NULL, score, position, {scorer}",
+    "judge_desc": "score IS NULL, score DESC, position, {scorer}",
+    "dataset": "position, {scorer}",
+    "gap_desc": "gap IS NULL, gap DESC, score IS NULL, score, position, {scorer}",
     # The judges' own doubt: first the rows their judgements disagree on (spread ≥ 2 or a pass/fail split), then by
     # spread (max − min of the n judgements: self-consistency's samples or the panel's judges). Judged-once last.
-    "uncertain_first": "disputed DESC, spread IS NULL, spread DESC, v.score IS NULL, v.score, s.position, v.scorer",
+    "uncertain_first": "disputed DESC, spread IS NULL, spread DESC, score IS NULL, score, position, {scorer}",
 }
 # Several judgements of one row (rubriceval/scoring/consensus.py) are stored under one of these details keys.
 _CONSENSUS_KEYS = ("self_consistency", "panel")
 
 
-def _consensus_field(name: str) -> str:
-    return "COALESCE(" + ", ".join(f"json_extract(v.details_json, '$.{key}.{name}')" for key in _CONSENSUS_KEYS) + ")"
+class QueueSQL(NamedTuple):
+    rows: str                    # every matching row, in queue order (add LIMIT/OFFSET for a page)
+    count: str                   # how many rows match
+    params: dict[str, Any]
 
 
+def byte_order(dialect: Dialect, expr: str) -> str:
+    """`expr` in an ORDER BY, compared byte-wise on both engines (SQLite's default; PostgreSQL's "C" collation)."""
+    return f'{expr} COLLATE "C"' if dialect.engine == "postgresql" else expr
 
-def queue_query(run_id: str, flt: QueueFilter, only: tuple[str, str] | None = None) -> tuple[str, dict[str, Any]]:
-    """(sql, named parameters); only=(sample id, scorer) selects just that row, ignoring the filter."""
+
+def _consensus(dialect: Dialect, name: str, number: bool) -> str:
+    read = dialect.json_number if number else dialect.json_text
+    return "COALESCE(" + ", ".join(read("v.details_json", f"$.{key}.{name}") for key in _CONSENSUS_KEYS) + ")"
+
+
+def queue_query(dialect: Dialect, run_id: str, flt: QueueFilter, only: tuple[str, str] | None = None) -> QueueSQL:
+    """The queue's SQL with named parameters; only=(sample id, scorer) selects just that row, ignoring the filter."""
     where = ["v.run_id = :run", "v.kind = 'rubric'"]
     params: dict[str, Any] = {"run": run_id, "me": flt.expert}
     if only is not None:
@@ -44,10 +61,11 @@ def queue_query(run_id: str, flt: QueueFilter, only: tuple[str, str] | None = No
         where.append("v.scorer = :scorer")
         params["scorer"] = flt.scorer
     if flt.intent:
-        where.append("json_extract(s.sample_json, '$.intent') = :intent")
+        where.append(f"{dialect.json_text('s.sample_json', '$.intent')} = :intent")
         params["intent"] = flt.intent
     if flt.tag:
-        where.append("EXISTS (SELECT 1 FROM json_each(s.sample_json, '$.tags') t WHERE t.value = :tag)")
+        where.append(f"EXISTS (SELECT 1 FROM {dialect.json_items('s.sample_json', 't', '$.tags')} "
+                     "WHERE t.value = :tag)")
         params["tag"] = flt.tag
     if flt.score_min is not None:
         where.append("v.score >= :smin")
@@ -57,26 +75,36 @@ def queue_query(run_id: str, flt: QueueFilter, only: tuple[str, str] | None = No
         params["smax"] = flt.score_max
     if _STATUS_SQL[flt.status]:
         where.append(_STATUS_SQL[flt.status])
-    # The sample's text is not read here (parsing 10k JSON rows is the slow part); `with_text` adds it per page.
-    sql = ("WITH a AS (SELECT sample_id, scorer, COUNT(*) AS n_audits, "
-           "  GROUP_CONCAT(expert || '=' || score, ', ') AS human, "
-           "  MAX(CASE WHEN expert = :me THEN score END) AS my_score, MIN(score) AS hmin, MAX(score) AS hmax "
-           "  FROM audit_responses WHERE run_id = :run GROUP BY sample_id, scorer) "
-           "SELECT v.sample_id, v.scorer, v.score, v.unscored_kind, s.position, "
-           f"  {_consensus_field('spread')} AS spread, COALESCE({_consensus_field('disagreement')}, 0) AS disputed, "
-           "  COALESCE(a.n_audits, 0) AS n_audits, COALESCE(a.human, '') AS human, a.my_score, "
-           "  CASE WHEN v.score IS NULL OR a.hmin IS NULL THEN NULL "
-           "       ELSE MAX(ABS(a.hmin - v.score), ABS(a.hmax - v.score)) END AS gap "
-           "FROM verdicts v JOIN run_samples s ON s.run_id = v.run_id AND s.sample_id = v.sample_id "
-           "LEFT JOIN a ON a.sample_id = v.sample_id AND a.scorer = v.scorer "
-           f"WHERE {' AND '.join(where)} ORDER BY {_ORDER_SQL[flt.order]}")
-    return sql, params
+    audits = ("WITH a AS (SELECT sample_id, scorer, COUNT(*) AS n_audits, "
+              "  MAX(CASE WHEN expert = :me THEN score END) AS my_score, MIN(score) AS hmin, MAX(score) AS hmax "
+              "  FROM audit_responses WHERE run_id = :run GROUP BY sample_id, scorer) ")
+    source = ("FROM verdicts v JOIN run_samples s ON s.run_id = v.run_id AND s.sample_id = v.sample_id "
+              "LEFT JOIN a ON a.sample_id = v.sample_id AND a.scorer = v.scorer "
+              f"WHERE {' AND '.join(where)}")
+    # The sample's text is not read here (parsing every JSON row is the slow part): `with_text` adds it per page,
+    # and the experts' scores ("alice=4, bob=3") are added per page too, in a fixed order on both engines.
+    disputed = f"CAST({_consensus(dialect, 'disagreement', False)} AS TEXT)"
+    columns = ("v.sample_id, v.scorer, v.score, v.unscored_kind, s.position, "
+               f"{_consensus(dialect, 'spread', True)} AS spread, "
+               f"CASE WHEN {disputed} IN ('true', '1') THEN 1 ELSE 0 END AS disputed, "
+               "COALESCE(a.n_audits, 0) AS n_audits, a.my_score, "
+               "CASE WHEN v.score IS NULL OR a.hmin IS NULL THEN NULL "
+               "     WHEN ABS(a.hmin - v.score) >= ABS(a.hmax - v.score) THEN ABS(a.hmin - v.score) "
+               "     ELSE ABS(a.hmax - v.score) END AS gap")
+    order = _ORDER_SQL[flt.order].format(scorer=byte_order(dialect, "scorer"))
+    return QueueSQL(rows=f"{audits}SELECT * FROM (SELECT {columns} {source}) q ORDER BY {order}",
+                    count=f"{audits}SELECT COUNT(*) {source}", params=params)
 
 
-def queue_row(r: Any) -> QueueRow:
+def human_text(scores: list[tuple[str, int]]) -> str:
+    """The experts' scores of one row as the queue shows them: "alice=4, bob=3" (by expert name, byte-wise)."""
+    return ", ".join(f"{expert}={score}" for expert, score in sorted(scores, key=lambda p: p[0].encode()))
+
+
+def queue_row(r: Any, human: str = "") -> QueueRow:
     return QueueRow(sample_id=r["sample_id"], scorer=r["scorer"], position=r["position"], judge_score=r["score"],
                     unscored_kind=r["unscored_kind"], question="", intent="", n_audits=r["n_audits"],
-                    human_scores=r["human"], my_score=r["my_score"], gap=r["gap"], spread=r["spread"],
+                    human_scores=human, my_score=r["my_score"], gap=r["gap"], spread=r["spread"],
                     disputed=bool(r["disputed"]))
 
 

@@ -8,13 +8,13 @@ the version the expert opened; another save in between (the same expert in a sec
 logged with what was typed. Two experts on one item never conflict: each writes their own opinion.
 
 Adjudication, metric-verdict corrections and sessions live in team_adjudication.py, team_metrics.py and
-team_sessions.py over the same connection. SQL is portable (named parameters, ON CONFLICT upserts, no JSON
-functions); the one SQLite-specific statement is the write transaction's BEGIN IMMEDIATE, in AuditStore._begin.
+team_sessions.py over the same connection. One SQL text for SQLite and PostgreSQL (store/db.py: named parameters,
+ON CONFLICT upserts, no JSON functions, text sorted byte-wise); writes go through `writing()`, the store's write
+transaction on either engine.
 """
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 import uuid
 from collections.abc import Iterator
@@ -25,24 +25,28 @@ from typing import Any
 from rubriceval.audit.sampling import assign, choose, stratum
 from rubriceval.store.audit import AuditStore, check_score, response_action, upsert_response
 from rubriceval.store.audit_models import clean_expert_name
+from rubriceval.store.audit_queue import byte_order
+from rubriceval.store.db import Database
 from rubriceval.store.team_models import (Assignment, Candidate, ExpertProgress, QueueFilter, QueuePage, QueueRow,
                                           TaskInfo, TaskSpec, TeamError, TeamSaveResult, tag_field, tags_of)
 
 _CONSENSUS_KEYS = ("self_consistency", "panel")       # where several judgements of one verdict keep their spread
 
 
-def like_pattern(tag: str) -> str:
-    """A LIKE pattern finding `tag` in a tag_field column (wildcards in the tag escaped; ESCAPE '\\')."""
-    escaped = tag.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%|{escaped}|%"
+def tag_needle(tag: str) -> str:
+    """What a tag_field column ('|a|b|') contains when it holds `tag` (found with instr: exact and case-sensitive
+    on both engines, where LIKE ignores ASCII case on SQLite only)."""
+    return f"|{tag}|"
 
 
 class TeamStore:
-    """Team tables on the AuditStore's connection (autocommit; writes take the store's write transaction)."""
+    """Team tables on the AuditStore's connection (autocommit; writes take the store's write transaction).
+
+    `path`: a SQLite file or a postgresql:// URL, as AuditStore takes it."""
 
     def __init__(self, path: str | Path | None = None, *, audit: AuditStore | None = None):
         if audit is None and path is None:
-            raise TeamError("a TeamStore needs a store path or an AuditStore")
+            raise TeamError("a TeamStore needs a store path (or URL) or an AuditStore")
         self._owns_audit = audit is None
         self.audit = audit if audit is not None else AuditStore(path)
         self.path = self.audit.path
@@ -60,21 +64,19 @@ class TeamStore:
         self.close()
 
     # -- plumbing ---------------------------------------------------------------------------------------------------
-    def query(self, sql: str, params: dict[str, Any] | None = None) -> list[sqlite3.Row]:
+    def query(self, sql: str, params: dict[str, Any] | None = None) -> list[Any]:
         with self._lock:
             return self.conn.execute(sql, params or {}).fetchall()
 
+    def text_order(self, column: str) -> str:
+        """`column` as an ORDER BY key sorting text the same way on both engines."""
+        return byte_order(self.conn.sql, column)
+
     @contextmanager
-    def writing(self) -> Iterator[sqlite3.Connection]:
+    def writing(self) -> Iterator[Database]:
         """One write transaction: committed when the block ends, rolled back on an exception."""
-        with self._lock:
-            self.audit._begin()
-            try:
-                yield self.conn
-                self.conn.execute("COMMIT")
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
+        with self._lock, self.conn:
+            yield self.conn
 
     def log(self, actor: str, action: str, run_id: str, sample_id: str, scorer: str, outcome: str,
             payload: dict[str, Any]) -> None:
@@ -156,7 +158,7 @@ class TeamStore:
         """A task by id or name."""
         rows = self.query("SELECT * FROM team_tasks WHERE task_id = :t OR name = :t", {"t": task})
         if not rows:
-            raise TeamError(f"no audit task '{task}' in this store", file=str(self.path),
+            raise TeamError(f"no audit task '{task}' in this store", file=self.audit.location,
                             hint="`rubriceval audit-task list` shows the tasks")
         r = rows[0]
         spec = TaskSpec.model_validate_json(r["spec_json"])
@@ -208,7 +210,7 @@ class TeamStore:
         rows = self.query(
             "SELECT expert, COUNT(*) AS n, SUM(CASE WHEN state = 'scored' THEN 1 ELSE 0 END) AS scored, "
             "SUM(CASE WHEN state = 'unsure' THEN 1 ELSE 0 END) AS unsure FROM team_assignments "
-            f"WHERE task_id = :t {who} GROUP BY expert ORDER BY expert", params)
+            f"WHERE task_id = :t {who} GROUP BY expert ORDER BY {self.text_order('expert')}", params)
         return [ExpertProgress(expert=r["expert"], assigned=r["n"], scored=r["scored"] or 0, unsure=r["unsure"] or 0)
                 for r in rows]
 
@@ -225,7 +227,7 @@ class TeamStore:
         r = rows[0]
         ticked = [t[0] for t in self.query(
             "SELECT failure_tag FROM team_item_tags WHERE task_id = :t AND item_no = :no AND expert = :e "
-            "ORDER BY failure_tag", {"t": info.task_id, "no": int(item_no), "e": expert})]
+            f"ORDER BY {self.text_order('failure_tag')}", {"t": info.task_id, "no": int(item_no), "e": expert})]
         declared = [str(t) for t in self.definition(info.run_id, r["scorer"]).get("failure_tags") or []]
         return Assignment(task_id=info.task_id, item_no=int(item_no), run_id=info.run_id, sample_id=r["sample_id"],
                           scorer=r["scorer"], expert=expert, state=r["state"], score=r["score"], note=r["note"],
@@ -247,7 +249,7 @@ class TeamStore:
                              "AND scorer = :c", {"r": current.run_id, "s": current.sample_id, "c": current.scorer})[0]
         note = (note or "").strip()
 
-        def write(conn: sqlite3.Connection, now: float, blind: bool) -> None:
+        def write(conn: Database, now: float, blind: bool) -> None:
             upsert_response(conn, current.run_id, current.sample_id, current.scorer, expert=expert, score=score,
                             action=response_action(verdict["score"], score), reason=note,
                             judge_score=verdict["score"], scorer_version=verdict["scorer_version"], now=now)
@@ -337,8 +339,8 @@ def _queue_where(task_id: str, expert: str, flt: QueueFilter) -> tuple[str, dict
             where.append(f"{column} = :{key}")
             params[key] = value
     if flt.tag:
-        where.append("ti.tags LIKE :tag ESCAPE '\\'")
-        params["tag"] = like_pattern(flt.tag)
+        where.append("instr(ti.tags, :tag) > 0")
+        params["tag"] = tag_needle(flt.tag)
     if flt.after is not None:
         where.append("a.item_no > :after")
         params["after"] = flt.after

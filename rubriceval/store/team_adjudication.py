@@ -26,12 +26,12 @@ def opinions(store: TeamStore, task: str, item_no: int) -> list[Opinion]:
         "SELECT expert, blind FROM team_reviews WHERE task_id = :t AND item_no = :no ORDER BY review_id", params)}
     tags: dict[str, list[str]] = defaultdict(list)
     for r in store.query("SELECT expert, failure_tag FROM team_item_tags WHERE task_id = :t AND item_no = :no "
-                         "ORDER BY failure_tag", params):
+                         f"ORDER BY {store.text_order('failure_tag')}", params):
         tags[r["expert"]].append(r["failure_tag"])
     return [Opinion(expert=r["expert"], state=r["state"], score=r["score"], note=r["note"], tags=tags[r["expert"]],
                     blind=blind.get(r["expert"]) if r["state"] != "open" else None)
             for r in store.query("SELECT expert, state, score, note FROM team_assignments WHERE task_id = :t AND "
-                                 "item_no = :no ORDER BY expert", params)]
+                                 f"item_no = :no ORDER BY {store.text_order('expert')}", params)]
 
 
 def adjudication_queue(store: TeamStore, task: str, *, include_settled: bool = True) -> list[AdjudicationRow]:
@@ -49,7 +49,7 @@ def adjudication_queue(store: TeamStore, task: str, *, include_settled: bool = T
             "FROM team_assignments a JOIN team_task_items ti ON ti.task_id = a.task_id AND ti.item_no = a.item_no "
             "WHERE a.task_id = :t AND a.item_no IN (SELECT item_no FROM team_assignments WHERE task_id = :t "
             "GROUP BY item_no HAVING SUM(CASE WHEN state = 'unsure' THEN 1 ELSE 0 END) > 0 "
-            "OR MAX(score) <> MIN(score)) ORDER BY a.item_no, a.expert", params):
+            f"OR MAX(score) <> MIN(score)) ORDER BY a.item_no, {store.text_order('a.expert')}", params):
         by_item[r["item_no"]].append(Opinion(expert=r["expert"], state=r["state"], score=r["score"]))
         items[r["item_no"]] = (r["sample_id"], r["scorer"], r["judge_score"], r["threshold"])
     out = []

@@ -169,7 +169,7 @@ class TeamSaveResult(BaseModel):
 
 
 def tag_field(tags: list[str]) -> str:
-    """Tags as one text column a LIKE can search: '|退款|物流|' (the bars keep '退款' from matching '退款失败')."""
+    """Tags as one text column instr() can search: '|退款|物流|' (the bars keep '退款' from matching '退款失败')."""
     return "|" + "|".join(tags) + "|" if tags else ""
 
 

@@ -4,13 +4,13 @@ Kept apart from `audit_responses` on purpose: a conversation rubric's judge–ex
 panel) is computed on conversation-level verdicts only, while these rows say WHERE in the dialogue the expert
 disagrees, which is what a rubric author needs to fix the criterion or the per-turn prompt.
 
-Append-only: every save is a new row (triggers refuse UPDATE and DELETE), so the history of an expert's mind is
+Append-only: every save is a new row (triggers refuse UPDATE and DELETE, store/append_only.py), so the history of an expert's mind is
 kept; the current verdict of an expert on a turn is their latest row. A save checks and bumps the audit item's
 version like a conversation-level response does (rubriceval/store/audit.py), so two experts editing the same item
 see each other's change instead of overwriting it silently.
 
 Part of the AuditStore kept in its own module (it uses the store's connection, lock and version helpers); the
-store runs TURN_AUDIT_SCHEMA with its own schema and exposes `save_turn_verdict` / `turn_verdicts`.
+store runs TURN_AUDIT_SCHEMA (and TURN_AUDIT_APPEND_ONLY) with its own schema and exposes `save_turn_verdict` / `turn_verdicts`.
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from rubriceval.safety.spreadsheet import escape_cell
+from rubriceval.store.audit_queue import byte_order
 from rubriceval.store.audit_models import AuditError, ItemVersions, ResponseAction, SaveResult, clean_expert_name
 from rubriceval.verdict import Evidence, Verdict
 
@@ -37,11 +38,8 @@ CREATE TABLE IF NOT EXISTS audit_turn_verdicts (
   judge_score REAL, scorer_version TEXT NOT NULL DEFAULT '', saved_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS audit_turn_verdicts_by_item ON audit_turn_verdicts (run_id, sample_id, scorer);
-CREATE TRIGGER IF NOT EXISTS audit_turn_verdicts_no_update BEFORE UPDATE ON audit_turn_verdicts
-BEGIN SELECT RAISE(ABORT, 'turn verdicts are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS audit_turn_verdicts_no_delete BEFORE DELETE ON audit_turn_verdicts
-BEGIN SELECT RAISE(ABORT, 'turn verdicts are append-only'); END;
 """
+TURN_AUDIT_APPEND_ONLY = {"audit_turn_verdicts": "turn verdicts are append-only"}     # store/append_only.py
 
 EXPORT_COLUMNS = ("run_id", "sample_id", "scorer", "item", "turn", "expert", "score", "action", "reason",
                   "judge_score", "scorer_version", "saved_at")
@@ -139,11 +137,15 @@ def turn_verdicts(store: "AuditStore", run: str, *, sample_id: str | None = None
             where.append(f"{column}=?")
             params.append(value)
     condition = " AND ".join(where)
+
+    def text(column: str) -> str:
+        return byte_order(store.conn.sql, column)
     latest = "" if history else (
         " AND entry_id IN (SELECT MAX(entry_id) FROM audit_turn_verdicts WHERE "
         f"{condition} GROUP BY sample_id, scorer, item, turn, expert)")
     rows = store._query(f"SELECT * FROM audit_turn_verdicts WHERE {condition}{latest} "
-                        "ORDER BY sample_id, scorer, turn, item, entry_id", [*params, *([] if history else params)])
+                        f"ORDER BY {text('sample_id')}, {text('scorer')}, turn, {text('item')}, entry_id",
+                        [*params, *([] if history else params)])
     return [TurnVerdict(**dict(r)) for r in rows]
 
 
