@@ -237,7 +237,9 @@ def evaluate(dataset: str | Path | list[Sample], *, rubrics: str | Path | list[R
               embedded local judge (offline, weak: not for trusted grading).
     embedder  an EmbedderConfig, or a dict of its fields, for the metrics that embed text; None: the environment
               (RUBRICEVAL_EMBED_BASE_URL, …), else the embedded local embedder.
-    store     the SQLite run store file; None: out/runs.sqlite. Every verdict is written there as it is made.
+    store     the run store: a SQLite file, or a team's PostgreSQL database as a URL (postgresql://user@host:5432/db,
+              needs `pip install 'rubriceval[postgres]'`); None: out/runs.sqlite. Every verdict is written there as
+              it is made.
     name      the run's name in the store; None: a timestamp.
     progress  show a progress bar on stderr.
     panel     judge the rubrics with several judges: a PanelConfig, or a YAML file with `judges:`

@@ -34,6 +34,7 @@ from rubriceval.metric_config import stored_metric_options
 from rubriceval.runner import judge_rubric, score_metrics
 from rubriceval.store.batches import BatchStore, RequestCounts
 from rubriceval.store.runs import RunStore, rubrics_from_run
+from rubriceval.store_folder import folder_beside_store
 from rubriceval.verdict import Verdict
 
 WINDOW = 256                  # samples whose judgments are replayed together
@@ -255,8 +256,9 @@ def start_batch_run(samples: list[Sample], rubrics: list[Rubric], metrics: list[
                     embedder_config: object = None, name: str | None = None, dataset_path: str = "",
                     rubrics_path: str = "", metric_options: object = None) -> tuple[BatchRun, RoundReport]:
     """A new run judged through batches: created like an online run (`api.start_run`), round 1 written and (unless
-    `offline`) submitted. Files go to `directory` (default: batches/<run id> beside the store). Close the returned
-    BatchRun when done; later, `collect` it (a new BatchRun over the same run id works after a restart).
+    `offline`) submitted. Files go to `directory` (default: batches/<run id> beside the store file; out/batches/<run
+    id> for a PostgreSQL store). Close the returned BatchRun when done; later, `collect` it (a new BatchRun over the
+    same run id works after a restart).
     metric_options: the standard metrics' `MetricOptions` (None: defaults), stored with the run and read back by
     every BatchRun over it."""
     from rubriceval.api import start_run
@@ -268,7 +270,7 @@ def start_batch_run(samples: list[Sample], rubrics: list[Rubric], metrics: list[
                                 embedder_config=embedder_config, name=name, dataset_path=dataset_path,
                                 rubrics_path=rubrics_path, metric_options=metric_options)
     batch_run = BatchRun(store, run_id, judge_config, offline=offline,
-                         directory=directory or Path(store.path).parent / "batches" / run_id)
+                         directory=directory or folder_beside_store(store.path) / "batches" / run_id)
     return batch_run, batch_run.submit_first_round()
 
 

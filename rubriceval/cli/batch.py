@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from rubriceval.cli.options import DEFAULT_STORE, add_judge_args, embedder_config_from, judge_config_from
+from rubriceval.cli.options import add_judge_args, add_store_arg, embedder_config_from, judge_config_from
 from rubriceval.errors import RubricEvalError
 
 
@@ -28,13 +28,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     s = actions.add_parser("status", help="rounds, files, batches, requests and cost of a batch run")
     s.add_argument("run", nargs="?", default="latest")
-    s.add_argument("--store", default=DEFAULT_STORE)
+    add_store_arg(s)
     add_judge_args(s)
     s.set_defaults(func=cmd_status)
 
     c = actions.add_parser("collect", help="read finished batches, save the verdicts, submit the next round")
     c.add_argument("run", nargs="?", default="latest")
-    c.add_argument("--store", default=DEFAULT_STORE)
+    add_store_arg(c)
     c.add_argument("--from", dest="source", metavar="PATH",
                    help="an offline runner's output JSONL (file, or every JSONL file in a directory)")
     c.add_argument("--finish-online", action="store_true",
@@ -92,7 +92,9 @@ def _open(args: argparse.Namespace):
     from rubriceval.batch.rounds import BatchRun
     from rubriceval.judge.config import JudgeConfig
     from rubriceval.store.batches import BatchStore
+    from rubriceval.store.db import display_location
     from rubriceval.store.runs import RunStore
+    from rubriceval.store_folder import folder_beside_store
 
     store = RunStore(args.store)
     run_id = store.resolve(args.run)
@@ -104,11 +106,11 @@ def _open(args: argparse.Namespace):
         config = config.model_copy(update={"base_url": given.base_url})
     files = BatchStore(store).files(run_id)
     if not files and info.status != "complete":
-        raise RubricEvalError(f"run '{info.name}' was not judged through batches", file=str(store.path),
+        raise RubricEvalError(f"run '{info.name}' was not judged through batches", file=display_location(store.path),
                               hint="start one with `rubriceval run … --batch`")
     offline = bool(files) and all(f.target == "offline" for f in files)
     directory = Path(args.batch_dir) if getattr(args, "batch_dir", None) else (
-        Path(files[0].path).parent if files else Path(store.path).parent / "batches" / run_id)
+        Path(files[0].path).parent if files else folder_beside_store(store.path) / "batches" / run_id)
     return store, info, BatchRun(store, run_id, config, directory=directory, offline=offline)
 
 

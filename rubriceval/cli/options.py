@@ -2,9 +2,24 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 
 DEFAULT_STORE = "out/runs.sqlite"
+STORE_HELP = ("the run store: a SQLite file (default %(default)s) or a shared PostgreSQL database "
+              "(postgresql://user@host:5432/db; pip install 'rubriceval[postgres]')")
+
+
+def store_option(value: str) -> str | Path:
+    """A --store value as the stores take it: a postgresql:// URL as given, anything else a file path."""
+    from rubriceval.store.db import store_target        # here, not at the top: `rubriceval --help` loads no store
+
+    return store_target(value)
+
+
+def add_store_arg(p: argparse.ArgumentParser, *, default: str | None = DEFAULT_STORE, help: str = STORE_HELP) -> None:
+    """The one --store option of every command that reads or writes the run store."""
+    p.add_argument("--store", default=default, type=store_option, metavar="FILE|URL", help=help)
 
 
 def add_judge_args(p: argparse.ArgumentParser) -> None:

@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import Any
 
-from rubriceval.cli.options import DEFAULT_STORE, add_judge_args
+from rubriceval.cli.options import add_judge_args, add_store_arg
 from rubriceval.errors import RubricEvalError
 
 
@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
     p.add_argument("--only", help="comma-separated rubric ids to use")
     p.add_argument("--labels", help="comma-separated names for the versions (default: file stems / run names)")
     p.add_argument("--name", help="comparison name (default: timestamp)")
-    p.add_argument("--store", default=DEFAULT_STORE)
+    add_store_arg(p)
     p.add_argument("--resume", metavar="NAME", help="finish an interrupted comparison")
     p.add_argument("--show", metavar="NAME", help="print a stored comparison ('latest' for the newest); no judging")
     p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples for the win-rate CIs")
@@ -77,6 +77,7 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
 
     with PairwiseStore(args.store) as store:
         languages = [d.get("language", "zh") for d in store.info(ref).config.rubric_definitions]
+        where = store.location
     print(format_pairwise(summary, _language(args.lang, languages)), end="")  # type: ignore[arg-type]
-    print(f"store: {args.store}  (comparison {summary.comparison}, id {summary.comparison_id})")
+    print(f"store: {where}  (comparison {summary.comparison}, id {summary.comparison_id})")
     return 0

@@ -4,13 +4,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rubriceval.cli.options import DEFAULT_STORE
+from rubriceval.cli.options import add_store_arg
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="write the HTML report, Excel workbook and Markdown summary of a run")
     p.add_argument("run", nargs="?", default="latest", help="run id or name (default: latest)")
-    p.add_argument("--store", default=DEFAULT_STORE)
+    add_store_arg(p)
     p.add_argument("--out", help="directory (default out/reports)")
     p.add_argument("--lang", choices=["zh", "en"], help="default: zh when the data is Chinese")
     p.set_defaults(func=cmd_report)
@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("compare", help="compare two runs: deltas with bootstrap CIs, samples that got worse")
     p.add_argument("run_a", help="baseline run")
     p.add_argument("run_b", help="new run")
-    p.add_argument("--store", default=DEFAULT_STORE)
+    add_store_arg(p)
     p.add_argument("--html", help="also write an HTML comparison page here")
     p.add_argument("--n-boot", type=int, default=2000)
     p.add_argument("--seed", type=int, default=0)
@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--junit", help="write JUnit XML here")
     p.add_argument("--refuse-untrusted", action="store_true",
                    help="fail when gating on a rubric below its judge-agreement bar")
-    p.add_argument("--store", default=DEFAULT_STORE)
+    add_store_arg(p)
     p.add_argument("--lang", choices=["zh", "en"])
     p.set_defaults(func=cmd_gate)
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from rubriceval.cli.batch import add_run_options, start_batch_run, wants_batch
-from rubriceval.cli.options import DEFAULT_STORE, add_judge_args, embedder_config_from, judge_config_from
+from rubriceval.cli.options import add_judge_args, add_store_arg, embedder_config_from, judge_config_from
 from rubriceval.errors import RubricEvalError
 
 
@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rubrics", help="rubric file or directory")
     p.add_argument("--only", help="comma-separated rubric ids to use from --rubrics")
     p.add_argument("--metrics", help="comma-separated metric names (see `rubriceval metrics`)")
-    p.add_argument("--store", default=DEFAULT_STORE)
+    add_store_arg(p)
     p.add_argument("--name", help="run name (default: timestamp)")
     p.add_argument("--out", help="write per-row results (CSV, JSONL) to this directory")
     p.add_argument("--resume", metavar="RUN", help="finish an interrupted run")
@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("runs", help="list stored runs")
-    p.add_argument("--store", default=DEFAULT_STORE)
+    add_store_arg(p)
     p.set_defaults(func=cmd_runs)
 
 
@@ -148,6 +148,7 @@ def _dry_run(samples, rubrics, metrics, judge_config, panel=None, metric_options
 def _print_run_summary(store, run_id: str, totals) -> None:
     from rubriceval.report.markdown import summary_table, usage_line
     from rubriceval.report.source import RunSource
+    from rubriceval.store.db import display_location
 
     info = store.run_info(run_id)
     summary = RunSource(store, run_id).summary(breakdown=False)       # aggregated in SQL, no verdict loaded
@@ -159,7 +160,7 @@ def _print_run_summary(store, run_id: str, totals) -> None:
     failed = sum((totals.judge.get("failures") or {}).values())
     print(usage_line(summary.usage, "en") + (f" · {failed} failed attempt(s) this session {totals.judge['failures']}"
                                              if failed else ""))
-    print(f"store: {store.path}")
+    print(f"store: {display_location(store.path)}")
 
 
 def _write_outputs(store, run_id: str, out: Path) -> None:
@@ -181,12 +182,13 @@ def _write_outputs(store, run_id: str, out: Path) -> None:
 
 
 def cmd_runs(args) -> int:
+    from rubriceval.store.db import display_location
     from rubriceval.store.runs import RunStore
 
     store = RunStore(args.store)
     runs = store.list_runs()
     if not runs:
-        print(f"no runs in {store.path}")
+        print(f"no runs in {display_location(store.path)}")
     for r in runs:
         when = dt.datetime.fromtimestamp(r.created_at).strftime("%Y-%m-%d %H:%M")
         scorers = ",".join(list(r.config.rubrics) + r.config.metrics)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rubriceval.cli.options import DEFAULT_STORE, add_judge_args, judge_config_from
+from rubriceval.cli.options import add_judge_args, add_store_arg, judge_config_from
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -12,7 +12,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rubric", required=True)
     p.add_argument("--run", help="only this run's audits / verdicts")
     p.add_argument("--labels", help="JSONL/CSV/Excel of human labels: sample_id, score[, expert]")
-    p.add_argument("--store", default=DEFAULT_STORE)
+    add_store_arg(p)
     p.add_argument("--n-boot", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_agreement)
@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("calibrate", help="propose a rubric version with few-shot examples from audits; "
                                          "evaluate on held-out audited items")
     p.add_argument("--rubric", required=True)
-    p.add_argument("--store", default=DEFAULT_STORE)
+    add_store_arg(p)
     p.add_argument("--k", type=int, default=4, help="few-shot examples to add")
     p.add_argument("--holdout", type=float, default=0.5, help="share of audited items kept for evaluation")
     p.add_argument("--seed", type=int, default=0)
@@ -37,14 +37,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("kind", choices=["summeval", "halueval", "cs_zh"])
     p.add_argument("--n", type=int, help="items (default: all SummEval / 60 balanced HaluEval / all 66 cs_zh rows)")
     p.add_argument("--few-shot", choices=["all", "per_level", "none"],
-                   help="cs_zh holistic: the rubric's examples all, one per level, or none (default: the rubric's)")
+                   help="holistic: the rubric's examples all, one per level, or none (default: the rubric's); "
+                        "summeval/halueval: examples taken from the benchmark's items not measured in this run")
     p.add_argument("--shuffle-levels", action="store_true",
                    help="cs_zh holistic: list the level descriptions in a seeded per-row order")
     p.add_argument("--rubrics", help="cs_zh: the rubric folder (default: rubrics)")
-    p.add_argument("--answers", help="cs_zh checklist_fitted: reuse the p(yes) of a saved checklist result (--out of "
-                                     "a --judge-mode checklist run) instead of asking the judge again")
+    p.add_argument("--answers", help="checklist_fitted: reuse the p(yes) of a saved checklist result (--out of a "
+                                     "--judge-mode checklist run on the same items) instead of asking the judge again")
     p.add_argument("--out", help="write every item's result as JSON")
-    p.add_argument("--store", help="record the SummEval κ as trust evidence for the rubric version in this run store")
+    add_store_arg(p, default=None, help="record the SummEval κ as trust evidence for the rubric version in this run "
+                                         "store (a SQLite file or postgresql://…)")
     p.add_argument("--data", help="your own copy of the benchmark (a file, or a folder holding it); default: the copy "
                                   "shipped with rubriceval")
     add_judge_args(p)
@@ -104,5 +106,6 @@ def cmd_benchmark_judge(args) -> int:
                          answers=args.answers, command="rubriceval " + " ".join(sys.argv[1:]))
         return 0
 
-    run_benchmark(args.kind, judge_config_from(args), n=args.n, out=args.out, store=args.store, data=args.data)
+    run_benchmark(args.kind, judge_config_from(args), n=args.n, out=args.out, store=args.store, data=args.data,
+                  few_shot=args.few_shot, answers=args.answers, command="rubriceval " + " ".join(sys.argv[1:]))
     return 0

@@ -1,10 +1,11 @@
-"""Pairwise comparisons in the run store (a SQLite file or a PostgreSQL database): which versions were compared with which rubrics and judge,
-and every pairwise verdict (both orders' readings kept).
+"""Pairwise comparisons in the run store (a SQLite file or a PostgreSQL database): which versions were compared with
+which rubrics and judge, and every pairwise verdict (both orders' readings kept).
 
 Why the run store: a comparison of two runs belongs next to them (`rubriceval compare` and `gate` read both), and
-copying the one file (or sharing the one server) carries everything. The tables are created on first use (CREATE IF NOT EXISTS), like the audit
-and trust tables, so an older store gains them without a migration step. Each verdict is committed as soon as it
-exists and keyed (comparison, sample, scorer, pair), so an interrupted comparison resumes without repeating a call.
+copying the one file (or sharing the one server) carries everything. The tables are created on first use (CREATE IF
+NOT EXISTS), like the audit and trust tables, so an older store gains them without a migration step. Each verdict is
+committed as soon as it exists and keyed (comparison, sample, scorer, pair), so an interrupted comparison resumes
+without repeating a call.
 """
 from __future__ import annotations
 

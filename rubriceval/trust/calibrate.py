@@ -37,6 +37,8 @@ from rubriceval.judge.client import JudgeClient
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.schema import Example, Rubric
 from rubriceval.scoring.rubric_scorer import score_rubric
+from rubriceval.store.db import display_location, store_target
+from rubriceval.store_folder import folder_beside_store
 from rubriceval.trust.agreement import AgreementReport, agreement_from_verdicts
 from rubriceval.trust.human_scores import SCALE, AuditedItem, audited_items
 from rubriceval.trust.store import RubricVersionRecord, TrustStore
@@ -238,13 +240,14 @@ async def calibrate_async(store_path: str | Path, rubric_id: str, judge: JudgeCl
     `rubric`: the version to start from (default: the audited version as its run stored it). The proposal is
     recorded in the store as "proposed"; `accept_version` / `reject_version` record the decision.
     """
-    store_path = Path(store_path)
+    store_path = store_target(store_path)
     audited = audited_items(store_path, rubric_id, version_tag=version_tag)
     base = rubric if rubric is not None else Rubric.model_validate(audited.rubric_definition)
     if base.id != rubric_id:
         raise CalibrationError(f"the rubric passed is '{base.id}', not '{rubric_id}'", field="rubric")
     if not audited.items:
-        raise CalibrationError(f"no audited items for {rubric_id} {audited.version_tag}", file=str(store_path),
+        raise CalibrationError(f"no audited items for {rubric_id} {audited.version_tag}",
+                               file=display_location(store_path),
                                hint="audit some verdicts in the audit app first")
     notes = list(audited.notes)
     if base.version_tag != audited.version_tag:
@@ -310,7 +313,8 @@ async def calibrate_async(store_path: str | Path, rubric_id: str, judge: JudgeCl
     yaml_text = rubric_yaml(proposed)
     yaml_path: Path | None = None
     if write_yaml:
-        folder = Path(proposal_dir) if proposal_dir is not None else store_path.parent / "proposed_rubrics"
+        folder = Path(proposal_dir) if proposal_dir is not None else (
+            folder_beside_store(store_path) / "proposed_rubrics")
         folder.mkdir(parents=True, exist_ok=True)
         yaml_path = folder / f"{rubric_id}.v{proposed.version}.proposed.yaml"
         yaml_path.write_text(rubric_yaml(proposed, header), encoding="utf-8")

@@ -24,6 +24,8 @@ from pydantic import BaseModel, Field
 from rubriceval.judge.client import JudgeClient
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.schema import Rubric
+from rubriceval.store.db import store_target
+from rubriceval.store_folder import folder_beside_store
 from rubriceval.trust.agreement import AgreementReport, agreement_from_verdicts
 from rubriceval.trust.calibrate import CalibrationError, _score_all, next_version, rubric_yaml, split_holdout
 from rubriceval.trust.fit_weights import fit_ordinal
@@ -83,7 +85,7 @@ async def fit_weights_async(store_path: str | Path, rubric_id: str, judge: Judge
                             holdout_fraction: float = 0.5, seed: int = 0, rubric: Rubric | None = None,
                             version_tag: str | None = None, proposal_dir: str | Path | None = None,
                             n_boot: int = 1000) -> FitWeightsResult:
-    store_path = Path(store_path)
+    store_path = store_target(store_path)
     audited = audited_items(store_path, rubric_id, version_tag=version_tag)
     base = rubric if rubric is not None else Rubric.model_validate(audited.rubric_definition)
     if len(base.checklist_items) != 1:
@@ -134,7 +136,7 @@ async def fit_weights_async(store_path: str | Path, rubric_id: str, judge: Judge
                             proposed_version_tag=proposed.version_tag, yaml_path=proposed.yaml_path)
 
 
-def _propose(store_path: Path, base: Rubric, fitted_rubric: Rubric, item_id: str, model, rule: AgreementReport,
+def _propose(store_path: str | Path, base: Rubric, fitted_rubric: Rubric, item_id: str, model, rule: AgreementReport,
              fitted: AgreementReport, proposal_dir: str | Path | None, eval_keys: list[str]) -> RubricVersionRecord:
     """Write and record the fitted rubric as the next version, status "proposed"."""
     with TrustStore(store_path) as trust:
@@ -145,7 +147,7 @@ def _propose(store_path: Path, base: Rubric, fitted_rubric: Rubric, item_id: str
     header = (f"Proposed by `rubriceval calibrate --fit-weights` ({model.n_train} audited items to fit, "
               f"{model.n_heldout} held out).\nHeld-out quadratic κ: declared rule {rule.kappa_quadratic.format()}, "
               f"fitted {fitted.kappa_quadratic.format()}. Not in use until accepted.")
-    folder = Path(proposal_dir) if proposal_dir is not None else store_path.parent / "proposed_rubrics"
+    folder = Path(proposal_dir) if proposal_dir is not None else folder_beside_store(store_path) / "proposed_rubrics"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{base.id}.v{proposed.version}.proposed.yaml"
     path.write_text(rubric_yaml(proposed, header), encoding="utf-8")

@@ -25,6 +25,7 @@ from rubriceval.data.io import _read_records
 from rubriceval.data.sample import Sample
 from rubriceval.errors import DatasetError, RubricEvalError
 from rubriceval.store.audit import AuditStore
+from rubriceval.store.db import store_target
 from rubriceval.store.runs import RunInfo
 from rubriceval.store.team import TeamStore
 from rubriceval.store.team_adjudication import final_labels, review_modes
@@ -385,7 +386,7 @@ def audit_agreement(audited: AuditedSet, *, n_boot: int = 1000, seed: int = 0,
                                  experts=experts, review=audited.review_counts())
 
 
-def _labels_agreement(store_path: Path, rubric_id: str, run: str | None, version_tag: str | None,
+def _labels_agreement(store_path: str | Path, rubric_id: str, run: str | None, version_tag: str | None,
                       labels_file: str | Path, *, n_boot: int, seed: int) -> RubricAgreementReport:
     labels = read_label_file(labels_file)
     with AuditStore(store_path) as store:
@@ -417,7 +418,7 @@ def agreement_for_rubric(store_path: str | Path, rubric_id: str, run: str | None
     (JSONL/CSV/Excel with sample_id, score, optional expert) compared with `run`'s verdicts (default: the newest
     run of the version). Version default: the newest audited version of the rubric.
     """
-    store_path = Path(store_path)
+    store_path = store_target(store_path)
     if labels_file is not None:
         report = _labels_agreement(store_path, rubric_id, run, version_tag, labels_file, n_boot=n_boot, seed=seed)
     else:

@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from rubriceval.errors import RubricEvalError
 from rubriceval.i18n import Message, msg
 from rubriceval.rubric.schema import Rubric
+from rubriceval.store.db import display_location, store_target
 from rubriceval.trust.bar import TrustEvidence, check_bar
 from rubriceval.trust.human_scores import audit_agreement, audited_items
 from rubriceval.trust.store import TrustStore
@@ -64,7 +65,7 @@ def _kappa_text(kappa: float | None, ci_low: float | None, ci_high: float | None
     return f"κ = {kappa:.2f}{ci}"
 
 
-def _audit_evidence(store_path: Path, rubric: Rubric, judge_model: str | None, n_boot: int) -> _Evidence | None:
+def _audit_evidence(store_path: str | Path, rubric: Rubric, judge_model: str | None, n_boot: int) -> _Evidence | None:
     try:
         audited = audited_items(store_path, rubric.id, version_tag=rubric.version_tag)
     except RubricEvalError:
@@ -81,7 +82,7 @@ def _audit_evidence(store_path: Path, rubric: Rubric, judge_model: str | None, n
                      kappa_note=kappa.note, source=f"expert audits in run(s) {', '.join(runs)}")
 
 
-def _stored_evidence(store_path: Path, rubric: Rubric, judge_model: str | None) -> list[_Evidence]:
+def _stored_evidence(store_path: str | Path, rubric: Rubric, judge_model: str | None) -> list[_Evidence]:
     with TrustStore(store_path) as trust:
         results = trust.agreement_results(rubric.id, rubric.version_tag)
     return [_Evidence(n=r.n, kappa=r.kappa, ci_low=r.kappa_ci_low, ci_high=r.kappa_ci_high,
@@ -94,12 +95,13 @@ def _stored_evidence(store_path: Path, rubric: Rubric, judge_model: str | None) 
 def trust_status(store_path: str | Path, rubric: Rubric, *, judge_model: str | None = None,
                  n_boot: int = 1000) -> TrustStatus:
     """Whether `rubric` (this exact version) meets its trust bar, with the numbers and the reason."""
-    store_path = Path(store_path)
+    store_path = store_target(store_path)
     bar = rubric.trust
     base = dict(rubric_id=rubric.id, version_tag=rubric.version_tag,
                 min_kappa=bar.min_kappa if bar else None, min_items=bar.min_items if bar else None)
-    if not store_path.is_file():
-        return TrustStatus(**base, trusted=None, reason=f"no run store at {store_path}, so no audits")
+    if isinstance(store_path, Path) and not store_path.is_file():
+        return TrustStatus(**base, trusted=None,
+                           reason=f"no run store at {display_location(store_path)}, so no audits")
     candidates = [e for e in [_audit_evidence(store_path, rubric, judge_model, n_boot)] if e is not None]
     candidates += _stored_evidence(store_path, rubric, judge_model)
     if not candidates or max(e.n for e in candidates) == 0:

@@ -2,8 +2,8 @@
 calibrated versions.
 
 Why the run store: agreement only means something next to the runs and audits it was measured on, and copying
-the one file (or sharing the one server) carries the whole history. Both tables are created on first use (CREATE IF NOT EXISTS), so an older
-store gains them without a migration step.
+the one file (or sharing the one server) carries the whole history. Both tables are created on first use (CREATE
+IF NOT EXISTS), so an older store gains them without a migration step.
 
 - `agreement_results`: every agreement measurement, keyed by rubric id + version tag (version + content hash),
   with where the human scores came from and which judge model produced the scores. Append-only history.
@@ -123,7 +123,8 @@ class TrustStore:
         self.db.executescript(TRUST_SCHEMA)
 
     def _no_store(self) -> TrustStoreError:
-        return TrustStoreError("no run store here", file=self.location, hint="run `rubriceval run` first, or pass --store")
+        return TrustStoreError("no run store here", file=self.location,
+                               hint="run `rubriceval run` first, or pass --store")
 
     def close(self) -> None:
         with self._lock:
