@@ -278,7 +278,6 @@ def test_a_batch_created_before_a_crash_is_found_not_created_again(stub, tmp_pat
     for f in batch_run.batches.files(batch_run.run_id):            # pretend they were written for a provider
         batch_run.batches.conn.execute("UPDATE batch_files SET target='provider', status='written' WHERE file_no=?",
                                        (f.file_no,))
-    batch_run.batches.conn.commit()
 
     class CrashAfterCreate(BatchProvider):
         def create(self, *args, **kwargs):

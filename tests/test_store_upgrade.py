@@ -31,7 +31,7 @@ def old_store(tmp_path):
 
 def test_the_fixture_is_a_version_0_store(old_store):
     with sqlite3.connect(old_store) as conn:
-        assert schema_version(conn) == 0
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 0
         assert "pid" not in {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
     conn.close()
 
@@ -83,7 +83,6 @@ def test_two_processes_opening_an_old_store_at_once_upgrade_it_once(old_store):
 def test_a_store_from_a_newer_rubriceval_is_refused_not_rewritten(old_store):
     store = RunStore(old_store)
     version = schema_version(store.conn)
-    store.conn.execute(f"PRAGMA user_version = {version + 1}")
-    store.conn.commit()
+    store.conn.set_schema_version(version + 1)
     with pytest.raises(RubricEvalError, match="newer|knows up to"):
         upgrade(store.conn, path=str(old_store))

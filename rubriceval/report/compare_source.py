@@ -75,11 +75,11 @@ def compare_stored(a: "RunData", b: "RunData", *, n_boot: int, seed: int, confid
         min_change = min_drop.get(sb.kind, 0.0)
         worst: list[tuple[float, str]] = []          # max-heap (negated) of the LISTED largest drops
         worse_total, unscored_ids = 0, []
-        cursor = conn.execute(
-            f"SELECT b.sample_id, a.score, b.score, a.sample_id IS NOT NULL FROM verdicts b {_IN_RUN.format(x='b')} "
-            "LEFT JOIN verdicts a ON a.run_id = ? AND a.sample_id = b.sample_id AND a.scorer = b.scorer "
-            "WHERE b.run_id = ? AND b.scorer = ? ORDER BY db.position", (a.run_id, b.run_id, scorer))
-        while rows := cursor.fetchmany(5000):
+        for rows in conn.stream(
+                "SELECT b.sample_id, a.score, b.score, CASE WHEN a.sample_id IS NULL THEN 0 ELSE 1 END FROM verdicts b "
+                f"{_IN_RUN.format(x='b')} LEFT JOIN verdicts a ON a.run_id = ? AND a.sample_id = b.sample_id "
+                "AND a.scorer = b.scorer WHERE b.run_id = ? AND b.scorer = ? ORDER BY db.position",
+                (a.run_id, b.run_id, scorer), 5000):
             for sid, score_a, score_b, in_a in rows:
                 if score_b is None:
                     if not in_a or score_a is not None:
@@ -195,16 +195,16 @@ def _seesaw(a: "RunData", b: "RunData", scorers: list[str], kinds: Mapping[str, 
     named = dict(params, **{f"s{i}": s for i, s in enumerate(scorers)})
     pairs = pairs.replace(f"IN ({marks})", "IN (" + ",".join(f":s{i}" for i in range(len(scorers))) + ")")
     seesaw = (f"SELECT b.sample_id {pairs} GROUP BY b.sample_id HAVING "
-              f"SUM(b.score > a.score AND ABS(b.score - a.score) >= {change}) > 0 AND "
-              f"SUM(b.score < a.score AND ABS(b.score - a.score) >= {change}) > 0")
-    total = conn.execute(f"SELECT COUNT(*) FROM ({seesaw})", named).fetchone()[0]
+              f"SUM(CASE WHEN b.score > a.score AND ABS(b.score - a.score) >= {change} THEN 1 ELSE 0 END) > 0 AND "
+              f"SUM(CASE WHEN b.score < a.score AND ABS(b.score - a.score) >= {change} THEN 1 ELSE 0 END) > 0")
+    total = conn.execute(f"SELECT COUNT(*) FROM ({seesaw}) AS seesaw", named).fetchone()[0]
     ids = [r[0] for r in conn.execute(f"{seesaw} ORDER BY b.sample_id LIMIT {LISTED}", named)]
     if not ids:
         return [], total
     questions = _questions(a, b, ids)
     found: dict[str, object] = {sid: model(sample_id=sid, question=questions.get(sid, "")) for sid in ids}
     rows = conn.execute(f"SELECT b.sample_id, b.scorer, a.score, b.score {pairs} AND b.sample_id IN "
-                        f"(SELECT value FROM json_each(:ids))", dict(named, ids=json.dumps(ids)))
+                        f"(SELECT i.value FROM {conn.sql.json_items(':ids', 'i')})", dict(named, ids=json.dumps(ids)))
     by_scorer: dict[str, dict[str, tuple[float, float]]] = {}
     for sid, scorer, score_a, score_b in rows:
         by_scorer.setdefault(sid, {})[scorer] = (score_a, score_b)

@@ -8,7 +8,6 @@ floating-point sums are the same.
 from __future__ import annotations
 
 import json
-import sqlite3
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -20,6 +19,7 @@ from rubriceval.report.aggregate import (assemble_summary, breakdown_keys, group
 from rubriceval.report.summary_models import ScorerSummary, Summary
 from rubriceval.safety.manipulation_policy import DETAILS_KEY as MANIPULATION_KEY
 from rubriceval.scoring.panel_votes import DETAILS_KEY as PANEL_KEY
+from rubriceval.store.db import Database
 from rubriceval.store.runs import RunInfo, row_to_verdict
 from rubriceval.verdict import Usage, Verdict
 
@@ -41,24 +41,21 @@ class RunSource:
         self.n_samples = self.info.n_samples
         self.dataset: str = store.dataset_id(self.run_id)
         # A read-only connection of its own: a report reads while nothing it holds is written.
-        self.conn = sqlite3.connect(str(store.path), timeout=30, check_same_thread=False)
-        self.conn.row_factory = sqlite3.Row
-        self.conn.execute("PRAGMA query_only = 1")
+        self.conn = Database(store.path, read_only=True)
+        self.sql = self.conn.sql
 
     def close(self) -> None:
         self.conn.close()
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         return self.conn.execute(sql, (self.run_id, *params)).fetchall()
 
-    def _stream(self, sql: str, params: Sequence[Any] = (), size: int = CHUNK) -> Iterator[list[sqlite3.Row]]:
+    def _stream(self, sql: str, params: Sequence[Any] = (), size: int = CHUNK) -> Iterator[list[Any]]:
         """Rows of a query a chunk at a time."""
-        cursor = self.conn.execute(sql, (self.run_id, *params))
-        while rows := cursor.fetchmany(size):
-            yield rows
+        yield from self.conn.stream(sql, (self.run_id, *params), size)
 
     def _in_order(self, columns: str, where: str = "", params: Sequence[Any] = (), span: int | None = None
-                  ) -> Iterator[list[sqlite3.Row]]:
+                  ) -> Iterator[list[Any]]:
         """Verdicts joined to their samples in verdict order, one range of `span` dataset positions at a time: each
         query walks the position index and sorts only its own rows (one ORDER BY over the whole run would sort
         every row, sample text included, in temporary files)."""
@@ -79,10 +76,12 @@ class RunSource:
         # definition), its rows, unscored rows and flagged rows (instr() first: only rows whose details mention the
         # key are parsed as JSON).
         seen = self._rows(
-            "SELECT v.scorer, v.kind, v.scorer_version, MIN(d.position * 2 + (v.kind != 'rubric')) AS first, "
-            f"COUNT(*) AS n, SUM(v.score IS NULL) AS unscored, SUM(instr(v.details_json, '\"{MANIPULATION_KEY}\"') > 0 "
-            f"AND json_type(v.details_json, '$.{MANIPULATION_KEY}') IS NOT NULL) AS flagged {FROM_RUN} "
-            "GROUP BY v.scorer ORDER BY first, v.kind DESC, v.scorer")
+            "SELECT v.scorer, MIN(v.kind) AS kind, MIN(v.scorer_version) AS scorer_version, "
+            "MIN(d.position * 2 + CASE WHEN v.kind = 'rubric' THEN 0 ELSE 1 END) AS first, COUNT(*) AS n, "
+            "SUM(CASE WHEN v.score IS NULL THEN 1 ELSE 0 END) AS unscored, "
+            f"SUM(CASE WHEN instr(v.details_json, '\"{MANIPULATION_KEY}\"') > 0 "
+            f"AND {self.sql.json_kind('v.details_json', '$.' + MANIPULATION_KEY)} IS NOT NULL THEN 1 ELSE 0 END) "
+            f"AS flagged {FROM_RUN} GROUP BY v.scorer ORDER BY first, MIN(v.kind) DESC, v.scorer")
         counts = {r["scorer"]: (r["n"], r["flagged"]) for r in seen}
         scorer_rows, notes = with_unstored_scorers(self.scorers, ((r[0], r[1], r[2]) for r in seen))
         summaries = {row["scorer"]: self._scorer(row, metric_thresholds, *counts.get(row["scorer"], (0, 0)))
@@ -106,8 +105,8 @@ class RunSource:
             f"SELECT v.unscored_kind, v.sample_id, v.unscored_reason {FROM_RUN} AND v.scorer = ? AND v.score IS NULL "
             "ORDER BY d.position", (name,))]
         panel_rows = [row_to_verdict(r) for r in self._rows(
-            f"SELECT v.* {FROM_RUN} AND v.scorer = ? AND instr(v.details_json, ?) "
-            f"AND json_type(v.details_json, '$.{PANEL_KEY}') = 'object' ORDER BY d.position",
+            f"SELECT v.* {FROM_RUN} AND v.scorer = ? AND instr(v.details_json, ?) > 0 "
+            f"AND {self.sql.json_kind('v.details_json', '$.' + PANEL_KEY)} = 'object' ORDER BY d.position",
             (name, f'"{PANEL_KEY}"'))]
         return scorer_summary(row, scores=scores, n_total=n_total, unscored=unscored, n_flagged=flagged,
                               panel_rows=panel_rows, usage=self._usage(name), metric_thresholds=metric_thresholds)
@@ -130,8 +129,8 @@ class RunSource:
         for chunk in self._in_order("d.position AS position, v.scorer, v.score"):
             # position → the sample's groups, read once per sample (not once per verdict)
             keys = {r[0]: breakdown_keys(json.loads(r[1] or "[]"), r[2] or "") for r in self.conn.execute(
-                "SELECT position, json_extract(sample_json, '$.tags'), json_extract(sample_json, '$.intent') "
-                "FROM dataset_samples WHERE dataset_id = ? AND position BETWEEN ? AND ?",
+                f"SELECT position, {self.sql.json_text('sample_json', '$.tags')}, "
+                f"{self.sql.json_text('sample_json', '$.intent')} FROM dataset_samples WHERE dataset_id = ? AND position BETWEEN ? AND ?",
                 (self.dataset, chunk[0]["position"], chunk[-1]["position"]))}
             for r in chunk:
                 for dimension, value in keys[r["position"]]:
@@ -149,9 +148,9 @@ class RunSource:
         from rubriceval.i18n import detect_language
 
         def languages() -> Iterator[SimpleNamespace]:
-            for chunk in self._stream("SELECT json_extract(d.sample_json, '$.question'), "
-                                      "json_extract(d.sample_json, '$.answer') FROM runs r JOIN dataset_samples d "
-                                      "ON d.dataset_id = r.dataset_id WHERE r.run_id = ?"):
+            for chunk in self._stream(f"SELECT {self.sql.json_text('d.sample_json', '$.question')}, "
+                                      f"{self.sql.json_text('d.sample_json', '$.answer')} FROM runs r JOIN "
+                                      "dataset_samples d ON d.dataset_id = r.dataset_id WHERE r.run_id = ?"):
                 for question, answer in chunk:
                     yield SimpleNamespace(language=text_language((question or "") + (answer or "")))
         return detect_language(languages())
@@ -175,7 +174,7 @@ class RunSource:
             "LIMIT ?", (scorer, *params, n))]
 
     def row_chunks(self, *, where: str = "", params: Sequence[Any] = (), size: int | None = None
-                   ) -> Iterator[list[tuple[sqlite3.Row, Sample]]]:
+                   ) -> Iterator[list[tuple[Any, Sample]]]:
         """Every stored verdict row (the `verdicts` columns) with its sample, in verdict order, the rows of `size`
         samples at a time (each sample read and parsed once, not once per verdict)."""
         for chunk in self._in_order("v.*, d.position AS position", where, params, size):
@@ -200,7 +199,7 @@ class RunSource:
     def conversation_rows(self) -> tuple[list[Sample], list[Verdict]]:
         """The conversation samples (every one, in dataset order) and their rubric verdicts: what the reports on
         conversations read; single-turn rows are not loaded."""
-        conversation = "json_type(d.sample_json, '$.conversation') = 'object'"
+        conversation = f"{self.sql.json_kind('d.sample_json', '$.conversation')} = 'object'"
         samples = [Sample.model_validate_json(r[0]) for r in self._rows(
             "SELECT d.sample_json FROM runs r JOIN dataset_samples d ON d.dataset_id = r.dataset_id "
             f"WHERE r.run_id = ? AND {conversation} ORDER BY d.position")]

@@ -41,8 +41,8 @@ class SqlIndex:
 
     def _question(self, sample_id: str) -> str:
         if sample_id not in self._questions:
-            rows = self.source._rows("SELECT json_extract(d.sample_json, '$.question') FROM runs r JOIN dataset_samples "
-                                     "d ON d.dataset_id = r.dataset_id WHERE r.run_id = ? AND d.sample_id = ?",
+            rows = self.source._rows(f"SELECT {self.source.sql.json_text('d.sample_json', '$.question')} FROM runs r "
+                                     "JOIN dataset_samples d ON d.dataset_id = r.dataset_id WHERE r.run_id = ? AND d.sample_id = ?",
                                      (sample_id,))
             self._questions[sample_id] = (rows[0][0] or "") if rows else ""
         return self._questions[sample_id]
@@ -72,9 +72,9 @@ class SqlIndex:
         from rubriceval.report.source import FROM_RUN
 
         below, below_params = ("AND v.score < ?", [threshold]) if threshold is not None else ("", [])
-        failed = f"NOT ({' AND '.join(passes)})" if passes else "0"
+        failed = f"CASE WHEN {' AND '.join(passes)} THEN 0 ELSE 1 END, " if passes else ""
         sql = (f"SELECT v.* {FROM_RUN.replace('WHERE', ' '.join(joins) + ' WHERE', 1)} AND v.scorer = ? "
-               f"AND v.score IS NOT NULL {below} ORDER BY {failed}, v.score, v.sample_id LIMIT ?")
+               f"AND v.score IS NOT NULL {below} ORDER BY {failed}v.score, v.sample_id LIMIT ?")
         return [row_to_verdict(r) for r in self.source._rows(sql, (*params, scorer, *below_params, n))]
 
     def check_results(self, scorer: str, item_id: str, n: int) -> tuple[int, int, list[tuple[Verdict, Evidence]]]:
@@ -99,9 +99,9 @@ class SqlIndex:
 
         counts: dict[str, list[int]] = {}
         first: dict[str, list[tuple]] = {}
-        cursor = self.source.conn.execute(f"SELECT v.sample_id, v.score, v.evidence_json, d.position {FROM_RUN} "
-                                          "AND v.scorer = ? AND v.evidence_json != '[]'", (self.source.run_id, scorer))
-        while rows := cursor.fetchmany(5000):
+        for rows in self.source.conn.stream(f"SELECT v.sample_id, v.score, v.evidence_json, d.position {FROM_RUN} "
+                                            "AND v.scorer = ? AND v.evidence_json != '[]'",
+                                            (self.source.run_id, scorer), 5000):
             for sample_id, score, evidence_json, position in rows:
                 for index, e in enumerate(json.loads(evidence_json)):
                     passed = e.get("passed")

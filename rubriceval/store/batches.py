@@ -12,7 +12,8 @@ A run judged through a Batch API (`rubriceval run --batch`) keeps, beside its ve
   a later round, or online). A reply is stored at most once per custom_id (the first wins), so reading the same
   output file twice changes nothing.
 
-The tables live in the run store's SQLite file and use its connection and lock (`BatchStore(run_store)`).
+The tables live in the run store (SQLite file or PostgreSQL database) and use its connection and lock
+(`BatchStore(run_store)`).
 """
 from __future__ import annotations
 
@@ -101,14 +102,14 @@ class RequestCounts(BaseModel):
 
 
 class BatchStore:
-    """The batch tables of one run store (same SQLite file, connection and lock)."""
+    """The batch tables of one run store (same store, connection and lock)."""
 
     def __init__(self, runs: RunStore):
         self.runs = runs
         self.conn = runs.conn
         self._lock = runs._lock
         with self._lock:
-            self.conn.executescript("BEGIN;" + BATCH_SCHEMA + "COMMIT;")
+            self.conn.executescript(BATCH_SCHEMA)
 
     # -- files ----------------------------------------------------------------------------------------------------
     def next_file_no(self, run_id: str) -> int:
@@ -168,12 +169,10 @@ class BatchStore:
                      a.cost_usd, now, run_id, a.custom_id) for a in answers if a.reply is not None]
         failed = [(a.error, now, run_id, a.custom_id) for a in answers if a.reply is None]
         with self._lock, self.conn:
-            before = self.conn.total_changes
-            self.conn.executemany(
+            changed = self.conn.executemany(
                 "UPDATE batch_requests SET state='answered', reply_json=?, error=?, prompt_tokens=?, "
                 "completion_tokens=?, cost_usd=?, updated_at=? WHERE run_id=? AND custom_id=? AND state!='answered'",
-                answered)
-            changed = self.conn.total_changes - before
+                answered).rowcount if answered else 0
             self.conn.executemany("UPDATE batch_requests SET state='failed', error=?, updated_at=? "
                                   "WHERE run_id=? AND custom_id=? AND state IN ('queued', 'submitted')", failed)
         return changed
@@ -229,9 +228,9 @@ class BatchStore:
         reply = json.dumps({"error": error, "error_kind": "provider_error"})
         with self._lock, self.conn:
             self.conn.execute("UPDATE batch_requests SET state='answered', reply_json=?, error=?, updated_at=? WHERE "
-                              "rowid=(SELECT rowid FROM batch_requests WHERE run_id=? AND key=? AND state IN "
-                              "('failed', 'expired') ORDER BY round DESC LIMIT 1)",
-                              (reply, error, time.time(), run_id, key))
+                              "run_id=? AND custom_id=(SELECT custom_id FROM batch_requests WHERE run_id=? AND key=? AND state "
+                              "IN ('failed', 'expired') ORDER BY round DESC LIMIT 1)",
+                              (reply, error, time.time(), run_id, run_id, key))
             self.conn.execute("UPDATE batch_requests SET state='retried', updated_at=? WHERE run_id=? AND key=? AND "
                               "state IN ('failed', 'expired')", (time.time(), run_id, key))
 
@@ -245,7 +244,7 @@ class BatchStore:
     def counts(self, run_id: str) -> RequestCounts:
         with self._lock:
             rows = self.conn.execute(
-                "SELECT state, COUNT(*), SUM(error IS NOT NULL), SUM(prompt_tokens), SUM(completion_tokens), "
+                "SELECT state, COUNT(*), SUM(CASE WHEN error IS NOT NULL THEN 1 ELSE 0 END), SUM(prompt_tokens), SUM(completion_tokens), "
                 "SUM(cost_usd), MAX(round) FROM batch_requests WHERE run_id=? GROUP BY state", (run_id,)).fetchall()
         counts = RequestCounts()
         for state, n, errors, p_tok, c_tok, cost, last_round in rows:

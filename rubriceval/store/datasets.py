@@ -11,7 +11,6 @@ file, the line of the second occurrence and the line of the first.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -21,6 +20,7 @@ from pydantic import BaseModel
 
 from rubriceval.data.sample import Sample
 from rubriceval.errors import DatasetError
+from rubriceval.store.db import Database, IntegrityError
 from rubriceval.store.liveness import ProcessStamp, current_process, is_gone
 
 WINDOW = 1000       # samples per transaction while a dataset is written, and per read while a run judges it
@@ -63,14 +63,11 @@ class _ContentHash:
         return self._h.hexdigest()[:32]
 
 
-def create_dataset_tables(conn: sqlite3.Connection) -> None:
-    # One statement at a time: executescript would commit the migration's open transaction.
-    for statement in DATASET_TABLES.split(";"):
-        if statement.strip():
-            conn.execute(statement)
+def create_dataset_tables(conn: Database) -> None:
+    conn.executescript(DATASET_TABLES)        # joins the migration's open transaction
 
 
-def move_run_samples_to_datasets(conn: sqlite3.Connection) -> None:
+def move_run_samples_to_datasets(conn: Database) -> None:
     """Migration step: every run's copy of its samples becomes a dataset version, stored once per content."""
     create_dataset_tables(conn)
     conn.execute("ALTER TABLE runs ADD COLUMN dataset_id TEXT")
@@ -101,7 +98,7 @@ def _windows(items: Iterable, size: int) -> Iterator[list]:
         yield chunk
 
 
-def _drop(conn: sqlite3.Connection, dataset_id: str, step: int = 50 * WINDOW) -> None:
+def _drop(conn: Database, dataset_id: str, step: int = 50 * WINDOW) -> None:
     """Delete a copy in slices, so no transaction (and no WAL) grows with the dataset."""
     while True:
         with conn:
@@ -114,7 +111,7 @@ def _drop(conn: sqlite3.Connection, dataset_id: str, step: int = 50 * WINDOW) ->
         conn.execute("DELETE FROM datasets WHERE dataset_id=?", (dataset_id,))
 
 
-def _drop_abandoned(conn: sqlite3.Connection) -> None:
+def _drop_abandoned(conn: Database) -> None:
     """Half-written copies left by a process that died while writing them."""
     for row in conn.execute("SELECT dataset_id, pid, host, process_started FROM datasets WHERE complete=0"
                             ).fetchall():
@@ -122,7 +119,7 @@ def _drop_abandoned(conn: sqlite3.Connection) -> None:
             _drop(conn, row[0])
 
 
-def _duplicate(conn: sqlite3.Connection, dataset_id: str, rows: list[tuple], source: str) -> DatasetError:
+def _duplicate(conn: Database, dataset_id: str, rows: list[tuple], source: str) -> DatasetError:
     """The first sample of a window whose id is already taken, as the error a reader gives."""
     first_line: dict[str, int | None] = {}
     for row in conn.execute("SELECT sample_id, line FROM dataset_samples WHERE dataset_id=? AND sample_id IN "
@@ -138,7 +135,7 @@ def _duplicate(conn: sqlite3.Connection, dataset_id: str, rows: list[tuple], sou
     return DatasetError("duplicate sample id", file=source or None, field="id")
 
 
-def store_dataset(conn: sqlite3.Connection, samples: Iterable[Sample | tuple[int | None, Sample]], *,
+def store_dataset(conn: Database, samples: Iterable[Sample | tuple[int | None, Sample]], *,
                   source: str = "", observe: Callable[[Sample, str], None] | None = None,
                   lock: object | None = None, window: int = WINDOW) -> DatasetRef:
     """Write a dataset version (samples, or (line, sample) pairs) once; `observe(sample, input_hash)` sees every
@@ -170,7 +167,7 @@ def store_dataset(conn: sqlite3.Connection, samples: Iterable[Sample | tuple[int
                 try:
                     with conn:
                         conn.executemany("INSERT INTO dataset_samples VALUES (?,?,?,?,?,?)", rows)
-                except sqlite3.IntegrityError:
+                except IntegrityError:
                     raise _duplicate(conn, dataset_id, rows, source) from None
         if position == 0:
             raise DatasetError("the dataset has no rows", file=source or None)
@@ -180,7 +177,7 @@ def store_dataset(conn: sqlite3.Connection, samples: Iterable[Sample | tuple[int
                 with conn:
                     conn.execute("UPDATE datasets SET content_hash=?, n_samples=?, complete=1 WHERE dataset_id=?",
                                  (content, position, dataset_id))
-            except sqlite3.IntegrityError:      # this content is stored already (earlier, or by another process)
+            except IntegrityError:      # this content is stored already (earlier, or by another process)
                 found = conn.execute("SELECT dataset_id FROM datasets WHERE content_hash=?", (content,)).fetchone()
                 _drop(conn, dataset_id)
                 return DatasetRef(dataset_id=found[0], content_hash=content, n_samples=position, reused=True)
@@ -191,7 +188,7 @@ def store_dataset(conn: sqlite3.Connection, samples: Iterable[Sample | tuple[int
         raise
 
 
-def sample_windows(conn: sqlite3.Connection, dataset_id: str, window: int = WINDOW,
+def sample_windows(conn: Database, dataset_id: str, window: int = WINDOW,
                    lock: object | None = None) -> Iterator[list[tuple[Sample, str]]]:
     """(sample, input hash) in dataset order, `window` at a time (keyset paging: each read is one index range)."""
     import contextlib

@@ -81,6 +81,13 @@ class Dialect:
             return self.json_text(expr, path)
         return f"CAST({self.json_text(expr, path)} AS DOUBLE PRECISION)"
 
+    def json_kind(self, expr: str, path: str) -> str:
+        """The JSON type at `path`: 'object', 'array' or 'null' alike on both engines (scalars are named differently:
+        compare only with those three, or test IS NULL for an absent key)."""
+        if self.engine == "sqlite":
+            return f"json_type({expr}, '{path}')"
+        return f"jsonb_typeof(CAST({expr} AS jsonb) #> '{{{','.join(self._json_keys(path))}}}')"
+
     def json_items(self, expr: str, alias: str, path: str = "$") -> str:
         """A FROM item: the elements of the JSON array at `path` as text, one row each, in column `alias.value`."""
         if self.engine == "sqlite":
@@ -211,7 +218,9 @@ class Database:
     def schema_version(self) -> int:
         if self.engine == "sqlite":
             return int(self.execute("PRAGMA user_version").fetchone()[0])
-        self.execute("CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        if not self.table_exists("store_meta"):
+            with self:                        # under the writer lock: two processes opening a new store race here
+                self.execute("CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         row = self.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
         return int(row[0]) if row else 0
 

@@ -1,26 +1,27 @@
-"""The one way a run store's schema changes: numbered steps applied in order to every store, new or old, and
-recorded in SQLite's `PRAGMA user_version`. An old store opens upgraded, its data kept; it is never reset.
+"""The one way a run store's schema changes: numbered steps applied in order to every store, new or old, SQLite or
+PostgreSQL, and recorded as the store's schema version (SQLite's `PRAGMA user_version`; a `store_meta` row on
+PostgreSQL). An old store opens upgraded, its data kept; it is never reset.
 
 A module that only adds tables of its own (audit, trust, pairwise, batches) may keep creating them with CREATE TABLE
 IF NOT EXISTS; a change to an existing table (a new column, rows moved) is a step here, appended at the end.
 """
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from rubriceval.errors import RubricEvalError
+from rubriceval.store.db import Database
 
 
 @dataclass(frozen=True)
 class Step:
     version: int
     what: str
-    apply: Callable[[sqlite3.Connection], None]
+    apply: Callable[[Database], None]
 
 
-def _run_liveness(conn: sqlite3.Connection) -> None:
+def _run_liveness(conn: Database) -> None:
     # Which process runs a run, so `rubriceval runs` can tell a run killed with kill -9 from one still going.
     for column in ("pid INTEGER", "host TEXT", "process_started REAL"):
         conn.execute(f"ALTER TABLE runs ADD COLUMN {column}")
@@ -39,13 +40,13 @@ def _steps() -> list[Step]:
     ]
 
 
-def schema_version(conn: sqlite3.Connection) -> int:
-    return conn.execute("PRAGMA user_version").fetchone()[0]
+def schema_version(conn: Database) -> int:
+    return conn.schema_version()
 
 
-def upgrade(conn: sqlite3.Connection, *, path: str = "") -> int:
-    """Apply the steps this store lacks, each in one IMMEDIATE transaction: a second process opening the store at
-    the same moment waits, then finds the step done. Returns the store's version."""
+def upgrade(conn: Database, *, path: str = "") -> int:
+    """Apply the steps this store lacks, each in one write transaction (`with conn:`): a second process opening the
+    store at the same moment waits, then finds the step done. Returns the store's version."""
     steps = _steps()
     latest = steps[-1].version
     version = schema_version(conn)
@@ -55,14 +56,9 @@ def upgrade(conn: sqlite3.Connection, *, path: str = "") -> int:
     for step in steps:
         if step.version <= version:
             continue
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with conn:
             if schema_version(conn) < step.version:      # another process may have applied it meanwhile
                 step.apply(conn)
-                conn.execute(f"PRAGMA user_version = {step.version}")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+                conn.set_schema_version(step.version)
         version = step.version
     return version

@@ -1,4 +1,5 @@
-"""The run store: one SQLite file (WAL) holding every run's config, samples and verdicts.
+"""The run store: every run's config, samples and verdicts, in one SQLite file (WAL) or one PostgreSQL database
+(`--store postgresql://…`, a team's shared store); store/db.py says what differs between the two, once.
 
 Each verdict is committed as soon as it exists, so a run killed at any moment (even kill -9) loses nothing already
 judged, and `--resume` redoes only the missing (sample, scorer) pairs. The primary key makes duplicates impossible.
@@ -6,7 +7,6 @@ judged, and `--resume` redoes only the missing (sample, scorer) pairs. The prima
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 import uuid
@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from rubriceval.data.sample import Sample
 from rubriceval.errors import RubricEvalError
+from rubriceval.store.db import Database, IntegrityError, display_location, store_target
 from rubriceval.store.datasets import WINDOW, DatasetRef, sample_windows, store_dataset
 from rubriceval.store.liveness import ProcessStamp, current_process, is_gone
 from rubriceval.store.migrations import upgrade
@@ -45,6 +46,12 @@ CREATE TABLE IF NOT EXISTS verdicts (
 );
 CREATE INDEX IF NOT EXISTS verdicts_by_scorer ON verdicts (run_id, scorer);
 """
+VERDICT_COLUMNS = ("run_id, sample_id, scorer, kind, scorer_version, score, unscored_kind, unscored_reason, feedback, "
+                   "evidence_json, details_json, passed, usage_json, input_hash, created_at")
+# A verdict saved again (a resumed or re-judged pair) replaces the stored one: one row per (run, sample, scorer).
+REPLACE_VERDICT = ("ON CONFLICT (run_id, sample_id, scorer) DO UPDATE SET "
+                   + ", ".join(f"{c} = excluded.{c}" for c in VERDICT_COLUMNS.split(", ")[3:]))
+SAVE_VERDICT = f"INSERT INTO verdicts ({VERDICT_COLUMNS}) VALUES ({', '.join('?' * 15)}) {REPLACE_VERDICT}"
 
 
 class RunConfig(BaseModel):
@@ -76,27 +83,21 @@ def default_store_path() -> Path:
     return Path("out") / "runs.sqlite"
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """A connection to the store file as every table family of the store opens it (runs, pairwise comparisons)."""
-    conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA journal_mode=WAL")
-    # Under WAL, NORMAL still never loses a committed verdict when the process is killed (only on power loss),
-    # and it stops every verdict commit from waiting ~4 ms on the disk while the event loop is blocked.
-    conn.execute("PRAGMA synchronous=NORMAL")
-    return conn
+def connect(target: str | Path) -> Database:
+    """A connection to the store as every table family of the store opens it (runs, pairwise comparisons)."""
+    return Database(target)
 
 
 class RunStore:
     def __init__(self, path: str | Path | None = None):
-        self.path = Path(path) if path else default_store_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path: str | Path = store_target(path) if path else default_store_path()
+        if isinstance(self.path, Path):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.location = display_location(self.path)       # for messages: a URL without its password
         self._lock = threading.RLock()
         self.conn = connect(self.path)
-        self.conn.execute("PRAGMA foreign_keys=ON")
         self.conn.executescript(SCHEMA)
-        self.conn.commit()
-        upgrade(self.conn, path=str(self.path))
+        upgrade(self.conn, path=self.location)
 
     # -- runs -------------------------------------------------------------------------------------------------------
     def create_run(self, config: RunConfig, samples: Iterable[Sample] | DatasetRef,
@@ -113,7 +114,7 @@ class RunStore:
                                   "stats_json, dataset_id) VALUES (?,?,?,?,?,?,?,?)",
                                   (run_id, name, time.time(), None, "running", config.model_dump_json(), "{}",
                                    dataset.dataset_id))
-            except sqlite3.IntegrityError:
+            except IntegrityError:
                 raise self._name_taken(name) from None
             self.conn.executemany("INSERT INTO run_scorers VALUES (?,?,?,?,?)",
                                   [(run_id, sid, kind, ver, json.dumps(defn, ensure_ascii=False))
@@ -121,7 +122,7 @@ class RunStore:
         return run_id
 
     def _name_taken(self, name: str) -> RubricEvalError:
-        return RubricEvalError(f"a run named '{name}' already exists", file=str(self.path),
+        return RubricEvalError(f"a run named '{name}' already exists", file=self.location,
                                hint="choose another --name, or --resume it")
 
     def check_name_free(self, name: str | None) -> None:
@@ -152,7 +153,7 @@ class RunStore:
             else:
                 row = self.conn.execute("SELECT run_id FROM runs WHERE run_id = ? OR name = ?", (run, run)).fetchone()
         if row is None:
-            raise RubricEvalError(f"no run '{run}' in this store", file=str(self.path),
+            raise RubricEvalError(f"no run '{run}' in this store", file=self.location,
                                   hint="`rubriceval runs` lists the stored runs")
         return row["run_id"]
 
@@ -211,26 +212,25 @@ class RunStore:
     # -- verdicts -------------------------------------------------------------------------------------------------
     def save_verdict(self, run_id: str, verdict: Verdict, input_hash: str = "") -> None:
         with self._lock, self.conn:
-            self.conn.execute("INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                              verdict_row(run_id, verdict, input_hash, time.time()))
+            self.conn.execute(SAVE_VERDICT, verdict_row(run_id, verdict, input_hash, time.time()))
 
     def save_verdicts(self, run_id: str, batch: Sequence[tuple[Verdict, str]]) -> None:
         """(verdict, input hash) pairs written in one transaction."""
         now = time.time()
         with self._lock, self.conn:
-            self.conn.executemany("INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                                  [verdict_row(run_id, v, input_hash, now) for v, input_hash in batch])
+            self.conn.executemany(SAVE_VERDICT, [verdict_row(run_id, v, input_hash, now) for v, input_hash in batch])
 
     def copy_verdicts(self, from_run: str, to_run: str, *, leave_out: Sequence[str] = ()) -> int:
         """Copy one run's verdicts to another over the same sample ids, in SQL (none is loaded), except the samples
         left out; each copy takes the input hash of its sample in the new run's dataset."""
         with self._lock, self.conn:
             return self.conn.execute(
-                "INSERT OR REPLACE INTO verdicts SELECT :to, v.sample_id, v.scorer, v.kind, v.scorer_version, v.score, "
+                f"INSERT INTO verdicts ({VERDICT_COLUMNS}) SELECT :to, v.sample_id, v.scorer, v.kind, v.scorer_version, v.score, "
                 "v.unscored_kind, v.unscored_reason, v.feedback, v.evidence_json, v.details_json, v.passed, v.usage_json, "
                 "d.input_hash, :now FROM verdicts v JOIN runs r ON r.run_id = :to "
                 "JOIN dataset_samples d ON d.dataset_id = r.dataset_id AND d.sample_id = v.sample_id "
-                "WHERE v.run_id = :from AND v.sample_id NOT IN (SELECT value FROM json_each(:out))",
+                f"WHERE v.run_id = :from AND v.sample_id NOT IN (SELECT o.value FROM {self.conn.sql.json_items(':out', 'o')}) "
+                f"{REPLACE_VERDICT}",
                 {"to": self.resolve(to_run), "from": self.resolve(from_run), "now": time.time(),
                  "out": json.dumps(list(leave_out), ensure_ascii=False)}).rowcount
 
@@ -297,7 +297,7 @@ def verdict_row(run_id: str, verdict: Verdict, input_hash: str, created_at: floa
             input_hash, created_at)
 
 
-def row_to_verdict(r: sqlite3.Row) -> Verdict:
+def row_to_verdict(r: Any) -> Verdict:
     return Verdict(sample_id=r["sample_id"], scorer=r["scorer"], kind=r["kind"], scorer_version=r["scorer_version"],
                    score=r["score"], unscored_kind=r["unscored_kind"], unscored_reason=r["unscored_reason"],
                    feedback=r["feedback"], evidence=[Evidence(**e) for e in json.loads(r["evidence_json"])],
