@@ -1,4 +1,5 @@
-"""The audit queue is read a page at a time: the same rows, in the same order, as the whole query gives."""
+"""The audit queue is read a page at a time: the same rows, in the same order, as the whole query gives (on SQLite
+and on PostgreSQL)."""
 from __future__ import annotations
 
 from rubriceval.data.sample import Sample
@@ -9,19 +10,19 @@ from rubriceval.store.runs import RunConfig, RunStore
 from rubriceval.verdict import Verdict
 
 
-def _store(tmp_path, n=1300):
-    path = tmp_path / "runs.sqlite"
+def _store(path, n=1300):
     store = RunStore(path)
     samples = [Sample(id=f"s{i:04d}", question=f"问题{i}") for i in range(n)]
     run = store.create_run(RunConfig(), samples, [("tone", "rubric", "1", {"id": "tone"})], name="r")
     store.save_verdicts(run, [(Verdict(sample_id=s.id, scorer="tone", score=float(1 + i % 5)) if i % 97
                                else Verdict.unscored(s.id, "tone", "timeout", "slow"), "")
                               for i, s in enumerate(samples)])
+    store.close()
     return path
 
 
-def test_pages_give_the_whole_query_in_order(tmp_path):
-    with AuditStore(_store(tmp_path)) as audit:
+def test_pages_give_the_whole_query_in_order(store_target):
+    with AuditStore(_store(store_target)) as audit:
         for flt in (QueueFilter(), QueueFilter(order="dataset"), QueueFilter(status="unscored"),
                     QueueFilter(score_min=2, score_max=3)):
             query = queue_query(audit.conn.sql, audit.resolve("r"), flt)
@@ -31,8 +32,8 @@ def test_pages_give_the_whole_query_in_order(tmp_path):
             assert rows[498:503] == expected[498:503] and rows[-1] == expected[-1]
 
 
-def test_a_replaced_row_stays_replaced_and_bounds_are_checked(tmp_path):
-    with AuditStore(_store(tmp_path)) as audit:
+def test_a_replaced_row_stays_replaced_and_bounds_are_checked(store_target):
+    with AuditStore(_store(store_target)) as audit:
         rows = audit.queue("r")
         fresh = rows[700].model_copy(update={"n_audits": 1})
         rows[700] = fresh

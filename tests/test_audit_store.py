@@ -1,9 +1,8 @@
 """Audit tables in the run store: responses, ground-truth edits, optimistic concurrency, the append-only log,
-the queue query and the corrected-dataset export."""
+the queue query and the corrected-dataset export. Store tests run on SQLite and on PostgreSQL (`store_target`)."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from pathlib import Path
 
@@ -12,19 +11,21 @@ import pytest
 
 from rubriceval import AuditStore, RunStore, read_dataset
 from rubriceval.store.audit_models import AuditError, ItemVersions, QueueFilter
+from rubriceval.store.db import is_server_url
 from rubriceval.store.export import changed_samples, export_corrected_dataset
+from rubriceval.testing.store_copy import DATABASE_ERRORS
 from ui.demo import build_demo_store
 
 
 @pytest.fixture()
-def store_path(tmp_path: Path) -> Path:
-    path = tmp_path / "runs.sqlite"
-    build_demo_store(path)
-    return path
+def store_path(store_target: str | Path) -> str | Path:
+    """The demo run in a SQLite file, then in a PostgreSQL database (every test using it runs on both)."""
+    build_demo_store(store_target)
+    return store_target
 
 
 @pytest.fixture()
-def store(store_path: Path):
+def store(store_path: str | Path):
     with AuditStore(store_path) as audit:
         yield audit
 
@@ -69,7 +70,7 @@ def test_unscored_verdict_takes_a_score_without_reason_and_metrics_are_refused(s
         store.save_response(run, "delay-info-first", "answer_correctness", expert="li", score=3, expected=ItemVersions())
 
 
-def test_two_writers_on_one_item_one_wins_and_nothing_is_lost(store_path: Path) -> None:
+def test_two_writers_on_one_item_one_wins_and_nothing_is_lost(store_path: str | Path) -> None:
     # Two connections, as two app processes would have; both opened the item at version 0.
     stores = [AuditStore(store_path), AuditStore(store_path)]
     run = stores[0].resolve("latest")
@@ -137,12 +138,16 @@ def test_audit_log_and_edit_history_are_append_only(store: AuditStore) -> None:
     store.edit_ground_truth(run, "exp-good", editor="alice", expected_sample_version=0, ground_truth="新的参考答案")
     for sql in ("UPDATE audit_log SET expert='mallory'", "DELETE FROM audit_log",
                 "UPDATE audit_gt_edits SET editor='mallory'", "DELETE FROM audit_gt_edits"):
-        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        with pytest.raises(DATABASE_ERRORS, match="append-only"):
             store.conn.execute(sql)
+    if is_server_url(store.path):
+        for table in ("audit_log", "audit_gt_edits"):
+            with pytest.raises(DATABASE_ERRORS, match="append-only"):
+                store.conn.execute(f"TRUNCATE {table}")
     assert [e.expert for e in store.audit_log(run)] == ["alice"]
 
 
-def test_corrections_change_input_hash_and_export_with_provenance(store_path: Path, tmp_path: Path) -> None:
+def test_corrections_change_input_hash_and_export_with_provenance(store_path: str | Path, tmp_path: Path) -> None:
     with AuditStore(store_path) as store:
         run = store.resolve("latest")
         item = store.item(run, "exp-bad-link", "process_compliance")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
-import sqlite3
+import uuid
 from pathlib import Path
 
 import pytest
@@ -13,6 +13,7 @@ from rubriceval import AuditStore
 from rubriceval.store.audit_models import AuditError, ItemVersions
 from rubriceval.store.turn_audit import export_turn_verdicts
 from rubriceval.testing.conversation_run import conversation_run
+from rubriceval.testing.store_copy import DATABASE_ERRORS, fresh_copy
 from ui import agreement_panel
 
 SOOTHING = "emotional_soothing_multiturn"     # scope assistant_turn: one judge score per agent turn
@@ -24,19 +25,19 @@ def turn_score(conversation_id: str, turn: int) -> int:
     return 2 if turn >= 4 else 4
 
 
-@pytest.fixture(scope="module")
-def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("convo") / "runs.sqlite"
-    conversation_run(path, turn_score=turn_score)
-    return path
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def store_path(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str | Path:
+    if request.param == "sqlite":
+        target: str | Path = tmp_path_factory.mktemp("convo") / "runs.sqlite"
+    else:
+        target = request.getfixturevalue("postgres_server").create_database(f"convo_{uuid.uuid4().hex[:8]}")
+    conversation_run(target, turn_score=turn_score)
+    return target
 
 
 @pytest.fixture()
-def store(store_path: Path, tmp_path: Path):
-    copy = tmp_path / "runs.sqlite"                       # each test writes on its own copy
-    with sqlite3.connect(store_path) as source, sqlite3.connect(copy) as target:
-        source.backup(target)
-    with AuditStore(copy) as audit:
+def store(store_path: str | Path, tmp_path: Path):
+    with AuditStore(fresh_copy(store_path, tmp_path)) as audit:      # each test writes on its own copy
         yield audit
 
 
@@ -62,7 +63,7 @@ def test_override_agree_and_history_of_a_turn(store: AuditStore) -> None:
     assert [e.action for e in store.audit_log(run)] == ["save_turn_verdict", "save_turn_verdict"]
     # Append-only, like the audit log and the ground-truth edits.
     for sql in ("UPDATE audit_turn_verdicts SET score = 5", "DELETE FROM audit_turn_verdicts"):
-        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        with pytest.raises(DATABASE_ERRORS, match="append-only"):
             store.conn.execute(sql)
 
 

@@ -30,9 +30,9 @@ def auth_file(tmp_path: Path) -> Path:
 
 
 @pytest.fixture()
-def team(tmp_path: Path):
-    build_team_store(tmp_path / "runs.sqlite", n_samples=4, metrics=False)
-    with TeamStore(tmp_path / "runs.sqlite") as store:
+def team(store_target: str | Path):
+    build_team_store(store_target, n_samples=4, metrics=False)       # SQLite, then PostgreSQL
+    with TeamStore(store_target) as store:
         yield store
 
 

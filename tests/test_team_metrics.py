@@ -14,10 +14,9 @@ from rubriceval.testing.team_store import build_team_store
 
 
 @pytest.fixture()
-def team(tmp_path: Path):
-    path = tmp_path / "runs.sqlite"
-    build_team_store(path, n_samples=10, seed=2)
-    with TeamStore(path) as store:
+def team(store_target: str | Path):
+    build_team_store(store_target, n_samples=10, seed=2)       # SQLite, then PostgreSQL
+    with TeamStore(store_target) as store:
         yield store
 
 

@@ -1,10 +1,11 @@
 """Team audits in the run store: sampling (stratified by judge score and tag), overlap, blind queues, routing to
 the lead (disagreement, pass/fail split, unsure), adjudication, the append-only records, optimistic concurrency with
-two writers, and a store of the previous schema upgraded."""
+two writers, and a store of the previous schema upgraded. Every test runs on SQLite and on PostgreSQL (a real
+server, tests/conftest.py)."""
 from __future__ import annotations
 
-import sqlite3
 import threading
+import uuid
 from collections import Counter
 from pathlib import Path
 
@@ -12,32 +13,32 @@ import pytest
 
 from rubriceval import AuditStore
 from rubriceval.audit.sampling import assign, proportional_allocation, stratum
+from rubriceval.store.db import Database, is_server_url
 from rubriceval.store.migrations import schema_version
 from rubriceval.store.team import TeamStore
 from rubriceval.store.team_adjudication import (adjudicate, adjudication_queue, adjudications, final_labels,
                                                 item_version, opinions)
 from rubriceval.store.team_models import QueueFilter, TaskSpec, TeamError
+from rubriceval.testing.store_copy import DATABASE_ERRORS, fresh_copy
 from rubriceval.testing.team_store import build_team_store
 
 N_SAMPLES = 400
 
 
-@pytest.fixture(scope="module")
-def base_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("team") / "runs.sqlite"
-    build_team_store(path, n_samples=N_SAMPLES, seed=3)
-    return path
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def base_store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str | Path:
+    """Built once per module and back end; each test writes on its own copy."""
+    if request.param == "sqlite":
+        target: str | Path = tmp_path_factory.mktemp("team") / "runs.sqlite"
+    else:
+        target = request.getfixturevalue("postgres_server").create_database(f"team_{uuid.uuid4().hex[:8]}")
+    build_team_store(target, n_samples=N_SAMPLES, seed=3)
+    return target
 
 
 @pytest.fixture()
-def team(base_store: Path, tmp_path: Path):
-    path = tmp_path / "runs.sqlite"
-    source = sqlite3.connect(base_store)
-    target = sqlite3.connect(path)
-    source.backup(target)
-    source.close()
-    target.close()
-    with TeamStore(path) as store:
+def team(base_store: str | Path, tmp_path: Path):
+    with TeamStore(fresh_copy(base_store, tmp_path)) as store:
         yield store
 
 
@@ -196,10 +197,15 @@ def test_team_records_are_append_only(team: TeamStore) -> None:
     for table in ("team_reviews", "team_adjudications"):
         for sql in (f"UPDATE {table} SET note = 'x'" if table == "team_reviews" else f"UPDATE {table} SET label = 1",
                     f"DELETE FROM {table}"):
-            with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            with pytest.raises(DATABASE_ERRORS, match="append-only"):
                 team.conn.execute(sql)
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+    with pytest.raises(DATABASE_ERRORS, match="append-only"):
         team.conn.execute("DELETE FROM audit_log")
+    if is_server_url(team.path):                      # PostgreSQL has TRUNCATE too: refused as well
+        for table in ("team_reviews", "audit_log"):
+            with pytest.raises(DATABASE_ERRORS, match="append-only"):
+                team.conn.execute(f"TRUNCATE {table}")
+    assert team.query("SELECT COUNT(*) FROM team_reviews")[0][0] == 2
 
 
 def test_two_writers_on_one_assignment_one_wins_the_other_is_a_logged_conflict(team: TeamStore) -> None:
@@ -236,18 +242,18 @@ def test_two_leads_adjudicating_the_same_item(team: TeamStore) -> None:
     assert [a.label for a in adjudications(team, task.task_id, items[0])] == [2]
 
 
-def test_a_store_of_the_previous_schema_opens_upgraded(tmp_path: Path) -> None:
-    path = tmp_path / "runs.sqlite"
-    build_team_store(path, n_samples=20, seed=1, metrics=False)
-    conn = sqlite3.connect(path)
+def test_a_store_of_the_previous_schema_opens_upgraded(store_target: str | Path) -> None:
+    build_team_store(store_target, n_samples=20, seed=1, metrics=False)
+    db = Database(store_target)
     # Back to version 2, as a store written before the team tables existed.
-    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'team%'").fetchall():
-        conn.execute(f"DROP TABLE {name}")
-    conn.execute("PRAGMA user_version = 2")
-    conn.commit()
-    verdicts = conn.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
-    conn.close()
-    with TeamStore(path) as team:
+    with db:
+        for name in ("team_tasks", "team_task_items", "team_assignments", "team_reviews", "team_adjudications",
+                     "team_item_tags", "team_metric_corrections", "team_sessions", "team_login_failures"):
+            db.execute(f"DROP TABLE {name}")
+        db.set_schema_version(2)
+    verdicts = db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
+    db.close()
+    with TeamStore(store_target) as team:
         assert schema_version(team.conn) == 3
         assert team.conn.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0] == verdicts == 40
         task = team.create_task(spec(n=5, overlap=1, experts=["ann"]), created_by="lead")

@@ -128,16 +128,15 @@ class AuditStore:
         """Filter choices: rubric scorers with verdicts, tags and intents present in the run."""
         run_id = self.resolve(run)
         sql = self.conn.sql
-        scorers = [r[0] for r in self._query(
-            "SELECT DISTINCT scorer FROM verdicts WHERE run_id=? AND kind='rubric' "
-            f"ORDER BY {byte_order(sql, 'scorer')}", (run_id,))]
-        tags = [r[0] for r in self._query(
+        # Sorted here, not in SQL: Python compares code points, as SQLite does bytes; a server's collation may not.
+        scorers = sorted(r[0] for r in self._query(
+            "SELECT DISTINCT scorer FROM verdicts WHERE run_id=? AND kind='rubric'", (run_id,)))
+        tags = sorted(r[0] for r in self._query(
             f"SELECT DISTINCT t.value FROM run_samples s, {sql.json_items('s.sample_json', 't', '$.tags')} "
-            f"WHERE s.run_id=? ORDER BY {byte_order(sql, 't.value')}", (run_id,))]
+            "WHERE s.run_id=?", (run_id,)))
         intent = sql.json_text("sample_json", "$.intent")
-        intents = [r[0] for r in self._query(
-            f"SELECT DISTINCT {intent} AS intent FROM run_samples WHERE run_id=? AND COALESCE({intent}, '') != '' "
-            f"ORDER BY {byte_order(sql, 'intent')}", (run_id,))]
+        intents = sorted(r[0] for r in self._query(
+            f"SELECT DISTINCT {intent} FROM run_samples WHERE run_id=? AND COALESCE({intent}, '') != ''", (run_id,)))
         return {"scorers": scorers, "tags": tags, "intents": intents}
 
     def progress(self, run: str, expert: str = "", scorer: str | None = None) -> Progress:
