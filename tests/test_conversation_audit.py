@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-import uuid
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ from rubriceval import AuditStore
 from rubriceval.store.audit_models import AuditError, ItemVersions
 from rubriceval.store.turn_audit import export_turn_verdicts
 from rubriceval.testing.conversation_run import conversation_run
-from rubriceval.testing.store_copy import DATABASE_ERRORS, fresh_copy
+from rubriceval.testing.store_copy import DATABASE_ERRORS, empty_store, fresh_copy
 from ui import agreement_panel
 
 SOOTHING = "emotional_soothing_multiturn"     # scope assistant_turn: one judge score per agent turn
@@ -26,11 +25,8 @@ def turn_score(conversation_id: str, turn: int) -> int:
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def store_path(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str | Path:
-    if request.param == "sqlite":
-        target: str | Path = tmp_path_factory.mktemp("convo") / "runs.sqlite"
-    else:
-        target = request.getfixturevalue("postgres_server").create_database(f"convo_{uuid.uuid4().hex[:8]}")
+def store_path(request: pytest.FixtureRequest) -> str | Path:
+    target = empty_store(request, "convo")
     conversation_run(target, turn_score=turn_score)
     return target
 

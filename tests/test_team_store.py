@@ -5,7 +5,6 @@ server, tests/conftest.py)."""
 from __future__ import annotations
 
 import threading
-import uuid
 from collections import Counter
 from pathlib import Path
 
@@ -19,19 +18,16 @@ from rubriceval.store.team import TeamStore
 from rubriceval.store.team_adjudication import (adjudicate, adjudication_queue, adjudications, final_labels,
                                                 item_version, opinions)
 from rubriceval.store.team_models import QueueFilter, TaskSpec, TeamError
-from rubriceval.testing.store_copy import DATABASE_ERRORS, fresh_copy
+from rubriceval.testing.store_copy import DATABASE_ERRORS, empty_store, fresh_copy
 from rubriceval.testing.team_store import build_team_store
 
 N_SAMPLES = 400
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def base_store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str | Path:
+def base_store(request: pytest.FixtureRequest) -> str | Path:
     """Built once per module and back end; each test writes on its own copy."""
-    if request.param == "sqlite":
-        target: str | Path = tmp_path_factory.mktemp("team") / "runs.sqlite"
-    else:
-        target = request.getfixturevalue("postgres_server").create_database(f"team_{uuid.uuid4().hex[:8]}")
+    target = empty_store(request, "team")
     build_team_store(target, n_samples=N_SAMPLES, seed=3)
     return target
 

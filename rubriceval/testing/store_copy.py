@@ -7,6 +7,7 @@ import sqlite3
 import uuid
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from rubriceval.store.db import is_server_url
@@ -46,3 +47,11 @@ def fresh_copy(source: str | Path, folder: Path) -> str | Path:
     if is_server_url(source):
         return copy_store(source, f"copy_{uuid.uuid4().hex[:12]}")
     return copy_store(source, folder / "runs.sqlite")
+
+
+def empty_store(request: Any, prefix: str) -> str | Path:
+    """Where a module-scoped fixture parametrized with "sqlite" / "postgresql" builds its source store: a file in a
+    fresh temporary folder, or a new database on the test session's PostgreSQL server (tests/conftest.py)."""
+    if request.param == "sqlite":
+        return request.getfixturevalue("tmp_path_factory").mktemp(prefix) / "runs.sqlite"
+    return request.getfixturevalue("postgres_server").create_database(f"{prefix}_{uuid.uuid4().hex[:8]}")
