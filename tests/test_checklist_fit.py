@@ -3,6 +3,7 @@ version only when it beats the declared level rule on held-out items (refused ot
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -64,20 +65,24 @@ def staircase_judge() -> ScriptedJudge:
     return ScriptedJudge(reply)
 
 
-def audited(tmp_path, levels):
+def audited(store, levels):
+    """30 audited items of a checklist rubric in `store` (a folder: its runs.sqlite; or a PostgreSQL URL)."""
     rubric = checklist_rubric(levels)
     rows = [Row(sample(i, answer=f"reply {i}: true quality {i % 5 + 1}"), 3, {"alice": i % 5 + 1})
             for i in range(30)]
-    path = tmp_path / "runs.sqlite"
+    path = store / "runs.sqlite" if isinstance(store, Path) and store.is_dir() else store
     make_audited_store(path, rubric, rows)
     return path, rubric
 
 
-async def test_fit_beating_a_poor_rule_is_proposed_as_a_new_version(tmp_path):
+async def test_fit_beating_a_poor_rule_is_proposed_as_a_new_version(store_target, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)             # a PostgreSQL store's proposals go to ./out/proposed_rubrics
     # The declared rule only looks at one question: it cannot tell 2 from 5.
-    path, rubric = audited(tmp_path, {5: "at_least_2", 1: "otherwise"})
+    path, rubric = audited(store_target, {5: "at_least_2", 1: "otherwise"})
     result = await fit_weights_async(path, "tone", staircase_judge(), n_boot=50)
     assert result.accepted, result.reason
+    beside = tmp_path / ("proposed_rubrics" if isinstance(store_target, Path) else "out/proposed_rubrics")
+    assert Path(result.yaml_path).resolve().parent == beside.resolve()
     assert result.fitted.kappa_quadratic.value > result.rule.kappa_quadratic.value
     assert result.n_train + result.n_heldout == 30 and result.n_heldout >= 10
     proposed = load_rubric(result.yaml_path)

@@ -250,7 +250,7 @@ def make_runs(path, answers: dict[str, dict[str, str]]) -> None:
                          name=name)
 
 
-async def test_runs_compared_pairwise_show_in_compare_and_gate(tmp_path):
+async def test_runs_compared_pairwise_show_in_compare_and_gate(store_target):
     from rubriceval.pairwise.run import run_pairwise
     from rubriceval import JudgeConfig
     from rubriceval import compare_runs
@@ -260,7 +260,7 @@ async def test_runs_compared_pairwise_show_in_compare_and_gate(tmp_path):
     from rubriceval.report.gate_checks import GateUsageError
     from rubriceval import RunStore
 
-    path = tmp_path / "runs.sqlite"
+    path = store_target
     ids = [f"s{i}" for i in range(8)]
     make_runs(path, {"old": {sid: f"plain {sid}" for sid in ids},
                      "new": {sid: (f"GOOD {sid}" if i < 6 else f"plain {sid}") for i, sid in enumerate(ids)}})
@@ -307,7 +307,7 @@ score_descriptions: {1: rude, 2: curt, 3: neutral, 4: polite, 5: warm and polite
 """
 
 
-def test_cli_pairwise_three_versions_then_gate(tmp_path, capsys):
+def test_cli_pairwise_three_versions_then_gate(store_target, tmp_path, capsys):
     from rubriceval.cli import main
     from rubriceval.testing.stub_server import StubServer
 
@@ -323,7 +323,7 @@ def test_cli_pairwise_three_versions_then_gate(tmp_path, capsys):
         winner = "tie" if counts["A"] == counts["B"] else max(counts, key=counts.get)
         return {"feedback": "counted", "winner": winner}
 
-    store = str(tmp_path / "runs.sqlite")
+    store = str(store_target)
     with StubServer(responder=respond) as stub:
         code = main(["pairwise", *(str(tmp_path / f"{v}.jsonl") for v in quality), "--rubrics",
                      str(tmp_path / "tone.yaml"), "--store", store, "--name", "three", "--judge-base-url",

@@ -52,10 +52,10 @@ def reviewed_answers(judge: ScriptedJudge) -> list[str]:
 
 
 @pytest.fixture
-def store(tmp_path):
-    path = tmp_path / "runs.sqlite"
-    make_audited_store(path, tone_rubric(), quality_rows(20))
-    return path
+def store(store_target):
+    """An audited run in a SQLite file, then in a PostgreSQL database (every test using it runs on both)."""
+    make_audited_store(store_target, tone_rubric(), quality_rows(20))
+    return store_target
 
 
 # ------------------------------------------------------------------------------------------------ pure steps

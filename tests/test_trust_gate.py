@@ -22,15 +22,17 @@ def test_no_store_or_no_audits_is_unknown(tmp_path):
     assert status.trusted is None and status.label == "unknown" and "no run store" in status.reason
     assert not (tmp_path / "missing.sqlite").exists()                   # asking does not create a store
 
-    store = tmp_path / "runs.sqlite"
-    make_audited_store(store, rubric, [Row(sample(i), 4) for i in range(12)])   # judged, never audited
-    status = trust_status(store, rubric)
+
+def test_a_judged_but_unaudited_version_is_unknown(store_target):
+    rubric = tone_rubric()
+    make_audited_store(store_target, rubric, [Row(sample(i), 4) for i in range(12)])   # judged, never audited
+    status = trust_status(store_target, rubric)
     assert status.trusted is None and status.n == 0 and "no audited items" in status.reason
 
 
-def test_below_the_bar_is_untrusted_with_the_numbers(tmp_path):
+def test_below_the_bar_is_untrusted_with_the_numbers(store_target):
     rubric = tone_rubric()
-    store = tmp_path / "runs.sqlite"
+    store = store_target
     make_audited_store(store, rubric, rows(POOR))
     status = trust_status(store, rubric)
     expected = agreement_report([j for j, _ in POOR], [h for _, h in POOR], n_boot=0).kappa_quadratic.value
@@ -78,9 +80,9 @@ def test_judge_model_filter(tmp_path):
     assert trust_status(store, rubric, judge_model="gpt-4o").trusted is None
 
 
-def test_stored_labels_result_with_more_items_is_used(tmp_path):
+def test_stored_labels_result_with_more_items_is_used(store_target):
     rubric = tone_rubric()
-    store = tmp_path / "runs.sqlite"
+    store = store_target
     make_audited_store(store, rubric, rows(GOOD[:4]))                   # 4 audits: too few on their own
     big = agreement_report([j for j, _ in POOR] * 2, [h for _, h in POOR] * 2, n_boot=0)
     with TrustStore(store) as trust:
@@ -90,8 +92,8 @@ def test_stored_labels_result_with_more_items_is_used(tmp_path):
     assert status.n == 24 and status.trusted is False and "labels.csv" in status.source
 
 
-def test_gate_blocks_untrusted_and_optionally_unknown(tmp_path):
-    store = tmp_path / "runs.sqlite"
+def test_gate_blocks_untrusted_and_optionally_unknown(store_target):
+    store = store_target
     good = tone_rubric()
     poor = tone_rubric(id="poor")
     fresh = tone_rubric(id="fresh")
@@ -143,7 +145,7 @@ def test_changing_only_the_trust_bar_keeps_the_version_and_its_audits(tmp_path):
     assert trust_status(store, stricter).trusted is False
 
 
-def test_run_warns_when_a_rubric_is_used_below_its_bar(tmp_path, stub_server, capsys):
+def test_run_warns_when_a_rubric_is_used_below_its_bar(store_target, tmp_path, stub_server, capsys):
     import json
 
     import yaml
@@ -157,7 +159,7 @@ def test_run_warns_when_a_rubric_is_used_below_its_bar(tmp_path, stub_server, ca
     for r in (rubric, elsewhere):
         (rubric_dir / f"{r.id}.yaml").write_text(
             yaml.safe_dump(r.model_dump(mode="json", exclude_none=True), allow_unicode=True), encoding="utf-8")
-    store = tmp_path / "runs.sqlite"
+    store = store_target
     audited = rows(POOR)
     make_audited_store(store, rubric, audited, judge_model="stub")
     dataset = tmp_path / "data.jsonl"
@@ -177,12 +179,12 @@ def test_run_warns_when_a_rubric_is_used_below_its_bar(tmp_path, stub_server, ca
     assert "has not yet met its trust bar" in err and "with judge other-model" in err
 
 
-def test_report_shows_each_rubric_versions_agreement(tmp_path, capsys):
+def test_report_shows_each_rubric_versions_agreement(store_target, tmp_path, capsys):
     from rubriceval.cli import main
     from rubriceval.i18n import render
     from rubriceval.trust.release_gate import agreement_lines
 
-    store = tmp_path / "runs.sqlite"
+    store = store_target
     poor = tone_rubric()
     make_audited_store(store, poor, rows(POOR), run_name="poor")
     lines = {rubric: render(line, "en") for rubric, line in agreement_lines(store, [poor], n_boot=0).items()}
