@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -73,8 +73,16 @@ def postgres_url(postgres_server: PostgresServer) -> str:
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> str | Path:
-    """Where a test's run store lives: a SQLite file, then a PostgreSQL database (the same test, both back ends)."""
+def store_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[str], str | Path]:
+    """New run stores for a test, each `store_factory(name)` a store of its own: SQLite files, then (the same test
+    again) fresh databases on the session's PostgreSQL server."""
     if request.param == "sqlite":
-        return tmp_path / "runs.sqlite"
-    return request.getfixturevalue("postgres_url")
+        return lambda name="runs": tmp_path / f"{name}.sqlite"
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    return lambda name="runs": server.create_database(f"test_{next(_databases)}_{name}")
+
+
+@pytest.fixture
+def store_target(store_factory: Callable[[str], str | Path]) -> str | Path:
+    """Where a test's run store lives: a SQLite file, then a PostgreSQL database (the same test, both back ends)."""
+    return store_factory("runs")

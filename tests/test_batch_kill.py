@@ -39,8 +39,8 @@ def cli(*args: str, env: dict) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True)
 
 
-def test_kill_9_between_submit_and_collect_and_during_collects(tmp_path):
-    data, store_path = tmp_path / "data.jsonl", tmp_path / "runs.sqlite"
+def test_kill_9_between_submit_and_collect_and_during_collects(tmp_path, store_target):
+    data, store_path = tmp_path / "data.jsonl", store_target
     bigger_dataset(data)
     env = {**os.environ, "RUBRICEVAL_CACHE_DIR": str(tmp_path / "cache")}
     rng = random.Random(7)

@@ -22,10 +22,9 @@ FAITH_B = {"s1": 1.0, "s2": 0.9, "s3": 1.0, "s4": 0.8, "s5": None, "s6": 0.9}
 RECALL_B = {"s1": 0.5, "s2": 0.0, "s3": 0.5, "s4": None, "s5": 0.0, "s6": 0.0}
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> RunStore:
-    """Built once: no test here writes to the store."""
-    store = build_store(tmp_path_factory.mktemp("compare"))
+def build_compare_store(store: RunStore) -> RunStore:
+    """The baseline run and the candidate run these tests compare, in `store`."""
+    add_run(store, "baseline", build_verdicts())
     verdicts = build_verdicts(process=PROCESS_B, empathy=EMPATHY_B, faith=FAITH_B, recall=RECALL_B,
                               link_ok=LINK_OK_B)
     # The candidate's context_recall on s4 timed out instead of scoring 0.0: a new unscored row.
@@ -35,6 +34,12 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> RunStore:
                                                                                              "retries"})
     add_run(store, "candidate", verdicts)
     return store
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> RunStore:
+    """Built once: no test here writes to the store."""
+    return build_compare_store(RunStore(tmp_path_factory.mktemp("compare") / "runs.sqlite"))
 
 
 # -- compare ---------------------------------------------------------------------------------------------------------

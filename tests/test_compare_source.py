@@ -7,7 +7,7 @@ import pytest
 from rubriceval import compare_runs
 from rubriceval.report import compare_source
 from rubriceval.report.compare import format_comparison, render_compare_html
-from test_compare_gate import store  # noqa: F401  (the baseline/candidate store fixture)
+from test_compare_gate import build_compare_store, store  # noqa: F401  (the baseline/candidate store fixture)
 
 
 def test_lists_are_capped_and_counted(store, monkeypatch):     # noqa: F811
@@ -35,3 +35,21 @@ def test_runs_from_two_stores_are_refused(store, tmp_path):    # noqa: F811
     add_run(other, "elsewhere", build_verdicts())
     with pytest.raises(ValueError, match="one run store"):
         compare_data(load_run(store, "baseline"), load_run(other, "elsewhere"))
+
+
+def test_postgresql_compares_and_gates_exactly_as_sqlite(store, postgres_url, tmp_path):    # noqa: F811
+    """The same two runs in a PostgreSQL store: the comparison (deltas, CIs, capped lists, seesaw) and the gate
+    verdict are those of the SQLite store, field for field."""
+    from rubriceval.report.gate import evaluate_gate
+    from rubriceval.store.runs import RunStore
+
+    server = build_compare_store(RunStore(postgres_url))
+    on_sqlite = compare_runs(store, "baseline", "candidate").model_dump()
+    on_server = compare_runs(server, "baseline", "candidate").model_dump()
+    for run in ("run_a_id", "run_b_id"):                # run ids are random per store
+        on_sqlite.pop(run), on_server.pop(run)
+    assert on_server == on_sqlite
+    checks = ["流程合规 mean>=3.5", "faithfulness unscored_rate<=0.2"]
+    gate_sqlite = evaluate_gate(store, "candidate", checks, baseline="baseline").model_dump(exclude={"run_id"})
+    gate_server = evaluate_gate(server, "candidate", checks, baseline="baseline").model_dump(exclude={"run_id"})
+    assert gate_server == gate_sqlite and gate_server["checks"]

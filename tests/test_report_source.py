@@ -26,9 +26,10 @@ def _panel(verdict: Verdict, scores: list[float | None]) -> Verdict:
     return verdict.model_copy(update={"details": {"panel": {"judges": votes}}})
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory) -> RunStore:
-    store = RunStore(tmp_path_factory.mktemp("source") / "runs.sqlite")
+@pytest.fixture
+def store(store_target) -> RunStore:
+    """On a SQLite file, then on a PostgreSQL database: the SQL summary must equal the in-memory one on both."""
+    store = RunStore(store_target)
     add_run(store, "baseline", build_verdicts())
     odd = build_verdicts(process={"s1": 5, "s2": 3, "s3": 4, "s4": 4, "s5": None, "s6": 2},
                          faith={"s1": 0.2, "s2": 0.25, "s3": 0.1, "s4": 0.5, "s5": None, "s6": 0.8})
@@ -70,8 +71,8 @@ def test_lowest_rows_and_language(store):
     assert all(s.id == v.sample_id for v, s in rows)
 
 
-def test_a_run_with_no_verdicts_summarises_like_an_empty_list(tmp_path):
-    store = RunStore(tmp_path / "r.sqlite")
+def test_a_run_with_no_verdicts_summarises_like_an_empty_list(store_target):
+    store = RunStore(store_target)
     store.create_run(RunConfig(), [Sample(id="a", question="hello")], [("rouge_l", "metric", "1", {})], name="e")
     assert RunSource(store, "e").summary() == summarize([], store.scorers("e"), samples=store.samples("e"))
     assert RunSource(store, "e").language() == "en"

@@ -23,8 +23,8 @@ HOLD_A_RUN = textwrap.dedent("""
 """)
 
 
-def test_a_run_whose_process_was_killed_shows_interrupted_with_the_resume_hint(tmp_path):
-    db = tmp_path / "runs.sqlite"
+def test_a_run_whose_process_was_killed_shows_interrupted_with_the_resume_hint(store_target):
+    db = store_target
     proc = subprocess.Popen([sys.executable, "-c", HOLD_A_RUN, str(db)], stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "ready"
@@ -43,8 +43,8 @@ def test_a_run_whose_process_was_killed_shows_interrupted_with_the_resume_hint(t
     assert "interrupted" in listing.stdout and "--resume held" in listing.stdout
 
 
-def test_a_running_run_records_this_process(tmp_path):
-    store = RunStore(tmp_path / "runs.sqlite")
+def test_a_running_run_records_this_process(store_target):
+    store = RunStore(store_target)
     run_id = store.create_run(RunConfig(), [Sample(id="a", question="q")], [], name="mine")
     store.set_status(run_id, "running")
     row = store.conn.execute("SELECT pid, host, process_started FROM runs WHERE run_id=?", (run_id,)).fetchone()

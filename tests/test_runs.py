@@ -1,8 +1,8 @@
-"""Runs end to end against a loopback OpenAI-compatible stub: stored verdicts, cache, dry-run, faults, kill -9 + resume."""
+"""Runs end to end against a loopback OpenAI-compatible stub: stored verdicts, cache, dry-run, faults, kill -9 + resume.
+The store tests run twice (`store_factory`): on a SQLite file and on a real PostgreSQL server."""
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -12,6 +12,7 @@ import pytest
 
 from rubriceval import JudgeConfig, RunStore, evaluate, load_rubrics, plan_cost, read_dataset
 from rubriceval.runner import plan_units
+from rubriceval.store.db import Database
 from rubriceval.testing.stub_server import StubServer
 
 DATA = "datasets/demo_cs_zh.jsonl"
@@ -27,16 +28,16 @@ def expected_units():
     return plan_units(read_dataset(DATA), load_rubrics(RUBRICS), [])
 
 
-def test_run_stores_every_verdict_and_a_warm_rerun_makes_no_calls(tmp_path):
+def test_run_stores_every_verdict_and_a_warm_rerun_makes_no_calls(tmp_path, store_target):
     with StubServer() as stub:
         cfg = config(stub, tmp_path)
-        first = evaluate(DATA, rubrics=RUBRICS, judge=cfg, store=tmp_path / "runs.sqlite", progress=False)
+        first = evaluate(DATA, rubrics=RUBRICS, judge=cfg, store=store_target, progress=False)
         units = expected_units()
         assert len(first.verdicts) == len(units)
         assert {(v.sample_id, v.scorer) for v in first.verdicts} == {(s.id, r) for s, r, _ in units}
         calls_first = stub.stats.calls["chat"]
         assert calls_first == first.totals["judge"]["calls"] > 0
-        second = evaluate(DATA, rubrics=RUBRICS, judge=cfg, store=tmp_path / "runs.sqlite", progress=False)
+        second = evaluate(DATA, rubrics=RUBRICS, judge=cfg, store=store_target, progress=False)
         assert stub.stats.calls["chat"] == calls_first            # warm cache: zero judge calls
         assert second.totals["judge"]["cache_hits"] == first.totals["judge"]["requests"]
         assert [v.score for v in second.verdicts] == [v.score for v in first.verdicts]
@@ -71,11 +72,11 @@ def test_edited_rubric_is_never_served_a_stale_verdict(tmp_path):
         assert stub.stats.calls["chat"] == 2 * before
 
 
-def test_twenty_percent_faults_lose_nothing_and_count_each_failure(tmp_path):
+def test_twenty_percent_faults_lose_nothing_and_count_each_failure(tmp_path, store_target):
     rates = {"429": 0.05, "500": 0.05, "timeout": 0.04, "garbage": 0.03, "malformed": 0.03}
     with StubServer(fault_rates=rates, seed=7, retry_after_s=0.01, hang_s=1.0) as stub:
         cfg = config(stub, tmp_path, timeout_s=0.5, max_retries=1, concurrency=8)
-        result = evaluate(DATA, rubrics=RUBRICS, judge=cfg, store=tmp_path / "runs.sqlite", progress=False)
+        result = evaluate(DATA, rubrics=RUBRICS, judge=cfg, store=store_target, progress=False)
         faults = stub.stats.faults
     units = expected_units()
     keys = [(v.sample_id, v.scorer) for v in result.verdicts]
@@ -88,15 +89,18 @@ def test_twenty_percent_faults_lose_nothing_and_count_each_failure(tmp_path):
     assert failures.get("500", 0) == faults.get("500", 0)
 
 
-def _count_verdicts(db: Path) -> int:
+def _count_verdicts(db: Path | str) -> int:
     try:
-        with sqlite3.connect(db, timeout=5) as conn:
-            return conn.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
-    except sqlite3.OperationalError:
+        conn = Database(db)
+    except Exception:                      # not created yet
         return 0
+    try:
+        return conn.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0] if conn.table_exists("verdicts") else 0
+    finally:
+        conn.close()
 
 
-def test_kill_9_mid_run_then_resume_matches_an_uninterrupted_run(tmp_path):
+def test_kill_9_mid_run_then_resume_matches_an_uninterrupted_run(tmp_path, store_factory):
     """A subprocess run against a slow stub is SIGKILLed mid-way; --resume finishes it without repeating work."""
     stub_proc = subprocess.Popen([sys.executable, "-m", "rubriceval.testing.stub_server", "--port", "0",
                                   "--latency", "0.15"], stdout=subprocess.PIPE, text=True)
@@ -105,7 +109,7 @@ def test_kill_9_mid_run_then_resume_matches_an_uninterrupted_run(tmp_path):
         base_url = line.strip().split()[-1]
         env = {**os.environ, "RUBRICEVAL_CACHE_DIR": str(tmp_path / "cache_a"), "RUBRICEVAL_JUDGE_BASE_URL": base_url,
                "RUBRICEVAL_JUDGE_MODEL": "stub"}
-        db = tmp_path / "killed.sqlite"
+        db = store_factory("killed")
         cmd = [sys.executable, "-m", "rubriceval.cli", "run", DATA, "--rubrics", RUBRICS, "--store", str(db),
                "--name", "r1", "--concurrency", "2", "--quiet"]
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -137,7 +141,7 @@ def test_kill_9_mid_run_then_resume_matches_an_uninterrupted_run(tmp_path):
         resumed_calls = stats.calls["chat"] - calls_before
         # Uninterrupted reference run with its own cache, same stub.
         env_b = {**env, "RUBRICEVAL_CACHE_DIR": str(tmp_path / "cache_b")}
-        ref_db = tmp_path / "ref.sqlite"
+        ref_db = store_factory("ref")
         ref = subprocess.run(cmd[:7] + ["--store", str(ref_db), "--name", "ref", "--concurrency", "4", "--quiet"],
                              env=env_b, capture_output=True, text=True, timeout=120)
         assert ref.returncode == 0, ref.stderr
@@ -151,13 +155,13 @@ def test_kill_9_mid_run_then_resume_matches_an_uninterrupted_run(tmp_path):
     assert resumed_calls <= total - done_at_kill
 
 
-def test_rescore_changed_judges_only_corrected_rows(tmp_path):
+def test_rescore_changed_judges_only_corrected_rows(tmp_path, store_target):
     import asyncio
 
     from rubriceval.api import rescore_changed
     from rubriceval import AuditStore
 
-    db = tmp_path / "runs.sqlite"
+    db = store_target
     with StubServer() as stub:
         cfg = config(stub, tmp_path)
         first = evaluate(DATA, rubrics=RUBRICS, judge=cfg, store=db, progress=False, name="base")
