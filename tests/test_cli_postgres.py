@@ -1,6 +1,7 @@
 """The CLI on a shared store: `--store postgresql://…` (and a SQLite file, the same test) through run, runs, report,
-compare, gate, --resume and a Batch API run, on the loopback stub judge. A password in the URL never shows; local
-files of a server store (batch requests) go under ./out, those of a SQLite store beside its file."""
+compare, gate, --resume, a Batch API run, agreement from a labels file and calibrate, on the loopback stub judge. A
+password in the URL never shows; local files of a server store (batch requests) go under ./out, those of a SQLite
+store beside its file."""
 from __future__ import annotations
 
 import json
@@ -13,6 +14,7 @@ import pytest
 from rubriceval.cli import build_parser, main
 from rubriceval.store_folder import folder_beside_store
 from rubriceval.testing.stub_server import StubServer
+from rubriceval.trust.store import TrustStore
 
 RUBRIC_YAML = """
 id: tone
@@ -102,7 +104,20 @@ def test_run_report_compare_gate_on_the_shared_store(shared_store, tmp_path, cap
     assert main(["gate", "missing-run", "--check", "tone mean>=4", *store]) == 2
     captured = capsys.readouterr()
     assert "no run 'missing-run'" in captured.err
-    everything = run_output + listed + report + comparison + captured.out + captured.err
+
+    # Judge–expert agreement from a labels file is recorded in the store's trust tables; calibration reads them.
+    (tmp_path / "labels.jsonl").write_text("\n".join(json.dumps({"sample_id": f"s{i}", "score": 5 if i < 5 else 4})
+                                                    for i in range(6)), encoding="utf-8")
+    assert main(["agreement", "--rubric", "tone", "--labels", "labels.jsonl", "--run", "new", "--n-boot", "0",
+                 *store]) == 0
+    agreement = capsys.readouterr().out
+    assert "on 6 audited items" in agreement and re.search(r"exact\s+0\.833", agreement), agreement
+    with TrustStore(shared_store) as trust:
+        assert [(r.source, r.n) for r in trust.agreement_results("tone")] == [("labels", 6)]
+    assert main(["calibrate", "--rubric", "tone", "--accept", "7", *store]) == 2
+    refused = capsys.readouterr().err
+    assert "no recorded version '7'" in refused
+    everything = run_output + listed + report + comparison + captured.out + captured.err + agreement + refused
     assert PASSWORD not in everything
     if shared_store.startswith("postgresql://"):
         assert "postgres:***@" in run_output                     # where the runs went, password masked
