@@ -11,7 +11,7 @@ import pytest
 
 from rubriceval import AuditStore, RunStore, read_dataset
 from rubriceval.store.audit_models import AuditError, ItemVersions, QueueFilter
-from rubriceval.store.db import is_server_url
+from rubriceval.store.db import Database, is_server_url
 from rubriceval.store.export import changed_samples, export_corrected_dataset
 from rubriceval.testing.store_copy import DATABASE_ERRORS
 from ui.demo import build_demo_store
@@ -226,3 +226,12 @@ def test_missing_store_is_an_error_not_a_new_file(tmp_path: Path) -> None:
     with pytest.raises(AuditError, match="no run store"):
         AuditStore(tmp_path / "nope.sqlite")
     assert not (tmp_path / "nope.sqlite").exists()
+
+
+def test_a_server_database_without_runs_is_no_store_and_stays_empty(postgres_url: str) -> None:
+    with pytest.raises(AuditError, match="no run store") as raised:
+        AuditStore(postgres_url)
+    assert raised.value.file == postgres_url          # (no password in the test URL; display_location keeps it)
+    db = Database(postgres_url)
+    assert not db.table_exists("runs") and not db.table_exists("audit_log")
+    db.close()

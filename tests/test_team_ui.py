@@ -1,6 +1,7 @@
 """The team audit app through its HTTP API (gradio_client), logged in as an expert or a lead: every new action and
 every permission (an expert cannot create tasks, adjudicate or open another expert's queue; a lead can), blind
-review on the server, unsure, metric corrections, sessions that end, and the loopback rule."""
+review on the server, unsure, metric corrections, sessions that end, and the loopback rule. The app is served over
+a SQLite store file and over a PostgreSQL database (the same tests, both back ends)."""
 from __future__ import annotations
 
 import os
@@ -20,6 +21,7 @@ from rubriceval.audit.passwords import read_auth_file, write_user  # noqa: E402
 from rubriceval.audit.sessions import TeamAuth  # noqa: E402
 from rubriceval.store.team import TeamStore  # noqa: E402
 from rubriceval.store.team_models import TaskSpec  # noqa: E402
+from rubriceval.testing.store_copy import empty_store  # noqa: E402
 from rubriceval.testing.team_store import build_team_store, judge_feedback  # noqa: E402
 from ui.team_app import launch_team  # noqa: E402
 
@@ -43,10 +45,10 @@ class Clock:
         return time.time() + self.shift
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory):
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("team-ui")
-    store_path, auth_path = root / "runs.sqlite", root / "users.auth"
+    store_path, auth_path = empty_store(request, "team_ui"), root / "users.auth"
     build_team_store(store_path, n_samples=80, seed=11)
     write_user(auth_path, "lead", "lead", PASSWORDS["lead"])
     for name in ("ann", "bob"):

@@ -15,6 +15,7 @@ import pytest  # noqa: E402
 from gradio_client import Client  # noqa: E402
 
 from rubriceval import AuditStore, RubricEvalError  # noqa: E402
+from rubriceval.testing.store_copy import empty_store  # noqa: E402
 from ui.app import is_loopback, launch  # noqa: E402
 from ui.demo import build_demo_store  # noqa: E402
 
@@ -27,10 +28,11 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory):
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """The app over a SQLite store file, then over a PostgreSQL database (the same tests, both back ends)."""
     root = tmp_path_factory.mktemp("audit")
-    store_path = root / "runs.sqlite"
+    store_path = root / "runs.sqlite" if request.param == "sqlite" else empty_store(request, "audit_ui")
     build_demo_store(store_path)
     app = launch(store_path, port=free_port(), export_dir=root / "exports", block=False, quiet=True, lang="en")
     yield app, store_path, root

@@ -2,7 +2,7 @@
 corrections, agreement statistics and a corrected-dataset export.
 
 `launch()` is what `rubriceval audit` calls; `build_app()` returns the Blocks for tests and embedding. The app reads
-and writes only the run store (SQLite) and the export folder. The components are in layout.py, what they do in
+and writes only the run store (a SQLite file or a PostgreSQL database) and the export folder. The components are in layout.py, what they do in
 wiring.py.
 """
 from __future__ import annotations
@@ -17,6 +17,8 @@ import gradio as gr
 
 from rubriceval import AuditStore, RubricEvalError
 from rubriceval.i18n import Lang, check_lang, detect_language, t
+from rubriceval.store.db import display_location, is_server_url
+from rubriceval.store_folder import folder_beside_store
 from ui.assets import APP_CSS, KEYBOARD_HEAD
 from ui.layout import build_layout
 from ui.transcript_view import TRANSCRIPT_CSS
@@ -42,7 +44,13 @@ def require_auth_off_loopback(host: str, auth: Auth | None) -> None:
 
 
 def default_export_dir(store_path: str | Path) -> Path:
-    return Path(store_path).resolve().parent / "exports"
+    """exports/ beside a SQLite store file, out/exports for a PostgreSQL store (it has no folder here)."""
+    return folder_beside_store(store_path).resolve() / "exports"
+
+
+def store_identity(store_path: str | Path) -> str:
+    """One stable name per store for the browser-state key: the file's absolute path, or the URL without password."""
+    return display_location(store_path) if is_server_url(store_path) else str(Path(store_path).resolve())
 
 
 def data_language(store: AuditStore, run_id: str) -> Lang:
@@ -57,12 +65,13 @@ def build_app(store_path: str | Path, run: str | None = None, export_dir: str | 
     export_root = Path(export_dir) if export_dir else default_export_dir(store_path)
     runs = store.runs.list_runs()
     if not runs:
-        raise RubricEvalError("the store holds no runs yet", file=str(store_path), hint="run `rubriceval run` first")
+        raise RubricEvalError("the store holds no runs yet", file=display_location(store_path),
+                              hint="run `rubriceval run` first")
     initial_run = store.resolve(run) if run else runs[-1].run_id
     chosen = check_lang(lang) or data_language(store, initial_run)
     with gr.Blocks(title=t("ui_title", chosen), analytics_enabled=False) as app:
         # The browser keeps the expert's name and language (not secrets); one key per store, so they survive restarts.
-        secret = hashlib.sha256(str(Path(store_path).resolve()).encode()).hexdigest()
+        secret = hashlib.sha256(store_identity(store_path).encode()).hexdigest()
         layout = build_layout(runs, initial_run, store.facets(initial_run), export_root, auth_enabled, chosen, secret)
         wire(app, layout, AuditHandlers(store, initial_run, export_root, chosen))
     app.audit_store = store          # for tests and for closing the connection with the app

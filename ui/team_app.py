@@ -16,6 +16,7 @@ from starlette.middleware import Middleware
 
 from rubriceval.audit.sessions import LoginAddressMiddleware, TeamAuth
 from rubriceval.i18n import Lang, check_lang, detect_language, t
+from rubriceval.store.db import is_server_url
 from rubriceval.store.team import TeamStore
 from ui.app import require_auth_off_loopback
 from ui.assets import APP_CSS
@@ -53,7 +54,7 @@ def launch_team(store_path: str | Path, auth: TeamAuth, *, host: str = "127.0.0.
                 block: bool = True, quiet: bool = True, lang: str | None = None) -> gr.Blocks:
     """Serve the team app (never through Gradio's share tunnel). block=False returns once the server is up."""
     require_auth_off_loopback(host, auth)
-    if not Path(store_path).is_file():
+    if not is_server_url(store_path) and not Path(store_path).is_file():   # a server store: TeamStore checks
         from rubriceval.errors import RubricEvalError
 
         raise RubricEvalError("run store not found", file=str(store_path), hint="run `rubriceval run …` first")

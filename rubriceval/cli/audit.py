@@ -2,19 +2,19 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from rubriceval.cli.options import DEFAULT_STORE
+from rubriceval.cli.options import add_store_arg
 from rubriceval.errors import RubricEvalError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("audit", help="expert audit app (Gradio) on 127.0.0.1")
     p.add_argument("run", nargs="?", help="run to open first (default: latest)")
-    p.add_argument("--store", default=DEFAULT_STORE)
+    add_store_arg(p)
     p.add_argument("--host", default="127.0.0.1", help="anything but loopback requires --auth-file")
     p.add_argument("--port", type=int, default=7860)
-    p.add_argument("--export-dir", help="where corrected datasets are written (default: next to the store)")
+    p.add_argument("--export-dir", help="where corrected datasets are written (default: exports/ beside a SQLite "
+                                        "store, out/exports for a PostgreSQL one)")
     p.add_argument("--auth-file", help="users of the team audit app (name:role:salted hash lines, written by "
                                        "`rubriceval audit-user add`): serves the team app with logins and roles")
     p.add_argument("--session-hours", type=float, default=8.0, help="team app: a login lasts this long")
@@ -24,8 +24,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_audit(args) -> int:
-    if not Path(args.store).exists():
-        raise RubricEvalError("run store not found", file=args.store, hint="run `rubriceval run …` first")
+    from rubriceval.store.db import display_location, is_server_url
+
+    where = display_location(args.store)            # a URL without its password
+    if not is_server_url(args.store) and not args.store.exists():       # a server store: the store classes check
+        raise RubricEvalError("run store not found", file=where, hint="run `rubriceval run …` first")
     if args.auth_file:
         from rubriceval.audit.passwords import read_auth_file
         from rubriceval.audit.sessions import TeamAuth
@@ -33,12 +36,12 @@ def cmd_audit(args) -> int:
 
         # Hashed passwords with roles, read from a file: secrets stay out of shell history and process lists.
         auth = TeamAuth(read_auth_file(args.auth_file), ttl_s=args.session_hours * 3600)
-        print(f"team audit app for {args.store} on http://{args.host}:{args.port}  (Ctrl-C to stop)")
+        print(f"team audit app for {where} on http://{args.host}:{args.port}  (Ctrl-C to stop)")
         launch_team(args.store, auth, host=args.host, port=args.port, lang=args.lang)
         return 0
     from ui.app import launch
 
-    print(f"audit app for {args.store} on http://{args.host}:{args.port}  (Ctrl-C to stop)")
+    print(f"audit app for {where} on http://{args.host}:{args.port}  (Ctrl-C to stop)")
     launch(args.store, run=args.run, host=args.host, port=args.port, export_dir=args.export_dir, auth=None,
            lang=args.lang)
     return 0

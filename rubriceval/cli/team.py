@@ -1,12 +1,13 @@
 """Team audits: `audit-user` (who may log in, with which role) and `audit-task` (a lead's audit tasks, their
-progress, failure tags, metric agreement). Whoever runs these has the store file in hand, so they act as a lead."""
+progress, failure tags, metric agreement). Whoever runs these has the store in hand (the file, or the PostgreSQL
+URL and its credentials), so they act as a lead."""
 from __future__ import annotations
 
 import argparse
 import getpass
 import sys
 
-from rubriceval.cli.options import DEFAULT_STORE
+from rubriceval.cli.options import add_store_arg
 from rubriceval.errors import RubricEvalError
 
 DEFAULT_AUTH_FILE = "out/audit-users.auth"
@@ -41,20 +42,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--name")
     p.add_argument("--by", default="lead", help="who creates the task (recorded in the log)")
-    p.add_argument("--store", default=DEFAULT_STORE)
+    add_store_arg(p)
     p.set_defaults(func=cmd_task_create)
     p = tasks.add_parser("list", help="tasks and each expert's progress")
-    p.add_argument("--store", default=DEFAULT_STORE)
+    add_store_arg(p)
     p.set_defaults(func=cmd_task_list)
     p = tasks.add_parser("tags", help="failure tags ticked in a run's tasks, per rubric and per tag/intent")
     p.add_argument("run", nargs="?", default="latest")
     p.add_argument("--lang", choices=["zh", "en"], default="en")
-    p.add_argument("--store", default=DEFAULT_STORE)
+    add_store_arg(p)
     p.set_defaults(func=cmd_task_tags)
     p = tasks.add_parser("metric-agreement", help="a metric's agreement with the experts' per-statement corrections")
     p.add_argument("run", nargs="?", default="latest")
     p.add_argument("--metric", required=True)
-    p.add_argument("--store", default=DEFAULT_STORE)
+    add_store_arg(p)
     p.set_defaults(func=cmd_metric_agreement)
 
 

@@ -93,14 +93,21 @@ class AuditStore:
     def __init__(self, target: str | Path, *, must_exist: bool = True):
         self.path = store_target(target)
         self.location = display_location(self.path)       # for messages: never a password
-        if must_exist and not is_server_url(self.path) and not Path(self.path).is_file():
-            raise AuditError("no run store here", file=self.location, hint="run `rubriceval run` first, or pass --store")
-        self.runs = RunStore(self.path)
+        on_server = is_server_url(self.path)
+        if must_exist and not on_server and not Path(self.path).is_file():
+            raise self._no_store()
         self._lock = threading.RLock()
         self.conn = Database(self.path)
+        if must_exist and on_server and not self.conn.table_exists("runs"):   # a database nothing was run into
+            self.conn.close()
+            raise self._no_store()
+        self.runs = RunStore(self.path)
         with self._lock, self.conn:
             self.conn.executescript(AUDIT_SCHEMA + TURN_AUDIT_SCHEMA)
             make_append_only(self.conn, {**AUDIT_APPEND_ONLY, **TURN_AUDIT_APPEND_ONLY})
+
+    def _no_store(self) -> AuditError:
+        return AuditError("no run store here", file=self.location, hint="run `rubriceval run` first, or pass --store")
 
     def close(self) -> None:
         with self._lock:
