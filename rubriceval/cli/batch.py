@@ -10,6 +10,9 @@ from pathlib import Path
 from rubriceval.cli.options import add_judge_args, add_store_arg, embedder_config_from, judge_config_from
 from rubriceval.errors import RubricEvalError
 
+BATCH_DIR_HELP = ("where request/result files go (default: batches/RUN_ID beside the store file; out/batches/RUN_ID "
+                  "for a PostgreSQL store)")
+
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
     """`rubriceval run` options that send the judge calls through a Batch API instead of calling online."""
@@ -19,7 +22,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--batch-file", metavar="DIR",
                    help="write the request JSONL into DIR for an offline runner (vllm run-batch …) instead; "
                         "read its output with `rubriceval batch collect RUN --from DIR`")
-    g.add_argument("--batch-dir", metavar="DIR", help="where request/result files go (default: beside the store)")
+    g.add_argument("--batch-dir", metavar="DIR", help=BATCH_DIR_HELP)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--no-submit", action="store_true", help="read results only; do not submit a next round")
     c.add_argument("--workers", type=int, default=min(os.cpu_count() or 1, 4), metavar="N",
                    help="processes that turn replies into verdicts when many are left (default: one per core, ≤ 4)")
-    c.add_argument("--batch-dir", metavar="DIR", help="where request/result files go (default: beside the store)")
+    c.add_argument("--batch-dir", metavar="DIR", help=BATCH_DIR_HELP)
     c.add_argument("--quiet", action="store_true")
     add_judge_args(c)
     c.set_defaults(func=cmd_collect)

@@ -9,8 +9,9 @@ propose them as a new rubric version only when they beat the declared level rule
 4. On the held-out part, the fitted rubric (judge_mode checklist_fitted; the same cached answers) and the declared
    rule are both compared with the experts (quadratic κ). The fit is REFUSED — nothing written, nothing
    recorded as proposed — unless its κ is higher than the rule's.
-5. Otherwise the fitted rubric is written as the next version (YAML beside the store, `proposed_rubrics/`) and
-   recorded as "proposed", like a few-shot calibration; `calibrate --accept VERSION` puts it in use.
+5. Otherwise the fitted rubric is written as the next version (YAML in `proposed_rubrics/` beside the store file, or
+   under out/ for a PostgreSQL store) and recorded as "proposed", like a few-shot calibration; `calibrate --accept
+   VERSION` puts it in use.
 """
 from __future__ import annotations
 
