@@ -167,14 +167,15 @@ class AuditStore:
         """
         run_id = self.resolve(run)
         query = queue_query(self.conn.sql, run_id, flt or QueueFilter(), only)
-        count = self._query(query.count, query.params)[0][0]
 
-        def fetch(offset: int, limit: int) -> list[QueueRow]:
-            rows = self._query(f"{query.rows} LIMIT :limit OFFSET :offset",
-                               {**query.params, "limit": limit, "offset": offset})
+        def read(sql: str, offset: int, limit: int) -> tuple[list[QueueRow], list[Any]]:
+            rows = self._query(f"{sql} LIMIT :limit OFFSET :offset", {**query.params, "limit": limit, "offset": offset})
             human = self._human_scores(run_id, [r for r in rows if r["n_audits"]])
-            return [queue_row(r, human.get((r["sample_id"], r["scorer"]), "")) for r in rows]
-        return QueueRows(fetch, count)
+            return [queue_row(r, human.get((r["sample_id"], r["scorer"]), "")) for r in rows], rows
+
+        first, raw = read(query.counted, 0, QueueRows.PAGE_SIZE)
+        return QueueRows(lambda offset, limit: read(query.rows, offset, limit)[0], raw[0]["total"] if raw else 0,
+                         first_page=first)
 
     def _human_scores(self, run_id: str, rows: list[Any]) -> dict[tuple[str, str], str]:
         """(sample id, scorer) → "alice=4, bob=3" for the audited rows of one page."""
