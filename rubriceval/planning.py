@@ -25,6 +25,7 @@ from rubriceval.rubric.schema import Rubric
 from rubriceval.safety.manipulation_policy import decides_without_judge
 from rubriceval.safety.redaction import judge_view
 from rubriceval.scoring.rubric_scorer import missing_fields
+from rubriceval.scoring.score_probs import holistic_options
 
 # Typical reply size: feedback of a few sentences plus the score.
 EXPECTED_COMPLETION_TOKENS = 120
@@ -211,7 +212,7 @@ def _rubric_calls(rubric: Rubric, sample: Sample, config: JudgeConfig, rubric_co
             yield PlannedJudgeCall(sample_id=sample.id, scorer=rubric.id, kind="rubric", item=prompt.item_id,
                                    config=call_config, messages=prompt.messages, json_schema=prompt.json_schema,
                                    schema_name=prompt.schema_name, cache_tag=prompt.cache_tag,
-                                   options=prompt.options)
+                                   options=prompt.options or holistic_options(rubric, call_config))
 
 
 def _cache_lookup(config: JudgeConfig, cache: CallCache | None) -> Callable[[Any], dict | None]:

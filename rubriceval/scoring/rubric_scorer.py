@@ -15,15 +15,23 @@ from rubriceval.rubric.schema import ChecklistItem, JudgeItem, Rubric
 from rubriceval.safety.manipulation_policy import apply_manipulation_policy, capped_without_judge, scan_sample
 from rubriceval.safety.redaction import judge_view, record_redactions
 from rubriceval.scoring.combine import ItemScore, combine
+from rubriceval.scoring.score_probs import ScoreDistribution, holistic_options, score_distribution, tie_details
 from rubriceval.verdict import Evidence, UnscoredKind, Usage, Verdict
 
 
-def read_verdict(reply) -> Reading[ParsedOutput]:
+class ReadVerdict(ParsedOutput):
+    """A reply read as a score, with P(level) at its score token when the reply carried logprobs."""
+
+    score_probs: ScoreDistribution | None = None
+
+
+def read_verdict(reply) -> Reading[ReadVerdict]:
     """A score with feedback from a free-text or JSON reply (`rubriceval.judge.parser`), or why there is none."""
     parsed = parse_judge_output(reply.text or "", data=reply.data)
     if parsed.score is None:
         return Reading(problems=[parsed.error or "no score"], kind="parse_error", feedback=parsed.feedback)
-    return Reading(value=parsed, feedback=parsed.feedback)
+    probs = score_distribution(getattr(reply, "logprobs", None), parsed.score)
+    return Reading(value=ReadVerdict(**parsed.model_dump(), score_probs=probs), feedback=parsed.feedback)
 
 
 class ItemOutcome(BaseModel):
@@ -39,6 +47,7 @@ class ItemOutcome(BaseModel):
     # Conversation rubrics (scope assistant_turn): one evidence entry per judged turn, and how they were judged.
     turn_evidence: list[Evidence] = Field(default_factory=list)
     details: dict[str, Any] = Field(default_factory=dict)
+    score_probs: ScoreDistribution | None = None      # holistic items with logprobs (rubriceval/scoring/score_probs.py)
 
     @classmethod
     def from_asked(cls, item: JudgeItem, asked: Asked) -> "ItemOutcome":
@@ -46,7 +55,8 @@ class ItemOutcome(BaseModel):
         if asked.unscored_kind == "parse_error":
             reason = f"{asked.problems[0]} (after {asked.attempts} judge repl{'y' if asked.attempts == 1 else 'ies'})"
         return cls(item=item, score=asked.value.score if asked.ok else None, feedback=asked.feedback,
-                   unscored_kind=asked.unscored_kind, reason=reason, usage=asked.usage, raw=asked.raw)
+                   unscored_kind=asked.unscored_kind, reason=reason, usage=asked.usage, raw=asked.raw,
+                   score_probs=getattr(asked.value, "score_probs", None) if asked.ok else None)
 
 
 def missing_fields(rubric: Rubric, sample: Sample) -> list[str]:
@@ -69,7 +79,8 @@ async def judge_item(rubric: Rubric, item: JudgeItem | ChecklistItem, sample: Sa
     structured = judge.config.structured == "json_schema"
     prompt = compile_item(rubric, item, sample, structured=structured,
                           feedback_max_chars=judge.config.feedback_max_chars)
-    request = JudgeRequest(messages=prompt.messages, json_schema=prompt.json_schema, cache_tag=prompt.cache_tag)
+    request = JudgeRequest(messages=prompt.messages, json_schema=prompt.json_schema, cache_tag=prompt.cache_tag,
+                           options=holistic_options(rubric, judge.config))
     reask = TemplateReask(template=reask_template(rubric.language), variables={"structured": structured})
     asked = await ask(judge, request, read_verdict, reask=reask, max_input_tokens=judge.config.max_input_tokens)
     return ItemOutcome.from_asked(item, asked)
@@ -124,6 +135,11 @@ async def _score(rubric: Rubric, sample: Sample, judged: Sample, judge: JudgeCli
     item_scores += [ItemScore(item_id=item.id, kind=item.type, weight=item.weight, must=item.must, passed=ev.passed)
                     for item, ev in zip(rubric.check_items, evidence)]
     score, how = combine(item_scores, rubric.combine)
+    # Holistic items with logprobs: P(level) per item, and the tie flag the audit queue reads (score_probs.py).
+    distributions = {o.item.id: o.score_probs for o in outcomes if o.score_probs is not None}
+    probs = {"score_probs": {i: d.model_dump() for i, d in distributions.items()}} if distributions else {}
+    tie = tie_details(distributions)
+    probs.update({"tie": tie} if tie else {})
     feedback_parts = [o.feedback for o in outcomes if o.feedback]
     failed_checks = [f"✗ {ev.item}: {ev.detail}" for ev in evidence[:len(rubric.check_items)] if ev.passed is False]
     feedback = "\n".join(feedback_parts + failed_checks)
@@ -132,4 +148,5 @@ async def _score(rubric: Rubric, sample: Sample, judged: Sample, judge: JudgeCli
                                                               "item_scores": {i.item_id: i.score if i.kind == "judge"
                                                                               else i.passed for i in item_scores},
                                                               **({"turns": turn_details} if turn_details else {}),
-                                                              **({"checklist": checklist} if checklist else {})})
+                                                              **({"checklist": checklist} if checklist else {}),
+                                                              **probs})
