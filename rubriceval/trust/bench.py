@@ -26,10 +26,11 @@ from scipy import stats
 
 from rubriceval.backends import make_judge
 from rubriceval.data.sample import Sample
+from rubriceval.errors import DatasetError
 from rubriceval.judge.config import JudgeConfig, load_judge_config
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.loader import load_rubric
-from rubriceval.rubric.schema import Rubric
+from rubriceval.rubric.schema import FewShot, JudgeMode, Rubric
 from rubriceval.scoring.rubric_scorer import score_rubric
 from rubriceval.trust.agreement import (
     AgreementReport,
@@ -40,7 +41,7 @@ from rubriceval.trust.agreement import (
     krippendorff_alpha,
 )
 from rubriceval.trust.benchmark_data import balanced_subsample, load_halueval, load_summeval, summeval_expert_matrix
-from rubriceval.verdict import Verdict
+from rubriceval.verdict import Usage, Verdict
 
 BenchmarkKind = Literal["summeval", "halueval"]
 RUBRIC_DIR = Path(__file__).resolve().parent / "benchmark_rubrics"      # package data: works from an installed wheel
@@ -56,10 +57,15 @@ class BenchmarkItem(BaseModel):
     human: float | str                 # SummEval: the experts' consensus; HaluEval: 'yes'/'no' (hallucination)
     human_detail: list[int] = Field(default_factory=list)   # SummEval: the three experts' scores
     feedback: str = ""
+    p_yes: dict[str, float] = Field(default_factory=dict)     # checklist modes: p(yes) per question
+    rule_score: float | None = None          # checklist_fitted: what the declared level rule gave this item
+    score_probs: dict | None = None          # holistic with logprobs: P(level), expected score, tie (score_probs.py)
 
 
 class BenchmarkResult(BaseModel):
     kind: BenchmarkKind
+    judge_mode: JudgeMode | None = None      # None: the rubric's own
+    few_shot: FewShot | None = None
     rubric_id: str
     rubric_version_tag: str
     judge: str
@@ -68,11 +74,13 @@ class BenchmarkResult(BaseModel):
     unscored_kinds: dict[str, int] = Field(default_factory=dict)
     elapsed_s: float
     seconds_per_item: float
+    usage: Usage = Field(default_factory=Usage)          # judge calls and tokens, summed over the items
     ordinal: AgreementReport | None = None              # SummEval: judge vs the experts' consensus
     spearman_vs_mean: Estimate | None = None            # SummEval: judge vs the experts' mean score
     expert_alpha: Estimate | None = None                # SummEval: the experts among themselves (the ceiling)
     binary: BinaryAgreementReport | None = None         # HaluEval: hallucination yes/no
     judge_score_by_human: dict[str, dict[str, int]] = Field(default_factory=dict)
+    rule: dict = Field(default_factory=dict)     # checklist_fitted: the declared rule's statistics, same items
     items: list[BenchmarkItem]
     command: str = ""
 
@@ -80,7 +88,12 @@ class BenchmarkResult(BaseModel):
         lines = [f"{self.kind}: {self.rubric_id} {self.rubric_version_tag}, judge {self.judge}",
                  f"  {self.n_items} items, {self.n_scored} scored"
                  + (f", unscored: {dict(self.unscored_kinds)}" if self.unscored_kinds else "")
-                 + f"; {self.elapsed_s:.0f} s ({self.seconds_per_item:.1f} s/item)"]
+                 + f"; {self.elapsed_s:.0f} s ({self.seconds_per_item:.1f} s/item)",
+                 f"  judge mode {self.judge_mode or 'of the rubric'}"
+                 + (f", few_shot={self.few_shot}" if self.few_shot else "")
+                 + f"; {self.usage.calls} calls, {self.usage.cache_hits} cache hits, {self.usage.prompt_tokens} prompt "
+                   f"tokens ({self.usage.cached_prompt_tokens} from the server's prefix cache), "
+                   f"{self.usage.completion_tokens} completion tokens"]
         if self.ordinal is not None:
             o = self.ordinal
             lines.append(f"  vs expert consensus: κ(quadratic) {o.kappa_quadratic.format()}, exact "
@@ -94,6 +107,12 @@ class BenchmarkResult(BaseModel):
             b = self.binary
             lines.append(f"  hallucination yes/no: accuracy {b.accuracy.format()}, precision {b.precision.format()}, "
                          f"recall {b.recall.format()}, F1 {b.f1.format()}, κ {b.kappa.format()}")
+        rule_ordinal, rule_binary = self.rule.get("ordinal"), self.rule.get("binary")
+        if rule_ordinal is not None:
+            lines.append(f"  declared rule on the same items: κ(quadratic) {rule_ordinal.kappa_quadratic.format()}")
+        if rule_binary is not None:
+            lines.append(f"  declared rule on the same items: accuracy {rule_binary.accuracy.format()}, "
+                         f"κ {rule_binary.kappa.format()}")
         for human, counts in self.judge_score_by_human.items():
             shown = ", ".join(f"{score}: {count}" for score, count in counts.items())
             lines.append(f"  judge scores when human = {human}: {shown}")
@@ -109,6 +128,8 @@ def spearman_estimate(x: list[float], y: list[float], *, n_boot: int = 1000, con
     if np.all(a == a[0]) or np.all(b == b[0]):
         return Estimate(note="Spearman is undefined: one side gave every item the same score")
     value = float(stats.spearmanr(a, b).statistic)
+    if n_boot <= 0:
+        return Estimate(value=value)
     rng = np.random.default_rng(seed)
     replicates = []
     for _ in range(n_boot):
@@ -124,16 +145,20 @@ def spearman_estimate(x: list[float], y: list[float], *, n_boot: int = 1000, con
     return Estimate(value=value, ci_low=float(low), ci_high=float(high), n_boot_used=len(replicates))
 
 
-def _load_samples(kind: BenchmarkKind, n: int | None, seed: int, data: str | Path | None) -> list[Sample]:
+def _load_samples(kind: BenchmarkKind, n: int | None, seed: int, data: str | Path | None
+                  ) -> tuple[list[Sample], list[Sample]]:
+    """(the items measured, every labelled item of the benchmark: few-shot examples come from the others)."""
     if kind == "summeval":
-        samples = load_summeval(data)
-        if n is not None and n < len(samples):
+        pool = load_summeval(data)
+        samples = pool
+        if n is not None and n < len(pool):
             # A seeded subset in file order: the file is grouped by article, so "the first n" is a biased slice.
-            keep = sorted(np.random.default_rng(seed).choice(len(samples), size=n, replace=False))
-            samples = [samples[i] for i in keep]
-        return samples
+            keep = sorted(np.random.default_rng(seed).choice(len(pool), size=n, replace=False))
+            samples = [pool[i] for i in keep]
+        return samples, pool
     if kind == "halueval":
-        return balanced_subsample(load_halueval(data), n or DEFAULT_HALUEVAL_N, seed=seed)
+        pool = load_halueval(data)
+        return balanced_subsample(pool, n or DEFAULT_HALUEVAL_N, seed=seed), pool
     raise ValueError(f"unknown benchmark '{kind}': use summeval or halueval")
 
 
@@ -157,74 +182,118 @@ async def judge_pairs(pairs: list[tuple[Rubric, Sample]], config: JudgeConfig, p
         await judge.close()
 
 
-def _distribution(verdicts: list[Verdict], human: list[str]) -> dict[str, dict[str, int]]:
+def verdict_p_yes(verdict: Verdict) -> dict[str, float]:
+    """p(yes) of every checklist question a verdict asked (empty for a holistic verdict)."""
+    items = (verdict.details or {}).get("checklist") or {}
+    return {qid: answer["p_yes"] for item in items.values() for qid, answer in item.get("questions", {}).items()
+            if answer.get("p_yes") is not None}
+
+
+def _distribution(scores: list[float | None], human: list[str]) -> dict[str, dict[str, int]]:
     table: dict[str, Counter] = {}
-    for verdict, label in zip(verdicts, human):
-        key = "unscored" if verdict.score is None else str(int(verdict.score))
+    for score, label in zip(scores, human):
+        key = "unscored" if score is None else str(int(score))
         table.setdefault(label, Counter())[key] += 1
     order = ["1", "2", "3", "4", "5", "unscored"]
     return {label: {k: counts[k] for k in order if counts[k]} for label, counts in sorted(table.items())}
 
 
-async def run_benchmark_async(kind: BenchmarkKind, judge_config: JudgeConfig, n: int | None = None,
-                              out: str | Path | None = None, *, seed: int = 0, rubric_path: str | Path | None = None,
-                              n_boot: int = 1000, progress: bool = True, data: str | Path | None = None
-                              ) -> BenchmarkResult:
-    """`data`: another copy of the benchmark (a file or a folder), else the one shipped with the package."""
-    rubric = load_rubric(rubric_path or RUBRIC_DIR / DEFAULT_RUBRICS[kind])
-    if judge_config.judge_mode is not None:      # --judge-mode: its checklist (a fitted one needs audits)
-        from rubriceval.scoring.judge_mode import with_judge_mode
+def _measured_rubric(kind: BenchmarkKind, rubric: Rubric, mode: JudgeMode | None, few_shot: FewShot | None,
+                     samples: list[Sample], pool: list[Sample], seed: int) -> Rubric:
+    """The rubric as measured: few-shot examples from unmeasured items, and the judge mode (checklist for both
+    checklist modes: the fit happens here, on the answers)."""
+    from rubriceval.scoring.judge_mode import with_judge_mode
+    from rubriceval.trust.bench_modes import level_examples, with_examples
 
-        (rubric,), notes = with_judge_mode([rubric], judge_config.judge_mode)
+    if few_shot is not None and few_shot != "none":
+        rubric = with_examples(rubric, few_shot, level_examples(kind, rubric, pool, {s.id for s in samples}, seed))
+    if mode is not None:
+        (rubric,), notes = with_judge_mode([rubric], "checklist" if mode == "checklist_fitted" else mode)
         for line in notes:
             print(line, file=sys.stderr)
-    samples = _load_samples(kind, n, seed, data)
+    return rubric
+
+
+def _item(kind: BenchmarkKind, sample: Sample, verdict: Verdict) -> BenchmarkItem:
+    human = sample.metadata["human_median"] if kind == "summeval" else sample.metadata["human_label"]
+    return BenchmarkItem(id=sample.id, judge_score=verdict.score, unscored_reason=verdict.unscored_reason,
+                         human=human, human_detail=sample.metadata.get("human_scores", []),
+                         feedback=verdict.feedback[:FEEDBACK_CHARS], p_yes=verdict_p_yes(verdict),
+                         score_probs=((verdict.details or {}).get("score_probs") or {}).get("judge"))
+
+
+async def run_benchmark_async(kind: BenchmarkKind, judge_config: JudgeConfig, n: int | None = None,
+                              out: str | Path | None = None, *, seed: int = 0, rubric_path: str | Path | None = None,
+                              n_boot: int = 1000, progress: bool = True, data: str | Path | None = None,
+                              few_shot: FewShot | None = None, answers: str | Path | None = None
+                              ) -> BenchmarkResult:
+    """`data`: another copy of the benchmark (a file or a folder), else the one shipped with the package;
+    `few_shot`: examples per level from unmeasured items; `answers`: a saved checklist result whose p(yes)
+    `checklist_fitted` reuses instead of asking the judge again (rubriceval/trust/bench_modes.py)."""
+    from rubriceval.trust.bench_modes import cross_fit_items, saved_answers
+
+    mode = judge_config.judge_mode
+    samples, pool = _load_samples(kind, n, seed, data)
+    rubric = _measured_rubric(kind, load_rubric(rubric_path or RUBRIC_DIR / DEFAULT_RUBRICS[kind]), mode, few_shot,
+                              samples, pool, seed)
     not_applicable = [s.id for s in samples if not applies(rubric, s)]
     if not_applicable:
         raise ValueError(f"rubric {rubric.id} does not apply to {len(not_applicable)} {kind} sample(s) "
                          f"(e.g. {not_applicable[0]}); check its applies_to")
-    started = time.perf_counter()
-    verdicts, judge_text = await judge_pairs([(rubric, s) for s in samples], judge_config, progress), \
-        judge_config.describe()
-    elapsed = time.perf_counter() - started
-    scored = [(s, v) for s, v in zip(samples, verdicts) if v.score is not None]
-    unscored_kinds = dict(Counter(v.unscored_kind or "error" for v in verdicts if v.score is None))
-    result = dict(kind=kind, rubric_id=rubric.id, rubric_version_tag=rubric.version_tag, judge=judge_text,
-                  n_items=len(samples), n_scored=len(scored), unscored_kinds=unscored_kinds, elapsed_s=elapsed,
-                  seconds_per_item=elapsed / max(1, len(samples)))
-    n_unscored = len(samples) - len(scored)
-    if kind == "summeval":
-        items = [BenchmarkItem(id=s.id, judge_score=v.score, unscored_reason=v.unscored_reason,
-                               human=s.metadata["human_median"], human_detail=s.metadata["human_scores"],
-                               feedback=v.feedback[:FEEDBACK_CHARS]) for s, v in zip(samples, verdicts)]
-        result["ordinal"] = agreement_report(
-            [v.score for _, v in scored], [s.metadata["human_median"] for s, _ in scored],
-            ids=[s.id for s, _ in scored], name=f"{rubric.id} vs SummEval experts", n_boot=n_boot, seed=seed,
-            n_unscored=n_unscored)
-        result["spearman_vs_mean"] = spearman_estimate([v.score for _, v in scored],
-                                                       [s.metadata["human_mean"] for s, _ in scored],
-                                                       n_boot=n_boot, seed=seed)
-        result["expert_alpha"] = krippendorff_alpha(summeval_expert_matrix(samples), level="ordinal",
-                                                    n_boot=n_boot, seed=seed)
-        result["judge_score_by_human"] = _distribution(
-            verdicts, [f"{s.metadata['human_median']}" for s in samples])
+    if answers is not None:
+        if mode != "checklist_fitted":
+            raise DatasetError("saved answers only serve --judge-mode checklist_fitted", file=str(answers))
+        saved = saved_answers(answers, kind, samples)
+        items, usage, elapsed, judge_text = saved.items, saved.usage, saved.elapsed_s, saved.judge
+        unscored_kinds = saved.unscored_kinds
     else:
-        items = [BenchmarkItem(id=s.id, judge_score=v.score, unscored_reason=v.unscored_reason,
-                               human=s.metadata["human_label"], feedback=v.feedback[:FEEDBACK_CHARS])
-                 for s, v in zip(samples, verdicts)]
-        # Positive = hallucination, as in HaluEval's own question "does it contain a hallucination?".
-        result["binary"] = binary_agreement_report(
-            [v.score < rubric.threshold for _, v in scored], [s.metadata["hallucinated"] for s, _ in scored],
-            ids=[s.id for s, _ in scored], name=f"{rubric.id} vs HaluEval labels", n_boot=n_boot, seed=seed,
-            n_unscored=n_unscored)
-        result["judge_score_by_human"] = _distribution(
-            verdicts, [f"hallucination={s.metadata['human_label']}" for s in samples])
-    benchmark = BenchmarkResult(**result, items=items)
+        started = time.perf_counter()
+        verdicts = await judge_pairs([(rubric, s) for s in samples], judge_config, progress)
+        elapsed, judge_text = time.perf_counter() - started, judge_config.describe()
+        items = [_item(kind, s, v) for s, v in zip(samples, verdicts)]
+        usage = sum((v.usage for v in verdicts), Usage())
+        unscored_kinds = dict(Counter(v.unscored_kind or "error" for v in verdicts if v.score is None))
+    result: dict = dict(kind=kind, judge_mode=mode, few_shot=few_shot, usage=usage, rubric_id=rubric.id,
+                        rubric_version_tag=rubric.version_tag, judge=judge_text, n_items=len(samples),
+                        unscored_kinds=unscored_kinds, elapsed_s=elapsed,
+                        seconds_per_item=elapsed / max(1, len(samples)))
+    if mode == "checklist_fitted":
+        items = cross_fit_items(kind, rubric, items, seed)
+        result["rule"] = _statistics(kind, rubric, samples, items, lambda i: i.rule_score, n_boot, seed,
+                                     "declared rule")
+    result.update(_statistics(kind, rubric, samples, items, lambda i: i.judge_score, n_boot, seed, ""))
+    benchmark = BenchmarkResult(**result, n_scored=sum(i.judge_score is not None for i in items), items=items)
     if out is not None:
         path = Path(out)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(benchmark.model_dump_json(indent=2), encoding="utf-8")
     return benchmark
+
+
+def _statistics(kind: BenchmarkKind, rubric: Rubric, samples: list[Sample], items: list[BenchmarkItem], score_of,
+                n_boot: int, seed: int, label: str) -> dict:
+    """Agreement of `score_of(item)` with the human labels (unscored items counted and left out)."""
+    scored = [(s, i) for s, i in zip(samples, items) if score_of(i) is not None]
+    n_unscored = len(items) - len(scored)
+    name = f"{rubric.id}{f' ({label})' if label else ''}"
+    if kind == "summeval":
+        scores = [score_of(i) for _, i in scored]
+        return {"ordinal": agreement_report(scores, [s.metadata["human_median"] for s, _ in scored],
+                                            ids=[s.id for s, _ in scored], name=f"{name} vs SummEval experts",
+                                            n_boot=n_boot, seed=seed, n_unscored=n_unscored),
+                "spearman_vs_mean": spearman_estimate(scores, [s.metadata["human_mean"] for s, _ in scored],
+                                                      n_boot=n_boot, seed=seed),
+                "expert_alpha": krippendorff_alpha(summeval_expert_matrix(samples), level="ordinal",
+                                                   n_boot=n_boot, seed=seed),
+                "judge_score_by_human": _distribution([score_of(i) for i in items],
+                                                      [f"{s.metadata['human_median']}" for s in samples])}
+    # Positive = hallucination, as in HaluEval's own question "does it contain a hallucination?".
+    return {"binary": binary_agreement_report(
+                [score_of(i) < rubric.threshold for _, i in scored], [s.metadata["hallucinated"] for s, _ in scored],
+                ids=[s.id for s, _ in scored], name=f"{name} vs HaluEval labels", n_boot=n_boot, seed=seed,
+                n_unscored=n_unscored),
+            "judge_score_by_human": _distribution([score_of(i) for i in items],
+                                                  [f"hallucination={s.metadata['human_label']}" for s in samples])}
 
 
 def record_benchmark(result: BenchmarkResult, store_path: str | Path, judge_model: str) -> int | None:
@@ -243,10 +312,15 @@ def record_benchmark(result: BenchmarkResult, store_path: str | Path, judge_mode
 
 
 def run_benchmark(kind: BenchmarkKind, judge_config: JudgeConfig, n: int | None = None,
-                  out: str | Path | None = None, *, store: str | Path | None = None, **options) -> BenchmarkResult:
-    """Run the benchmark, print its numbers, optionally write the full result (with every item) as JSON and record
-    the agreement in a run store."""
-    result = asyncio.run(run_benchmark_async(kind, judge_config, n, out, **options))
+                  out: str | Path | None = None, *, store: str | Path | None = None, command: str = "",
+                  **options) -> BenchmarkResult:
+    """Run the benchmark, print its numbers, optionally write the full result (with every item and the command)
+    as JSON and record the agreement in a run store."""
+    result = asyncio.run(run_benchmark_async(kind, judge_config, n, None, **options))
+    result = result.model_copy(update={"command": command}) if command else result
+    if out is not None:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(result.model_dump_json(indent=2), encoding="utf-8")
     print(result.summary())
     if store is not None:
         if record_benchmark(result, store, judge_config.model) is None:
@@ -267,12 +341,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default=None, help="another copy of the benchmark data (a file or a folder)")
     args = parser.parse_args(argv)
     config = load_judge_config(args.config)
-    result = run_benchmark(args.kind, config, args.n, args.out, seed=args.seed, rubric_path=args.rubric,
-                           data=args.data)
-    if args.out:
-        command = "python -m rubriceval.trust.bench " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
-        Path(args.out).write_text(result.model_copy(update={"command": command}).model_dump_json(indent=2),
-                                  encoding="utf-8")
+    command = "python -m rubriceval.trust.bench " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+    run_benchmark(args.kind, config, args.n, args.out, seed=args.seed, rubric_path=args.rubric, data=args.data,
+                  command=command)
     return 0
 
 

@@ -30,9 +30,9 @@ from rubriceval.rubric.loader import load_rubrics
 from rubriceval.rubric.schema import FewShot, FittedWeights, JudgeMode, Rubric
 from rubriceval.scoring.judge_mode import supported_mode
 from rubriceval.trust.agreement import AgreementReport, agreement_report
-from rubriceval.trust.bench import judge_pairs
+from rubriceval.trust.bench import judge_pairs, verdict_p_yes
 from rubriceval.trust.fit_weights import cross_fitted_levels, fit_ordinal
-from rubriceval.verdict import Usage, Verdict
+from rubriceval.verdict import Usage
 
 DEFAULT_DATA = Path("datasets/labelled/cs_zh_labels.jsonl")
 DEFAULT_RUBRICS = Path("rubrics")
@@ -129,12 +129,6 @@ def _check_no_example_leak(rubric: Rubric, samples: list[Sample]) -> None:
         raise DatasetError(f"rows {leaked} are few-shot examples of rubric '{rubric.id}': they cannot be measured")
 
 
-def _p_yes(verdict: Verdict) -> dict[str, float]:
-    items = (verdict.details or {}).get("checklist") or {}
-    return {qid: answer["p_yes"] for item in items.values() for qid, answer in item.get("questions", {}).items()
-            if answer.get("p_yes") is not None}
-
-
 def _reports(rows: list[CsRow], score_of, n_boot: int, seed: int, name: str
              ) -> tuple[AgreementReport, dict[str, AgreementReport]]:
     def report(subset: list[CsRow], label: str) -> AgreementReport:
@@ -177,7 +171,7 @@ async def run_cs_benchmark_async(config: JudgeConfig, mode: JudgeMode = "holisti
         verdicts = await judge_pairs(pairs, config, progress)
         elapsed = time.perf_counter() - started
         rows = [CsRow(id=s.id, rubric_id=r.id, label=int(s.metadata["label"]), judge_score=v.score,
-                      unscored_reason=v.unscored_reason, p_yes=_p_yes(v)) for (r, s), v in zip(pairs, verdicts)]
+                      unscored_reason=v.unscored_reason, p_yes=verdict_p_yes(v)) for (r, s), v in zip(pairs, verdicts)]
         usage = sum((v.usage for v in verdicts), Usage())
         unscored = dict(Counter(v.unscored_kind or "error" for v in verdicts if v.score is None))
     if mode == "checklist_fitted":
