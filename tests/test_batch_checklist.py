@@ -1,0 +1,56 @@
+"""Checklist rubrics through the Batch API (loopback stub): every yes/no question of every sample goes out in the
+first round — not one question per round — and the verdicts (levels, p(yes) per question, feedback) equal those
+of the online checklist run, for single-turn and conversation rubrics, rule and fitted weights."""
+from __future__ import annotations
+
+import pytest
+
+from rubriceval.api import evaluate
+from rubriceval.data.io import read_dataset
+from rubriceval.rubric.loader import load_rubrics
+from rubriceval.store.runs import RunStore
+from rubriceval.testing.stub_server import StubServer
+
+from test_batch import collect_until_done, comparable, judge_for, start, submitted_digests
+
+SINGLE_TURN = ("datasets/demo_cs_zh.jsonl", ["policy_compliance", "emotional_soothing", "process_compliance"])
+CONVERSATIONS = ("datasets/demo_conversations_zh.jsonl", ["closing", "identity_verification"])
+
+
+@pytest.fixture
+def stub(tmp_path, monkeypatch):
+    monkeypatch.setenv("RUBRICEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    with StubServer() as server:
+        yield server
+
+
+def _without_judge(result) -> int:
+    """Verdicts decided without asking the judge (a manipulation attempt capped before any call)."""
+    return sum(1 for v in result.verdicts if not v.usage.calls and not v.usage.cache_hits)
+
+
+def _question_count(verdicts) -> int:
+    return sum(len(item["questions"]) for v in verdicts for item in (v.details.get("checklist") or {}).values())
+
+
+@pytest.mark.parametrize("mode", ["checklist", "checklist_fitted"])
+@pytest.mark.parametrize("data,only", [SINGLE_TURN, CONVERSATIONS], ids=["single_turn", "conversations"])
+def test_all_questions_of_a_sample_in_one_round_with_the_online_verdicts(stub, tmp_path, mode, data, only):
+    rubrics = load_rubrics("rubrics", only=only)
+    online = evaluate(data, rubrics=rubrics, judge=judge_for(stub, tmp_path, "online.sqlite", judge_mode=mode),
+                      store=tmp_path / "online-runs.sqlite", progress=False)
+    online_calls = stub.stats.calls["chat"]
+    asked = _question_count(online.verdicts)
+    assert asked > len(online.verdicts) > 0          # several questions per verdict: the case that matters
+
+    store = RunStore(tmp_path / "runs.sqlite")
+    batch_run, first = start(stub, tmp_path, store, judge_for(stub, tmp_path, "batch.sqlite", judge_mode=mode),
+                             samples=read_dataset(data), rubrics=rubrics, metrics=[])
+    assert first.submitted == online_calls == asked   # round 1 holds every question of every sample
+    report = collect_until_done(batch_run, stub)
+    assert report.round == 1 and report.requests.requests == asked
+    assert len(submitted_digests(stub)) == asked
+    batch_verdicts = store.verdicts(batch_run.run_id)
+    assert sum("checklist" in v.details for v in batch_verdicts) == len(online.verdicts) - _without_judge(online)
+    assert comparable(batch_verdicts) == comparable(online.verdicts)
+    batch_run.close()
