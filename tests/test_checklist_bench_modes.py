@@ -78,3 +78,13 @@ async def test_halueval_fit_uses_the_yes_no_label_as_levels_one_and_five(stub_se
                                        n=12, n_boot=0, progress=False, answers=tmp_path / "h.json")
     assert fitted.binary.accuracy.value == 1.0
     assert {i.judge_score for i in fitted.items} <= {1.0, 5.0}
+
+
+async def test_holistic_items_keep_the_score_distribution(stub_server, judge_config):
+    stub_server.responder = lambda body: {"feedback": "ok", "score": 2}
+    with_probs = judge_config.model_copy(update={"score_logprobs": True})
+    result = await run_benchmark_async("halueval", with_probs, n=4, n_boot=0, progress=False)
+    assert all(item.score_probs["written"] == item.judge_score == 2 for item in result.items)
+    plain = await run_benchmark_async("halueval", judge_config.model_copy(update={"cache": False}), n=4, n_boot=0,
+                                      progress=False)
+    assert all(item.score_probs is None for item in plain.items)

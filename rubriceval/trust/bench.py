@@ -189,6 +189,11 @@ def verdict_p_yes(verdict: Verdict) -> dict[str, float]:
             if answer.get("p_yes") is not None}
 
 
+def verdict_score_probs(verdict: Verdict) -> dict | None:
+    """P(level) of a holistic verdict's (first) judge item, when the judge returned logprobs."""
+    return next(iter(((verdict.details or {}).get("score_probs") or {}).values()), None)
+
+
 def _distribution(scores: list[float | None], human: list[str]) -> dict[str, dict[str, int]]:
     table: dict[str, Counter] = {}
     for score, label in zip(scores, human):
@@ -219,7 +224,7 @@ def _item(kind: BenchmarkKind, sample: Sample, verdict: Verdict) -> BenchmarkIte
     return BenchmarkItem(id=sample.id, judge_score=verdict.score, unscored_reason=verdict.unscored_reason,
                          human=human, human_detail=sample.metadata.get("human_scores", []),
                          feedback=verdict.feedback[:FEEDBACK_CHARS], p_yes=verdict_p_yes(verdict),
-                         score_probs=((verdict.details or {}).get("score_probs") or {}).get("judge"))
+                         score_probs=verdict_score_probs(verdict))
 
 
 async def run_benchmark_async(kind: BenchmarkKind, judge_config: JudgeConfig, n: int | None = None,

@@ -30,7 +30,7 @@ from rubriceval.rubric.loader import load_rubrics
 from rubriceval.rubric.schema import FewShot, FittedWeights, JudgeMode, Rubric
 from rubriceval.scoring.judge_mode import supported_mode
 from rubriceval.trust.agreement import AgreementReport, agreement_report
-from rubriceval.trust.bench import judge_pairs, verdict_p_yes
+from rubriceval.trust.bench import judge_pairs, verdict_p_yes, verdict_score_probs
 from rubriceval.trust.fit_weights import cross_fitted_levels, fit_ordinal
 from rubriceval.verdict import Usage
 
@@ -46,6 +46,7 @@ class CsRow(BaseModel):
     unscored_reason: str | None = None
     p_yes: dict[str, float] = Field(default_factory=dict)
     rule_score: float | None = None       # checklist_fitted: what the declared rule gave this row
+    score_probs: dict | None = None       # holistic with logprobs: P(level), expected score, tie (score_probs.py)
 
 
 class CsBenchmarkResult(BaseModel):
@@ -171,7 +172,8 @@ async def run_cs_benchmark_async(config: JudgeConfig, mode: JudgeMode = "holisti
         verdicts = await judge_pairs(pairs, config, progress)
         elapsed = time.perf_counter() - started
         rows = [CsRow(id=s.id, rubric_id=r.id, label=int(s.metadata["label"]), judge_score=v.score,
-                      unscored_reason=v.unscored_reason, p_yes=verdict_p_yes(v)) for (r, s), v in zip(pairs, verdicts)]
+                      unscored_reason=v.unscored_reason, p_yes=verdict_p_yes(v), score_probs=verdict_score_probs(v))
+                for (r, s), v in zip(pairs, verdicts)]
         usage = sum((v.usage for v in verdicts), Usage())
         unscored = dict(Counter(v.unscored_kind or "error" for v in verdicts if v.score is None))
     if mode == "checklist_fitted":
