@@ -151,12 +151,13 @@ async def run_async(samples: Iterable[Sample | tuple[int | None, Sample]] | None
                     judge_config: JudgeConfig, embedder_config: EmbedderConfig | None = None,
                     name: str | None = None, dataset_path: str = "", rubrics_path: str = "",
                     progress: bool = True, resume_run: str | None = None,
-                    panel_config: Any = None, metric_options: MetricOptions | dict | None = None
-                    ) -> tuple[str, RunTotals]:
+                    panel_config: Any = None, metric_options: MetricOptions | dict | None = None,
+                    workers: int | None = 1) -> tuple[str, RunTotals]:
     """panel_config: a `rubriceval.scoring.panel.PanelConfig` whose judges judge the rubrics (the judge config then
     serves the metrics). samples: as `start_run` takes them (None to resume: the run's samples are in the store);
     the run reads them back from the store a window at a time. metric_options: `MetricOptions` (or a dict of its
-    fields) for the standard metrics; None: defaults, or on a resumed run the options it was started with."""
+    fields) for the standard metrics; None: defaults, or on a resumed run the options it was started with.
+    workers: processes for a run without judge, panel or embedder (`rubriceval.runner.execute`; None: automatic)."""
     if resume_run:
         run_id = store.resolve(resume_run)
         options = _metric_options(metric_options, store, run_id)
@@ -179,7 +180,7 @@ async def run_async(samples: Iterable[Sample | tuple[int | None, Sample]] | None
     status, totals = "interrupted", None
     try:
         totals = await execute(store, run_id, None, rubrics, metrics, judge=judge, embedder=embedder,
-                               progress=progress, panel=panel, metric_options=options)
+                               progress=progress, panel=panel, metric_options=options, workers=workers)
         status = "complete"
     finally:
         counters = judge.stats if judge is not None else panel.stats if panel is not None else None

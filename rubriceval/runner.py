@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable, Iterator, Sized
+from collections import deque
+from collections.abc import AsyncIterator, Iterable, Iterator, Sized
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, Awaitable, Callable
@@ -21,6 +22,7 @@ from rubriceval.judge.client import CallStats, JudgeClient
 from rubriceval.metric_scope import metrics_for
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.schema import Rubric
+from rubriceval.runner_pool import WorkerPool, default_workers
 from rubriceval.safety.redaction import judge_view, record_redactions
 from rubriceval.scoring.rubric_scorer import score_rubric
 from rubriceval.store.datasets import WINDOW
@@ -117,15 +119,34 @@ def _windows(samples: Iterable[Sample], size: int) -> Iterator[list[tuple[Sample
         yield [(s, s.input_hash()) for s in chunk]
 
 
+async def sample_verdicts(sample: Sample, wanted: list[tuple[str, str]], rubrics: dict[str, Rubric], *,
+                          judge: JudgeClient | None, panel: Any, embedder: Any, metric_options: Any
+                          ) -> AsyncIterator[Verdict]:
+    """One sample's verdicts for the wanted (scorer, kind) pairs: its rubrics (concurrently when a judge is
+    asked), then its metrics together. The one path of a run, in-process or in a worker (runner_pool.py)."""
+    jobs = [judge_rubric(rubrics[sid], sample, judge, panel) for sid, kind in wanted if kind == "rubric"]
+    waits = judge is not None or panel is not None
+    for coro in asyncio.as_completed(jobs) if waits and len(jobs) > 1 else jobs:
+        yield await coro
+    metric_names = [sid for sid, kind in wanted if kind == "metric"]
+    if metric_names:
+        for verdict in await score_metrics(sample, metric_names, judge=judge, embedder=embedder,
+                                           options=metric_options):
+            yield verdict
+
+
 async def execute(store: RunStore, run_id: str, samples: Iterable[Sample] | None, rubrics: list[Rubric],
                   metrics: list[str], *, judge: JudgeClient | None, embedder: Any = None, progress: bool = True,
                   max_samples_in_flight: int | None = None,
                   on_verdict: Callable[[Verdict], None] | None = None, panel: Any = None,
-                  window: int = WINDOW, metric_options: Any = None) -> RunTotals:
+                  window: int = WINDOW, metric_options: Any = None, workers: int | None = 1) -> RunTotals:
     """Judge a run window by window: `window` samples are read (from the store when `samples` is None), their
     missing (sample, scorer) pairs judged concurrently, their verdicts written in batches; memory stays flat at
     any dataset size. panel: a `rubriceval.scoring.panel.JudgePanel` that judges the rubrics (the judge then
-    serves metrics). metric_options: the standard metrics' `MetricOptions` (None: defaults)."""
+    serves metrics). metric_options: the standard metrics' `MetricOptions` (None: defaults). workers: processes
+    that judge a run without judge, panel or embedder (runner_pool.py): 1 (default) this process only; None one
+    per idle core for a big run (the CLI's choice: the workers are spawned, which re-imports a script's main
+    module, so a library caller opts in)."""
     started = time.perf_counter()
     totals = RunTotals()
     stats = judge.stats if judge is not None else panel.stats if panel is not None else CallStats()
@@ -138,6 +159,9 @@ async def execute(store: RunStore, run_id: str, samples: Iterable[Sample] | None
     windows = store.sample_windows(run_id, window) if samples is None else _windows(samples, window)
     # Bound samples in flight inside a window; the judge client bounds the calls themselves.
     limit = asyncio.Semaphore(max_samples_in_flight or max(4, 2 * (judge.config.concurrency if judge else 8)))
+    offline = judge is None and panel is None and embedder is None      # nothing waits on the network
+    n_workers = (workers if workers is not None else default_workers(n_samples)) if offline else 1
+    pool = WorkerPool(n_workers, rubrics, metric_options) if n_workers > 1 else None
 
     def record(verdict: Verdict, input_hash: str) -> None:
         batches.add(verdict, input_hash)
@@ -148,17 +172,21 @@ async def execute(store: RunStore, run_id: str, samples: Iterable[Sample] | None
 
     async def run_sample(sample: Sample, input_hash: str, wanted: list[tuple[str, str]]) -> None:
         async with limit:
-            rubric_ids = [sid for sid, kind in wanted if kind == "rubric"]
-            metric_names = [sid for sid, kind in wanted if kind == "metric"]
-            jobs = [judge_rubric(by_id[rid], sample, judge, panel) for rid in rubric_ids]
-            for coro in asyncio.as_completed(jobs) if len(jobs) > 1 else jobs:
-                record(await coro, input_hash)
-            if metric_names:
-                for verdict in await score_metrics(sample, metric_names, judge=judge, embedder=embedder,
-                                                   options=metric_options):
-                    record(verdict, input_hash)
+            async for verdict in sample_verdicts(sample, wanted, by_id, judge=judge, panel=panel, embedder=embedder,
+                                                 metric_options=metric_options):
+                record(verdict, input_hash)
             bar.update(1, totals.units_done)
 
+    def write(sent: tuple[list, list[tuple[Sample, str, list]]]) -> None:
+        """A window judged by the workers: its verdicts recorded sample by sample, then written."""
+        futures, work = sent
+        for (_, input_hash, _), verdicts in zip(work, WorkerPool.results(futures)):
+            for verdict in verdicts:
+                record(verdict, input_hash)
+            bar.update(1, totals.units_done)
+        batches.flush()
+
+    in_flight: deque = deque()       # windows sent to the workers: the next two are read while they judge one
     try:
         for chunk in windows:
             done = store.done_keys_for(run_id, [s.id for s, _ in chunk]) if resuming else set()
@@ -169,15 +197,24 @@ async def execute(store: RunStore, run_id: str, samples: Iterable[Sample] | None
                 totals.units_total += len(units)
                 totals.units_skipped += len(units) - len(wanted)
                 if wanted:
-                    work.append(run_sample(sample, input_hash, wanted))
+                    work.append((sample, input_hash, wanted))
             bar.update(len(chunk) - len(work), totals.units_done)     # samples finished before (resume)
-            if judge is None and panel is None and embedder is None:
-                for job in work:                     # nothing waits on the network: no task per sample
-                    await job
+            if pool is not None:
+                in_flight.append((pool.submit([(s, w) for s, _, w in work]), work))
+                while len(in_flight) > 2:
+                    write(in_flight.popleft())
+                continue
+            if offline:
+                for sample, input_hash, wanted in work:      # no task per sample: nothing to wait for
+                    await run_sample(sample, input_hash, wanted)
             else:
-                await asyncio.gather(*work)
+                await asyncio.gather(*(run_sample(*job) for job in work))
             batches.flush()                          # at least one transaction per window
+        while in_flight:
+            write(in_flight.popleft())
     finally:
+        if pool is not None:
+            pool.close()
         batches.flush()
         bar.close()
         totals.wall_s = time.perf_counter() - started

@@ -116,7 +116,8 @@ def cmd_run(args) -> int:
     run_id, totals = asyncio.run(run_async(
         samples, rubrics, metrics, store=store, judge_config=judge_config, embedder_config=embedder_config_from(args),
         name=args.name, dataset_path=args.dataset or "", rubrics_path=args.rubrics or "",
-        progress=not args.quiet, resume_run=args.resume, panel_config=panel, metric_options=metric_options))
+        progress=not args.quiet, resume_run=args.resume, panel_config=panel, metric_options=metric_options,
+        workers=None))          # a big checks-and-string-metrics run: one process per idle core (runner_pool.py)
     _print_run_summary(store, run_id, totals)
     if args.out:
         _write_outputs(store, run_id, Path(args.out))

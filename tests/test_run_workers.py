@@ -1,0 +1,170 @@
+"""A checks-and-string-metrics run judged in worker processes (rubriceval/runner_pool.py) stores the same verdicts
+as one judged in-process; resuming skips what is stored; a run killed with kill -9 leaves no worker writing and
+`--resume` completes it with no pair lost or stored twice. Only the runner's process writes the store."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rubriceval.api import start_run
+from rubriceval.data.sample import Sample
+from rubriceval.judge.config import JudgeConfig
+from rubriceval.rubric.loader import load_rubrics
+from rubriceval.runner import execute
+from rubriceval.runner_pool import WORKERS_ENV, default_workers
+from rubriceval.store.runs import RunStore
+
+ROOT = Path(__file__).resolve().parent.parent
+RUBRICS = str(ROOT / "bench" / "scale_rubrics")      # deterministic checks only: no judge
+METRICS = ["rouge_l", "bleu", "nonllm_context_recall"]
+COLUMNS = ("sample_id, scorer, kind, scorer_version, score, unscored_kind, unscored_reason, feedback, evidence_json, "
+           "details_json, passed, usage_json, input_hash")
+
+
+def _row(i: int) -> dict:
+    promise = "我们保证一定" if i % 7 == 0 else "我们会尽快"
+    greeting = ["您好，", "抱歉让您久等，", ""][i % 3]
+    return {"id": f"s{i:04d}", "question": f"订单{10000000 + i}什么时候退款？",
+            "answer": f"{greeting}{promise}在{i % 5 + 1}个工作日内处理订单{10000000 + i}的退款。" + "谢谢" * (i % 4),
+            "ground_truth": f"退款会在{i % 5 + 1}个工作日内处理。",
+            "contexts": [f"退款政策：订单在{i % 5 + 1}个工作日内退款。", "运费由商家承担。"],
+            "reference_contexts": [f"退款政策：订单在{i % 5 + 1}个工作日内退款。"]}
+
+
+def _samples(n: int) -> list[Sample]:
+    return [Sample.model_validate(_row(i)) for i in range(n)]
+
+
+def _verdicts(path: Path, run: str) -> dict[tuple[str, str], tuple]:
+    conn = sqlite3.connect(path)
+    run_id = conn.execute("SELECT run_id FROM runs WHERE name = ?", (run,)).fetchone()[0]
+    rows = conn.execute(f"SELECT {COLUMNS} FROM verdicts WHERE run_id = ?", (run_id,)).fetchall()
+    conn.close()
+    return {(r[0], r[1]): r[2:] for r in rows}
+
+
+def _run(path: Path, name: str, samples: list[Sample], workers: int, *, resume: bool = False):
+    store = RunStore(path)
+    rubrics = load_rubrics(RUBRICS)
+    try:
+        run_id = store.resolve(name) if resume else start_run(samples, rubrics, METRICS, store=store,
+                                                               judge_config=JudgeConfig(), name=name)[0]
+        return asyncio.run(execute(store, run_id, None, rubrics, METRICS, judge=None, progress=False, window=16,
+                                   workers=workers))
+    finally:
+        store.close()
+
+
+def test_workers_store_the_same_verdicts_as_one_process(tmp_path):
+    samples = _samples(70)                       # 5 windows of 16: several parts in flight
+    alone = _run(tmp_path / "alone.sqlite", "r", samples, workers=1)
+    pooled = _run(tmp_path / "pooled.sqlite", "r", samples, workers=2)
+    expected = _verdicts(tmp_path / "alone.sqlite", "r")
+    assert len(expected) == 70 * 5
+    assert _verdicts(tmp_path / "pooled.sqlite", "r") == expected
+    assert (pooled.units_done, pooled.scored, pooled.unscored) == (alone.units_done, alone.scored, alone.unscored)
+
+
+def test_a_resumed_pooled_run_judges_only_what_is_missing(tmp_path):
+    samples = _samples(40)
+    path = tmp_path / "runs.sqlite"
+    _run(path, "r", samples, workers=1)
+    full = _verdicts(path, "r")
+    conn = sqlite3.connect(path)                 # as if the run had died: a third of its verdicts never written
+    with conn:
+        conn.execute("DELETE FROM verdicts WHERE CAST(substr(sample_id, 2) AS INTEGER) % 3 = 0")
+    conn.close()
+    missing = len(full) - len(_verdicts(path, "r"))
+    totals = _run(path, "r", samples, workers=2, resume=True)
+    assert totals.units_done == missing and totals.units_skipped == len(full) - missing
+    assert _verdicts(path, "r") == {k: v for k, v in full.items()}
+
+
+def test_default_workers_follow_the_setting_size_and_idle_cores(monkeypatch):
+    monkeypatch.setenv(WORKERS_ENV, "3")
+    assert default_workers(10) == 3
+    monkeypatch.delenv(WORKERS_ENV)
+    assert default_workers(100) == 1                         # small run: in-process
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.3, 0.0, 0.0))
+    assert default_workers(1_000_000) == 3                   # 3.7 idle cores
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.5, 0.0, 0.0))
+    assert default_workers(1_000_000) == 1                   # 1.5 idle cores: workers would not get cores
+
+
+def _count(path: Path) -> int:
+    try:
+        conn = sqlite3.connect(path, timeout=5)
+        try:
+            return conn.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.OperationalError:
+        return 0
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pids: list[int]) -> list[int]:
+    alive = []
+    for pid in pids:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                alive.append(pid)
+        except OSError:
+            pass
+    return alive
+
+
+@pytest.mark.skipif(not Path("/proc").exists(), reason="reads worker pids from /proc")
+def test_kill_9_of_a_pooled_run_then_resume_completes_it_exactly_once(tmp_path):
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(_row(i), ensure_ascii=False) + "\n" for i in range(1200)), encoding="utf-8")
+    store = tmp_path / "runs.sqlite"
+    env = {**os.environ, WORKERS_ENV: "2", "RUBRICEVAL_CACHE_DIR": str(tmp_path / "cache")}
+    cli = [sys.executable, "-m", "rubriceval.cli", "run"]
+    proc = subprocess.Popen([*cli, str(data), "--rubrics", RUBRICS, "--metrics", ",".join(METRICS), "--store",
+                             str(store), "--name", "big", "--quiet"], env=env, cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while _count(store) < 1000 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    workers = _children(proc.pid)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    at_kill = _count(store)
+    assert 0 < at_kill < 6000 and len(workers) >= 2
+    deadline = time.time() + 30                      # the workers see their parent gone and exit, writing nothing
+    while _alive(workers) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not _alive(workers)
+    assert _count(store) == at_kill
+    resumed = subprocess.run([*cli, "--resume", "big", "--store", str(store), "--quiet"], env=env, cwd=ROOT,
+                             capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    conn = sqlite3.connect(store)
+    total, distinct = conn.execute("SELECT COUNT(*), COUNT(DISTINCT sample_id || '/' || scorer) FROM verdicts"
+                                   ).fetchone()
+    status = conn.execute("SELECT status FROM runs WHERE name = 'big'").fetchone()[0]
+    conn.close()
+    assert total == distinct == 1200 * 5 and status == "complete"
