@@ -27,7 +27,8 @@ from rubriceval.safety.redaction import judge_view
 from rubriceval.scoring.rubric_scorer import missing_fields
 from rubriceval.scoring.score_probs import holistic_options
 
-# Typical reply size: feedback of a few sentences plus the score.
+# Typical reply size: feedback of a few sentences plus the score. A constrained answer (a checklist question's
+# yes/no) is sized from its choices instead (`expected_completion_tokens`).
 EXPECTED_COMPLETION_TOKENS = 120
 
 
@@ -38,6 +39,7 @@ class ScorerPlan(BaseModel):
     calls: int = 0
     cached: int = 0
     prompt_tokens: int = 0
+    completion_tokens: int = 0      # expected, of the calls still to pay
     shared: int = 0       # of calls: also used by other requested metrics (charged here once, as the run does)
 
 
@@ -63,6 +65,14 @@ class PlannedJudgeCall(BaseModel):
         """The judge-cache key of this call (the key the online call has)."""
         return judge_call_key(self.config, self.messages, self.json_schema, self.cache_tag, self.options)
 
+    def expected_completion_tokens(self) -> int:
+        """A constrained answer's size from its choices (a checklist yes/no: ~2 tokens), else a typical verdict."""
+        if self.options is not None and self.options.choices:
+            from rubriceval.scoring.checklist import choice_answer_tokens
+
+            return choice_answer_tokens(self.options, self.config.choice_constraint)
+        return EXPECTED_COMPLETION_TOKENS
+
 
 class CostPlan(BaseModel):
     judge: str
@@ -85,6 +95,10 @@ class CostPlan(BaseModel):
         return sum(s.prompt_tokens for s in self.scorers)
 
     @property
+    def completion_tokens(self) -> int:
+        return sum(s.completion_tokens for s in self.scorers)
+
+    @property
     def cost_usd(self) -> float:
         return self.cost_at(self.price_in, self.price_out)
 
@@ -95,7 +109,7 @@ class CostPlan(BaseModel):
     def cost_at(self, price_in: float, price_out: float) -> float:
         uncached = max(self.calls - self.cached, 0)
         share = uncached / self.calls if self.calls else 0.0
-        return (self.prompt_tokens * share * price_in + uncached * EXPECTED_COMPLETION_TOKENS * price_out) / 1e6
+        return (self.prompt_tokens * share * price_in + self.completion_tokens * price_out) / 1e6
 
     def format(self) -> str:
         lines = [f"dry run — judge: {self.judge}", f"{'scorer':<28} {'kind':<8}{'samples':>8}{'calls':>8}"
@@ -105,7 +119,7 @@ class CostPlan(BaseModel):
             lines.append(f"{s.scorer:<28} {s.kind:<8}{s.samples:>8}{s.calls:>8}{s.cached:>8}{s.prompt_tokens:>12}"
                          f"{shared}")
         lines.append(f"total: {self.calls} judge call(s), {self.cached} already cached, {self.calls - self.cached} to "
-                     f"pay; ~{self.prompt_tokens} prompt tokens + ~{(self.calls - self.cached) * EXPECTED_COMPLETION_TOKENS}"
+                     f"pay; ~{self.prompt_tokens} prompt tokens + ~{self.completion_tokens}"
                      f" completion tokens; ~${self.cost_usd:.4f}"
                      + ("" if self.price_in or self.price_out else " (no price known for this model: set "
                         "price_in_per_mtok/price_out_per_mtok in the config)"))
@@ -137,6 +151,8 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
         sp.prompt_tokens += estimate_messages_tokens(call.messages)
         if cache is not None and call.key() in cache:
             sp.cached += 1
+        else:
+            sp.completion_tokens += call.expected_completion_tokens()
 
     rubric_configs = _rubric_configs(config, panel)
     from rubriceval.scoring.judge_mode import with_judge_mode      # --judge-mode, as the run applies it

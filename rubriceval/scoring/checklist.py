@@ -17,6 +17,7 @@ From answers to a score: judge_mode `checklist` uses the item's `levels` (condit
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import weakref
 from typing import Any, Literal
@@ -26,6 +27,7 @@ from pydantic import BaseModel
 from rubriceval.data.sample import Sample
 from rubriceval.judge.ask import JudgeRequest, Reading, TemplateReask, ask
 from rubriceval.judge.options import CallOptions, TokenLogprob, choices_schema
+from rubriceval.judge.tokens import estimate_tokens
 from rubriceval.prompt.compile import FIELD_LABELS, CompiledPrompt, environment, field_value, render_criterion
 from rubriceval.prompt.environment import render_text, templates_fingerprint
 from rubriceval.rubric.level_rule import level_from_points, level_from_rule
@@ -109,6 +111,16 @@ def read_yes_no(reply) -> Reading[YesNo]:
 
 def call_options() -> CallOptions:
     return CallOptions(max_tokens=8, logprobs=True, top_logprobs=TOP_LOGPROBS, choices=list(CHOICES))
+
+
+def choice_answer_tokens(options: CallOptions, constraint: str) -> int:
+    """Completion tokens a constrained answer takes, for the dry run: the longest choice as the reply is written —
+    bare under a grammar or no constraint (llama.cpp: "yes" is one token), else `{"answer": "…"}` — plus the end
+    of the turn, within the call's max_tokens. The embedded judge measured ~2 per question (docs/benchmarks.md)."""
+    longest = max(options.choices or [""], key=len)
+    reply = longest if constraint in ("grammar", "none") else json.dumps({"answer": longest}, ensure_ascii=False)
+    expected = estimate_tokens(reply) + 1
+    return min(expected, options.max_tokens) if options.max_tokens else expected
 
 
 def compile_question(rubric: Rubric, item: ChecklistItem, question: ChecklistQuestion, sample: Sample, *,
