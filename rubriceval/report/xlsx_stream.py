@@ -13,6 +13,7 @@ and formula-like text escaped (OWASP's leading apostrophe).
 """
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 import zipfile
@@ -23,13 +24,18 @@ from typing import Any
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.utils import get_column_letter
 
-from rubriceval.safety.spreadsheet import escape_cell
+from rubriceval.safety.spreadsheet import ESCAPE, FORMULA_STARTS, escape_cell
 
 EXCEL_CELL_LIMIT = 32767
 MAX_COLUMN_WIDTH = 60
 WRAPPED_COLUMN_WIDTH = 50
 PLAIN, HEADER, WRAPPED = 0, 1, 2                     # cell style ids (cellXfs in STYLES)
 _NOT_XML = str.maketrans({0xFFFE: None, 0xFFFF: None})
+_MAY_ESCAPE = FORMULA_STARTS | {ESCAPE}                # first characters escape_cell may act on
+_WIDE = re.compile("[\u2e81-\U0010ffff]")               # counted twice in a column's width (ord > 0x2E80)
+WIDTH_SCAN = MAX_COLUMN_WIDTH + 1
+_SHORT = 64                                          # strings this short have their cell XML remembered
+_REMEMBERED = 4096                                   # at most this many (cleared when full: ids churn)
 _LETTERS = [get_column_letter(i + 1) for i in range(256)]   # for filter ranges
 _MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 _REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -50,22 +56,28 @@ STYLES = (f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<styleSheet
 
 def clean(value: Any) -> Any:
     if isinstance(value, str):
-        value = escape_cell(ILLEGAL_CHARACTERS_RE.sub("", value))   # formula-like text gets OWASP's apostrophe
+        value = ILLEGAL_CHARACTERS_RE.sub("", value)
+        if value and value[0] in _MAY_ESCAPE:    # escape_cell decides on the first character: ask it only then
+            value = escape_cell(value)           # (formula-like text gets OWASP's apostrophe)
         if len(value) > EXCEL_CELL_LIMIT:
             value = value[:EXCEL_CELL_LIMIT - 1] + "…"
     return value
 
 
 def width(value: Any) -> int:
-    """Display width of a cell's first line: CJK characters count two."""
-    text = "" if value is None else str(value)
-    return sum(2 if ord(ch) > 0x2E80 else 1 for ch in text.split("\n")[0])
+    """Display width of a cell's first line: CJK characters count two. Only the first WIDTH_SCAN characters are
+    read: a column is never wider than MAX_COLUMN_WIDTH."""
+    text = "" if value is None else value if isinstance(value, str) else str(value)
+    line = text[:WIDTH_SCAN].partition("\n")[0]
+    return len(line) if line.isascii() else len(line) + len(_WIDE.findall(line))
 
 
 def _xml(text: str) -> str:
     if "&" in text or "<" in text or ">" in text:
         text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return text.translate(_NOT_XML)
+    if "\ufffe" in text or "\uffff" in text:
+        text = text.translate(_NOT_XML)
+    return text
 
 
 def _cell(value: Any, style: int) -> str:
@@ -150,27 +162,38 @@ class Sheet:
         self.filter_rows = 0
         self.frozen = False
         self._last: list[tuple[Any, int, str] | None] = []   # per column: the last value, its style and XML
+        self._remembered: dict[tuple[Any, int], tuple[Any, str]] = {}   # short text: its cleaned value and XML
 
     def append(self, values: Sequence[Any], style: int = PLAIN, wrapped: Sequence[int] = ()) -> list[Any | _Same]:
         """Write one row; returns its values as written (cleaned), SAME where a column repeats the row above (a
         sample's text beside each of its verdicts is cleaned and escaped once)."""
         self.rows += 1
+        lasts = self._last
+        if len(lasts) < len(values):
+            lasts.extend([None] * (len(values) - len(lasts)))
+        remembered = self._remembered
         written: list[Any] = []
         cells: list[str] = []
         for col, value in enumerate(values):
             cell_style = WRAPPED if col in wrapped else style
-            if col >= len(self._last):
-                self._last.append(None)
-            last = self._last[col]
+            last = lasts[col]
             if last is not None and last[0] is value and last[1] == cell_style:
                 written.append(SAME)
                 cells.append(last[2])
                 continue
-            clean_value = clean(value)
-            xml = _cell(clean_value, cell_style)
-            self._last[col] = (value, cell_style, xml)
-            written.append(clean_value)
-            cells.append(xml)
+            # Short text (names, kinds, marks) and empty cells repeat across rows: their cleaned value and XML once.
+            key = (value, cell_style) if value is None or (type(value) is str and len(value) <= _SHORT) else None
+            known = remembered.get(key) if key is not None else None
+            if known is None:
+                clean_value = clean(value)
+                known = (clean_value, _cell(clean_value, cell_style))
+                if key is not None:
+                    if len(remembered) >= _REMEMBERED:
+                        remembered.clear()
+                    remembered[key] = known
+            lasts[col] = (value, cell_style, known[1])
+            written.append(known[0])
+            cells.append(known[1])
         self._buffer.append(f'<row r="{self.rows}">{"".join(cells)}</row>')
         if len(self._buffer) >= 1000:
             self._fh.write("".join(self._buffer))
@@ -209,15 +232,27 @@ def write_sheet(sheet: Sheet, headers: Sequence[str], rows: Iterable[Sequence[An
                 wrapped: Sequence[int] = ()) -> int:
     """Header, rows (any iterable: a generator streams), frozen header, autofilter, widths. Returns the row count."""
     sheet.append(list(headers), HEADER)
+    wrapped = frozenset(wrapped)
     widths = [width(h) for h in headers]
     measured = [col for col in range(len(headers)) if col not in wrapped]
+    known: dict[str, int] = {}                # the width of each short text seen (names, kinds, marks repeat)
     n = 0
     for row in rows:
         written = sheet.append(row, wrapped=wrapped)
         for col in measured:
-            if col < len(written) and written[col] is not SAME:
-                widths[col] = max(widths[col], width(written[col]))
+            if col < len(written) and (value := written[col]) is not SAME:
+                if type(value) is str and len(value) <= _SHORT:
+                    if (w := known.get(value)) is None:
+                        w = known[value] = width(value)
+                        if len(known) > _REMEMBERED:
+                            known.clear()
+                else:
+                    w = width(value)
+                if w > widths[col]:
+                    widths[col] = w
         n += 1
+        if n % 1024 == 0:        # a column at the widest it can be shown needs no more measuring
+            measured = [col for col in measured if widths[col] < WIDTH_SCAN]
     sheet.frozen = True
     sheet.filter_columns, sheet.filter_rows = (len(headers) if n else 0), sheet.rows
     sheet.widths = [WRAPPED_COLUMN_WIDTH if col in wrapped else min(MAX_COLUMN_WIDTH, max(8, widths[col] + 2))
