@@ -18,6 +18,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -28,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.dataset import generate_sample  # noqa: E402
 from bench.machine import Machine, describe  # noqa: E402
+from rubriceval.runner_pool import WORKERS_ENV  # noqa: E402
 
 RUBRICS = ROOT / "bench" / "scale_rubrics"
 METRICS = "rouge_l,bleu,nonllm_context_recall"
@@ -47,8 +49,10 @@ class Step(BaseModel):
     step: str
     command: str
     wall_s: float
-    cpu_s: float                     # user + system CPU of the step's process: what it costs on a free core
-    peak_rss_mb: float
+    cpu_s: float                     # user + system CPU of the step's process and its children (workers)
+    peak_rss_mb: float               # the largest single process (wait4)
+    peak_tree_rss_mb: float = 0.0    # the step's processes together (sampled every 0.5 s)
+    load_average: list[float] = []   # 1/5/15-minute load average when the step ended
     exit_code: int
     note: str = ""
 
@@ -58,6 +62,7 @@ class Result(BaseModel):
     verdicts: int = 0
     run_rows_per_s: float = 0.0
     run_rows_per_cpu_s: float = 0.0  # rows per second of the run's own CPU time (the machine is shared)
+    run_workers: int | None = None   # --workers (None: the CLI's automatic choice)
     store_mb: float = 0.0
     data_mb: float = 0.0
     steps: list[Step] = []
@@ -79,18 +84,53 @@ def write_rows(path: Path, n: int) -> None:
     tmp.replace(path)
 
 
-def measure(step: str, argv: list[str], log: Path) -> Step:
-    """Run one step as a child process: wall time, and its own peak RSS from wait4 (ru_maxrss, KiB on Linux)."""
+def _tree_rss_kb(pid: int) -> int:
+    """Resident memory of a process and all its descendants (KiB, from /proc): a run's worker processes
+    (rubriceval/runner_pool.py) count too. wait4's ru_maxrss gives only the largest single process."""
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            parents[int(entry.name)] = int(stat[1])
+            rss[int(entry.name)] = int(stat[21]) * os.sysconf("SC_PAGE_SIZE") // 1024
+        except (OSError, ValueError, IndexError):
+            continue
+    tree, frontier = {pid}, [pid]
+    while frontier:
+        children = [p for p, parent in parents.items() if parent in frontier and p not in tree]
+        tree.update(children)
+        frontier = children
+    return sum(rss.get(p, 0) for p in tree)
+
+
+def measure(step: str, argv: list[str], log: Path, env: dict[str, str] | None = None) -> Step:
+    """Run one step as a child process: wall time, its peak RSS from wait4 (ru_maxrss, KiB on Linux: the largest
+    single process), and the peak of its whole process tree sampled every half second."""
     started = time.perf_counter()
+    peak_tree = [0]
     with log.open("ab") as out:
         out.write(f"\n$ {' '.join(argv)}\n".encode())
         out.flush()
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.wait(0.5):
+                peak_tree[0] = max(peak_tree[0], _tree_rss_kb(proc.pid))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        if Path("/proc").exists():
+            sampler.start()
         _, status, usage = os.wait4(proc.pid, 0)
+        done.set()
     proc.returncode = os.waitstatus_to_exitcode(status)
     return Step(step=step, command=" ".join(argv), wall_s=round(time.perf_counter() - started, 1),
                 cpu_s=round(usage.ru_utime + usage.ru_stime, 1), peak_rss_mb=round(usage.ru_maxrss / 1024, 1),
-                exit_code=proc.returncode)
+                peak_tree_rss_mb=round(peak_tree[0] / 1024, 1), exit_code=proc.returncode,
+                load_average=list(os.getloadavg()))
 
 
 def copy_run_with_changes(store: Path) -> None:
@@ -120,6 +160,9 @@ def main(argv: list[str] | None = None) -> Result:
     parser.add_argument("--out", default="out/bench-scale")
     parser.add_argument("--steps", default="run,report,compare,gate,audit",
                         help="comma-separated subset (run must exist in the store for the others)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="worker processes for the run (RUBRICEVAL_RUN_WORKERS; default: the CLI's choice, "
+                             "one per idle core)")
     args = parser.parse_args(argv)
     out = (ROOT / args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -131,8 +174,10 @@ def main(argv: list[str] | None = None) -> Result:
     if "run" in steps:
         for suffix in ("", "-wal", "-shm"):
             Path(f"{store}{suffix}").unlink(missing_ok=True)
+        env = {**os.environ, **({WORKERS_ENV: str(args.workers)} if args.workers else {})}
         result.steps.append(measure("run", [*cli, "run", str(data), "--rubrics", str(RUBRICS), "--metrics", METRICS,
-                                            "--store", str(store), "--name", RUN, "--quiet"], log))
+                                            "--store", str(store), "--name", RUN, "--quiet"], log, env))
+        result.run_workers = args.workers
     conn = sqlite3.connect(store)
     result.verdicts = conn.execute("SELECT COUNT(*) FROM verdicts v JOIN runs r ON r.run_id = v.run_id "
                                    "WHERE r.name = ?", (RUN,)).fetchone()[0]
@@ -156,7 +201,8 @@ def main(argv: list[str] | None = None) -> Result:
         result.run_rows_per_cpu_s = round(args.rows / max(run_step.cpu_s, 0.1), 1)
     result.store_mb = round(sum(Path(f"{store}{s}").stat().st_size for s in ("", "-wal")
                                 if Path(f"{store}{s}").exists()) / 2**20, 1)
-    (out / f"results-{args.rows}.json").write_text(result.model_dump_json(indent=2), encoding="utf-8")
+    suffix = f"-w{args.workers}" if args.workers else ""
+    (out / f"results-{args.rows}{suffix}.json").write_text(result.model_dump_json(indent=2), encoding="utf-8")
     print(table(result))
     return result
 
@@ -165,8 +211,10 @@ def table(result: Result) -> str:
     m = result.machine
     lines = [f"{result.rows:,} rows ({result.data_mb} MB JSONL), {result.verdicts:,} verdicts, store "
              f"{result.store_mb} MB; {m.nproc} cores {m.cpu_model}, load {m.load_average}",
-             "", "| step | wall (s) | CPU (s) | peak RSS (MB) | exit |", "|---|---:|---:|---:|---:|"]
-    lines += [f"| {s.step} | {s.wall_s} | {s.cpu_s} | {s.peak_rss_mb} | {s.exit_code} |" for s in result.steps]
+             "", "| step | wall (s) | CPU (s) | peak RSS (MB) | all processes (MB) | load at end | exit |",
+             "|---|---:|---:|---:|---:|---|---:|"]
+    lines += [f"| {s.step} | {s.wall_s} | {s.cpu_s} | {s.peak_rss_mb} | {s.peak_tree_rss_mb} | "
+              f"{' / '.join(f'{x:.1f}' for x in s.load_average)} | {s.exit_code} |" for s in result.steps]
     if result.run_rows_per_s:
         lines.append(f"\nrun: {result.run_rows_per_s:,.0f} rows/s wall, {result.run_rows_per_cpu_s:,.0f} rows per "
                      "CPU-second")
