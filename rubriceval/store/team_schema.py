@@ -8,9 +8,10 @@ append-only (store/append_only.py).
 """
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from rubriceval.store.append_only import make_append_only, sqlite_triggers
+from rubriceval.store.append_only import make_append_only
+from rubriceval.store.db import Database
 
 Dialect = Literal["sqlite", "postgresql"]
 
@@ -83,16 +84,8 @@ def team_ddl(dialect: Dialect = "sqlite") -> list[str]:
     return [s.strip() for s in TEAM_TABLES.format(serial_pk=SERIAL_PK[dialect]).split(";") if s.strip()]
 
 
-def create_team_tables(conn: Any) -> None:
-    """Migration step 3: the team audit tables (inside the migration's transaction). `conn`: the store's Database
-    (SQLite or PostgreSQL), or a sqlite3 connection."""
-    engine = getattr(conn, "engine", "sqlite")
-    for statement in team_ddl(engine):
-        conn.execute(statement)
-    messages = {table: f"{table} is append-only" for table in APPEND_ONLY_TABLES}
-    if hasattr(conn, "engine"):
-        make_append_only(conn, messages)
-    else:
-        for table, message in messages.items():
-            for statement in sqlite_triggers(table, message):
-                conn.execute(statement)
+def create_team_tables(db: Database) -> None:
+    """Migration step 3: the team audit tables, on either engine (inside the migration's transaction)."""
+    for statement in team_ddl(db.engine):
+        db.execute(statement)
+    make_append_only(db, {table: f"{table} is append-only" for table in APPEND_ONLY_TABLES})
