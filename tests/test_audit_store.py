@@ -112,6 +112,30 @@ def test_two_writers_on_one_item_one_wins_and_nothing_is_lost(store_path: str | 
         s.close()
 
 
+def test_an_item_is_read_in_one_snapshot(store_path: str | Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Bob saves while alice's item is being read, after her responses were read and before the versions are.
+    alice, bob = AuditStore(store_path), AuditStore(store_path)
+    run = alice.resolve("latest")
+    read_responses = AuditStore.responses
+
+    def responses_then_bob_saves(self, *args, **kwargs):
+        shown = read_responses(self, *args, **kwargs)
+        if self is alice:
+            current = bob.item(run, "exp-partial", "process_compliance").versions
+            assert bob.save_response(run, "exp-partial", "process_compliance", expert="bob", score=2, reason="r",
+                                     expected=current).ok
+        return shown
+    monkeypatch.setattr(AuditStore, "responses", responses_then_bob_saves)
+    seen = alice.item(run, "exp-partial", "process_compliance")
+    monkeypatch.undo()
+    assert seen.responses == [] and seen.versions.item == 0         # the state before bob's save, all of it
+    late = alice.save_response(run, "exp-partial", "process_compliance", expert="alice", score=1, reason="r",
+                               expected=seen.versions)
+    assert not late.ok and late.conflict.changed_by == "bob"       # so her save cannot pass over his unseen
+    alice.close()
+    bob.close()
+
+
 def test_concurrent_ground_truth_edits_conflict_and_a_gt_edit_invalidates_open_responses(store: AuditStore) -> None:
     run = store.resolve("latest")
     seen = store.item(run, "exp-partial", "process_compliance").versions

@@ -255,7 +255,13 @@ class AuditStore:
         return row_to_verdict(rows[0])
 
     def item(self, run: str, sample_id: str, scorer: str) -> AuditItem:
+        """One verdict to audit, read in one snapshot: the versions an expert saves against are those of exactly
+        the responses and corrections they were shown (a save landing between two reads cannot slip past)."""
         run_id = self.resolve(run)
+        with self._lock, self.conn.reading():
+            return self._item(run_id, sample_id, scorer)
+
+    def _item(self, run_id: str, sample_id: str, scorer: str) -> AuditItem:
         run_name = self._query("SELECT name FROM runs WHERE run_id=?", (run_id,))[0]["name"]
         original = self._sample_row(run_id, sample_id)
         edits = self.gt_edits(run_id, sample_id)
