@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rubriceval.cli import build_parser, main
-from rubriceval.store_folder import folder_beside_store
+from rubriceval.store.location import folder_beside_store
 from rubriceval.testing.stub_server import StubServer
 from rubriceval.trust.store import TrustStore
 

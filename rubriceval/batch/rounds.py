@@ -34,7 +34,7 @@ from rubriceval.metric_config import stored_metric_options
 from rubriceval.runner import judge_rubric, score_metrics
 from rubriceval.store.batches import BatchStore, RequestCounts
 from rubriceval.store.runs import RunStore, rubrics_from_run
-from rubriceval.store_folder import folder_beside_store
+from rubriceval.store.location import folder_beside_store
 from rubriceval.verdict import Verdict
 
 WINDOW = 256                  # samples whose judgments are replayed together

@@ -97,7 +97,7 @@ def _open(args: argparse.Namespace):
     from rubriceval.store.batches import BatchStore
     from rubriceval.store.db import display_location
     from rubriceval.store.runs import RunStore
-    from rubriceval.store_folder import folder_beside_store
+    from rubriceval.store.location import folder_beside_store
 
     store = RunStore(args.store)
     run_id = store.resolve(args.run)

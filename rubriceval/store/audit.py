@@ -24,7 +24,7 @@ from rubriceval.store.audit_models import (GROUND_TRUTH_FIELD, SAMPLE_LEVEL, Aud
                                            QueueFilter, QueueRow, ResponseAction, SaveResult, clean_expert_name,
                                            context_field, iso_time)
 from rubriceval.store.append_only import make_append_only
-from rubriceval.store.audit_queue import QueueRows, byte_order, human_text, queue_query, queue_row
+from rubriceval.store.audit_queue import QueueRows, human_text, queue_query, queue_row
 from rubriceval.store.corrections import apply_corrections, context_marks, with_provenance
 from rubriceval.store.db import Database, display_location, is_server_url, store_target
 from rubriceval.store.runs import RunStore, row_to_verdict
@@ -270,7 +270,7 @@ class AuditStore:
         verdict = self._verdict(run_id, sample_id, scorer)
         others = [row_to_verdict(r) for r in self._query(
             "SELECT * FROM verdicts WHERE run_id=? AND sample_id=? AND scorer != ? "
-            f"ORDER BY kind DESC, {byte_order(self.conn.sql, 'scorer')}", (run_id, sample_id, scorer))]
+            f"ORDER BY kind DESC, {self.conn.sql.byte_order('scorer')}", (run_id, sample_id, scorer))]
         return AuditItem(
             run_id=run_id, run_name=run_name, sample=apply_corrections(original, edits), original=original,
             verdict=verdict,

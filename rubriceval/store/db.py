@@ -34,26 +34,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rubriceval.errors import RubricEvalError
+from rubriceval.store.location import display_location, is_server_url, store_target  # noqa: F401 (re-exported)
 
 # The error both engines raise for a broken PRIMARY KEY/UNIQUE constraint (PostgreSQL's is re-raised as this).
 IntegrityError = sqlite3.IntegrityError
 Engine = Literal["sqlite", "postgresql"]
-_URL_SCHEMES = ("postgresql://", "postgres://")
 _ADVISORY_LOCK = 0x72756272          # "rubr": the store's one writer lock on PostgreSQL
-
-
-def is_server_url(target: str | Path | None) -> bool:
-    return isinstance(target, str) and target.startswith(_URL_SCHEMES)
-
-
-def store_target(target: str | Path) -> str | Path:
-    """A `--store` value as the store classes keep it: a server URL as given, anything else as a file path."""
-    return target if is_server_url(target) else Path(target)
-
-
-def display_location(target: str | Path) -> str:
-    """Where the store is, fit for messages and reports: a URL without its password."""
-    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", str(target))
 
 
 class Dialect:
@@ -80,6 +66,11 @@ class Dialect:
         if self.engine == "sqlite":
             return self.json_text(expr, path)
         return f"CAST({self.json_text(expr, path)} AS DOUBLE PRECISION)"
+
+    def byte_order(self, expr: str) -> str:
+        """`expr` in an ORDER BY, compared byte-wise on both engines (SQLite's default; PostgreSQL's "C" collation),
+        so text ties break alike whatever the server's locale."""
+        return f'{expr} COLLATE "C"' if self.engine == "postgresql" else expr
 
     def json_kind(self, expr: str, path: str) -> str:
         """The JSON type at `path`: 'object', 'array' or 'null' alike on both engines (scalars are named differently:
@@ -230,6 +221,13 @@ class Database:
         else:
             self.execute("INSERT INTO store_meta (key, value) VALUES ('schema_version', ?) "
                          "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (str(int(version)),))
+
+    def refresh_statistics(self, *tables: str) -> None:
+        """After many rows were written at once: PostgreSQL has no planner statistics for new rows until autovacuum
+        reaches them (up to a minute), and meanwhile joins large tables by nested loop. SQLite plans from the
+        indexes alone: nothing to do."""
+        if self.engine == "postgresql":
+            self.execute(f"ANALYZE {', '.join(tables)}")
 
     def table_exists(self, name: str) -> bool:
         if self.engine == "sqlite":

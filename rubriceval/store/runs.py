@@ -134,7 +134,9 @@ class RunStore:
     def store_dataset(self, samples: Iterable[Sample | tuple[int | None, Sample]], *, source: str = "",
                       observe: Callable[[Sample, str], None] | None = None) -> DatasetRef:
         """Store a dataset version once (see store/datasets.py); `observe` sees each sample on the way."""
-        return store_dataset(self.conn, samples, source=source, observe=observe, lock=self._lock)
+        dataset = store_dataset(self.conn, samples, source=source, observe=observe, lock=self._lock)
+        self.conn.refresh_statistics("datasets", "dataset_samples")      # a run reads it next (store/db.py)
+        return dataset
 
     def sample_windows(self, run: str, window: int = WINDOW) -> Iterator[list[tuple[Sample, str]]]:
         """A run's (sample, input hash) pairs in dataset order, `window` at a time: flat memory at any size."""
@@ -192,6 +194,8 @@ class RunStore:
                 me = current_process()
                 self.conn.execute("UPDATE runs SET pid=?, host=?, process_started=? WHERE run_id=?",
                                   (me.pid, me.host, me.started, run_id))
+        if status != "running":          # a report, compare or audit queue reads the new verdicts next
+            self.conn.refresh_statistics("runs", "verdicts")
 
     # -- samples and scorers ------------------------------------------------------------------------------------------
     def samples(self, run: str) -> list[Sample]:

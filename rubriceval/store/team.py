@@ -25,7 +25,6 @@ from typing import Any
 from rubriceval.audit.sampling import assign, choose, stratum
 from rubriceval.store.audit import AuditStore, check_score, response_action, upsert_response
 from rubriceval.store.audit_models import clean_expert_name
-from rubriceval.store.audit_queue import byte_order
 from rubriceval.store.db import Database
 from rubriceval.store.team_models import (Assignment, Candidate, ExpertProgress, QueueFilter, QueuePage, QueueRow,
                                           TaskInfo, TaskSpec, TeamError, TeamSaveResult, tag_field, tags_of)
@@ -70,7 +69,7 @@ class TeamStore:
 
     def text_order(self, column: str) -> str:
         """`column` as an ORDER BY key sorting text the same way on both engines."""
-        return byte_order(self.conn.sql, column)
+        return self.conn.sql.byte_order(column)
 
     @contextmanager
     def writing(self) -> Iterator[Database]:
@@ -152,11 +151,9 @@ class TeamStore:
                  for no, names in enumerate(experts_of, start=1) for e in names])
             self.log(created_by, "team_create_task", run_id, "", "", "saved",
                      {"task_id": task_id, **stored_spec.model_dump(), "n_items": len(items)})
-        if self.conn.is_postgresql:
-            # New rows have no planner statistics until autovacuum reaches them (up to a minute): without them
-            # PostgreSQL joins a large task's items and assignments by nested loop (2,000 items: 0.5 s a count,
-            # 100,000: minutes). SQLite plans from the indexes alone.
-            self.conn.execute("ANALYZE team_task_items, team_assignments")
+        # Without statistics PostgreSQL joins a large task's items and assignments by nested loop (2,000 items:
+        # 0.5 s a count, 100,000: minutes).
+        self.conn.refresh_statistics("team_task_items", "team_assignments")
         return self.task(task_id)
 
     def task(self, task: str) -> TaskInfo:

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from rubriceval.safety.spreadsheet import escape_cell
-from rubriceval.store.audit_queue import byte_order
 from rubriceval.store.audit_models import AuditError, ItemVersions, ResponseAction, SaveResult, clean_expert_name
 from rubriceval.verdict import Evidence, Verdict
 
@@ -139,7 +138,7 @@ def turn_verdicts(store: "AuditStore", run: str, *, sample_id: str | None = None
     condition = " AND ".join(where)
 
     def text(column: str) -> str:
-        return byte_order(store.conn.sql, column)
+        return store.conn.sql.byte_order(column)
     latest = "" if history else (
         " AND entry_id IN (SELECT MAX(entry_id) FROM audit_turn_verdicts WHERE "
         f"{condition} GROUP BY sample_id, scorer, item, turn, expert)")

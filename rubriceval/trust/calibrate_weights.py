@@ -26,7 +26,7 @@ from rubriceval.judge.client import JudgeClient
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.schema import Rubric
 from rubriceval.store.db import store_target
-from rubriceval.store_folder import folder_beside_store
+from rubriceval.store.location import folder_beside_store
 from rubriceval.trust.agreement import AgreementReport, agreement_from_verdicts
 from rubriceval.trust.calibrate import CalibrationError, _score_all, next_version, rubric_yaml, split_holdout
 from rubriceval.trust.fit_weights import fit_ordinal
