@@ -14,7 +14,7 @@ from pathlib import Path
 import gradio as gr
 from starlette.middleware import Middleware
 
-from rubriceval.audit.sessions import LoginAddressMiddleware, TeamAuth
+from rubriceval.audit.sessions import LoginAddressMiddleware, ProxyNetwork, TeamAuth
 from rubriceval.i18n import Lang, check_lang, detect_language, t
 from rubriceval.store.db import is_server_url
 from rubriceval.store.team import TeamStore
@@ -51,8 +51,10 @@ def build_team_app(store_path: str | Path, auth: TeamAuth, lang: str | None = No
 
 
 def launch_team(store_path: str | Path, auth: TeamAuth, *, host: str = "127.0.0.1", port: int = 7860,
-                block: bool = True, quiet: bool = True, lang: str | None = None) -> gr.Blocks:
-    """Serve the team app (never through Gradio's share tunnel). block=False returns once the server is up."""
+                block: bool = True, quiet: bool = True, lang: str | None = None,
+                trusted_proxies: tuple[ProxyNetwork, ...] = ()) -> gr.Blocks:
+    """Serve the team app (never through Gradio's share tunnel). block=False returns once the server is up.
+    trusted_proxies: the reverse proxies in front of it, whose X-Forwarded-For names the client (sessions.py)."""
     require_auth_off_loopback(host, auth)
     if not is_server_url(store_path) and not Path(store_path).is_file():   # a server store: TeamStore checks
         from rubriceval.errors import RubricEvalError
@@ -63,5 +65,5 @@ def launch_team(store_path: str | Path, auth: TeamAuth, *, host: str = "127.0.0.
     app.queue(default_concurrency_limit=4)
     app.launch(server_name=host, server_port=port, auth=auth, prevent_thread_lock=not block, show_error=True,
                share=False, ssr_mode=False, quiet=quiet, css=APP_CSS + TRANSCRIPT_CSS + TEAM_CSS, footer_links=[],
-               app_kwargs={"middleware": [Middleware(LoginAddressMiddleware)]})
+               app_kwargs={"middleware": [Middleware(LoginAddressMiddleware, trusted_proxies=trusted_proxies)]})
     return app

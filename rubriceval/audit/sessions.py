@@ -7,11 +7,17 @@ lock cannot be stretched forever), and opens a session that expires after `ttl_s
 `member(username)`, which refuses a user whose session ended; the app then drops their Gradio login.
 
 Gradio gives the auth callable no request, so LoginAddressMiddleware (ASGI) puts the client address of each
-/login request where the callable can read it.
+/login request where the callable can read it. Behind a reverse proxy every request comes from the proxy's address,
+so every user would share one throttle (one attacker locks everyone out; or, per-user limits aside, nobody is
+throttled per address at all). The app is told which peers are its proxies (`--trusted-proxy`): for a request from
+one of them the client is the right-most X-Forwarded-For address that is not itself a trusted proxy — the left part
+of that header is whatever the client wrote, so it is never believed; from any other peer the header is ignored.
 """
 from __future__ import annotations
 
+import ipaddress
 import time
+from collections.abc import Iterable
 from contextvars import ContextVar
 from typing import Any, Callable
 
@@ -105,16 +111,54 @@ class TeamAuth:
         return [Member(name=e.name, role=e.role) for e in self.users.values()]
 
 
+ProxyNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def proxy_networks(entries: Iterable[str]) -> tuple[ProxyNetwork, ...]:
+    """`--trusted-proxy` values (an address or a network: 10.0.0.5, 10.0.0.0/8, ::1) as networks; a bad one is a
+    usage error naming it."""
+    networks = []
+    for entry in entries:
+        try:
+            networks.append(ipaddress.ip_network(entry.strip(), strict=False))
+        except ValueError:
+            raise ValueError(f"--trusted-proxy {entry!r}: not an IP address or network") from None
+    return tuple(networks)
+
+
+def _is_proxy(address: str, proxies: tuple[ProxyNetwork, ...]) -> bool:
+    try:
+        ip = ipaddress.ip_address(address.strip().strip("[]"))
+    except ValueError:
+        return False
+    return any(ip in network for network in proxies)
+
+
+def client_address(peer: str, forwarded_for: Iterable[str], proxies: tuple[ProxyNetwork, ...]) -> str:
+    """The address a login is throttled by: the socket peer, unless the peer is a trusted proxy; then the right-most
+    X-Forwarded-For hop that is not a trusted proxy (each proxy appends the address it saw)."""
+    if not proxies or not _is_proxy(peer, proxies):
+        return peer
+    hops = [hop.strip() for header in forwarded_for for hop in header.split(",") if hop.strip()]
+    for hop in reversed(hops):
+        if not _is_proxy(hop, proxies):
+            return hop
+    return hops[0] if hops else peer        # every hop is a proxy of ours: the first is as far as we can see
+
+
 class LoginAddressMiddleware:
     """ASGI middleware: the client address of a /login request, for TeamAuth's per-address throttle."""
 
-    def __init__(self, app: Any):
+    def __init__(self, app: Any, trusted_proxies: tuple[ProxyNetwork, ...] = ()):
         self.app = app
+        self.trusted_proxies = trusted_proxies
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope.get("type") == "http" and str(scope.get("path", "")).endswith("/login"):
             client = scope.get("client") or ("", 0)
-            token = CLIENT_ADDRESS.set(str(client[0]))
+            forwarded = [value.decode("latin-1") for name, value in scope.get("headers", [])
+                         if name.lower() == b"x-forwarded-for"]
+            token = CLIENT_ADDRESS.set(client_address(str(client[0]), forwarded, self.trusted_proxies))
             try:
                 await self.app(scope, receive, send)
             finally:
