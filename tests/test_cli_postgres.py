@@ -16,13 +16,7 @@ from rubriceval.store.location import folder_beside_store
 from rubriceval.testing.stub_server import StubServer
 from rubriceval.trust.store import TrustStore
 
-RUBRIC_YAML = """
-id: tone
-name: Tone
-language: en
-criterion: Is the answer polite and warm?
-score_descriptions: {1: rude, 2: curt, 3: neutral, 4: polite, 5: warm and polite}
-"""
+from tests.test_pairwise import RUBRIC_YAML      # the one-rubric folder the pairwise CLI tests use
 ANSWER = re.compile(r"<<<CHATBOT ANSWER>>>\n(.*?)\n<<<END CHATBOT ANSWER>>>", re.S)
 PASSWORD = "s3cret-pw"
 
