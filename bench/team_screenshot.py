@@ -86,6 +86,20 @@ def prepare(store: str, auth_path: Path) -> tuple[str, list[int]]:
     return task.task_id, [r.item_no for r in rows]
 
 
+def open_adjudication_list(page, url: str) -> None:
+    """Log in as the lead, open the adjudication tab and load the task's list (whatever the page's language)."""
+    page.goto(url)
+    page.fill("input[data-testid=textbox]", LEAD)
+    page.fill("input[type=password]", PASSWORD)
+    page.locator("button[type=submit], button:has-text('Login')").first.click()
+    page.wait_for_function("n => (document.querySelector('#team-signed-in')?.innerText || '').includes(n)",
+                           arg=LEAD, timeout=30_000)
+    page.locator("button[role=tab]").nth(2).click()                    # the adjudication tab (lead only)
+    page.click("#team-adj-load")
+    page.wait_for_function("n => (document.querySelector('#team-adj-table')?.innerText || '').includes(n)",
+                           arg=f"{FIRST}=", timeout=20_000)                # the opinions column: 李专家=2, 张专家=4
+
+
 def shoot(url: str, item_no: int, out: Path, saved: Path | None) -> None:
     from playwright.sync_api import sync_playwright
 
@@ -93,16 +107,7 @@ def shoot(url: str, item_no: int, out: Path, saved: Path | None) -> None:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             page = browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
-            page.goto(url)
-            page.fill("input[data-testid=textbox]", LEAD)
-            page.fill("input[type=password]", PASSWORD)
-            page.locator("button[type=submit], button:has-text('Login')").first.click()
-            page.wait_for_function("n => (document.querySelector('#team-signed-in')?.innerText || '').includes(n)",
-                                   arg=LEAD, timeout=30_000)
-            page.locator("button[role=tab]").nth(2).click()            # the adjudication tab (lead only)
-            page.click("#team-adj-load")
-            page.wait_for_function("n => (document.querySelector('#team-adj-table')?.innerText || '').includes(n)",
-                                   arg=f"{FIRST}=", timeout=20_000)        # the opinions column: 李专家=2, 张专家=4
+            open_adjudication_list(page, url)
             page.fill("#team-adj-item input", str(item_no))
             page.click("#team-adj-open")
             page.wait_for_function("document.querySelector('#team-adj-opinions table')", timeout=20_000)

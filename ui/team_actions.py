@@ -230,6 +230,11 @@ def adjudication_frame(team: TeamStore, member: Member, session: TeamSession, ta
     return pd.DataFrame(rows, columns=columns)
 
 
+def rubric_threshold(rubric: dict) -> float | None:
+    threshold = rubric.get("threshold")
+    return float(threshold) if isinstance(threshold, (int, float)) else None
+
+
 def open_adjudication(team: TeamStore, member: Member, session: TeamSession, item_no: int | None
                       ) -> tuple[str, str, str, str]:
     """(title, sample, opinions side by side, judge) of one item for the lead."""
@@ -246,7 +251,8 @@ def open_adjudication(team: TeamStore, member: Member, session: TeamSession, ite
     title = t("team_item_title", lang, task=task.name, no=item_no, sample=row[0]["sample_id"],
               scorer=row[0]["scorer"])
     return (title, item_sample_html(item, lang, judge_shown=True),
-            opinions_html(opinions(team, task.task_id, int(item_no)), lang),
+            opinions_html(opinions(team, task.task_id, int(item_no)), lang, threshold=rubric_threshold(item.rubric),
+                          judge=item.verdict),
             judge_panel_html(item, lang, judge_shown=True, viewer=member.name, lead=True))
 
 

@@ -28,6 +28,10 @@ TEAM_CSS = """
 .judge-hidden { padding: 12px; border: 1px dashed #999; border-radius: 6px; color: #555; }
 table.opinions td, table.opinions th { padding: 4px 8px; }
 tr.opinion-unsure td { background: #fff6d6; }
+/* expert, state, score, blind: short cells that wrapped mid-word (张专/家, 已评/分) beside a long note */
+table.opinions th:nth-child(-n+4), table.opinions td:nth-child(-n+4) { white-space: nowrap; }
+tr.opinion-judge td { background: #f3f4f6; }
+.opinion-pass { font-size: 0.85em; color: #555; }
 """
 
 

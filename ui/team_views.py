@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from rubriceval import Verdict
 from rubriceval.i18n import Lang, t
 from rubriceval.store.audit_models import AuditItem
 from rubriceval.store.team_models import Opinion
@@ -51,19 +52,35 @@ def judge_panel_html(item: AuditItem, lang: Lang, *, judge_shown: bool, viewer: 
     return judge_html(item.model_copy(update={"responses": responses}), lang)
 
 
-def opinions_html(opinions: Sequence[Opinion], lang: Lang) -> str:
-    """Every assigned expert's opinion on one item, in one table (the lead's adjudication view)."""
+def _pass_mark(score: float | None, threshold: float | None, lang: Lang) -> str:
+    """✓ pass / ✗ below threshold beside a score, so a pass/fail split is visible in the table itself."""
+    if score is None or threshold is None:
+        return ""
+    return f' <span class="opinion-pass">{esc(t("ui_pass" if score >= threshold else "ui_below", lang))}</span>'
+
+
+def opinions_html(opinions: Sequence[Opinion], lang: Lang, *, threshold: float | None = None,
+                  judge: Verdict | None = None) -> str:
+    """Every assigned expert's opinion on one item, in one table (the lead's adjudication view), each score marked
+    pass or below the rubric's threshold; the judge's verdict in the last row, to compare without scrolling."""
     head = "".join(f"<th>{esc(t(key, lang))}</th>" for key in
                    ("team_col_expert", "team_col_state", "team_col_opinion", "team_col_blind", "team_col_tags",
                     "team_col_note"))
     rows = []
     for o in opinions:
         blind = "—" if o.blind is None else t("team_yes" if o.blind else "team_no", lang)
-        score = f'<span class="judge-score">{o.score}</span>' if o.score is not None else "—"
+        score = (f'<span class="judge-score">{o.score}</span>{_pass_mark(o.score, threshold, lang)}'
+                 if o.score is not None else "—")
         rows.append(f'<tr class="opinion-{o.state}"><td><b>{esc(o.expert)}</b></td>'
                     f'<td>{esc(t(f"team_state_{o.state}", lang))}</td><td>{score}</td><td>{esc(blind)}</td>'
                     f'<td>{esc("、".join(o.tags) if lang == "zh" else ", ".join(o.tags))}</td>'
                     f'<td>{esc(o.note)}</td></tr>')
+    if judge is not None:
+        score = (f'<span class="judge-score">{judge.score:g}</span>{_pass_mark(judge.score, threshold, lang)}'
+                 if judge.score is not None else "—")
+        rows.append(f'<tr class="opinion-judge"><td><b>{esc(t("ui_judge", lang))}</b></td><td>—</td>'
+                    f'<td>{score}</td><td>—</td><td>—</td>'
+                    f'<td>{esc(judge.feedback or judge.unscored_reason or "")}</td></tr>')
     return (f'<div class="audit-panel" id="opinions"><h4>{esc(t("team_opinions", lang))}</h4>'
             f'<table class="ev-table opinions"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
             f'</div>')

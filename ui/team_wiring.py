@@ -182,6 +182,21 @@ class TeamHandlers:
     def do_adj_open(self, number: float | None, session: TeamSession, request: gr.Request) -> list[Any]:
         return self._adjudication_view(number, session, request, "")
 
+    def do_adj_select(self, session: TeamSession, evt: gr.SelectData, request: gr.Request) -> list[Any]:
+        """A click on a row of the list opens that item (its first cell is the item number), as in the queue."""
+        row = evt.row_value or []
+        return self._adjudication_view(row[0] if row else None, session, request, "")
+
+    def do_adj_refresh(self, include_settled: bool, session: TeamSession, request: gr.Request) -> Any:
+        """The list again after a save, so its "final" column shows the new label; the open item stays open."""
+        if session.adj_task is None:
+            return gr.update()
+        item, version = session.adj_item, session.adj_version
+        frame = act.adjudication_frame(self.team, self.member(request), session, session.adj_task,
+                                       bool(include_settled))
+        session.adj_item, session.adj_version = item, version
+        return frame
+
     def _adjudication_view(self, number: float | None, session: TeamSession, request: gr.Request, message: str
                            ) -> list[Any]:
         me = self.member(request)
@@ -254,6 +269,10 @@ def wire_team(app: gr.Blocks, ui: TeamLayout, handlers: TeamHandlers) -> None:
                      api_name="team_adjudication_queue")
     a.open_btn.click(guarded(handlers.do_adj_open, adj_outputs, a.status), inputs=[a.item_number, ui.session],
                      outputs=adj_outputs, api_name="team_open_adjudication")
+    a.table.select(guarded(handlers.do_adj_select, adj_outputs, a.status), inputs=[ui.session], outputs=adj_outputs,
+                   api_visibility="private")
     a.save_btn.click(guarded(handlers.do_adj_save, adj_outputs, a.status), inputs=[a.label, a.reason, ui.session],
-                     outputs=adj_outputs, api_name="team_adjudicate")
+                     outputs=adj_outputs, api_name="team_adjudicate"
+                     ).success(_user_errors(handlers.do_adj_refresh), inputs=[a.include_settled, ui.session],
+                               outputs=[a.table], api_visibility="private")
 
