@@ -11,6 +11,7 @@ a full-page PNG; with --saved, a second one after pressing "Save final label".
     .venv/bin/python bench/team_screenshot.py                                  # docs/img/team_adjudication.png
     .venv/bin/python bench/team_screenshot.py --lang en --saved out/adj_saved.png
     .venv/bin/python bench/team_screenshot.py --store postgresql://user@127.0.0.1:5432/empty_db
+    .venv/bin/python bench/team_screenshot.py --postgres --out out/adj_pg.png     # a throw-away local server
 
 Without --lang the app picks the language of the run's samples (Chinese here), as it does for a real team.
 """
@@ -133,21 +134,34 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("docs/img/team_adjudication.png"))
     parser.add_argument("--saved", type=Path, default=None, help="also a PNG after the lead saves the label")
     parser.add_argument("--store", default=None, help="an empty PostgreSQL database URL (default: a temp SQLite file)")
+    parser.add_argument("--postgres", action="store_true", help="start a throw-away PostgreSQL server and use it")
     parser.add_argument("--lang", choices=["zh", "en"], default=None)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="team-shot-") as tmp:
-        store = args.store or str(Path(tmp) / "runs.sqlite")
-        task_id, items = prepare(store, Path(tmp) / "users.auth")
-        app = launch_team(store, TeamAuth(read_auth_file(Path(tmp) / "users.auth")), port=free_port(), block=False,
-                          quiet=True, lang=args.lang)
-        try:
-            shoot(app.local_url, items[DISPUTED], args.out, args.saved)
-        finally:
-            app.close()
-            app.team_store.close()
+        if args.postgres:
+            from rubriceval.testing.postgres_server import PostgresServer
+
+            # Its own folder in /tmp: as root the server runs as `postgres`, who cannot enter this 0700 one.
+            with tempfile.TemporaryDirectory(prefix="team-shot-pg-") as folder, \
+                    PostgresServer.start(Path(folder)) as server:
+                take(args, server.create_database("screenshot"), Path(tmp))
+        else:
+            take(args, args.store or str(Path(tmp) / "runs.sqlite"), Path(tmp))
     for path in (args.out, args.saved):
         if path is not None:
             print(f"{path}: {path.stat().st_size / 1024:.0f} KB")
+
+
+def take(args: argparse.Namespace, store: str, tmp: Path) -> None:
+    """Prepare the store, serve the app on 127.0.0.1 and take the picture(s)."""
+    _, items = prepare(store, tmp / "users.auth")
+    app = launch_team(store, TeamAuth(read_auth_file(tmp / "users.auth")), port=free_port(), block=False, quiet=True,
+                      lang=args.lang)
+    try:
+        shoot(app.local_url, items[DISPUTED], args.out, args.saved)
+    finally:
+        app.close()
+        app.team_store.close()
 
 
 if __name__ == "__main__":
