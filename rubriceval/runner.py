@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
 from collections.abc import AsyncIterator, Iterable, Iterator, Sized
 from dataclasses import dataclass, field
 from itertools import islice
@@ -22,7 +21,7 @@ from rubriceval.judge.client import CallStats, JudgeClient
 from rubriceval.metric_scope import metrics_for
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.schema import Rubric
-from rubriceval.runner_pool import WorkerPool, default_workers
+from rubriceval.runner_pool import default_workers, run_in_processes
 from rubriceval.safety.redaction import judge_view, record_redactions
 from rubriceval.scoring.rubric_scorer import score_rubric
 from rubriceval.store.datasets import WINDOW
@@ -139,29 +138,37 @@ async def execute(store: RunStore, run_id: str, samples: Iterable[Sample] | None
                   metrics: list[str], *, judge: JudgeClient | None, embedder: Any = None, progress: bool = True,
                   max_samples_in_flight: int | None = None,
                   on_verdict: Callable[[Verdict], None] | None = None, panel: Any = None,
-                  window: int = WINDOW, metric_options: Any = None, workers: int | None = 1) -> RunTotals:
+                  window: int = WINDOW, metric_options: Any = None, workers: int | None = 1,
+                  shard: tuple[int, int] | None = None, on_window: Callable[[int], None] | None = None
+                  ) -> RunTotals:
     """Judge a run window by window: `window` samples are read (from the store when `samples` is None), their
     missing (sample, scorer) pairs judged concurrently, their verdicts written in batches; memory stays flat at
     any dataset size. panel: a `rubriceval.scoring.panel.JudgePanel` that judges the rubrics (the judge then
-    serves metrics). metric_options: the standard metrics' `MetricOptions` (None: defaults). workers: processes
-    that judge a run without judge, panel or embedder (runner_pool.py): 1 (default) this process only; None one
-    per idle core for a big run (the CLI's choice: the workers are spawned, which re-imports a script's main
-    module, so a library caller opts in)."""
+    serves metrics). metric_options: the standard metrics' `MetricOptions` (None: defaults).
+
+    workers: processes for a stored run without judge, panel, embedder or on_verdict (runner_pool.py), each
+    judging every n-th window: 1 (default) this process only; None one per idle core for a big run (the CLI's
+    choice: workers are spawned, which re-imports a script's main module, so a library caller opts in).
+    shard (i, n): judge only every n-th window from the i-th (what one worker does); on_window(samples) is
+    called after each window written."""
     started = time.perf_counter()
-    totals = RunTotals()
     stats = judge.stats if judge is not None else panel.stats if panel is not None else CallStats()
     n_samples = len(samples) if isinstance(samples, Sized) else store.run_info(run_id).n_samples if samples is None \
         else None
-    bar = _Progress(n_samples, stats, progress)
+    offline = judge is None and panel is None and embedder is None      # nothing waits on the network
+    if offline and samples is None and shard is None and on_verdict is None:
+        n_workers = workers if workers is not None else default_workers(n_samples)
+        if n_workers > 1:
+            return run_in_processes(store, run_id, rubrics, metrics, metric_options=metric_options, window=window,
+                                    workers=n_workers, progress=progress, total=n_samples)
+    totals = RunTotals()
+    bar = _Progress(n_samples if shard is None else None, stats, progress)
     by_id = {r.id: r for r in rubrics}
     resuming = store.has_verdicts(run_id)
     batches = VerdictBatches(store, run_id)
     windows = store.sample_windows(run_id, window) if samples is None else _windows(samples, window)
     # Bound samples in flight inside a window; the judge client bounds the calls themselves.
     limit = asyncio.Semaphore(max_samples_in_flight or max(4, 2 * (judge.config.concurrency if judge else 8)))
-    offline = judge is None and panel is None and embedder is None      # nothing waits on the network
-    n_workers = (workers if workers is not None else default_workers(n_samples)) if offline else 1
-    pool = WorkerPool(n_workers, rubrics, metric_options) if n_workers > 1 else None
 
     def record(verdict: Verdict, input_hash: str) -> None:
         batches.add(verdict, input_hash)
@@ -177,18 +184,10 @@ async def execute(store: RunStore, run_id: str, samples: Iterable[Sample] | None
                 record(verdict, input_hash)
             bar.update(1, totals.units_done)
 
-    def write(sent: tuple[list, list[tuple[Sample, str, list]]]) -> None:
-        """A window judged by the workers: its verdicts recorded sample by sample, then written."""
-        futures, work = sent
-        for (_, input_hash, _), verdicts in zip(work, WorkerPool.results(futures)):
-            for verdict in verdicts:
-                record(verdict, input_hash)
-            bar.update(1, totals.units_done)
-        batches.flush()
-
-    in_flight: deque = deque()       # windows sent to the workers: the next two are read while they judge one
     try:
-        for chunk in windows:
+        for number, chunk in enumerate(windows):
+            if shard is not None and number % shard[1] != shard[0]:
+                continue
             done = store.done_keys_for(run_id, [s.id for s, _ in chunk]) if resuming else set()
             work = []
             for sample, input_hash in chunk:
@@ -199,22 +198,15 @@ async def execute(store: RunStore, run_id: str, samples: Iterable[Sample] | None
                 if wanted:
                     work.append((sample, input_hash, wanted))
             bar.update(len(chunk) - len(work), totals.units_done)     # samples finished before (resume)
-            if pool is not None:
-                in_flight.append((pool.submit([(s, w) for s, _, w in work]), work))
-                while len(in_flight) > 2:
-                    write(in_flight.popleft())
-                continue
             if offline:
-                for sample, input_hash, wanted in work:      # no task per sample: nothing to wait for
-                    await run_sample(sample, input_hash, wanted)
+                for job in work:                     # no task per sample: nothing to wait for
+                    await run_sample(*job)
             else:
                 await asyncio.gather(*(run_sample(*job) for job in work))
             batches.flush()                          # at least one transaction per window
-        while in_flight:
-            write(in_flight.popleft())
+            if on_window:
+                on_window(len(chunk))
     finally:
-        if pool is not None:
-            pool.close()
         batches.flush()
         bar.close()
         totals.wall_s = time.perf_counter() - started

@@ -1,10 +1,17 @@
-"""Judging a run's samples in worker processes, one per core, when nothing waits on the network.
+"""Judging a stored run in worker processes, one per idle core, when nothing waits on the network.
 
-A checks-and-string-metrics run (no judge, panel or embedder) is pure CPU: ~1 ms a sample, one core busy. Here the
-runner's process reads each window from the store, sends its samples in parts to worker processes, and writes the
-verdicts they send back — the only process that touches the store, so the store's guarantees are the in-process
-run's: verdicts written in batches by one writer, resume skipping the pairs already stored, a killed run losing at
-most what was not written yet (its workers see it gone and exit, having written nothing).
+A checks-and-string-metrics run (no judge, panel or embedder) is pure CPU: ~1.3 ms a sample, a third of it writing
+the verdicts, one core busy. Here each worker process runs the runner's own window loop (`runner.execute`) over
+every n-th window of the run's samples, reading them from the store and writing their verdicts itself, as
+`batch collect --workers` does (rubriceval/batch/parallel.py). Windows are disjoint, so each (sample, scorer) pair
+is judged and written by one process only; the store's guarantees are the in-process run's: verdicts written in
+batches (SQLite: one writer at a time, WAL; PostgreSQL: concurrent transactions), a resumed run skipping the pairs
+already stored, a killed run losing at most what was not written yet. A worker ends with the runner's process,
+however that ends (kill -9 included), so no worker writes to a run its runner has left.
+
+Why the workers write (and not the runner's process): writing is ~0.45 ms of a sample's 1.3 ms (a verdict's JSON,
+the insert); done by one parent process, plus each verdict's trip through a pipe, the same run took 70 % more CPU
+in all and the parent became the bottleneck.
 """
 from __future__ import annotations
 
@@ -14,21 +21,20 @@ import multiprocessing.connection
 import os
 import signal
 import threading
-from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any
+import time
+from concurrent.futures import ProcessPoolExecutor, wait
+from typing import TYPE_CHECKING, Any
 
-from rubriceval.data.sample import Sample
+from tqdm import tqdm
+
 from rubriceval.rubric.schema import Rubric
-from rubriceval.verdict import Verdict
+
+if TYPE_CHECKING:
+    from rubriceval.runner import RunTotals
+    from rubriceval.store.runs import RunStore
 
 MIN_SAMPLES = 5_000         # below this, starting the processes (~2 s of imports each) costs more than it saves
 MAX_WORKERS = 4
-
-# (sample, [(scorer, kind) wanted]) — the unit of work a worker judges.
-Work = tuple[Sample, list[tuple[str, str]]]
-
-
 WORKERS_ENV = "RUBRICEVAL_RUN_WORKERS"     # a number of worker processes for such runs; 1: judge in-process
 
 
@@ -36,9 +42,8 @@ def default_workers(n_samples: int | None) -> int:
     """$RUBRICEVAL_RUN_WORKERS if set; else, for a run of MIN_SAMPLES or more, one worker per idle core (cores
     minus the 1-minute load average, at most MAX_WORKERS), and 1 (in-process) when fewer than 2 cores are idle.
 
-    Why idle cores: the workers cost ~40 % more CPU in all (each imports the scorers; samples and verdicts cross
-    a pipe), which pays only when they get cores of their own. On a busy machine (Linux groups a session's
-    processes for CPU shares) three processes get about the time one would, and the run is slower."""
+    Why idle cores: on a busy machine (Linux groups a session's processes for CPU shares) two processes get about
+    the time one would, and each imports the scorers again."""
     if os.environ.get(WORKERS_ENV, "").strip():
         return max(1, int(os.environ[WORKERS_ENV]))
     if n_samples is None or n_samples < MIN_SAMPLES:
@@ -48,61 +53,74 @@ def default_workers(n_samples: int | None) -> int:
     return min(max(idle, 1), MAX_WORKERS) if idle >= 2 else 1
 
 
-class _Worker:
-    """A worker process's state: the run's rubrics, metrics and metric options, and one event loop."""
-
-    rubrics: dict[str, Rubric] = {}
-    metric_options: Any = None
-    loop: asyncio.AbstractEventLoop | None = None
-
-
 def _exit_with_parent() -> None:
-    """End this worker when the runner's process ends, however it ends (kill -9 included): a worker holds both
-    ends of its task pipe, so it would otherwise wait for work forever."""
+    """End this worker when the runner's process ends, however it ends (kill -9 included)."""
     parent = multiprocessing.parent_process()
     if parent is not None:
         multiprocessing.connection.wait([parent.sentinel])
         os._exit(1)
 
 
-def _start_worker(rubrics: list[Rubric], metric_options: Any) -> None:
+class _Worker:
+    done_samples: Any = None      # where a worker says how many samples each window had (the progress bar)
+
+
+def _start_worker(done_samples: Any) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)       # Ctrl-C is the runner's to handle; it stops the pool
     threading.Thread(target=_exit_with_parent, daemon=True, name="exit-with-parent").start()
-    _Worker.rubrics = {r.id: r for r in rubrics}
-    _Worker.metric_options = metric_options
-    _Worker.loop = asyncio.new_event_loop()
+    _Worker.done_samples = done_samples
 
 
-def _judge_part(part: list[Work]) -> list[list[Verdict]]:
-    from rubriceval.runner import sample_verdicts
+def _judge_shard(store_target: Any, run_id: str, rubrics: list[Rubric], metrics: list[str], metric_options: Any,
+                 window: int, shard: tuple[int, int]) -> dict:
+    """One worker: the runner's window loop over its shard of windows, in this process; its totals back."""
+    from rubriceval.runner import execute
+    from rubriceval.store.runs import RunStore
 
-    async def judge_all() -> list[list[Verdict]]:
-        return [[v async for v in sample_verdicts(sample, wanted, _Worker.rubrics, judge=None, panel=None,
-                                                  embedder=None, metric_options=_Worker.metric_options)]
-                for sample, wanted in part]
+    store = RunStore(store_target)
+    try:
+        totals = asyncio.run(execute(store, run_id, None, rubrics, metrics, judge=None, progress=False,
+                                     window=window, metric_options=metric_options, shard=shard,
+                                     on_window=_Worker.done_samples.put))
+    finally:
+        store.close()
+    return totals.as_dict()
 
-    return _Worker.loop.run_until_complete(judge_all())
+
+def run_in_processes(store: RunStore, run_id: str, rubrics: list[Rubric], metrics: list[str], *,
+                     metric_options: Any, window: int, workers: int, progress: bool, total: int | None) -> RunTotals:
+    """The run judged by `workers` processes, each taking every n-th window; their totals summed."""
+    from rubriceval.runner import RunTotals
+
+    context = multiprocessing.get_context("spawn")     # no inherited store connection or event loop
+    started = time.perf_counter()
+    done_samples = context.SimpleQueue()
+    bar = tqdm(total=total, unit="sample", disable=not progress, dynamic_ncols=True,
+               desc=f"evaluating ({workers} processes)")
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker,
+                               initargs=(done_samples,))
+    try:
+        futures = [pool.submit(_judge_shard, store.path, run_id, rubrics, metrics, metric_options, window,
+                               (shard, workers)) for shard in range(workers)]
+        pending = set(futures)
+        while pending:
+            _, pending = wait(pending, timeout=0.5)
+            while not done_samples.empty():
+                bar.update(done_samples.get())
+        results = [RunTotals(**future.result()) for future in futures]      # a worker's error is raised here
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        bar.close()
+    return _summed(results, wall_s=time.perf_counter() - started)
 
 
-class WorkerPool:
-    """`workers` processes judging parts of windows; `judge(work)` gives a window's verdicts, sample by sample."""
+def _summed(parts: list[RunTotals], wall_s: float) -> RunTotals:
+    from rubriceval.runner import RunTotals
 
-    def __init__(self, workers: int, rubrics: list[Rubric], metric_options: Any):
-        self.workers = workers
-        context = multiprocessing.get_context("spawn")     # no inherited store connection or event loop
-        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker,
-                                        initargs=(rubrics, metric_options))
-
-    def submit(self, work: list[Work]) -> list[Future]:
-        """Send a window's work in one part per worker; the futures in the same order."""
-        part = max(1, -(-len(work) // self.workers))
-        return [self.pool.submit(_judge_part, work[i:i + part]) for i in range(0, len(work), part)]
-
-    @staticmethod
-    def results(futures: list[Future]) -> Iterator[list[Verdict]]:
-        """Each sample's verdicts, in the order the window's work was submitted (a worker's error is raised)."""
-        for future in futures:
-            yield from future.result()
-
-    def close(self) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)
+    totals = RunTotals(wall_s=wall_s, judge=parts[0].judge if parts else {})
+    for part in parts:
+        for name in ("units_total", "units_done", "units_skipped", "scored", "unscored", "embedding_calls"):
+            setattr(totals, name, getattr(totals, name) + getattr(part, name))
+        for kind, n in part.unscored_by_kind.items():
+            totals.unscored_by_kind[kind] = totals.unscored_by_kind.get(kind, 0) + n
+    return totals
