@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rubriceval.errors import DatasetError
-from rubriceval.trust.bench import run_benchmark_async
+from rubriceval.trust.bench import BenchmarkItem, run_benchmark_async
 from rubriceval.trust.benchmark_data import balanced_subsample, load_halueval, load_summeval
 
 
@@ -88,3 +88,11 @@ async def test_holistic_items_keep_the_score_distribution(stub_server, judge_con
     plain = await run_benchmark_async("halueval", judge_config.model_copy(update={"cache": False}), n=4, n_boot=0,
                                       progress=False)
     assert all(item.score_probs is None for item in plain.items)
+
+
+async def test_items_are_kept_as_they_are_judged(stub_server, judge_config, tmp_path):
+    stub_server.responder = lambda body: {"feedback": "ok", "score": 3}
+    result = await run_benchmark_async("halueval", judge_config, n=4, n_boot=0, progress=False,
+                                       partial=tmp_path / "p.jsonl")
+    lines = (tmp_path / "p.jsonl").read_text(encoding="utf-8").splitlines()
+    assert sorted(BenchmarkItem.model_validate_json(line).id for line in lines) == sorted(i.id for i in result.items)

@@ -18,7 +18,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Literal
+from typing import Callable, Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -162,8 +162,10 @@ def _load_samples(kind: BenchmarkKind, n: int | None, seed: int, data: str | Pat
     raise ValueError(f"unknown benchmark '{kind}': use summeval or halueval")
 
 
-async def judge_pairs(pairs: list[tuple[Rubric, Sample]], config: JudgeConfig, progress: bool) -> list[Verdict]:
-    """Score every (rubric, sample) pair with one judge started here, printing progress every 10 pairs."""
+async def judge_pairs(pairs: list[tuple[Rubric, Sample]], config: JudgeConfig, progress: bool,
+                      on_verdict: Callable[[Sample, Verdict], None] | None = None) -> list[Verdict]:
+    """Score every (rubric, sample) pair with one judge started here, printing progress every 10 pairs;
+    `on_verdict` sees each verdict as it comes (a long run stopped part-way keeps what it judged)."""
     judge = make_judge(config, announce=progress)
     started = time.perf_counter()
     done = 0
@@ -172,6 +174,8 @@ async def judge_pairs(pairs: list[tuple[Rubric, Sample]], config: JudgeConfig, p
         nonlocal done
         verdict = await score_rubric(rubric, sample, judge)
         done += 1
+        if on_verdict is not None:
+            on_verdict(sample, verdict)
         if progress and (done % 10 == 0 or done == len(pairs)):
             print(f"  {done}/{len(pairs)} judged ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
         return verdict
@@ -227,14 +231,29 @@ def _item(kind: BenchmarkKind, sample: Sample, verdict: Verdict) -> BenchmarkIte
                          score_probs=verdict_score_probs(verdict))
 
 
+def _partial_writer(kind: BenchmarkKind, partial: str | Path | None) -> Callable[[Sample, Verdict], None] | None:
+    """Append each judged item to `partial` (JSON lines) as it comes; None: keep nothing on the way."""
+    if partial is None:
+        return None
+    path = Path(partial)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("", encoding="utf-8")
+
+    def write(sample: Sample, verdict: Verdict) -> None:
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(_item(kind, sample, verdict).model_dump_json() + "\n")
+    return write
+
+
 async def run_benchmark_async(kind: BenchmarkKind, judge_config: JudgeConfig, n: int | None = None,
                               out: str | Path | None = None, *, seed: int = 0, rubric_path: str | Path | None = None,
                               n_boot: int = 1000, progress: bool = True, data: str | Path | None = None,
-                              few_shot: FewShot | None = None, answers: str | Path | None = None
-                              ) -> BenchmarkResult:
+                              few_shot: FewShot | None = None, answers: str | Path | None = None,
+                              partial: str | Path | None = None) -> BenchmarkResult:
     """`data`: another copy of the benchmark (a file or a folder), else the one shipped with the package;
     `few_shot`: examples per level from unmeasured items; `answers`: a saved checklist result whose p(yes)
-    `checklist_fitted` reuses instead of asking the judge again (rubriceval/trust/bench_modes.py)."""
+    `checklist_fitted` reuses instead of asking the judge again (rubriceval/trust/bench_modes.py); `partial`: a
+    JSON-lines file that gets each item as it is judged."""
     from rubriceval.trust.bench_modes import cross_fit_items, saved_answers
 
     mode = judge_config.judge_mode
@@ -253,7 +272,8 @@ async def run_benchmark_async(kind: BenchmarkKind, judge_config: JudgeConfig, n:
         unscored_kinds = saved.unscored_kinds
     else:
         started = time.perf_counter()
-        verdicts = await judge_pairs([(rubric, s) for s in samples], judge_config, progress)
+        verdicts = await judge_pairs([(rubric, s) for s in samples], judge_config, progress,
+                                     on_verdict=_partial_writer(kind, partial))
         elapsed, judge_text = time.perf_counter() - started, judge_config.describe()
         items = [_item(kind, s, v) for s, v in zip(samples, verdicts)]
         usage = sum((v.usage for v in verdicts), Usage())
@@ -321,7 +341,10 @@ def run_benchmark(kind: BenchmarkKind, judge_config: JudgeConfig, n: int | None 
                   **options) -> BenchmarkResult:
     """Run the benchmark, print its numbers, optionally write the full result (with every item and the command)
     as JSON and record the agreement in a run store."""
-    result = asyncio.run(run_benchmark_async(kind, judge_config, n, None, **options))
+    partial = Path(f"{out}.partial.jsonl") if out is not None else None
+    result = asyncio.run(run_benchmark_async(kind, judge_config, n, None, partial=partial, **options))
+    if partial is not None:
+        partial.unlink(missing_ok=True)          # complete: the full result replaces it
     result = result.model_copy(update={"command": command}) if command else result
     if out is not None:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
