@@ -10,7 +10,8 @@ server's prefix-cache hits) and completion tokens per item, wall seconds per ite
 `ties`: for holistic results that carry P(level) per item — the tie rate (top two levels within
 `TIE_MARGIN`), how far tied and untied items are from the human label, and agreement of the written level
 (argmax) against the rounded expected score.
-`subset`: a result restricted to the items of another (e.g. the n=20 items of an n=30 run), statistics recomputed.
+`subset`: a result restricted to the items of another (e.g. the items a stopped run got to), statistics recomputed.
+`partial`: a result from the `F.partial.jsonl` of a run stopped part-way (the items it had judged).
 """
 from __future__ import annotations
 
@@ -139,13 +140,40 @@ def subset(path: str, like: str, out: str) -> None:
     Path(out).write_text(result.model_dump_json(indent=2), encoding="utf-8")
 
 
+def from_partial(path: str, kind: str, mode: str, few_shot: str | None, out: str, elapsed_s: float) -> None:
+    """A result from the items a stopped run had judged (`F.partial.jsonl`), statistics over those items."""
+    from rubriceval.rubric.loader import load_rubric
+    from rubriceval.trust.bench import (DEFAULT_RUBRICS, RUBRIC_DIR, BenchmarkItem, BenchmarkResult, _load_samples,
+                                        _statistics)
+    from rubriceval.verdict import Usage
+
+    items = [BenchmarkItem.model_validate_json(line) for line in Path(path).read_text().splitlines() if line]
+    samples = {s.id: s for s in _load_samples(kind, None, 0, None)[1]}
+    rubric = load_rubric(RUBRIC_DIR / DEFAULT_RUBRICS[kind])
+    stats = _statistics(kind, rubric, [samples[i.id] for i in items], items, lambda i: i.judge_score, 1000, 0, "")
+    usage = sum((i.usage or Usage() for i in items), Usage())
+    result = BenchmarkResult(kind=kind, judge_mode=mode, few_shot=few_shot, rubric_id=rubric.id,
+                             rubric_version_tag=rubric.version_tag, judge="embedded local judge (partial run)",
+                             n_items=len(items), n_scored=sum(i.judge_score is not None for i in items),
+                             elapsed_s=elapsed_s, seconds_per_item=elapsed_s / max(1, len(items)), usage=usage,
+                             items=items, command=f"[stopped part-way: {len(items)} items of {path}]", **stats)
+    Path(out).write_text(result.model_dump_json(indent=2), encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("what", choices=["modes", "ties", "subset"])
+    parser.add_argument("what", choices=["modes", "ties", "subset", "partial"])
     parser.add_argument("files", nargs="+")
     parser.add_argument("--like")
     parser.add_argument("--out")
+    parser.add_argument("--kind", choices=["summeval", "halueval"])
+    parser.add_argument("--mode", default="holistic")
+    parser.add_argument("--few-shot")
+    parser.add_argument("--elapsed", type=float, default=0.0, help="partial: wall seconds the stopped run took")
     args = parser.parse_args(argv)
+    if args.what == "partial":
+        from_partial(args.files[0], args.kind, args.mode, args.few_shot, args.out, args.elapsed)
+        return 0
     if args.what == "subset":
         subset(args.files[0], args.like, args.out)
         return 0

@@ -60,6 +60,7 @@ class BenchmarkItem(BaseModel):
     p_yes: dict[str, float] = Field(default_factory=dict)     # checklist modes: p(yes) per question
     rule_score: float | None = None          # checklist_fitted: what the declared level rule gave this item
     score_probs: dict | None = None          # holistic with logprobs: P(level), expected score, tie (score_probs.py)
+    usage: Usage | None = None               # this item's judge calls and tokens
 
 
 class BenchmarkResult(BaseModel):
@@ -228,7 +229,7 @@ def _item(kind: BenchmarkKind, sample: Sample, verdict: Verdict) -> BenchmarkIte
     return BenchmarkItem(id=sample.id, judge_score=verdict.score, unscored_reason=verdict.unscored_reason,
                          human=human, human_detail=sample.metadata.get("human_scores", []),
                          feedback=verdict.feedback[:FEEDBACK_CHARS], p_yes=verdict_p_yes(verdict),
-                         score_probs=verdict_score_probs(verdict))
+                         score_probs=verdict_score_probs(verdict), usage=verdict.usage)
 
 
 def _partial_writer(kind: BenchmarkKind, partial: str | Path | None) -> Callable[[Sample, Verdict], None] | None:
