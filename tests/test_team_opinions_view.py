@@ -38,3 +38,18 @@ def test_an_unscored_judge_shows_its_reason_not_a_score() -> None:
                     unscored_kind="parse_error", unscored_reason="no score in the reply")
     last = rows(opinions_html(SPLIT, "en", threshold=4, judge=judge))[-1]
     assert "|—|" in last and "no score in the reply" in last and "pass" not in last
+
+
+def test_the_lead_list_and_refusals_speak_the_page_language():
+    import pytest
+
+    from rubriceval.store.team_models import Opinion, TeamError, TeamSaveResult
+    from ui.team_actions import _opinions_text, saved_version
+
+    opinions = [Opinion(expert="李专家", state="scored", score=2), Opinion(expert="张专家", state="unsure", score=None)]
+    assert _opinions_text(opinions, "zh") == "李专家=2, 张专家=不确定"
+    assert _opinions_text(opinions, "en") == "李专家=2, 张专家=unsure"
+    conflict = TeamSaveResult(ok=False, version=3, message="another lead settled this item since you opened it")
+    with pytest.raises(TeamError, match="已被他人"):
+        saved_version(conflict, "zh")
+    assert saved_version(TeamSaveResult(ok=True, version=4), "zh") == 4

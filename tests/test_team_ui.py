@@ -133,7 +133,7 @@ def test_unsure_goes_to_the_lead_who_sees_every_opinion_and_adjudicates(served) 
     assert routed[target] == "unsure"
     opened = lead.predict(target, api_name="/team_open_adjudication")
     assert "政策原文里没有这条" in opened[2] and "bob" in opened[2] and "JUDGE-SAYS" in opened[3]
-    assert lead.predict("4", "", api_name="/team_adjudicate")[-1].startswith("⚠ a reason is required")
+    assert lead.predict("4", "", api_name="/team_adjudicate")[-1].startswith("⚠ give a reason for the final label")
     done = lead.predict("4", "bob is right: the answer soothes first", api_name="/team_adjudicate")
     assert done[-1].startswith("✓ final label 4")
     with TeamStore(store_path) as team:

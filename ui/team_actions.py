@@ -7,6 +7,7 @@ open anyone's queue; an expert opens only their own share and saves only as them
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 import pandas as pd
 from pydantic import BaseModel, Field
@@ -17,7 +18,7 @@ from rubriceval.i18n import Lang, t
 from rubriceval.store.team import TeamStore
 from rubriceval.store.team_adjudication import adjudicate, adjudication_queue, item_version, opinions
 from rubriceval.store.team_metrics import AUDITABLE_METRICS, metric_elements, save_metric_review
-from rubriceval.store.team_models import QueueFilter, QueuePage, TaskSpec, TeamError, TeamSaveResult
+from rubriceval.store.team_models import Opinion, QueueFilter, QueuePage, TaskSpec, TeamError, TeamSaveResult
 from ui.team_views import item_sample_html, judge_panel_html, opinions_html, rubric_html
 
 PAGE_SIZE = 25
@@ -124,10 +125,11 @@ def open_item(team: TeamStore, member: Member, session: TeamSession, item_no: in
         tags=assignment.tags, note=assignment.note, metrics=metrics)
 
 
-def saved_version(result: TeamSaveResult) -> int:
-    """The version after a save; a conflict (someone saved since this was opened) is said to the user."""
+def saved_version(result: TeamSaveResult, lang: Lang) -> int:
+    """The version after a save; a conflict (someone saved since this was opened) is said to the user, in the page's
+    language (the store's message is the log's)."""
     if not result.ok:
-        raise TeamError(result.message, field="version")
+        raise TeamError(t("team_saved_meanwhile", lang), field="version")
     return result.version
 
 
@@ -144,14 +146,16 @@ def save_score(team: TeamStore, member: Member, session: TeamSession, score: str
         raise TeamError(t("team_need_score", session.lang), field="score")
     session.version = saved_version(team.save_review(task_id, item_no, member.name, score=int(score),
                                                      note=note or "", tags=tags or [],
-                                                     expected_version=session.version))
+                                                     expected_version=session.version), session.lang)
     return t("team_saved", session.lang, score=score)
 
 
 def mark_unsure(team: TeamStore, member: Member, session: TeamSession, note: str) -> str:
     task_id, item_no = _open_assignment_of(member, session)
+    if not (note or "").strip():
+        raise TeamError(t("team_need_note", session.lang), field="note")
     session.version = saved_version(team.mark_unsure(task_id, item_no, member.name, note=note or "",
-                                                     expected_version=session.version))
+                                                     expected_version=session.version), session.lang)
     return t("team_saved_unsure", session.lang)
 
 
@@ -224,10 +228,16 @@ def adjudication_frame(team: TeamStore, member: Member, session: TeamSession, ta
     session.adj_task, session.adj_item = team.task(task).task_id, None
     columns = [t(k, lang) for k in ("team_col_item", "team_col_rubric", "team_col_sample", "team_col_route",
                                     "team_col_scores", "team_col_judge", "team_col_label")]
-    rows = [[r.item_no, r.scorer, r.sample_id, t(f"team_route_{r.route}", lang), r.scores,
+    rows = [[r.item_no, r.scorer, r.sample_id, t(f"team_route_{r.route}", lang), _opinions_text(r.opinions, lang),
              "—" if r.judge_score is None else f"{r.judge_score:g}", "" if r.label is None else r.label]
             for r in adjudication_queue(team, session.adj_task, include_settled=include_settled)]
     return pd.DataFrame(rows, columns=columns)
+
+
+def _opinions_text(opinions: Sequence[Opinion], lang: Lang) -> str:
+    """'李专家=2, 张专家=不确定': each assigned expert's score, or their state in the page's words."""
+    return ", ".join(f"{o.expert}={o.score if o.state == 'scored' else t(f'team_state_{o.state}', lang)}"
+                     for o in opinions)
 
 
 def rubric_threshold(rubric: dict) -> float | None:
@@ -262,9 +272,11 @@ def save_adjudication(team: TeamStore, member: Member, session: TeamSession, lab
         raise TeamError(t("team_need_item", session.lang), field="item")
     if label in (None, ""):
         raise TeamError(t("team_need_score", session.lang), field="label")
+    if not (reason or "").strip():
+        raise TeamError(t("team_need_reason", session.lang), field="reason")
     session.adj_version = saved_version(adjudicate(team, session.adj_task, session.adj_item, member.name,
                                                    label=int(label), reason=reason or "",
-                                                   expected_version=session.adj_version))
+                                                   expected_version=session.adj_version), session.lang)
     return t("team_adj_saved", session.lang, label=label)
 
 

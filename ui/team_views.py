@@ -44,12 +44,13 @@ def rubric_html(rubric: dict[str, Any], scorer: str, lang: Lang) -> str:
 
 
 def judge_panel_html(item: AuditItem, lang: Lang, *, judge_shown: bool, viewer: str, lead: bool) -> str:
-    """After the save (or on an open task): the judge's verdict, with the viewer's own response only — a lead sees
-    everyone's. Before: a notice, and nothing of the verdict."""
+    """After the save (or on an open task): the judge's verdict. Before: a notice, and nothing of the verdict.
+    The experts' responses are left out: their scores are in the opinions table (the lead's) or the score box (the
+    expert's own), and the single-expert app's "agree/override" marks would say an expert reacted to a judge they
+    never saw in a blind task."""
     if not judge_shown:
         return f'<div class="judge-hidden" id="judge-hidden">{esc(t("team_judge_hidden", lang))}</div>'
-    responses = item.responses if lead else [r for r in item.responses if r.expert == viewer]
-    return judge_html(item.model_copy(update={"responses": responses}), lang)
+    return judge_html(item.model_copy(update={"responses": []}), lang)
 
 
 def _pass_mark(score: float | None, threshold: float | None, lang: Lang) -> str:

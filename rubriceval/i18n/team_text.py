@@ -57,6 +57,13 @@ TEAM_TEXT: dict[str, dict[str, str]] = {
     "team_saved": {"zh": "✓ 已保存：{score} 分", "en": "✓ saved: {score}"},
     "team_saved_unsure": {"zh": "✓ 已标记为不确定，组长会处理", "en": "✓ marked unsure: the lead will settle it"},
     "team_need_score": {"zh": "请先选择 1–5 分", "en": "choose a score from 1 to 5 first"},
+    "team_need_reason": {"zh": "请写明最终标签的理由（哪位专家对、为什么），评分标准才能据此改进",
+                         "en": "give a reason for the final label (which expert was right and why), so the rubric "
+                               "can say it too"},
+    "team_need_note": {"zh": "请写明哪里不确定（组长会看到）", "en": "say what makes you unsure (the lead reads it)"},
+    "team_saved_meanwhile": {"zh": "你打开此项之后，它已被他人（或你在另一个窗口）保存；请重新打开后再保存",
+                             "en": "this item was saved by someone else (or by you in another window) since you "
+                                   "opened it; open it again, then save"},
     "team_need_item": {"zh": "请先打开一项", "en": "open an item first"},
     "team_rubric_head": {"zh": "评分标准", "en": "Rubric"},
     "team_criterion": {"zh": "标准", "en": "Criterion"},

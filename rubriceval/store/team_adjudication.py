@@ -60,7 +60,8 @@ def adjudication_queue(store: TeamStore, task: str, *, include_settled: bool = T
             continue
         scores = ", ".join(f"{o.expert}={o.score if o.state == 'scored' else o.state}" for o in group)
         out.append(AdjudicationRow(item_no=item_no, sample_id=sample_id, scorer=scorer, judge_score=judge_score,
-                                   route=why, scores=scores, label=labels.get(item_no)))
+                                   route=why, scores=scores, label=labels.get(item_no),
+                                   opinions=group))
     return out
 
 

@@ -144,8 +144,9 @@ class AdjudicationRow(BaseModel):
     scorer: str
     judge_score: float | None
     route: Route
-    scores: str                       # "alice=2, bob=4, carol=unsure"
+    scores: str                       # "alice=2, bob=4, carol=unsure" (the CLI's; the app words states itself)
     label: int | None = None          # the lead's latest final label, if any
+    opinions: list[Opinion] = Field(default_factory=list)
 
 
 class Adjudication(BaseModel):
