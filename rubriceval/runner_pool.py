@@ -40,7 +40,8 @@ WORKERS_ENV = "RUBRICEVAL_RUN_WORKERS"     # a number of worker processes for su
 
 def default_workers(n_samples: int | None) -> int:
     """$RUBRICEVAL_RUN_WORKERS if set; else, for a run of MIN_SAMPLES or more, one worker per idle core (cores
-    minus the 1-minute load average, at most MAX_WORKERS), and 1 (in-process) when fewer than 2 cores are idle.
+    minus the 1-minute load average, rounded; at most MAX_WORKERS), and 1 (in-process) when that is under 2: an
+    idle 2-core machine (load 0.2) gets 2 workers, a busy one judges in-process.
 
     Why idle cores: on a busy machine (Linux groups a session's processes for CPU shares) two processes get about
     the time one would, and each imports the scorers again."""
@@ -49,8 +50,8 @@ def default_workers(n_samples: int | None) -> int:
     if n_samples is None or n_samples < MIN_SAMPLES:
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    idle = int(cores - os.getloadavg()[0]) if hasattr(os, "getloadavg") else cores
-    return min(max(idle, 1), MAX_WORKERS) if idle >= 2 else 1
+    idle = int(cores - os.getloadavg()[0] + 0.5) if hasattr(os, "getloadavg") else cores
+    return min(idle, cores, MAX_WORKERS) if idle >= 2 else 1
 
 
 def _exit_with_parent() -> None:

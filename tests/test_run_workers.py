@@ -94,11 +94,16 @@ def test_default_workers_follow_the_setting_size_and_idle_cores(monkeypatch):
     assert default_workers(10) == 3
     monkeypatch.delenv(WORKERS_ENV)
     assert default_workers(100) == 1                         # small run: in-process
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.0, 0.0))
+    assert default_workers(1_000_000) == 2                   # an idle 2-core machine: both cores
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.7, 0.0, 0.0))
+    assert default_workers(1_000_000) == 1                   # 1.3 idle cores: a second process would not get one
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
     monkeypatch.setattr(os, "getloadavg", lambda: (0.3, 0.0, 0.0))
-    assert default_workers(1_000_000) == 3                   # 3.7 idle cores
-    monkeypatch.setattr(os, "getloadavg", lambda: (2.5, 0.0, 0.0))
-    assert default_workers(1_000_000) == 1                   # 1.5 idle cores: workers would not get cores
+    assert default_workers(1_000_000) == 4                   # at most MAX_WORKERS
+    monkeypatch.setattr(os, "getloadavg", lambda: (5.0, 0.0, 0.0))
+    assert default_workers(1_000_000) == 3
 
 
 def _count(path: Path) -> int:
