@@ -96,3 +96,14 @@ async def test_items_are_kept_as_they_are_judged(stub_server, judge_config, tmp_
                                        partial=tmp_path / "p.jsonl")
     lines = (tmp_path / "p.jsonl").read_text(encoding="utf-8").splitlines()
     assert sorted(BenchmarkItem.model_validate_json(line).id for line in lines) == sorted(i.id for i in result.items)
+
+
+async def test_cs_rows_are_kept_as_they_are_judged(stub_server, judge_config, tmp_path):
+    from rubriceval.trust.bench_cs import CsRow, run_cs_benchmark_async
+
+    stub_server.responder = lambda body: {"feedback": "ok", "score": 3}
+    result = await run_cs_benchmark_async(judge_config, "holistic", n=6, n_boot=0, progress=False,
+                                          partial=tmp_path / "p.jsonl")
+    lines = (tmp_path / "p.jsonl").read_text(encoding="utf-8").splitlines()
+    kept = sorted((row.id, row.rubric_id, row.label) for row in map(CsRow.model_validate_json, lines))
+    assert kept == sorted((row.id, row.rubric_id, row.label) for row in result.rows)

@@ -232,8 +232,10 @@ def _item(kind: BenchmarkKind, sample: Sample, verdict: Verdict) -> BenchmarkIte
                          score_probs=verdict_score_probs(verdict), usage=verdict.usage)
 
 
-def _partial_writer(kind: BenchmarkKind, partial: str | Path | None) -> Callable[[Sample, Verdict], None] | None:
-    """Append each judged item to `partial` (JSON lines) as it comes; None: keep nothing on the way."""
+def partial_writer(partial: str | Path | None, record: Callable[[Sample, Verdict], BaseModel]
+                   ) -> Callable[[Sample, Verdict], None] | None:
+    """Append `record(sample, verdict)` to `partial` (JSON lines) as each item is judged, so a run stopped part-way
+    keeps what it judged; None when there is no file to keep them in."""
     if partial is None:
         return None
     path = Path(partial)
@@ -242,7 +244,7 @@ def _partial_writer(kind: BenchmarkKind, partial: str | Path | None) -> Callable
 
     def write(sample: Sample, verdict: Verdict) -> None:
         with path.open("a", encoding="utf-8") as handle:
-            handle.write(_item(kind, sample, verdict).model_dump_json() + "\n")
+            handle.write(record(sample, verdict).model_dump_json() + "\n")
     return write
 
 
@@ -274,7 +276,7 @@ async def run_benchmark_async(kind: BenchmarkKind, judge_config: JudgeConfig, n:
     else:
         started = time.perf_counter()
         verdicts = await judge_pairs([(rubric, s) for s in samples], judge_config, progress,
-                                     on_verdict=_partial_writer(kind, partial))
+                                     on_verdict=partial_writer(partial, lambda s, v: _item(kind, s, v)))
         elapsed, judge_text = time.perf_counter() - started, judge_config.describe()
         items = [_item(kind, s, v) for s, v in zip(samples, verdicts)]
         usage = sum((v.usage for v in verdicts), Usage())

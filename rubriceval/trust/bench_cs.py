@@ -30,9 +30,9 @@ from rubriceval.rubric.loader import load_rubrics
 from rubriceval.rubric.schema import FewShot, FittedWeights, JudgeMode, Rubric
 from rubriceval.scoring.judge_mode import supported_mode
 from rubriceval.trust.agreement import AgreementReport, agreement_report
-from rubriceval.trust.bench import judge_pairs, verdict_p_yes, verdict_score_probs
+from rubriceval.trust.bench import judge_pairs, partial_writer, verdict_p_yes, verdict_score_probs
 from rubriceval.trust.fit_weights import cross_fitted_levels, fit_ordinal
-from rubriceval.verdict import Usage
+from rubriceval.verdict import Usage, Verdict
 
 DEFAULT_DATA = Path("datasets/labelled/cs_zh_labels.jsonl")
 DEFAULT_RUBRICS = Path("rubrics")
@@ -142,11 +142,18 @@ def _reports(rows: list[CsRow], score_of, n_boot: int, seed: int, name: str
     return report(rows, f"cs_zh ({name})"), per
 
 
+def _row(sample: Sample, verdict: Verdict) -> CsRow:
+    return CsRow(id=sample.id, rubric_id=sample.metadata["rubric"], label=int(sample.metadata["label"]),
+                 judge_score=verdict.score, unscored_reason=verdict.unscored_reason, p_yes=verdict_p_yes(verdict),
+                 score_probs=verdict_score_probs(verdict))
+
+
 async def run_cs_benchmark_async(config: JudgeConfig, mode: JudgeMode = "holistic", *, few_shot: FewShot | None = None,
                                  shuffle_levels: bool = False, data: str | Path | None = None,
                                  rubrics_dir: str | Path | None = None, n: int | None = None, seed: int = 0,
                                  n_boot: int = 1000, progress: bool = True,
-                                 answers: str | Path | None = None) -> CsBenchmarkResult:
+                                 answers: str | Path | None = None,
+                                 partial: str | Path | None = None) -> CsBenchmarkResult:
     """`answers`: a saved checklist result (`--out` of a checklist run) whose p(yes) the fitted mode reuses
     instead of asking the judge again (same rows and rubrics required)."""
     samples = spread(load_labelled(data), n)
@@ -169,11 +176,9 @@ async def run_cs_benchmark_async(config: JudgeConfig, mode: JudgeMode = "holisti
         result["judge"] = saved.judge
     else:
         started = time.perf_counter()
-        verdicts = await judge_pairs(pairs, config, progress)
+        verdicts = await judge_pairs(pairs, config, progress, on_verdict=partial_writer(partial, _row))
         elapsed = time.perf_counter() - started
-        rows = [CsRow(id=s.id, rubric_id=r.id, label=int(s.metadata["label"]), judge_score=v.score,
-                      unscored_reason=v.unscored_reason, p_yes=verdict_p_yes(v), score_probs=verdict_score_probs(v))
-                for (r, s), v in zip(pairs, verdicts)]
+        rows = [_row(s, v) for (_, s), v in zip(pairs, verdicts)]
         usage = sum((v.usage for v in verdicts), Usage())
         unscored = dict(Counter(v.unscored_kind or "error" for v in verdicts if v.score is None))
     if mode == "checklist_fitted":
@@ -238,8 +243,12 @@ def _cross_fit(rows: list[CsRow], pairs: list[tuple[Rubric, Sample]], seed: int)
 
 def run_cs_benchmark(config: JudgeConfig, mode: JudgeMode = "holistic", out: str | Path | None = None,
                      command: str = "", **options: Any) -> CsBenchmarkResult:
-    result = asyncio.run(run_cs_benchmark_async(config, mode, **options)).model_copy(update={"command": command})
+    partial = Path(f"{out}.partial.jsonl") if out is not None else None
+    result = asyncio.run(run_cs_benchmark_async(config, mode, partial=partial, **options))
+    result = result.model_copy(update={"command": command})
     print(result.summary())
+    if partial is not None:
+        partial.unlink(missing_ok=True)          # complete: the full result replaces it
     if out is not None:
         path = Path(out)
         path.parent.mkdir(parents=True, exist_ok=True)
