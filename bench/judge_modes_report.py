@@ -80,16 +80,34 @@ def _human(result: dict, item: dict):
     return item.get("label", item.get("human"))
 
 
+def _ranking(kind: str, scores: list[float], human: list) -> str:
+    """How well the scores order the items: HaluEval AUC of a low score for a hallucination (ties count half),
+    else Spearman's rho against the human level."""
+    from scipy import stats
+
+    if kind == "halueval":
+        bad = [s for s, h in zip(scores, human) if h]
+        good = [s for s, h in zip(scores, human) if not h]
+        if not bad or not good:
+            return "—"
+        u = stats.mannwhitneyu(good, bad).statistic        # P(clean scores above hallucinated)
+        return f"AUC {u / (len(bad) * len(good)):.2f}"
+    if len(set(scores)) < 2 or len(set(human)) < 2:
+        return "ρ undefined"
+    return f"ρ {stats.spearmanr(scores, human).statistic:.2f}"
+
+
 def ties_table(paths: list[str]) -> str:
     lines = [f"| data set | n with P(level) | ties (top two within {TIE_MARGIN}) | mean abs error: tied / untied | "
-             "agreement, written level | agreement, round(expected) | written ≠ round(expected) |",
-             "|---|---|---|---|---|---|---|"]
+             "agreement, written level | agreement, round(expected) | written ≠ round(expected) | "
+             "ranking: written / expected |",
+             "|---|---|---|---|---|---|---|---|"]
     for path in paths:
         r = _load(path)
         kind = r.get("kind", "cs_zh")
         items = [i for i in _items(r) if i.get("score_probs") and i.get("judge_score") is not None]
         if not items:
-            lines.append(f"| {kind} | 0 | — | — | — | — | — |")
+            lines.append(f"| {kind} | 0 | — | — | — | — | — | — |")
             continue
         written = [int(i["judge_score"]) for i in items]
         expected = [round_half_up(i["score_probs"]["expected"]) for i in items]
@@ -113,7 +131,9 @@ def ties_table(paths: list[str]) -> str:
         untied_err = [e for e, t in zip(err, tied) if not t]
         mean = (lambda xs: f"{sum(xs) / len(xs):.2f} (n={len(xs)})" if xs else "—")
         lines.append(f"| {kind} ({_mode(r)}) | {len(items)} | {sum(tied)} ({sum(tied) / len(items):.0%}) | "
-                     f"{mean(tied_err)} / {mean(untied_err)} | {agree(written)} | {agree(expected)} | {changed} |")
+                     f"{mean(tied_err)} / {mean(untied_err)} | {agree(written)} | {agree(expected)} | {changed} | "
+                     f"{_ranking(kind, written, human)} / "
+                     f"{_ranking(kind, [i['score_probs']['expected'] for i in items], human)} |")
     return "\n".join(lines)
 
 
