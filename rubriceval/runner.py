@@ -159,7 +159,7 @@ async def execute(store: RunStore, run_id: str, samples: Iterable[Sample] | None
     if offline and samples is None and shard is None and on_verdict is None:
         n_workers = workers if workers is not None else default_workers(n_samples)
         if n_workers > 1:
-            return run_in_processes(store, run_id, rubrics, metrics, metric_options=metric_options, window=window,
+            return await run_in_processes(store, run_id, rubrics, metrics, metric_options=metric_options, window=window,
                                     workers=n_workers, progress=progress, total=n_samples)
     totals = RunTotals()
     bar = _Progress(n_samples if shard is None else None, stats, progress)

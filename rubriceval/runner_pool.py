@@ -22,7 +22,7 @@ import os
 import signal
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
@@ -64,12 +64,23 @@ def _exit_with_parent() -> None:
 
 class _Worker:
     done_samples: Any = None      # where a worker says how many samples each window had (the progress bar)
+    stop: Any = None              # set by the runner (Ctrl-C, another worker's error): end after this window
 
 
-def _start_worker(done_samples: Any) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)       # Ctrl-C is the runner's to handle; it stops the pool
+class _Stopped(Exception):
+    """A worker asked to stop ends its shard after the window it was writing."""
+
+
+def _start_worker(done_samples: Any, stop: Any) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)       # Ctrl-C is the runner's to handle: it sets `stop`
     threading.Thread(target=_exit_with_parent, daemon=True, name="exit-with-parent").start()
-    _Worker.done_samples = done_samples
+    _Worker.done_samples, _Worker.stop = done_samples, stop
+
+
+def _window_written(samples: int) -> None:
+    _Worker.done_samples.put(samples)
+    if _Worker.stop.is_set():
+        raise _Stopped()
 
 
 def _judge_shard(store_target: Any, run_id: str, rubrics: list[Rubric], metrics: list[str], metric_options: Any,
@@ -82,33 +93,41 @@ def _judge_shard(store_target: Any, run_id: str, rubrics: list[Rubric], metrics:
     try:
         totals = asyncio.run(execute(store, run_id, None, rubrics, metrics, judge=None, progress=False,
                                      window=window, metric_options=metric_options, shard=shard,
-                                     on_window=_Worker.done_samples.put))
+                                     on_window=_window_written))
     finally:
         store.close()
     return totals.as_dict()
 
 
-def run_in_processes(store: RunStore, run_id: str, rubrics: list[Rubric], metrics: list[str], *,
-                     metric_options: Any, window: int, workers: int, progress: bool, total: int | None) -> RunTotals:
-    """The run judged by `workers` processes, each taking every n-th window; their totals summed."""
+async def run_in_processes(store: RunStore, run_id: str, rubrics: list[Rubric], metrics: list[str], *,
+                           metric_options: Any, window: int, workers: int, progress: bool, total: int | None
+                           ) -> RunTotals:
+    """The run judged by `workers` processes, each taking every n-th window; their totals summed. Waits on the
+    event loop, so Ctrl-C (asyncio.run cancels the task) reaches it: the workers then stop after their window."""
     from rubriceval.runner import RunTotals
 
     context = multiprocessing.get_context("spawn")     # no inherited store connection or event loop
     started = time.perf_counter()
-    done_samples = context.SimpleQueue()
+    done_samples, stop = context.SimpleQueue(), context.Event()
     bar = tqdm(total=total, unit="sample", disable=not progress, dynamic_ncols=True,
                desc=f"evaluating ({workers} processes)")
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker,
-                               initargs=(done_samples,))
+                               initargs=(done_samples, stop))
     try:
         futures = [pool.submit(_judge_shard, store.path, run_id, rubrics, metrics, metric_options, window,
                                (shard, workers)) for shard in range(workers)]
         pending = set(futures)
         while pending:
-            _, pending = wait(pending, timeout=0.5)
+            await asyncio.sleep(0.25)
+            finished, pending = wait(pending, timeout=0, return_when=FIRST_EXCEPTION)
+            for future in finished:
+                future.result()                # a worker's error: raised now, the others stopped
             while not done_samples.empty():
                 bar.update(done_samples.get())
         results = [RunTotals(**future.result()) for future in futures]      # a worker's error is raised here
+    except BaseException:
+        stop.set()                     # Ctrl-C or a worker's error: the others end after their current window
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         bar.close()

@@ -173,3 +173,37 @@ def test_kill_9_of_a_pooled_run_then_resume_completes_it_exactly_once(tmp_path):
     status = conn.execute("SELECT status FROM runs WHERE name = 'big'").fetchone()[0]
     conn.close()
     assert total == distinct == 1200 * 5 and status == "complete"
+
+
+@pytest.mark.skipif(not Path("/proc").exists(), reason="reads worker pids from /proc")
+def test_ctrl_c_stops_a_pooled_run_within_a_window_and_resume_finishes_it(tmp_path):
+    """SIGINT to the runner: its workers stop after the window they are writing (they ignore SIGINT themselves),
+    the run is left interrupted, and --resume completes it."""
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(_row(i), ensure_ascii=False) + "\n" for i in range(6000)), encoding="utf-8")
+    store = tmp_path / "runs.sqlite"
+    env = {**os.environ, WORKERS_ENV: "2", "RUBRICEVAL_CACHE_DIR": str(tmp_path / "cache")}
+    cli = [sys.executable, "-m", "rubriceval.cli", "run"]
+    proc = subprocess.Popen([*cli, str(data), "--rubrics", RUBRICS, "--metrics", ",".join(METRICS), "--store",
+                             str(store), "--name", "big", "--quiet"], env=env, cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while _count(store) < 100 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    workers = _children(proc.pid)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) != 0
+    assert not _alive(workers)
+    conn = sqlite3.connect(store)
+    stored, status = conn.execute("SELECT (SELECT COUNT(*) FROM verdicts), status FROM runs WHERE name = 'big'"
+                                  ).fetchone()
+    conn.close()
+    assert status == "interrupted" and 0 < stored < 6000 * 5
+    resumed = subprocess.run([*cli, "--resume", "big", "--store", str(store), "--quiet"], env=env, cwd=ROOT,
+                             capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    conn = sqlite3.connect(store)
+    total, distinct = conn.execute("SELECT COUNT(*), COUNT(DISTINCT sample_id || '/' || scorer) FROM verdicts"
+                                   ).fetchone()
+    conn.close()
+    assert total == distinct == 6000 * 5
