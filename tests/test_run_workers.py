@@ -141,30 +141,30 @@ def _alive(pids: list[int]) -> list[int]:
     return alive
 
 
-@pytest.mark.skipif(not Path("/proc").exists(), reason="reads worker pids from /proc")
-def test_kill_9_of_a_pooled_run_then_resume_completes_it_exactly_once(tmp_path):
+CLI = [sys.executable, "-m", "rubriceval.cli", "run"]
+
+
+def _pooled_cli_run(tmp_path: Path, rows: int, stop_at: int, sig: int) -> tuple[Path, dict, list[int], int]:
+    """A CLI run of `rows` rows in 2 workers, sent `sig` once `stop_at` verdicts are stored: (store, env, the
+    runner's child processes, its exit code)."""
     data = tmp_path / "rows.jsonl"
-    data.write_text("".join(json.dumps(_row(i), ensure_ascii=False) + "\n" for i in range(1200)), encoding="utf-8")
+    data.write_text("".join(json.dumps(_row(i), ensure_ascii=False) + "\n" for i in range(rows)), encoding="utf-8")
     store = tmp_path / "runs.sqlite"
     env = {**os.environ, WORKERS_ENV: "2", "RUBRICEVAL_CACHE_DIR": str(tmp_path / "cache")}
-    cli = [sys.executable, "-m", "rubriceval.cli", "run"]
-    proc = subprocess.Popen([*cli, str(data), "--rubrics", RUBRICS, "--metrics", ",".join(METRICS), "--store",
+    proc = subprocess.Popen([*CLI, str(data), "--rubrics", RUBRICS, "--metrics", ",".join(METRICS), "--store",
                              str(store), "--name", "big", "--quiet"], env=env, cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
-    while _count(store) < 1000 and time.time() < deadline and proc.poll() is None:
+    while _count(store) < stop_at and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
     workers = _children(proc.pid)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    deadline = time.time() + 30                      # the workers see their runner gone and exit
-    while _alive(workers) and time.time() < deadline:
-        time.sleep(0.05)
-    assert not _alive(workers) and len(workers) >= 2
-    at_kill = _count(store)
-    time.sleep(1)
-    assert _count(store) == at_kill and 0 < at_kill < 6000      # nothing written after they are gone
-    resumed = subprocess.run([*cli, "--resume", "big", "--store", str(store), "--quiet"], env=env, cwd=ROOT,
+    proc.send_signal(sig)
+    return store, env, workers, proc.wait(timeout=60)
+
+
+def _resume_and_count(store: Path, env: dict) -> tuple[int, int, str]:
+    """--resume the run; then its verdicts, distinct (sample, scorer) pairs and status."""
+    resumed = subprocess.run([*CLI, "--resume", "big", "--store", str(store), "--quiet"], env=env, cwd=ROOT,
                              capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     conn = sqlite3.connect(store)
@@ -172,38 +172,31 @@ def test_kill_9_of_a_pooled_run_then_resume_completes_it_exactly_once(tmp_path):
                                    ).fetchone()
     status = conn.execute("SELECT status FROM runs WHERE name = 'big'").fetchone()[0]
     conn.close()
-    assert total == distinct == 1200 * 5 and status == "complete"
+    return total, distinct, status
+
+
+@pytest.mark.skipif(not Path("/proc").exists(), reason="reads worker pids from /proc")
+def test_kill_9_of_a_pooled_run_then_resume_completes_it_exactly_once(tmp_path):
+    store, env, workers, _ = _pooled_cli_run(tmp_path, 1200, stop_at=1000, sig=signal.SIGKILL)
+    deadline = time.time() + 30                      # the workers see their runner gone and exit
+    while _alive(workers) and time.time() < deadline:
+        time.sleep(0.05)
+    assert not _alive(workers) and len(workers) >= 2
+    at_kill = _count(store)
+    time.sleep(1)
+    assert _count(store) == at_kill and 0 < at_kill < 6000      # nothing written after they are gone
+    assert _resume_and_count(store, env) == (1200 * 5, 1200 * 5, "complete")
 
 
 @pytest.mark.skipif(not Path("/proc").exists(), reason="reads worker pids from /proc")
 def test_ctrl_c_stops_a_pooled_run_within_a_window_and_resume_finishes_it(tmp_path):
     """SIGINT to the runner: its workers stop after the window they are writing (they ignore SIGINT themselves),
     the run is left interrupted, and --resume completes it."""
-    data = tmp_path / "rows.jsonl"
-    data.write_text("".join(json.dumps(_row(i), ensure_ascii=False) + "\n" for i in range(6000)), encoding="utf-8")
-    store = tmp_path / "runs.sqlite"
-    env = {**os.environ, WORKERS_ENV: "2", "RUBRICEVAL_CACHE_DIR": str(tmp_path / "cache")}
-    cli = [sys.executable, "-m", "rubriceval.cli", "run"]
-    proc = subprocess.Popen([*cli, str(data), "--rubrics", RUBRICS, "--metrics", ",".join(METRICS), "--store",
-                             str(store), "--name", "big", "--quiet"], env=env, cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 120
-    while _count(store) < 100 and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.05)
-    workers = _children(proc.pid)
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=60) != 0
-    assert not _alive(workers)
+    store, env, workers, code = _pooled_cli_run(tmp_path, 6000, stop_at=100, sig=signal.SIGINT)
+    assert code != 0 and not _alive(workers)
     conn = sqlite3.connect(store)
     stored, status = conn.execute("SELECT (SELECT COUNT(*) FROM verdicts), status FROM runs WHERE name = 'big'"
                                   ).fetchone()
     conn.close()
     assert status == "interrupted" and 0 < stored < 6000 * 5
-    resumed = subprocess.run([*cli, "--resume", "big", "--store", str(store), "--quiet"], env=env, cwd=ROOT,
-                             capture_output=True, text=True, timeout=300)
-    assert resumed.returncode == 0, resumed.stderr
-    conn = sqlite3.connect(store)
-    total, distinct = conn.execute("SELECT COUNT(*), COUNT(DISTINCT sample_id || '/' || scorer) FROM verdicts"
-                                   ).fetchone()
-    conn.close()
-    assert total == distinct == 6000 * 5
+    assert _resume_and_count(store, env) == (6000 * 5, 6000 * 5, "complete")
