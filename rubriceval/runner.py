@@ -201,6 +201,7 @@ async def execute(store: RunStore, run_id: str, samples: Iterable[Sample] | None
             if offline:
                 for job in work:                     # no task per sample: nothing to wait for
                     await run_sample(*job)
+                await asyncio.sleep(0)               # let Ctrl-C (asyncio.run cancels the task) in once a window
             else:
                 await asyncio.gather(*(run_sample(*job) for job in work))
             batches.flush()                          # at least one transaction per window

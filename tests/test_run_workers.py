@@ -144,13 +144,14 @@ def _alive(pids: list[int]) -> list[int]:
 CLI = [sys.executable, "-m", "rubriceval.cli", "run"]
 
 
-def _pooled_cli_run(tmp_path: Path, rows: int, stop_at: int, sig: int) -> tuple[Path, dict, list[int], int]:
-    """A CLI run of `rows` rows in 2 workers, sent `sig` once `stop_at` verdicts are stored: (store, env, the
-    runner's child processes, its exit code)."""
+def _pooled_cli_run(tmp_path: Path, rows: int, stop_at: int, sig: int, workers: int = 2
+                    ) -> tuple[Path, dict, list[int], int]:
+    """A CLI run of `rows` rows in `workers` processes, sent `sig` once `stop_at` verdicts are stored: (store, env,
+    the runner's child processes, its exit code)."""
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps(_row(i), ensure_ascii=False) + "\n" for i in range(rows)), encoding="utf-8")
     store = tmp_path / "runs.sqlite"
-    env = {**os.environ, WORKERS_ENV: "2", "RUBRICEVAL_CACHE_DIR": str(tmp_path / "cache")}
+    env = {**os.environ, WORKERS_ENV: str(workers), "RUBRICEVAL_CACHE_DIR": str(tmp_path / "cache")}
     proc = subprocess.Popen([*CLI, str(data), "--rubrics", RUBRICS, "--metrics", ",".join(METRICS), "--store",
                              str(store), "--name", "big", "--quiet"], env=env, cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -189,10 +190,12 @@ def test_kill_9_of_a_pooled_run_then_resume_completes_it_exactly_once(tmp_path):
 
 
 @pytest.mark.skipif(not Path("/proc").exists(), reason="reads worker pids from /proc")
-def test_ctrl_c_stops_a_pooled_run_within_a_window_and_resume_finishes_it(tmp_path):
+@pytest.mark.parametrize("n_workers", [2, 1])
+def test_ctrl_c_stops_a_run_within_a_window_and_resume_finishes_it(tmp_path, n_workers):
     """SIGINT to the runner: its workers stop after the window they are writing (they ignore SIGINT themselves),
-    the run is left interrupted, and --resume completes it."""
-    store, env, workers, code = _pooled_cli_run(tmp_path, 6000, stop_at=100, sig=signal.SIGINT)
+    or the runner itself does (in-process: before, no await ever yielded, so one Ctrl-C was never seen and the run
+    went on to the end); the run is left interrupted, and --resume completes it."""
+    store, env, workers, code = _pooled_cli_run(tmp_path, 6000, stop_at=100, sig=signal.SIGINT, workers=n_workers)
     assert code != 0 and not _alive(workers)
     conn = sqlite3.connect(store)
     stored, status = conn.execute("SELECT (SELECT COUNT(*) FROM verdicts), status FROM runs WHERE name = 'big'"
