@@ -354,10 +354,13 @@ def run_benchmark(kind: BenchmarkKind, judge_config: JudgeConfig, n: int | None 
         Path(out).write_text(result.model_dump_json(indent=2), encoding="utf-8")
     print(result.summary())
     if store is not None:
+        from rubriceval.store.location import display_location
+
+        where = display_location(store)              # a URL without its password
         if record_benchmark(result, store, judge_config.model) is None:
-            print(f"note: {kind} gives yes/no agreement, not a 1–5 κ; nothing recorded in {store}")
+            print(f"note: {kind} gives yes/no agreement, not a 1–5 κ; nothing recorded in {where}")
         else:
-            print(f"recorded: {result.rubric_id} {result.rubric_version_tag} κ on {result.ordinal.n} items → {store}")
+            print(f"recorded: {result.rubric_id} {result.rubric_version_tag} κ on {result.ordinal.n} items → {where}")
     return result
 
 
