@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
+from rubriceval.errors import RubricEvalError
 from rubriceval.rubric.schema import Rubric
 
 if TYPE_CHECKING:
@@ -45,8 +46,12 @@ def default_workers(n_samples: int | None) -> int:
 
     Why idle cores: on a busy machine (Linux groups a session's processes for CPU shares) two processes get about
     the time one would, and each imports the scorers again."""
-    if os.environ.get(WORKERS_ENV, "").strip():
-        return max(1, int(os.environ[WORKERS_ENV]))
+    setting = os.environ.get(WORKERS_ENV, "").strip()
+    if setting:
+        if not setting.isdigit() or int(setting) < 1:
+            raise RubricEvalError(f"{WORKERS_ENV}={setting!r} is not a number of processes",
+                                  hint=f"set {WORKERS_ENV} to 1 (in-process), 2, …, or unset it for one per idle core")
+        return int(setting)
     if n_samples is None or n_samples < MIN_SAMPLES:
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

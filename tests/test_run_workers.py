@@ -17,6 +17,7 @@ import pytest
 
 from rubriceval.api import start_run
 from rubriceval.data.sample import Sample
+from rubriceval.errors import RubricEvalError
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.loader import load_rubrics
 from rubriceval.runner import execute
@@ -92,6 +93,10 @@ def test_a_resumed_pooled_run_judges_only_what_is_missing(tmp_path):
 def test_default_workers_follow_the_setting_size_and_idle_cores(monkeypatch):
     monkeypatch.setenv(WORKERS_ENV, "3")
     assert default_workers(10) == 3
+    for bad in ("two", "0", "-1"):
+        monkeypatch.setenv(WORKERS_ENV, bad)
+        with pytest.raises(RubricEvalError, match=WORKERS_ENV):
+            default_workers(10)
     monkeypatch.delenv(WORKERS_ENV)
     assert default_workers(100) == 1                         # small run: in-process
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
