@@ -150,7 +150,10 @@ def subset(path: str, like: str, out: str) -> None:
     samples = {s.id: s for s in _load_samples(full.kind, None, 0, None)[1]}
     rubric = load_rubric(RUBRIC_DIR / DEFAULT_RUBRICS[full.kind])
     share = len(items) / len(full.items)
-    stats = _statistics(full.kind, rubric, [samples[k] for k in keep], items, lambda i: i.judge_score, 1000, 0, "")
+    kept = [samples[k] for k in keep]
+    stats = _statistics(full.kind, rubric, kept, items, lambda i: i.judge_score, 1000, 0, "")
+    if full.rule:                     # checklist_fitted: the declared rule on the same items, recomputed too
+        stats["rule"] = _statistics(full.kind, rubric, kept, items, lambda i: i.rule_score, 1000, 0, "declared rule")
     usage = full.usage.model_copy(update={k: int(round(getattr(full.usage, k) * share)) for k in
                                           ("calls", "prompt_tokens", "completion_tokens", "cached_prompt_tokens")})
     result = full.model_copy(update={**stats, "items": items, "n_items": len(items), "usage": usage,
