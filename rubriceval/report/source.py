@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from rubriceval.data.sample import Sample, text_language
 from rubriceval.i18n import Lang
@@ -30,6 +30,16 @@ ZERO_USAGE = Usage().model_dump_json()
 FROM_RUN = ("FROM verdicts v JOIN runs r ON r.run_id = v.run_id "
             "JOIN dataset_samples d ON d.dataset_id = r.dataset_id AND d.sample_id = v.sample_id WHERE v.run_id = ?")
 ORDER = "ORDER BY d.position, v.kind DESC, v.scorer"
+
+
+class _Counts(NamedTuple):
+    """What the summary's one pass counted for a scorer: its rows, flagged, unscored, paid and panel-candidate rows."""
+
+    n: int = 0
+    flagged: int = 0
+    unscored: int = 0
+    spent: int = 0
+    panel: int = 0
 
 
 class RunSource:
@@ -73,52 +83,55 @@ class RunSource:
     # -- the summary ---------------------------------------------------------------------------------------------
     def summary(self, metric_thresholds: Mapping[str, float] | None = None, *, breakdown: bool = True) -> Summary:
         # One pass over the run for every scorer: where its first verdict sits (for scorers without a stored
-        # definition), its rows, unscored rows and flagged rows (instr() first: only rows whose details mention the
-        # key are parsed as JSON).
-        seen = self._rows(
+        # definition), its rows, unscored rows, flagged rows (instr() first: only rows whose details mention the
+        # key are parsed as JSON), rows that spent something and rows that may hold a panel's votes — so the
+        # per-scorer queries that would find nothing (most scorers have no unscored, panel or paid rows) are skipped.
+        seen = self.conn.execute(
             "SELECT v.scorer, MIN(v.kind) AS kind, MIN(v.scorer_version) AS scorer_version, "
             "MIN(d.position * 2 + CASE WHEN v.kind = 'rubric' THEN 0 ELSE 1 END) AS first, COUNT(*) AS n, "
             "SUM(CASE WHEN v.score IS NULL THEN 1 ELSE 0 END) AS unscored, "
             f"SUM(CASE WHEN instr(v.details_json, '\"{MANIPULATION_KEY}\"') > 0 "
             f"AND {self.sql.json_kind('v.details_json', '$.' + MANIPULATION_KEY)} IS NOT NULL THEN 1 ELSE 0 END) "
-            f"AS flagged {FROM_RUN} GROUP BY v.scorer ORDER BY first, MIN(v.kind) DESC, v.scorer")
-        counts = {r["scorer"]: (r["n"], r["flagged"]) for r in seen}
+            "AS flagged, SUM(CASE WHEN v.usage_json <> ? THEN 1 ELSE 0 END) AS spent, "
+            f"SUM(CASE WHEN instr(v.details_json, '\"{PANEL_KEY}\"') > 0 THEN 1 ELSE 0 END) AS panel "
+            f"{FROM_RUN} GROUP BY v.scorer ORDER BY first, MIN(v.kind) DESC, v.scorer", (ZERO_USAGE, self.run_id)).fetchall()
+        counts = {r["scorer"]: _Counts(r["n"], r["flagged"], r["unscored"], r["spent"], r["panel"]) for r in seen}
         scorer_rows, notes = with_unstored_scorers(self.scorers, ((r[0], r[1], r[2]) for r in seen))
-        summaries = {row["scorer"]: self._scorer(row, metric_thresholds, *counts.get(row["scorer"], (0, 0)))
+        summaries = {row["scorer"]: self._scorer(row, metric_thresholds, counts.get(row["scorer"], _Counts()))
                      for row in scorer_rows}
+        spent = any(c.spent for c in counts.values())
         summary = assemble_summary(summaries, notes, n_samples=self.n_samples, n_verdicts=sum(r["n"] for r in seen),
-                                   n_unscored=sum(r["unscored"] for r in seen), usage=self._usage())
+                                   n_unscored=sum(r["unscored"] for r in seen),
+                                   usage=self._usage() if spent else Usage())
         if breakdown:
             summary.breakdown = self._breakdown(summaries)
         else:
             summary.notes.append("no samples given: per tag/intent breakdown left out")
         return summary
 
-    def _scorer(self, row: Mapping[str, Any], metric_thresholds: Mapping[str, float] | None, n_total: int,
-                flagged: int) -> ScorerSummary:
+    def _scorer(self, row: Mapping[str, Any], metric_thresholds: Mapping[str, float] | None,
+                counts: _Counts) -> ScorerSummary:
         name = row["scorer"]
         scores = array("d")
-        for chunk in self._stream(f"SELECT v.score {FROM_RUN} AND v.scorer = ? AND v.score IS NOT NULL "
-                                  "ORDER BY d.position", (name,), size=20 * CHUNK):
-            scores.extend(r[0] for r in chunk)
+        if counts.n > counts.unscored:
+            for chunk in self._stream(f"SELECT v.score {FROM_RUN} AND v.scorer = ? AND v.score IS NOT NULL "
+                                      "ORDER BY d.position", (name,), size=20 * CHUNK):
+                scores.extend(r[0] for r in chunk)
         unscored = [(r[0], r[1], r[2]) for r in self._rows(
             f"SELECT v.unscored_kind, v.sample_id, v.unscored_reason {FROM_RUN} AND v.scorer = ? AND v.score IS NULL "
-            "ORDER BY d.position", (name,))]
+            "ORDER BY d.position", (name,))] if counts.unscored else []
         panel_rows = [row_to_verdict(r) for r in self._rows(
             f"SELECT v.* {FROM_RUN} AND v.scorer = ? AND instr(v.details_json, ?) > 0 "
             f"AND {self.sql.json_kind('v.details_json', '$.' + PANEL_KEY)} = 'object' ORDER BY d.position",
-            (name, f'"{PANEL_KEY}"'))]
-        return scorer_summary(row, scores=scores, n_total=n_total, unscored=unscored, n_flagged=flagged,
-                              panel_rows=panel_rows, usage=self._usage(name), metric_thresholds=metric_thresholds)
+            (name, f'"{PANEL_KEY}"'))] if counts.panel else []
+        return scorer_summary(row, scores=scores, n_total=counts.n, unscored=unscored, n_flagged=counts.flagged,
+                              panel_rows=panel_rows, usage=self._usage(name) if counts.spent else Usage(),
+                              metric_thresholds=metric_thresholds)
 
     def _usage(self, scorer: str | None = None) -> Usage:
         """Usage summed in verdict order; rows that spent nothing add nothing, so they are not read."""
         where, params = ("AND v.scorer = ?", (scorer,)) if scorer else ("", ())
         total = Usage()
-        spent = self._rows(f"SELECT 1 FROM verdicts v WHERE v.run_id = ? {where} AND v.usage_json != ? LIMIT 1",
-                           (*params, ZERO_USAGE))
-        if not spent:                                        # a run without judge calls: nothing to read in order
-            return total
         for chunk in self._in_order("v.usage_json", f"{where} AND v.usage_json != ?", (*params, ZERO_USAGE)):
             for r in chunk:
                 total = total + Usage.model_validate_json(r[0])
