@@ -29,8 +29,10 @@ _ORDER_SQL = {
     # spread (max − min of the n judgements: self-consistency's samples or the panel's judges). Judged-once last.
     "uncertain_first": "disputed DESC, spread IS NULL, spread DESC, score IS NULL, score, position, {scorer}",
 }
-# Several judgements of one row (rubriceval/scoring/consensus.py) are stored under one of these details keys.
-_CONSENSUS_KEYS = ("self_consistency", "panel")
+# Several judgements of one row (rubriceval/scoring/consensus.py) are stored under one of these details keys; a
+# temperature-0 tie (rubriceval/scoring/score_probs.py: the two likeliest levels nearly equally likely) is the one
+# judgement's own doubt, said with the same fields.
+_CONSENSUS_KEYS = ("self_consistency", "panel", "tie")
 
 
 class QueueSQL(NamedTuple):
