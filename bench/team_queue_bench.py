@@ -25,7 +25,7 @@ from pathlib import Path
 
 from rubriceval.audit.sessions import Member
 from rubriceval.store.audit_models import QueueFilter as AuditFilter
-from rubriceval.store.db import display_location
+from rubriceval.store.location import display_location
 from rubriceval.store.team import TeamStore
 from rubriceval.store.team_adjudication import adjudication_queue
 from rubriceval.store.team_models import TaskSpec

@@ -11,7 +11,8 @@ import pytest
 
 from rubriceval import AuditStore, RunStore, read_dataset
 from rubriceval.store.audit_models import AuditError, ItemVersions, QueueFilter
-from rubriceval.store.db import Database, is_server_url
+from rubriceval.store.db import Database
+from rubriceval.store.location import is_server_url
 from rubriceval.store.export import changed_samples, export_corrected_dataset
 from rubriceval.testing.store_copy import DATABASE_ERRORS
 from ui.demo import build_demo_store

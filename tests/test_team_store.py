@@ -12,7 +12,8 @@ import pytest
 
 from rubriceval import AuditStore
 from rubriceval.audit.sampling import assign, proportional_allocation, stratum
-from rubriceval.store.db import Database, is_server_url
+from rubriceval.store.db import Database
+from rubriceval.store.location import is_server_url
 from rubriceval.store.migrations import schema_version
 from rubriceval.store.team import TeamStore
 from rubriceval.store.team_adjudication import (adjudicate, adjudication_queue, adjudications, final_labels,

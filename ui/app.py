@@ -17,7 +17,7 @@ import gradio as gr
 
 from rubriceval import AuditStore, RubricEvalError
 from rubriceval.i18n import Lang, check_lang, detect_language, t
-from rubriceval.store.db import display_location, is_server_url
+from rubriceval.store.location import display_location, is_server_url
 from rubriceval.store.location import folder_beside_store
 from ui.assets import APP_CSS, KEYBOARD_HEAD
 from ui.layout import build_layout

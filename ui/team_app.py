@@ -16,7 +16,7 @@ from starlette.middleware import Middleware
 
 from rubriceval.audit.sessions import LoginAddressMiddleware, ProxyNetwork, TeamAuth
 from rubriceval.i18n import Lang, check_lang, detect_language, t
-from rubriceval.store.db import is_server_url
+from rubriceval.store.location import is_server_url
 from rubriceval.store.team import TeamStore
 from ui.app import require_auth_off_loopback
 from ui.assets import APP_CSS

@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_audit(args) -> int:
-    from rubriceval.store.db import display_location, is_server_url
+    from rubriceval.store.location import display_location, is_server_url
 
     where = display_location(args.store)            # a URL without its password
     if not is_server_url(args.store) and not args.store.exists():       # a server store: the store classes check

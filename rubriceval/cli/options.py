@@ -12,7 +12,7 @@ STORE_HELP = ("the run store: a SQLite file (default %(default)s) or a shared Po
 
 def store_option(value: str) -> str | Path:
     """A --store value as the stores take it: a postgresql:// URL as given, anything else a file path."""
-    from rubriceval.store.db import store_target        # here, not at the top: `rubriceval --help` loads no store
+    from rubriceval.store.location import store_target        # here, not at the top: `rubriceval --help` loads no store
 
     return store_target(value)
 

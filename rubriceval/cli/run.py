@@ -149,7 +149,7 @@ def _dry_run(samples, rubrics, metrics, judge_config, panel=None, metric_options
 def _print_run_summary(store, run_id: str, totals) -> None:
     from rubriceval.report.markdown import summary_table, usage_line
     from rubriceval.report.source import RunSource
-    from rubriceval.store.db import display_location
+    from rubriceval.store.location import display_location
 
     info = store.run_info(run_id)
     summary = RunSource(store, run_id).summary(breakdown=False)       # aggregated in SQL, no verdict loaded
@@ -183,7 +183,7 @@ def _write_outputs(store, run_id: str, out: Path) -> None:
 
 
 def cmd_runs(args) -> int:
-    from rubriceval.store.db import display_location
+    from rubriceval.store.location import display_location
     from rubriceval.store.runs import RunStore
 
     store = RunStore(args.store)

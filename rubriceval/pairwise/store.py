@@ -20,7 +20,8 @@ from pydantic import BaseModel, Field
 
 from rubriceval.errors import RubricEvalError
 from rubriceval.pairwise.models import OrderReading, PairwiseVerdict, Version
-from rubriceval.store.db import Database, IntegrityError, display_location, store_target
+from rubriceval.store.db import Database, IntegrityError
+from rubriceval.store.location import display_location, store_target
 from rubriceval.verdict import Usage
 
 PAIRWISE_SCHEMA = """

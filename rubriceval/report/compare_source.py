@@ -15,6 +15,7 @@ import numpy as np
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import Lang
 from rubriceval.report.conversations import answer_at, first_failing_turn
+from rubriceval.report.reversed_order import Reversed
 from rubriceval.store.runs import row_to_verdict
 from rubriceval.verdict import Verdict
 
@@ -101,7 +102,7 @@ def compare_stored(a: "RunData", b: "RunData", *, n_boot: int, seed: int, confid
                     delta.n_same += 1
                 if diff < 0 and abs(diff) >= min_change:
                     worse_total += 1
-                    key = (-diff, _Desc(sid))                 # the heap's smallest is the mildest kept drop
+                    key = (-diff, Reversed(sid))               # the heap's smallest is the mildest kept drop
                     if len(worst) < LISTED:
                         heapq.heappush(worst, key)
                     elif key > worst[0]:
@@ -154,24 +155,6 @@ def compare_stored(a: "RunData", b: "RunData", *, n_boot: int, seed: int, confid
     comparison.seesaw_samples, comparison.seesaw_total = _seesaw(a, b, scorers, {s: summary_b[s].kind for s in
                                                                                   scorers}, min_drop, SeesawSample)
     return comparison
-
-
-class _Desc:
-    """A sample id that sorts backwards, so the heap keeps the smallest ids among equal drops."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: str):
-        self.value = value
-
-    def __lt__(self, other: "_Desc") -> bool:
-        return self.value > other.value
-
-    def __gt__(self, other: "_Desc") -> bool:
-        return self.value < other.value
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Desc) and self.value == other.value
 
 
 def _questions(a: "RunData", b: "RunData", ids: list[str]) -> dict[str, str]:

@@ -9,23 +9,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rubriceval.report.diagnosis import DrivingSample, _preview
+from rubriceval.report.reversed_order import Reversed
 from rubriceval.store.runs import row_to_verdict
 from rubriceval.verdict import Evidence, Verdict
 
 if TYPE_CHECKING:
     from rubriceval.report.source import RunSource
-
-
-class _Rev:
-    """A sort key reversed, so a min-heap keeps the n smallest keys (its top is the largest kept)."""
-
-    __slots__ = ("key",)
-
-    def __init__(self, key: tuple):
-        self.key = key
-
-    def __lt__(self, other: "_Rev") -> bool:
-        return self.key > other.key
 
 
 class SqlIndex:
@@ -115,10 +104,10 @@ class SqlIndex:
                         key = (score is None, score or 0, sample_id, position, index)
                         heap = first.setdefault(e.get("item"), [])
                         if len(heap) < n:
-                            heapq.heappush(heap, _Rev(key))
-                        elif key < heap[0].key:
-                            heapq.heapreplace(heap, _Rev(key))
-        return {item: (c[0], c[1], sorted(r.key for r in first.get(item, []))) for item, c in counts.items()}
+                            heapq.heappush(heap, Reversed(key))
+                        elif key < heap[0].value:
+                            heapq.heapreplace(heap, Reversed(key))
+        return {item: (c[0], c[1], sorted(r.value for r in first.get(item, []))) for item, c in counts.items()}
 
     def unscored(self, scorer: str, n: int) -> list[Verdict]:
         return self._verdicts("AND v.scorer = ? AND v.score IS NULL ORDER BY d.position LIMIT ?", (scorer, n))

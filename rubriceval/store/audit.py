@@ -26,7 +26,8 @@ from rubriceval.store.audit_models import (GROUND_TRUTH_FIELD, SAMPLE_LEVEL, Aud
 from rubriceval.store.append_only import make_append_only
 from rubriceval.store.audit_queue import QueueRows, human_text, queue_query, queue_row
 from rubriceval.store.corrections import apply_corrections, context_marks, with_provenance
-from rubriceval.store.db import Database, display_location, is_server_url, store_target
+from rubriceval.store.db import Database
+from rubriceval.store.location import display_location, is_server_url, store_target
 from rubriceval.store.runs import RunStore, row_to_verdict
 from rubriceval.store.turn_audit import (TURN_AUDIT_APPEND_ONLY, TURN_AUDIT_SCHEMA, TurnVerdict, save_turn_verdict,
                                          turn_verdicts)

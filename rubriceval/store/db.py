@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rubriceval.errors import RubricEvalError
-from rubriceval.store.location import display_location, is_server_url, store_target  # noqa: F401 (re-exported)
+from rubriceval.store.location import display_location, is_server_url
 
 # The error both engines raise for a broken PRIMARY KEY/UNIQUE constraint (PostgreSQL's is re-raised as this).
 IntegrityError = sqlite3.IntegrityError

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from rubriceval.store.db import is_server_url
+from rubriceval.store.location import is_server_url
 
 # Errors a statement refused by the database raises (a trigger's RAISE, a constraint), on either engine.
 try:

@@ -37,7 +37,7 @@ from rubriceval.judge.client import JudgeClient
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.schema import Example, Rubric
 from rubriceval.scoring.rubric_scorer import score_rubric
-from rubriceval.store.db import display_location, store_target
+from rubriceval.store.location import display_location, store_target
 from rubriceval.store.location import folder_beside_store
 from rubriceval.trust.agreement import AgreementReport, agreement_from_verdicts
 from rubriceval.trust.human_scores import SCALE, AuditedItem, audited_items

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 from rubriceval.judge.client import JudgeClient
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.schema import Rubric
-from rubriceval.store.db import store_target
+from rubriceval.store.location import store_target
 from rubriceval.store.location import folder_beside_store
 from rubriceval.trust.agreement import AgreementReport, agreement_from_verdicts
 from rubriceval.trust.calibrate import CalibrationError, _score_all, next_version, rubric_yaml, split_holdout

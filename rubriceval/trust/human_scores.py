@@ -25,7 +25,7 @@ from rubriceval.data.io import _read_records
 from rubriceval.data.sample import Sample
 from rubriceval.errors import DatasetError, RubricEvalError
 from rubriceval.store.audit import AuditStore
-from rubriceval.store.db import store_target
+from rubriceval.store.location import store_target
 from rubriceval.store.runs import RunInfo
 from rubriceval.store.team import TeamStore
 from rubriceval.store.team_adjudication import final_labels, review_modes

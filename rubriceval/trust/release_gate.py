@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from rubriceval.errors import RubricEvalError
 from rubriceval.i18n import Message, msg
 from rubriceval.rubric.schema import Rubric
-from rubriceval.store.db import display_location, store_target
+from rubriceval.store.location import display_location, store_target
 from rubriceval.trust.bar import TrustEvidence, check_bar
 from rubriceval.trust.human_scores import audit_agreement, audited_items
 from rubriceval.trust.store import TrustStore
