@@ -135,6 +135,26 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _workers_only(pids: list[int]) -> list[int]:
+    """The pool's worker processes among a runner's children; not multiprocessing's resource tracker, which
+    ends on its own once it reads the runner's end of its pipe close (a moment after the runner has exited)."""
+    workers = []
+    for pid in pids:
+        try:
+            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                workers.append(pid)
+        except OSError:
+            pass
+    return workers
+
+
+def _gone_within(pids: list[int], seconds: float) -> bool:
+    deadline = time.time() + seconds
+    while _alive(pids) and time.time() < deadline:
+        time.sleep(0.05)
+    return not _alive(pids)
+
+
 def _alive(pids: list[int]) -> list[int]:
     alive = []
     for pid in pids:
@@ -150,9 +170,10 @@ CLI = [sys.executable, "-m", "rubriceval.cli", "run"]
 
 
 def _pooled_cli_run(tmp_path: Path, rows: int, stop_at: int, sig: int, workers: int = 2
-                    ) -> tuple[Path, dict, list[int], int]:
+                    ) -> tuple[Path, dict, list[int], list[int], int]:
     """A CLI run of `rows` rows in `workers` processes, sent `sig` once `stop_at` verdicts are stored: (store, env,
-    the runner's child processes, its exit code)."""
+    the runner's worker processes when it was signalled, those of them still running when it had exited, its exit
+    code). Its other children (multiprocessing's resource tracker) may take a moment longer to end."""
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps(_row(i), ensure_ascii=False) + "\n" for i in range(rows)), encoding="utf-8")
     store = tmp_path / "runs.sqlite"
@@ -163,9 +184,13 @@ def _pooled_cli_run(tmp_path: Path, rows: int, stop_at: int, sig: int, workers: 
     deadline = time.time() + 120
     while _count(store) < stop_at and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
-    workers = _children(proc.pid)
+    children = _children(proc.pid)
+    worker_pids = _workers_only(children)
     proc.send_signal(sig)
-    return store, env, workers, proc.wait(timeout=60)
+    code = proc.wait(timeout=60)
+    alive_at_exit = _alive(worker_pids)
+    assert _gone_within(children, 30)          # nothing the runner started outlives it for long
+    return store, env, worker_pids, alive_at_exit, code
 
 
 def _resume_and_count(store: Path, env: dict) -> tuple[int, int, str]:
@@ -183,7 +208,7 @@ def _resume_and_count(store: Path, env: dict) -> tuple[int, int, str]:
 
 @pytest.mark.skipif(not Path("/proc").exists(), reason="reads worker pids from /proc")
 def test_kill_9_of_a_pooled_run_then_resume_completes_it_exactly_once(tmp_path):
-    store, env, workers, _ = _pooled_cli_run(tmp_path, 1200, stop_at=1000, sig=signal.SIGKILL)
+    store, env, workers, _, _ = _pooled_cli_run(tmp_path, 1200, stop_at=1000, sig=signal.SIGKILL)
     deadline = time.time() + 30                      # the workers see their runner gone and exit
     while _alive(workers) and time.time() < deadline:
         time.sleep(0.05)
@@ -200,8 +225,9 @@ def test_ctrl_c_stops_a_run_within_a_window_and_resume_finishes_it(tmp_path, n_w
     """SIGINT to the runner: its workers stop after the window they are writing (they ignore SIGINT themselves),
     or the runner itself does (in-process: before, no await ever yielded, so one Ctrl-C was never seen and the run
     went on to the end); the run is left interrupted, and --resume completes it."""
-    store, env, workers, code = _pooled_cli_run(tmp_path, 6000, stop_at=100, sig=signal.SIGINT, workers=n_workers)
-    assert code != 0 and not _alive(workers)
+    store, env, workers, alive_at_exit, code = _pooled_cli_run(tmp_path, 6000, stop_at=100, sig=signal.SIGINT,
+                                                               workers=n_workers)
+    assert code != 0 and len(workers) == (n_workers if n_workers > 1 else 0) and not alive_at_exit
     conn = sqlite3.connect(store)
     stored, status = conn.execute("SELECT (SELECT COUNT(*) FROM verdicts), status FROM runs WHERE name = 'big'"
                                   ).fetchone()
