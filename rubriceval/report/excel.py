@@ -53,9 +53,25 @@ def _summary_rows(data: RunData, lang: Lang) -> tuple[list[str], list[list[Any]]
 @lru_cache(maxsize=4096)
 def _evidence_cell(evidence_json: str, lang: Lang) -> str:
     """A verdict's stored evidence as the samples sheet shows it: one line per item, said in `lang`."""
-    return "\n".join(
-        f"{'✓' if e.passed else '✗' if e.passed is False else '·'} {e.item}: {evidence_text(e, lang)}"
-        + (f" 「{e.span}」" if e.span else "") for e in map(Evidence.model_validate, json.loads(evidence_json)))
+    return "\n".join(_evidence_line(e, lang) for e in json.loads(evidence_json))
+
+
+_LINES: dict[tuple[Any, ...], str] = {}      # an evidence item's line without its span (rows differ by their spans)
+
+
+def _evidence_line(item: dict[str, Any], lang: Lang) -> str:
+    """One evidence item's line: its mark, id and text said in `lang` (validated and said once per distinct item,
+    not per row), then the span it quotes."""
+    key = (lang, item.get("item"), item.get("passed"), item.get("detail"), repr(item.get("message")))
+    line = _LINES.get(key)
+    if line is None:
+        if len(_LINES) >= 4096:
+            _LINES.clear()
+        e = Evidence.model_validate({**item, "span": None})
+        mark = "✓" if e.passed else "✗" if e.passed is False else "·"
+        line = _LINES[key] = f"{mark} {e.item}: {evidence_text(e, lang)}"
+    span = item.get("span")
+    return line + (f" 「{span}」" if span else "")
 
 
 @lru_cache(maxsize=1024)
@@ -75,18 +91,17 @@ def _sample_rows(data: RunData, lang: Lang) -> tuple[list[str], Iterator[list[An
     verdict_marks = {True: t("passed", lang), False: t("failed", lang)}
 
     def rows() -> Iterator[list[Any]]:
-        # Every stored verdict row with its sample, a chunk at a time; the evidence and usage columns are read and
-        # said once per distinct value (many rows share them), not through a Verdict per row.
-        for chunk in data.source.row_chunks():
-            for r, s in chunk:
-                passed, score = r["passed"], r["score"]
-                calls, tokens, cost = _usage_cells(r["usage_json"])
-                yield [r["sample_id"], names.get(r["scorer"], r["scorer"]),
-                       kinds.get(r["kind"]) or t(f"kind_{r['kind']}", lang), score,
+        # Every verdict's shown columns with its sample's shown fields, a chunk at a time; the evidence and usage
+        # columns are read and said once per distinct value (many rows share them), not through a Verdict per row.
+        for chunk in data.source.sheet_rows():
+            for (sample_id, scorer, kind, score, passed, unscored_kind, unscored_reason, feedback, evidence_json,
+                 usage_json, _), s in chunk:
+                calls, tokens, cost = _usage_cells(usage_json)
+                yield [sample_id, names.get(scorer, scorer), kinds.get(kind) or t(f"kind_{kind}", lang), score,
                        None if passed is None else verdict_marks[bool(passed)],
-                       r["unscored_kind"] or ("error" if score is None else ""), r["unscored_reason"] or "",
-                       r["feedback"], _evidence_cell(r["evidence_json"], lang),
-                       s.question, s.answer, s.ground_truth, ", ".join(s.tags), s.intent, calls, tokens, cost]
+                       unscored_kind or ("error" if score is None else ""), unscored_reason or "", feedback,
+                       _evidence_cell(evidence_json, lang), s.question, s.answer, s.ground_truth, ", ".join(s.tags),
+                       s.intent, calls, tokens, cost]
     wrapped = [6, 7, 8, 9, 10, 11]   # reasons, feedback, evidence, question, answer, ground truth
     return headers, rows(), wrapped
 
