@@ -13,6 +13,7 @@ file twice — after a crash, or `collect` run again — changes nothing:
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -38,8 +39,12 @@ class IngestCounts(BaseModel):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
-def answer_for(line: OutputLine, prices: tuple[float, float]) -> Answer | None:
-    """The stored answer for one result line; None when the line names no request."""
+Prices = tuple[float, float] | Callable[[str], tuple[float, float]]     # USD per 1M tokens, or per custom_id
+
+
+def answer_for(line: OutputLine, prices: Prices) -> Answer | None:
+    """The stored answer for one result line; None when the line names no request. `prices`: the batch price, or
+    a function of the custom_id giving it (an offline output file of a panel's run may hold any judge's lines)."""
     if line.custom_id is None:
         return None
     if line.malformed or (line.status_code in FINAL_STATUSES):
@@ -50,12 +55,14 @@ def answer_for(line: OutputLine, prices: tuple[float, float]) -> Answer | None:
     usage = line.body.get("usage") if isinstance(line.body.get("usage"), dict) else {}
     prompt_tokens = int(usage.get("prompt_tokens") or 0)
     completion_tokens = int(usage.get("completion_tokens") or 0)
+    if callable(prices):
+        prices = prices(line.custom_id)
     return Answer(custom_id=line.custom_id, reply={"completion": line.body}, prompt_tokens=prompt_tokens,
                   completion_tokens=completion_tokens,
                   cost_usd=(prompt_tokens * prices[0] + completion_tokens * prices[1]) / 1e6)
 
 
-def ingest(batches: BatchStore, run_id: str, path: Path, prices: tuple[float, float]) -> IngestCounts:
+def ingest(batches: BatchStore, run_id: str, path: Path, prices: Prices) -> IngestCounts:
     """Store every result line of one output or error file (streamed; a chunk of lines per transaction)."""
     counts = IngestCounts()
     pending: list[Answer] = []
@@ -78,11 +85,14 @@ def ingest(batches: BatchStore, run_id: str, path: Path, prices: tuple[float, fl
     return counts
 
 
-def poll(batches: BatchStore, provider: BatchProvider, run_id: str) -> list[tuple[BatchFile, str]]:
-    """Ask the provider about every submitted batch of the run not collected yet; store and return the states."""
+def poll(batches: BatchStore, provider: BatchProvider, run_id: str, endpoint: str = ""
+         ) -> list[tuple[BatchFile, str]]:
+    """Ask the provider about every submitted batch of the run (of `endpoint`, for a panel's run) not collected
+    yet; store and return the states."""
     states = []
     for batch_file in batches.files(run_id):
-        if batch_file.target != "provider" or batch_file.batch_id is None or batch_file.collected:
+        if batch_file.target != "provider" or batch_file.batch_id is None or batch_file.collected \
+                or batch_file.endpoint != endpoint:
             continue
         info = provider.retrieve(batch_file.batch_id)
         batches.update_file(run_id, batch_file.file_no, status=info.status, counts=info.request_counts,
@@ -93,10 +103,11 @@ def poll(batches: BatchStore, provider: BatchProvider, run_id: str) -> list[tupl
 
 
 def refresh_provider_files(batches: BatchStore, provider: BatchProvider, run_id: str, directory: Path,
-                           prices: tuple[float, float]) -> IngestCounts:
-    """Poll every submitted batch of the run; read the results of those that finished, once."""
+                           prices: tuple[float, float], endpoint: str = "") -> IngestCounts:
+    """Poll every submitted batch of the run (of `endpoint`); read the results of those that finished, once, each
+    reply priced at `prices` (that endpoint's batch price)."""
     counts = IngestCounts()
-    for batch_file, status in poll(batches, provider, run_id):
+    for batch_file, status in poll(batches, provider, run_id, endpoint):
         if status in TERMINAL:
             counts.add(_read_results(batches, provider, run_id, batch_file, batch_file.output_file_id,
                                      batch_file.error_file_id, directory, prices))
@@ -109,7 +120,7 @@ def refresh_provider_files(batches: BatchStore, provider: BatchProvider, run_id:
 
 def _read_results(batches: BatchStore, provider: BatchProvider, run_id: str, batch_file: BatchFile,
                   output_file_id: str | None, error_file_id: str | None, directory: Path,
-                  prices: tuple[float, float]) -> IngestCounts:
+                  prices: Prices) -> IngestCounts:
     counts = IngestCounts()
     stem = Path(batch_file.path).stem
     for file_id, suffix in ((output_file_id, "output"), (error_file_id, "errors")):
@@ -119,7 +130,7 @@ def _read_results(batches: BatchStore, provider: BatchProvider, run_id: str, bat
     return counts
 
 
-def collect_offline(batches: BatchStore, run_id: str, source: Path, prices: tuple[float, float]) -> IngestCounts:
+def collect_offline(batches: BatchStore, run_id: str, source: Path, prices: Prices) -> IngestCounts:
     """Read an offline runner's output (a JSONL file, or every JSONL file of a directory but this run's request
     files). A request file whose requests appear in the output is settled: its requests without a line failed."""
     ours = {Path(f.path).resolve() for f in batches.files(run_id)}

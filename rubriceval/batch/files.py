@@ -9,6 +9,7 @@ A file is written as `NAME.part` and renamed when complete, so a file with its f
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -21,6 +22,13 @@ from rubriceval.errors import RubricEvalError
 from rubriceval.store.batches import RequestRow
 
 ENDPOINT = "/v1/chat/completions"
+_UNSAFE = re.compile(r"[^\w.\-]+")
+MAX_PART = 48
+
+
+def safe_part(text: object) -> str:
+    """A piece of a custom_id or file name: letters, digits, _ . - only (the rest become _), at most 48 chars."""
+    return _UNSAFE.sub("_", str(text))[:MAX_PART] or "_"
 
 
 class WrittenFile(BaseModel):
@@ -39,14 +47,18 @@ class RequestFileWriter:
     `max_requests` lines or `max_bytes` bytes; `on_file(WrittenFile)` is called for each finished file."""
 
     def __init__(self, directory: Path, prefix: str, *, max_requests: int, max_bytes: int,
-                 on_file: Callable[[WrittenFile], None], first_number: int = 1):
+                 on_file: Callable[[WrittenFile], None], first_number: int = 1,
+                 numbers: Iterator[int] | None = None):
+        """numbers: file numbers shared with other writers of the same run (a panel's endpoints write side by
+        side); default first_number, first_number + 1, …"""
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.prefix = prefix
         self.max_requests = max_requests
         self.max_bytes = max_bytes
         self.on_file = on_file
-        self.number = first_number
+        self._numbers = numbers if numbers is not None else itertools.count(first_number)
+        self.number = 0
         self.written = 0
         self._handle = None
         self._path: Path | None = None
@@ -62,6 +74,7 @@ class RequestFileWriter:
                                          or self._bytes + len(line) > self.max_bytes):
             self._finish()
         if self._handle is None:
+            self.number = next(self._numbers)
             self._path = self.directory / f"{self.prefix}-{self.number:03d}.jsonl"
             self._handle = open(self._path.with_suffix(".jsonl.part"), "wb")
         self._handle.write(line)
@@ -77,7 +90,6 @@ class RequestFileWriter:
         os.replace(self._path.with_suffix(".jsonl.part"), self._path)
         self.on_file(WrittenFile(path=str(self._path), requests=self._rows, n_bytes=self._bytes))
         self._handle, self._rows, self._bytes = None, [], 0
-        self.number += 1
 
     def close(self) -> None:
         if self._handle is not None:

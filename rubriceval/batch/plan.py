@@ -4,9 +4,11 @@ by the online client's `chat_body`, and nothing the judge cache already answers 
 """
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import NamedTuple
 
+from rubriceval.batch.endpoints import RUN_JUDGE, RunJudges
+from rubriceval.batch.files import safe_part
 from rubriceval.data.sample import Sample
 from rubriceval.judge.cache import CallCache
 from rubriceval.judge.client import chat_body
@@ -15,50 +17,75 @@ from rubriceval.planning import planned_judge_calls
 from rubriceval.rubric.schema import Rubric
 from rubriceval.store.batches import RequestRow
 
-_UNSAFE = re.compile(r"[^\w.\-]+")
-MAX_PART = 48
-
-
-def _part(text: object) -> str:
-    return _UNSAFE.sub("_", str(text))[:MAX_PART] or "_"
-
-
 class CustomIds:
-    """custom_id = run/sample/scorer/item/seed/round, unique within the run (a repeat in a round gets #n)."""
+    """custom_id = run/sample/scorer/item/seed/round, unique within the run (a repeat in a round gets #n); a panel
+    judge's request says which judge after the item: run/sample/scorer/item/j<judge>/seed/round."""
 
     def __init__(self, run_id: str, round_no: int):
         self.run_id = run_id
         self.round_no = round_no
         self._taken: dict[str, int] = {}
 
-    def __call__(self, sample_id: str, scorer: str, item: str, seed: int | None) -> str:
-        base = "/".join([self.run_id, _part(sample_id), _part(scorer), _part(item), f"s{seed}", f"r{self.round_no}"])
+    def __call__(self, sample_id: str, scorer: str, item: str, seed: int | None, judge: str = RUN_JUDGE) -> str:
+        judge_part = [f"j{safe_part(judge)}"] if judge != RUN_JUDGE else []
+        base = "/".join([self.run_id, safe_part(sample_id), safe_part(scorer), safe_part(item), *judge_part,
+                         f"s{seed}", f"r{self.round_no}"])
         n = self._taken.get(base, 0)
         self._taken[base] = n + 1
         return base if n == 0 else f"{base}#{n}"
 
+    @staticmethod
+    def judge_part(custom_id: str) -> str | None:
+        """The (file-name-safe) panel judge a custom_id names, None for the run's judge."""
+        parts = custom_id.split("/")
+        return parts[4][1:] if len(parts) == 7 and parts[4].startswith("j") else None
+
+
+class PlannedRequest(NamedTuple):
+    """A request for a round's files: for which endpoint (rubriceval/batch/endpoints.py), its row and its body."""
+
+    endpoint: str
+    row: RequestRow
+    body: dict
+
 
 def first_round(windows: Iterable[list[Sample]], rubrics: list[Rubric], metrics: list[str], config: JudgeConfig,
-                cache: CallCache | None, ids: CustomIds) -> Iterator[tuple[RequestRow, dict]]:
+                cache: CallCache | None, ids: CustomIds, judges: RunJudges | None = None
+                ) -> Iterator[PlannedRequest]:
     """The planner's calls that can be asked now, a window of samples at a time: exact (a second step waits for
-    its first step's answer), not in the judge cache, each distinct call once."""
+    its first step's answer), not in the judge cache, each distinct call once. `judges`: a panel's run plans every
+    panel judge's rubric calls (the planner's own panel planning) and says whose each call is."""
+    judges = judges or RunJudges(config)
     seen: set[str] = set()
     for samples in windows:
-        for call in planned_judge_calls(samples, rubrics, metrics, config, cache=cache):
+        for call in planned_judge_calls(samples, rubrics, metrics, config, cache=cache, panel=judges.panel):
             if not call.exact:
                 continue
             key = call.key()
             if key in seen or (cache is not None and key in cache):
                 continue
             seen.add(key)
+            judge = judges.judge_of(call.kind, call.config)
             body, _ = chat_body(call.config, call.messages, call.json_schema, call.schema_name, call.options)
-            yield RequestRow(custom_id=ids(call.sample_id, call.scorer, call.item, call.config.seed), key=key,
-                             sample_id=call.sample_id, scorer=call.scorer, item=call.item,
-                             seed=call.config.seed), body
+            yield PlannedRequest(judges.endpoint_of(judge), RequestRow(
+                custom_id=ids(call.sample_id, call.scorer, call.item, call.config.seed, judge), key=key,
+                sample_id=call.sample_id, scorer=call.scorer, item=call.item, seed=call.config.seed), body)
 
 
-def wanted_requests(wanted: Iterable, ids: CustomIds) -> Iterator[tuple[RequestRow, dict]]:
-    """Rows for the calls a replay pass found still wanted (`replay.WantedCall`)."""
+def wanted_requests(wanted: Iterable, ids: CustomIds, judges: RunJudges) -> Iterator[PlannedRequest]:
+    """Rows for the calls a replay pass found still wanted (`replay.WantedCall`), each to its judge's endpoint."""
     for call in wanted:
-        yield RequestRow(custom_id=ids(call.sample_id, call.scorer, call.item, call.seed), key=call.key,
-                         sample_id=call.sample_id, scorer=call.scorer, item=call.item, seed=call.seed), call.body
+        yield PlannedRequest(judges.endpoint_of(call.judge), RequestRow(
+            custom_id=ids(call.sample_id, call.scorer, call.item, call.seed, call.judge), key=call.key,
+            sample_id=call.sample_id, scorer=call.scorer, item=call.item, seed=call.seed), call.body)
+
+
+def prices_by_custom_id(judges: RunJudges) -> Callable[[str], tuple[float, float]]:
+    """custom_id → the batch price of the judge it names (an offline output file of a panel's run may hold any
+    judge's lines)."""
+    by_part = {safe_part(name): config.batch_prices() for name, config in judges.configs.items() if name != RUN_JUDGE}
+    default = judges.configs.get(RUN_JUDGE, next(iter(judges.configs.values()))).batch_prices()
+
+    def prices(custom_id: str) -> tuple[float, float]:
+        return by_part.get(CustomIds.judge_part(custom_id) or "", default)
+    return prices

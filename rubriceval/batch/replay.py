@@ -10,7 +10,8 @@ post) and the scorer is stopped there (`BatchPending`): its unit waits for the n
 round's results by the scorers themselves, exactly as they would ask it online.
 
 With `online=` (`batch collect --finish-online`) a call with no reply is made online instead, through the given
-client (same settings, same cache).
+client (same settings, same cache). A panel's run has one BatchJudge per panel judge (its own settings, and its
+own online client: the judges may sit at different providers), all answered from the same book.
 """
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ class WantedCall(BaseModel):
     item: str
     seed: int | None
     body: dict
+    judge: str = ""                  # the panel judge asking (its endpoint gets the request); "" the run's judge
 
 
 def stored_reply(raw: dict, config: JudgeConfig, body_schema: dict | None, options: CallOptions | None
@@ -84,9 +86,14 @@ class ReplayBook:
 class BatchJudge(JudgeClient):
     """A JudgeClient answered from a batch run's collected replies; see the module docstring."""
 
-    def __init__(self, config: JudgeConfig, book: ReplayBook, stats: CallStats | None = None):
+    def __init__(self, config: JudgeConfig, book: ReplayBook, stats: CallStats | None = None, *, judge: str = "",
+                 online: JudgeClient | None = None):
+        """judge: the panel judge this is ("" the run's judge); online: the client that makes its calls without a
+        reply online (--finish-online; default the book's)."""
         super().__init__(config, base_url=_no_connection, cache=book.cache, stats=stats)
         self.book = book
+        self.judge = judge
+        self.online = online if online is not None else book.online
 
     async def complete(self, messages: list[dict], *, json_schema: dict | None = None, schema_name: str = "verdict",
                        cache_tag: str = "", use_cache: bool = True,
@@ -108,8 +115,8 @@ class BatchJudge(JudgeClient):
             return await super().complete(messages, json_schema=json_schema, schema_name=schema_name,
                                           cache_tag=cache_tag, use_cache=use_cache,
                                           **({"options": options} if options is not None else {}))
-        if book.online is not None:
-            variant = copy.copy(book.online)        # shares connection, cache and counters; this call's settings
+        if self.online is not None:
+            variant = copy.copy(self.online)        # shares connection, cache and counters; this call's settings
             variant.config = self.config
             return await variant.complete(messages, json_schema=json_schema, schema_name=schema_name,
                                           cache_tag=cache_tag, use_cache=use_cache,
@@ -119,7 +126,7 @@ class BatchJudge(JudgeClient):
             body, _ = chat_body(self.config, messages, json_schema, schema_name, options)
             book.wanted[key] = WantedCall(key=key, sample_id=sample_id, scorer=scorer,
                                           item=item_of(cache_tag, schema_name, scorer), seed=self.config.seed,
-                                          body=body)
+                                          body=body, judge=self.judge)
         raise BatchPending(key)
 
 

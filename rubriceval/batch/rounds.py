@@ -15,23 +15,26 @@ import asyncio
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from rubriceval.batch.collect import IngestCounts, collect_offline, refresh_provider_files
-from rubriceval.batch.plan import CustomIds, first_round, wanted_requests
+from rubriceval.batch.endpoints import RUN_JUDGE, RunJudges, check_providers, judges_of_run
+from rubriceval.batch.plan import CustomIds, first_round, prices_by_custom_id, wanted_requests
 from rubriceval.batch.provider import BatchProvider
 from rubriceval.batch.replay import CURRENT_UNIT, BatchJudge, BatchPending, ReplayBook, WantedCall
 from rubriceval.batch.submit import submit_files, write_round
 from rubriceval.data.sample import Sample
 from rubriceval.errors import RubricEvalError
 from rubriceval.judge.cache import CallCache
-from rubriceval.judge.client import JudgeClient
+from rubriceval.judge.client import CallStats, JudgeClient
 from rubriceval.judge.config import JudgeConfig, default_cache_dir
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.schema import Rubric
 from rubriceval.metric_config import stored_metric_options
 from rubriceval.runner import judge_rubric, score_metrics
+from rubriceval.scoring.panel import JudgePanel
 from rubriceval.store.batches import BatchStore, RequestCounts
 from rubriceval.store.runs import RunStore, rubrics_from_run
 from rubriceval.store.location import folder_beside_store
@@ -63,12 +66,11 @@ class BatchRun:
     """One run judged through batches: its stores, judge settings, files directory and provider (None offline)."""
 
     def __init__(self, runs: RunStore, run_id: str, config: JudgeConfig, *, directory: Path, offline: bool,
-                 embedder: object = None, embedder_config: object = None, workers: int = 1):
+                 embedder: object = None, embedder_config: object = None, workers: int = 1, panel: Any = None):
         """embedder: for metrics that embed text (called online); embedder_config: the same for worker processes
-        (`workers` > 1 replays big runs in that many processes, see batch/parallel.py)."""
-        if not offline and not config.base_url:
-            raise RubricEvalError("the Batch API needs a provider: set judge.base_url (or --judge-base-url)",
-                                  field="judge.base_url", hint="or write files for an offline runner: --batch-file DIR")
+        (`workers` > 1 replays big runs in that many processes, see batch/parallel.py); panel: the run's judge
+        panel (`PanelConfig`) with its keys (default: the panel the run stored, keys from `config` or each
+        judge's api_key_env)."""
         self.runs = runs
         self.batches = BatchStore(runs)
         self.run_id = run_id
@@ -85,14 +87,42 @@ class BatchRun:
         self.metrics = [m for m in ordered if m in metrics] + [m for m in metrics if m not in ordered]
         # The standard metrics' options the run was started with (--metric-option): scored as an online run would be.
         self.metric_options = stored_metric_options(runs.run_info(run_id).config.metric_options, run_id)
+        self.judges = judges_of_run(config, runs.run_info(run_id).config.panel, self.metrics, panel)
+        if not offline:
+            check_providers(self.judges)
         self.cache = CallCache(config.cache_path or default_cache_dir() / "judge_cache.sqlite") if config.cache \
             else None
-        self.provider = None if offline else BatchProvider(config.base_url, config.api_key,
-                                                           timeout_s=max(config.timeout_s, 300.0))
+        # One provider client per endpoint (a panel's judges may sit at different providers, with their own keys).
+        self.providers = {} if offline else {
+            e.name: BatchProvider(e.config.base_url, e.config.api_key, timeout_s=max(e.config.timeout_s, 300.0))
+            for e in self.judges.endpoints}
+
+    @property
+    def provider(self) -> BatchProvider | None:
+        """The provider of a run with one endpoint (None offline)."""
+        return next(iter(self.providers.values())) if len(self.providers) == 1 else None
+
+    def submit_written(self) -> list[str]:
+        """Upload and create batches for the files not submitted yet, at each one's endpoint; the new batch ids."""
+        return [batch_id for endpoint in self.judges.endpoints if endpoint.name in self.providers
+                for batch_id in submit_files(self.batches, self.providers[endpoint.name], self.run_id,
+                                             endpoint.config, endpoint.name)]
+
+    def online_judges(self, only: list[str] | None = None) -> dict[str, JudgeClient]:
+        """Online clients for `batch collect --finish-online`: every judge's, or only those named (panel judges)."""
+        from rubriceval.backends import make_judge
+
+        unknown = [name for name in only or [] if name not in self.judges.configs]
+        if unknown:
+            raise RubricEvalError(f"no panel judge named '{unknown[0]}' in this run",
+                                  field="--finish-online-judge",
+                                  hint=f"its judges: {', '.join(n for n in self.judges.configs if n) or '(no panel)'}")
+        return {name: make_judge(config, announce=False) for name, config in self.judges.configs.items()
+                if only is None or name in only}
 
     def close(self) -> None:
-        if self.provider is not None:
-            self.provider.close()
+        for provider in self.providers.values():
+            provider.close()
         if self.cache is not None:
             self.cache.close()
 
@@ -110,35 +140,39 @@ class BatchRun:
                 yield samples
 
         requests = first_round(windows(), self.rubrics, self.metrics, self.config, self.cache,
-                               CustomIds(self.run_id, 1))
-        report.submitted = write_round(self.batches, self.run_id, 1, requests, self.directory, self.config,
+                               CustomIds(self.run_id, 1), self.judges)
+        report.submitted = write_round(self.batches, self.run_id, 1, requests, self.directory, self.judges,
                                        offline=self.offline)
         report.timings["plan_and_write_s"] = time.perf_counter() - started
-        if self.provider is not None:
+        if self.providers:
             started = time.perf_counter()
-            report.new_batches = submit_files(self.batches, self.provider, self.run_id, self.config)
+            report.new_batches = self.submit_written()
             report.timings["submit_s"] = time.perf_counter() - started
         self.runs.set_status(self.run_id, BATCH_STATUS, {"batch": {"units_total": report.units_total}})
         report.requests = self.batches.counts(self.run_id)
         return report
 
     # -- later rounds ---------------------------------------------------------------------------------------------
-    async def collect(self, *, source: Path | None = None, finish_online: JudgeClient | None = None,
+    async def collect(self, *, source: Path | None = None,
+                      finish_online: JudgeClient | dict[str, JudgeClient] | None = None,
                       submit: bool = True) -> RoundReport:
         """Read what has finished, save the verdicts it completes, and ask the calls still wanted (a new round, or
-        online through `finish_online`)."""
+        online through `finish_online`: a client for a run without panel, else judge name → client, only for the
+        judges to finish online — the others' calls go to a new round)."""
         report = RoundReport()
-        prices = self.config.batch_prices()
         started = time.perf_counter()
-        if self.provider is not None:
-            submit_files(self.batches, self.provider, self.run_id, self.config)      # a submit a crash cut short
-            report.read = refresh_provider_files(self.batches, self.provider, self.run_id, self.directory, prices)
+        if self.providers:
+            self.submit_written()                                        # a submit a crash cut short
+            for endpoint in self.judges.endpoints:
+                report.read.add(refresh_provider_files(self.batches, self.providers[endpoint.name], self.run_id,
+                                                       self.directory, endpoint.config.batch_prices(),
+                                                       endpoint.name))
         elif source is not None:
-            report.read = collect_offline(self.batches, self.run_id, source, prices)
+            report.read = collect_offline(self.batches, self.run_id, source, prices_by_custom_id(self.judges))
         report.timings["read_s"] = time.perf_counter() - started
         started = time.perf_counter()
         while True:
-            if finish_online is None and self._parallel():
+            if not finish_online and self._parallel():
                 from rubriceval.batch.parallel import replay_in_processes
 
                 wanted = await asyncio.to_thread(replay_in_processes, self, report, self.workers)
@@ -153,11 +187,12 @@ class BatchRun:
         round_no = self.batches.current_round(self.run_id) + 1
         if asked and submit:
             ids = CustomIds(self.run_id, round_no)
-            report.submitted = write_round(self.batches, self.run_id, round_no, wanted_requests(asked, ids),
-                                           self.directory, self.config, offline=self.offline)
+            report.submitted = write_round(self.batches, self.run_id, round_no,
+                                           wanted_requests(asked, ids, self.judges), self.directory, self.judges,
+                                           offline=self.offline)
             self.batches.retire(self.run_id, [call.key for call in asked])
-            if self.provider is not None:
-                report.new_batches = submit_files(self.batches, self.provider, self.run_id, self.config)
+            if self.providers:
+                report.new_batches = self.submit_written()
         report.timings["next_round_s"] = time.perf_counter() - started
         report.round = self.batches.current_round(self.run_id)
         report.requests = self.batches.counts(self.run_id)
@@ -194,13 +229,13 @@ class BatchRun:
                 asked.append(call)
         return asked, gave_up
 
-    async def replay(self, report: RoundReport, finish_online: JudgeClient | None = None,
+    async def replay(self, report: RoundReport, finish_online: JudgeClient | dict[str, JudgeClient] | None = None,
                      shard: tuple[int, int] | None = None) -> list[WantedCall]:
         """Every judgment without a verdict, through its scorer with the collected replies; saves the finished
         ones and returns the calls still wanted. Samples are read and judgments replayed a window at a time;
         `shard` (i, n): only every n-th window from the i-th (one of n processes)."""
-        book = ReplayBook(self.batches, self.run_id, self.cache, online=finish_online)
-        judge = BatchJudge(self.config, book)
+        book = ReplayBook(self.batches, self.run_id, self.cache)
+        judge, panel = self._replay_judges(book, finish_online)
         report.units_total = report.units_done = 0
         loop = asyncio.get_running_loop()
         previous_handler = loop.get_exception_handler()
@@ -219,15 +254,33 @@ class BatchRun:
                         if todo:
                             units.append((sample, input_hash, rubric, [n for n in names if n in todo]))
                 if units:
-                    await self._replay_window(units, judge, report)
+                    await self._replay_window(units, judge, panel, report)
         finally:
             loop.set_exception_handler(previous_handler)
             book.flush_cache()
         return list(book.wanted.values())
 
-    async def _replay_window(self, units: list[Unit], judge: BatchJudge, report: RoundReport) -> None:
+    def _replay_judges(self, book: ReplayBook, finish_online: JudgeClient | dict[str, JudgeClient] | None
+                       ) -> tuple[BatchJudge, JudgePanel | None]:
+        """The run's judge and, for a panel's run, the panel — each judge answered from the book, as the online
+        run's judge and panel (same settings, names, min_scored), so the same scorers make the same verdicts."""
+        online = finish_online if isinstance(finish_online, dict) else (
+            {} if finish_online is None else {RUN_JUDGE: finish_online})
+        if self.judges.is_panel and set(online) - set(self.judges.configs):
+            raise ValueError("a panel's run finishes online with a client per judge name (BatchRun.online_judges)")
+        stats = CallStats()
+        judge = BatchJudge(self.judges.configs.get(RUN_JUDGE, self.config), book, stats,
+                           online=online.get(RUN_JUDGE))
+        if not self.judges.is_panel:
+            return judge, None
+        members = [(j.name, BatchJudge(self.judges.configs[j.name], book, stats, judge=j.name,
+                                       online=online.get(j.name))) for j in self.judges.panel.judges]
+        return judge, JudgePanel(members, min_scored=self.judges.min_scored)
+
+    async def _replay_window(self, units: list[Unit], judge: BatchJudge, panel: JudgePanel | None,
+                             report: RoundReport) -> None:
         before = asyncio.all_tasks()
-        results = await asyncio.gather(*(self._unit(sample, rubric, names, judge)
+        results = await asyncio.gather(*(self._unit(sample, rubric, names, judge, panel)
                                          for sample, _, rubric, names in units))
         # Calls a stopped unit's sibling tasks still make are recorded too: let them finish before going on.
         while any(not task.done() for task in asyncio.all_tasks() - before):
@@ -239,12 +292,12 @@ class BatchRun:
         report.units_done += len(finished)
         judge.book.flush_cache()
 
-    async def _unit(self, sample: Sample, rubric: Rubric | None, names: list[str], judge: BatchJudge
-                    ) -> list[Verdict] | None:
+    async def _unit(self, sample: Sample, rubric: Rubric | None, names: list[str], judge: BatchJudge,
+                    panel: JudgePanel | None) -> list[Verdict] | None:
         CURRENT_UNIT.set((sample.id, rubric.id if rubric is not None else names[0]))
         try:
             if rubric is not None:
-                return [await judge_rubric(rubric, sample, judge)]
+                return [await judge_rubric(rubric, sample, judge, panel)]
             return await score_metrics(sample, names, judge=judge, embedder=self.embedder,
                                        options=self.metric_options)
         except BatchPending:
@@ -254,22 +307,24 @@ class BatchRun:
 def start_batch_run(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], *, store: RunStore,
                     judge_config: JudgeConfig, directory: Path | None = None, offline: bool = False,
                     embedder_config: object = None, name: str | None = None, dataset_path: str = "",
-                    rubrics_path: str = "", metric_options: object = None) -> tuple[BatchRun, RoundReport]:
+                    rubrics_path: str = "", metric_options: object = None,
+                    panel_config: Any = None) -> tuple[BatchRun, RoundReport]:
     """A new run judged through batches: created like an online run (`api.start_run`), round 1 written and (unless
     `offline`) submitted. Files go to `directory` (default: batches/<run id> beside the store file; out/batches/<run
     id> for a PostgreSQL store). Close the returned BatchRun when done; later, `collect` it (a new BatchRun over the
     same run id works after a restart).
     metric_options: the standard metrics' `MetricOptions` (None: defaults), stored with the run and read back by
-    every BatchRun over it."""
+    every BatchRun over it.
+    panel_config: a `PanelConfig` whose judges judge the rubrics (the judge then serves the metrics), as online:
+    each judge's calls go to its own endpoint's files and batches (rubriceval/batch/endpoints.py)."""
     from rubriceval.api import start_run
 
-    if not offline and not judge_config.base_url:
-        raise RubricEvalError("the Batch API needs a provider: set judge.base_url (or --judge-base-url)",
-                              field="judge.base_url", hint="or write files for an offline runner: --batch-file DIR")
+    if not offline:          # refused before the run is created
+        check_providers(RunJudges(judge_config, panel_config, needs_run_judge=bool(metrics)))
     run_id, rubrics = start_run(samples, rubrics, metrics, store=store, judge_config=judge_config,
                                 embedder_config=embedder_config, name=name, dataset_path=dataset_path,
-                                rubrics_path=rubrics_path, metric_options=metric_options)
-    batch_run = BatchRun(store, run_id, judge_config, offline=offline,
+                                rubrics_path=rubrics_path, metric_options=metric_options, panel_config=panel_config)
+    batch_run = BatchRun(store, run_id, judge_config, offline=offline, panel=panel_config,
                          directory=directory or folder_beside_store(store.path) / "batches" / run_id)
     return batch_run, batch_run.submit_first_round()
 

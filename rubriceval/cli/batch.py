@@ -42,6 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="an offline runner's output JSONL (file, or every JSONL file in a directory)")
     c.add_argument("--finish-online", action="store_true",
                    help="make every call still without a reply (failed, expired, next step) online now")
+    c.add_argument("--finish-online-judge", action="append", default=[], metavar="NAME",
+                   help="a judge panel's run: finish online only this panel judge's calls (repeatable); the other "
+                        "judges' calls still without a reply go to a new batch")
     c.add_argument("--wait", action="store_true", help="keep polling and collecting until the run is complete")
     c.add_argument("--poll", type=float, default=30.0, metavar="SECONDS", help="seconds between polls with --wait")
     c.add_argument("--no-submit", action="store_true", help="read results only; do not submit a next round")
@@ -64,18 +67,18 @@ def start_batch_run(args: argparse.Namespace, store, samples, rubrics, metrics, 
 
     from rubriceval.batch import rounds
 
-    if panel is not None:
-        raise RubricEvalError("a judge panel cannot be judged through one Batch API", field="--panel",
-                              hint="run the panel online, or batch each judge as its own run")
     given = args.batch_file or args.batch_dir
     batch_run, report = rounds.start_batch_run(
         samples, rubrics, metrics, store=store, judge_config=judge_config, offline=bool(args.batch_file),
         directory=Path(given) if given else None, embedder_config=embedder_config_from(args), name=args.name,
-        dataset_path=args.dataset or "", rubrics_path=args.rubrics or "", metric_options=metric_options)
+        dataset_path=args.dataset or "", rubrics_path=args.rubrics or "", metric_options=metric_options,
+        panel_config=panel)
     try:
         info = store.run_info(batch_run.run_id)
         print(f"run {info.name} ({info.run_id}): round 1, {report.submitted} request(s) in {batch_run.directory}"
               + (f", batches {', '.join(report.new_batches)}" if report.new_batches else "") + f" · {_took(report)}")
+        for line in _endpoint_files(batch_run):
+            print(line)
         if report.submitted == 0:           # all cached, or nothing to ask a judge: verdicts now
             report = asyncio.run(batch_run.collect(source=None))
             print(_line(batch_run, report))
@@ -117,12 +120,23 @@ def _open(args: argparse.Namespace):
     return store, info, BatchRun(store, run_id, config, directory=directory, offline=offline)
 
 
-def _line(batch_run, report) -> str:
-    from rubriceval.batch.progress import progress_line
+def _endpoint_files(batch_run) -> list[str]:
+    """A panel's run: which files go to which judges (each endpoint is its own provider account and model)."""
+    if not batch_run.judges.is_panel:
+        return []
+    files = batch_run.batches.files(batch_run.run_id)
+    return [f"  judges {', '.join(n or '(metrics judge)' for n in endpoint.judges)} → {endpoint.config.short_name()}:"
+            f" {sum(f.endpoint == endpoint.name for f in files)} file(s)" for endpoint in batch_run.judges.endpoints]
+
+
+def _line(batch_run, report, *, per_endpoint: bool = False) -> str:
+    from rubriceval.batch.progress import by_endpoint, endpoint_lines, progress_line
 
     took = _took(report)
-    return progress_line(report.requests, batch_run.config, report.units_done, report.units_total,
-                         malformed=report.read.malformed) + (f" · {took}" if took else "")
+    parts = by_endpoint(batch_run.batches, batch_run.run_id, batch_run.judges)
+    return "\n".join([progress_line(report.requests, batch_run.config, report.units_done, report.units_total,
+                                    malformed=report.read.malformed, endpoints=parts) + (f" · {took}" if took else ""),
+                      *(endpoint_lines(parts) if per_endpoint else [])])
 
 
 def _took(report) -> str:
@@ -132,17 +146,21 @@ def _took(report) -> str:
 
 def cmd_status(args) -> int:
     from rubriceval.batch.collect import poll
-    from rubriceval.batch.progress import progress_line, status_table
+    from rubriceval.batch.progress import by_endpoint, endpoint_lines, progress_line, status_table
 
     store, info, batch_run = _open(args)
     try:
-        if batch_run.provider is not None:
-            poll(batch_run.batches, batch_run.provider, batch_run.run_id)
+        for endpoint in batch_run.judges.endpoints:
+            if endpoint.name in batch_run.providers:
+                poll(batch_run.batches, batch_run.providers[endpoint.name], batch_run.run_id, endpoint.name)
         print(f"run {info.name} ({info.run_id}): {info.status}")
         print(status_table(batch_run.batches.files(batch_run.run_id)))
         units_total = int((info.stats.get("batch") or {}).get("units_total") or 0)
+        parts = by_endpoint(batch_run.batches, batch_run.run_id, batch_run.judges)
         print(progress_line(batch_run.batches.counts(batch_run.run_id), batch_run.config,
-                            store.run_info(info.run_id).n_verdicts, units_total))
+                            store.run_info(info.run_id).n_verdicts, units_total, endpoints=parts))
+        for line in endpoint_lines(parts):
+            print(line)
     finally:
         batch_run.close()
     return 0
@@ -159,8 +177,9 @@ def cmd_collect(args) -> int:
         while True:
             report = asyncio.run(_collect_once(args, batch_run, source))
             if not args.quiet or report.complete:
-                print(_line(batch_run, report) + (f" · {report.submitted} request(s) in round {report.round}"
-                                                  if report.submitted else ""), file=sys.stderr)
+                print(_line(batch_run, report, per_endpoint=not args.quiet)
+                      + (f" · {report.submitted} request(s) in round {report.round}" if report.submitted else ""),
+                      file=sys.stderr)
             if report.complete or not args.wait or source is not None:
                 break
             time.sleep(args.poll)
@@ -172,19 +191,24 @@ def cmd_collect(args) -> int:
 
 
 async def _collect_once(args, batch_run, source):
-    from rubriceval.backends import make_embedder, make_judge
+    from rubriceval.backends import make_embedder
     from standard_metrics.registry import needs_embedder
 
-    online = make_judge(batch_run.config) if args.finish_online else None
+    only = args.finish_online_judge or None
+    if only and not batch_run.judges.is_panel:
+        raise RubricEvalError("--finish-online-judge names a judge of a panel; this run has one judge",
+                              field="--finish-online-judge", hint="use --finish-online")
+    # One online client per judge finishing online (a panel's judges may sit at different providers).
+    online = batch_run.online_judges(only) if (args.finish_online or only) else {}
     batch_run.workers = max(1, args.workers)
     if batch_run.metrics and needs_embedder(batch_run.metrics):
         batch_run.embedder_config = embedder_config_from(args)
         batch_run.embedder = make_embedder(batch_run.embedder_config, announce=False)
     try:
-        return await batch_run.collect(source=source, finish_online=online, submit=not args.no_submit)
+        return await batch_run.collect(source=source, finish_online=online or None, submit=not args.no_submit)
     finally:
-        if online is not None:
-            await online.close()
+        for client in online.values():
+            await client.close()
 
 
 def _summary(store, run_id: str, report) -> None:

@@ -6,6 +6,8 @@ A run judged through a Batch API (`rubriceval run --batch`) keeps, beside its ve
   batch id, status, output and error file ids, and whether its results were read (`collected`). A file goes
   written → uploaded → submitted → (the provider's states) → collected; each step is committed before the next,
   so a process killed anywhere resumes from the last committed step without creating a batch twice.
+* `batch_file_endpoints`: for a judge panel's run, the judge endpoint (rubriceval/batch/endpoints.py) a file is
+  uploaded to; a file without a row goes to the run's one judge.
 * `batch_requests`: one row per request sent: its custom_id (run/sample/scorer/item/seed/round), the judge-cache
   key of the call (the same key the online call has), and its state: `queued` (in a file not yet submitted),
   `submitted`, `answered` (the reply, or a final error, is stored), `failed` / `expired` (no reply: asked again in
@@ -42,6 +44,9 @@ CREATE TABLE IF NOT EXISTS batch_requests (
 );
 CREATE INDEX IF NOT EXISTS batch_requests_by_key ON batch_requests (run_id, key);
 CREATE INDEX IF NOT EXISTS batch_requests_by_file ON batch_requests (run_id, file_no, state);
+CREATE TABLE IF NOT EXISTS batch_file_endpoints (
+  run_id TEXT NOT NULL, file_no INTEGER NOT NULL, endpoint TEXT NOT NULL, PRIMARY KEY (run_id, file_no)
+);
 """
 
 OPEN_STATES = ("queued", "submitted")          # asked and not yet answered: never asked again meanwhile
@@ -65,6 +70,7 @@ class BatchFile(BaseModel):
     error_file_id: str | None = None
     counts: dict = {}
     collected: bool = False
+    endpoint: str = ""                  # a panel's run: the judge endpoint it goes to (rubriceval/batch/endpoints.py)
 
 
 class RequestRow(BaseModel):
@@ -123,9 +129,9 @@ class BatchStore:
         return row[0] or 0
 
     def add_file(self, run_id: str, file_no: int, round_no: int, path: str, requests: list[RequestRow],
-                 n_bytes: int, target: str) -> None:
-        """The file and its requests (state `queued`), in one transaction: a file is known with all its requests
-        or not at all."""
+                 n_bytes: int, target: str, endpoint: str = "") -> None:
+        """The file, its endpoint (a panel's run) and its requests (state `queued`), in one transaction: a file is
+        known with all its requests or not at all."""
         now = time.time()
         with self._lock, self.conn:
             self.conn.execute("INSERT INTO batch_files (run_id, file_no, round, path, n_requests, n_bytes, target, "
@@ -136,6 +142,9 @@ class BatchStore:
                 "state, updated_at) VALUES (?,?,?,?,?,?,?,?,?,'queued',?)",
                 [(run_id, r.custom_id, r.key, round_no, file_no, r.sample_id, r.scorer, r.item, r.seed, now)
                  for r in requests])
+            if endpoint:
+                self.conn.execute("INSERT INTO batch_file_endpoints (run_id, file_no, endpoint) VALUES (?,?,?)",
+                                  (run_id, file_no, endpoint))
 
     def update_file(self, run_id: str, file_no: int, **fields) -> None:
         if "counts" in fields:
@@ -152,9 +161,12 @@ class BatchStore:
 
     def files(self, run_id: str) -> list[BatchFile]:
         with self._lock:
-            rows = self.conn.execute("SELECT * FROM batch_files WHERE run_id=? ORDER BY file_no", (run_id,)).fetchall()
-        return [BatchFile(**{k: r[k] for k in r.keys() if k not in ("counts_json", "created_at", "updated_at")},
-                          counts=json.loads(r["counts_json"])) for r in rows]
+            rows = self.conn.execute("SELECT f.*, e.endpoint FROM batch_files f LEFT JOIN batch_file_endpoints e ON "
+                                     "e.run_id=f.run_id AND e.file_no=f.file_no WHERE f.run_id=? ORDER BY f.file_no",
+                                     (run_id,)).fetchall()
+        return [BatchFile(**{k: r[k] for k in r.keys() if k not in ("counts_json", "created_at", "updated_at",
+                                                                     "endpoint")},
+                          counts=json.loads(r["counts_json"]), endpoint=r["endpoint"] or "") for r in rows]
 
     def runs_with_batches(self) -> list[str]:
         with self._lock:
@@ -241,11 +253,16 @@ class BatchStore:
                                      "COUNT(*) FROM verdicts WHERE run_id=? GROUP BY 1", (run_id,)).fetchall()
         return {kind: n for kind, n in rows}
 
-    def counts(self, run_id: str) -> RequestCounts:
+    def counts(self, run_id: str, file_nos: Iterable[int] | None = None) -> RequestCounts:
+        """The run's requests by state, tokens and cost; `file_nos`: only the requests of these files."""
+        only, params = "", [run_id]
+        if file_nos is not None:
+            params += list(file_nos)
+            only = f" AND file_no IN ({','.join('?' * (len(params) - 1)) or 'NULL'})"
         with self._lock:
             rows = self.conn.execute(
                 "SELECT state, COUNT(*), SUM(CASE WHEN error IS NOT NULL THEN 1 ELSE 0 END), SUM(prompt_tokens), SUM(completion_tokens), "
-                "SUM(cost_usd), MAX(round) FROM batch_requests WHERE run_id=? GROUP BY state", (run_id,)).fetchall()
+                f"SUM(cost_usd), MAX(round) FROM batch_requests WHERE run_id=?{only} GROUP BY state", params).fetchall()
         counts = RequestCounts()
         for state, n, errors, p_tok, c_tok, cost, last_round in rows:
             counts.requests += n

@@ -1,0 +1,195 @@
+"""A judge panel through the Batch API, against two loopback stubs standing for two providers: each judge endpoint
+gets its own request files and batches (one model per file), custom_ids name the judge, and the collected replies go
+through the online panel's scorers — so a panel batch run equals an online panel run verdict for verdict (each
+judge's vote, the median, the disagreement flag). A failed or expired batch of one judge is asked again, or
+finished online, for that judge only."""
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from rubriceval.api import evaluate
+from rubriceval.backends import make_embedder
+from rubriceval.batch.rounds import BatchRun, start_batch_run
+from rubriceval.data.io import read_dataset
+from rubriceval.judge.config import JudgeConfig
+from rubriceval.rubric.loader import load_rubrics
+from rubriceval.scoring.panel import load_panel_config
+from rubriceval.scoring.panel_votes import panel_votes
+from rubriceval.store.runs import RunStore
+from rubriceval.testing.stub_batches import batch_endpoints
+from rubriceval.testing.stub_server import StubServer
+from tests.test_batch import DATA, RUBRICS, body_digest, comparable, embedder_for
+
+METRICS = ["faithfulness"]          # judged by the run's own judge: statements, then verdicts (two rounds)
+
+
+@pytest.fixture
+def providers(tmp_path, monkeypatch):
+    """Two stubs: provider A serves judges a and c (same model, other seed) and the metrics judge; B serves b."""
+    monkeypatch.setenv("RUBRICEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("JUDGE_B_KEY", "key-of-b")
+    with StubServer() as a, StubServer(require_api_key="key-of-b") as b:       # b answers only b's key
+        yield a, b
+
+
+def panel_file(tmp_path: Path, a: StubServer, b: StubServer) -> Path:
+    path = tmp_path / "panel.yaml"
+    path.write_text(f"judges:\n"
+                    f"  - {{name: a, base_url: '{a.base_url}', model: stub-a}}\n"
+                    f"  - {{name: b, base_url: '{b.base_url}', model: stub-b, api_key_env: JUDGE_B_KEY}}\n"
+                    f"  - {{name: c, base_url: '{a.base_url}', model: stub-a, seed: 7}}\n", encoding="utf-8")
+    return path
+
+
+def judge_config(a: StubServer, tmp_path: Path, cache: str) -> JudgeConfig:
+    return JudgeConfig(base_url=a.base_url, model="stub", cache_path=str(tmp_path / cache), timeout_s=5)
+
+
+def online_panel_run(a, b, tmp_path, metrics=METRICS):
+    config = judge_config(a, tmp_path, "online-cache.sqlite")
+    return evaluate(DATA, rubrics=load_rubrics("rubrics", only=RUBRICS), metrics=metrics, judge=config,
+                    embedder=embedder_for(a), store=tmp_path / "online.sqlite", progress=False,
+                    panel=load_panel_config(panel_file(tmp_path, a, b), base=config))
+
+
+def start_panel(a, b, tmp_path, store, metrics=METRICS, **kwargs) -> tuple[BatchRun, object]:
+    config = judge_config(a, tmp_path, "batch-cache.sqlite")
+    batch_run, report = start_batch_run(read_dataset(DATA), load_rubrics("rubrics", only=RUBRICS), metrics,
+                                        store=store, judge_config=config, directory=tmp_path / "batches",
+                                        panel_config=load_panel_config(panel_file(tmp_path, a, b), base=config),
+                                        **kwargs)
+    batch_run.embedder = make_embedder(embedder_for(a), announce=False)
+    return batch_run, report
+
+
+def finish_batches(*stubs: StubServer) -> None:
+    for stub in stubs:
+        endpoints = batch_endpoints(stub)
+        endpoints.wait_idle()
+        for batch in endpoints.batches():
+            endpoints.advance(batch.id)
+
+
+def collect_until_done(batch_run: BatchRun, stubs, *, rounds: int = 12, **kwargs):
+    report = None
+    for _ in range(rounds):
+        finish_batches(*stubs)
+        report = asyncio.run(batch_run.collect(**kwargs))
+        if report.complete:
+            return report
+    raise AssertionError(f"not complete after {rounds} collects: {report}")
+
+
+def chat_digests(stub: StubServer) -> list[str]:
+    return sorted(body_digest(r.body) for r in stub.stats.requests if r.endpoint == "chat")
+
+
+def batch_digests(stub: StubServer, *, first: int = 0) -> list[str]:
+    return [d for batch in batch_endpoints(stub).batches()[first:] for d in batch.digests]
+
+
+def test_panel_batch_run_equals_the_online_panel_run(providers, tmp_path):
+    a, b = providers
+    online = online_panel_run(a, b, tmp_path)
+    online_a, online_b = chat_digests(a), chat_digests(b)
+    assert online_a and online_b
+    assert any(v.details.get("panel", {}).get("disagreement") for v in online.verdicts), \
+        "the judges never disagree: the comparison would not see a vote mixed up"
+    a.reset(), b.reset()
+
+    store = RunStore(tmp_path / "runs.sqlite")
+    batch_run, first = start_panel(a, b, tmp_path, store)
+    assert first.submitted > 0 and first.new_batches
+    report = collect_until_done(batch_run, (a, b))
+    verdicts = store.verdicts(batch_run.run_id)
+    assert comparable(verdicts) == comparable(online.verdicts)       # votes, median, disagreement, feedback
+    votes = [panel_votes(v) for v in verdicts if v.scorer in RUBRICS and panel_votes(v)]
+    assert votes and all([x.judge for x in vote] == ["a", "b", "c"] for vote in votes)
+    assert store.run_info(batch_run.run_id).status == "complete"
+
+    # Each provider got exactly its judges' calls (the same bodies the online run posted there), once.
+    assert sorted(batch_digests(a)) == online_a and sorted(batch_digests(b)) == online_b
+    assert report.requests.requests == len(online_a) + len(online_b)
+    # One model per request file; files and batches per endpoint; custom_ids name the panel judge.
+    files = batch_run.batches.files(batch_run.run_id)
+    by_endpoint: dict[str, set[str]] = {}
+    judges_seen = Counter()
+    for f in files:
+        lines = [json.loads(line) for line in Path(f.path).read_text(encoding="utf-8").splitlines()]
+        models = {line["body"]["model"] for line in lines}
+        assert len(models) == 1, f"file {f.path} mixes models {models}"
+        by_endpoint.setdefault(f.endpoint, set()).update(models)
+        for line in lines:
+            parts = line["custom_id"].split("/")
+            judge = parts[4][1:] if len(parts) == 7 else ""
+            judges_seen[judge] += 1
+            assert (judge == "") == (line["body"]["model"] == "stub")
+    assert by_endpoint == {"a+c": {"stub-a"}, "b": {"stub-b"}, "judge": {"stub"}}
+    assert set(judges_seen) == {"a", "b", "c", ""}
+    batch_run.close()
+
+
+def test_one_judges_expired_batch_is_resubmitted_for_that_judge_only(providers, tmp_path):
+    a, b = providers
+    online = online_panel_run(a, b, tmp_path, metrics=[])
+    a.reset(), b.reset()
+    batch_endpoints(b).script(["expire_half"])
+    store = RunStore(tmp_path / "runs.sqlite")
+    batch_run, first = start_panel(a, b, tmp_path, store, metrics=[])
+    finish_batches(a, b)
+    report = asyncio.run(batch_run.collect())
+    expired = batch_endpoints(b).batches()[0]
+    files = batch_run.batches.files(batch_run.run_id)
+    assert [(f.round, f.status) for f in files if f.endpoint == "b"][0] == (1, "expired")
+    assert all(f.round == 1 and f.status == "completed" for f in files if f.endpoint == "a+c")
+    done_half = expired.completed
+    assert 0 < done_half < expired.total and report.submitted > 0
+    # Only b's remainder is asked again, at b; nothing of a/c (their batch completed) is asked twice.
+    final = collect_until_done(batch_run, (a, b))
+    resubmitted_b = batch_digests(b, first=1)
+    assert set(resubmitted_b) == set(expired.digests[done_half:]) and len(resubmitted_b) == len(set(resubmitted_b))
+    all_a = batch_digests(a)
+    assert len(all_a) == len(set(all_a)) == len(batch_endpoints(a).batches()[0].digests)
+    assert final.complete
+    assert comparable(store.verdicts(batch_run.run_id)) == comparable(online.verdicts)
+    batch_run.close()
+
+
+def test_finish_online_for_one_judge_only(providers, tmp_path):
+    a, b = providers
+    online = online_panel_run(a, b, tmp_path, metrics=[])
+    a.reset(), b.reset()
+    batch_endpoints(b).script(["fail"])                 # b's batch fails validation: nothing of b answered
+    store = RunStore(tmp_path / "runs.sqlite")
+    batch_run, first = start_panel(a, b, tmp_path, store, metrics=[])
+    b_batches = len(batch_endpoints(b).batches())
+
+    async def collect_finishing_b_online():
+        clients = batch_run.online_judges(["b"])          # as `batch collect --finish-online-judge b` does
+        assert list(clients) == ["b"]
+        try:
+            return await batch_run.collect(finish_online=clients)
+        finally:
+            for client in clients.values():
+                await client.close()
+
+    report = None
+    for _ in range(12):                                  # a's checklist questions may take rounds of their own
+        finish_batches(a, b)
+        report = asyncio.run(collect_finishing_b_online())
+        if report.complete:
+            break
+    assert report is not None and report.complete
+    assert len(batch_endpoints(b).batches()) == b_batches, "b's calls were finished online, not resubmitted"
+    # The stub answers a batch's requests through its chat endpoint too: a's chat calls are its batches' only.
+    assert a.stats.calls["chat"] == len(batch_digests(a)), "judge a's calls went online"
+    assert b.stats.calls["chat"] > 0 and all(batch.completed == 0 for batch in batch_endpoints(b).batches())
+    assert comparable(store.verdicts(batch_run.run_id)) == comparable(online.verdicts)
+    with pytest.raises(Exception, match="no panel judge named 'z'"):
+        batch_run.online_judges(["z"])
+    batch_run.close()
