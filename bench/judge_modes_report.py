@@ -164,19 +164,23 @@ def subset(path: str, like: str, out: str) -> None:
 
 
 def from_partial(path: str, kind: str, mode: str, few_shot: str | None, out: str, elapsed_s: float) -> None:
-    """A result from the items a stopped run had judged (`F.partial.jsonl`), statistics over those items."""
+    """A result from the items a stopped run had judged (`F.partial.jsonl`), statistics over those items; the
+    rubric version is the one measured (examples and mode included), as the partial file's header names it."""
     from rubriceval.rubric.loader import load_rubric
     from rubriceval.trust.bench import (DEFAULT_RUBRICS, RUBRIC_DIR, BenchmarkItem, BenchmarkResult, _load_samples,
                                         _statistics)
+    from rubriceval.trust.bench_partial import read_partial
     from rubriceval.verdict import Usage
 
-    items = [BenchmarkItem.model_validate_json(line) for line in Path(path).read_text().splitlines() if line]
+    header, items, judged_s = read_partial(path, BenchmarkItem)
     samples = {s.id: s for s in _load_samples(kind, None, 0, None)[1]}
     rubric = load_rubric(RUBRIC_DIR / DEFAULT_RUBRICS[kind])
     stats = _statistics(kind, rubric, [samples[i.id] for i in items], items, lambda i: i.judge_score, 1000, 0, "")
     usage = sum((i.usage or Usage() for i in items), Usage())
+    elapsed_s = elapsed_s or judged_s
     result = BenchmarkResult(kind=kind, judge_mode=mode, few_shot=few_shot, rubric_id=rubric.id,
-                             rubric_version_tag=rubric.version_tag, judge="embedded local judge (partial run)",
+                             rubric_version_tag=header.rubric_versions[rubric.id],
+                             judge="embedded local judge (partial run)",
                              n_items=len(items), n_scored=sum(i.judge_score is not None for i in items),
                              elapsed_s=elapsed_s, seconds_per_item=elapsed_s / max(1, len(items)), usage=usage,
                              items=items, command=f"[stopped part-way: {len(items)} items of {path}]", **stats)
@@ -192,7 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kind", choices=["summeval", "halueval"])
     parser.add_argument("--mode", default="holistic")
     parser.add_argument("--few-shot")
-    parser.add_argument("--elapsed", type=float, default=0.0, help="partial: wall seconds the stopped run took")
+    parser.add_argument("--elapsed", type=float, default=0.0,
+                        help="partial: wall seconds the stopped run took (default: the judging seconds the file "
+                             "records)")
     args = parser.parse_args(argv)
     if args.what == "partial":
         from_partial(args.files[0], args.kind, args.mode, args.few_shot, args.out, args.elapsed)

@@ -7,6 +7,7 @@ import pytest
 
 from rubriceval.errors import DatasetError
 from rubriceval.trust.bench import BenchmarkItem, run_benchmark_async
+from rubriceval.trust.bench_partial import read_partial
 from rubriceval.trust.benchmark_data import balanced_subsample, load_halueval, load_summeval
 
 
@@ -94,8 +95,8 @@ async def test_items_are_kept_as_they_are_judged(stub_server, judge_config, tmp_
     stub_server.responder = lambda body: {"feedback": "ok", "score": 3}
     result = await run_benchmark_async("halueval", judge_config, n=4, n_boot=0, progress=False,
                                        partial=tmp_path / "p.jsonl")
-    lines = (tmp_path / "p.jsonl").read_text(encoding="utf-8").splitlines()
-    assert sorted(BenchmarkItem.model_validate_json(line).id for line in lines) == sorted(i.id for i in result.items)
+    _, kept, _ = read_partial(tmp_path / "p.jsonl", BenchmarkItem)
+    assert sorted(item.id for item in kept) == sorted(i.id for i in result.items)
 
 
 async def test_cs_rows_are_kept_as_they_are_judged(stub_server, judge_config, tmp_path):
@@ -104,6 +105,5 @@ async def test_cs_rows_are_kept_as_they_are_judged(stub_server, judge_config, tm
     stub_server.responder = lambda body: {"feedback": "ok", "score": 3}
     result = await run_cs_benchmark_async(judge_config, "holistic", n=6, n_boot=0, progress=False,
                                           partial=tmp_path / "p.jsonl")
-    lines = (tmp_path / "p.jsonl").read_text(encoding="utf-8").splitlines()
-    kept = sorted((row.id, row.rubric_id, row.label) for row in map(CsRow.model_validate_json, lines))
+    kept = sorted((row.id, row.rubric_id, row.label) for row in read_partial(tmp_path / "p.jsonl", CsRow)[1])
     assert kept == sorted((row.id, row.rubric_id, row.label) for row in result.rows)

@@ -44,7 +44,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rubrics", help="cs_zh: the rubric folder (default: rubrics)")
     p.add_argument("--answers", help="checklist_fitted: reuse the p(yes) of a saved checklist result (--out of a "
                                      "--judge-mode checklist run on the same items) instead of asking the judge again")
-    p.add_argument("--out", help="write every item's result as JSON")
+    p.add_argument("--out", help="write every item's result as JSON (each item is also kept in OUT.partial.jsonl "
+                                 "as it is judged, until the run completes)")
+    p.add_argument("--resume", action="store_true",
+                   help="finish a stopped run: keep the items OUT.partial.jsonl holds when they were judged with "
+                        "these very prompts and judge (else refused, naming what differs), judge only the others")
     add_store_arg(p, default=None, help="record the SummEval κ as trust evidence for the rubric version in this run "
                                          "store (a SQLite file or postgresql://…)")
     p.add_argument("--data", help="your own copy of the benchmark (a file, or a folder holding it); default: the copy "
@@ -95,6 +99,16 @@ def cmd_calibrate(args) -> int:
 
 
 def cmd_benchmark_judge(args) -> int:
+    try:
+        return _benchmark_judge(args)
+    except KeyboardInterrupt:           # the generic message names `run --resume`, which is not this command's
+        kept = f" (the items judged are kept in {args.out}.partial.jsonl)" if args.out else ""
+        again = "the same command with --resume" if args.out else "it again (with --out, a stopped run can resume)"
+        print(f"interrupted{kept}: finish with {again}", file=sys.stderr)
+        return 130
+
+
+def _benchmark_judge(args) -> int:
     from rubriceval.trust.bench import run_benchmark
 
     if args.kind == "cs_zh":          # the labelled Chinese customer-service set, per judge mode
@@ -103,9 +117,10 @@ def cmd_benchmark_judge(args) -> int:
         config = judge_config_from(args)
         run_cs_benchmark(config, config.judge_mode or "holistic", out=args.out, few_shot=args.few_shot,
                          shuffle_levels=args.shuffle_levels, data=args.data, rubrics_dir=args.rubrics, n=args.n,
-                         answers=args.answers, command="rubriceval " + " ".join(sys.argv[1:]))
+                         answers=args.answers, resume=args.resume, command="rubriceval " + " ".join(sys.argv[1:]))
         return 0
 
     run_benchmark(args.kind, judge_config_from(args), n=args.n, out=args.out, store=args.store, data=args.data,
-                  few_shot=args.few_shot, answers=args.answers, command="rubriceval " + " ".join(sys.argv[1:]))
+                  few_shot=args.few_shot, answers=args.answers, resume=args.resume,
+                  command="rubriceval " + " ".join(sys.argv[1:]))
     return 0

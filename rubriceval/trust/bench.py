@@ -18,7 +18,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Callable, Literal, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -40,6 +40,7 @@ from rubriceval.trust.agreement import (
     binary_agreement_report,
     krippendorff_alpha,
 )
+from rubriceval.trust.bench_partial import PartialFile, partial_header
 from rubriceval.trust.benchmark_data import balanced_subsample, load_halueval, load_summeval, summeval_expert_matrix
 from rubriceval.verdict import Usage, Verdict
 
@@ -48,12 +49,14 @@ RUBRIC_DIR = Path(__file__).resolve().parent / "benchmark_rubrics"      # packag
 DEFAULT_RUBRICS: dict[str, str] = {"summeval": "summeval_consistency.yaml", "halueval": "halueval_hallucination.yaml"}
 DEFAULT_HALUEVAL_N = 50
 FEEDBACK_CHARS = 300      # of each item's feedback kept in the saved result
+Record = TypeVar("Record", bound=BaseModel)
 
 
 class BenchmarkItem(BaseModel):
     id: str
     judge_score: float | None
     unscored_reason: str | None = None
+    unscored_kind: str | None = None   # why unscored, counted in the result's unscored_kinds (None when scored)
     human: float | str                 # SummEval: the experts' consensus; HaluEval: 'yes'/'no' (hallucination)
     human_detail: list[int] = Field(default_factory=list)   # SummEval: the three experts' scores
     feedback: str = ""
@@ -76,6 +79,7 @@ class BenchmarkResult(BaseModel):
     elapsed_s: float
     seconds_per_item: float
     usage: Usage = Field(default_factory=Usage)          # judge calls and tokens, summed over the items
+    resumed_items: int = 0                   # items kept from a stopped run's partial file (--resume)
     ordinal: AgreementReport | None = None              # SummEval: judge vs the experts' consensus
     spearman_vs_mean: Estimate | None = None            # SummEval: judge vs the experts' mean score
     expert_alpha: Estimate | None = None                # SummEval: the experts among themselves (the ceiling)
@@ -89,7 +93,8 @@ class BenchmarkResult(BaseModel):
         lines = [f"{self.kind}: {self.rubric_id} {self.rubric_version_tag}, judge {self.judge}",
                  f"  {self.n_items} items, {self.n_scored} scored"
                  + (f", unscored: {dict(self.unscored_kinds)}" if self.unscored_kinds else "")
-                 + f"; {self.elapsed_s:.0f} s ({self.seconds_per_item:.1f} s/item)",
+                 + f"; {self.elapsed_s:.0f} s ({self.seconds_per_item:.1f} s/item)"
+                 + (f"; {self.resumed_items} items from a stopped run (--resume)" if self.resumed_items else ""),
                  f"  judge mode {self.judge_mode or 'of the rubric'}"
                  + (f", few_shot={self.few_shot}" if self.few_shot else "")
                  + f"; {self.usage.calls} calls, {self.usage.cache_hits} cache hits, {self.usage.prompt_tokens} prompt "
@@ -187,6 +192,22 @@ async def judge_pairs(pairs: list[tuple[Rubric, Sample]], config: JudgeConfig, p
         await judge.close()
 
 
+async def judge_records(pairs: list[tuple[Rubric, Sample]], config: JudgeConfig,
+                        record: Callable[[Sample, Verdict], Record], *, progress: bool,
+                        keep: PartialFile[Record] | None = None, resume: bool = False
+                        ) -> tuple[list[Record], float, int]:
+    """Every pair's record in pair order — with `keep` and `resume`, those its partial file holds and the others
+    judged now — each appended to `keep` as it is judged; the judging seconds (earlier sessions included); and how
+    many records came from the partial file."""
+    started = time.perf_counter()
+    done = keep.open(resume).items if keep is not None else {}
+    todo = [(r, s) for r, s in pairs if s.id not in done]
+    verdicts = await judge_pairs(todo, config, progress, on_verdict=keep.writer(record) if keep is not None else None)
+    judged = {s.id: record(s, v) for (_, s), v in zip(todo, verdicts)}
+    records = [done[s.id] if s.id in done else judged[s.id] for _, s in pairs]
+    return records, keep.elapsed() if keep is not None else time.perf_counter() - started, len(done)
+
+
 def verdict_p_yes(verdict: Verdict) -> dict[str, float]:
     """p(yes) of every checklist question a verdict asked (empty for a holistic verdict)."""
     items = (verdict.details or {}).get("checklist") or {}
@@ -227,36 +248,22 @@ def _measured_rubric(kind: BenchmarkKind, rubric: Rubric, mode: JudgeMode | None
 def _item(kind: BenchmarkKind, sample: Sample, verdict: Verdict) -> BenchmarkItem:
     human = sample.metadata["human_median"] if kind == "summeval" else sample.metadata["human_label"]
     return BenchmarkItem(id=sample.id, judge_score=verdict.score, unscored_reason=verdict.unscored_reason,
+                         unscored_kind=None if verdict.score is not None else verdict.unscored_kind or "error",
                          human=human, human_detail=sample.metadata.get("human_scores", []),
                          feedback=verdict.feedback[:FEEDBACK_CHARS], p_yes=verdict_p_yes(verdict),
                          score_probs=verdict_score_probs(verdict), usage=verdict.usage)
-
-
-def partial_writer(partial: str | Path | None, record: Callable[[Sample, Verdict], BaseModel]
-                   ) -> Callable[[Sample, Verdict], None] | None:
-    """Append `record(sample, verdict)` to `partial` (JSON lines) as each item is judged, so a run stopped part-way
-    keeps what it judged; None when there is no file to keep them in."""
-    if partial is None:
-        return None
-    path = Path(partial)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("", encoding="utf-8")
-
-    def write(sample: Sample, verdict: Verdict) -> None:
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(record(sample, verdict).model_dump_json() + "\n")
-    return write
 
 
 async def run_benchmark_async(kind: BenchmarkKind, judge_config: JudgeConfig, n: int | None = None,
                               out: str | Path | None = None, *, seed: int = 0, rubric_path: str | Path | None = None,
                               n_boot: int = 1000, progress: bool = True, data: str | Path | None = None,
                               few_shot: FewShot | None = None, answers: str | Path | None = None,
-                              partial: str | Path | None = None) -> BenchmarkResult:
+                              partial: str | Path | None = None, resume: bool = False) -> BenchmarkResult:
     """`data`: another copy of the benchmark (a file or a folder), else the one shipped with the package;
     `few_shot`: examples per level from unmeasured items; `answers`: a saved checklist result whose p(yes)
     `checklist_fitted` reuses instead of asking the judge again (rubriceval/trust/bench_modes.py); `partial`: a
-    JSON-lines file that gets each item as it is judged."""
+    JSON-lines file that gets each item as it is judged; `resume`: keep the items it holds when they were judged
+    with these very prompts (rubriceval/trust/bench_partial.py) and judge only the others."""
     from rubriceval.trust.bench_modes import cross_fit_items, saved_answers
 
     mode = judge_config.judge_mode
@@ -272,18 +279,19 @@ async def run_benchmark_async(kind: BenchmarkKind, judge_config: JudgeConfig, n:
             raise DatasetError("saved answers only serve --judge-mode checklist_fitted", file=str(answers))
         saved = saved_answers(answers, kind, samples)
         items, usage, elapsed, judge_text = saved.items, saved.usage, saved.elapsed_s, saved.judge
-        unscored_kinds = saved.unscored_kinds
+        unscored_kinds, resumed = saved.unscored_kinds, 0
     else:
-        started = time.perf_counter()
-        verdicts = await judge_pairs([(rubric, s) for s in samples], judge_config, progress,
-                                     on_verdict=partial_writer(partial, lambda s, v: _item(kind, s, v)))
-        elapsed, judge_text = time.perf_counter() - started, judge_config.describe()
-        items = [_item(kind, s, v) for s, v in zip(samples, verdicts)]
-        usage = sum((v.usage for v in verdicts), Usage())
-        unscored_kinds = dict(Counter(v.unscored_kind or "error" for v in verdicts if v.score is None))
+        pairs = [(rubric, s) for s in samples]
+        keep = None if partial is None else PartialFile(
+            partial, partial_header(kind, pairs, judge_config, judge_mode=mode, few_shot=few_shot), BenchmarkItem)
+        items, elapsed, resumed = await judge_records(pairs, judge_config, lambda s, v: _item(kind, s, v),
+                                                      progress=progress, keep=keep, resume=resume)
+        judge_text = judge_config.describe()
+        usage = sum((i.usage or Usage() for i in items), Usage())
+        unscored_kinds = dict(Counter(i.unscored_kind or "error" for i in items if i.judge_score is None))
     result: dict = dict(kind=kind, judge_mode=mode, few_shot=few_shot, usage=usage, rubric_id=rubric.id,
                         rubric_version_tag=rubric.version_tag, judge=judge_text, n_items=len(samples),
-                        unscored_kinds=unscored_kinds, elapsed_s=elapsed,
+                        unscored_kinds=unscored_kinds, elapsed_s=elapsed, resumed_items=resumed,
                         seconds_per_item=elapsed / max(1, len(samples)))
     if mode == "checklist_fitted":
         items = cross_fit_items(kind, rubric, items, seed)
@@ -339,13 +347,21 @@ def record_benchmark(result: BenchmarkResult, store_path: str | Path, judge_mode
                                       judge_model=judge_model)
 
 
+def partial_path(out: str | Path | None, resume: bool) -> Path | None:
+    """Where a run writing `out` keeps its items as they are judged (`<out>.partial.jsonl`)."""
+    if out is None and resume:
+        raise DatasetError("--resume needs --out: the items of a stopped run are kept beside its --out file",
+                           field="--resume")
+    return Path(f"{out}.partial.jsonl") if out is not None else None
+
+
 def run_benchmark(kind: BenchmarkKind, judge_config: JudgeConfig, n: int | None = None,
                   out: str | Path | None = None, *, store: str | Path | None = None, command: str = "",
-                  **options) -> BenchmarkResult:
-    """Run the benchmark, print its numbers, optionally write the full result (with every item and the command)
-    as JSON and record the agreement in a run store."""
-    partial = Path(f"{out}.partial.jsonl") if out is not None else None
-    result = asyncio.run(run_benchmark_async(kind, judge_config, n, None, partial=partial, **options))
+                  resume: bool = False, **options) -> BenchmarkResult:
+    """Run the benchmark (`resume`: finish a stopped one from its partial file), print its numbers, optionally
+    write the full result (with every item and the command) as JSON and record the agreement in a run store."""
+    partial = partial_path(out, resume)
+    result = asyncio.run(run_benchmark_async(kind, judge_config, n, None, partial=partial, resume=resume, **options))
     if partial is not None:
         partial.unlink(missing_ok=True)          # complete: the full result replaces it
     result = result.model_copy(update={"command": command}) if command else result

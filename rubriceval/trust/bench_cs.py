@@ -14,7 +14,6 @@ Run: `rubriceval benchmark-judge cs_zh --judge-mode checklist --out out/bench_cs
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,8 @@ from rubriceval.rubric.loader import load_rubrics
 from rubriceval.rubric.schema import FewShot, FittedWeights, JudgeMode, Rubric
 from rubriceval.scoring.judge_mode import supported_mode
 from rubriceval.trust.agreement import AgreementReport, agreement_report
-from rubriceval.trust.bench import judge_pairs, partial_writer, verdict_p_yes, verdict_score_probs
+from rubriceval.trust.bench import judge_records, partial_path, verdict_p_yes, verdict_score_probs
+from rubriceval.trust.bench_partial import PartialFile, partial_header
 from rubriceval.trust.fit_weights import cross_fitted_levels, fit_ordinal
 from rubriceval.verdict import Usage, Verdict
 
@@ -44,9 +44,11 @@ class CsRow(BaseModel):
     label: int
     judge_score: float | None
     unscored_reason: str | None = None
+    unscored_kind: str | None = None      # why unscored, counted in the result's unscored_kinds (None when scored)
     p_yes: dict[str, float] = Field(default_factory=dict)
     rule_score: float | None = None       # checklist_fitted: what the declared rule gave this row
     score_probs: dict | None = None       # holistic with logprobs: P(level), expected score, tie (score_probs.py)
+    usage: Usage | None = None            # this row's judge calls and tokens
 
 
 class CsBenchmarkResult(BaseModel):
@@ -59,6 +61,7 @@ class CsBenchmarkResult(BaseModel):
     unscored_kinds: dict[str, int] = Field(default_factory=dict)
     elapsed_s: float
     usage: Usage
+    resumed_items: int = 0                # rows kept from a stopped run's partial file (--resume)
     overall: AgreementReport
     per_rubric: dict[str, AgreementReport]
     rule_overall: AgreementReport | None = None          # checklist_fitted: the declared rule on the same rows
@@ -75,6 +78,7 @@ class CsBenchmarkResult(BaseModel):
         lines = [f"cs_zh, judge mode {self.judge_mode}{options}; judge {self.judge}",
                  f"  {self.n_items} rows, {self.n_scored} scored"
                  + (f", unscored: {self.unscored_kinds}" if self.unscored_kinds else "")
+                 + (f"; {self.resumed_items} rows from a stopped run (--resume)" if self.resumed_items else "")
                  + f"; {self.elapsed_s:.0f} s; {u.calls} calls, {u.cache_hits} cache hits, {u.prompt_tokens} prompt "
                    f"tokens ({u.cached_prompt_tokens} from the server's prefix cache), {u.completion_tokens} "
                    f"completion tokens",
@@ -145,17 +149,20 @@ def _reports(rows: list[CsRow], score_of, n_boot: int, seed: int, name: str
 def _row(sample: Sample, verdict: Verdict) -> CsRow:
     return CsRow(id=sample.id, rubric_id=sample.metadata["rubric"], label=int(sample.metadata["label"]),
                  judge_score=verdict.score, unscored_reason=verdict.unscored_reason, p_yes=verdict_p_yes(verdict),
-                 score_probs=verdict_score_probs(verdict))
+                 unscored_kind=None if verdict.score is not None else verdict.unscored_kind or "error",
+                 score_probs=verdict_score_probs(verdict), usage=verdict.usage)
 
 
 async def run_cs_benchmark_async(config: JudgeConfig, mode: JudgeMode = "holistic", *, few_shot: FewShot | None = None,
                                  shuffle_levels: bool = False, data: str | Path | None = None,
                                  rubrics_dir: str | Path | None = None, n: int | None = None, seed: int = 0,
                                  n_boot: int = 1000, progress: bool = True,
-                                 answers: str | Path | None = None,
-                                 partial: str | Path | None = None) -> CsBenchmarkResult:
+                                 answers: str | Path | None = None, partial: str | Path | None = None,
+                                 resume: bool = False) -> CsBenchmarkResult:
     """`answers`: a saved checklist result (`--out` of a checklist run) whose p(yes) the fitted mode reuses
-    instead of asking the judge again (same rows and rubrics required)."""
+    instead of asking the judge again (same rows and rubrics required); `partial`: a JSON-lines file that gets
+    each row as it is judged; `resume`: keep the rows it holds when they were judged with these very prompts
+    (rubriceval/trust/bench_partial.py) and judge only the others."""
     samples = spread(load_labelled(data), n)
     by_id = {r.id: r for r in load_rubrics(rubrics_dir or DEFAULT_RUBRICS,
                                            only=sorted({s.metadata["rubric"] for s in samples}))}
@@ -175,12 +182,13 @@ async def run_cs_benchmark_async(config: JudgeConfig, mode: JudgeMode = "holisti
         rows, usage, elapsed, unscored = saved.rows, saved.usage, saved.elapsed_s, saved.unscored_kinds
         result["judge"] = saved.judge
     else:
-        started = time.perf_counter()
-        verdicts = await judge_pairs(pairs, config, progress, on_verdict=partial_writer(partial, _row))
-        elapsed = time.perf_counter() - started
-        rows = [_row(s, v) for (_, s), v in zip(pairs, verdicts)]
-        usage = sum((v.usage for v in verdicts), Usage())
-        unscored = dict(Counter(v.unscored_kind or "error" for v in verdicts if v.score is None))
+        keep = None if partial is None else PartialFile(partial, partial_header(
+            "cs_zh", pairs, config, judge_mode=mode, few_shot=few_shot,
+            options={"shuffle_levels": str(shuffle_levels)}), CsRow)
+        rows, elapsed, result["resumed_items"] = await judge_records(pairs, config, _row, progress=progress,
+                                                                     keep=keep, resume=resume)
+        usage = sum((r.usage or Usage() for r in rows), Usage())
+        unscored = dict(Counter(r.unscored_kind or "error" for r in rows if r.judge_score is None))
     if mode == "checklist_fitted":
         rows = _cross_fit(rows, pairs, seed)
         result["fitted_on_all"] = _fit_all(rows, pairs, config.model)
@@ -242,9 +250,9 @@ def _cross_fit(rows: list[CsRow], pairs: list[tuple[Rubric, Sample]], seed: int)
 
 
 def run_cs_benchmark(config: JudgeConfig, mode: JudgeMode = "holistic", out: str | Path | None = None,
-                     command: str = "", **options: Any) -> CsBenchmarkResult:
-    partial = Path(f"{out}.partial.jsonl") if out is not None else None
-    result = asyncio.run(run_cs_benchmark_async(config, mode, partial=partial, **options))
+                     command: str = "", resume: bool = False, **options: Any) -> CsBenchmarkResult:
+    partial = partial_path(out, resume)
+    result = asyncio.run(run_cs_benchmark_async(config, mode, partial=partial, resume=resume, **options))
     result = result.model_copy(update={"command": command})
     print(result.summary())
     if partial is not None:
