@@ -28,6 +28,12 @@ REPORT_TEXT: dict[str, dict[str, str]] = {
     "prompt_tokens": {"zh": "输入 tokens", "en": "Prompt tokens"},
     "completion_tokens": {"zh": "输出 tokens", "en": "Completion tokens"},
     "cost_usd": {"zh": "费用（美元）", "en": "Cost (USD)"},
+    "cost_online_usd": {"zh": "在线价（美元）", "en": "Online price (USD)"},
+    "cost_batch_usd": {"zh": "批量 API 价（美元）", "en": "Batch API price (USD)"},
+    "cost_priced_note": {"zh": "同样的 tokens 按评审模型的在线价与批量 API 价（--batch）计价；"
+                               "“费用”为本次运行记录的实际费用。",
+                         "en": "The same tokens at the judge's online and Batch API (--batch) prices; Cost is what "
+                               "this run recorded."},
     "embedding_calls": {"zh": "向量调用", "en": "Embedding calls"},
     "embedding_cache_hits": {"zh": "向量缓存命中", "en": "Embedding cache hits"},
     "latency_s": {"zh": "累计耗时（秒）", "en": "Total latency (s)"},

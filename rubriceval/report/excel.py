@@ -18,6 +18,7 @@ from typing import Any
 from rubriceval.report.aggregate import RunData, load_run
 from rubriceval.report.conversation_tables import SHEETS as CONVERSATION_SHEETS
 from rubriceval.report.conversation_tables import conversation_rows, position_rows, run_conversations
+from rubriceval.report.cost import run_prices
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
 from rubriceval.report.failure_tags import FailureTagReport, failure_tag_sheet, run_failure_tags
 from rubriceval.report.xlsx_stream import Book
@@ -36,8 +37,16 @@ def _summary_rows(data: RunData, lang: Lang) -> tuple[list[str], list[list[Any]]
                t("n_unscored", lang), t("unscored_kind", lang)] + [f"{t('count', lang)} {level}" for level in
                                                                    range(1, 6)] + \
               [t("calls", lang), t("prompt_tokens", lang), t("completion_tokens", lang), t("cost_usd", lang),
-               t("notes", lang)]
+               t("cost_online_usd", lang), t("cost_batch_usd", lang), t("notes", lang)]
     summary = data.summary
+    prices = run_prices(data.info)
+
+    def cost_cells(usage: Usage) -> list[Any]:
+        # the recorded cost, then the same tokens online and through the Batch API (report/cost.py), when priced
+        priced = prices.price(usage) if prices is not None else None
+        return [usage.calls, usage.prompt_tokens, usage.completion_tokens, round(usage.cost_usd, 6),
+                round(priced.online_usd, 6) if priced else None, round(priced.batch_usd, 6) if priced else None]
+
     rows: list[list[Any]] = [[t("business_score", lang), "business_score", "overall", summary.business_score]
                              + [None] * (len(headers) - 5) + [summary.business_score_note or ""]]
     for s in summary.scorers:
@@ -45,8 +54,10 @@ def _summary_rows(data: RunData, lang: Lang) -> tuple[list[str], list[list[Any]]
                         for level in range(1, 6)]
         rows.append([s.name, s.scorer, t(f"kind_{s.kind}", lang), s.mean, s.median, s.std, s.pass_rate, s.threshold,
                      s.weight, s.n_scored, s.n_unscored, ", ".join(f"{g.kind}: {g.count}" for g in s.unscored)]
-                    + distribution + [s.usage.calls, s.usage.prompt_tokens, s.usage.completion_tokens,
-                                      round(s.usage.cost_usd, 6), "; ".join(s.notes)])
+                    + distribution + cost_cells(s.usage) + ["; ".join(s.notes)])
+    # the whole run's cost: one row, its cells in the cost columns
+    rows.append(["Σ", "total", None] + [None] * (len(headers) - 10) + cost_cells(summary.usage)
+                + [t("cost_priced_note", lang) if prices is not None else ""])
     return headers, rows
 
 

@@ -9,6 +9,7 @@ from rubriceval.i18n import Lang, Message, check_lang, format_number, format_per
 from rubriceval.report.aggregate import RunData, load_run
 from rubriceval.report.summary_models import Summary
 from rubriceval.report.conversation_tables import markdown_lines as conversation_lines
+from rubriceval.report.cost import judge_prices
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
 from rubriceval.verdict import Usage
 
@@ -83,14 +84,9 @@ def usage_line(u: Usage, lang: Lang, judge: Mapping[str, Any] | None = None) -> 
     With the run's judge settings (`judge`), the same tokens priced online and through the Batch API, side by side."""
     line = (f"{t('calls', lang)} {u.calls} · {t('cache_hits', lang)} {u.cache_hits} · "
             f"tokens {u.prompt_tokens + u.completion_tokens} · ${u.cost_usd:.4f}")
-    if judge:
-        from rubriceval.judge.config import JudgeConfig
-
-        config = JudgeConfig.model_validate({k: v for k, v in judge.items() if k in JudgeConfig.model_fields})
-        (online_in, online_out), (batch_in, batch_out) = config.prices(), config.batch_prices()
-        if online_in or online_out:
-            line += (f" (online ${(u.prompt_tokens * online_in + u.completion_tokens * online_out) / 1e6:.4f} | "
-                     f"batch API ${(u.prompt_tokens * batch_in + u.completion_tokens * batch_out) / 1e6:.4f})")
+    if (prices := judge_prices(judge)) is not None:
+        priced = prices.price(u)
+        line += f" (online ${priced.online_usd:.4f} | batch API ${priced.batch_usd:.4f})"
     if u.embedding_calls or u.embedding_cache_hits:
         line += (f" · {t('embedding_calls', lang)} {u.embedding_calls} · {t('embedding_cache_hits', lang)} "
                  f"{u.embedding_cache_hits}")
