@@ -193,3 +193,70 @@ def test_finish_online_for_one_judge_only(providers, tmp_path):
     with pytest.raises(Exception, match="no panel judge named 'z'"):
         batch_run.online_judges(["z"])
     batch_run.close()
+
+
+def test_kill_9_between_submit_and_collect_with_a_panel(tmp_path, monkeypatch):
+    """The CLI end to end (`run --panel FILE --batch`, `batch collect --wait` killed with SIGKILL, `batch status`):
+    complete, nothing submitted twice at either provider, the online panel run's verdicts."""
+    import os
+    import random
+    import signal
+    import subprocess
+    import time
+
+    from rubriceval.store.batches import BatchStore
+    from tests.test_batch_kill import bigger_dataset, cli
+
+    data, store_path = tmp_path / "data.jsonl", tmp_path / "runs.sqlite"
+    bigger_dataset(data, copies=10)
+    env = {**os.environ, "RUBRICEVAL_CACHE_DIR": str(tmp_path / "cache"), "JUDGE_B_KEY": "key-of-b"}
+    rng = random.Random(11)
+    with StubServer() as a, StubServer(require_api_key="key-of-b") as b:
+        panel = panel_file(tmp_path, a, b)
+        judge = ["--judge-base-url", a.base_url, "--judge-model", "stub", "--store", str(store_path)]
+        submit = cli("run", str(data), "--rubrics", "rubrics", "--only", ",".join(RUBRICS), "--metrics",
+                     ",".join(METRICS), "--panel", str(panel), "--name", "nightly", "--batch", *judge, env=env)
+        out, err = submit.communicate(timeout=120)
+        assert submit.returncode == 0, err
+        assert "judges a, c" in out and "judges b" in out           # which files go where
+        kills = 0
+        for _ in range(6):
+            collect = cli("batch", "collect", "nightly", "--wait", "--poll", "0.05", "--quiet", *judge, env=env)
+            time.sleep(rng.uniform(0.5, 2.5))
+            if collect.poll() is not None:
+                break
+            collect.send_signal(signal.SIGKILL)
+            collect.wait(timeout=10)
+            kills += 1
+        final = cli("batch", "collect", "nightly", "--wait", "--poll", "0.05", "--quiet", *judge, env=env)
+        assert final.wait(timeout=300) == 0, final.stderr.read()
+        assert kills >= 1
+        status = subprocess.run([*cli_prefix(), "batch", "status", "nightly", *judge], env=env, capture_output=True,
+                                text=True, timeout=120)
+        assert status.returncode == 0, status.stderr
+        assert "a+c (stub-a at" in status.stdout and "b (stub-b at" in status.stdout
+        batches = {"a": batch_endpoints(a).batches(), "b": batch_endpoints(b).batches()}
+        monkeypatch.setenv("RUBRICEVAL_CACHE_DIR", str(tmp_path / "online-cache"))
+        monkeypatch.setenv("JUDGE_B_KEY", "key-of-b")
+        config = judge_config(a, tmp_path, "online.sqlite")
+        online = evaluate(data, rubrics=load_rubrics("rubrics", only=RUBRICS), metrics=METRICS, judge=config,
+                          store=tmp_path / "online-runs.sqlite", progress=False,
+                          embedder=embedder_for(a), panel=load_panel_config(panel, base=config))
+
+    store = RunStore(store_path)
+    run_id = store.resolve("nightly")
+    assert store.run_info(run_id).status == "complete"
+    total = 0
+    for provider, provider_batches in batches.items():
+        digests = [d for batch in provider_batches for d in batch.digests]
+        assert len(digests) == len(set(digests)), f"a request was submitted twice at provider {provider}"
+        total += len(digests)
+    counts = BatchStore(store).counts(run_id)
+    assert counts.requests == total and counts.answered == total
+    assert comparable(store.verdicts(run_id)) == comparable(online.verdicts)
+
+
+def cli_prefix() -> list[str]:
+    import sys
+
+    return [sys.executable, "-m", "rubriceval.cli"]
