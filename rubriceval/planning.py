@@ -74,6 +74,23 @@ class PlannedJudgeCall(BaseModel):
         return EXPECTED_COMPLETION_TOKENS
 
 
+class JudgeTokens(BaseModel):
+    """A panel's run: one judge's tokens still to pay, at its own online and batch prices."""
+
+    judge: str                          # the panel judge's name; "judge" for the run's judge (standard metrics)
+    model: str
+    price_in: float = 0.0
+    price_out: float = 0.0
+    batch_price_in: float = 0.0
+    batch_price_out: float = 0.0
+    calls: int = 0
+    prompt_tokens: int = 0              # of the calls not cached
+    completion_tokens: int = 0
+
+    def cost_at(self, price_in: float, price_out: float) -> float:
+        return (self.prompt_tokens * price_in + self.completion_tokens * price_out) / 1e6
+
+
 class CostPlan(BaseModel):
     judge: str
     scorers: list[ScorerPlan] = Field(default_factory=list)
@@ -81,6 +98,7 @@ class CostPlan(BaseModel):
     price_out: float = 0.0
     batch_price_in: float = 0.0         # through the Batch API (rubriceval run --batch)
     batch_price_out: float = 0.0
+    judges: list[JudgeTokens] = Field(default_factory=list)     # a panel's run: each judge at its own prices
 
     @property
     def calls(self) -> int:
@@ -100,11 +118,18 @@ class CostPlan(BaseModel):
 
     @property
     def cost_usd(self) -> float:
+        if self.judges:
+            return sum(j.cost_at(j.price_in, j.price_out) for j in self.judges)
         return self.cost_at(self.price_in, self.price_out)
 
     @property
     def batch_cost_usd(self) -> float:
+        if self.judges:
+            return sum(j.cost_at(j.batch_price_in, j.batch_price_out) for j in self.judges)
         return self.cost_at(self.batch_price_in, self.batch_price_out)
+
+    def _priced(self) -> bool:
+        return bool(self.price_in or self.price_out or any(j.price_in or j.price_out for j in self.judges))
 
     def cost_at(self, price_in: float, price_out: float) -> float:
         uncached = max(self.calls - self.cached, 0)
@@ -121,10 +146,14 @@ class CostPlan(BaseModel):
         lines.append(f"total: {self.calls} judge call(s), {self.cached} already cached, {self.calls - self.cached} to "
                      f"pay; ~{self.prompt_tokens} prompt tokens + ~{self.completion_tokens}"
                      f" completion tokens; ~${self.cost_usd:.4f}"
-                     + ("" if self.price_in or self.price_out else " (no price known for this model: set "
+                     + ("" if self._priced() else " (no price known for this model: set "
                         "price_in_per_mtok/price_out_per_mtok in the config)"))
-        if self.price_in or self.price_out:
+        if self._priced():
             lines.append(f"cost: online ~${self.cost_usd:.4f} | batch API (--batch) ~${self.batch_cost_usd:.4f}")
+        for j in (j for j in self.judges if j.calls):
+            lines.append(f"  judge {j.judge} ({j.model}): {j.calls} call(s), ~{j.prompt_tokens} + "
+                         f"~{j.completion_tokens} tokens to pay; online ~${j.cost_at(j.price_in, j.price_out):.4f}"
+                         f" | batch ~${j.cost_at(j.batch_price_in, j.batch_price_out):.4f}")
         if any(s.shared for s in self.scorers):
             lines.append("shared: a call several requested metrics use is made once and charged to the first of them "
                          "in --metrics order, here and in the run's report")
@@ -145,16 +174,25 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
     plan = CostPlan(judge=config.short_name(), price_in=price_in, price_out=price_out, batch_price_in=batch_in,
                     batch_price_out=batch_out)
 
+    rubric_configs = _rubric_configs(config, panel)
+    by_config = _judge_tokens(plan, config, rubric_configs, panel)
+
     def count(sp: ScorerPlan, call: PlannedJudgeCall) -> None:
         sp.calls += 1
         sp.shared += call.users > 1
-        sp.prompt_tokens += estimate_messages_tokens(call.messages)
+        tokens = estimate_messages_tokens(call.messages)
+        sp.prompt_tokens += tokens
+        judge = by_config.get(id(call.config))
+        if judge is not None:
+            judge.calls += 1
         if cache is not None and call.key() in cache:
             sp.cached += 1
         else:
             sp.completion_tokens += call.expected_completion_tokens()
+            if judge is not None:
+                judge.prompt_tokens += tokens
+                judge.completion_tokens += call.expected_completion_tokens()
 
-    rubric_configs = _rubric_configs(config, panel)
     from rubriceval.scoring.judge_mode import with_judge_mode      # --judge-mode, as the run applies it
 
     rubrics, _ = with_judge_mode(rubrics, config.judge_mode)
@@ -200,6 +238,22 @@ def planned_judge_calls(samples: list[Sample], rubrics: list[Rubric], metrics: l
         lookup = _cache_lookup(config, cache)
         for sample in samples:
             yield from _metric_calls(sample, metrics, config, lookup, metric_options)
+
+
+def _judge_tokens(plan: CostPlan, config: JudgeConfig, rubric_configs: list[JudgeConfig], panel: Any
+                  ) -> dict[int, JudgeTokens]:
+    """A panel's run: a JudgeTokens per judge in `plan.judges`, keyed by the id of the config its calls carry (each
+    panel judge's from `rubric_configs`, the run's judge's `config` for the metrics); {} without a panel."""
+    if panel is None:
+        return {}
+    by_config = {}
+    for name, judge_config in [*zip((j.name for j in panel.judges), rubric_configs), ("judge", config)]:
+        (price_in, price_out), (batch_in, batch_out) = judge_config.prices(), judge_config.batch_prices()
+        by_config[id(judge_config)] = JudgeTokens(judge=name, model=judge_config.model, price_in=price_in,
+                                                  price_out=price_out, batch_price_in=batch_in,
+                                                  batch_price_out=batch_out)
+    plan.judges = list(by_config.values())
+    return by_config
 
 
 def _rubric_configs(config: JudgeConfig, panel: Any) -> list[JudgeConfig]:

@@ -260,3 +260,26 @@ def cli_prefix() -> list[str]:
     import sys
 
     return [sys.executable, "-m", "rubriceval.cli"]
+
+
+def test_dry_run_prices_each_panel_judge_at_its_own_online_and_batch_price(tmp_path, monkeypatch):
+    from rubriceval.planning import plan_cost
+
+    monkeypatch.setenv("RUBRICEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "panel.yaml"
+    path.write_text("judges:\n"
+                    "  - {name: a, base_url: 'http://127.0.0.1:9/v1', model: free-a}\n"
+                    "  - {name: b, base_url: 'http://127.0.0.1:8/v1', model: paid-b, price_in_per_mtok: 2.0,\n"
+                    "     price_out_per_mtok: 8.0}\n", encoding="utf-8")
+    config = JudgeConfig(base_url="http://127.0.0.1:9/v1", model="free", cache=False)
+    samples, rubrics = read_dataset(DATA), load_rubrics("rubrics", only=RUBRICS)
+    plan = plan_cost(samples, rubrics, [], config, panel=load_panel_config(path, base=config))
+    # Only b costs anything: the panel's cost is exactly what b alone would cost, online and at half price.
+    alone = plan_cost(samples, rubrics, [], JudgeConfig(base_url="http://127.0.0.1:8/v1", model="paid-b", cache=False,
+                                                        price_in_per_mtok=2.0, price_out_per_mtok=8.0))
+    assert alone.cost_usd > 0
+    assert plan.cost_usd == pytest.approx(alone.cost_usd) and plan.batch_cost_usd == pytest.approx(alone.cost_usd / 2)
+    assert plan.calls == 2 * alone.calls
+    text = plan.format()
+    assert f"cost: online ~${alone.cost_usd:.4f} | batch API (--batch) ~${alone.cost_usd / 2:.4f}" in text
+    assert "judge a (free-a)" in text and "judge b (paid-b)" in text and "judge judge" not in text
