@@ -283,3 +283,54 @@ def test_dry_run_prices_each_panel_judge_at_its_own_online_and_batch_price(tmp_p
     text = plan.format()
     assert f"cost: online ~${alone.cost_usd:.4f} | batch API (--batch) ~${alone.cost_usd / 2:.4f}" in text
     assert "judge a (free-a)" in text and "judge b (paid-b)" in text and "judge judge" not in text
+
+
+def test_offline_files_per_judge_endpoint_and_collect_from_a_directory(providers, tmp_path):
+    """--batch-file DIR with a panel: one set of request files per endpoint (each runnable by a `vllm run-batch`
+    serving that one model); the runner's outputs, all in one directory, are read back and each reply priced at
+    its own judge's batch price."""
+    import httpx
+
+    from rubriceval.batch.progress import by_endpoint
+
+    a, b = providers
+    online = online_panel_run(a, b, tmp_path, metrics=METRICS)
+    store = RunStore(tmp_path / "runs.sqlite")
+    path = panel_file(tmp_path, a, b)
+    path.write_text(path.read_text(encoding="utf-8").replace(
+        "api_key_env: JUDGE_B_KEY}", "api_key_env: JUDGE_B_KEY, price_in_per_mtok_batch: 1.0, "
+                                     "price_out_per_mtok_batch: 4.0}"), encoding="utf-8")
+    config = judge_config(a, tmp_path, "batch-cache.sqlite")
+    batch_run, _ = start_batch_run(read_dataset(DATA), load_rubrics("rubrics", only=RUBRICS), METRICS, store=store,
+                                   judge_config=config, directory=tmp_path / "batches", offline=True,
+                                   panel_config=load_panel_config(path, base=config))
+    served = {"stub-a": (a, None), "stub-b": (b, "key-of-b"), "stub": (a, None)}
+    done: set[str] = set()
+    report = None
+    for _ in range(12):
+        for request_file in sorted((tmp_path / "batches").glob("*-round*.jsonl")):
+            if request_file.name in done or request_file.name.startswith("out-"):
+                continue
+            done.add(request_file.name)
+            lines = [json.loads(line) for line in request_file.read_text(encoding="utf-8").splitlines()]
+            assert len({line["body"]["model"] for line in lines}) == 1          # one model: one runner
+            stub, key = served[lines[0]["body"]["model"]]
+            with httpx.Client(headers={"Authorization": f"Bearer {key or 'x'}"}, timeout=10) as http:
+                with open(tmp_path / "batches" / f"out-{request_file.stem}.jsonl", "w", encoding="utf-8") as out:
+                    for line in lines:
+                        reply = http.post(f"{stub.base_url}/chat/completions", json=line["body"])
+                        out.write(json.dumps({"id": "x", "custom_id": line["custom_id"], "response": {
+                            "status_code": reply.status_code, "body": reply.json()}}) + "\n")
+        report = asyncio.run(batch_run.collect(source=tmp_path / "batches"))
+        if report.complete:
+            break
+    assert report is not None and report.complete
+    assert {f.endpoint for f in batch_run.batches.files(batch_run.run_id)} == {"a+c", "b", "judge"}
+    assert comparable(store.verdicts(batch_run.run_id)) == comparable(online.verdicts)
+    costs = {label.split(" ")[0]: counts for label, counts, _ in by_endpoint(batch_run.batches, batch_run.run_id,
+                                                                           batch_run.judges)}
+    b_counts = costs["b"]
+    assert b_counts.prompt_tokens > 0
+    assert b_counts.cost_usd == pytest.approx((b_counts.prompt_tokens * 1.0 + b_counts.completion_tokens * 4.0) / 1e6)
+    assert costs["a+c"].cost_usd == 0 and costs["judge"].cost_usd == 0
+    batch_run.close()
