@@ -105,9 +105,10 @@ def start_run(samples: Iterable[Sample | tuple[int | None, Sample]], rubrics: li
 
     samples: a list, or a `DatasetStream` (a file read as a stream): it is read once, into the store (one copy per
     dataset version), and what the run needs to know is noted on the way."""
-    from rubriceval.scoring.judge_mode import with_judge_mode     # --judge-mode: checklist / holistic / fitted
+    from rubriceval.scoring.judge_mode import judging_models, with_judge_mode  # each rubric's mode for its judge(s)
 
-    rubrics, notes = with_judge_mode(rubrics, judge_config.judge_mode)
+    rubrics, notes = with_judge_mode(rubrics, judge_config.judge_mode,
+                                     judge_models=judging_models(judge_config, panel_config))
     for line in notes:
         print(line, file=sys.stderr)
     store.check_name_free(name)
@@ -161,6 +162,10 @@ async def run_async(samples: Iterable[Sample | tuple[int | None, Sample]] | None
     if resume_run:
         run_id = store.resolve(resume_run)
         options = _metric_options(metric_options, store, run_id)
+        from rubriceval.scoring.judge_mode import judging_models, resumed_mode_notes   # versions kept: say so
+
+        for line in resumed_mode_notes(rubrics, judging_models(judge_config, panel_config)):
+            print(line, file=sys.stderr)
     else:
         options = _metric_options(metric_options, store, None)
         run_id, rubrics = start_run(samples, rubrics, metrics, store=store, judge_config=judge_config,

@@ -193,9 +193,7 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
                 judge.prompt_tokens += tokens
                 judge.completion_tokens += call.expected_completion_tokens()
 
-    from rubriceval.scoring.judge_mode import with_judge_mode      # --judge-mode, as the run applies it
-
-    rubrics, _ = with_judge_mode(rubrics, config.judge_mode)
+    rubrics = _in_run_modes(rubrics, config, rubric_configs)
     for rubric in rubrics:
         sp = ScorerPlan(scorer=rubric.id, kind="rubric")
         for sample in samples:
@@ -227,9 +225,7 @@ def planned_judge_calls(samples: list[Sample], rubrics: list[Rubric], metrics: l
 
     config = effective_config(config)
     rubric_configs = _rubric_configs(config, panel)
-    from rubriceval.scoring.judge_mode import with_judge_mode      # --judge-mode, as the run applies it
-
-    rubrics, _ = with_judge_mode(rubrics, config.judge_mode)
+    rubrics = _in_run_modes(rubrics, config, rubric_configs)
     for rubric in rubrics:
         for sample in samples:
             if applies(rubric, sample):
@@ -238,6 +234,14 @@ def planned_judge_calls(samples: list[Sample], rubrics: list[Rubric], metrics: l
         lookup = _cache_lookup(config, cache)
         for sample in samples:
             yield from _metric_calls(sample, metrics, config, lookup, metric_options)
+
+
+def _in_run_modes(rubrics: list[Rubric], config: JudgeConfig, rubric_configs: list[JudgeConfig]) -> list[Rubric]:
+    """The rubrics in the judge mode the run gives them with these judges (`--judge-mode`, fitted weights only for
+    the judge they were fitted for): the one rule, rubriceval/scoring/judge_mode.py."""
+    from rubriceval.scoring.judge_mode import with_judge_mode
+
+    return with_judge_mode(rubrics, config.judge_mode, judge_models=[c.model for c in rubric_configs])[0]
 
 
 def _judge_tokens(plan: CostPlan, config: JudgeConfig, rubric_configs: list[JudgeConfig], panel: Any

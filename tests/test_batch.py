@@ -148,7 +148,10 @@ def test_files_split_at_the_request_and_byte_limits(stub, tmp_path):
 def test_expired_half_done_batch_resubmits_only_the_remainder(stub, tmp_path):
     store = RunStore(tmp_path / "runs.sqlite")
     batch_endpoints(stub).script(["expire_half"])
-    batch_run, first = start(stub, tmp_path, store, judge_for(stub, tmp_path, "b.sqlite"), metrics=[])
+    # Holistic (one call per judgment): emotional_soothing ships checklist_fitted, and a checklist's unanswered
+    # questions come back one per round (test_batch_checklist.py, the expired-batch test there).
+    config = judge_for(stub, tmp_path, "b.sqlite", judge_mode="holistic")
+    batch_run, first = start(stub, tmp_path, store, config, metrics=[])
     endpoints = batch_endpoints(stub)
     endpoints.wait_idle()
     for batch in endpoints.batches():
@@ -204,7 +207,8 @@ def test_an_unreadable_reply_is_re_asked_in_the_next_round(stub, tmp_path):
         return "no idea" if len(body["messages"]) <= 2 else "Feedback: fine after all [RESULT] 4"
 
     stub.responder = responder
-    config = judge_for(stub, tmp_path, "online.sqlite", structured="text")
+    # The holistic re-ask ("[RESULT] 4"); emotional_soothing ships checklist_fitted.
+    config = judge_for(stub, tmp_path, "online.sqlite", structured="text", judge_mode="holistic")
     online = online_run(stub, tmp_path, metrics=[], config=config)
     store = RunStore(tmp_path / "runs.sqlite")
     batch_run, _ = start(stub, tmp_path, store, config.model_copy(update={"cache_path": str(tmp_path / "b.sqlite")}),
@@ -340,7 +344,8 @@ def test_a_request_failing_every_round_is_unscored_after_max_retries(stub, tmp_p
     endpoints = batch_endpoints(stub)
     endpoints.timings.error_every = 1                          # every request: HTTP 500
     endpoints.script(["request_errors", "request_errors"])
-    config = judge_for(stub, tmp_path, "b.sqlite", max_retries=1)
+    # Holistic, as in the expired-batch test (a checklist's failed questions come back one per round).
+    config = judge_for(stub, tmp_path, "b.sqlite", max_retries=1, judge_mode="holistic")
     batch_run, first = start(stub, tmp_path, store, config, metrics=[])
     report = collect_until_done(batch_run, stub)
     assert len(endpoints.batches()) == 2 and report.requests.requests == 2 * first.submitted

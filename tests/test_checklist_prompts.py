@@ -14,9 +14,11 @@ EXAMPLE_SCORE = re.compile(r'"score": (\d)\}')
 
 
 def soothing(**update) -> Rubric:
+    """The shipped rubric judged holistically (it ships checklist_fitted: these options are the holistic prompt's)."""
     rubric = load_rubric("rubrics/emotional_soothing.yaml")
     extra = [{"question": "又一个例子", "answer": f"第二个 {s} 分的例子", "score": s, "feedback": "同档"} for s in (1, 5)]
-    data = {**rubric.model_dump(), "examples": [e.model_dump() for e in rubric.examples] + extra, **update}
+    data = {**rubric.model_dump(), "examples": [e.model_dump() for e in rubric.examples] + extra,
+            "judge_mode": "holistic", **update}
     return Rubric.model_validate(data)
 
 

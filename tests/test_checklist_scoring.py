@@ -171,20 +171,21 @@ def test_judge_mode_override_falls_back_and_says_so():
     shipped = load_rubric("rubrics/policy_compliance.yaml")          # a checklist, no fitted weights
     links = load_rubric("rubrics/required_link.yaml")
     english = load_rubric("rubrics/helpfulness_en.yaml")
-    changed, notes = with_judge_mode([fitted, shipped, links, english], "checklist_fitted")
+    changed, notes = with_judge_mode([fitted, shipped, links, english], "checklist_fitted", judge_models=["local"])
     assert changed[0].judge_mode == "checklist_fitted"
     assert changed[1].judge_mode == "checklist"                      # falls back to its level rule
     assert changed[2] is links and changed[3].judge_mode == "holistic"
     assert len(notes) == 2 and "policy_compliance" in notes[0] and "helpfulness_en" in notes[1]
     assert changed[1].version_tag != shipped.version_tag
-    assert with_judge_mode([shipped], None) == ([shipped], [])
+    assert with_judge_mode([shipped], None, judge_models=["local"]) == ([shipped], [])
 
 
 def test_every_rubrics_questions_about_one_sample_share_the_sample_prefix():
     sample = Sample(id="d", question="订单延迟三天了", tags=["订单延迟"], answer="抱歉，包裹在杭州转运中心。",
                     contexts=["杭州转运中心"])
     (soothing, policy), _ = with_judge_mode([load_rubric("rubrics/emotional_soothing.yaml"),
-                                             load_rubric("rubrics/policy_compliance.yaml")], "checklist")
+                                             load_rubric("rubrics/policy_compliance.yaml")], "checklist",
+                                            judge_models=["local"])
     prompts = compile_rubric(soothing, sample) + compile_rubric(policy, sample)
     users = [p.messages[1]["content"] for p in prompts]
     head = users[0][:users[0].index("# 问题")]

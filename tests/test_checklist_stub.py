@@ -16,7 +16,8 @@ SAMPLE = Sample(id="d1", question="我的订单延迟三天了还没到", tags=[
 
 @pytest.fixture
 def soothing():
-    (rubric,), _ = with_judge_mode([load_rubric("rubrics/emotional_soothing.yaml")], "checklist")
+    (rubric,), _ = with_judge_mode([load_rubric("rubrics/emotional_soothing.yaml")], "checklist",
+                                  judge_models=["local"])
     return rubric
 
 

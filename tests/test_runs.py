@@ -60,15 +60,30 @@ def test_dry_run_counts_equal_the_calls_a_run_makes(tmp_path):
         assert plan_cost(samples, rubrics, [], cfg).cached == plan.calls
 
 
-def test_edited_rubric_is_never_served_a_stale_verdict(tmp_path):
+def _edited(rubric):
+    """An edit of what the judge reads in the rubric's mode: the criterion of a holistic judgment, the questions of
+    a checklist (whose prompts show each question, not the rubric's criterion)."""
+    if rubric.judge_mode == "holistic":
+        return rubric.model_copy(update={"criterion": rubric.criterion + "\n语气必须礼貌。"})
+    item = rubric.checklist_items[0]
+    asked = item.model_copy(update={"questions": [q.model_copy(update={"ask": q.ask + "（语气必须礼貌）"})
+                                                  for q in item.questions]})
+    return rubric.model_copy(update={"items": [asked if i is item else i for i in rubric.items]})
+
+
+@pytest.mark.parametrize("mode", ["holistic", None])       # None: as it ships (checklist_fitted → the rule here)
+def test_edited_rubric_is_never_served_a_stale_verdict(tmp_path, mode):
+    from rubriceval.scoring.judge_mode import with_judge_mode
+
     samples = read_dataset(DATA)
-    rubrics = load_rubrics(RUBRICS, only=["emotional_soothing"])
     with StubServer() as stub:
         cfg = config(stub, tmp_path)
+        rubrics, _ = with_judge_mode(load_rubrics(RUBRICS, only=["emotional_soothing"]), mode,
+                                     judge_models=[cfg.model])
         evaluate(samples, rubrics=rubrics, judge=cfg, store=tmp_path / "r.sqlite", progress=False)
         before = stub.stats.calls["chat"]
-        edited = rubrics[0].model_copy(update={"criterion": rubrics[0].criterion + "\n语气必须礼貌。"})
-        evaluate(samples, rubrics=[edited], judge=cfg, store=tmp_path / "r.sqlite", progress=False)
+        assert before > 0
+        evaluate(samples, rubrics=[_edited(rubrics[0])], judge=cfg, store=tmp_path / "r.sqlite", progress=False)
         assert stub.stats.calls["chat"] == 2 * before
 
 
@@ -87,6 +102,14 @@ def test_twenty_percent_faults_lose_nothing_and_count_each_failure(tmp_path, sto
     assert sum(faults.values()) > 0 and failures                     # the run summary counts failure kinds
     assert failures.get("429", 0) == faults.get("429", 0)
     assert failures.get("500", 0) == faults.get("500", 0)
+
+
+def _verdict_keys(db: Path | str) -> set[tuple[str, str]]:
+    conn = Database(db)
+    try:
+        return {(r[0], r[1]) for r in conn.execute("SELECT sample_id, scorer FROM verdicts").fetchall()}
+    finally:
+        conn.close()
 
 
 def _count_verdicts(db: Path | str) -> int:
@@ -122,6 +145,13 @@ def test_kill_9_mid_run_then_resume_matches_an_uninterrupted_run(tmp_path, store
         proc.wait()
         done_at_kill = _count_verdicts(db)
         assert 0 < done_at_kill < total
+        # The judge calls the units not stored at the kill make (a checklist unit asks one call per question).
+        from rubriceval.planning import planned_judge_calls
+
+        done_keys = _verdict_keys(db)
+        left_calls = sum(1 for c in planned_judge_calls(read_dataset(DATA), load_rubrics(RUBRICS), [],
+                                                        JudgeConfig(base_url=base_url, model="stub"))
+                         if (c.sample_id, c.scorer) not in done_keys)
         from rubriceval.testing import fetch_stats
         calls_before = fetch_stats(base_url).calls["chat"]
         resumed = subprocess.run([sys.executable, "-m", "rubriceval.cli", "run", "--resume", "r1", "--store", str(db),
@@ -152,7 +182,7 @@ def test_kill_9_mid_run_then_resume_matches_an_uninterrupted_run(tmp_path, store
     b = {(v.sample_id, v.scorer): (v.score, v.unscored_reason) for v in store_b.verdicts("ref")}
     assert len(a) == total and a == b
     assert store_a.run_info("r1").status == "complete"
-    assert resumed_calls <= total - done_at_kill
+    assert resumed_calls <= left_calls
 
 
 def test_rescore_changed_judges_only_corrected_rows(tmp_path, store_target):

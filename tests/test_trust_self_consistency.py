@@ -120,7 +120,15 @@ def test_a_run_with_self_consistency_judges_n_times_plans_it_and_orders_the_audi
         plan = plan_cost(samples, rubrics, [], cfg)
         result = evaluate(samples, rubrics=rubrics, judge=cfg, store=tmp_path / "runs.sqlite", progress=False)
         judged = [v for v in result.verdicts if v.scorer == "emotional_soothing"]
-        assert judged and stub.stats.calls["chat"] == 3 * len(judged) == plan.calls
+        # The rubric ships checklist_fitted, with weights fitted for the embedded judge: on this judge it runs its
+        # level rule, one call per checklist question, n times (rubriceval/scoring/judge_mode.py).
+        from rubriceval.scoring.judge_mode import with_judge_mode
+
+        (in_run,), _ = with_judge_mode([r for r in rubrics if r.id == "emotional_soothing"], None,
+                                       judge_models=[cfg.model])
+        assert in_run.judge_mode == "checklist"
+        per_judgment = len(in_run.checklist_items[0].questions)
+        assert judged and stub.stats.calls["chat"] == 3 * per_judgment * len(judged) == plan.calls
         for verdict in judged:
             info = verdict.details[DETAILS_KEY]
             assert info["n"] == 3 and info["seeds"] == [1, 2, 3] and info["temperature"] == 0.7

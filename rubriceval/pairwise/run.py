@@ -176,6 +176,12 @@ async def run_pairwise(sources: list[str], rubrics: list[Rubric] | None, *, stor
                 raise RubricEvalError("no rubrics to compare by", field="rubrics",
                                       hint="pass --rubrics DIR (or compare runs, whose rubrics are stored)")
             rubrics, _ = rubrics_from_run(RunStore(store_path), run.run_id)  # type: ignore[arg-type]
+        # An A/B preference is one holistic judgment per judge item: a checklist's yes/no questions and level rule
+        # score a single answer. The mode is set through the one rule (rubriceval/scoring/judge_mode.py).
+        from rubriceval.scoring.judge_mode import with_judge_mode
+
+        model = (judge.config if judge is not None else judge_config).model
+        rubrics, _ = with_judge_mode(rubrics, "holistic", judge_models=[model])
         config = PairwiseConfig(rubrics={r.id: r.version_tag for r in rubrics},
                                 rubric_definitions=[r.model_dump(mode="json") for r in rubrics],
                                 judge=public_judge_config(judge_config), rubrics_path=rubrics_path)

@@ -32,6 +32,7 @@ from rubriceval.prompt.compile import FIELD_LABELS, CompiledPrompt, environment,
 from rubriceval.prompt.environment import render_text, templates_fingerprint
 from rubriceval.rubric.level_rule import level_from_points, level_from_rule
 from rubriceval.rubric.schema import ChecklistItem, ChecklistQuestion, FittedWeights, Rubric
+from rubriceval.scoring.judge_mode import misfitted_weights
 from rubriceval.verdict import Usage
 
 CHOICES = ["yes", "no"]
@@ -219,8 +220,10 @@ async def _ask_all(rubric: Rubric, item: ChecklistItem, sample: Sample, judge, t
         return ChecklistResult(answers=answers, usage=usage,
                                how=f"question '{failed[0].question_id}': {failed[0].reason}")
     score, how = level_for(item, {a.question_id: a.p_yes for a in answers}, rubric.judge_mode)
-    fitted_for = item.fitted.judge_model if item.fitted is not None and rubric.judge_mode == "checklist_fitted" else ""
-    if fitted_for and fitted_for != judge.config.model:      # p(yes) scales differ between judges
+    # A guard, reached only by a run resumed with another judge than it started with (it keeps its versions): every
+    # other run has its mode decided for its judge by rubriceval/scoring/judge_mode.py, with the same rule.
+    fitted_for = misfitted_weights(rubric, [judge.config.model]) if rubric.judge_mode == "checklist_fitted" else None
+    if fitted_for:
         how += f" (weights fitted for judge '{fitted_for}', this judge is '{judge.config.model}': refit them)"
     return ChecklistResult(answers=answers, score=score, how=how, usage=usage)
 

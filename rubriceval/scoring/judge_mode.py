@@ -1,32 +1,78 @@
-"""`--judge-mode` / `judge.judge_mode`: run rubrics in another judge mode than their files say.
+"""Which judge mode each rubric runs in, for the judge(s) that will judge it — decided here, for every caller.
+
+A rubric runs the mode its file declares (`judge_mode`), or the one `--judge-mode` / `judge.judge_mode` asks for,
+when it can. A mode a rubric cannot run falls back, and the run says so once per rubric:
+
+- `checklist_fitted` without fitted weights → `checklist`; `checklist` without a checklist item → `holistic`;
+- `checklist_fitted` whose weights were fitted for another judge (`fitted.judge_model` ≠ `JudgeConfig.model`)
+  → `checklist`, the rubric's declared level rule: p(yes) scales differ between judges, so weights fitted on one
+  judge's answers mean nothing on another's. The note names the fix (`rubriceval calibrate --fit-weights` with
+  this judge). A panel runs one version of each rubric, so the fitted weights are used only when EVERY judge of
+  the panel is the model they were fitted for (a panel of seeds of that model); otherwise every judge runs the rule.
 
 The mode changes the rubric (its `judge_mode` field, so its version tag too): verdicts of different modes are never
-mixed under one version. A mode a rubric cannot run falls back, and says so: checklist_fitted without fitted
-weights → checklist; checklist without a checklist item → holistic.
+mixed under one version. Callers: `api.start_run` (online and Batch API runs), the dry-run and Batch API planner
+(`planning.py`), pairwise (holistic: an A/B preference), benchmark-judge and calibrate. A resumed run keeps the
+versions it started with; `resumed_mode_notes` says when its judge would now run another mode.
 """
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
 
 from rubriceval.rubric.schema import JudgeMode, Rubric
 
 
-def supported_mode(rubric: Rubric, wanted: JudgeMode) -> JudgeMode:
-    """The closest mode this rubric can run: `wanted`, else checklist, else holistic."""
-    if wanted == "checklist_fitted" and rubric.checklist_items and all(i.fitted for i in rubric.checklist_items):
+def judging_models(config: Any, panel: Any = None) -> list[str]:
+    """The models that judge the rubrics: each judge of a panel (a `PanelConfig`), else the one judge."""
+    if panel is not None:
+        return [judge.config.model for judge in panel.judges]
+    return [config.model]
+
+
+def misfitted_weights(rubric: Rubric, judge_models: Sequence[str]) -> str | None:
+    """The judge a checklist's fitted weights were fitted for, when one of `judge_models` is another model; None
+    when the weights apply (or name no judge: weights written by hand or before the judge was recorded)."""
+    for item in rubric.checklist_items:
+        fitted_for = item.fitted.judge_model if item.fitted is not None else ""
+        if fitted_for and any(model != fitted_for for model in judge_models):
+            return fitted_for
+    return None
+
+
+def supported_mode(rubric: Rubric, wanted: JudgeMode, judge_models: Sequence[str]) -> JudgeMode:
+    """The closest mode this rubric can run with these judges: `wanted`, else checklist, else holistic."""
+    checklists = rubric.checklist_items
+    if wanted == "checklist_fitted" and checklists and all(i.fitted for i in checklists) \
+            and misfitted_weights(rubric, judge_models) is None:
         return wanted
-    if wanted in ("checklist", "checklist_fitted") and rubric.checklist_items:
+    if wanted in ("checklist", "checklist_fitted") and checklists:
         return "checklist"
     return "holistic"
 
 
-def with_judge_mode(rubrics: list[Rubric], wanted: JudgeMode | None) -> tuple[list[Rubric], list[str]]:
-    """The rubrics in the wanted mode (None: unchanged), and one note per rubric that had to fall back."""
-    if wanted is None:
-        return rubrics, []
+def fallback_reason(rubric: Rubric, wanted: JudgeMode, judge_models: Sequence[str]) -> str:
+    """Why the rubric cannot run `wanted` with these judges, and the fix when there is one."""
+    fitted_for = misfitted_weights(rubric, judge_models) if wanted == "checklist_fitted" else None
+    if fitted_for is None:
+        return f"it cannot run '{wanted}'"
+    others = ", ".join(f"'{m}'" for m in dict.fromkeys(judge_models) if m != fitted_for)
+    return (f"its fitted weights are for judge '{fitted_for}', not {others}: p(yes) scales differ between judges; "
+            f"to fit weights for this judge, audit some of its verdicts, then "
+            f"`rubriceval calibrate --fit-weights --rubric {rubric.id}` with it")
+
+
+def with_judge_mode(rubrics: list[Rubric], wanted: JudgeMode | None, *, judge_models: Sequence[str]
+                    ) -> tuple[list[Rubric], list[str]]:
+    """The rubrics in the mode they run with these judges — `wanted`, or (None) each rubric's own — and one note
+    per rubric that had to fall back."""
     out, notes = [], []
     for rubric in rubrics:
-        mode = supported_mode(rubric, wanted)
-        if mode != wanted and rubric.judge_items + rubric.checklist_items:
-            notes.append(f"note: rubric '{rubric.id}' runs in judge mode '{mode}' (it cannot run '{wanted}')")
+        asked = wanted or rubric.judge_mode
+        mode = supported_mode(rubric, asked, judge_models)
+        if mode != asked and rubric.judge_items + rubric.checklist_items:
+            notes.append(f"note: rubric '{rubric.id}' runs in judge mode '{mode}' "
+                         f"({fallback_reason(rubric, asked, judge_models)})")
         if mode == rubric.judge_mode:
             out.append(rubric)
             continue
@@ -34,3 +80,17 @@ def with_judge_mode(rubrics: list[Rubric], wanted: JudgeMode | None) -> tuple[li
         changed.source_file = rubric.source_file
         out.append(changed)
     return out, notes
+
+
+def resumed_mode_notes(rubrics: list[Rubric], judge_models: Sequence[str]) -> list[str]:
+    """A resumed run keeps the rubric versions it started with (a version never mixes modes); one note per rubric
+    whose stored mode these judges would not run (the run was started with another judge)."""
+    notes = []
+    for rubric in rubrics:
+        mode = supported_mode(rubric, rubric.judge_mode, judge_models)
+        if mode != rubric.judge_mode:
+            notes.append(f"note: the resumed run keeps rubric '{rubric.id}' in judge mode '{rubric.judge_mode}' "
+                         f"as it started, though with this judge it would run '{mode}' "
+                         f"({fallback_reason(rubric, rubric.judge_mode, judge_models)}); "
+                         "start a new run to judge it in that mode")
+    return notes

@@ -230,18 +230,19 @@ def _distribution(scores: list[float | None], human: list[str]) -> dict[str, dic
 
 
 def _measured_rubric(kind: BenchmarkKind, rubric: Rubric, mode: JudgeMode | None, few_shot: FewShot | None,
-                     samples: list[Sample], pool: list[Sample], seed: int) -> Rubric:
+                     samples: list[Sample], pool: list[Sample], seed: int, judge_model: str) -> Rubric:
     """The rubric as measured: few-shot examples from unmeasured items, and the judge mode (checklist for both
-    checklist modes: the fit happens here, on the answers)."""
+    checklist modes: the fit happens here, on the answers; None: the rubric's own, as a run with this judge would
+    run it — rubriceval/scoring/judge_mode.py)."""
     from rubriceval.scoring.judge_mode import with_judge_mode
     from rubriceval.trust.bench_modes import level_examples, with_examples
 
     if few_shot is not None and few_shot != "none":
         rubric = with_examples(rubric, few_shot, level_examples(kind, rubric, pool, {s.id for s in samples}, seed))
-    if mode is not None:
-        (rubric,), notes = with_judge_mode([rubric], "checklist" if mode == "checklist_fitted" else mode)
-        for line in notes:
-            print(line, file=sys.stderr)
+    (rubric,), notes = with_judge_mode([rubric], "checklist" if mode == "checklist_fitted" else mode,
+                                       judge_models=[judge_model])
+    for line in notes:
+        print(line, file=sys.stderr)
     return rubric
 
 
@@ -269,7 +270,7 @@ async def run_benchmark_async(kind: BenchmarkKind, judge_config: JudgeConfig, n:
     mode = judge_config.judge_mode
     samples, pool = _load_samples(kind, n, seed, data)
     rubric = _measured_rubric(kind, load_rubric(rubric_path or RUBRIC_DIR / DEFAULT_RUBRICS[kind]), mode, few_shot,
-                              samples, pool, seed)
+                              samples, pool, seed, judge_config.model)
     not_applicable = [s.id for s in samples if not applies(rubric, s)]
     if not_applicable:
         raise ValueError(f"rubric {rubric.id} does not apply to {len(not_applicable)} {kind} sample(s) "

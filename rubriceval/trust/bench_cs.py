@@ -27,7 +27,7 @@ from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.loader import load_rubrics
 from rubriceval.rubric.schema import FewShot, FittedWeights, JudgeMode, Rubric
-from rubriceval.scoring.judge_mode import supported_mode
+from rubriceval.scoring.judge_mode import with_judge_mode
 from rubriceval.trust.agreement import AgreementReport, agreement_report
 from rubriceval.trust.bench import judge_records, partial_path, verdict_p_yes, verdict_score_probs
 from rubriceval.trust.bench_partial import PartialFile, partial_header
@@ -115,16 +115,17 @@ def spread(samples: list[Sample], n: int | None) -> list[Sample]:
     return [samples[int(i * len(samples) / n)] for i in range(n)]
 
 
-def variant(rubric: Rubric, mode: JudgeMode, few_shot: FewShot | None, shuffle: bool) -> Rubric:
-    """The rubric as measured: its judge mode (checklist for both checklist modes: fitting happens here), and the
-    holistic prompt options."""
-    update: dict[str, Any] = {"judge_mode": "checklist" if mode == "checklist_fitted" else mode,
-                              "shuffle_levels": shuffle}
+def variant(rubric: Rubric, mode: JudgeMode, few_shot: FewShot | None, shuffle: bool, judge_model: str) -> Rubric:
+    """The rubric as measured: its judge mode (checklist for both checklist modes: fitting happens here; through
+    the one rule, rubriceval/scoring/judge_mode.py), and the holistic prompt options."""
+    update: dict[str, Any] = {"shuffle_levels": shuffle}
     if few_shot is not None:
         update["few_shot"] = few_shot
     changed = Rubric.model_validate({**rubric.model_dump(), **update})
     changed.source_file = rubric.source_file
-    return changed
+    (measured,), _ = with_judge_mode([changed], "checklist" if mode == "checklist_fitted" else mode,
+                                     judge_models=[judge_model])
+    return measured
 
 
 def _check_no_example_leak(rubric: Rubric, samples: list[Sample]) -> None:
@@ -168,8 +169,8 @@ async def run_cs_benchmark_async(config: JudgeConfig, mode: JudgeMode = "holisti
                                            only=sorted({s.metadata["rubric"] for s in samples}))}
     pairs: list[tuple[Rubric, Sample]] = []
     for sample in samples:
-        rubric = variant(by_id[sample.metadata["rubric"]], mode, few_shot, shuffle_levels)
-        if mode != "holistic" and supported_mode(rubric, "checklist") != "checklist":
+        rubric = variant(by_id[sample.metadata["rubric"]], mode, few_shot, shuffle_levels, config.model)
+        if mode != "holistic" and rubric.judge_mode != "checklist":
             raise DatasetError(f"rubric '{rubric.id}' has no checklist item to run in mode {mode}")
         if not applies(rubric, sample):
             raise DatasetError(f"rubric '{rubric.id}' does not apply to row {sample.id}; check its applies_to")

@@ -214,7 +214,11 @@ def rubric_yaml(rubric: Rubric, header: str = "") -> str:
 # --------------------------------------------------------------------------------------------------------------
 
 async def _score_all(rubric: Rubric, items: Sequence[AuditedItem], judge: JudgeClient) -> list[Verdict]:
-    # Scored under the item key, which is unique even when two datasets reuse a sample id.
+    # In the mode a run with this judge gives the rubric (fitted weights only for the judge they were fitted for:
+    # rubriceval/scoring/judge_mode.py); scored under the item key, unique even when two datasets reuse a sample id.
+    from rubriceval.scoring.judge_mode import with_judge_mode
+
+    (rubric,), _ = with_judge_mode([rubric], None, judge_models=[judge.config.model])
     return list(await asyncio.gather(*(score_rubric(rubric, item.sample.model_copy(update={"id": item.key}), judge)
                                        for item in items)))
 
