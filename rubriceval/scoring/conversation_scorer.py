@@ -16,11 +16,13 @@ from pydantic import BaseModel, Field
 
 from rubriceval.judge.ask import Asked, JudgeRequest, TemplateReask, ask, json_reader
 from rubriceval.judge.client import JudgeClient
+from rubriceval.judge.options import CallOptions
 from rubriceval.prompt.compile import CompiledPrompt, environment, reask_template
 from rubriceval.prompt.transcript import TURNS_SCHEMA_NAME, compile_conversation_item, judged_turns
 from rubriceval.rubric.schema import JudgeItem, Rubric, TurnAggregate
 from rubriceval.scoring.combine import round_half_up
 from rubriceval.scoring.rubric_scorer import ItemOutcome, read_verdict
+from rubriceval.scoring.score_probs import holistic_options
 from rubriceval.data.sample import Sample
 from rubriceval.verdict import Evidence, Usage
 
@@ -74,9 +76,10 @@ def aggregate_turns(verdicts: list[TurnVerdict], rule: TurnAggregate) -> tuple[i
                                           f"1 + 4·{share:.2f}")
 
 
-def _request(prompt: CompiledPrompt, schema_name: str = "verdict") -> JudgeRequest:
+def _request(prompt: CompiledPrompt, schema_name: str = "verdict", options: CallOptions | None = None
+             ) -> JudgeRequest:
     return JudgeRequest(messages=prompt.messages, json_schema=prompt.json_schema, schema_name=schema_name,
-                        cache_tag=prompt.cache_tag)
+                        cache_tag=prompt.cache_tag, options=options)
 
 
 def _structured(judge: JudgeClient) -> bool:
@@ -85,12 +88,15 @@ def _structured(judge: JudgeClient) -> bool:
 
 async def _ask_verdict(rubric: Rubric, item: JudgeItem, sample: Sample, judge: JudgeClient, *, mode: str,
                        turn: int | None = None) -> Asked:
-    """One score with feedback, as for a single-turn judge item (same reader, same re-ask)."""
+    """One score with feedback, as for a single-turn judge item (same reader, same re-ask). The whole-conversation
+    judgment also asks for the score token's logprobs, as single-turn items do (P(level), expected score, tie:
+    rubriceval/scoring/score_probs.py); a turn judged on its own (the per-turn fallback of `scope: assistant_turn`)
+    does not (`holistic_options` says why)."""
     structured = _structured(judge)
     prompt = compile_conversation_item(rubric, item, sample, mode=mode, turn=turn, structured=structured,
                                        feedback_max_chars=judge.config.feedback_max_chars)
     reask = TemplateReask(template=reask_template(rubric.language), variables={"structured": structured})
-    return await ask(judge, _request(prompt), read_verdict, reask=reask,
+    return await ask(judge, _request(prompt, options=holistic_options(rubric, judge.config)), read_verdict, reask=reask,
                      max_input_tokens=judge.config.max_input_tokens)
 
 

@@ -16,7 +16,8 @@ panel's and self-consistency's disagreements (`disagreement: true`), and the exp
 level for anyone who wants a finer ranking (`details["score_probs"]`). Measured on the embedded judge in
 docs/benchmarks.md ("Temperature-0 ties").
 
-Which calls ask for logprobs: single-turn holistic judge items, when `judge.score_logprobs` is true — by default
+Which calls ask for logprobs: holistic judge items that write ONE score — single-turn items and whole-conversation
+items (`scope: conversation`) — when `judge.score_logprobs` is true — by default
 on for the embedded judge, off for hosted judges (some providers or models reject the parameter; turn it on in
 the config for one that accepts it). Logprobs are part of the call's cache key, so turning it on re-asks once.
 """
@@ -58,10 +59,13 @@ def wants_score_logprobs(config) -> bool:
 
 
 def holistic_options(rubric, config) -> CallOptions | None:
-    """The per-call options of this rubric's judge-item calls with this judge: logprobs for a single-turn
-    holistic item when wanted; None otherwise (the plain call, its cache key unchanged). The scorer and the
-    dry-run planner (hence the Batch API's request files) both take them from here."""
-    if rubric.judge_mode != "holistic" or rubric.is_conversation or not wants_score_logprobs(config):
+    """The per-call options of this rubric's judge-item calls with this judge: logprobs for a holistic item that
+    writes one score (single-turn, or a whole conversation) when wanted; None otherwise (the plain call, its cache
+    key unchanged). The scorers and the dry-run planner (hence the Batch API's request files) take them from here.
+
+    `scope: assistant_turn` gets none: its call writes one JSON list of many turns' scores, and the item's score is
+    their aggregate (min, mean, share), which no single score token's distribution describes."""
+    if rubric.judge_mode != "holistic" or rubric.scope == "assistant_turn" or not wants_score_logprobs(config):
         return None
     return CallOptions(logprobs=True, top_logprobs=TOP_LOGPROBS)
 
