@@ -334,3 +334,19 @@ def test_offline_files_per_judge_endpoint_and_collect_from_a_directory(providers
     assert b_counts.cost_usd == pytest.approx((b_counts.prompt_tokens * 1.0 + b_counts.completion_tokens * 4.0) / 1e6)
     assert costs["a+c"].cost_usd == 0 and costs["judge"].cost_usd == 0
     batch_run.close()
+
+
+def test_a_panel_run_replayed_in_worker_processes(providers, tmp_path, monkeypatch):
+    """collect splits a big replay over processes (batch/parallel.py); each rebuilds the panel from the run store."""
+    import rubriceval.batch.parallel as parallel
+
+    a, b = providers
+    online = online_panel_run(a, b, tmp_path, metrics=[])
+    monkeypatch.setattr(parallel, "MIN_JUDGMENTS", 0)
+    store = RunStore(tmp_path / "runs.sqlite")
+    batch_run, _ = start_panel(a, b, tmp_path, store, metrics=[])
+    batch_run.embedder, batch_run.workers, batch_run.window = None, 2, 4
+    assert batch_run._parallel()
+    collect_until_done(batch_run, (a, b))
+    assert comparable(store.verdicts(batch_run.run_id)) == comparable(online.verdicts)
+    batch_run.close()
