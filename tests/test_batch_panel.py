@@ -350,3 +350,36 @@ def test_a_panel_run_replayed_in_worker_processes(providers, tmp_path, monkeypat
     collect_until_done(batch_run, (a, b))
     assert comparable(store.verdicts(batch_run.run_id)) == comparable(online.verdicts)
     batch_run.close()
+
+
+def test_a_panel_judge_without_a_batch_api_is_refused_before_the_run_starts(tmp_path, monkeypatch):
+    from rubriceval.errors import RubricEvalError
+
+    monkeypatch.setenv("RUBRICEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "panel.yaml"
+    path.write_text("judges:\n  - {name: remote, base_url: 'http://127.0.0.1:9/v1', model: m}\n"
+                    "  - {name: local-one, base_url: null, model: local}\n", encoding="utf-8")
+    config = JudgeConfig(base_url="http://127.0.0.1:9/v1", model="m", cache=False)
+    store = RunStore(tmp_path / "runs.sqlite")
+    with pytest.raises(RubricEvalError, match="panel judge 'local-one' has no provider"):
+        start_batch_run(read_dataset(DATA), load_rubrics("rubrics", only=RUBRICS), [], store=store,
+                        judge_config=config, directory=tmp_path / "b",
+                        panel_config=load_panel_config(path, base=config))
+    assert store.list_runs() == []
+
+
+def test_finish_online_judge_needs_a_panel_run(tmp_path, monkeypatch):
+    """`batch collect --finish-online-judge` on a run with one judge: a clear error, nothing collected."""
+    import subprocess
+    import os
+
+    with StubServer() as stub:
+        env = {**os.environ, "RUBRICEVAL_CACHE_DIR": str(tmp_path / "cache")}
+        judge = ["--judge-base-url", stub.base_url, "--judge-model", "stub", "--store", str(tmp_path / "r.sqlite")]
+        started = subprocess.run([*cli_prefix(), "run", DATA, "--rubrics", "rubrics", "--only", RUBRICS[0],
+                                  "--name", "one", "--batch", *judge], env=env, capture_output=True, text=True,
+                                 timeout=120)
+        assert started.returncode == 0, started.stderr
+        collect = subprocess.run([*cli_prefix(), "batch", "collect", "one", "--finish-online-judge", "b", *judge],
+                                 env=env, capture_output=True, text=True, timeout=120)
+    assert collect.returncode != 0 and "--finish-online-judge names a judge of a panel" in collect.stderr
