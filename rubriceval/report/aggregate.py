@@ -320,9 +320,11 @@ class RunData:
         return self.source.diagnose(self.summary, config)
 
 
-def load_run(store: Any, run: str, metric_thresholds: Mapping[str, float] | None = None) -> RunData:
-    """A stored run and its summary, computed in SQL (report/source.py)."""
+def load_run(store: Any, run: str, metric_thresholds: Mapping[str, float] | None = None, *,
+             breakdown: bool = True) -> RunData:
+    """A stored run and its summary, computed in SQL (report/source.py). breakdown=False: without the per tag/intent
+    groups (compare and gate do not read them; at 100,000 rows they are a third of the summary's time)."""
     from rubriceval.report.source import RunSource
 
     source = RunSource(store, run)
-    return RunData(source, source.summary(metric_thresholds))
+    return RunData(source, source.summary(metric_thresholds, breakdown=breakdown))

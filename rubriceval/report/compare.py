@@ -170,7 +170,7 @@ def compare_runs(store: Any, run_a: str, run_b: str, n_boot: int = 2000, seed: i
                  confidence: float = 0.95, min_drop: Mapping[str, float] | None = None,
                  lang: str | None = None) -> Comparison:
     """Compare run_b (candidate) against run_a (baseline) from one RunStore."""
-    a, b = load_run(store, run_a), load_run(store, run_b)
+    a, b = load_run(store, run_a, breakdown=False), load_run(store, run_b, breakdown=False)
     comparison = compare_data(a, b, n_boot=n_boot, seed=seed, confidence=confidence, min_drop=min_drop,
                               lang=check_lang(lang))
     comparison.pairwise = pairwise_between_runs(store.path, [a.run_id, b.run_id], n_boot=n_boot, seed=seed)

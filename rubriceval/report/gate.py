@@ -176,9 +176,9 @@ def evaluate_gate(store: Any, run: str, config: GateConfig | Sequence[str], *, b
     result = None
     if run_checks or not pairwise:
         thresholds = config.metric_thresholds or None
-        data = load_run(store, run, thresholds)
+        data = load_run(store, run, thresholds, breakdown=False)
         baseline_name = baseline or config.baseline
-        base = load_run(store, baseline_name, thresholds) if baseline_name else None
+        base = load_run(store, baseline_name, thresholds, breakdown=False) if baseline_name else None
         result = evaluate_data(data, config.model_copy(update={"checks": run_checks}), baseline=base,
                                agreement=agreement)
     if pairwise:
