@@ -94,6 +94,7 @@ class JudgeTokens(BaseModel):
 class CostPlan(BaseModel):
     judge: str
     scorers: list[ScorerPlan] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)      # rubrics run in another judge mode than asked, and why
     price_in: float = 0.0
     price_out: float = 0.0
     batch_price_in: float = 0.0         # through the Batch API (rubriceval run --batch)
@@ -157,7 +158,7 @@ class CostPlan(BaseModel):
         if any(s.shared for s in self.scorers):
             lines.append("shared: a call several requested metrics use is made once and charged to the first of them "
                          "in --metrics order, here and in the run's report")
-        return "\n".join(lines)
+        return "\n".join(lines + self.notes)
 
 
 def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], config: JudgeConfig,
@@ -193,7 +194,7 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
                 judge.prompt_tokens += tokens
                 judge.completion_tokens += call.expected_completion_tokens()
 
-    rubrics = _in_run_modes(rubrics, config, rubric_configs)
+    rubrics, plan.notes = _in_run_modes(rubrics, config, rubric_configs)
     for rubric in rubrics:
         sp = ScorerPlan(scorer=rubric.id, kind="rubric")
         for sample in samples:
@@ -225,7 +226,7 @@ def planned_judge_calls(samples: list[Sample], rubrics: list[Rubric], metrics: l
 
     config = effective_config(config)
     rubric_configs = _rubric_configs(config, panel)
-    rubrics = _in_run_modes(rubrics, config, rubric_configs)
+    rubrics, _ = _in_run_modes(rubrics, config, rubric_configs)
     for rubric in rubrics:
         for sample in samples:
             if applies(rubric, sample):
@@ -236,12 +237,14 @@ def planned_judge_calls(samples: list[Sample], rubrics: list[Rubric], metrics: l
             yield from _metric_calls(sample, metrics, config, lookup, metric_options)
 
 
-def _in_run_modes(rubrics: list[Rubric], config: JudgeConfig, rubric_configs: list[JudgeConfig]) -> list[Rubric]:
+def _in_run_modes(rubrics: list[Rubric], config: JudgeConfig, rubric_configs: list[JudgeConfig]
+                  ) -> tuple[list[Rubric], list[str]]:
     """The rubrics in the judge mode the run gives them with these judges (`--judge-mode`, fitted weights only for
-    the judge they were fitted for): the one rule, rubriceval/scoring/judge_mode.py."""
+    the judge they were fitted for), and the notes on those that fall back, as the run prints them: the one rule,
+    rubriceval/scoring/judge_mode.py."""
     from rubriceval.scoring.judge_mode import with_judge_mode
 
-    return with_judge_mode(rubrics, config.judge_mode, judge_models=[c.model for c in rubric_configs])[0]
+    return with_judge_mode(rubrics, config.judge_mode, judge_models=[c.model for c in rubric_configs])
 
 
 def _judge_tokens(plan: CostPlan, config: JudgeConfig, rubric_configs: list[JudgeConfig], panel: Any

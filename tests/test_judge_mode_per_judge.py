@@ -127,11 +127,12 @@ def test_the_planner_decides_for_the_judges_that_make_the_calls(resolutions):
     assert resolutions == [(None, ["qwen-max"]), (None, ["qwen-max"] * 3), (None, ["local", "qwen-max"])]
 
 
-def test_the_planner_counts_the_same_calls_as_the_fitted_mode_asks(resolutions):
+def test_the_dry_run_plans_the_same_calls_and_says_which_rubric_runs_its_rule():
     # Fitted weights or the level rule: the same questions are asked, so the same calls are planned.
-    fitted = plan_cost([SAMPLE], [SOOTHING], [], hosted("local")).scorers[0].calls
-    rule = plan_cost([SAMPLE], [SOOTHING], [], hosted("qwen-max")).scorers[0].calls
-    assert fitted == rule == len(SOOTHING.checklist_items[0].questions)
+    fitted = plan_cost([SAMPLE], [SOOTHING], [], hosted("local"))
+    rule = plan_cost([SAMPLE], [SOOTHING], [], hosted("qwen-max"))
+    assert fitted.scorers[0].calls == rule.scorers[0].calls == len(SOOTHING.checklist_items[0].questions)
+    assert FIX not in fitted.format() and rule.format().count(FIX) == 1
 
 
 async def test_pairwise_compares_with_the_holistic_judge_item(tmp_path, resolutions):
