@@ -67,9 +67,6 @@ def test_all_questions_of_a_sample_in_one_round_with_the_online_verdicts(stub, t
     batch_run.close()
 
 
-@pytest.mark.xfail(strict=True, reason="the batch replay (rubriceval/batch/replay.py) stops a checklist at its first "
-                   "unanswered question (BatchPending), so after an expired or failed batch each checklist's missing "
-                   "questions come back one per round instead of all in the next one")
 def test_an_expired_checklist_batch_resubmits_every_unanswered_question_in_the_next_round(stub, tmp_path):
     store = RunStore(tmp_path / "runs.sqlite")
     batch_endpoints(stub).script(["expire_half"])
@@ -80,4 +77,6 @@ def test_an_expired_checklist_batch_resubmits_every_unanswered_question_in_the_n
     expired = batch_endpoints(stub).batches()[0]
     assert 0 < expired.completed < first.submitted
     assert report.round == 2                       # one more round holds every question the expiry left
+    resubmitted = [d for batch in batch_endpoints(stub).batches()[1:] for d in batch.digests]
+    assert sorted(resubmitted) == sorted(expired.digests[expired.completed:])     # exactly those, once each
     batch_run.close()

@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 from rubriceval.batch.endpoints import RUN_JUDGE, RunJudges
 from rubriceval.batch.files import safe_part
+from rubriceval.batch.replay import WantedCall
 from rubriceval.data.sample import Sample
 from rubriceval.judge.cache import CallCache
 from rubriceval.judge.client import chat_body
@@ -89,3 +90,17 @@ def prices_by_custom_id(judges: RunJudges) -> Callable[[str], tuple[float, float
     def prices(custom_id: str) -> tuple[float, float]:
         return by_part.get(CustomIds.judge_part(custom_id) or "", default)
     return prices
+
+
+def unit_calls_without_reply(sample: Sample, rubric: Rubric, config: JudgeConfig, judges: RunJudges,
+                             answered: Callable[[str], bool]) -> Iterator[WantedCall]:
+    """Every planned call of one (sample, rubric) with no reply yet (`answered(key)` False), as wanted calls. A
+    scorer that asks one call after another (a checklist's questions) stops at the first without a reply; its other
+    missing calls are asked in the same next round instead of one round each."""
+    for call in planned_judge_calls([sample], [rubric], [], config, panel=judges.panel):
+        key = call.key()
+        if not call.exact or answered(key):
+            continue
+        body, _ = chat_body(call.config, call.messages, call.json_schema, call.schema_name, call.options)
+        yield WantedCall(key=key, sample_id=call.sample_id, scorer=call.scorer, item=call.item,
+                         seed=call.config.seed, body=body, judge=judges.judge_of(call.kind, call.config))

@@ -21,7 +21,8 @@ from pydantic import BaseModel, Field
 
 from rubriceval.batch.collect import IngestCounts, collect_offline, refresh_provider_files
 from rubriceval.batch.endpoints import RUN_JUDGE, RunJudges, check_providers, judges_of_run
-from rubriceval.batch.plan import CustomIds, first_round, prices_by_custom_id, wanted_requests
+from rubriceval.batch.plan import (CustomIds, first_round, prices_by_custom_id, unit_calls_without_reply,
+                                   wanted_requests)
 from rubriceval.batch.provider import BatchProvider
 from rubriceval.batch.replay import CURRENT_UNIT, BatchJudge, BatchPending, ReplayBook, WantedCall
 from rubriceval.batch.submit import submit_files, write_round
@@ -287,10 +288,22 @@ class BatchRun:
             await asyncio.sleep(0)
         finished = [(verdict, input_hash) for (_, input_hash, _, _), verdicts in zip(units, results)
                     for verdict in verdicts or []]
+        self._want_unit_calls([(sample, rubric) for (sample, _, rubric, _), verdicts in zip(units, results)
+                               if verdicts is None and rubric is not None], judge.book)
         self.runs.save_verdicts(self.run_id, finished)         # one transaction per window
         report.saved += len(finished)
         report.units_done += len(finished)
         judge.book.flush_cache()
+
+    def _want_unit_calls(self, stopped: list[tuple[Sample, Rubric]], book: ReplayBook) -> None:
+        """A rubric stopped for a missing reply: its other planned calls without a reply are wanted now too."""
+        def answered(key: str) -> bool:
+            return key in book.wanted or book.batches.reply_for(self.run_id, key) is not None or (
+                self.cache is not None and key in self.cache)
+
+        for sample, rubric in stopped:
+            for call in unit_calls_without_reply(sample, rubric, self.config, self.judges, answered):
+                book.wanted[call.key] = call
 
     async def _unit(self, sample: Sample, rubric: Rubric | None, names: list[str], judge: BatchJudge,
                     panel: JudgePanel | None) -> list[Verdict] | None:
