@@ -77,7 +77,7 @@ class PlannedJudgeCall(BaseModel):
 class JudgeTokens(BaseModel):
     """A panel's run: one judge's tokens still to pay, at its own online and batch prices."""
 
-    judge: str                          # the panel judge's name; "judge" for the run's judge (standard metrics)
+    judge: str                          # the panel judge's name; "" for the run's judge (the standard metrics)
     model: str
     price_in: float = 0.0
     price_out: float = 0.0
@@ -152,8 +152,8 @@ class CostPlan(BaseModel):
         if self._priced():
             lines.append(f"cost: online ~${self.cost_usd:.4f} | batch API (--batch) ~${self.batch_cost_usd:.4f}")
         for j in (j for j in self.judges if j.calls):
-            lines.append(f"  judge {j.judge} ({j.model}): {j.calls} call(s), ~{j.prompt_tokens} + "
-                         f"~{j.completion_tokens} tokens to pay; online ~${j.cost_at(j.price_in, j.price_out):.4f}"
+            lines.append(f"  judge {j.judge or '(judge:, for the metrics)'} ({j.model}): {j.calls} call(s), "
+                         f"~{j.prompt_tokens} + ~{j.completion_tokens} tokens to pay; online ~${j.cost_at(j.price_in, j.price_out):.4f}"
                          f" | batch ~${j.cost_at(j.batch_price_in, j.batch_price_out):.4f}")
         if any(s.shared for s in self.scorers):
             lines.append("shared: a call several requested metrics use is made once and charged to the first of them "
@@ -254,7 +254,7 @@ def _judge_tokens(plan: CostPlan, config: JudgeConfig, rubric_configs: list[Judg
     if panel is None:
         return {}
     by_config = {}
-    for name, judge_config in [*zip((j.name for j in panel.judges), rubric_configs), ("judge", config)]:
+    for name, judge_config in [*zip((j.name for j in panel.judges), rubric_configs), ("", config)]:
         (price_in, price_out), (batch_in, batch_out) = judge_config.prices(), judge_config.batch_prices()
         by_config[id(judge_config)] = JudgeTokens(judge=name, model=judge_config.model, price_in=price_in,
                                                   price_out=price_out, batch_price_in=batch_in,

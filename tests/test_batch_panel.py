@@ -282,7 +282,7 @@ def test_dry_run_prices_each_panel_judge_at_its_own_online_and_batch_price(tmp_p
     assert plan.calls == 2 * alone.calls
     text = plan.format()
     assert f"cost: online ~${alone.cost_usd:.4f} | batch API (--batch) ~${alone.cost_usd / 2:.4f}" in text
-    assert "judge a (free-a)" in text and "judge b (paid-b)" in text and "judge judge" not in text
+    assert "judge a (free-a)" in text and "judge b (paid-b)" in text and "for the metrics" not in text   # none
 
 
 def test_offline_files_per_judge_endpoint_and_collect_from_a_directory(providers, tmp_path):
