@@ -152,9 +152,10 @@ class CostPlan(BaseModel):
         if self._priced():
             lines.append(f"cost: online ~${self.cost_usd:.4f} | batch API (--batch) ~${self.batch_cost_usd:.4f}")
         for j in (j for j in self.judges if j.calls):
+            online, batch = j.cost_at(j.price_in, j.price_out), j.cost_at(j.batch_price_in, j.batch_price_out)
             lines.append(f"  judge {j.judge or '(judge:, for the metrics)'} ({j.model}): {j.calls} call(s), "
-                         f"~{j.prompt_tokens} + ~{j.completion_tokens} tokens to pay; online ~${j.cost_at(j.price_in, j.price_out):.4f}"
-                         f" | batch ~${j.cost_at(j.batch_price_in, j.batch_price_out):.4f}")
+                         f"~{j.prompt_tokens} + ~{j.completion_tokens} tokens to pay; online ~${online:.4f} | batch "
+                         f"~${batch:.4f}")
         if any(s.shared for s in self.scorers):
             lines.append("shared: a call several requested metrics use is made once and charged to the first of them "
                          "in --metrics order, here and in the run's report")
