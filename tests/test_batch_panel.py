@@ -383,3 +383,25 @@ def test_finish_online_judge_needs_a_panel_run(tmp_path, monkeypatch):
         collect = subprocess.run([*cli_prefix(), "batch", "collect", "one", "--finish-online-judge", "b", *judge],
                                  env=env, capture_output=True, text=True, timeout=120)
     assert collect.returncode != 0 and "--finish-online-judge names a judge of a panel" in collect.stderr
+
+
+def test_judges_share_an_endpoint_only_with_the_same_provider_model_and_key(tmp_path):
+    from rubriceval.batch.endpoints import RunJudges
+
+    path = tmp_path / "panel.yaml"
+    path.write_text("judges:\n"
+                    "  - {name: a, base_url: 'http://127.0.0.1:9/v1', model: m}\n"
+                    "  - {name: a-7, base_url: 'http://127.0.0.1:9/v1', model: m, seed: 7}\n"
+                    "  - {name: other-key, base_url: 'http://127.0.0.1:9/v1', model: m, seed: 8, api_key_env: K2}\n"
+                    "  - {name: other-model, base_url: 'http://127.0.0.1:9/v1', model: n}\n"
+                    "  - {name: 'x+y', base_url: 'http://127.0.0.1:8/v1', model: m, seed: 9}\n"
+                    "  - {name: x_y, base_url: 'http://127.0.0.1:7/v1', model: m, seed: 10}\n", encoding="utf-8")
+    config = JudgeConfig(base_url="http://127.0.0.1:9/v1", model="m", cache=False)
+    panel = load_panel_config(path, base=config)
+    with_metrics = RunJudges(config, panel, needs_run_judge=True)
+    assert [(e.name, e.judges) for e in with_metrics.endpoints] == [
+        ("a+a-7+judge", ["a", "a-7", ""]), ("other-key", ["other-key"]), ("other-model", ["other-model"]),
+        ("x_y", ["x+y"]), ("x_y-2", ["x_y"])]
+    without = RunJudges(config, panel, needs_run_judge=False)
+    assert without.endpoint_of("a") == "a+a-7" and "" not in without.configs
+    assert RunJudges(config).endpoints[0].name == ""                    # a run without panel: one, unnamed

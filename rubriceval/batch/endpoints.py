@@ -63,6 +63,10 @@ class RunJudges:
         self._endpoint_of: dict[str, str] = {}
         for names in groups.values():
             endpoint_name = "" if panel is None else "+".join(safe_part(n or "judge") for n in names)
+            taken = {e.name for e in self.endpoints}
+            if endpoint_name in taken:           # judges 'a+b' and 'a_b' both read a_b in a file name
+                endpoint_name = next(f"{endpoint_name}-{n}" for n in range(2, len(taken) + 3)
+                                     if f"{endpoint_name}-{n}" not in taken)
             self.endpoints.append(Endpoint(name=endpoint_name, config=self.configs[names[0]], judges=names))
             self._endpoint_of.update({n: endpoint_name for n in names})
         self._by_identity = {_cache_identity(self.configs[judge.name]): judge.name
