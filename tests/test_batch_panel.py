@@ -195,9 +195,9 @@ def test_finish_online_for_one_judge_only(providers, tmp_path):
     batch_run.close()
 
 
-def test_kill_9_between_submit_and_collect_with_a_panel(tmp_path, monkeypatch):
+def test_kill_9_between_submit_and_collect_with_a_panel(tmp_path, monkeypatch, store_target):
     """The CLI end to end (`run --panel FILE --batch`, `batch collect --wait` killed with SIGKILL, `batch status`):
-    complete, nothing submitted twice at either provider, the online panel run's verdicts."""
+    complete, nothing submitted twice at either provider, the online panel run's verdicts; SQLite and PostgreSQL."""
     import os
     import random
     import signal
@@ -207,7 +207,7 @@ def test_kill_9_between_submit_and_collect_with_a_panel(tmp_path, monkeypatch):
     from rubriceval.store.batches import BatchStore
     from tests.test_batch_kill import bigger_dataset, cli
 
-    data, store_path = tmp_path / "data.jsonl", tmp_path / "runs.sqlite"
+    data, store_path = tmp_path / "data.jsonl", store_target
     bigger_dataset(data, copies=10)
     env = {**os.environ, "RUBRICEVAL_CACHE_DIR": str(tmp_path / "cache"), "JUDGE_B_KEY": "key-of-b"}
     rng = random.Random(11)
