@@ -253,10 +253,15 @@ class RunSource:
     def conversation_rows(self) -> tuple[list[Sample], list[Verdict]]:
         """The conversation samples (every one, in dataset order) and their rubric verdicts: what the reports on
         conversations read; single-turn rows are not loaded."""
-        conversation = f"{self.sql.json_kind('d.sample_json', '$.conversation')} = 'object'"
+        # instr() first: a sample without a conversation is stored without the key (Sample's serializer drops it),
+        # so only conversations are parsed as JSON (a run of single-turn rows costs one text scan per sample).
+        conversation = (f"instr(d.sample_json, '\"conversation\"') > 0 "
+                        f"AND {self.sql.json_kind('d.sample_json', '$.conversation')} = 'object'")
         samples = [Sample.model_validate_json(r[0]) for r in self._rows(
             "SELECT d.sample_json FROM runs r JOIN dataset_samples d ON d.dataset_id = r.dataset_id "
             f"WHERE r.run_id = ? AND {conversation} ORDER BY d.position")]
+        if not samples:                  # no conversation: no verdict to look for
+            return [], []
         verdicts = [v for chunk in self.verdict_chunks(where=f"AND v.kind = 'rubric' AND {conversation}")
                     for v, _ in chunk]
         return samples, verdicts
