@@ -90,3 +90,20 @@ def test_the_samples_sheet_rows_are_the_plain_rows(store, monkeypatch, lang, spa
     spans = {row[8].split("\n")[1] for row in fast if row[2] == t("kind_rubric", lang) and row[3] is not None}
     assert len(spans) == len(SAMPLES)
     data.source.close()
+
+
+def test_conversation_rows_are_found_on_both_engines(store_target, store):
+    """The conversation views' rows (instr() before the JSON test, both engines) are the conversation samples and
+    their rubric verdicts, as the loaded run holds them; a run without conversations has none."""
+    from rubriceval.report.source import RunSource
+    from rubriceval.testing.conversation_run import conversation_run
+
+    run = conversation_run(store_target, limit=3, name="talks")
+    samples, verdicts = RunSource(store, run).conversation_rows()
+    loaded = [s for s in store.samples(run) if s.conversation is not None]
+    assert samples == loaded and len(samples) == 3
+    ids = {s.id for s in loaded}
+    expected = [v for v in store.verdicts(run) if v.kind == "rubric" and v.sample_id in ids]
+    key = lambda v: (v.sample_id, v.scorer)                      # noqa: E731
+    assert sorted(verdicts, key=key) == sorted(expected, key=key) and expected
+    assert RunSource(store, "sheet").conversation_rows() == ([], [])
