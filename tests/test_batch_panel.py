@@ -130,7 +130,7 @@ def test_panel_batch_run_equals_the_online_panel_run(providers, tmp_path):
             judges_seen[judge] += 1
             assert (judge == "") == (line["body"]["model"] == "stub")
     assert by_endpoint == {"a+c": {"stub-a"}, "b": {"stub-b"}, "judge": {"stub"}}
-    assert set(judges_seen) == {"a", "b", "c", ""}
+    assert set(judges_seen) == {"1-a", "2-b", "3-c", ""}          # j<place in the panel>-<name>
     batch_run.close()
 
 

@@ -76,6 +76,14 @@ class RunJudges:
     def is_panel(self) -> bool:
         return self.panel is not None
 
+    def id_tag(self, judge: str) -> str:
+        """What a custom_id says of a panel judge: its place in the panel and its name (`1-qwen`); "" for the run's
+        judge."""
+        if judge == RUN_JUDGE:
+            return ""
+        place = next(i for i, j in enumerate(self.panel.judges, start=1) if j.name == judge)
+        return f"{place}-{safe_part(judge)}"
+
     def endpoint_of(self, judge: str) -> str:
         return self._endpoint_of[judge]
 

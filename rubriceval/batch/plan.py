@@ -20,15 +20,17 @@ from rubriceval.store.batches import RequestRow
 
 class CustomIds:
     """custom_id = run/sample/scorer/item/seed/round, unique within the run (a repeat in a round gets #n); a panel
-    judge's request says which judge after the item: run/sample/scorer/item/j<judge>/seed/round."""
+    judge's request says which judge after the item: run/sample/scorer/item/j<n>-<judge>/seed/round (n: the judge's
+    place in the panel, so two names that read alike in an id stay apart)."""
 
     def __init__(self, run_id: str, round_no: int):
         self.run_id = run_id
         self.round_no = round_no
         self._taken: dict[str, int] = {}
 
-    def __call__(self, sample_id: str, scorer: str, item: str, seed: int | None, judge: str = RUN_JUDGE) -> str:
-        judge_part = [f"j{safe_part(judge)}"] if judge != RUN_JUDGE else []
+    def __call__(self, sample_id: str, scorer: str, item: str, seed: int | None, judge_tag: str = "") -> str:
+        """judge_tag: `RunJudges.id_tag` of a panel judge ("" for the run's judge)."""
+        judge_part = [f"j{judge_tag}"] if judge_tag else []
         base = "/".join([self.run_id, safe_part(sample_id), safe_part(scorer), safe_part(item), *judge_part,
                          f"s{seed}", f"r{self.round_no}"])
         n = self._taken.get(base, 0)
@@ -37,7 +39,7 @@ class CustomIds:
 
     @staticmethod
     def judge_part(custom_id: str) -> str | None:
-        """The (file-name-safe) panel judge a custom_id names, None for the run's judge."""
+        """The panel judge's tag (`RunJudges.id_tag`) a custom_id holds, None for the run's judge."""
         parts = custom_id.split("/")
         return parts[4][1:] if len(parts) == 7 and parts[4].startswith("j") else None
 
@@ -69,7 +71,7 @@ def first_round(windows: Iterable[list[Sample]], rubrics: list[Rubric], metrics:
             judge = judges.judge_of(call.kind, call.config)
             body, _ = chat_body(call.config, call.messages, call.json_schema, call.schema_name, call.options)
             yield PlannedRequest(judges.endpoint_of(judge), RequestRow(
-                custom_id=ids(call.sample_id, call.scorer, call.item, call.config.seed, judge), key=key,
+                custom_id=ids(call.sample_id, call.scorer, call.item, call.config.seed, judges.id_tag(judge)), key=key,
                 sample_id=call.sample_id, scorer=call.scorer, item=call.item, seed=call.config.seed), body)
 
 
@@ -77,14 +79,15 @@ def wanted_requests(wanted: Iterable, ids: CustomIds, judges: RunJudges) -> Iter
     """Rows for the calls a replay pass found still wanted (`replay.WantedCall`), each to its judge's endpoint."""
     for call in wanted:
         yield PlannedRequest(judges.endpoint_of(call.judge), RequestRow(
-            custom_id=ids(call.sample_id, call.scorer, call.item, call.seed, call.judge), key=call.key,
+            custom_id=ids(call.sample_id, call.scorer, call.item, call.seed, judges.id_tag(call.judge)), key=call.key,
             sample_id=call.sample_id, scorer=call.scorer, item=call.item, seed=call.seed), call.body)
 
 
 def prices_by_custom_id(judges: RunJudges) -> Callable[[str], tuple[float, float]]:
     """custom_id → the batch price of the judge it names (an offline output file of a panel's run may hold any
     judge's lines)."""
-    by_part = {safe_part(name): config.batch_prices() for name, config in judges.configs.items() if name != RUN_JUDGE}
+    by_part = {judges.id_tag(name): config.batch_prices() for name, config in judges.configs.items()
+               if name != RUN_JUDGE}
     default = judges.configs.get(RUN_JUDGE, next(iter(judges.configs.values()))).batch_prices()
 
     def prices(custom_id: str) -> tuple[float, float]:
