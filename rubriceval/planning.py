@@ -17,6 +17,7 @@ from rubriceval.data.sample import Sample
 from rubriceval.judge.cache import CallCache, judge_call_key
 from rubriceval.judge.config import JudgeConfig, default_cache_dir
 from rubriceval.judge.options import CallOptions
+from rubriceval.judge.pricing import JudgePrices, SideBySide, side_by_side
 from rubriceval.judge.tokens import estimate_messages_tokens
 from rubriceval.metric_scope import metrics_for
 from rubriceval.prompt.compile import compile_rubric
@@ -75,31 +76,22 @@ class PlannedJudgeCall(BaseModel):
 
 
 class JudgeTokens(BaseModel):
-    """A panel's run: one judge's tokens still to pay, at its own online and batch prices."""
+    """One judge's calls and the tokens still to pay (of the calls not cached), priced at its own prices."""
 
-    judge: str                          # the panel judge's name; "" for the run's judge (the standard metrics)
+    judge: str                          # a panel judge's name; "" for the run's judge (a panel run: the metrics)
     model: str
-    price_in: float = 0.0
-    price_out: float = 0.0
-    batch_price_in: float = 0.0
-    batch_price_out: float = 0.0
+    prices: JudgePrices
     calls: int = 0
     prompt_tokens: int = 0              # of the calls not cached
-    completion_tokens: int = 0
-
-    def cost_at(self, price_in: float, price_out: float) -> float:
-        return (self.prompt_tokens * price_in + self.completion_tokens * price_out) / 1e6
+    completion_tokens: int = 0          # expected, of the calls not cached
 
 
 class CostPlan(BaseModel):
     judge: str
     scorers: list[ScorerPlan] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)      # rubrics run in another judge mode than asked, and why
-    price_in: float = 0.0
-    price_out: float = 0.0
-    batch_price_in: float = 0.0         # through the Batch API (rubriceval run --batch)
-    batch_price_out: float = 0.0
-    judges: list[JudgeTokens] = Field(default_factory=list)     # a panel's run: each judge at its own prices
+    # The run's judge, or each panel judge and the run's judge (for the metrics): priced each at its own prices.
+    judges: list[JudgeTokens] = Field(default_factory=list)
 
     @property
     def calls(self) -> int:
@@ -118,24 +110,17 @@ class CostPlan(BaseModel):
         return sum(s.completion_tokens for s in self.scorers)
 
     @property
+    def priced(self) -> SideBySide | None:
+        """The tokens still to pay, online and through the Batch API (judge/pricing.py); None when unpriced."""
+        return side_by_side((j.prices, j) for j in self.judges)
+
+    @property
     def cost_usd(self) -> float:
-        if self.judges:
-            return sum(j.cost_at(j.price_in, j.price_out) for j in self.judges)
-        return self.cost_at(self.price_in, self.price_out)
+        return self.priced.online_usd if self.priced is not None else 0.0
 
     @property
     def batch_cost_usd(self) -> float:
-        if self.judges:
-            return sum(j.cost_at(j.batch_price_in, j.batch_price_out) for j in self.judges)
-        return self.cost_at(self.batch_price_in, self.batch_price_out)
-
-    def _priced(self) -> bool:
-        return bool(self.price_in or self.price_out or any(j.price_in or j.price_out for j in self.judges))
-
-    def cost_at(self, price_in: float, price_out: float) -> float:
-        uncached = max(self.calls - self.cached, 0)
-        share = uncached / self.calls if self.calls else 0.0
-        return (self.prompt_tokens * share * price_in + self.completion_tokens * price_out) / 1e6
+        return self.priced.batch_usd if self.priced is not None else 0.0
 
     def format(self) -> str:
         lines = [f"dry run — judge: {self.judge}", f"{'scorer':<28} {'kind':<8}{'samples':>8}{'calls':>8}"
@@ -144,18 +129,20 @@ class CostPlan(BaseModel):
             shared = f"  ({s.shared} shared)" if s.shared else ""
             lines.append(f"{s.scorer:<28} {s.kind:<8}{s.samples:>8}{s.calls:>8}{s.cached:>8}{s.prompt_tokens:>12}"
                          f"{shared}")
+        priced = self.priced
         lines.append(f"total: {self.calls} judge call(s), {self.cached} already cached, {self.calls - self.cached} to "
                      f"pay; ~{self.prompt_tokens} prompt tokens + ~{self.completion_tokens}"
                      f" completion tokens; ~${self.cost_usd:.4f}"
-                     + ("" if self._priced() else " (no price known for this model: set "
+                     + ("" if priced is not None else " (no price known for this model: set "
                         "price_in_per_mtok/price_out_per_mtok in the config)"))
-        if self._priced():
-            lines.append(f"cost: online ~${self.cost_usd:.4f} | batch API (--batch) ~${self.batch_cost_usd:.4f}")
-        for j in (j for j in self.judges if j.calls):
-            online, batch = j.cost_at(j.price_in, j.price_out), j.cost_at(j.batch_price_in, j.batch_price_out)
-            lines.append(f"  judge {j.judge or '(judge:, for the metrics)'} ({j.model}): {j.calls} call(s), "
-                         f"~{j.prompt_tokens} + ~{j.completion_tokens} tokens to pay; online ~${online:.4f} | batch "
-                         f"~${batch:.4f}")
+        if priced is not None:
+            lines.append(f"cost: online ~${priced.online_usd:.4f} | batch API (--batch) ~${priced.batch_usd:.4f}")
+        if len(self.judges) > 1:                # a panel: each judge's share at its own prices
+            for j in (j for j in self.judges if j.calls):
+                own = side_by_side([(j.prices, j)]) or SideBySide()
+                lines.append(f"  judge {j.judge or '(judge:, for the metrics)'} ({j.model}): {j.calls} call(s), "
+                             f"~{j.prompt_tokens} + ~{j.completion_tokens} tokens to pay; online "
+                             f"~${own.online_usd:.4f} | batch ~${own.batch_usd:.4f}")
         if any(s.shared for s in self.scorers):
             lines.append("shared: a call several requested metrics use is made once and charged to the first of them "
                          "in --metrics order, here and in the run's report")
@@ -171,10 +158,7 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
     config = effective_config(config)
     if cache is None and config.cache:
         cache = CallCache(config.cache_path or default_cache_dir() / "judge_cache.sqlite")
-    price_in, price_out = config.prices()
-    batch_in, batch_out = config.batch_prices()
-    plan = CostPlan(judge=config.short_name(), price_in=price_in, price_out=price_out, batch_price_in=batch_in,
-                    batch_price_out=batch_out)
+    plan = CostPlan(judge=config.short_name())
 
     rubric_configs = _rubric_configs(config, panel)
     by_config = _judge_tokens(plan, config, rubric_configs, panel)
@@ -184,16 +168,14 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
         sp.shared += call.users > 1
         tokens = estimate_messages_tokens(call.messages)
         sp.prompt_tokens += tokens
-        judge = by_config.get(id(call.config))
-        if judge is not None:
-            judge.calls += 1
+        judge = by_config[id(call.config)]
+        judge.calls += 1
         if cache is not None and call.key() in cache:
             sp.cached += 1
         else:
             sp.completion_tokens += call.expected_completion_tokens()
-            if judge is not None:
-                judge.prompt_tokens += tokens
-                judge.completion_tokens += call.expected_completion_tokens()
+            judge.prompt_tokens += tokens
+            judge.completion_tokens += call.expected_completion_tokens()
 
     rubrics, plan.notes = _in_run_modes(rubrics, config, rubric_configs)
     for rubric in rubrics:
@@ -250,17 +232,19 @@ def _in_run_modes(rubrics: list[Rubric], config: JudgeConfig, rubric_configs: li
 
 def _judge_tokens(plan: CostPlan, config: JudgeConfig, rubric_configs: list[JudgeConfig], panel: Any
                   ) -> dict[int, JudgeTokens]:
-    """A panel's run: a JudgeTokens per judge in `plan.judges`, keyed by the id of the config its calls carry (each
-    panel judge's from `rubric_configs`, the run's judge's `config` for the metrics); {} without a panel."""
+    """A JudgeTokens per judge in `plan.judges`, keyed by the id of each config the planned calls carry: a panel's
+    judges (`rubric_configs`) and the run's judge (`config`, for the metrics) apart; without a panel, one entry for
+    the run's judge (its self-consistency calls differ only by seed and temperature, not by price)."""
+    run_judge = JudgeTokens(judge="", model=config.model, prices=JudgePrices.of(config))
+    by_config = {id(config): run_judge}
     if panel is None:
-        return {}
-    by_config = {}
-    for name, judge_config in [*zip((j.name for j in panel.judges), rubric_configs), ("", config)]:
-        (price_in, price_out), (batch_in, batch_out) = judge_config.prices(), judge_config.batch_prices()
-        by_config[id(judge_config)] = JudgeTokens(judge=name, model=judge_config.model, price_in=price_in,
-                                                  price_out=price_out, batch_price_in=batch_in,
-                                                  batch_price_out=batch_out)
-    plan.judges = list(by_config.values())
+        by_config.update({id(c): run_judge for c in rubric_configs})
+        plan.judges = [run_judge]
+        return by_config
+    for judge, judge_config in zip(panel.judges, rubric_configs):
+        by_config[id(judge_config)] = JudgeTokens(judge=judge.name, model=judge_config.model,
+                                                  prices=JudgePrices.of(judge_config))
+    plan.judges = [*(by_config[id(c)] for c in rubric_configs), run_judge]
     return by_config
 
 

@@ -49,8 +49,17 @@ def embedder_for(stub) -> EmbedderConfig:
 def comparable(verdicts) -> dict:
     return {(v.sample_id, v.scorer): (v.score, v.passed, v.unscored_kind, v.unscored_reason, v.feedback,
                                       [e.model_dump() for e in v.evidence],
-                                      {k: d for k, d in v.details.items() if k != "usage"})
+                                      {k: _unspent(d) for k, d in v.details.items() if k != "usage"})
             for v in verdicts}
+
+
+def _unspent(detail):
+    """A panel's details without each vote's usage: what was spent (at the batch or the online price) is no more part
+    of the verdict than the verdict's own usage."""
+    if isinstance(detail, dict) and isinstance(detail.get("judges"), list):
+        return {**detail, "judges": [{k: x for k, x in vote.items() if k != "usage"} if isinstance(vote, dict)
+                                     else vote for vote in detail["judges"]]}
+    return detail
 
 
 def collect_until_done(batch_run: BatchRun, stub: StubServer, *, rounds: int = 8, **kwargs):

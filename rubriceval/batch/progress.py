@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from rubriceval.batch.endpoints import RunJudges
 from rubriceval.judge.config import JudgeConfig
+from rubriceval.judge.pricing import JudgePrices, side_by_side
 from rubriceval.store.batches import BatchFile, BatchStore, RequestCounts
 
 
 def costs(counts: RequestCounts, config: JudgeConfig) -> tuple[float, float]:
-    """(batch cost, the same tokens at the online price) in USD."""
-    online_in, online_out = config.prices()
-    online = (counts.prompt_tokens * online_in + counts.completion_tokens * online_out) / 1e6
-    return counts.cost_usd, online
+    """(batch cost, the same tokens at the online price) in USD: the recorded cost, and the one pricing function."""
+    priced = side_by_side([(JudgePrices.of(config), counts)])
+    return counts.cost_usd, priced.online_usd if priced is not None else 0.0
 
 
 def _requests(counts: RequestCounts, malformed: int = 0) -> str:

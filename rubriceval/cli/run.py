@@ -147,6 +147,7 @@ def _dry_run(samples, rubrics, metrics, judge_config, panel=None, metric_options
 
 
 def _print_run_summary(store, run_id: str, totals) -> None:
+    from rubriceval.report.cost import run_cost
     from rubriceval.report.markdown import summary_table, usage_line
     from rubriceval.report.source import RunSource
     from rubriceval.store.location import display_location
@@ -157,10 +158,12 @@ def _print_run_summary(store, run_id: str, totals) -> None:
     print(f"run {info.name} ({run_id}): {totals.units_done} judgment(s) new, {totals.units_skipped} resumed; "
           f"{totals.scored} scored, {totals.unscored} unscored {totals.unscored_by_kind or ''}; "
           f"wall {totals.wall_s:.1f}s")
-    # What the run spent, summed from its stored verdicts: the same numbers, with the same labels, as its report.
+    # What the run spent, summed from its stored verdicts, and the same tokens online and through the Batch API
+    # (each judge's at its own prices): the same numbers, with the same labels, as its report.
     failed = sum((totals.judge.get("failures") or {}).values())
-    print(usage_line(summary.usage, "en") + (f" · {failed} failed attempt(s) this session {totals.judge['failures']}"
-                                             if failed else ""))
+    cost = run_cost(info.model_dump(mode="json"), summary)
+    print(usage_line(summary.usage, "en", cost) + (f" · {failed} failed attempt(s) this session "
+                                                   f"{totals.judge['failures']}" if failed else ""))
     print(f"store: {display_location(store.path)}")
 
 

@@ -30,10 +30,15 @@ REPORT_TEXT: dict[str, dict[str, str]] = {
     "cost_usd": {"zh": "费用（美元）", "en": "Cost (USD)"},
     "cost_online_usd": {"zh": "在线价（美元）", "en": "Online price (USD)"},
     "cost_batch_usd": {"zh": "批量 API 价（美元）", "en": "Batch API price (USD)"},
-    "cost_priced_note": {"zh": "同样的 tokens 按评审模型的在线价与批量 API 价（--batch）计价；"
+    "cost_priced_note": {"zh": "同样的 tokens 按评审模型的在线价与批量 API 价（--batch）计价（评审团：每位评审按其自身价格）；"
                                "“费用”为本次运行记录的实际费用。",
-                         "en": "The same tokens at the judge's online and Batch API (--batch) prices; Cost is what "
-                               "this run recorded."},
+                         "en": "The same tokens at the judge's online and Batch API (--batch) prices (a panel: each "
+                               "judge's at its own); Cost is what this run recorded."},
+    "cost_not_available": {"zh": "不可用：本次评审团运行的投票未记录各评审的 tokens",
+                           "en": "not available: this panel run's votes do not record each judge's tokens"},
+    "cost_not_available_note": {"zh": "“—”：本次评审团运行早于按评审记录 tokens 的版本，无法按各评审的价格计价。",
+                                "en": "—: this panel run was stored before votes recorded each judge's tokens, so "
+                                      "they cannot be priced at each judge's own prices."},
     "embedding_calls": {"zh": "向量调用", "en": "Embedding calls"},
     "embedding_cache_hits": {"zh": "向量缓存命中", "en": "Embedding cache hits"},
     "latency_s": {"zh": "累计耗时（秒）", "en": "Total latency (s)"},

@@ -18,12 +18,13 @@ from typing import Any
 from rubriceval.report.aggregate import RunData, load_run
 from rubriceval.report.conversation_tables import SHEETS as CONVERSATION_SHEETS
 from rubriceval.report.conversation_tables import conversation_rows, position_rows, run_conversations
-from rubriceval.report.cost import run_prices
+from rubriceval.report.cost import run_cost
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
 from rubriceval.report.failure_tags import FailureTagReport, failure_tag_sheet, run_failure_tags
 from rubriceval.report.xlsx_stream import Book
 from rubriceval.report.xlsx_stream import write_sheet as _write_sheet
 from rubriceval.i18n import Lang, check_lang, evidence_text, t
+from rubriceval.judge.pricing import SideBySide
 from rubriceval.verdict import Evidence, Usage
 
 EXCEL_MAX_ROWS = 1_048_576        # rows an Excel worksheet holds, its header row included
@@ -39,11 +40,11 @@ def _summary_rows(data: RunData, lang: Lang) -> tuple[list[str], list[list[Any]]
               [t("calls", lang), t("prompt_tokens", lang), t("completion_tokens", lang), t("cost_usd", lang),
                t("cost_online_usd", lang), t("cost_batch_usd", lang), t("notes", lang)]
     summary = data.summary
-    prices = run_prices(data.info)
+    cost = run_cost(data.info, summary)
 
-    def cost_cells(usage: Usage) -> list[Any]:
-        # the recorded cost, then the same tokens online and through the Batch API (report/cost.py), when priced
-        priced = prices.price(usage) if prices is not None else None
+    def cost_cells(usage: Usage, priced: SideBySide | None) -> list[Any]:
+        # the recorded cost, then the same tokens online and through the Batch API, each judge's at its own prices
+        # (report/cost.py), when priced and available
         return [usage.calls, usage.prompt_tokens, usage.completion_tokens, round(usage.cost_usd, 6),
                 round(priced.online_usd, 6) if priced else None, round(priced.batch_usd, 6) if priced else None]
 
@@ -54,10 +55,13 @@ def _summary_rows(data: RunData, lang: Lang) -> tuple[list[str], list[list[Any]]
                         for level in range(1, 6)]
         rows.append([s.name, s.scorer, t(f"kind_{s.kind}", lang), s.mean, s.median, s.std, s.pass_rate, s.threshold,
                      s.weight, s.n_scored, s.n_unscored, ", ".join(f"{g.kind}: {g.count}" for g in s.unscored)]
-                    + distribution + cost_cells(s.usage) + ["; ".join(s.notes)])
+                    + distribution + cost_cells(s.usage, cost.scorers.get(s.scorer) if cost else None)
+                    + ["; ".join(s.notes)])
     # the whole run's cost: one row, its cells in the cost columns
-    rows.append(["Σ", "total", None] + [None] * (len(headers) - 10) + cost_cells(summary.usage)
-                + [t("cost_priced_note", lang) if prices is not None else ""])
+    note = "" if cost is None else t("cost_priced_note", lang) if cost.complete else \
+        f"{t('cost_priced_note', lang)} {t('cost_not_available_note', lang)}"
+    rows.append(["Σ", "total", None] + [None] * (len(headers) - 10)
+                + cost_cells(summary.usage, cost.total if cost else None) + [note])
     return headers, rows
 
 

@@ -16,7 +16,7 @@ import markupsafe
 from rubriceval.report.aggregate import RunData, load_run
 from rubriceval.report.summary_models import GroupStats, ScorerSummary, Summary
 from rubriceval.report.conversation_view import conversation_context, example_transcript
-from rubriceval.report.cost import run_prices
+from rubriceval.report.cost import run_cost
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
 from rubriceval.report.failure_tags import FailureTagReport, failure_tags_html, run_failure_tags
 from rubriceval.i18n import (Lang, Message, check_lang, evidence_text, format_number, format_percent,
@@ -207,10 +207,10 @@ def report_context(data: RunData, lang: Lang, findings: Sequence[Finding],
         "failure_tags_section": markupsafe.Markup(failure_tags_html(failure_tags, lang))
         if failure_tags is not None and failure_tags.counts else None,
         "unscored": [(s, g) for s in summary.scorers for g in s.unscored],
-        # online and Batch API prices of each scorer's tokens and of the total (report/cost.py), when known
-        "priced": {s.scorer: prices.price(s.usage) for s in summary.scorers}
-        if (prices := run_prices(data.info)) is not None else None,
-        "priced_total": prices.price(summary.usage) if prices is not None else None,
+        # online and Batch API prices of each scorer's tokens and of the total, each judge's at its own prices
+        # (report/cost.py), when known; a scorer's None: not available (cells "—", and a note says why)
+        "priced": cost.scorers if (cost := run_cost(data.info, summary)) is not None else None,
+        "priced_total": cost.total if cost is not None else None,
         "generated_at": dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
     }
 

@@ -207,7 +207,7 @@ def make_panel(config: PanelConfig, *, stats: Any = None, announce: bool = True)
 def _vote(name: str, judge: Judge, verdict: Verdict) -> PanelVote:
     return PanelVote(judge=name, model=str(getattr(getattr(judge, "config", None), "model", "")),
                      score=verdict.score, passed=verdict.passed, unscored_kind=verdict.unscored_kind,
-                     reason=verdict.unscored_reason, feedback=verdict.feedback)
+                     reason=verdict.unscored_reason, feedback=verdict.feedback, usage=verdict.usage)
 
 
 async def score_with_panel(rubric: Rubric, sample: Sample, panel: JudgePanel) -> Verdict:

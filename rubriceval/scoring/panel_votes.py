@@ -2,11 +2,15 @@
 the panel's judges (reports and agreement statistics read votes; only scoring/panel.py makes them)."""
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, field_serializer
 
-from rubriceval.verdict import Verdict
+from rubriceval.verdict import Usage, Verdict
 
 DETAILS_KEY = "panel"
+# What a vote keeps of its judge's usage: the counts the reports price at the judge's own prices (report/cost.py),
+# non-zero ones only (a panel of three on a million rows stores three per row); no latency, which would make two
+# identical runs' verdicts differ.
+VOTE_USAGE = {"calls", "cache_hits", "prompt_tokens", "completion_tokens", "cost_usd"}
 
 
 class PanelVote(BaseModel):
@@ -19,6 +23,12 @@ class PanelVote(BaseModel):
     unscored_kind: str | None = None
     reason: str | None = None
     feedback: str = ""
+    # What this judge's calls spent (priced at its own prices in the reports); None in runs stored before it was kept.
+    usage: Usage | None = None
+
+    @field_serializer("usage")
+    def _compact_usage(self, usage: Usage | None) -> dict | None:
+        return None if usage is None else {k: v for k, v in usage.model_dump(include=VOTE_USAGE).items() if v}
 
 
 def panel_votes(verdict: Verdict) -> list[PanelVote] | None:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from rubriceval.i18n import Lang, format_number, t
 from rubriceval.scoring.panel_votes import DETAILS_KEY, panel_votes
 from rubriceval.trust.agreement import Estimate, fleiss_kappa, krippendorff_alpha
-from rubriceval.verdict import Verdict
+from rubriceval.verdict import Usage, Verdict
 
 REPORT_N_BOOT = 1000
 
@@ -28,6 +28,9 @@ class JudgeRecord(BaseModel):
     n_scored: int = 0
     n_unscored: int = 0
     mean: float | None = None
+    # What its calls spent over these rows (the reports price it at the judge's own prices); None when a row's vote
+    # predates per-judge usage.
+    usage: Usage | None = Field(default_factory=Usage)
 
 
 class PanelAgreement(BaseModel):
@@ -69,6 +72,7 @@ def panel_agreement(verdicts: Sequence[Verdict], threshold: float | None, *, n_b
             record.model = record.model or vote.model
             record.n_scored += vote.score is not None
             record.n_unscored += vote.score is None
+            record.usage = None if record.usage is None or vote.usage is None else record.usage + vote.usage
     for name, record in records.items():
         scores = [row[column[name]] for row in ratings if row[column[name]] is not None]
         record.mean = sum(scores) / len(scores) if scores else None
