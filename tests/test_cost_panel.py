@@ -151,7 +151,7 @@ def test_a_panel_run_stored_before_votes_kept_usage_says_not_available(panel_run
                        (json.dumps(details, ensure_ascii=False), run_id, sample_id, scorer))
     html, table, markdown = reports(store, run_id, tmp_path)
     assert "(online | batch API: not available" in markdown and "(online $" not in markdown
-    assert 'id="cost-online">—<' in html and "cannot be priced at each judge's own prices" in html
+    assert 'id="cost-online">—<' in html and "cannot be priced at each judge" in html
     assert table["total"]["Online price (USD)"] is None and table[RUBRIC]["Online price (USD)"] is None
     assert "cannot be priced" in str(table["total"])
     # The metric, judged by the run's judge alone, is still priced; the recorded cost is untouched.
