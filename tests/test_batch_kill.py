@@ -39,6 +39,23 @@ def cli(*args: str, env: dict) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True)
 
 
+def collect_through_kills(run: str, judge: list[str], env: dict, rng: random.Random, tries: int = 6) -> int:
+    """`batch collect --wait` of `run`, killed with SIGKILL after a random 0.5–2.5 s, up to `tries` times (until one
+    finishes on its own), then a last collect that must complete; how many collects were killed."""
+    kills = 0
+    for _ in range(tries):
+        collect = cli("batch", "collect", run, "--wait", "--poll", "0.05", "--quiet", *judge, env=env)
+        time.sleep(rng.uniform(0.5, 2.5))
+        if collect.poll() is not None:
+            break
+        collect.send_signal(signal.SIGKILL)
+        collect.wait(timeout=10)
+        kills += 1
+    final = cli("batch", "collect", run, "--wait", "--poll", "0.05", "--quiet", *judge, env=env)
+    assert final.wait(timeout=300) == 0, final.stderr.read()
+    return kills
+
+
 def test_kill_9_between_submit_and_collect_and_during_collects(tmp_path, store_target):
     data, store_path = tmp_path / "data.jsonl", store_target
     bigger_dataset(data)
@@ -50,18 +67,7 @@ def test_kill_9_between_submit_and_collect_and_during_collects(tmp_path, store_t
                      "--name", "nightly", "--batch", *judge, env=env)
         assert submit.wait(timeout=120) == 0, submit.stderr.read()
         # The submitting process is gone (as after kill -9): the batches go on without it.
-        kills = 0
-        for _ in range(6):
-            collect = cli("batch", "collect", "nightly", "--wait", "--poll", "0.05", "--quiet", *judge, env=env)
-            time.sleep(rng.uniform(0.5, 2.5))
-            if collect.poll() is not None:
-                break
-            collect.send_signal(signal.SIGKILL)
-            collect.wait(timeout=10)
-            kills += 1
-        final = cli("batch", "collect", "nightly", "--wait", "--poll", "0.05", "--quiet", *judge, env=env)
-        assert final.wait(timeout=300) == 0, final.stderr.read()
-        assert kills >= 1
+        assert collect_through_kills("nightly", judge, env, rng) >= 1
         batches = batch_endpoints(stub).batches()
         online = evaluate(data, rubrics=load_rubrics("rubrics", only=RUBRICS.split(",")), metrics=[METRICS],
                           judge=JudgeConfig(base_url=stub.base_url, model="stub",

@@ -200,12 +200,10 @@ def test_kill_9_between_submit_and_collect_with_a_panel(tmp_path, monkeypatch, s
     complete, nothing submitted twice at either provider, the online panel run's verdicts; SQLite and PostgreSQL."""
     import os
     import random
-    import signal
     import subprocess
-    import time
 
     from rubriceval.store.batches import BatchStore
-    from tests.test_batch_kill import bigger_dataset, cli
+    from tests.test_batch_kill import bigger_dataset, cli, collect_through_kills
 
     data, store_path = tmp_path / "data.jsonl", store_target
     bigger_dataset(data, copies=10)
@@ -219,18 +217,7 @@ def test_kill_9_between_submit_and_collect_with_a_panel(tmp_path, monkeypatch, s
         out, err = submit.communicate(timeout=120)
         assert submit.returncode == 0, err
         assert "judges a, c" in out and "judges b" in out           # which files go where
-        kills = 0
-        for _ in range(6):
-            collect = cli("batch", "collect", "nightly", "--wait", "--poll", "0.05", "--quiet", *judge, env=env)
-            time.sleep(rng.uniform(0.5, 2.5))
-            if collect.poll() is not None:
-                break
-            collect.send_signal(signal.SIGKILL)
-            collect.wait(timeout=10)
-            kills += 1
-        final = cli("batch", "collect", "nightly", "--wait", "--poll", "0.05", "--quiet", *judge, env=env)
-        assert final.wait(timeout=300) == 0, final.stderr.read()
-        assert kills >= 1
+        assert collect_through_kills("nightly", judge, env, rng) >= 1
         status = subprocess.run([*cli_prefix(), "batch", "status", "nightly", *judge], env=env, capture_output=True,
                                 text=True, timeout=120)
         assert status.returncode == 0, status.stderr
