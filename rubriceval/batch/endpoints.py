@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from rubriceval.batch.files import safe_part
 from rubriceval.errors import RubricEvalError
 from rubriceval.judge.config import JudgeConfig
+from rubriceval.scoring.panel import cache_identity
 
 RUN_JUDGE = ""                     # the run's own judge (a panel's run: the one that judges the standard metrics)
 
@@ -32,11 +33,6 @@ class Endpoint(BaseModel):
 
     def label(self) -> str:
         return self.name or "judge"
-
-
-def _cache_identity(config: JudgeConfig) -> tuple:
-    """What tells the panel's judges apart in the judge cache (rubriceval/scoring/panel.py checks it is unique)."""
-    return (config.model, config.seed, config.temperature, config.max_tokens, config.structured)
 
 
 class RunJudges:
@@ -69,7 +65,7 @@ class RunJudges:
                                      if f"{endpoint_name}-{n}" not in taken)
             self.endpoints.append(Endpoint(name=endpoint_name, config=self.configs[names[0]], judges=names))
             self._endpoint_of.update({n: endpoint_name for n in names})
-        self._by_identity = {_cache_identity(self.configs[judge.name]): judge.name
+        self._by_identity = {cache_identity(self.configs[judge.name]): judge.name
                              for judge in (panel.judges if panel is not None else [])}
 
     @property
@@ -94,7 +90,7 @@ class RunJudges:
         """The judge making a planned call: a panel judge for a panel's rubric call, else the run's judge."""
         if self.panel is None or kind != "rubric":
             return RUN_JUDGE
-        return self._by_identity[_cache_identity(config)]
+        return self._by_identity[cache_identity(config)]
 
 
 def judges_of_run(config: JudgeConfig, stored_panel: dict, metrics: list[str], panel: Any = None) -> RunJudges:

@@ -89,13 +89,18 @@ class PanelInfo(Consensus):
 
 # ── configuration ───────────────────────────────────────────────────────────────────────────────────────────────
 
+def cache_identity(config: JudgeConfig) -> tuple:
+    """What tells a panel's judges apart in the judge cache: its key names the model, seed, temperature and output
+    settings, not the endpoint (the Batch API's replay tells judges apart by it too: rubriceval/batch/endpoints.py)."""
+    return (config.model, config.seed, config.temperature, config.max_tokens, config.structured)
+
+
 def _check_distinct(judges: list[PanelJudge], where: str, lines: dict) -> None:
-    """Two judges whose calls have the same cache key would share answers: the judge cache key names the model,
-    seed, temperature and output settings, not the endpoint."""
+    """Two judges whose calls have the same cache key would share answers (`cache_identity`)."""
     seen: dict[tuple, int] = {}
     for index, judge in enumerate(judges):
         c = judge.config
-        key = (c.model, c.seed, c.temperature, c.max_tokens, c.structured)
+        key = cache_identity(c)
         if key in seen:
             other = judges[seen[key]].name
             raise ConfigError(f"panel judge '{judge.name}' would share cached answers with '{other}' (same model, "
