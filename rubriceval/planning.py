@@ -116,11 +116,11 @@ class CostPlan(BaseModel):
 
     @property
     def cost_usd(self) -> float:
-        return self.priced.online_usd if self.priced is not None else 0.0
+        return (self.priced or SideBySide()).online_usd
 
     @property
     def batch_cost_usd(self) -> float:
-        return self.priced.batch_usd if self.priced is not None else 0.0
+        return (self.priced or SideBySide()).batch_usd
 
     def format(self) -> str:
         lines = [f"dry run — judge: {self.judge}", f"{'scorer':<28} {'kind':<8}{'samples':>8}{'calls':>8}"
