@@ -157,8 +157,8 @@ def test_files_split_at_the_request_and_byte_limits(stub, tmp_path):
 def test_expired_half_done_batch_resubmits_only_the_remainder(stub, tmp_path):
     store = RunStore(tmp_path / "runs.sqlite")
     batch_endpoints(stub).script(["expire_half"])
-    # Holistic (one call per judgment): emotional_soothing ships checklist_fitted, and a checklist's unanswered
-    # questions come back one per round (test_batch_checklist.py, the expired-batch test there).
+    # Holistic (one call per judgment, so requests = judgments): emotional_soothing ships checklist_fitted; a
+    # checklist's expired questions are tested in test_batch_checklist.py (all of them in the next round).
     config = judge_for(stub, tmp_path, "b.sqlite", judge_mode="holistic")
     batch_run, first = start(stub, tmp_path, store, config, metrics=[])
     endpoints = batch_endpoints(stub)
@@ -353,7 +353,7 @@ def test_a_request_failing_every_round_is_unscored_after_max_retries(stub, tmp_p
     endpoints = batch_endpoints(stub)
     endpoints.timings.error_every = 1                          # every request: HTTP 500
     endpoints.script(["request_errors", "request_errors"])
-    # Holistic, as in the expired-batch test (a checklist's failed questions come back one per round).
+    # Holistic, as in the expired-batch test (one request per judgment).
     config = judge_for(stub, tmp_path, "b.sqlite", max_retries=1, judge_mode="holistic")
     batch_run, first = start(stub, tmp_path, store, config, metrics=[])
     report = collect_until_done(batch_run, stub)
