@@ -20,8 +20,8 @@ from rubriceval.batch.files import safe_part
 from rubriceval.errors import RubricEvalError
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.scoring.panel import cache_identity
+from rubriceval.scoring.panel_votes import RUN_JUDGE
 
-RUN_JUDGE = ""                     # the run's own judge (a panel's run: the one that judges the standard metrics)
 
 
 class Endpoint(BaseModel):

@@ -24,9 +24,9 @@ from pydantic import BaseModel
 
 from rubriceval.judge.pricing import JudgePrices, SideBySide, side_by_side
 from rubriceval.report.summary_models import ScorerSummary, Summary
+from rubriceval.scoring.panel_votes import RUN_JUDGE
 from rubriceval.verdict import Usage
 
-RUN_JUDGE = ""          # the run's own judge, beside the panel judges' names
 UNPRICED = JudgePrices(online=(0.0, 0.0), batch=(0.0, 0.0))
 
 

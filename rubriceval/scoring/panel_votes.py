@@ -6,6 +6,10 @@ from pydantic import BaseModel, field_serializer
 
 from rubriceval.verdict import Usage, Verdict
 
+# The run's own judge among a run's judges (it judges the standard metrics; without a panel, everything): the name
+# the Batch API's endpoints and the reports' per-judge costs give it beside the panel judges' names.
+RUN_JUDGE = ""
+
 DETAILS_KEY = "panel"
 # What a vote keeps of its judge's usage: the counts the reports price at the judge's own prices (report/cost.py),
 # non-zero ones only (a panel of three on a million rows stores three per row); no latency, which would make two
