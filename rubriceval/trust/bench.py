@@ -31,7 +31,6 @@ from rubriceval.judge.config import JudgeConfig, load_judge_config
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.loader import load_rubric
 from rubriceval.rubric.schema import FewShot, JudgeMode, Rubric
-from rubriceval.scoring.rubric_scorer import score_rubric
 from rubriceval.trust.agreement import (
     AgreementReport,
     BinaryAgreementReport,
@@ -170,15 +169,18 @@ def _load_samples(kind: BenchmarkKind, n: int | None, seed: int, data: str | Pat
 
 async def judge_pairs(pairs: list[tuple[Rubric, Sample]], config: JudgeConfig, progress: bool,
                       on_verdict: Callable[[Sample, Verdict], None] | None = None) -> list[Verdict]:
-    """Score every (rubric, sample) pair with one judge started here, printing progress every 10 pairs;
-    `on_verdict` sees each verdict as it comes (a long run stopped part-way keeps what it judged)."""
+    """Score every (rubric, sample) pair with one judge started here, as a run scores it (`runner.judge_rubric`:
+    self-consistency too, when the judge config asks for it), printing progress every 10 pairs; `on_verdict` sees
+    each verdict as it comes (a long run stopped part-way keeps what it judged)."""
+    from rubriceval.runner import judge_rubric
+
     judge = make_judge(config, announce=progress)
     started = time.perf_counter()
     done = 0
 
     async def one(rubric: Rubric, sample: Sample) -> Verdict:
         nonlocal done
-        verdict = await score_rubric(rubric, sample, judge)
+        verdict = await judge_rubric(rubric, sample, judge)
         done += 1
         if on_verdict is not None:
             on_verdict(sample, verdict)
