@@ -169,6 +169,13 @@ def _alive(pids: list[int]) -> list[int]:
 CLI = [sys.executable, "-m", "rubriceval.cli", "run"]
 
 
+def _default_sigint() -> None:
+    """The CLI under test gets Ctrl-C's default disposition, as from a terminal: a suite started as a background job
+    of a non-interactive shell (`make test &`, nohup) runs with SIGINT ignored, which its children inherit, and a
+    Python started with SIGINT ignored never raises KeyboardInterrupt (the run would finish, exit 0)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _pooled_cli_run(tmp_path: Path, rows: int, stop_at: int, sig: int, workers: int = 2
                     ) -> tuple[Path, dict, list[int], list[int], int]:
     """A CLI run of `rows` rows in `workers` processes, sent `sig` once `stop_at` verdicts are stored: (store, env,
@@ -180,7 +187,7 @@ def _pooled_cli_run(tmp_path: Path, rows: int, stop_at: int, sig: int, workers: 
     env = {**os.environ, WORKERS_ENV: str(workers), "RUBRICEVAL_CACHE_DIR": str(tmp_path / "cache")}
     proc = subprocess.Popen([*CLI, str(data), "--rubrics", RUBRICS, "--metrics", ",".join(METRICS), "--store",
                              str(store), "--name", "big", "--quiet"], env=env, cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_default_sigint)
     deadline = time.time() + 120
     while _count(store) < stop_at and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
