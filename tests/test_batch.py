@@ -313,11 +313,15 @@ def test_request_line_is_one_line_of_utf8_json():
 
 
 def test_costs_online_and_batch_side_by_side():
+    from rubriceval.judge.pricing import JudgePrices, side_by_side
     from rubriceval.planning import plan_cost
+    from rubriceval.report.cost import RunCost
     from rubriceval.report.markdown import usage_line
     from rubriceval.verdict import Usage
 
-    line = usage_line(Usage(calls=2, prompt_tokens=1_000_000, completion_tokens=100_000), "en", {"model": "gpt-4o"})
+    usage = Usage(calls=2, prompt_tokens=1_000_000, completion_tokens=100_000)
+    line = usage_line(usage, "en", RunCost(scorers={}, total=side_by_side([(JudgePrices.of(JudgeConfig(
+        model="gpt-4o")), usage)])))
     assert "(online $3.5000 | batch API $1.7500)" in line
     priced = JudgeConfig(base_url="http://127.0.0.1:9/v1", model="m", price_in_per_mtok=1.0, price_out_per_mtok=2.0,
                          cache=False)

@@ -104,8 +104,3 @@ def run_cost(info: Mapping[str, Any], summary: Summary) -> RunCost | None:
             total[judge] = total.get(judge, Usage()) + usage
     return RunCost(scorers={scorer: priced_tokens(tokens, prices) for scorer, tokens in per_scorer.items()},
                    total=priced_tokens(total, prices))
-
-
-def judge_cost(judge: Mapping[str, Any] | None, usage: Usage) -> SideBySide | None:
-    """Tokens of one judge (its stored settings) priced both ways; None when it has no known online price."""
-    return side_by_side([(_prices(judge), usage)])

@@ -9,7 +9,7 @@ from rubriceval.i18n import Lang, Message, check_lang, format_number, format_per
 from rubriceval.report.aggregate import RunData, load_run
 from rubriceval.report.summary_models import Summary
 from rubriceval.report.conversation_tables import markdown_lines as conversation_lines
-from rubriceval.report.cost import RunCost, judge_cost, run_cost
+from rubriceval.report.cost import RunCost, run_cost
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
 from rubriceval.verdict import Usage
 
@@ -79,15 +79,12 @@ def _scorer_rows(summary: Summary, lang: Lang, agreement: Mapping[str, Message |
     return rows
 
 
-def usage_line(u: Usage, lang: Lang, cost: RunCost | Mapping[str, Any] | None = None) -> str:
+def usage_line(u: Usage, lang: Lang, cost: RunCost | None = None) -> str:
     """What a run spent, as the report and the end of `rubriceval run` both say it (summed from the stored verdicts).
-    With the run's cost figures (`report/cost.py: run_cost`; or one judge's stored settings, which price `u`), the
-    same tokens priced online and through the Batch API, side by side, each judge's at its own prices."""
+    With the run's cost figures (`report/cost.py: run_cost`), the same tokens priced online and through the Batch
+    API, side by side, each judge's at its own prices."""
     line = (f"{t('calls', lang)} {u.calls} · {t('cache_hits', lang)} {u.cache_hits} · "
             f"tokens {u.prompt_tokens + u.completion_tokens} · ${u.cost_usd:.4f}")
-    if isinstance(cost, Mapping):
-        priced = judge_cost(cost, u)
-        cost = RunCost(scorers={}, total=priced) if priced is not None else None
     if cost is not None and cost.total is not None:
         line += f" (online ${cost.total.online_usd:.4f} | batch API ${cost.total.batch_usd:.4f})"
     elif cost is not None:
