@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from rubriceval.batch.files import OutputLine, iter_output_lines
 from rubriceval.batch.provider import BatchProvider
+from rubriceval.judge.pricing import usd
 from rubriceval.store.batches import TERMINAL, Answer, BatchFile, BatchStore
 
 FINAL_STATUSES = (400, 401, 403, 404, 422)
@@ -39,12 +40,14 @@ class IngestCounts(BaseModel):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
-Prices = tuple[float, float] | Callable[[str], tuple[float, float]]     # USD per 1M tokens, or per custom_id
+# custom_id → the batch price (USD per 1M tokens in/out) of the judge that request was for: one price for a file
+# from one endpoint; an offline output file of a panel's run may hold any judge's lines (plan.prices_by_custom_id).
+Prices = Callable[[str], tuple[float, float]]
 
 
 def answer_for(line: OutputLine, prices: Prices) -> Answer | None:
-    """The stored answer for one result line; None when the line names no request. `prices`: the batch price, or
-    a function of the custom_id giving it (an offline output file of a panel's run may hold any judge's lines)."""
+    """The stored answer for one result line, priced at `prices(custom_id)`; None when the line names no
+    request."""
     if line.custom_id is None:
         return None
     if line.malformed or (line.status_code in FINAL_STATUSES):
@@ -55,11 +58,9 @@ def answer_for(line: OutputLine, prices: Prices) -> Answer | None:
     usage = line.body.get("usage") if isinstance(line.body.get("usage"), dict) else {}
     prompt_tokens = int(usage.get("prompt_tokens") or 0)
     completion_tokens = int(usage.get("completion_tokens") or 0)
-    if callable(prices):
-        prices = prices(line.custom_id)
     return Answer(custom_id=line.custom_id, reply={"completion": line.body}, prompt_tokens=prompt_tokens,
                   completion_tokens=completion_tokens,
-                  cost_usd=(prompt_tokens * prices[0] + completion_tokens * prices[1]) / 1e6)
+                  cost_usd=usd(prompt_tokens, completion_tokens, prices(line.custom_id)))
 
 
 def ingest(batches: BatchStore, run_id: str, path: Path, prices: Prices) -> IngestCounts:
@@ -110,7 +111,7 @@ def refresh_provider_files(batches: BatchStore, provider: BatchProvider, run_id:
     for batch_file, status in poll(batches, provider, run_id, endpoint):
         if status in TERMINAL:
             counts.add(_read_results(batches, provider, run_id, batch_file, batch_file.output_file_id,
-                                     batch_file.error_file_id, directory, prices))
+                                     batch_file.error_file_id, directory, lambda _custom_id: prices))
             leftover = "expired" if status in ("expired", "cancelled") else "failed"
             batches.close_file(run_id, batch_file.file_no, leftover,
                                f"batch {batch_file.batch_id} {status} without a result for this request")

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from rubriceval.judge.cache import CallCache, endpoint_identity, judge_call_key
 from rubriceval.judge.config import JudgeConfig, default_cache_dir
+from rubriceval.judge.pricing import usd
 from rubriceval.judge.options import (CallOptions, TokenLogprob, cached_prompt_tokens, choices_grammar,
                                       read_logprobs)
 
@@ -249,7 +250,7 @@ def read_completion(config: JudgeConfig, completion: dict, json_schema: dict | N
     data = None
     if json_schema is not None:
         data = _loads_json_object(text, required=json_schema.get("required", ()))
-    cost = (prompt_tokens * prices[0] + completion_tokens * prices[1]) / 1e6
+    cost = usd(prompt_tokens, completion_tokens, prices)
     extras = dict(logprobs=read_logprobs(choice) if options is not None and options.logprobs else None,
                   cached_prompt_tokens=cached_prompt_tokens(completion))
     if data is None and json_schema is not None and config.structured == "json_schema":

@@ -47,8 +47,14 @@ class JudgePrices(BaseModel):
         return bool(self.online[0] or self.online[1])
 
 
+def usd(prompt_tokens: int, completion_tokens: int, prices: tuple[float, float]) -> float:
+    """Tokens at (input, output) USD per 1M tokens: the one formula — a call's cost online (judge/client.py), a
+    batch reply's (batch/collect.py), the side-by-side figures below."""
+    return (prompt_tokens * prices[0] + completion_tokens * prices[1]) / 1e6
+
+
 def _usd(tokens: Tokens, prices: tuple[float, float]) -> float:
-    return (tokens.prompt_tokens * prices[0] + tokens.completion_tokens * prices[1]) / 1e6
+    return usd(tokens.prompt_tokens, tokens.completion_tokens, prices)
 
 
 def side_by_side(tokens_per_judge: Iterable[tuple[JudgePrices, Tokens]]) -> SideBySide | None:
