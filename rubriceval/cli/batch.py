@@ -98,9 +98,8 @@ def _open(args: argparse.Namespace):
     from rubriceval.batch.rounds import BatchRun
     from rubriceval.judge.config import JudgeConfig
     from rubriceval.store.batches import BatchStore
-    from rubriceval.store.location import display_location
+    from rubriceval.store.location import display_location, folder_beside_store
     from rubriceval.store.runs import RunStore
-    from rubriceval.store.location import folder_beside_store
 
     store = RunStore(args.store)
     run_id = store.resolve(args.run)
