@@ -1,4 +1,4 @@
-"""Run `rubriceval.api.evaluate` over a JSONL dataset against an OpenAI-compatible base URL; print one JSON line.
+"""Run `rubriceval.run.evaluate.evaluate` over a JSONL dataset against an OpenAI-compatible base URL; print one JSON line.
 
 Runs in the project venv, in its own process (so `ru_maxrss` is this workload's peak and nothing of the
 orchestrator or the stub shares its interpreter):

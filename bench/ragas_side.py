@@ -8,7 +8,7 @@ and Ragas (+ its LangChain dependencies).
 
 Output (stdout, last line): {"wall_s", "cpu_s", "import_s", "rows", "scores": {metric: [..]}, "nan": {metric: n},
 "errors": [...], "max_rss_mb", "ragas_version"}. `wall_s` is the `ragas.evaluate()` call alone, the same span
-the project side measures around `rubriceval.api.evaluate()`.
+the project side measures around `rubriceval.run.evaluate.evaluate()`.
 """
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.dataset import generate_sample  # noqa: E402
 from bench.machine import Machine, describe  # noqa: E402
-from rubriceval.runner_pool import WORKERS_ENV  # noqa: E402
+from rubriceval.run.pool import WORKERS_ENV  # noqa: E402
 
 RUBRICS = ROOT / "bench" / "scale_rubrics"
 METRICS = "rouge_l,bleu,nonllm_context_recall"
@@ -86,7 +86,7 @@ def write_rows(path: Path, n: int) -> None:
 
 def _tree_rss_kb(pid: int) -> int:
     """Resident memory of a process and all its descendants (KiB, from /proc): a run's worker processes
-    (rubriceval/runner_pool.py) count too. wait4's ru_maxrss gives only the largest single process."""
+    (rubriceval/run/pool.py) count too. wait4's ru_maxrss gives only the largest single process."""
     parents: dict[int, int] = {}
     rss: dict[int, int] = {}
     for entry in Path("/proc").iterdir():

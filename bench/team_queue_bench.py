@@ -3,7 +3,7 @@ filters.
 
 Builds a run of N/2 samples × 2 rubrics (rubriceval/testing/team_store.py: tags, intents, skewed judge scores), a
 task holding every verdict (overlap 1, one expert: a queue of N items), then times what the app does when a queue is
-opened (ui/team_actions: the task, one page of 25 rows with the total count, the expert's progress, the first item),
+opened (ui/team/actions: the task, one page of 25 rows with the total count, the expert's progress, the first item),
 the lead's adjudication queue, and the single-expert audit app's queue over the same N verdicts (count + first page
 + its text), each the median of --repeat runs.
 
@@ -30,7 +30,7 @@ from rubriceval.store.team import TeamStore
 from rubriceval.store.team_adjudication import adjudication_queue
 from rubriceval.store.team_models import TaskSpec
 from rubriceval.testing.team_store import build_team_store
-from ui import team_actions as act
+from ui.team import actions as act
 
 
 def timed(fn, repeat: int) -> tuple[float, object]:

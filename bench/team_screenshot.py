@@ -1,7 +1,7 @@
 """A screenshot of the team app's adjudication view as a lead sees it (issue 18), regenerated from scratch.
 
 Builds a run store (rubriceval/testing/team_store.py), a blind task of six 情绪安抚 (soothing) items for two experts, and has the
-experts review through the app's own actions (ui/team_actions.py: open their queue, open an item, save a score with
+experts review through the app's own actions (ui/team/actions.py: open their queue, open an item, save a score with
 failure tags and a note, or mark it unsure), so that the lead's list holds one item of each kind: two scores ≥ 2
 apart, a pass/fail split (3 vs 4 at threshold 4) and an "unsure" with its note — plus agreed items that stay off it.
 Then it serves the team app on 127.0.0.1, logs in as the lead in Debian's chromium (Playwright, headless), opens the
@@ -31,8 +31,8 @@ from rubriceval.audit.sessions import Member, TeamAuth  # noqa: E402
 from rubriceval.store.team import TeamStore  # noqa: E402
 from rubriceval.store.team_models import TaskSpec  # noqa: E402
 from rubriceval.testing.team_store import build_team_store  # noqa: E402
-from ui import team_actions as act  # noqa: E402
-from ui.team_app import launch_team  # noqa: E402
+from ui.team import actions as act  # noqa: E402
+from ui.team.app import launch_team  # noqa: E402
 
 LEAD, FIRST, SECOND = "王组长", "李专家", "张专家"
 PASSWORD = "screenshot-only-password"

@@ -9,16 +9,16 @@ imported on first use (module `__getattr__`), so `import rubriceval` loads none 
 """
 from __future__ import annotations
 
-from rubriceval.lazy import lazy_exports
+from rubriceval.common.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
 # public name → the module that defines it
 _EXPORTS: dict[str, str] = {
     # evaluate a dataset
-    "evaluate": "rubriceval.api",
-    "EvaluationResult": "rubriceval.api",
-    "plan_cost": "rubriceval.planning",
+    "evaluate": "rubriceval.run.evaluate",
+    "EvaluationResult": "rubriceval.run.evaluate",
+    "plan_cost": "rubriceval.run.planning",
     # data
     "Sample": "rubriceval.data.sample",
     "Conversation": "rubriceval.data.conversation",
@@ -33,9 +33,9 @@ _EXPORTS: dict[str, str] = {
     "validate_path": "rubriceval.rubric.lint",
     "compile_rubric": "rubriceval.prompt.compile",
     # verdicts
-    "Verdict": "rubriceval.verdict",
-    "Usage": "rubriceval.verdict",
-    "Evidence": "rubriceval.verdict",
+    "Verdict": "rubriceval.scoring.verdict",
+    "Usage": "rubriceval.scoring.verdict",
+    "Evidence": "rubriceval.scoring.verdict",
     # configuration
     "JudgeConfig": "rubriceval.judge.config",
     "load_judge_config": "rubriceval.judge.config",
@@ -61,10 +61,10 @@ _EXPORTS: dict[str, str] = {
     "trust_status": "rubriceval.trust.release_gate",
     "TrustStatus": "rubriceval.trust.release_gate",
     # errors: every bad input is one of these, naming file, line and field
-    "RubricEvalError": "rubriceval.errors",
-    "ConfigError": "rubriceval.errors",
-    "DatasetError": "rubriceval.errors",
-    "RubricError": "rubriceval.errors",
+    "RubricEvalError": "rubriceval.common.errors",
+    "ConfigError": "rubriceval.common.errors",
+    "DatasetError": "rubriceval.common.errors",
+    "RubricError": "rubriceval.common.errors",
 }
 
 __all__ = sorted(_EXPORTS)

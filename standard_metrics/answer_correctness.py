@@ -16,7 +16,7 @@ Edge cases:
 """
 from __future__ import annotations
 
-from rubriceval.verdict import Evidence
+from rubriceval.scoring.verdict import Evidence
 from standard_metrics.calls import Need
 from standard_metrics.context import MetricContext, MetricResult, StatementVerdict, Unscorable
 from standard_metrics.formulas import cosine_similarity, fbeta, weighted_average

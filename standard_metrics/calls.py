@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 from rubriceval.data.sample import Sample
 from rubriceval.judge.ask import JudgeRequest as AskRequest
 from rubriceval.judge.ask import TemplateReask, ask, json_reader
-from rubriceval.verdict import UnscoredKind, Usage
+from rubriceval.scoring.verdict import UnscoredKind, Usage
 from standard_metrics.options import MetricOptions
 from standard_metrics.prompts import PromptLibrary
 from standard_metrics.protocols import Embedder, EmbeddingReply, Judge

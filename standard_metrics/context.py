@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from rubriceval.data.sample import Sample
-from rubriceval.verdict import Evidence, UnscoredKind
+from rubriceval.scoring.verdict import Evidence, UnscoredKind
 from standard_metrics.calls import VERDICT_LABELS, CallKind, CallOutcome, EmbeddingOutcome
 from standard_metrics.options import MetricOptions
 

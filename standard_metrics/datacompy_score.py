@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from rubriceval.verdict import Usage
+from rubriceval.scoring.verdict import Usage
 from standard_metrics.context import MetricContext, MetricResult, Unscorable
 from standard_metrics.protocols import Judge
 from standard_metrics.sql.options import DatacompyMetric, DatacompyMode

@@ -9,7 +9,7 @@ Edge cases:
 """
 from __future__ import annotations
 
-from rubriceval.verdict import Evidence
+from rubriceval.scoring.verdict import Evidence
 from standard_metrics.calls import Need
 from standard_metrics.context import MetricContext, MetricResult, Unscorable
 from standard_metrics.options import MetricOptions

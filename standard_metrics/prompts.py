@@ -14,7 +14,7 @@ from typing import Any, Callable
 import jinja2
 import yaml
 
-from rubriceval.errors import ConfigError
+from rubriceval.common.errors import ConfigError
 from rubriceval.prompt.environment import (prompt_environment, render_messages, template_source,
                                             templates_fingerprint)
 

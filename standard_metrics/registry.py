@@ -17,8 +17,8 @@ from typing import Any, Iterable
 from pydantic import BaseModel
 
 from rubriceval.data.sample import Sample
-from rubriceval.errors import ConfigError
-from rubriceval.verdict import Usage, Verdict
+from rubriceval.common.errors import ConfigError
+from rubriceval.scoring.verdict import Usage, Verdict
 from standard_metrics import (answer_correctness, answer_relevancy, context_precision, context_recall,
                               datacompy_score, faithfulness, naive_testers, nonllm_context, sql_equivalence,
                               string_verdicts)
@@ -61,14 +61,14 @@ class MetricInfo(BaseModel):
     required_fields: list[str]
     needs_judge: bool
     needs_embedder: bool
-    # What one verdict scores, as rubriceval/metric_scope.py decides for runs: a single-turn sample ("single-turn"),
+    # What one verdict scores, as standard_metrics/scope.py decides for runs: a single-turn sample ("single-turn"),
     # also each assistant turn of a conversation, averaged per conversation ("single-turn, per turn"), or a whole
     # conversation (agent metrics: "conversation").
     scope: str
 
 
 def list_metrics(options: MetricOptions | dict | None = None) -> list[MetricInfo]:
-    from rubriceval.metric_scope import scope_label      # it reads this registry
+    from standard_metrics.scope import scope_label      # it reads this registry
 
     opts = MetricOptions.coerce(options)
     return [MetricInfo(name=s.name, family=s.family, summary=s.summary, required_fields=list(s.required_fields),

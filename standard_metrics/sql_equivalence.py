@@ -20,11 +20,11 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from rubriceval.errors import ConfigError
+from rubriceval.common.errors import ConfigError
 from rubriceval.judge.ask import JudgeRequest, Reading, TemplateReask, ask
 from rubriceval.judge.parser import ParsedOutput, parse_judge_output
 from rubriceval.prompt.environment import templates_fingerprint
-from rubriceval.verdict import Usage
+from rubriceval.scoring.verdict import Usage
 from standard_metrics.context import MetricContext, MetricResult, Unscorable
 from standard_metrics.prompts import prompt_library
 from standard_metrics.protocols import Judge

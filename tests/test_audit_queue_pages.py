@@ -7,7 +7,7 @@ from rubriceval.store.audit import AuditStore
 from rubriceval.store.audit_models import QueueFilter
 from rubriceval.store.audit_queue import queue_query, queue_row
 from rubriceval.store.runs import RunConfig, RunStore
-from rubriceval.verdict import Verdict
+from rubriceval.scoring.verdict import Verdict
 
 
 def _store(path, n=1300):

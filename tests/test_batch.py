@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from rubriceval.api import evaluate
-from rubriceval.backends import make_embedder
+from rubriceval.run.evaluate import evaluate
+from rubriceval.run.backends import make_embedder
 from rubriceval.batch.files import request_line
 from rubriceval.batch.rounds import BatchRun, start_batch_run
 from rubriceval.batch.submit import submit_files
@@ -231,7 +231,7 @@ def test_an_unreadable_reply_is_re_asked_in_the_next_round(stub, tmp_path):
 
 
 def test_finish_online_makes_the_missing_calls_online(stub, tmp_path):
-    from rubriceval.backends import make_judge
+    from rubriceval.run.backends import make_judge
 
     store = RunStore(tmp_path / "runs.sqlite")
     batch_endpoints(stub).script(["expire_half"])
@@ -314,10 +314,10 @@ def test_request_line_is_one_line_of_utf8_json():
 
 def test_costs_online_and_batch_side_by_side():
     from rubriceval.judge.pricing import JudgePrices, side_by_side
-    from rubriceval.planning import plan_cost
+    from rubriceval.run.planning import plan_cost
     from rubriceval.report.cost import RunCost
     from rubriceval.report.markdown import usage_line
-    from rubriceval.verdict import Usage
+    from rubriceval.scoring.verdict import Usage
 
     usage = Usage(calls=2, prompt_tokens=1_000_000, completion_tokens=100_000)
     line = usage_line(usage, "en", RunCost(scorers={}, total=side_by_side([(JudgePrices.of(JudgeConfig(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rubriceval.api import evaluate
+from rubriceval.run.evaluate import evaluate
 from rubriceval.data.io import read_dataset
 from rubriceval.rubric.loader import load_rubrics
 from rubriceval.store.runs import RunStore

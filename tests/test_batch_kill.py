@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from rubriceval.api import evaluate
+from rubriceval.run.evaluate import evaluate
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.loader import load_rubrics
 from rubriceval.store.batches import BatchStore

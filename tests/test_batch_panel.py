@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval.api import evaluate
-from rubriceval.backends import make_embedder
+from rubriceval.run.evaluate import evaluate
+from rubriceval.run.backends import make_embedder
 from rubriceval.batch.rounds import BatchRun, start_batch_run
 from rubriceval.data.io import read_dataset
 from rubriceval.judge.config import JudgeConfig
@@ -250,7 +250,7 @@ def cli_prefix() -> list[str]:
 
 
 def test_dry_run_prices_each_panel_judge_at_its_own_online_and_batch_price(tmp_path, monkeypatch):
-    from rubriceval.planning import plan_cost
+    from rubriceval.run.planning import plan_cost
 
     monkeypatch.setenv("RUBRICEVAL_CACHE_DIR", str(tmp_path / "cache"))
     path = tmp_path / "panel.yaml"
@@ -340,7 +340,7 @@ def test_a_panel_run_replayed_in_worker_processes(providers, tmp_path, monkeypat
 
 
 def test_a_panel_judge_without_a_batch_api_is_refused_before_the_run_starts(tmp_path, monkeypatch):
-    from rubriceval.errors import RubricEvalError
+    from rubriceval.common.errors import RubricEvalError
 
     monkeypatch.setenv("RUBRICEVAL_CACHE_DIR", str(tmp_path / "cache"))
     path = tmp_path / "panel.yaml"

@@ -1,6 +1,6 @@
 """`benchmark-judge … --resume`: a stopped benchmark keeps its judged items in OUT.partial.jsonl and a resumed run
 judges only the others — the same result as one uninterrupted run — never mixing verdicts of two prompts
-(rubriceval/trust/bench_partial.py). Loopback stub judge, no model."""
+(rubriceval/benchmarks/partial.py). Loopback stub judge, no model."""
 from __future__ import annotations
 
 import asyncio
@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from rubriceval.errors import DatasetError
-from rubriceval.trust.bench import BenchmarkItem, run_benchmark_async
-from rubriceval.trust.bench_cs import CsRow, run_cs_benchmark_async
-from rubriceval.trust.bench_partial import read_partial
+from rubriceval.common.errors import DatasetError
+from rubriceval.benchmarks.judge import BenchmarkItem, run_benchmark_async
+from rubriceval.benchmarks.cs_zh import CsRow, run_cs_benchmark_async
+from rubriceval.benchmarks.partial import read_partial
 
 TIMINGS = {"elapsed_s", "seconds_per_item", "resumed_items"}
 
@@ -127,7 +127,7 @@ async def test_a_partial_of_another_prompt_or_judge_is_refused_naming_what_diffe
 
 
 async def test_an_edited_rubric_is_another_prompt(uncached, tmp_path):
-    from rubriceval.trust.bench import DEFAULT_RUBRICS, RUBRIC_DIR
+    from rubriceval.benchmarks.judge import DEFAULT_RUBRICS, RUBRIC_DIR
 
     partial = tmp_path / "p.jsonl"
     await _run("halueval", uncached, partial, 4)
@@ -221,7 +221,7 @@ def test_cli_resume_finishes_the_run_and_removes_the_partial(stub_server, tmp_pa
 
 
 def test_cli_stopped_by_ctrl_c_says_how_to_resume(monkeypatch, tmp_path, capsys):
-    import rubriceval.trust.bench as bench
+    import rubriceval.benchmarks.judge as bench
     from rubriceval.cli import main
 
     def stopped(*args, **kwargs):

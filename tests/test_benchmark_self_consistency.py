@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from rubriceval.trust.bench_cs import run_cs_benchmark_async
+from rubriceval.benchmarks.cs_zh import run_cs_benchmark_async
 
 
 def _score_by_seed(body: dict) -> dict:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from rubriceval.errors import DatasetError
-from rubriceval.trust.bench import BenchmarkItem, run_benchmark_async
-from rubriceval.trust.bench_partial import read_partial
-from rubriceval.trust.benchmark_data import balanced_subsample, load_halueval, load_summeval
+from rubriceval.common.errors import DatasetError
+from rubriceval.benchmarks.judge import BenchmarkItem, run_benchmark_async
+from rubriceval.benchmarks.partial import read_partial
+from rubriceval.benchmarks.datasets import balanced_subsample, load_halueval, load_summeval
 
 
 def _prompts(stub) -> list[str]:
@@ -100,7 +100,7 @@ async def test_items_are_kept_as_they_are_judged(stub_server, judge_config, tmp_
 
 
 async def test_cs_rows_are_kept_as_they_are_judged(stub_server, judge_config, tmp_path):
-    from rubriceval.trust.bench_cs import CsRow, run_cs_benchmark_async
+    from rubriceval.benchmarks.cs_zh import CsRow, run_cs_benchmark_async
 
     stub_server.responder = lambda body: {"feedback": "ok", "score": 3}
     result = await run_cs_benchmark_async(judge_config, "holistic", n=6, n_boot=0, progress=False,

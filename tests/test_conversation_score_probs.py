@@ -11,7 +11,7 @@ import pytest
 
 from rubriceval import Conversation, JudgeConfig, Rubric
 from rubriceval.data.conversation_io import conversation_sample
-from rubriceval.planning import planned_judge_calls
+from rubriceval.run.planning import planned_judge_calls
 from rubriceval.scoring.rubric_scorer import score_rubric
 from rubriceval.scoring.score_probs import TOP_LOGPROBS, holistic_options
 from rubriceval.testing.scripted_judge import ScriptedJudge

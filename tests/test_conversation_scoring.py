@@ -11,7 +11,7 @@ import pytest
 from rubriceval import Conversation, JudgeConfig, Rubric, RunConfig, RunStore, load_rubrics, plan_cost, read_dataset
 from rubriceval.data.conversation_io import conversation_sample
 from rubriceval.prompt.transcript import judged_turns, render_transcript
-from rubriceval.runner import execute, plan_units
+from rubriceval.run.runner import execute, plan_units
 from rubriceval.scoring.rubric_scorer import score_rubric
 from rubriceval.testing.scripted_judge import ScriptedJudge, judge_error
 

@@ -11,8 +11,8 @@ import pytest
 
 import rubriceval.scoring.judge_mode as judge_mode
 from rubriceval import JudgeConfig, RunStore, Sample, load_rubric
-from rubriceval.api import run_async, start_run
-from rubriceval.planning import plan_cost, planned_judge_calls
+from rubriceval.run.evaluate import run_async, start_run
+from rubriceval.run.planning import plan_cost, planned_judge_calls
 from rubriceval.scoring.judge_mode import misfitted_weights, supported_mode, with_judge_mode
 from rubriceval.scoring.panel import PanelConfig, PanelJudge
 from rubriceval.store.runs import rubrics_from_run
@@ -116,7 +116,7 @@ def resolutions(monkeypatch):
         calls.append((wanted, list(judge_models)))
         return real(rubrics, wanted, judge_models=judge_models)
     monkeypatch.setattr(judge_mode, "with_judge_mode", spy)
-    monkeypatch.setattr("rubriceval.trust.bench_cs.with_judge_mode", spy)     # imported at its module's top
+    monkeypatch.setattr("rubriceval.benchmarks.cs_zh.with_judge_mode", spy)     # imported at its module's top
     return calls
 
 
@@ -151,7 +151,7 @@ async def test_pairwise_compares_with_the_holistic_judge_item(tmp_path, resoluti
 
 
 def test_benchmark_judge_and_calibrate_decide_for_their_judge(resolutions):
-    from rubriceval.trust.bench_cs import variant
+    from rubriceval.benchmarks.cs_zh import variant
     from rubriceval.trust.calibrate import _score_all
     from rubriceval.testing.scripted_judge import ScriptedJudge
 

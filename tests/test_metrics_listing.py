@@ -1,11 +1,11 @@
 """`rubriceval metrics`: columns sized to their longest cell (agent_goal_accuracy_without_reference is 37 characters),
-and each metric's scope as the run decides it (rubriceval/metric_scope.py, the one source)."""
+and each metric's scope as the run decides it (standard_metrics/scope.py, the one source)."""
 from __future__ import annotations
 
 import re
 
 from rubriceval.cli import main
-from rubriceval.metric_scope import metric_kinds, scope_label
+from standard_metrics.scope import metric_kinds, scope_label
 from standard_metrics.registry import list_metrics
 
 

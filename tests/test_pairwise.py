@@ -239,7 +239,7 @@ def test_store_round_trip_resume_keys_and_names(store_target):
 
 def make_runs(path, answers: dict[str, dict[str, str]]) -> None:
     """One stored run per name, each with the tone rubric and the given answers (no verdicts needed)."""
-    from rubriceval.api import scorer_rows
+    from rubriceval.run.evaluate import scorer_rows
     from rubriceval import RunConfig, RunStore
 
     store = RunStore(path)

@@ -21,7 +21,7 @@ def test_every_public_name_resolves_to_its_defining_module(name):
 def test_public_names_import_and_list():
     from rubriceval import EmbedderConfig, JudgeConfig, Sample, evaluate
 
-    assert evaluate.__module__ == "rubriceval.api" and JudgeConfig().model == "local"
+    assert evaluate.__module__ == "rubriceval.run.evaluate" and JudgeConfig().model == "local"
     assert EmbedderConfig.__module__ == "rubriceval.embed.config" and Sample(id="s1", question="q").question == "q"
     assert set(rubriceval.__all__) <= set(dir(rubriceval))
     with pytest.raises(AttributeError, match="no attribute 'nope'"):

@@ -9,7 +9,7 @@ import re
 import pytest
 from openpyxl import load_workbook
 
-from rubriceval.api import evaluate
+from rubriceval.run.evaluate import evaluate
 from rubriceval.batch.rounds import start_batch_run
 from rubriceval.data.io import read_dataset
 from rubriceval.judge.config import JudgeConfig

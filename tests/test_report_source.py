@@ -10,7 +10,7 @@ from rubriceval.report.aggregate import summarize
 from rubriceval.report.diagnosis import diagnose
 from rubriceval.report.source import RunSource
 from rubriceval.store.runs import RunConfig, RunStore
-from rubriceval.verdict import Evidence, Usage, Verdict
+from rubriceval.scoring.verdict import Evidence, Usage, Verdict
 from tests.test_report import EMPATHY, PROCESS, SAMPLES, add_run, build_verdicts
 
 

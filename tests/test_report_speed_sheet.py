@@ -11,7 +11,7 @@ from rubriceval.i18n import evidence_text, msg, t
 from rubriceval.report import excel, source
 from rubriceval.report.aggregate import load_run
 from rubriceval.store.runs import RunStore
-from rubriceval.verdict import Evidence, Usage, Verdict
+from rubriceval.scoring.verdict import Evidence, Usage, Verdict
 from tests.test_report import EMPATHY, PROCESS, add_run
 
 SAMPLES = [

@@ -1,4 +1,4 @@
-"""A checks-and-string-metrics run judged in worker processes (rubriceval/runner_pool.py, each a shard of windows)
+"""A checks-and-string-metrics run judged in worker processes (rubriceval/run/pool.py, each a shard of windows)
 stores the same verdicts as one judged in-process; resuming skips what is stored; a run killed with kill -9 leaves
 no worker running and `--resume` completes it with no pair lost or stored twice."""
 from __future__ import annotations
@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval.api import start_run
+from rubriceval.run.evaluate import start_run
 from rubriceval.data.sample import Sample
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.loader import load_rubrics
-from rubriceval.runner import execute
-from rubriceval.runner_pool import WORKERS_ENV, default_workers
+from rubriceval.run.runner import execute
+from rubriceval.run.pool import WORKERS_ENV, default_workers
 from rubriceval.store.runs import RunStore
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rubriceval import JudgeConfig, RunStore, evaluate, load_rubrics, plan_cost, read_dataset
-from rubriceval.runner import plan_units
+from rubriceval.run.runner import plan_units
 from rubriceval.store.db import Database
 from rubriceval.testing.stub_server import StubServer
 
@@ -146,7 +146,7 @@ def test_kill_9_mid_run_then_resume_matches_an_uninterrupted_run(tmp_path, store
         done_at_kill = _count_verdicts(db)
         assert 0 < done_at_kill < total
         # The judge calls the units not stored at the kill make (a checklist unit asks one call per question).
-        from rubriceval.planning import planned_judge_calls
+        from rubriceval.run.planning import planned_judge_calls
 
         done_keys = _verdict_keys(db)
         left_calls = sum(1 for c in planned_judge_calls(read_dataset(DATA), load_rubrics(RUBRICS), [],
@@ -188,7 +188,7 @@ def test_kill_9_mid_run_then_resume_matches_an_uninterrupted_run(tmp_path, store
 def test_rescore_changed_judges_only_corrected_rows(tmp_path, store_target):
     import asyncio
 
-    from rubriceval.api import rescore_changed
+    from rubriceval.run.evaluate import rescore_changed
     from rubriceval import AuditStore
 
     db = store_target

@@ -7,8 +7,8 @@ from pathlib import Path
 import yaml
 
 from rubriceval import JudgeConfig, Rubric, Sample, load_rubric
-from rubriceval.planning import planned_judge_calls
-from rubriceval.runner import score_metrics
+from rubriceval.run.planning import planned_judge_calls
+from rubriceval.run.runner import score_metrics
 from rubriceval.safety.manipulation_policy import ManipulationPolicy
 from rubriceval.safety.pii import find_pii
 from rubriceval.safety.redaction import restore_for_expert
@@ -109,8 +109,8 @@ def test_planned_and_batch_requests_are_masked_too():
 
 def test_audit_app_shows_the_expert_the_originals():
     from rubriceval.store.audit_models import AuditItem, ItemVersions
-    from rubriceval.verdict import Verdict
-    from ui.item_view import judge_html
+    from rubriceval.scoring.verdict import Verdict
+    from ui.common.item_view import judge_html
 
     verdict = Verdict(sample_id="p1", scorer="policy_compliance", score=4.0, feedback="回答复述了 [手机号1]",
                       details={"redactions": {"[手机号1]": PHONE}})

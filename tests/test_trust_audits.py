@@ -12,7 +12,7 @@ import pytest
 
 from rubriceval import (AuditStore, DatasetError, Rubric, RubricEvalError, RunConfig, RunStore, Sample, TrustBar,
                         Verdict, agreement_report)
-from rubriceval.api import scorer_rows
+from rubriceval.run.evaluate import scorer_rows
 from rubriceval.trust.agreement import krippendorff_alpha
 from rubriceval.trust.human_scores import (
     agreement_for_rubric,

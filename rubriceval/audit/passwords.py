@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 from rubriceval.store.team_models import ROLES, Role
 
 SCRYPT_N, SCRYPT_R, SCRYPT_P, KEY_BYTES, SALT_BYTES = 2 ** 14, 8, 1, 32, 16

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from rubriceval.batch.files import safe_part
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.scoring.panel import cache_identity
 from rubriceval.scoring.panel_votes import RUN_JUDGE
@@ -40,7 +40,7 @@ class RunJudges:
     endpoints. `panel`: a `rubriceval.scoring.panel.PanelConfig`, or None."""
 
     def __init__(self, config: JudgeConfig, panel: Any = None, *, needs_run_judge: bool = True):
-        from rubriceval.backends import effective_config
+        from rubriceval.run.backends import effective_config
 
         self.panel = panel
         self.min_scored = panel.required if panel is not None else None

@@ -32,7 +32,7 @@ class ShardResult(BaseModel):
 
 def _replay_shard(store_path: str, run_id: str, config_json: str, embedder_json: str | None, window: int,
                   shard: int, shards: int) -> dict:
-    from rubriceval.backends import make_embedder
+    from rubriceval.run.backends import make_embedder
     from rubriceval.batch.rounds import BatchRun, RoundReport
     from rubriceval.embed.config import EmbedderConfig
     from rubriceval.judge.config import JudgeConfig

@@ -14,7 +14,7 @@ from rubriceval.data.sample import Sample
 from rubriceval.judge.cache import CallCache
 from rubriceval.judge.client import chat_body
 from rubriceval.judge.config import JudgeConfig
-from rubriceval.planning import planned_judge_calls
+from rubriceval.run.planning import planned_judge_calls
 from rubriceval.rubric.schema import Rubric
 from rubriceval.store.batches import RequestRow
 

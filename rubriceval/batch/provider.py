@@ -14,7 +14,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from rubriceval.batch.files import ENDPOINT
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 
 
 class BatchProviderError(RubricEvalError):

@@ -27,19 +27,19 @@ from rubriceval.batch.provider import BatchProvider
 from rubriceval.batch.replay import CURRENT_UNIT, BatchJudge, BatchPending, ReplayBook, WantedCall
 from rubriceval.batch.submit import submit_files, write_round
 from rubriceval.data.sample import Sample
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 from rubriceval.judge.cache import CallCache
 from rubriceval.judge.client import CallStats, JudgeClient
 from rubriceval.judge.config import JudgeConfig, default_cache_dir
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.schema import Rubric
-from rubriceval.metric_config import stored_metric_options
-from rubriceval.runner import judge_rubric, score_metrics
+from rubriceval.run.metric_config import stored_metric_options
+from rubriceval.run.runner import judge_rubric, score_metrics
 from rubriceval.scoring.panel import JudgePanel
 from rubriceval.store.batches import BatchStore, RequestCounts
 from rubriceval.store.runs import RunStore, rubrics_from_run
 from rubriceval.store.location import folder_beside_store
-from rubriceval.verdict import Verdict
+from rubriceval.scoring.verdict import Verdict
 
 WINDOW = 256                  # samples whose judgments are replayed together
 PLAN_WINDOW = 1000            # samples planned together for round 1
@@ -111,7 +111,7 @@ class BatchRun:
 
     def online_judges(self, only: list[str] | None = None) -> dict[str, JudgeClient]:
         """Online clients for `batch collect --finish-online`: every judge's, or only those named (panel judges)."""
-        from rubriceval.backends import make_judge
+        from rubriceval.run.backends import make_judge
 
         unknown = [name for name in only or [] if name not in self.judges.configs]
         if unknown:
@@ -330,7 +330,7 @@ def start_batch_run(samples: list[Sample], rubrics: list[Rubric], metrics: list[
     every BatchRun over it.
     panel_config: a `PanelConfig` whose judges judge the rubrics (the judge then serves the metrics), as online:
     each judge's calls go to its own endpoint's files and batches (rubriceval/batch/endpoints.py)."""
-    from rubriceval.api import start_run
+    from rubriceval.run.evaluate import start_run
 
     if not offline:          # refused before the run is created
         check_providers(RunJudges(judge_config, panel_config, needs_run_judge=bool(metrics)))

@@ -17,7 +17,7 @@ from rubriceval.checks.order import steps_in_order
 from rubriceval.checks.per_turn import each_turn
 from rubriceval.checks.regex import regex
 from rubriceval.data.sample import Sample
-from rubriceval.verdict import Evidence
+from rubriceval.scoring.verdict import Evidence
 
 CHECKS: dict[str, Callable] = {
     "must_mention": must_mention,

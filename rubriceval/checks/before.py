@@ -6,7 +6,7 @@ from rubriceval.checks.base import quoted, synonym_group, worded
 from rubriceval.checks.turns import conversation_of, turn_hits
 from rubriceval.data.sample import Sample
 from rubriceval.rubric.schema import BeforeCheck
-from rubriceval.verdict import Evidence
+from rubriceval.scoring.verdict import Evidence
 
 
 def before(item: BeforeCheck, sample: Sample) -> Evidence:

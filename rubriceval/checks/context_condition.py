@@ -15,7 +15,7 @@ from typing import Any, Callable, NamedTuple
 from rubriceval.checks.base import find_any, quoted, reworded, span_at, synonym_group
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import msg
-from rubriceval.verdict import Evidence
+from rubriceval.scoring.verdict import Evidence
 
 EXCERPT_RADIUS = 12    # characters of context shown on each side of the phrase found
 

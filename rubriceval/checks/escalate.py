@@ -9,7 +9,7 @@ from rubriceval.data.conversation import Conversation
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import Message, msg
 from rubriceval.rubric.schema import EscalateAfter
-from rubriceval.verdict import Evidence
+from rubriceval.scoring.verdict import Evidence
 
 
 def _failed(item: EscalateAfter, conversation: Conversation, number: int) -> Message | None:

@@ -7,7 +7,7 @@ from rubriceval.checks.turns import conversation_of, excerpt, turn_sample
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import msg
 from rubriceval.rubric.schema import FinalTurn, MustMention
-from rubriceval.verdict import Evidence
+from rubriceval.scoring.verdict import Evidence
 
 
 def final_turn(item: FinalTurn, sample: Sample) -> Evidence:

@@ -7,7 +7,7 @@ from rubriceval.checks.turns import conversation_of, role_names, turn_hits
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import msg
 from rubriceval.rubric.schema import MaxCount
-from rubriceval.verdict import Evidence
+from rubriceval.scoring.verdict import Evidence
 
 
 def max_count(item: MaxCount, sample: Sample) -> Evidence:

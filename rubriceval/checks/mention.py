@@ -5,7 +5,7 @@ from __future__ import annotations
 from rubriceval.checks.base import field_text, find_any, quoted, span_at, synonym_group, worded
 from rubriceval.data.sample import Sample
 from rubriceval.rubric.schema import MustMention, MustNotMention
-from rubriceval.verdict import Evidence
+from rubriceval.scoring.verdict import Evidence
 
 
 def _hits(text: str, phrases: list[str], case_sensitive: bool) -> list[tuple[str, tuple[int, str] | None]]:

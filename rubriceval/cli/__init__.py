@@ -13,7 +13,7 @@ import argparse
 import sys
 
 from rubriceval.cli import audit, authoring, batch, cache, datasets, pairwise, reports, run, team, trust
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 
 COMMAND_GROUPS = (authoring, run, batch, reports, pairwise, audit, team, datasets, trust, cache)
 

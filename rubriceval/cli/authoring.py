@@ -5,7 +5,7 @@ import argparse
 import json
 from pathlib import Path
 
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from rubriceval.cli.options import add_judge_args, add_store_arg, embedder_config_from, judge_config_from
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 
 BATCH_DIR_HELP = ("where request/result files go (default: batches/RUN_ID beside the store file; out/batches/RUN_ID "
                   "for a PostgreSQL store)")
@@ -190,7 +190,7 @@ def cmd_collect(args) -> int:
 
 
 async def _collect_once(args, batch_run, source):
-    from rubriceval.backends import make_embedder
+    from rubriceval.run.backends import make_embedder
     from standard_metrics.registry import needs_embedder
 
     only = args.finish_online_judge or None
@@ -213,7 +213,7 @@ async def _collect_once(args, batch_run, source):
 def _summary(store, run_id: str, report) -> None:
     """The run's summary, as `rubriceval run` prints it; the counts come from SQL (no verdict is loaded)."""
     from rubriceval.cli.run import _print_run_summary
-    from rubriceval.runner import RunTotals
+    from rubriceval.run.runner import RunTotals
     from rubriceval.store.batches import BatchStore
 
     totals = RunTotals(units_total=report.units_total, units_skipped=report.units_total - report.saved)

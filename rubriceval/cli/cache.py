@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 
 CACHE_FILES = ("judge_cache.sqlite", "embedding_cache.sqlite")
 

@@ -15,7 +15,7 @@ import sys
 from typing import Any
 
 from rubriceval.cli.options import add_judge_args, add_store_arg
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 
 
 def register(sub: Any) -> None:

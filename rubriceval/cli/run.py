@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rubriceval.cli.batch import add_run_options, start_batch_run, wants_batch
 from rubriceval.cli.options import add_judge_args, add_store_arg, embedder_config_from, judge_config_from
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -64,7 +64,7 @@ def _chatlog_config(args):
 
 
 def _load_for_run(args):
-    from rubriceval.api import parse_metric_names
+    from rubriceval.run.evaluate import parse_metric_names
     from rubriceval.data.io import DatasetStream
     from rubriceval.rubric.loader import load_rubrics
 
@@ -79,9 +79,9 @@ def _load_for_run(args):
 def cmd_run(args) -> int:
     import asyncio
 
-    from rubriceval.api import rubrics_from_run, run_async
+    from rubriceval.run.evaluate import rubrics_from_run, run_async
     from rubriceval.judge.config import JudgeConfig
-    from rubriceval.metric_config import load_metric_options, stored_metric_options
+    from rubriceval.run.metric_config import load_metric_options, stored_metric_options
     from rubriceval.store.runs import RunStore
 
     store = RunStore(args.store)
@@ -128,7 +128,7 @@ def _rescore_changed(args, store, judge_config) -> int:
     """A new run over the expert-corrected dataset: changed rows are re-scored, unchanged verdicts are carried over."""
     import asyncio
 
-    from rubriceval.api import rescore_changed
+    from rubriceval.run.evaluate import rescore_changed
 
     run_id, totals, n_changed = asyncio.run(rescore_changed(
         store, args.rescore_changed, judge_config=judge_config, embedder_config=embedder_config_from(args),
@@ -139,7 +139,7 @@ def _rescore_changed(args, store, judge_config) -> int:
 
 
 def _dry_run(samples, rubrics, metrics, judge_config, panel=None, metric_options=None) -> int:
-    from rubriceval.planning import plan_cost
+    from rubriceval.run.planning import plan_cost
 
     plan = plan_cost(samples, rubrics, metrics, judge_config, panel=panel, metric_options=metric_options)
     print(plan.format())

@@ -8,7 +8,7 @@ import getpass
 import sys
 
 from rubriceval.cli.options import add_store_arg
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 
 DEFAULT_AUTH_FILE = "out/audit-users.auth"
 

@@ -109,10 +109,10 @@ def cmd_benchmark_judge(args) -> int:
 
 
 def _benchmark_judge(args) -> int:
-    from rubriceval.trust.bench import run_benchmark
+    from rubriceval.benchmarks.judge import run_benchmark
 
     if args.kind == "cs_zh":          # the labelled Chinese customer-service set, per judge mode
-        from rubriceval.trust.bench_cs import run_cs_benchmark
+        from rubriceval.benchmarks.cs_zh import run_cs_benchmark
 
         config = judge_config_from(args)
         run_cs_benchmark(config, config.judge_mode or "holistic", out=args.out, few_shot=args.few_shot,

@@ -16,7 +16,7 @@ from rubriceval.collect.retry import ask_with_retries
 from rubriceval.collect.targets import AnyTarget, TargetRunner, open_target
 from rubriceval.data.io import read_dataset
 from rubriceval.data.sample import Sample
-from rubriceval.errors import DatasetError
+from rubriceval.common.errors import DatasetError
 
 # Metadata keys this module owns; stale values from an earlier run are replaced, never merged.
 _COLLECT_KEYS = ("latency_s", "error", "target", "attempts")

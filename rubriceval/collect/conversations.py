@@ -27,7 +27,7 @@ from rubriceval.collect.scripts import ConversationScript, load_scripts
 from rubriceval.collect.simulated_user import SimulationFailed, next_move
 from rubriceval.collect.targets import AnyTarget, TargetReply, TargetRunner, open_target
 from rubriceval.data.conversation import Conversation, ToolCall, Turn
-from rubriceval.errors import ConfigError, DatasetError
+from rubriceval.common.errors import ConfigError, DatasetError
 
 
 class _Transcript:
@@ -158,7 +158,7 @@ async def collect_conversations_with_judge(judge_config: Any, script_path: str |
     simulated users, so a scripted collection starts no judge — and closed afterwards. For the CLI."""
     if not any(s.simulated_user for s in load_scripts(script_path)):
         return await collect_conversations(script_path, target, out_path, **options)
-    from rubriceval.backends import make_judge   # the embedded judge is only started when a user is simulated
+    from rubriceval.run.backends import make_judge   # the embedded judge is only started when a user is simulated
 
     judge = make_judge(judge_config)
     try:

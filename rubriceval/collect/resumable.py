@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, ValidationError
 from tqdm import tqdm
 
 from rubriceval.collect.targets import TargetRunner
-from rubriceval.errors import DatasetError
+from rubriceval.common.errors import DatasetError
 
 
 class Row(Protocol):

@@ -30,7 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from rubriceval.data.conversation import Conversation, Turn
-from rubriceval.errors import DatasetError, RubricEvalError
+from rubriceval.common.errors import DatasetError, RubricEvalError
 from rubriceval.rubric.yaml_lines import line_for, load_yaml_with_lines
 
 

@@ -48,7 +48,7 @@ import yaml
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from rubriceval.data.conversation import ToolCall
-from rubriceval.errors import ConfigError
+from rubriceval.common.errors import ConfigError
 
 
 class TargetToolCall(ToolCall):

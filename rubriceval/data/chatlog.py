@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rubriceval.data.conversation import ROLES, Conversation, Role, Turn, TurnProblem
 from rubriceval.data.io import _read_records
-from rubriceval.errors import DatasetError
+from rubriceval.common.errors import DatasetError
 
 # Header names tried, in order, for each column nobody named.
 DEFAULT_COLUMNS: dict[str, tuple[str, ...]] = {

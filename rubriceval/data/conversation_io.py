@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from rubriceval.data.conversation import (Conversation, TurnProblem, conversation_from_record,
                                           is_conversation_record, turns_key)
 from rubriceval.data.sample import Sample
-from rubriceval.errors import DatasetError
+from rubriceval.common.errors import DatasetError
 
 __all__ = ["conversation_sample", "is_conversation_record", "parse_conversation", "read_conversations"]
 

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from rubriceval.data.sample import COLUMN_ALIASES, Sample
 from rubriceval.data.stream import iter_records
-from rubriceval.errors import DatasetError
+from rubriceval.common.errors import DatasetError
 from rubriceval.safety.spreadsheet import escape_frame
 
 if TYPE_CHECKING:

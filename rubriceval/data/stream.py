@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rubriceval.errors import DatasetError
+from rubriceval.common.errors import DatasetError
 from rubriceval.safety.spreadsheet import unescape_cell
 
 JSON_SUFFIXES = (".jsonl", ".ndjson", ".json")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from rubriceval.errors import DatasetError
+from rubriceval.common.errors import DatasetError
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown")
 

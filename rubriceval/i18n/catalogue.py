@@ -91,7 +91,7 @@ def check_lang(lang: str | None) -> Lang | None:
     if lang is None:
         return None
     if lang not in LANGS:
-        from rubriceval.errors import RubricEvalError
+        from rubriceval.common.errors import RubricEvalError
 
         raise RubricEvalError(f"unknown language {lang!r}", field="lang", hint="use 'zh' or 'en'")
     return lang  # type: ignore[return-value]

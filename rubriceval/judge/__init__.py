@@ -5,7 +5,7 @@ import the client and the openai SDK (~0.5 s): `rubriceval report` and `--help` 
 """
 from __future__ import annotations
 
-from rubriceval.lazy import lazy_exports
+from rubriceval.common.lazy import lazy_exports
 
 _HOME = {
     "JudgeConfig": "config",

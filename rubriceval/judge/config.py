@@ -13,7 +13,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, Field, ValidationError
 
-from rubriceval.errors import ConfigError
+from rubriceval.common.errors import ConfigError
 
 # USD per 1M tokens (input, output). Unknown models cost 0 and say so in reports.
 PRICES_PER_MTOK: dict[str, tuple[float, float]] = {

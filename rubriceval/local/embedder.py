@@ -22,7 +22,7 @@ import threading
 from typing import Any
 
 from rubriceval.embed.client import BackendBatch, EmbeddingClient
-from rubriceval.errors import ConfigError
+from rubriceval.common.errors import ConfigError
 from rubriceval.embed.config import EmbedderConfig
 
 DEFAULT_LOCAL_MODEL = "local"          # EmbedderConfig.model for the default embedded embedder (USE)

@@ -35,7 +35,7 @@ from typing import NoReturn
 
 from pydantic import BaseModel, Field
 
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 from rubriceval.judge.config import default_cache_dir
 
 LOOPBACK = "127.0.0.1"

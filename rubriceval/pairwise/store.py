@@ -18,11 +18,11 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, Field
 
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 from rubriceval.pairwise.models import OrderReading, PairwiseVerdict, Version
 from rubriceval.store.db import Database, IntegrityError
 from rubriceval.store.location import display_location, store_target
-from rubriceval.verdict import Usage
+from rubriceval.scoring.verdict import Usage
 
 PAIRWISE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS pairwise_comparisons (

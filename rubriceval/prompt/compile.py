@@ -10,7 +10,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import BaseModel
 
 from rubriceval.data.sample import Sample
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 from rubriceval.judge.options import CallOptions
 from rubriceval.prompt.prompt_options import level_order, shown_examples
 from rubriceval.prompt.environment import (TextOrigin, is_template_source, prompt_environment, render_messages,

@@ -24,7 +24,7 @@ import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from pydantic import BaseModel
 
-from rubriceval.errors import RubricError
+from rubriceval.common.errors import RubricError
 from rubriceval.safety.untrusted import neutralise_untrusted
 
 

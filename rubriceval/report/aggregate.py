@@ -17,7 +17,7 @@ from rubriceval.report.summary_models import (RUBRIC_LEVELS, GroupStats, ScorerS
                                               UnscoredGroup)
 from rubriceval.safety.manipulation_policy import is_flagged
 from rubriceval.trust.panel_agreement import panel_agreement
-from rubriceval.verdict import Usage, Verdict
+from rubriceval.scoring.verdict import Usage, Verdict
 
 # Metric pass thresholds used when neither the caller nor the metric's stored definition sets one. They are common
 # starting points for RAG systems, not truths: override them per project with `metric_thresholds`.

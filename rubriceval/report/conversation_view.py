@@ -9,7 +9,7 @@ from rubriceval.data.sample import Sample
 from rubriceval.report.aggregate import RunData
 from rubriceval.report.conversations import (POSITION_BUCKETS, ConversationReport, conversation_report,
                                              failing_evidence, rubric_names)
-from rubriceval.verdict import Verdict
+from rubriceval.scoring.verdict import Verdict
 
 TURN_PREVIEW_CHARS = 400
 

@@ -17,7 +17,7 @@ from rubriceval.data.sample import Sample
 from rubriceval.report.summary_models import ScorerSummary, Summary
 from rubriceval.i18n import LANGS, Lang, format_number, format_percent
 from rubriceval.i18n.report_text import CHECK_ACTIONS, FINDING_TEXT, GENERIC_CHECK_ACTION, UNSCORED_ACTIONS
-from rubriceval.verdict import Evidence, Verdict
+from rubriceval.scoring.verdict import Evidence, Verdict
 
 Stage = Literal["retrieval", "generation", "business", "judge"]
 STAGE_ORDER: dict[str, int] = {"retrieval": 0, "generation": 1, "business": 2, "judge": 3}

@@ -25,7 +25,7 @@ from rubriceval.report.xlsx_stream import Book
 from rubriceval.report.xlsx_stream import write_sheet as _write_sheet
 from rubriceval.i18n import Lang, check_lang, evidence_text, t
 from rubriceval.judge.pricing import SideBySide
-from rubriceval.verdict import Evidence, Usage
+from rubriceval.scoring.verdict import Evidence, Usage
 
 EXCEL_MAX_ROWS = 1_048_576        # rows an Excel worksheet holds, its header row included
 SHEET_NAMES = ("summary", "samples", "breakdown", "diagnosis")   # stable names, for scripts reading the workbook

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 from rubriceval.report.aggregate import RunData, load_run
 from rubriceval.report.summary_models import ScorerSummary
 from rubriceval.report.compare import compare_data

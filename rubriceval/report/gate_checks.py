@@ -22,7 +22,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 
 Op = Literal[">=", "<=", ">", "<"]
 SCORER_STATS = ("mean", "median", "min", "max", "std", "pass_rate", "unscored_rate", "n_scored")

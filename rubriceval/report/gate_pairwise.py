@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 from rubriceval.pairwise.store import ComparisonInfo, PairwiseStore
 from rubriceval.pairwise.summary import PairStats, summarize_pairwise
 from rubriceval.report.gate_checks import GateCheck, GateUsageError

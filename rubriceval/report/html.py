@@ -21,7 +21,7 @@ from rubriceval.report.diagnosis import DiagnosisConfig, Finding
 from rubriceval.report.failure_tags import FailureTagReport, failure_tags_html, run_failure_tags
 from rubriceval.i18n import (Lang, Message, check_lang, evidence_text, format_number, format_percent,
                              say, t)
-from rubriceval.verdict import Verdict
+from rubriceval.scoring.verdict import Verdict
 
 TEMPLATES = Path(__file__).parent / "templates"
 WORST_EXAMPLES = 3

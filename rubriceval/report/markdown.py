@@ -11,7 +11,7 @@ from rubriceval.report.summary_models import Summary
 from rubriceval.report.conversation_tables import markdown_lines as conversation_lines
 from rubriceval.report.cost import RunCost, run_cost
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
-from rubriceval.verdict import Usage
+from rubriceval.scoring.verdict import Usage
 
 if TYPE_CHECKING:                         # failure_tags.py imports markdown_table from here
     from rubriceval.report.failure_tags import FailureTagReport

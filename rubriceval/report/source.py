@@ -21,7 +21,7 @@ from rubriceval.safety.manipulation_policy import DETAILS_KEY as MANIPULATION_KE
 from rubriceval.scoring.panel_votes import DETAILS_KEY as PANEL_KEY
 from rubriceval.store.db import Database
 from rubriceval.store.runs import RunInfo, row_to_verdict
-from rubriceval.verdict import Usage, Verdict
+from rubriceval.scoring.verdict import Usage, Verdict
 
 CHUNK = 2000
 SPAN = 400          # dataset positions per ordered read: a few thousand verdicts with their samples in memory

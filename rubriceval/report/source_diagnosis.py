@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from rubriceval.report.diagnosis import DrivingSample, _preview
 from rubriceval.report.reversed_order import Reversed
 from rubriceval.store.runs import row_to_verdict
-from rubriceval.verdict import Evidence, Verdict
+from rubriceval.scoring.verdict import Evidence, Verdict
 
 if TYPE_CHECKING:
     from rubriceval.report.source import RunSource

@@ -7,7 +7,7 @@ from pathlib import Path
 from pydantic import BaseModel
 from rapidfuzz.distance import Levenshtein
 
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 from rubriceval.rubric.checklist_lint import checklist_findings
 from rubriceval.rubric.loader import load_rubric, rubric_files
 from rubriceval.rubric.schema import CONVERSATION_CHECKS, LEVELS, PER_TURN_CHECKS, Rubric

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from rubriceval.errors import RubricError
+from rubriceval.common.errors import RubricError
 from rubriceval.rubric.schema import Rubric
 from rubriceval.rubric.yaml_lines import field_label, line_for, load_yaml_with_lines
 

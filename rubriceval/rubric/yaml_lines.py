@@ -6,7 +6,7 @@ from typing import Any
 
 import yaml
 
-from rubriceval.errors import RubricError
+from rubriceval.common.errors import RubricError
 
 Path_ = tuple[Any, ...]
 

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from rubriceval.safety.manipulation import ManipulationFinding, scan_fields
-from rubriceval.verdict import Evidence, Verdict
+from rubriceval.scoring.verdict import Evidence, Verdict
 
 CHECK_ID = "suspected_manipulation"
 DETAILS_KEY = "suspected_manipulation"

@@ -33,7 +33,7 @@ from rubriceval.prompt.environment import render_text, templates_fingerprint
 from rubriceval.rubric.level_rule import level_from_points, level_from_rule
 from rubriceval.rubric.schema import ChecklistItem, ChecklistQuestion, FittedWeights, Rubric
 from rubriceval.scoring.judge_mode import misfitted_weights
-from rubriceval.verdict import Usage
+from rubriceval.scoring.verdict import Usage
 
 CHOICES = ["yes", "no"]
 TOP_LOGPROBS = 10

@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rubriceval.data.sample import Sample
-from rubriceval.errors import ConfigError, RubricEvalError
+from rubriceval.common.errors import ConfigError, RubricEvalError
 from rubriceval.judge.ask import Judge
 from rubriceval.judge.config import JudgeConfig, load_judge_config
 from rubriceval.rubric.schema import Rubric
@@ -37,7 +37,7 @@ from rubriceval.rubric.yaml_lines import line_for, load_yaml_with_lines
 from rubriceval.scoring.consensus import Consensus, consensus_verdict, default_min_scored
 from rubriceval.scoring.panel_votes import DETAILS_KEY, PanelVote
 from rubriceval.scoring.rubric_scorer import score_rubric
-from rubriceval.verdict import Verdict
+from rubriceval.scoring.verdict import Verdict
 
 MEMBER_KEYS = ("name", "api_key_env")       # panel-only keys of a `judges:` entry; the rest are JudgeConfig fields
 
@@ -196,7 +196,7 @@ class JudgePanel:
 def make_panel(config: PanelConfig, *, stats: Any = None, announce: bool = True) -> JudgePanel:
     """The clients of a configured panel, sharing one CallStats (`stats`, or a new one) so a run counts every
     judge's calls in one place."""
-    from rubriceval.backends import make_judge
+    from rubriceval.run.backends import make_judge
 
     from rubriceval.judge.client import CallStats
 

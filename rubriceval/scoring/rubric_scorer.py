@@ -16,7 +16,7 @@ from rubriceval.safety.manipulation_policy import apply_manipulation_policy, cap
 from rubriceval.safety.redaction import judge_view, record_redactions
 from rubriceval.scoring.combine import ItemScore, combine
 from rubriceval.scoring.score_probs import ScoreDistribution, holistic_options, score_distribution, tie_details
-from rubriceval.verdict import Evidence, UnscoredKind, Usage, Verdict
+from rubriceval.scoring.verdict import Evidence, UnscoredKind, Usage, Verdict
 
 
 class ReadVerdict(ParsedOutput):

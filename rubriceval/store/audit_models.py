@@ -7,8 +7,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from rubriceval.data.sample import Sample
-from rubriceval.errors import RubricEvalError
-from rubriceval.verdict import Verdict
+from rubriceval.common.errors import RubricEvalError
+from rubriceval.scoring.verdict import Verdict
 
 SAMPLE_LEVEL = ""          # the scorer column value of a sample's own version row (ground truth, contexts)
 GROUND_TRUTH_FIELD = "ground_truth"

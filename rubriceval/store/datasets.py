@@ -19,7 +19,7 @@ from itertools import islice
 from pydantic import BaseModel
 
 from rubriceval.data.sample import Sample
-from rubriceval.errors import DatasetError
+from rubriceval.common.errors import DatasetError
 from rubriceval.store.db import Database, IntegrityError
 from rubriceval.store.liveness import ProcessStamp, current_process, is_gone
 

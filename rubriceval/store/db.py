@@ -33,7 +33,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 from rubriceval.store.location import display_location, is_server_url
 
 # The error both engines raise for a broken PRIMARY KEY/UNIQUE constraint (PostgreSQL's is re-raised as this).

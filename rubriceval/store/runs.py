@@ -17,13 +17,13 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from rubriceval.data.sample import Sample
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 from rubriceval.store.db import Database, IntegrityError
 from rubriceval.store.location import display_location, store_target
 from rubriceval.store.datasets import WINDOW, DatasetRef, sample_windows, store_dataset
 from rubriceval.store.liveness import ProcessStamp, current_process, is_gone
 from rubriceval.store.migrations import upgrade
-from rubriceval.verdict import Evidence, Usage, Verdict
+from rubriceval.scoring.verdict import Evidence, Usage, Verdict
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from rubriceval.safety.spreadsheet import escape_cell
 from rubriceval.store.audit_models import AuditError, ItemVersions, ResponseAction, SaveResult, clean_expert_name
-from rubriceval.verdict import Evidence, Verdict
+from rubriceval.scoring.verdict import Evidence, Verdict
 
 if TYPE_CHECKING:
     from rubriceval.store.audit import AuditStore

@@ -4,7 +4,7 @@ Names are imported lazily so `python -m rubriceval.testing.stub_server` does not
 """
 from __future__ import annotations
 
-from rubriceval.lazy import lazy_exports
+from rubriceval.common.lazy import lazy_exports
 
 _HOME = {
     "StubServer": "stub_server",

@@ -16,7 +16,7 @@ from pathlib import Path
 from rubriceval.data.io import read_dataset
 from rubriceval.data.sample import Sample
 from rubriceval.rubric.loader import load_rubrics
-from rubriceval.runner import execute
+from rubriceval.run.runner import execute
 from rubriceval.store.runs import RunConfig, RunStore
 from rubriceval.testing.scripted_judge import RecordedRequest, ScriptedJudge
 

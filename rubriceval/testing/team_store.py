@@ -11,7 +11,7 @@ from pathlib import Path
 from rubriceval.data.sample import Sample
 from rubriceval.rubric.schema import Rubric
 from rubriceval.store.runs import RunConfig, RunStore
-from rubriceval.verdict import Verdict
+from rubriceval.scoring.verdict import Verdict
 from standard_metrics.formulas import average_precision
 
 TAGS = ("订单延迟", "退款", "物流", "账户")

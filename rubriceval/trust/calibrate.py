@@ -32,7 +32,7 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, Field
 
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 from rubriceval.judge.client import JudgeClient
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.schema import Example, Rubric
@@ -42,7 +42,7 @@ from rubriceval.store.location import folder_beside_store
 from rubriceval.trust.agreement import AgreementReport, agreement_from_verdicts
 from rubriceval.trust.human_scores import SCALE, AuditedItem, audited_items
 from rubriceval.trust.store import RubricVersionRecord, TrustStore
-from rubriceval.verdict import Verdict
+from rubriceval.scoring.verdict import Verdict
 
 MIN_EVAL_ITEMS = 2
 UNSCORED_PRIORITY = 0.5     # an unscored verdict ranks between a real disagreement (≥ 1) and an agreement (0)
@@ -292,7 +292,7 @@ async def calibrate_async(store_path: str | Path, rubric_id: str, judge: JudgeCl
     proposed = Rubric.model_validate(proposed.model_dump())        # re-validated, as a file would be
 
     if isinstance(judge, JudgeConfig):
-        from rubriceval.backends import make_judge
+        from rubriceval.run.backends import make_judge
 
         client = make_judge(judge)
     else:

@@ -32,7 +32,7 @@ from rubriceval.trust.calibrate import CalibrationError, _score_all, next_versio
 from rubriceval.trust.fit_weights import fit_ordinal
 from rubriceval.trust.human_scores import SCALE, audited_items
 from rubriceval.trust.store import RubricVersionRecord, TrustStore
-from rubriceval.verdict import Verdict
+from rubriceval.scoring.verdict import Verdict
 
 MIN_TRAIN = 5
 MIN_HELDOUT = 3
@@ -96,7 +96,7 @@ async def fit_weights_async(store_path: str | Path, rubric_id: str, judge: Judge
     item = base.checklist_items[0]
     client = judge
     if isinstance(judge, JudgeConfig):
-        from rubriceval.backends import make_judge
+        from rubriceval.run.backends import make_judge
 
         client = make_judge(judge)
     try:

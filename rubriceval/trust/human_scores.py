@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from rubriceval.data.io import _read_records
 from rubriceval.data.sample import Sample
-from rubriceval.errors import DatasetError, RubricEvalError
+from rubriceval.common.errors import DatasetError, RubricEvalError
 from rubriceval.store.audit import AuditStore
 from rubriceval.store.location import store_target
 from rubriceval.store.runs import RunInfo
@@ -37,7 +37,7 @@ from rubriceval.trust.agreement import (
     krippendorff_alpha,
 )
 from rubriceval.trust.store import TrustStore
-from rubriceval.verdict import Verdict
+from rubriceval.scoring.verdict import Verdict
 
 SCALE = (1, 5)
 _ID_COLUMNS = ("sample_id", "id")

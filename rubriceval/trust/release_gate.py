@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 from rubriceval.i18n import Message, msg
 from rubriceval.rubric.schema import Rubric
 from rubriceval.store.location import display_location, store_target

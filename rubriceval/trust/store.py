@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 from rubriceval.store.db import Database, IntegrityError
 from rubriceval.store.location import display_location, store_target
 from rubriceval.trust.agreement import AgreementReport

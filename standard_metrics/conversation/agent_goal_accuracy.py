@@ -16,7 +16,7 @@ answer breaking the schema after one re-ask → unscored "invalid_output".
 """
 from __future__ import annotations
 
-from rubriceval.verdict import Evidence
+from rubriceval.scoring.verdict import Evidence
 from standard_metrics.context import MetricResult
 from standard_metrics.calls import CacheLookup, PlannedCall
 from standard_metrics.conversation.judging import ask_judge, planned

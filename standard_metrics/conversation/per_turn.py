@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from rubriceval.data.conversation import Conversation
 from rubriceval.data.sample import Sample
-from rubriceval.verdict import Evidence, Usage, Verdict
+from rubriceval.scoring.verdict import Evidence, Usage, Verdict
 from standard_metrics.options import MetricOptions
 
 TURN_VERSION = "turns1"

@@ -13,8 +13,8 @@ import asyncio
 from typing import Any, Iterable
 
 from rubriceval.data.conversation import Conversation
-from rubriceval.errors import ConfigError
-from rubriceval.verdict import Verdict
+from rubriceval.common.errors import ConfigError
+from rubriceval.scoring.verdict import Verdict
 from standard_metrics.context import Unscorable
 from standard_metrics.conversation.catalog import CONVERSATION_METRICS
 from standard_metrics.conversation.judging import fingerprint

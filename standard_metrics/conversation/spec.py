@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Literal
 
 from rubriceval.data.conversation import Conversation
-from rubriceval.verdict import Usage
+from rubriceval.scoring.verdict import Usage
 from standard_metrics.calls import CacheLookup, PlannedCall
 from standard_metrics.context import MetricResult, Unscorable
 from standard_metrics.agent_options import AgentOptions

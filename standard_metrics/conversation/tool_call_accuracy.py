@@ -16,7 +16,7 @@ Edge cases (Ragas → ours):
 """
 from __future__ import annotations
 
-from rubriceval.verdict import Evidence
+from rubriceval.scoring.verdict import Evidence
 from standard_metrics.context import MetricResult
 from standard_metrics.agent_options import AgentOptions
 from standard_metrics.conversation.spec import ConversationContext, ConversationMetricSpec

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from rubriceval.data.conversation import Conversation, ToolCall
-from rubriceval.errors import ConfigError
+from rubriceval.common.errors import ConfigError
 from standard_metrics.agent_options import AgentOptions
 
 

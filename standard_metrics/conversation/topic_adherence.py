@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from rubriceval.verdict import Evidence
+from rubriceval.scoring.verdict import Evidence
 from standard_metrics.context import MetricResult, Unscorable
 from standard_metrics.calls import CacheLookup, PlannedCall
 from standard_metrics.conversation.judging import ask_judge, cached_answer, planned

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from rubriceval.judge.ask import JudgeRequest
-from rubriceval.verdict import Usage
+from rubriceval.scoring.verdict import Usage
 from standard_metrics.context import MetricContext, MetricResult, Unscorable
 from standard_metrics.options import MetricOptions
 from standard_metrics.protocols import Judge

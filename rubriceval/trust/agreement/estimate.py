@@ -10,7 +10,7 @@ from collections.abc import Callable
 import numpy as np
 from pydantic import BaseModel, model_validator
 
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 
 # A bootstrap CI is reported only when at least this share of replicates gave a defined value. Below it the
 # surviving replicates are a biased sample (tiny or near-constant data: e.g. 10 items of which 9 are 5/5 leave

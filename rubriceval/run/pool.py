@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
-from rubriceval.errors import RubricEvalError
+from rubriceval.common.errors import RubricEvalError
 from rubriceval.rubric.schema import Rubric
 
 if TYPE_CHECKING:
-    from rubriceval.runner import RunTotals
+    from rubriceval.run.runner import RunTotals
     from rubriceval.store.runs import RunStore
 
 MIN_SAMPLES = 5_000         # below this, starting the processes (~2 s of imports each) costs more than it saves
@@ -91,7 +91,7 @@ def _window_written(samples: int) -> None:
 def _judge_shard(store_target: Any, run_id: str, rubrics: list[Rubric], metrics: list[str], metric_options: Any,
                  window: int, shard: tuple[int, int]) -> dict:
     """One worker: the runner's window loop over its shard of windows, in this process; its totals back."""
-    from rubriceval.runner import execute
+    from rubriceval.run.runner import execute
     from rubriceval.store.runs import RunStore
 
     store = RunStore(store_target)
@@ -109,7 +109,7 @@ async def run_in_processes(store: RunStore, run_id: str, rubrics: list[Rubric], 
                            ) -> RunTotals:
     """The run judged by `workers` processes, each taking every n-th window; their totals summed. Waits on the
     event loop, so Ctrl-C (asyncio.run cancels the task) reaches it: the workers then stop after their window."""
-    from rubriceval.runner import RunTotals
+    from rubriceval.run.runner import RunTotals
 
     context = multiprocessing.get_context("spawn")     # no inherited store connection or event loop
     started = time.perf_counter()
@@ -140,7 +140,7 @@ async def run_in_processes(store: RunStore, run_id: str, rubrics: list[Rubric], 
 
 
 def _summed(parts: list[RunTotals], wall_s: float) -> RunTotals:
-    from rubriceval.runner import RunTotals
+    from rubriceval.run.runner import RunTotals
 
     totals = RunTotals(wall_s=wall_s, judge=parts[0].judge if parts else {})
     for part in parts:

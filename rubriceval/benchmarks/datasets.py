@@ -5,7 +5,7 @@
 - HaluEval general (4,507 ChatGPT answers with a human yes/no hallucination label; MIT): no context is given —
   the judge must rely on its own knowledge — so it measures a binary "does this answer hallucinate?" judge.
 
-Both ship with the package in `rubriceval/trust/data/` (sources and licences in its README.md); every loader also
+Both ship with the package in `rubriceval/benchmarks/data/` (sources and licences in its README.md); every loader also
 takes another copy: a file, or a folder holding one of the known file names.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from rubriceval.data.sample import Sample
-from rubriceval.errors import DatasetError
+from rubriceval.common.errors import DatasetError
 
 SUMMEVAL_INSTRUCTION = "Summarize the document."
 SUMMEVAL_SCALE = (1, 5)

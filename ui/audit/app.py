@@ -19,10 +19,10 @@ from rubriceval import AuditStore, RubricEvalError
 from rubriceval.i18n import Lang, check_lang, detect_language, t
 from rubriceval.store.location import display_location, is_server_url
 from rubriceval.store.location import folder_beside_store
-from ui.assets import APP_CSS, KEYBOARD_HEAD
-from ui.layout import build_layout
-from ui.transcript_view import TRANSCRIPT_CSS
-from ui.wiring import AuditHandlers, wire
+from ui.common.assets import APP_CSS, KEYBOARD_HEAD
+from ui.audit.layout import build_layout
+from ui.common.transcript_view import TRANSCRIPT_CSS
+from ui.audit.wiring import AuditHandlers, wire
 
 Auth = Callable[[str, str], bool] | tuple[str, str] | list[tuple[str, str]]
 

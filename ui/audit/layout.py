@@ -12,9 +12,9 @@ from typing import Any, Callable, Sequence
 import gradio as gr
 
 from rubriceval.i18n import Lang, t
-from ui import agreement_panel
-from ui.queue import ANY, AuditSession, order_choices, queue_columns, status_choices
-from ui.turn_panel import TurnPanel, build_turn_panel
+from ui.audit import agreement_panel
+from ui.audit.queue import ANY, AuditSession, order_choices, queue_columns, status_choices
+from ui.audit.turn_panel import TurnPanel, build_turn_panel
 
 LANGUAGE_CHOICES = [("中文", "zh"), ("English", "en")]
 # Where the browser keeps the expert's name and language across reloads (localStorage).
@@ -122,7 +122,7 @@ class ExportTab:
 
 class Relabelled:
     """A page whose wording was registered with `Words` (in `self.wording`): its components, and their text in
-    another language. Shared by this app and the team app (ui/team_layout.py)."""
+    another language. Shared by this app and the team app (ui/team/layout.py)."""
 
     wording: list[Wording]
 

@@ -1,6 +1,6 @@
 """The team app's events: who is asking (the login behind the request, refused once their session ended), what
-each button does (ui/team_actions.py), and which components it updates. A user mistake or a refused permission is
-a warning toast plus the same words in the status line beside the fields (ui.wiring._user_errors)."""
+each button does (ui/team/actions.py), and which components it updates. A user mistake or a refused permission is
+a warning toast plus the same words in the status line beside the fields (ui.audit.wiring._user_errors)."""
 from __future__ import annotations
 
 import time
@@ -11,10 +11,10 @@ import gradio as gr
 from rubriceval.audit.sessions import Member, SessionExpired, TeamAuth
 from rubriceval.i18n import LANGS, Lang, t
 from rubriceval.store.team import TeamStore
-from ui import team_actions as act
-from ui.team_actions import ItemView, TeamSession
-from ui.team_layout import TeamLayout
-from ui.wiring import _user_errors
+from ui.team import actions as act
+from ui.team.actions import ItemView, TeamSession
+from ui.team.layout import TeamLayout
+from ui.audit.wiring import _user_errors
 
 
 def forget_login(app: gr.Blocks, username: str) -> None:
@@ -215,7 +215,7 @@ class TeamHandlers:
 
 
 def wire_team(app: gr.Blocks, ui: TeamLayout, handlers: TeamHandlers) -> None:
-    q, k, a = ui.queue, ui.tasks, ui.adjudication
+    q, k, a = ui.audit.queue, ui.tasks, ui.adjudication
     handlers.relabel = ui.relabel
     items = ui.item_outputs
 

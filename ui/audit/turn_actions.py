@@ -1,7 +1,7 @@
 """The turn-level side of auditing a conversation: show the open item as a transcript, list its agent turns, and save
 an expert's verdict on one turn (agree / override the judge's turn score with a reason).
 
-Gradio-free like ui/actions.py: each action takes the store and the session and returns plain values. A turn
+Gradio-free like ui/audit/actions.py: each action takes the store and the session and returns plain values. A turn
 verdict moves the audit item's version, so the session's versions are updated after a save, and a stale session
 gets a conflict instead of overwriting another expert's change.
 """
@@ -15,9 +15,9 @@ from rubriceval import AuditStore
 from rubriceval.i18n import Lang, t
 from rubriceval.store.audit_models import AuditError, AuditItem, clean_expert_name
 from rubriceval.store.turn_audit import turn_scores
-from ui.actions import ActionOutcome, parse_score
-from ui.queue import AuditSession, refresh_current
-from ui.transcript_view import item_conversation_panel, item_lang
+from ui.audit.actions import ActionOutcome, parse_score
+from ui.audit.queue import AuditSession, refresh_current
+from ui.common.transcript_view import item_conversation_panel, item_lang
 
 
 class TurnPane(BaseModel):

@@ -9,7 +9,7 @@ What marks a turn:
 * the experts' turn-level verdicts, with their reasons.
 
 Every piece of conversation, tool, context, feedback or expert text is untrusted and goes through html.escape
-(`ui.item_view.esc`); no script runs in the view (folding is plain <details>), so nothing in a transcript can
+(`ui.common.item_view.esc`); no script runs in the view (folding is plain <details>), so nothing in a transcript can
 execute or restyle the app.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ from rubriceval.i18n import Lang, evidence_text, t
 from rubriceval.report.conversations import feedback_turns
 from rubriceval.store.audit_models import AuditItem
 from rubriceval.store.turn_audit import TurnVerdict
-from ui.item_view import _para, esc, highlight_spans
+from ui.common.item_view import _para, esc, highlight_spans
 
 TRANSCRIPT_CSS = """
 .transcript { display: flex; flex-direction: column; gap: 0.45rem; }

@@ -19,7 +19,7 @@ from rubriceval.judge.config import JudgeConfig, default_cache_dir
 from rubriceval.judge.options import CallOptions
 from rubriceval.judge.pricing import JudgePrices, SideBySide, side_by_side
 from rubriceval.judge.tokens import estimate_messages_tokens
-from rubriceval.metric_scope import metrics_for
+from standard_metrics.scope import metrics_for
 from rubriceval.prompt.compile import compile_rubric
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.schema import Rubric
@@ -153,7 +153,7 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
               cache: CallCache | None = None, panel: Any = None, metric_options: Any = None) -> CostPlan:
     """panel: a `rubriceval.scoring.panel.PanelConfig` judging the rubrics (one call per judge and judge item);
     metric_options: the run's `MetricOptions` (None: defaults)."""
-    from rubriceval.backends import effective_config
+    from rubriceval.run.backends import effective_config
 
     config = effective_config(config)
     if cache is None and config.cache:
@@ -205,7 +205,7 @@ def planned_judge_calls(samples: list[Sample], rubrics: list[Rubric], metrics: l
     """Every judge call the run makes when every reply parses, as `plan_cost` counts them: each rubric's calls on
     the samples it applies to, then each sample's metric calls (second steps exact only when `cache` holds the
     first step's answer, else `exact=False`)."""
-    from rubriceval.backends import effective_config
+    from rubriceval.run.backends import effective_config
 
     config = effective_config(config)
     rubric_configs = _rubric_configs(config, panel)
@@ -251,7 +251,7 @@ def _judge_tokens(plan: CostPlan, config: JudgeConfig, rubric_configs: list[Judg
 def _rubric_configs(config: JudgeConfig, panel: Any) -> list[JudgeConfig]:
     """The rubric calls as the runner makes them: once, n times with self-consistency's seeds and temperature, or
     once per judge of a panel."""
-    from rubriceval.backends import effective_config
+    from rubriceval.run.backends import effective_config
 
     if panel is not None:
         return [effective_config(judge.config) for judge in panel.judges]

@@ -18,16 +18,16 @@ from tqdm import tqdm
 
 from rubriceval.data.sample import Sample
 from rubriceval.judge.client import CallStats, JudgeClient
-from rubriceval.metric_scope import metrics_for
+from standard_metrics.scope import metrics_for
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.schema import Rubric
-from rubriceval.runner_pool import default_workers, run_in_processes
+from rubriceval.run.pool import default_workers, run_in_processes
 from rubriceval.safety.redaction import judge_view, record_redactions
 from rubriceval.scoring.rubric_scorer import score_rubric
 from rubriceval.store.datasets import WINDOW
 from rubriceval.store.runs import RunStore
 from rubriceval.store.verdict_batches import VerdictBatches
-from rubriceval.verdict import Verdict
+from rubriceval.scoring.verdict import Verdict
 
 
 @dataclass
@@ -58,7 +58,7 @@ class RunTotals:
 
 def plan_units(samples: list[Sample], rubrics: list[Rubric], metrics: list[str]) -> list[tuple[Sample, str, str]]:
     """(sample, scorer, kind) for every judgment the run needs; rubrics and metrics only where they apply
-    (single-turn metrics on conversations only in their per-turn form, rubriceval/metric_scope.py)."""
+    (single-turn metrics on conversations only in their per-turn form, standard_metrics/scope.py)."""
     units = []
     for s in samples:
         units += [(s, r.id, "rubric") for r in rubrics if applies(r, s)]

@@ -6,7 +6,7 @@ mean, and the experts' own agreement (Krippendorff's α) as the ceiling a judge 
 HaluEval: the `halueval_hallucination` rubric on a balanced sample; score ≥ the rubric's threshold means "no
 hallucination", compared with the human yes/no label (positive = hallucination): accuracy, precision, recall, F1, κ.
 
-Run: `python -m rubriceval.trust.bench summeval --n 100 --out out/bench_summeval.json` (no --base-url = the
+Run: `python -m rubriceval.benchmarks.judge summeval --n 100 --out out/bench_summeval.json` (no --base-url = the
 embedded local judge). Unscored verdicts are counted and left out of the statistics, never scored as anything.
 """
 from __future__ import annotations
@@ -24,9 +24,9 @@ import numpy as np
 from pydantic import BaseModel, Field
 from scipy import stats
 
-from rubriceval.backends import make_judge
+from rubriceval.run.backends import make_judge
 from rubriceval.data.sample import Sample
-from rubriceval.errors import DatasetError
+from rubriceval.common.errors import DatasetError
 from rubriceval.judge.config import JudgeConfig, load_judge_config
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.loader import load_rubric
@@ -39,12 +39,12 @@ from rubriceval.trust.agreement import (
     binary_agreement_report,
     krippendorff_alpha,
 )
-from rubriceval.trust.bench_partial import PartialFile, partial_header
-from rubriceval.trust.benchmark_data import balanced_subsample, load_halueval, load_summeval, summeval_expert_matrix
-from rubriceval.verdict import Usage, Verdict
+from rubriceval.benchmarks.partial import PartialFile, partial_header
+from rubriceval.benchmarks.datasets import balanced_subsample, load_halueval, load_summeval, summeval_expert_matrix
+from rubriceval.scoring.verdict import Usage, Verdict
 
 BenchmarkKind = Literal["summeval", "halueval"]
-RUBRIC_DIR = Path(__file__).resolve().parent / "benchmark_rubrics"      # package data: works from an installed wheel
+RUBRIC_DIR = Path(__file__).resolve().parent / "rubrics"      # package data: works from an installed wheel
 DEFAULT_RUBRICS: dict[str, str] = {"summeval": "summeval_consistency.yaml", "halueval": "halueval_hallucination.yaml"}
 DEFAULT_HALUEVAL_N = 50
 FEEDBACK_CHARS = 300      # of each item's feedback kept in the saved result
@@ -172,7 +172,7 @@ async def judge_pairs(pairs: list[tuple[Rubric, Sample]], config: JudgeConfig, p
     """Score every (rubric, sample) pair with one judge started here, as a run scores it (`runner.judge_rubric`:
     self-consistency too, when the judge config asks for it), printing progress every 10 pairs; `on_verdict` sees
     each verdict as it comes (a long run stopped part-way keeps what it judged)."""
-    from rubriceval.runner import judge_rubric
+    from rubriceval.run.runner import judge_rubric
 
     judge = make_judge(config, announce=progress)
     started = time.perf_counter()
@@ -237,7 +237,7 @@ def _measured_rubric(kind: BenchmarkKind, rubric: Rubric, mode: JudgeMode | None
     checklist modes: the fit happens here, on the answers; None: the rubric's own, as a run with this judge would
     run it — rubriceval/scoring/judge_mode.py)."""
     from rubriceval.scoring.judge_mode import with_judge_mode
-    from rubriceval.trust.bench_modes import level_examples, with_examples
+    from rubriceval.benchmarks.modes import level_examples, with_examples
 
     if few_shot is not None and few_shot != "none":
         rubric = with_examples(rubric, few_shot, level_examples(kind, rubric, pool, {s.id for s in samples}, seed))
@@ -264,10 +264,10 @@ async def run_benchmark_async(kind: BenchmarkKind, judge_config: JudgeConfig, n:
                               partial: str | Path | None = None, resume: bool = False) -> BenchmarkResult:
     """`data`: another copy of the benchmark (a file or a folder), else the one shipped with the package;
     `few_shot`: examples per level from unmeasured items; `answers`: a saved checklist result whose p(yes)
-    `checklist_fitted` reuses instead of asking the judge again (rubriceval/trust/bench_modes.py); `partial`: a
+    `checklist_fitted` reuses instead of asking the judge again (rubriceval/benchmarks/modes.py); `partial`: a
     JSON-lines file that gets each item as it is judged; `resume`: keep the items it holds when they were judged
-    with these very prompts (rubriceval/trust/bench_partial.py) and judge only the others."""
-    from rubriceval.trust.bench_modes import cross_fit_items, saved_answers
+    with these very prompts (rubriceval/benchmarks/partial.py) and judge only the others."""
+    from rubriceval.benchmarks.modes import cross_fit_items, saved_answers
 
     mode = judge_config.judge_mode
     samples, pool = _load_samples(kind, n, seed, data)
@@ -394,7 +394,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default=None, help="another copy of the benchmark data (a file or a folder)")
     args = parser.parse_args(argv)
     config = load_judge_config(args.config)
-    command = "python -m rubriceval.trust.bench " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+    command = "python -m rubriceval.benchmarks.judge " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
     run_benchmark(args.kind, config, args.n, args.out, seed=args.seed, rubric_path=args.rubric, data=args.data,
                   command=command)
     return 0

@@ -18,11 +18,11 @@ from rubriceval import AuditStore, RubricEvalError
 from rubriceval.i18n import LANGS, Lang, t
 from rubriceval.store.export import export_corrected_dataset
 from rubriceval.store.turn_audit import export_turn_verdicts
-from ui import agreement_panel
-from ui.actions import ItemView, agree, edit_ground_truth, open_item, save_verdict
-from ui.layout import AuditLayout
-from ui.queue import ANY, PAGE_SIZE, AuditSession, make_filter, open_queue, page_frame, page_label, progress_markdown
-from ui.turn_panel import TurnHandlers, wire_turns
+from ui.audit import agreement_panel
+from ui.audit.actions import ItemView, agree, edit_ground_truth, open_item, save_verdict
+from ui.audit.layout import AuditLayout
+from ui.audit.queue import ANY, PAGE_SIZE, AuditSession, make_filter, open_queue, page_frame, page_label, progress_markdown
+from ui.audit.turn_panel import TurnHandlers, wire_turns
 
 
 def _user_errors(fn: Callable[..., Any], outputs: list[Any] | None = None, status: Any = None) -> Callable[..., Any]:
@@ -197,7 +197,7 @@ class AuditHandlers:
 
 def wire(app: gr.Blocks, ui: AuditLayout, handlers: AuditHandlers) -> None:
     """Connect the components to the handlers (inside the app's Blocks); api_name marks the scriptable endpoints."""
-    h, f, q, i, a = ui.header, ui.filters, ui.queue, ui.item, ui.agreement
+    h, f, q, i, a = ui.header, ui.filters, ui.audit.queue, ui.item, ui.agreement
     items, filters = ui.item_outputs, [*ui.filter_inputs, h.session]
     handlers.relabel = ui.relabel
 

@@ -15,7 +15,7 @@ from typing import Any, Iterable
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from rubriceval.errors import ConfigError, RubricEvalError
+from rubriceval.common.errors import ConfigError, RubricEvalError
 from rubriceval.rubric.yaml_lines import line_for, load_yaml_with_lines
 from standard_metrics.options import MetricOptions
 

@@ -1,6 +1,6 @@
 """The team app's components, in page order: a header, the expert's queue with one item, the lead's tasks, the
 lead's adjudication view. Every label comes from the catalogue (rubriceval/i18n/team_text.py) and is registered with
-`Words`, so a language switch relabels the page in place, as in the single-expert app (ui/layout.py)."""
+`Words`, so a language switch relabels the page in place, as in the single-expert app (ui/audit/layout.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -9,8 +9,8 @@ from typing import Any
 import gradio as gr
 
 from rubriceval.i18n import Lang, t
-from ui.layout import LANGUAGE_CHOICES, Relabelled, Wording, Words
-from ui.team_actions import TeamSession
+from ui.audit.layout import LANGUAGE_CHOICES, Relabelled, Wording, Words
+from ui.team.actions import TeamSession
 
 SCORES = ["1", "2", "3", "4", "5"]
 

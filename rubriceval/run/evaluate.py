@@ -10,18 +10,18 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from rubriceval.backends import make_embedder, make_judge, public_judge_config
+from rubriceval.run.backends import make_embedder, make_judge, public_judge_config
 from rubriceval.data.io import DatasetStream
 from rubriceval.data.sample import Sample
-from rubriceval.dataset_scan import DatasetScan
+from rubriceval.run.dataset_scan import DatasetScan
 from rubriceval.embed.config import EmbedderConfig, load_embedder_config
-from rubriceval.errors import ConfigError
+from rubriceval.common.errors import ConfigError
 from rubriceval.judge.config import JudgeConfig, load_judge_config
 from rubriceval.rubric.loader import load_rubrics
 from rubriceval.rubric.schema import Rubric
-from rubriceval.runner import RunTotals, execute
+from rubriceval.run.runner import RunTotals, execute
 from rubriceval.store.runs import RunConfig, RunStore, rubrics_from_run  # noqa: F401  (rubrics_from_run: public here too)
-from rubriceval.verdict import Verdict
+from rubriceval.scoring.verdict import Verdict
 
 if TYPE_CHECKING:
     from standard_metrics.options import MetricOptions
@@ -76,7 +76,7 @@ def _needs(metrics: list[str], what: str, options: MetricOptions | None = None) 
 
 def _metric_options(options: MetricOptions | dict | None, store: RunStore, run_id: str | None) -> MetricOptions:
     """The options given (a dict is validated); none given on a resumed run: the ones it was started with."""
-    from rubriceval.metric_config import stored_metric_options
+    from rubriceval.run.metric_config import stored_metric_options
     from standard_metrics.options import MetricOptions
 
     if options is None and run_id is not None:
@@ -115,7 +115,7 @@ def start_run(samples: Iterable[Sample | tuple[int | None, Sample]], rubrics: li
     scan = DatasetScan(rubrics)
     numbered = samples.with_lines() if isinstance(samples, DatasetStream) else samples
     dataset = store.store_dataset(numbered, source=dataset_path, observe=scan.observe)
-    # A rubric directory often holds rubrics for other datasets (e.g. a copy of rubriceval/trust/benchmark_rubrics/);
+    # A rubric directory often holds rubrics for other datasets (e.g. a copy of rubriceval/benchmarks/rubrics/);
     # leave out those that apply to no sample here, and say so, rather than reporting empty rows.
     unused = scan.unused_rubrics(rubrics)
     if unused:
@@ -123,7 +123,7 @@ def start_run(samples: Iterable[Sample | tuple[int | None, Sample]], rubrics: li
               file=sys.stderr)
         rubrics = [r for r in rubrics if r.id not in unused]
     # Likewise metrics for a kind of sample the dataset lacks (agent metrics without conversations …).
-    from rubriceval.metric_scope import unused_metrics, unused_metrics_note
+    from standard_metrics.scope import unused_metrics, unused_metrics_note
 
     unused_metric = unused_metrics(list(scan.examples.values()), metrics)     # one sample of each kind
     if unused_metric:
@@ -135,7 +135,7 @@ def start_run(samples: Iterable[Sample | tuple[int | None, Sample]], rubrics: li
     for line in run_warnings(store.path, rubrics, judge_model=judge_config.model):
         print(line, file=sys.stderr)
     use_panel = panel_config is not None and any(r.judge_items for r in rubrics)
-    from rubriceval.metric_config import public_metric_options
+    from rubriceval.run.metric_config import public_metric_options
 
     config = RunConfig(dataset_path=dataset_path, dataset_hash=scan.dataset_hash,
                        rubrics={r.id: r.version_tag for r in rubrics}, metrics=metrics,
@@ -158,7 +158,7 @@ async def run_async(samples: Iterable[Sample | tuple[int | None, Sample]] | None
     serves the metrics). samples: as `start_run` takes them (None to resume: the run's samples are in the store);
     the run reads them back from the store a window at a time. metric_options: `MetricOptions` (or a dict of its
     fields) for the standard metrics; None: defaults, or on a resumed run the options it was started with.
-    workers: processes for a run without judge, panel or embedder (`rubriceval.runner.execute`; None: automatic)."""
+    workers: processes for a run without judge, panel or embedder (`rubriceval.run.runner.execute`; None: automatic)."""
     if resume_run:
         run_id = store.resolve(resume_run)
         options = _metric_options(metric_options, store, run_id)

@@ -4,7 +4,7 @@ it, and `benchmark-judge … --resume` judges only the items it lacks.
 The file: a header line (`PartialHeader`: the benchmark, the judge, the measured rubric versions, the items, and the
 prompt fingerprint), then one line per item in the order the items were judged (`PartialLine`: the item's record and
 the judging seconds spent so far). The prompt fingerprint hashes the judge-cache key of every call the run makes, as
-the dry-run planner lists them (rubriceval/planning.py): the exact messages, JSON schema, call options, model,
+the dry-run planner lists them (rubriceval/run/planning.py): the exact messages, JSON schema, call options, model,
 endpoint, temperature and seed — so any change to a template, a rubric, the few-shot examples or the judge changes it.
 
 Resuming keeps the items only when this invocation's header equals the file's: a partial written with another
@@ -24,10 +24,10 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel, Field, ValidationError
 
 from rubriceval.data.sample import Sample
-from rubriceval.errors import DatasetError
+from rubriceval.common.errors import DatasetError
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.schema import Rubric
-from rubriceval.verdict import Verdict
+from rubriceval.scoring.verdict import Verdict
 
 Record = TypeVar("Record", bound=BaseModel)
 FORMAT = 1
@@ -65,7 +65,7 @@ def partial_header(benchmark: str, pairs: Sequence[tuple[Rubric, Sample]], confi
                    ) -> PartialHeader:
     """This invocation's header: the judge calls it makes, hashed (see the module doc)."""
     from rubriceval.judge.cache import endpoint_identity
-    from rubriceval.planning import planned_judge_calls
+    from rubriceval.run.planning import planned_judge_calls
 
     ids = [sample.id for _, sample in pairs]
     if len(set(ids)) != len(ids):

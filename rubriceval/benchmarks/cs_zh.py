@@ -22,17 +22,17 @@ from pydantic import BaseModel, Field
 
 from rubriceval.data.io import read_dataset
 from rubriceval.data.sample import Sample
-from rubriceval.errors import DatasetError
+from rubriceval.common.errors import DatasetError
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.loader import load_rubrics
 from rubriceval.rubric.schema import FewShot, FittedWeights, JudgeMode, Rubric
 from rubriceval.scoring.judge_mode import with_judge_mode
 from rubriceval.trust.agreement import AgreementReport, agreement_report
-from rubriceval.trust.bench import judge_records, partial_path, verdict_p_yes, verdict_score_probs
-from rubriceval.trust.bench_partial import PartialFile, partial_header
+from rubriceval.benchmarks.judge import judge_records, partial_path, verdict_p_yes, verdict_score_probs
+from rubriceval.benchmarks.partial import PartialFile, partial_header
 from rubriceval.trust.fit_weights import cross_fitted_levels, fit_ordinal
-from rubriceval.verdict import Usage, Verdict
+from rubriceval.scoring.verdict import Usage, Verdict
 
 DEFAULT_DATA = Path("datasets/labelled/cs_zh_labels.jsonl")
 DEFAULT_RUBRICS = Path("rubrics")
@@ -163,7 +163,7 @@ async def run_cs_benchmark_async(config: JudgeConfig, mode: JudgeMode = "holisti
     """`answers`: a saved checklist result (`--out` of a checklist run) whose p(yes) the fitted mode reuses
     instead of asking the judge again (same rows and rubrics required); `partial`: a JSON-lines file that gets
     each row as it is judged; `resume`: keep the rows it holds when they were judged with these very prompts
-    (rubriceval/trust/bench_partial.py) and judge only the others."""
+    (rubriceval/benchmarks/partial.py) and judge only the others."""
     samples = spread(load_labelled(data), n)
     by_id = {r.id: r for r in load_rubrics(rubrics_dir or DEFAULT_RUBRICS,
                                            only=sorted({s.metadata["rubric"] for s in samples}))}

@@ -14,8 +14,8 @@ import gradio as gr
 
 from rubriceval import AuditStore
 from rubriceval.i18n import Lang, t
-from ui.queue import AuditSession
-from ui.turn_actions import save_turn, turn_pane
+from ui.audit.queue import AuditSession
+from ui.audit.turn_actions import save_turn, turn_pane
 
 
 @dataclass

@@ -4,7 +4,7 @@ the experts disagree on. Every user logs in (salted hashes in the auth file, ses
 failures: rubriceval/audit/); what a user may do is decided on the server by their role.
 
 `rubriceval audit --auth-file F` serves this app; without an auth file `rubriceval audit` serves the single-expert
-app (ui/app.py) on loopback only — the rule is the same one (`require_auth_off_loopback`).
+app (ui/audit/app.py) on loopback only — the rule is the same one (`require_auth_off_loopback`).
 """
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ from rubriceval.audit.sessions import LoginAddressMiddleware, ProxyNetwork, Team
 from rubriceval.i18n import Lang, check_lang, detect_language, t
 from rubriceval.store.location import is_server_url
 from rubriceval.store.team import TeamStore
-from ui.app import require_auth_off_loopback
-from ui.assets import APP_CSS
-from ui.team_layout import build_team_layout
-from ui.team_wiring import TeamHandlers, wire_team
-from ui.transcript_view import TRANSCRIPT_CSS
+from ui.audit.app import require_auth_off_loopback
+from ui.common.assets import APP_CSS
+from ui.team.layout import build_team_layout
+from ui.team.wiring import TeamHandlers, wire_team
+from ui.common.transcript_view import TRANSCRIPT_CSS
 
 TEAM_CSS = """
 .judge-hidden { padding: 12px; border: 1px dashed #999; border-radius: 6px; color: #555; }
@@ -61,7 +61,7 @@ def launch_team(store_path: str | Path, auth: TeamAuth, *, host: str = "127.0.0.
     trusted_proxies: the reverse proxies in front of it, whose X-Forwarded-For names the client (sessions.py)."""
     require_auth_off_loopback(host, auth)
     if not is_server_url(store_path) and not Path(store_path).is_file():   # a server store: TeamStore checks
-        from rubriceval.errors import RubricEvalError
+        from rubriceval.common.errors import RubricEvalError
 
         raise RubricEvalError("run store not found", file=str(store_path), hint="run `rubriceval run …` first")
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
