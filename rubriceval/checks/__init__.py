@@ -9,6 +9,7 @@ from rubriceval.checks.before import before
 from rubriceval.checks.context_condition import conditioned
 from rubriceval.checks.escalate import escalate_after
 from rubriceval.checks.final_turn import final_turn
+from rubriceval.checks.first_turn import first_turn
 from rubriceval.checks.length import max_length
 from rubriceval.checks.links import required_link
 from rubriceval.checks.max_count import max_count
@@ -31,6 +32,7 @@ CHECKS: dict[str, Callable] = {
     "max_count": max_count,
     "escalate_after": escalate_after,
     "final_turn": final_turn,
+    "first_turn": first_turn,
 }
 
 

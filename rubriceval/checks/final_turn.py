@@ -1,4 +1,5 @@
-"""final_turn: the last assistant turn mentions the closing phrase(s) — matched by must_mention itself."""
+"""final_turn: the last assistant turn mentions the closing phrase(s) — matched by must_mention itself.
+`first_turn` (first_turn.py) is the same check on the first assistant turn, through `turn_mentions`."""
 from __future__ import annotations
 
 from rubriceval.checks.base import reworded
@@ -6,17 +7,21 @@ from rubriceval.checks.mention import must_mention
 from rubriceval.checks.turns import conversation_of, excerpt, turn_sample
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import msg
-from rubriceval.rubric.schema import FinalTurn, MustMention
+from rubriceval.rubric.schema import FinalTurn, FirstTurn, MustMention
 from rubriceval.scoring.verdict import Evidence
 
 
-def final_turn(item: FinalTurn, sample: Sample) -> Evidence:
+def turn_mentions(item: FinalTurn | FirstTurn, sample: Sample, turn: int, found: str, says: str) -> Evidence:
+    """must_mention of the item's phrases on one turn (1-based), worded with the `found` / `says` messages."""
     conversation = conversation_of(sample)
-    last = conversation.assistant_turns[-1]
     as_mention = MustMention(id=item.id, type="must_mention", phrases=item.phrases, mode=item.mode,
                              case_sensitive=item.case_sensitive)
-    evidence = must_mention(as_mention, turn_sample(conversation, last))
-    message = (msg("ev_final_turn", turn=last, check=evidence.message) if evidence.passed else
-               msg("ev_final_turn_says", turn=last, check=evidence.message,
-                   said=excerpt(conversation.turns[last - 1].content)))
-    return evidence.model_copy(update={"turn": last, **reworded(sample, message)})
+    evidence = must_mention(as_mention, turn_sample(conversation, turn))
+    message = (msg(found, turn=turn, check=evidence.message) if evidence.passed else
+               msg(says, turn=turn, check=evidence.message, said=excerpt(conversation.turns[turn - 1].content)))
+    return evidence.model_copy(update={"turn": turn, **reworded(sample, message)})
+
+
+def final_turn(item: FinalTurn, sample: Sample) -> Evidence:
+    last = conversation_of(sample).assistant_turns[-1]
+    return turn_mentions(item, sample, last, "ev_final_turn", "ev_final_turn_says")

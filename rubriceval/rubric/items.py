@@ -273,13 +273,22 @@ class FinalTurn(_ItemBase):
     case_sensitive: bool = False
 
 
+class FirstTurn(_ItemBase):
+    """Conversations: the first assistant turn mentions all (or any) of these phrases (a greeting: 您好|欢迎)."""
+
+    type: Literal["first_turn"]
+    phrases: list[str] = Field(min_length=1)
+    mode: Literal["all", "any"] = "any"
+    case_sensitive: bool = False
+
+
 CheckItem = Union[MustMention, MustNotMention, RegexCheck, RequiredLink, StepsInOrder, MaxLength, BeforeCheck,
-                  MaxCount, EscalateAfter, FinalTurn]
+                  MaxCount, EscalateAfter, FinalTurn, FirstTurn]
 Item = Annotated[Union[JudgeItem, ChecklistItem, MustMention, MustNotMention, RegexCheck, RequiredLink, StepsInOrder, MaxLength,
-                       BeforeCheck, MaxCount, EscalateAfter, FinalTurn],
+                       BeforeCheck, MaxCount, EscalateAfter, FinalTurn, FirstTurn],
                  Field(discriminator="type")]
 # Checks that only make sense over a conversation's turns.
-CONVERSATION_CHECKS = ("before", "max_count", "escalate_after", "final_turn")
+CONVERSATION_CHECKS = ("before", "max_count", "escalate_after", "final_turn", "first_turn")
 # Single-turn checks that have a per-turn form (`turns: assistant`).
 PER_TURN_CHECKS = ("must_mention", "must_not_mention", "regex", "max_length")
 

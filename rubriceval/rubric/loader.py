@@ -14,7 +14,7 @@ _HINTS = {
     "missing": "this field is required",
     "union_tag_invalid": "type must be one of: judge, checklist, must_mention, must_not_mention, regex, "
                          "required_link, steps_in_order, max_length; in conversation rubrics also before, max_count, "
-                         "escalate_after, final_turn",
+                         "escalate_after, final_turn, first_turn",
 }
 
 

@@ -19,7 +19,7 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from rubriceval.rubric.items import (  # noqa: F401  (re-exported: the item classes were defined here before)
     CONVERSATION_CHECKS, LEVELS, PER_TURN_CHECKS, BeforeCheck, CheckItem, ChecklistItem, ChecklistQuestion,
-    EscalateAfter, FinalTurn, FittedWeights, Item, JudgeItem, LevelCondition, MaxCount, MaxLength, MustMention,
+    EscalateAfter, FinalTurn, FirstTurn, FittedWeights, Item, JudgeItem, LevelCondition, MaxCount, MaxLength, MustMention,
     MustNotMention, RegexCheck, RequiredLink, SampleField, StepsInOrder, TurnRole, _check_levels, _valid_regex)
 from rubriceval.rubric.strict import StrictModel, edit_count
 from rubriceval.safety.manipulation_policy import ManipulationPolicy
