@@ -1,6 +1,7 @@
 """Lenient-but-safe input coercions shared by Sample and Conversation fields."""
 from __future__ import annotations
 
+import json
 from typing import Any
 
 
@@ -14,9 +15,18 @@ def string_list(value: Any) -> Any:
 
 
 def tag_list(value: Any) -> Any:
-    """'a, b，c' → ['a', 'b', 'c'] (ASCII or full-width commas); None → []."""
+    """'a, b，c' → ['a', 'b', 'c'] (ASCII or full-width commas); JSON text of a list ('["售后组","W46"]', as a
+    CSV/Excel cell or a chat-log export holds it) → that list; None → []."""
     if value is None:
         return []
     if isinstance(value, str):
-        return [t.strip() for t in value.replace("，", ",").split(",") if t.strip()]
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                parsed = json.loads(text)
+            except json.JSONDecodeError:
+                parsed = None           # not JSON after all: '[VIP], 售后' is two tags split on the comma
+            if isinstance(parsed, list):
+                return [str(t).strip() for t in parsed if str(t).strip()]
+        return [t.strip() for t in text.replace("，", ",").split(",") if t.strip()]
     return value
