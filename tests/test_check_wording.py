@@ -107,7 +107,7 @@ def test_every_evidence_key_renders_in_both_languages(lang):
 
 def test_report_says_a_missing_link_once_in_the_report_language():
     from rubriceval.i18n import t
-    from rubriceval.report.html import template_env
+    from rubriceval.report.html_env import template_env
 
     link = item(type="required_link", url="https://help.example.com/invoice")
     ev = run_check(link, sample("请去官网开票"))

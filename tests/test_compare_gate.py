@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from rubriceval import RunStore, assert_gate, compare_runs, evaluate_gate
-from rubriceval.report.compare import format_comparison, paired_bootstrap_ci, write_compare_html
+from rubriceval.report.compare import format_comparison, write_compare_html
+from rubriceval.stats.bootstrap import paired_bootstrap_ci
 from rubriceval.report.gate import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, junit_xml, run_gate
 from rubriceval.report.gate_checks import GateUsageError, parse_check
 from test_report import RECALL_A, add_run, build_store, build_verdicts

@@ -26,7 +26,7 @@ def test_lists_are_capped_and_counted(store, monkeypatch):     # noqa: F811
 
 
 def test_runs_from_two_stores_are_refused(store, tmp_path):    # noqa: F811
-    from rubriceval.report.aggregate import load_run
+    from rubriceval.report.run_data import load_run
     from rubriceval.report.compare import compare_data
     from rubriceval.store.runs import RunStore
     from test_report import add_run, build_verdicts

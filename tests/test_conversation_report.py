@@ -12,7 +12,7 @@ import pytest
 from rubriceval import (Conversation, Evidence, RunConfig, RunStore, Verdict, compare_runs, evaluate_gate,
                         markdown_summary, write_excel_report)
 from rubriceval.data.conversation_io import conversation_sample
-from rubriceval.report.aggregate import load_run
+from rubriceval.report.run_data import load_run
 from rubriceval.report.compare import format_comparison, render_compare_html
 from rubriceval.report.conversations import (conversation_report, feedback_turns, first_failing_turn,
                                              position_bucket)

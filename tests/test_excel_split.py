@@ -5,7 +5,7 @@ from __future__ import annotations
 from openpyxl import load_workbook
 
 from rubriceval import RunConfig, RunStore, Sample, Verdict
-from rubriceval.report.aggregate import load_run
+from rubriceval.report.run_data import load_run
 from rubriceval.report.excel import EXCEL_MAX_ROWS, write_workbook
 
 

@@ -17,7 +17,7 @@ from rubriceval.pairwise.models import OrderReading, PairwiseVerdict, Version
 from rubriceval.pairwise.prompt import compile_pairwise
 from rubriceval.pairwise.store import PairwiseConfig, PairwiseStore
 from rubriceval.pairwise.summary import pair_stats
-from rubriceval.report.compare import paired_bootstrap_ci
+from rubriceval.stats.bootstrap import paired_bootstrap_ci
 from rubriceval.testing.scripted_judge import ScriptedJudge, judge_error
 from tests.test_trust_audits import tone_rubric
 

@@ -201,7 +201,7 @@ def test_a_run_with_a_panel_stores_each_judge_reports_agreement_and_queues_disag
     assert summary.panel is not None and summary.panel.n_rows == 4
     assert summary.panel.n_disagreements == 2 and summary.panel.alpha_ordinal.value is not None
     # … and in the reports people read.
-    from rubriceval.report.aggregate import load_run
+    from rubriceval.report.run_data import load_run
     from rubriceval.report.html import render_html_report
     from rubriceval.report.markdown import render_markdown
 

@@ -13,7 +13,7 @@ from rubriceval.run.evaluate import evaluate
 from rubriceval.batch.rounds import start_batch_run
 from rubriceval.data.io import read_dataset
 from rubriceval.judge.config import JudgeConfig
-from rubriceval.report.aggregate import load_run
+from rubriceval.report.run_data import load_run
 from rubriceval.report.excel import write_workbook
 from rubriceval.report.html import render_html_report
 from rubriceval.report.markdown import render_markdown

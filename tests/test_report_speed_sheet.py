@@ -9,7 +9,7 @@ import pytest
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import evidence_text, msg, t
 from rubriceval.report import excel, source
-from rubriceval.report.aggregate import load_run
+from rubriceval.report.run_data import load_run
 from rubriceval.store.runs import RunStore
 from rubriceval.scoring.verdict import Evidence, Usage, Verdict
 from tests.test_report import EMPATHY, PROCESS, add_run

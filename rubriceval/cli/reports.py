@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_report(args) -> int:
     from rubriceval.i18n import check_lang
-    from rubriceval.report.aggregate import load_run
+    from rubriceval.report.run_data import load_run
     from rubriceval.report.excel import write_workbook
     from rubriceval.report.failure_tags import run_failure_tags
     from rubriceval.report.html import render_html_report

@@ -97,7 +97,7 @@ def pair_stats(scorer: str, version_a: str, version_b: str, verdicts: Sequence[P
     if not scored:
         stats.note = "no judgement was scored"
         return stats
-    from rubriceval.report.compare import paired_bootstrap_ci   # (report.compare shows pairwise summaries)
+    from rubriceval.stats.bootstrap import paired_bootstrap_ci
 
     values = [OUTCOME_VALUE[v.outcome] for v in scored]  # type: ignore[index]
     stats.win_rate = float(np.mean(values))

@@ -11,149 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-import numpy as np
-from pydantic import BaseModel, Field
 
-from rubriceval.pairwise.summary import PairwiseSummary, pairwise_between_runs
-from rubriceval.report.aggregate import RunData, load_run
+from rubriceval.pairwise.summary import pairwise_between_runs
+from rubriceval.report.run_data import RunData, load_run
 from rubriceval.i18n import Lang, check_lang, format_number, t
-
-Direction = Literal["better", "worse", "unclear", "undefined"]
-# A per-sample drop smaller than this is not listed as "worse": rubric scores are whole levels, and metric scores
-# from LLM extraction wobble by a few hundredths between runs.
-DEFAULT_MIN_DROP: dict[str, float] = {"rubric": 1.0, "metric": 0.05}
-BOOTSTRAP_CELLS_PER_BATCH = 2_000_000   # bounds memory: replicates × paired samples per batch
-PREVIEW_CHARS = 300
-
-
-class PairedDelta(BaseModel):
-    scorer: str
-    name: str
-    kind: Literal["rubric", "metric"]
-    n_paired: int                    # samples scored in both runs
-    n_only_a: int = 0                # scored only in the baseline run (unscored or absent in the candidate)
-    n_only_b: int = 0
-    mean_a: float | None = None      # on the paired samples
-    mean_b: float | None = None
-    delta: float | None = None       # mean(b − a) over paired samples
-    ci_low: float | None = None
-    ci_high: float | None = None
-    direction: Direction = "undefined"
-    n_better: int = 0
-    n_worse: int = 0
-    n_same: int = 0
-    version_a: str = ""
-    version_b: str = ""
-    note: str | None = None
-
-    @property
-    def version_changed(self) -> bool:
-        return bool(self.version_a and self.version_b and self.version_a != self.version_b)
-
-
-class SampleChange(BaseModel):
-    sample_id: str
-    scorer: str
-    question: str = ""
-    score_a: float
-    score_b: float
-    delta: float
-    answer_a: str = ""
-    answer_b: str = ""
-    feedback_a: str = ""
-    feedback_b: str = ""
-    # Conversations: the first turn where each run's verdict failed (a check or a per-turn judge score).
-    first_failing_turn_a: int | None = None
-    first_failing_turn_b: int | None = None
-
-
-class NewUnscored(BaseModel):
-    sample_id: str
-    scorer: str
-    question: str = ""
-    score_a: float | None = None     # None: the pair did not exist in the baseline
-    unscored_kind: str
-    unscored_reason: str
-
-
-class SeesawSample(BaseModel):
-    sample_id: str
-    question: str = ""
-    better: dict[str, tuple[float, float]] = Field(default_factory=dict)   # scorer → (a, b)
-    worse: dict[str, tuple[float, float]] = Field(default_factory=dict)
-
-
-class Comparison(BaseModel):
-    run_a: str                        # names
-    run_b: str
-    run_a_id: str
-    run_b_id: str
-    language: Lang
-    deltas: list[PairedDelta]
-    worse: dict[str, list[SampleChange]] = Field(default_factory=dict)       # scorer → samples that dropped
-    new_unscored: list[NewUnscored] = Field(default_factory=list)
-    # How many there are (the lists above show the first compare_source.LISTED of each on a large run).
-    worse_total: dict[str, int] = Field(default_factory=dict)
-    new_unscored_total: int = 0
-    seesaw_total: int = 0
-    seesaw_up: list[str] = Field(default_factory=list)    # scorers significantly better …
-    seesaw_down: list[str] = Field(default_factory=list)  # … while these are significantly worse
-    seesaw_samples: list[SeesawSample] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)
-    pairwise: PairwiseSummary | None = None    # win rates of a stored pairwise comparison of the two runs
-    n_boot: int
-    seed: int
-    confidence: float
-
-    @property
-    def seesaw(self) -> bool:
-        return bool(self.seesaw_up and self.seesaw_down)
-
-    def get(self, scorer: str) -> PairedDelta:
-        for d in self.deltas:
-            if d.scorer == scorer:
-                return d
-        matches = [d for d in self.deltas if d.name == scorer]
-        if len(matches) == 1:
-            return matches[0]
-        raise KeyError(scorer)
-
-
-def paired_bootstrap_ci(diffs: Sequence[float], n_boot: int = 2000, seed: int = 0,
-                        confidence: float = 0.95) -> tuple[float | None, float | None]:
-    """Percentile interval of the mean paired difference, resampling samples (pairs) with replacement."""
-    d = np.asarray(diffs, dtype=float)
-    n = len(d)
-    if n < 2 or n_boot < 1:
-        return None, None
-    rng = np.random.default_rng(seed)
-    batch = max(1, BOOTSTRAP_CELLS_PER_BATCH // n)
-    means = []
-    remaining = n_boot
-    while remaining > 0:
-        size = min(batch, remaining)
-        means.append(d[rng.integers(0, n, size=(size, n))].mean(axis=1))
-        remaining -= size
-    replicates = np.concatenate(means)
-    alpha = (1 - confidence) / 2
-    low, high = np.quantile(replicates, [alpha, 1 - alpha])
-    return float(low), float(high)
-
-
-def _direction(delta: float | None, low: float | None, high: float | None) -> Direction:
-    if delta is None:
-        return "undefined"
-    if low is not None and low > 0:
-        return "better"
-    if high is not None and high < 0:
-        return "worse"
-    return "unclear"
-
-
-def _preview(text: str) -> str:
-    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS - 1] + "…"
+from rubriceval.report.compare_models import DEFAULT_MIN_DROP, PairedDelta, Comparison
 
 
 def compare_data(a: RunData, b: RunData, *, n_boot: int = 2000, seed: int = 0, confidence: float = 0.95,
@@ -191,7 +55,7 @@ def _ci_text(d: PairedDelta, lang: Lang) -> str:
 
 def format_comparison(comparison: Comparison, lang: str | None = None, max_samples: int = 5) -> str:
     """The comparison as terminal text: the delta table, then worse samples, new unscored rows and the seesaw."""
-    from rubriceval.report.markdown import text_table
+    from rubriceval.report.tables import text_table
 
     lang = check_lang(lang) or comparison.language
     headers = [t("scorer", lang), f"{t('baseline', lang)}", f"{t('candidate', lang)}", t("delta", lang),
@@ -238,7 +102,7 @@ def format_comparison(comparison: Comparison, lang: str | None = None, max_sampl
 
 def delta_chart(deltas: Sequence[PairedDelta], width: int = 560) -> dict[str, Any]:
     """Diverging bars of mean deltas with their CI whiskers, on a symmetric axis around zero."""
-    from rubriceval.report.html import shorten_label
+    from rubriceval.report.charts import shorten_label
 
     label_w, text_w, row_h = 170, 110, 24
     extent = max([abs(x) for d in deltas for x in (d.delta, d.ci_low, d.ci_high) if x is not None] + [1e-9])
@@ -264,7 +128,7 @@ def delta_chart(deltas: Sequence[PairedDelta], width: int = 560) -> dict[str, An
 
 
 def render_compare_html(comparison: Comparison, lang: str | None = None) -> str:
-    from rubriceval.report.html import template_env
+    from rubriceval.report.html_env import template_env
 
     lang_ = check_lang(lang) or comparison.language
     rubrics = [d for d in comparison.deltas if d.kind == "rubric"]

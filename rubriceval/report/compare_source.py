@@ -20,8 +20,8 @@ from rubriceval.store.runs import row_to_verdict
 from rubriceval.scoring.verdict import Verdict
 
 if TYPE_CHECKING:
-    from rubriceval.report.aggregate import RunData
-    from rubriceval.report.compare import Comparison
+    from rubriceval.report.run_data import RunData
+    from rubriceval.report.compare_models import Comparison
 
 LISTED = 500     # rows listed per scorer (worse, new unscored) and seesaw samples; the totals count them all
 _IN_RUN = ("JOIN runs r{x} ON r{x}.run_id = {x}.run_id JOIN dataset_samples d{x} ON d{x}.dataset_id = r{x}.dataset_id "
@@ -38,8 +38,9 @@ def _verdicts(data: "RunData", scorer: str, ids: list[str]) -> dict[str, Verdict
 
 def compare_stored(a: "RunData", b: "RunData", *, n_boot: int, seed: int, confidence: float,
                    min_drop: Mapping[str, float], lang: Lang | None) -> "Comparison":
-    from rubriceval.report.compare import (Comparison, NewUnscored, PairedDelta, SampleChange, SeesawSample,
-                                           _direction, _preview, paired_bootstrap_ci)
+    from rubriceval.report.compare_models import _direction, _preview
+    from rubriceval.report.compare_models import Comparison, NewUnscored, PairedDelta, SampleChange, SeesawSample
+    from rubriceval.stats.bootstrap import paired_bootstrap_ci
 
     if a.source.store.path != b.source.store.path:
         raise ValueError("compare reads both runs from one run store")

@@ -6,7 +6,7 @@ from typing import Any
 
 from rubriceval.i18n import Lang, t
 from rubriceval.prompt.transcript import render_transcript
-from rubriceval.report.aggregate import RunData
+from rubriceval.report.run_data import RunData
 from rubriceval.report.conversations import POSITION_BUCKETS, ConversationReport, conversation_report, rubric_names
 
 SHEETS = ("conversations", "where_rules_fail")
@@ -71,7 +71,7 @@ def _cell_text(cell: Any, lang: Lang) -> str:
 def markdown_lines(data: RunData, lang: Lang, limit: int = MARKDOWN_ROWS) -> list[str]:
     """The Markdown summary's conversation part: failures by turn position per rubric, then the conversations
     that fail somewhere (first failing turn first), at most `limit` of them; [] for a run without conversations."""
-    from rubriceval.report.markdown import markdown_table     # markdown.py imports this module
+    from rubriceval.report.tables import markdown_table
 
     report = run_conversations(data)
     if report.empty:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from rubriceval.data.sample import Sample
-from rubriceval.report.aggregate import RunData
+from rubriceval.report.run_data import RunData
 from rubriceval.report.conversations import (POSITION_BUCKETS, ConversationReport, conversation_report,
                                              failing_evidence, rubric_names)
 from rubriceval.scoring.verdict import Verdict
@@ -34,7 +34,7 @@ def example_transcript(sample: Sample | None, verdict: Verdict) -> list[dict[str
 
 def position_charts(report: ConversationReport, names: dict[str, str]) -> list[dict[str, Any]]:
     """One column chart per rubric that fails somewhere: failing turns per relative-position bucket."""
-    from rubriceval.report.html import column_chart     # html.py imports this module
+    from rubriceval.report.charts import column_chart
 
     return [{"scorer": p.scorer, "name": names.get(p.scorer, p.scorer), "total": sum(p.by_bucket),
              "n_conversations": p.n_conversations_failing, "by_turn": sorted(p.by_turn.items()),

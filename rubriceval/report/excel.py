@@ -15,7 +15,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from rubriceval.report.aggregate import RunData, load_run
+from rubriceval.report.run_data import RunData, load_run
 from rubriceval.report.conversation_tables import SHEETS as CONVERSATION_SHEETS
 from rubriceval.report.conversation_tables import conversation_rows, position_rows, run_conversations
 from rubriceval.report.cost import run_cost

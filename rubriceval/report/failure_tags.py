@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from rubriceval.i18n import Lang, t
-from rubriceval.report.markdown import markdown_table
+from rubriceval.report.tables import markdown_table
 from rubriceval.store.team import TeamStore
 from rubriceval.store.team_adjudication import failure_tag_rows
 

@@ -17,26 +17,15 @@ from typing import Any
 from pydantic import BaseModel
 
 from rubriceval.common.errors import RubricEvalError
-from rubriceval.report.aggregate import RunData, load_run
+from rubriceval.report.run_data import RunData, load_run
 from rubriceval.report.summary_models import ScorerSummary
 from rubriceval.report.compare import compare_data
-from rubriceval.report.gate_checks import RUN_STATS, GateCheck, GateConfig, GateUsageError, gate_config
+from rubriceval.report.gate_checks import RUN_STATS, GateConfig, GateUsageError, gate_config
 from rubriceval.report.gate_trust import AgreementSource, trust_from_store, untrusted_reason
 from rubriceval.i18n import Lang, t
+from rubriceval.report.gate_result import CheckResult, _fmt, _result
 
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-_DECIMALS = 9   # compare at this precision, so a mean of 3.2000000000000006 meets ">= 3.2"
-
-
-class CheckResult(BaseModel):
-    name: str
-    stat: str
-    scorer: str | None = None
-    passed: bool
-    actual: float | None = None
-    expected: str
-    reason: str
-    untrusted: bool = False
 
 
 class GateResult(BaseModel):
@@ -60,16 +49,6 @@ class GateResult(BaseModel):
 
 # -- evaluation ---------------------------------------------------------------------------------------------------
 
-def _compare(actual: float, op: str, value: float) -> bool:
-    a, v = round(actual, _DECIMALS), round(value, _DECIMALS)
-    return {">=": a >= v, "<=": a <= v, ">": a > v, "<": a < v}[op]
-
-
-def _fmt(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
-
 
 def _resolve(data: RunData, scorer: str) -> ScorerSummary:
     try:
@@ -90,23 +69,6 @@ def _scorer_value(s: ScorerSummary, stat: str) -> tuple[float | None, str | None
     if value is None:
         return None, "; ".join(s.notes) or f"{stat} is undefined"
     return value, None
-
-
-def _result(check: GateCheck, name: str, actual: float | None, why_missing: str | None,
-            untrusted: list[str], refuse_untrusted: bool, scorer: str | None = None, extra: str = "") -> CheckResult:
-    expected = f"{check.op} {check.value:g}"
-    if untrusted and refuse_untrusted:
-        return CheckResult(name=name, stat=check.stat, scorer=scorer, passed=False, actual=actual, expected=expected,
-                           reason="untrusted: " + "; ".join(untrusted), untrusted=True)
-    if actual is None:
-        return CheckResult(name=name, stat=check.stat, scorer=scorer, passed=False, actual=None, expected=expected,
-                           reason=f"cannot be computed: {why_missing}")
-    passed = _compare(actual, check.op, check.value)
-    reason = f"{_fmt(actual)} {check.op if passed else 'fails ' + check.op} {check.value:g}" + extra
-    if untrusted:
-        reason += " (warning, untrusted: " + "; ".join(untrusted) + ")"
-    return CheckResult(name=name, stat=check.stat, scorer=scorer, passed=passed, actual=actual, expected=expected,
-                       reason=reason, untrusted=bool(untrusted))
 
 
 def _untrusted(summaries: Sequence[ScorerSummary], agreement: AgreementSource) -> list[str]:
@@ -226,7 +188,7 @@ def write_junit_xml(result: GateResult, path: str | Path) -> Path:
 
 
 def format_gate_result(result: GateResult, lang: Lang = "en") -> str:
-    from rubriceval.report.markdown import text_table
+    from rubriceval.report.tables import text_table
 
     rows = [[("✓ " if c.passed else "✗ ") + c.name, c.reason] for c in result.checks]   # the reason holds the value
     head = f"{t('gate', lang)} · {result.run}" + (f" vs {result.baseline}" if result.baseline else "")

@@ -70,7 +70,7 @@ def _value(pair: PairStats, stat: str, candidate: str) -> tuple[float | None, st
 def evaluate_pairwise_checks(store_path: Any, runs: Any, run: str, checks: Sequence[GateCheck],
                              explicit: str | None = None) -> tuple[list[Any], ComparisonInfo]:
     """The CheckResults of pairwise checks, and the comparison they were read from."""
-    from rubriceval.report.gate import _result
+    from rubriceval.report.gate_result import _result
 
     with PairwiseStore(store_path) as store:
         info = resolve_comparison(store, runs, run, explicit)

@@ -10,87 +10,21 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import jinja2
 import markupsafe
 
-from rubriceval.report.aggregate import RunData, load_run
+from rubriceval.report.run_data import RunData, load_run
 from rubriceval.report.summary_models import GroupStats, ScorerSummary, Summary
 from rubriceval.report.conversation_view import conversation_context, example_transcript
 from rubriceval.report.cost import run_cost
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
 from rubriceval.report.failure_tags import FailureTagReport, failure_tags_html, run_failure_tags
-from rubriceval.i18n import (Lang, Message, check_lang, evidence_text, format_number, format_percent,
-                             say, t)
+from rubriceval.i18n import (Lang, Message, check_lang, evidence_text, format_number, say, t)
 from rubriceval.scoring.verdict import Verdict
+from rubriceval.report.html_env import template_env
+from rubriceval.report.charts import hbar_chart, column_chart
 
-TEMPLATES = Path(__file__).parent / "templates"
 WORST_EXAMPLES = 3
 ANSWER_PREVIEW_CHARS = 600
-COLOR_PASS, COLOR_FAIL, COLOR_NEUTRAL = "#2e7d32", "#c62828", "#1565c0"
-
-
-def template_env() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.globals.update(fmt=format_number, pct=format_percent)
-    return env
-
-
-def _label_width(text: str) -> float:
-    """Approximate rendered width in px at 12px: CJK glyphs are about twice as wide as Latin ones."""
-    return sum(12.0 if ord(ch) > 0x2E80 else 7.0 for ch in text)
-
-
-def shorten_label(text: str, max_px: float) -> str:
-    if _label_width(text) <= max_px:
-        return text
-    while text and _label_width(text + "…") > max_px:
-        text = text[:-1]
-    return text + "…"
-
-
-def hbar_chart(items: Sequence[tuple[str, float | None, float | None, str]], lo: float, hi: float,
-               width: int = 560, bar_height: int = 22) -> dict[str, Any]:
-    """Horizontal bars for means on [lo, hi]: (label, value, threshold, value text). A None value draws no bar."""
-    label_w, value_w, gap = 170, 70, 8
-    plot_w = width - label_w - value_w
-    span = hi - lo
-
-    def x(v: float) -> float:
-        return label_w + plot_w * (min(max(v, lo), hi) - lo) / span
-
-    bars = []
-    for i, (label, value, threshold, text) in enumerate(items):
-        y = 10 + i * (bar_height + gap)
-        passed = None if value is None or threshold is None else value >= threshold
-        bars.append({
-            "label": shorten_label(label, label_w - 12), "full_label": label, "y": y, "h": bar_height,
-            "x0": label_w, "w": 0 if value is None else max(1.0, x(value) - label_w),
-            "text": text, "text_x": label_w + plot_w + 6,
-            "tx": None if threshold is None else x(threshold),
-            "color": COLOR_NEUTRAL if passed is None else (COLOR_PASS if passed else COLOR_FAIL),
-        })
-    height = 10 + len(items) * (bar_height + gap) + 18
-    ticks = [{"x": x(lo + span * k / 4), "label": f"{lo + span * k / 4:g}"} for k in range(5)]
-    return {"width": width, "height": height, "bars": bars, "ticks": ticks, "axis_y": height - 16,
-            "plot_x0": label_w, "plot_x1": label_w + plot_w}
-
-
-def column_chart(labels: Sequence[str], counts: Sequence[int], passing: Sequence[bool | None],
-                 width: int = 300, height: int = 150) -> dict[str, Any]:
-    """Vertical bars of counts (a 1–5 distribution or a 0–1 histogram), coloured by whether the bin passes."""
-    top, bottom = 18, 22
-    plot_h = height - top - bottom
-    n = max(1, len(counts))
-    slot = width / n
-    peak = max(counts) if counts and max(counts) > 0 else 1
-    cols = []
-    for i, (label, count, ok) in enumerate(zip(labels, counts, passing)):
-        h = plot_h * count / peak
-        cols.append({"x": i * slot + slot * 0.15, "w": slot * 0.7, "y": top + plot_h - h, "h": h,
-                     "count": count, "label": label, "cx": i * slot + slot / 2,
-                     "color": COLOR_NEUTRAL if ok is None else (COLOR_PASS if ok else COLOR_FAIL)})
-    return {"width": width, "height": height, "cols": cols, "base_y": top + plot_h, "label_y": height - 6}
 
 
 def distribution_chart(s: ScorerSummary) -> dict[str, Any] | None:

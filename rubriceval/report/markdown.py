@@ -1,44 +1,22 @@
 """Short Markdown summary of a run for chat and CI logs, and a CJK-aware plain-text table for terminals."""
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rubriceval.i18n import Lang, Message, check_lang, format_number, format_percent, say, t
-from rubriceval.report.aggregate import RunData, load_run
+from rubriceval.report.run_data import RunData, load_run
 from rubriceval.report.summary_models import Summary
 from rubriceval.report.conversation_tables import markdown_lines as conversation_lines
 from rubriceval.report.cost import RunCost, run_cost
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
 from rubriceval.scoring.verdict import Usage
+from rubriceval.report.tables import text_table, markdown_table
 
 if TYPE_CHECKING:                         # failure_tags.py imports markdown_table from here
     from rubriceval.report.failure_tags import FailureTagReport
 
 MAX_FINDINGS_IN_MARKDOWN = 5
-
-
-def display_width(text: str) -> int:
-    """Terminal columns: CJK and other wide characters take two."""
-    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
-
-
-def _pad(text: str, width: int, right: bool) -> str:
-    gap = " " * max(0, width - display_width(text))
-    return gap + text if right else text + gap
-
-
-def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right_align: Sequence[int] = ()) -> str:
-    """A plain-text table whose columns line up even with Chinese text."""
-    widths = [display_width(h) for h in headers]
-    for row in rows:
-        for i, cell in enumerate(row):
-            widths[i] = max(widths[i], display_width(cell))
-    lines = ["  ".join(_pad(h, widths[i], i in right_align) for i, h in enumerate(headers)),
-             "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(_pad(cell, widths[i], i in right_align) for i, cell in enumerate(row)) for row in rows]
-    return "\n".join(line.rstrip() for line in lines)
 
 
 def summary_table(summary: Summary, lang: Lang = "en") -> str:
@@ -50,17 +28,6 @@ def summary_table(summary: Summary, lang: Lang = "en") -> str:
     if summary.business_score_note:
         line += f" ({summary.business_score_note})"
     return f"{table}\n{line}"
-
-
-def _md_cell(text: str) -> str:
-    # A pipe or newline in a rubric name or reason would break the table.
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(_md_cell(h) for h in headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def _scorer_rows(summary: Summary, lang: Lang, agreement: Mapping[str, Message | str] | None) -> list[list[str]]:

@@ -16,6 +16,7 @@ from rubriceval.data.sample import Sample, text_language
 from rubriceval.i18n import Lang
 from rubriceval.report.aggregate import (assemble_summary, breakdown_keys, group_stats, scorer_summary,
                                          with_unstored_scorers)
+from rubriceval.report.run_sql import FROM_RUN
 from rubriceval.report.summary_models import ScorerSummary, Summary
 from rubriceval.safety.manipulation_policy import DETAILS_KEY as MANIPULATION_KEY
 from rubriceval.scoring.panel_votes import DETAILS_KEY as PANEL_KEY
@@ -26,9 +27,6 @@ from rubriceval.scoring.verdict import Usage, Verdict
 CHUNK = 2000
 SPAN = 400          # dataset positions per ordered read: a few thousand verdicts with their samples in memory
 ZERO_USAGE = Usage().model_dump_json()
-# Verdicts of a run joined to their samples, as RunStore.verdicts orders them.
-FROM_RUN = ("FROM verdicts v JOIN runs r ON r.run_id = v.run_id "
-            "JOIN dataset_samples d ON d.dataset_id = r.dataset_id AND d.sample_id = v.sample_id WHERE v.run_id = ?")
 ORDER = "ORDER BY d.position, v.kind DESC, v.scorer"
 
 

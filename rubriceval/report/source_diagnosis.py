@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from rubriceval.report.diagnosis import DrivingSample, _preview
 from rubriceval.report.reversed_order import Reversed
+from rubriceval.report.run_sql import FROM_RUN
 from rubriceval.store.runs import row_to_verdict
 from rubriceval.scoring.verdict import Evidence, Verdict
 
@@ -24,8 +25,6 @@ class SqlIndex:
         self._checks: dict[str, dict[str, tuple[int, int, list[tuple]]]] = {}
 
     def _verdicts(self, sql: str, params: Sequence[object] = ()) -> list[Verdict]:
-        from rubriceval.report.source import FROM_RUN
-
         return [row_to_verdict(r) for r in self.source._rows(f"SELECT v.* {FROM_RUN} {sql}", params)]
 
     def _question(self, sample_id: str) -> str:
@@ -58,8 +57,6 @@ class SqlIndex:
             params.append(name)
             passes.append(f"(r{i}.score IS NOT NULL" + (f" AND r{i}.score >= {float(limit)!r})" if limit is not None
                                                        else ")"))
-        from rubriceval.report.source import FROM_RUN
-
         below, below_params = ("AND v.score < ?", [threshold]) if threshold is not None else ("", [])
         failed = f"CASE WHEN {' AND '.join(passes)} THEN 0 ELSE 1 END, " if passes else ""
         sql = (f"SELECT v.* {FROM_RUN.replace('WHERE', ' '.join(joins) + ' WHERE', 1)} AND v.scorer = ? "
@@ -84,8 +81,6 @@ class SqlIndex:
 
     def _read_checks(self, scorer: str, n: int) -> dict[str, tuple[int, int, list[tuple]]]:
         """item → (judged, failed, the n first failures as sort keys) over every row of the rubric, one pass."""
-        from rubriceval.report.source import FROM_RUN
-
         counts: dict[str, list[int]] = {}
         first: dict[str, list[tuple]] = {}
         for rows in self.source.conn.stream(f"SELECT v.sample_id, v.score, v.evidence_json, d.position {FROM_RUN} "

@@ -1,0 +1,49 @@
+"""One gate check's result, and the rule that turns a figure and a check into it (shared by every kind of check)."""
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from rubriceval.report.gate_checks import (
+    GateCheck,
+)
+
+_DECIMALS = 9   # compare at this precision, so a mean of 3.2000000000000006 meets ">= 3.2"
+
+
+class CheckResult(BaseModel):
+    name: str
+    stat: str
+    scorer: str | None = None
+    passed: bool
+    actual: float | None = None
+    expected: str
+    reason: str
+    untrusted: bool = False
+
+
+def _compare(actual: float, op: str, value: float) -> bool:
+    a, v = round(actual, _DECIMALS), round(value, _DECIMALS)
+    return {">=": a >= v, "<=": a <= v, ">": a > v, "<": a < v}[op]
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
+
+
+def _result(check: GateCheck, name: str, actual: float | None, why_missing: str | None,
+            untrusted: list[str], refuse_untrusted: bool, scorer: str | None = None, extra: str = "") -> CheckResult:
+    expected = f"{check.op} {check.value:g}"
+    if untrusted and refuse_untrusted:
+        return CheckResult(name=name, stat=check.stat, scorer=scorer, passed=False, actual=actual, expected=expected,
+                           reason="untrusted: " + "; ".join(untrusted), untrusted=True)
+    if actual is None:
+        return CheckResult(name=name, stat=check.stat, scorer=scorer, passed=False, actual=None, expected=expected,
+                           reason=f"cannot be computed: {why_missing}")
+    passed = _compare(actual, check.op, check.value)
+    reason = f"{_fmt(actual)} {check.op if passed else 'fails ' + check.op} {check.value:g}" + extra
+    if untrusted:
+        reason += " (warning, untrusted: " + "; ".join(untrusted) + ")"
+    return CheckResult(name=name, stat=check.stat, scorer=scorer, passed=passed, actual=actual, expected=expected,
+                       reason=reason, untrusted=bool(untrusted))
