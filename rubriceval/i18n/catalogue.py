@@ -17,6 +17,7 @@ from rubriceval.i18n.conversation_text import CONVERSATION_TEXT
 from rubriceval.i18n.evidence_text import EVIDENCE_TEXT
 from rubriceval.i18n.pairwise_text import PAIRWISE_TEXT
 from rubriceval.i18n.report_text import REPORT_TEXT
+from rubriceval.i18n.segment_text import SEGMENT_TEXT
 from rubriceval.i18n.team_text import TEAM_TEXT
 from rubriceval.i18n.ui_text import UI_TEXT
 
@@ -38,7 +39,7 @@ def _merge(*parts: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
 
 
 MESSAGES: dict[str, dict[str, str]] = _merge(REPORT_TEXT, EVIDENCE_TEXT, UI_TEXT, PAIRWISE_TEXT, CONVERSATION_TEXT,
-                                             TEAM_TEXT)
+                                             TEAM_TEXT, SEGMENT_TEXT)
 
 
 class Message(BaseModel):

@@ -1,0 +1,75 @@
+"""A stored run's samples as segments read them (metadata, tags, intent, first/last turn time) beside their verdicts'
+scores, a span of dataset positions at a time: memory stays flat whatever the run's size."""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+from rubriceval.segments.values import SampleKeys
+from rubriceval.store.db import Database
+
+SPAN = 2000          # dataset positions per read
+
+
+class ScoredRow(NamedTuple):
+    scorer: str
+    kind: str
+    score: float | None
+    details_json: str
+
+
+def _turn_time(db: Database, index: int) -> str:
+    """The timestamp of a conversation's turn `index` (0 first, -1 last) in sample_json, as SQL text."""
+    if db.engine == "sqlite":
+        return f"json_extract(d.sample_json, '$.conversation.turns[{'#-1' if index < 0 else index}].timestamp')"
+    return f"(CAST(d.sample_json AS jsonb) #>> '{{conversation,turns,{index},timestamp}}')"
+
+
+def sample_keys_columns(db: Database) -> str:
+    sql = db.sql
+    return (f"d.sample_id, {sql.json_text('d.sample_json', '$.metadata')}, {sql.json_text('d.sample_json', '$.tags')}, "
+            f"{sql.json_text('d.sample_json', '$.intent')}, {_turn_time(db, 0)}, {_turn_time(db, -1)}")
+
+
+def to_keys(row: Any) -> SampleKeys:
+    return SampleKeys(row[0], json.loads(row[1]) if row[1] else {}, json.loads(row[2]) if row[2] else [],
+                      row[3] or "", row[4], row[5])
+
+
+def dataset_of(db: Database, run_id: str) -> str:
+    return db.execute("SELECT dataset_id FROM runs WHERE run_id = ?", (run_id,)).fetchone()[0]
+
+
+def dataset_keys(db: Database, dataset_id: str, span: int = SPAN) -> Iterator[list[SampleKeys]]:
+    """Every sample of a stored dataset as SampleKeys, in dataset order, `span` at a time."""
+    for low, high in _spans(db, dataset_id, span):
+        rows = db.execute(f"SELECT {sample_keys_columns(db)} FROM dataset_samples d WHERE d.dataset_id = ? "
+                          "AND d.position >= ? AND d.position < ? ORDER BY d.position", (dataset_id, low, high)).fetchall()
+        if rows:
+            yield [to_keys(r) for r in rows]
+
+
+def _spans(db: Database, dataset_id: str, span: int) -> Iterator[tuple[int, int]]:
+    end = db.execute("SELECT MAX(position) FROM dataset_samples WHERE dataset_id = ?", (dataset_id,)).fetchone()[0]
+    for low in range(0, (end if end is not None else -1) + 1, span):
+        yield low, low + span
+
+
+def run_rows(db: Database, run_id: str, span: int = SPAN, *, details: bool = False
+             ) -> Iterator[list[tuple[SampleKeys, list[ScoredRow]]]]:
+    """Each sample of a run with its verdicts (scorer, kind, score, details JSON when asked), in dataset order."""
+    dataset_id = dataset_of(db, run_id)
+    detail = "v.details_json" if details else "''"
+    for low, high in _spans(db, dataset_id, span):
+        samples = db.execute(f"SELECT {sample_keys_columns(db)} FROM dataset_samples d WHERE d.dataset_id = ? "
+                             "AND d.position >= ? AND d.position < ? ORDER BY d.position",
+                             (dataset_id, low, high)).fetchall()
+        if not samples:
+            continue
+        verdicts: dict[str, list[ScoredRow]] = {}
+        for r in db.execute(f"SELECT v.sample_id, v.scorer, v.kind, v.score, {detail} FROM dataset_samples d "
+                            "JOIN verdicts v ON v.run_id = ? AND v.sample_id = d.sample_id WHERE d.dataset_id = ? "
+                            "AND d.position >= ? AND d.position < ?", (run_id, dataset_id, low, high)):
+            verdicts.setdefault(r[0], []).append(ScoredRow(r[1], r[2], r[3], r[4]))
+        yield [(to_keys(s), sorted(verdicts.get(s[0], []))) for s in samples]

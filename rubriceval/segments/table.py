@@ -1,0 +1,162 @@
+"""Per-segment results of a run: for each grouping (`--by`), each segment × rubric/metric's samples, scored and
+unscored rows, mean and pass rate — unscored rows counted, never averaged in.
+
+Scorecard columns (total, fatal rate) are filled by `scorecard_columns` when a run holds scorecard verdicts; until
+the scorecard model (rubriceval/scorecard/) stores them, they stay None and the tables say "n/a".
+"""
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+from pydantic import BaseModel, Field
+
+from rubriceval.report.aggregate import describe, metric_threshold
+from rubriceval.segments.read import ScoredRow, run_rows
+from rubriceval.segments.spec import Grouping, SegmentError, TimeSettings
+from rubriceval.segments.values import SampleKeys, segment_keys
+
+
+class SegmentStats(BaseModel):
+    """One scorer's results on the samples of one segment."""
+
+    grouping: str                       # the grouping's label: agent_id, agent_id+week …
+    values: dict[str, str]              # field label → value ('(none)': samples without it)
+    scorer: str
+    n_samples: int
+    n_scored: int
+    n_unscored: int
+    mean: float | None
+    pass_rate: float | None
+    threshold: float | None = None
+    scorecard_total: float | None = None   # hook for scorecards (rubriceval/scorecard/): mean total when stored
+    fatal_rate: float | None = None        # share of samples with a fatal item hit, when stored
+
+    @property
+    def segment(self) -> str:
+        return " · ".join(self.values.values())
+
+
+class SegmentTable(BaseModel):
+    grouping: str
+    fields: list[str]
+    rows: list[SegmentStats] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+    def to_pandas(self) -> pd.DataFrame:
+        return pd.DataFrame([{**r.values, **r.model_dump(exclude={"values", "grouping"})} for r in self.rows],
+                            dtype=object)
+
+    def for_scorer(self, scorer: str) -> list[SegmentStats]:
+        return [r for r in self.rows if r.scorer == scorer]
+
+
+class Cell:
+    """What one (segment, scorer) accumulates: rows, unscored rows, scored values."""
+
+    __slots__ = ("n_rows", "n_unscored", "scores")
+
+    def __init__(self) -> None:
+        self.n_rows = 0
+        self.n_unscored = 0
+        self.scores = array("d")
+
+    def add(self, score: float | None) -> None:
+        self.n_rows += 1
+        if score is None:
+            self.n_unscored += 1
+        else:
+            self.scores.append(score)
+
+
+class SegmentCells:
+    """(grouping, segment, scorer) → Cell, filled sample by sample; checks each field appears somewhere."""
+
+    def __init__(self, groupings: Sequence[Grouping], settings: TimeSettings):
+        self.groupings = list(groupings)
+        self.settings = settings
+        self.cells: dict[tuple[str, tuple[str, ...], str], Cell] = {}
+        self.seen: set[str] = set()
+        self.n_samples = 0
+
+    def add(self, keys: SampleKeys, rows: Iterable[ScoredRow], extra: tuple[str, ...] = ()) -> None:
+        """One sample's verdicts; `extra` prefixes every segment (trend: the period)."""
+        self.n_samples += 1
+        rows = list(rows)
+        for grouping in self.groupings:
+            for segment in segment_keys(keys, grouping, self.settings, self.seen):
+                for row in rows:
+                    key = (grouping.label, extra + segment, row.scorer)
+                    cell = self.cells.get(key)
+                    if cell is None:
+                        cell = self.cells[key] = Cell()
+                    cell.add(row.score)
+
+    def check_fields(self, where: str = "") -> None:
+        """A field that no sample has is a mistake (a typo, an import without that column): say which."""
+        if not self.n_samples:
+            return
+        for grouping in self.groupings:
+            for field in grouping.fields:
+                if field.label not in self.seen:
+                    what = f"the timestamp '{field.name}'" if field.bucket and field.name else \
+                        "a start time (metadata started_at/timestamp … or turn timestamps)" if field.bucket else \
+                        f"the field '{field.name}'"
+                    raise SegmentError(f"no sample{' of ' + where if where else ''} has {what}", field=field.label,
+                                       hint="segments read a sample's metadata keys, 'tag' and 'intent'")
+
+
+def scorer_thresholds(scorers: Sequence[Mapping[str, Any]],
+                      metric_thresholds: Mapping[str, float] | None = None) -> dict[str, float | None]:
+    """Each scorer's pass threshold, as the run's summary reads it (report/aggregate.py)."""
+    out: dict[str, float | None] = {}
+    for row in scorers:
+        definition = row.get("definition") or {}
+        if row.get("kind") == "rubric":
+            threshold = definition.get("threshold")
+            out[row["scorer"]] = None if threshold is None else float(threshold)
+        else:
+            out[row["scorer"]] = metric_threshold(row["scorer"], definition, metric_thresholds)[0]
+    return out
+
+
+def tables_from_cells(cells: SegmentCells, thresholds: Mapping[str, float | None],
+                      scorer_order: Sequence[str] = ()) -> list[SegmentTable]:
+    order = {s: i for i, s in enumerate(scorer_order)}
+    tables = []
+    for grouping in cells.groupings:
+        labels = [f.label for f in grouping.fields]
+        table = SegmentTable(grouping=grouping.label, fields=labels)
+        keys = sorted((k for k in cells.cells if k[0] == grouping.label),
+                      key=lambda k: (order.get(k[2], 1 << 30), k[2], k[1]))
+        for key in keys:
+            cell = cells.cells[key]
+            threshold = thresholds.get(key[2])
+            stats = describe(cell.scores, threshold)
+            table.rows.append(SegmentStats(grouping=grouping.label, values=dict(zip(labels, key[1])), scorer=key[2],
+                                           n_samples=cell.n_rows, n_scored=stats.n_scored, n_unscored=cell.n_unscored,
+                                           mean=stats.mean, pass_rate=stats.pass_rate, threshold=threshold))
+        tables.append(table)
+    return tables
+
+
+def segment_tables(store: Any, run: str, groupings: Sequence[Grouping], settings: TimeSettings | None = None,
+                   metric_thresholds: Mapping[str, float] | None = None) -> list[SegmentTable]:
+    """The run's per-segment tables, one per grouping, read from the store a span at a time."""
+    from rubriceval.store.db import Database
+
+    settings = settings or TimeSettings()
+    run_id = store.resolve(run)
+    scorers = store.scorers(run_id)
+    cells = SegmentCells(groupings, settings)
+    db = Database(store.path, read_only=True)
+    try:
+        for chunk in run_rows(db, run_id):
+            for keys, rows in chunk:
+                cells.add(keys, rows)
+    finally:
+        db.close()
+    cells.check_fields(f"run '{store.run_info(run_id).name}'")
+    return tables_from_cells(cells, scorer_thresholds(scorers, metric_thresholds), [s["scorer"] for s in scorers])
