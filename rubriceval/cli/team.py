@@ -18,7 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     users = user.add_subparsers(dest="audit_user_command", required=True)
     p = users.add_parser("add", help="add a user or change their role and password")
     p.add_argument("name")
-    p.add_argument("--role", choices=["expert", "lead", "admin"], default="expert")
+    p.add_argument("--role", choices=["expert", "lead", "admin", "agent"], default="expert",
+                   help="agent: sees only their own conversations (metadata agent_id) and may appeal their verdicts")
     p.add_argument("--auth-file", default=DEFAULT_AUTH_FILE)
     p.add_argument("--password-stdin", action="store_true",
                    help="read the password from the first line of stdin (scripts); default: ask without echo")

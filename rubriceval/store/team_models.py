@@ -7,8 +7,9 @@ from pydantic import BaseModel, Field, field_validator
 
 from rubriceval.store.audit_models import AuditError
 
-Role = Literal["expert", "lead", "admin"]
-ROLES: tuple[Role, ...] = ("expert", "lead", "admin")
+# agent: a customer-service agent (or bot owner) who sees only their own conversations' verdicts and may appeal them.
+Role = Literal["expert", "lead", "admin", "agent"]
+ROLES: tuple[Role, ...] = ("expert", "lead", "admin", "agent")
 LEAD_ROLES: frozenset[str] = frozenset({"lead", "admin"})
 SamplingMode = Literal["stratified", "least_sure", "lowest"]
 SAMPLING_MODES: tuple[SamplingMode, ...] = ("stratified", "least_sure", "lowest")

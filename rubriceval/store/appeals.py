@@ -1,0 +1,272 @@
+"""Appeals (申诉/复核) in the run store: an agent appeals a verdict of their own conversation, or one deduction of it,
+with a reason; a reviewer takes it (under review) and accepts or rejects it; a lead may close it with a final
+judgement. An accepted appeal changes the official score (rubriceval/store/official.py reads `appeal_events`).
+
+Who may do what is checked here, on the server side, whatever the client: an agent (role `agent`) acts only on
+samples whose metadata names them (`agent_id`, AGENT_FIELD) and only until the run's appeal window closes
+(DEFAULT_WINDOW_DAYS after the run, or what a lead set); reviewers are experts, leads and admins; the final
+judgement is a lead's. Every step is one row of the append-only `appeal_events` and one of the audit log, with who
+and when. Concurrency is optimistic, as elsewhere in the store: a step names the appeal version its author saw; a
+second reviewer deciding the same appeal at once is refused, told who decided it first, and the attempt is logged.
+"""
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from rubriceval.store.appeal_models import (DEFAULT_WINDOW_DAYS, REVIEWER_ROLES, WHOLE_VERDICT, AgentVerdict, Appeal,
+                                            AppealError, AppealEvent, AppealResult, AppealState, Outcome)
+from rubriceval.store.append_only import make_append_only
+from rubriceval.store.audit_models import clean_expert_name, iso_time
+from rubriceval.store.official import OfficialScores, deductions, score_without
+from rubriceval.store.team import TeamStore
+from rubriceval.store.team_models import LEAD_ROLES
+from rubriceval.store.team_schema import SERIAL_PK
+
+AGENT_FIELD = "agent_id"              # the sample metadata naming the agent who handled the conversation
+
+APPEAL_TABLES = """
+CREATE TABLE IF NOT EXISTS appeals (
+  appeal_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, sample_id TEXT NOT NULL, scorer TEXT NOT NULL,
+  item TEXT NOT NULL DEFAULT '', agent TEXT NOT NULL, reason TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('submitted', 'under_review', 'accepted', 'rejected', 'final')),
+  machine_score DOUBLE PRECISION, official_before DOUBLE PRECISION, proposed_score DOUBLE PRECISION,
+  reviewer TEXT NOT NULL DEFAULT '', decision TEXT, decided_score DOUBLE PRECISION,
+  decision_reason TEXT NOT NULL DEFAULT '', final_by TEXT NOT NULL DEFAULT '', final_outcome TEXT,
+  created_at DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION NOT NULL, version INTEGER NOT NULL,
+  UNIQUE (run_id, sample_id, scorer, item)
+);
+CREATE INDEX IF NOT EXISTS appeals_by_state ON appeals (state, created_at);
+CREATE INDEX IF NOT EXISTS appeals_by_agent ON appeals (agent, run_id);
+CREATE TABLE IF NOT EXISTS appeal_events (
+  event_id {serial_pk}, appeal_id TEXT NOT NULL, run_id TEXT NOT NULL, sample_id TEXT NOT NULL,
+  scorer TEXT NOT NULL, item TEXT NOT NULL, actor TEXT NOT NULL, role TEXT NOT NULL, action TEXT NOT NULL,
+  from_state TEXT NOT NULL, to_state TEXT NOT NULL, outcome TEXT, score DOUBLE PRECISION,
+  reason TEXT NOT NULL DEFAULT '', at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX IF NOT EXISTS appeal_events_by_run ON appeal_events (run_id, action);
+CREATE TABLE IF NOT EXISTS appeal_windows (
+  run_id TEXT PRIMARY KEY, closes_at DOUBLE PRECISION NOT NULL, set_by TEXT NOT NULL, set_at DOUBLE PRECISION NOT NULL
+)
+"""
+
+
+def create_appeal_tables(team: TeamStore) -> None:
+    with team.writing() as conn:
+        for statement in APPEAL_TABLES.format(serial_pk=SERIAL_PK[conn.engine]).split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        make_append_only(conn, {"appeal_events": "appeal_events is append-only"})
+
+
+def _appeal(row: Any) -> Appeal:
+    return Appeal(**{k: row[k] for k in Appeal.model_fields})
+
+
+class Appeals:
+    """Appeals over a TeamStore's connection. `clock` is the time source (tests move it past a deadline)."""
+
+    def __init__(self, team: TeamStore, *, clock: Callable[[], float] = time.time):
+        self.team, self.clock = team, clock
+        create_appeal_tables(team)
+
+    # -- reading ----------------------------------------------------------------------------------------------------
+    def get(self, appeal_id: str) -> Appeal:
+        rows = self.team.query("SELECT * FROM appeals WHERE appeal_id = :id", {"id": appeal_id})
+        if not rows:
+            raise AppealError(f"no appeal '{appeal_id}' in this store", field="appeal",
+                              hint="`rubriceval appeals list` shows them")
+        return _appeal(rows[0])
+
+    def list(self, *, state: AppealState | None = None, run: str | None = None, agent: str | None = None
+             ) -> list[Appeal]:
+        """Appeals, oldest first; an agent's view passes `agent` (they see their own only)."""
+        where, params = ["1 = 1"], {}
+        for column, value in (("state", state), ("agent", agent)):
+            if value:
+                where.append(f"{column} = :{column}")
+                params[column] = value
+        if run:
+            where.append("run_id = :run")
+            params["run"] = self.team.audit.resolve(run)
+        return [_appeal(r) for r in self.team.query(
+            f"SELECT * FROM appeals WHERE {' AND '.join(where)} ORDER BY created_at, appeal_id", params)]
+
+    def events(self, appeal_id: str) -> list[AppealEvent]:
+        return [AppealEvent(**{k: r[k] for k in AppealEvent.model_fields}) for r in self.team.query(
+            "SELECT * FROM appeal_events WHERE appeal_id = :id ORDER BY event_id", {"id": appeal_id})]
+
+    def closes_at(self, run_id: str) -> float:
+        """When the run's appeal window closes: what a lead set, else DEFAULT_WINDOW_DAYS after the run."""
+        rows = self.team.query("SELECT closes_at FROM appeal_windows WHERE run_id = :r", {"r": run_id})
+        if rows:
+            return float(rows[0][0])
+        return self.team.audit.runs.run_info(run_id).created_at + DEFAULT_WINDOW_DAYS * 86400
+
+    def set_window(self, run: str, *, days: float, by: str) -> float:
+        """Appeals on `run` are taken until `days` after the run was made (a lead's setting, logged)."""
+        if days < 0:
+            raise AppealError("the appeal window cannot be negative", field="days")
+        by = clean_expert_name(by)
+        run_id = self.team.audit.resolve(run)
+        closes = self.team.audit.runs.run_info(run_id).created_at + days * 86400
+        with self.team.writing() as conn:
+            conn.execute("INSERT INTO appeal_windows (run_id, closes_at, set_by, set_at) VALUES (:r, :c, :b, :a) "
+                         "ON CONFLICT (run_id) DO UPDATE SET closes_at = excluded.closes_at, set_by = excluded.set_by, "
+                         "set_at = excluded.set_at", {"r": run_id, "c": closes, "b": by, "a": self.clock()})
+            self.team.log(by, "appeal_window", run_id, "", "", "saved", {"days": days, "closes_at": closes})
+        return closes
+
+    def owner(self, run_id: str, sample_id: str) -> str:
+        sql = self.team.conn.sql
+        rows = self.team.query(f"SELECT {sql.json_text('sample_json', '$.metadata.' + AGENT_FIELD)} FROM run_samples "
+                               "WHERE run_id = :r AND sample_id = :s", {"r": run_id, "s": sample_id})
+        if not rows:
+            raise AppealError(f"no sample '{sample_id}' in this run", field="sample")
+        return str(rows[0][0] or "")
+
+    def agent_verdicts(self, run: str, agent: str) -> list[AgentVerdict]:
+        """The rubric verdicts of the agent's own conversations in a run (nobody else's), with their appeals."""
+        run_id = self.team.audit.resolve(run)
+        owner = self.team.conn.sql.json_text("s.sample_json", "$.metadata." + AGENT_FIELD)
+        rows = self.team.query(
+            "SELECT v.sample_id, v.scorer, v.kind, v.score, v.feedback, v.details_json FROM verdicts v JOIN run_samples "
+            f"s ON s.run_id = v.run_id AND s.sample_id = v.sample_id WHERE v.run_id = :r AND {owner} = :a "
+            f"AND v.kind = 'rubric' ORDER BY {self.team.text_order('v.sample_id')}, "
+            f"{self.team.text_order('v.scorer')}", {"r": run_id, "a": agent})
+        official = OfficialScores.load(self.team.conn, run_id)
+        closes = self.closes_at(run_id)
+        mine: dict[tuple[str, str], list[Appeal]] = {}
+        for appeal in self.list(run=run_id, agent=agent):
+            mine.setdefault((appeal.sample_id, appeal.scorer), []).append(appeal)
+        return [AgentVerdict(run_id=run_id, sample_id=r["sample_id"], scorer=r["scorer"], machine_score=r["score"],
+                             official_score=official.score(r["sample_id"], r["scorer"], r["score"]),
+                             human_decided=official.decision(r["sample_id"], r["scorer"]) is not None,
+                             deductions=deductions(r["kind"], json.loads(r["details_json"] or "{}")),
+                             feedback=r["feedback"] or "", appeal_closes_at=closes,
+                             appeals=mine.get((r["sample_id"], r["scorer"]), [])) for r in rows]
+
+    # -- steps ------------------------------------------------------------------------------------------------------
+    def submit(self, run: str, sample_id: str, scorer: str, *, agent: str, role: str, reason: str,
+               item: str = WHOLE_VERDICT) -> Appeal:
+        """An agent's appeal against a verdict of their own conversation (item '') or one of its deductions."""
+        agent = clean_expert_name(agent)
+        if role != "agent":
+            raise AppealError("only an agent appeals a verdict of their own conversation", field="role")
+        reason = (reason or "").strip()
+        if not reason:
+            raise AppealError("say why the verdict is wrong (the reviewer reads it)", field="reason")
+        run_id = self.team.audit.resolve(run)
+        if self.owner(run_id, sample_id) != agent:
+            # The same words whether the sample is someone else's or has no agent: nothing about others leaks.
+            raise AppealError(f"sample '{sample_id}' is not one of your conversations", field="sample")
+        now = self.clock()
+        closes = self.closes_at(run_id)
+        if now > closes:
+            raise AppealError(f"appeals on this run closed at {iso_time(closes)}", field="deadline")
+        rows = self.team.query("SELECT kind, score, details_json FROM verdicts WHERE run_id = :r AND sample_id = :s "
+                               "AND scorer = :c", {"r": run_id, "s": sample_id, "c": scorer})
+        if not rows or rows[0]["kind"] != "rubric":
+            raise AppealError(f"sample '{sample_id}' has no rubric verdict '{scorer}'", field="scorer")
+        details = json.loads(rows[0]["details_json"] or "{}")
+        proposed = None
+        if item != WHOLE_VERDICT:
+            found = deductions(rows[0]["kind"], details)
+            if item not in found:
+                raise AppealError(f"'{item}' is not a deduction of this verdict", field="item",
+                                  hint="deductions: " + (", ".join(found) or "none"))
+            proposed = score_without(rows[0]["kind"], self.team.definition(run_id, scorer), details, [item])
+        machine = rows[0]["score"]
+        official = OfficialScores.load(self.team.conn, run_id).score(sample_id, scorer, machine)
+        appeal = Appeal(appeal_id=uuid.uuid4().hex[:12], run_id=run_id, sample_id=sample_id, scorer=scorer, item=item,
+                        agent=agent, reason=reason, state="submitted", machine_score=machine,
+                        official_before=official, proposed_score=proposed, created_at=now, updated_at=now, version=1)
+        with self.team.writing() as conn:
+            if conn.execute("SELECT 1 FROM appeals WHERE run_id = :r AND sample_id = :s AND scorer = :c AND item = :i",
+                            {"r": run_id, "s": sample_id, "c": scorer, "i": item}).fetchone():
+                raise AppealError("you already appealed this " + ("deduction" if item else "verdict"), field="item")
+            data = appeal.model_dump()
+            conn.execute(f"INSERT INTO appeals ({', '.join(data)}) VALUES ({', '.join(':' + k for k in data)})", data)
+            self._event(appeal, agent, role, "submit", "", "submitted", None, None, reason, now)
+        return appeal
+
+    def review(self, appeal_id: str, *, reviewer: str, role: str, expected_version: int) -> AppealResult:
+        """A reviewer takes a submitted appeal (复核): it is under review, theirs."""
+        return self._step(appeal_id, reviewer, role, "review", expected_version, allowed=("submitted",),
+                          roles=REVIEWER_ROLES, to_state="under_review")
+
+    def decide(self, appeal_id: str, *, reviewer: str, role: str, outcome: Outcome, reason: str,
+               expected_version: int, score: float | None = None) -> AppealResult:
+        """Accept (the official score becomes `score`, or the score without the appealed deduction) or reject."""
+        return self._step(appeal_id, reviewer, role, "decide", expected_version, allowed=("submitted", "under_review"),
+                          roles=REVIEWER_ROLES, to_state=outcome, outcome=outcome, reason=reason, score=score)
+
+    def finalize(self, appeal_id: str, *, lead: str, role: str, outcome: Outcome, reason: str,
+                 expected_version: int, score: float | None = None) -> AppealResult:
+        """A lead's final judgement on a decided appeal: uphold or overturn the reviewer; closes the appeal."""
+        return self._step(appeal_id, lead, role, "final", expected_version, allowed=("accepted", "rejected"),
+                          roles=LEAD_ROLES, to_state="final", outcome=outcome, reason=reason, score=score)
+
+    def _step(self, appeal_id: str, actor: str, role: str, action: str, expected_version: int, *,
+              allowed: tuple[str, ...], roles: frozenset[str], to_state: str, outcome: Outcome | None = None,
+              reason: str = "", score: float | None = None) -> AppealResult:
+        actor = clean_expert_name(actor)
+        if role not in roles:
+            raise AppealError(f"a {role} cannot {'close' if action == 'final' else 'review'} appeals", field="role")
+        reason = (reason or "").strip()
+        if outcome is not None and not reason:
+            raise AppealError("a reason is required (the agent reads it)", field="reason")
+        if score is not None and not (1 <= float(score) <= 5 and float(score) == int(score)):
+            raise AppealError(f"score must be a whole number from 1 to 5, got {score!r}", field="score")
+        with self.team.writing() as conn:
+            current = self.get(appeal_id)
+            payload = {"appeal_id": appeal_id, "outcome": outcome, "score": score, "reason": reason,
+                       "expected_version": expected_version}
+            if current.version != int(expected_version) or current.state not in allowed:
+                last = conn.execute("SELECT actor, at, to_state FROM appeal_events WHERE appeal_id = :id "
+                                    "ORDER BY event_id DESC LIMIT 1", {"id": appeal_id}).fetchone()
+                self.team.log(actor, f"appeal_{action}", current.run_id, current.sample_id, current.scorer,
+                              "conflict", {**payload, "current_version": current.version, "state": current.state})
+                who = f" by {last['actor']} at {iso_time(last['at'])}" if last else ""
+                return AppealResult(ok=False, appeal=current,
+                                    message=f"this appeal changed since you opened it ({current.state}{who}); "
+                                            "reload it")
+            if outcome == "accepted" and score is None:
+                score = current.decided_score if action == "final" and current.decision == "accepted" else None
+                score = score if score is not None else current.proposed_score
+                if score is None:
+                    raise AppealError("give the score the verdict should have", field="score",
+                                      hint="an appeal against a whole verdict, or a judge item, needs the reviewer's "
+                                           "score")
+            now = self.clock()
+            changes: dict[str, Any] = {"state": to_state, "updated_at": now, "version": current.version + 1}
+            if action in ("review", "decide"):
+                changes["reviewer"] = actor
+            if action == "decide":
+                changes.update(decision=outcome, decided_score=score if outcome == "accepted" else None,
+                               decision_reason=reason)
+            if action == "final":
+                changes.update(final_by=actor, final_outcome=outcome)
+            conn.execute(f"UPDATE appeals SET {', '.join(f'{k} = :{k}' for k in changes)} WHERE appeal_id = :id",
+                         {**changes, "id": appeal_id})
+            updated = current.model_copy(update=changes)
+            self._event(updated, actor, role, action, current.state, to_state, outcome,
+                        score if outcome == "accepted" else None, reason, now)
+        return AppealResult(ok=True, appeal=updated)
+
+    def _event(self, appeal: Appeal, actor: str, role: str, action: str, from_state: str, to_state: str,
+               outcome: str | None, score: float | None, reason: str, now: float) -> None:
+        """One step into appeal_events and the audit log (inside the caller's transaction)."""
+        self.team.conn.execute(
+            "INSERT INTO appeal_events (appeal_id, run_id, sample_id, scorer, item, actor, role, action, from_state, "
+            "to_state, outcome, score, reason, at) VALUES (:id, :run, :sample, :scorer, :item, :actor, :role, "
+            ":action, :from_state, :to_state, :outcome, :score, :reason, :at)",
+            {"id": appeal.appeal_id, "run": appeal.run_id, "sample": appeal.sample_id, "scorer": appeal.scorer,
+             "item": appeal.item, "actor": actor, "role": role, "action": action, "from_state": from_state,
+             "to_state": to_state, "outcome": outcome, "score": score, "reason": reason, "at": now})
+        self.team.log(actor, f"appeal_{action}", appeal.run_id, appeal.sample_id, appeal.scorer, "saved",
+                      {"appeal_id": appeal.appeal_id, "item": appeal.item, "from": from_state, "to": to_state,
+                       "outcome": outcome, "score": score, "reason": reason})

@@ -1,0 +1,214 @@
+"""The official score of a verdict: the latest human decision on it, else the machine's (the judge's) score.
+
+Human decisions are read from the append-only records where they were made, never written over a verdict:
+- `override`: an expert's save in the audit app (`audit_log`, action save_response: an agreement, an override, or a
+  score given to an unscored verdict);
+- `adjudication`: a lead's final label in a team task (`team_adjudications`);
+- `appeal`: an appeal accepted by a reviewer, or closed as accepted by a lead's final judgement (`appeal_events`,
+  rubriceval/store/appeals.py). A rejected appeal decides nothing: the score stays what it was.
+The latest of them (by time, then by the order they were recorded) is the official score. A team expert's review is
+an opinion, not a decision: several experts' scores are settled by the lead's adjudication.
+
+Every reader (reports, compare, gate, exports, the Python API) takes its scores through `OfficialScores`; with
+`machine_only=True` it gives the judge's view unchanged (for measuring the judge). Calibration sessions
+(rubriceval/store/calibration.py) are kept in tables of their own and are never read here.
+
+A decision that removes one deduction recomputes the verdict's score from the items it was combined from:
+`score_without` asks the recompute function registered for the scorer's kind (rubrics are built in; scorecards
+register theirs with `register_recompute`).
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+import pandas as pd
+from pydantic import BaseModel
+
+from rubriceval.rubric.schema import Combine
+from rubriceval.scoring.combine import ItemScore, combine
+from rubriceval.store.db import Database
+
+DecisionSource = Literal["override", "adjudication", "appeal"]
+Key = tuple[str, str]                   # (sample id, scorer)
+
+
+class HumanDecision(BaseModel):
+    """One human decision on a verdict's score."""
+
+    sample_id: str
+    scorer: str
+    score: float
+    source: DecisionSource
+    by: str
+    at: float
+    reason: str = ""
+    ref: str = ""                       # the appeal id or team task id it came from
+
+
+class OfficialRow(BaseModel):
+    sample_id: str
+    scorer: str
+    machine_score: float | None
+    official_score: float | None
+    human: bool
+    decision: HumanDecision | None = None
+
+
+def _override_rows(conn: Database, run_id: str) -> Iterable[tuple[float, int, HumanDecision]]:
+    if not conn.table_exists("audit_log"):
+        return
+    for r in conn.execute("SELECT log_id, at, expert, sample_id, scorer, payload_json FROM audit_log WHERE run_id = ? "
+                          "AND action = 'save_response' AND outcome = 'saved' ORDER BY log_id", (run_id,)).fetchall():
+        payload = json.loads(r["payload_json"])
+        yield r["at"], 0, HumanDecision(sample_id=r["sample_id"], scorer=r["scorer"], score=float(payload["score"]),
+                                        source="override", by=r["expert"], at=r["at"],
+                                        reason=str(payload.get("reason") or ""))
+
+
+def _adjudication_rows(conn: Database, run_id: str) -> Iterable[tuple[float, int, HumanDecision]]:
+    if not conn.table_exists("team_adjudications"):
+        return
+    for r in conn.execute("SELECT task_id, sample_id, scorer, lead, label, reason, saved_at FROM team_adjudications "
+                          "WHERE run_id = ? ORDER BY adjudication_id", (run_id,)).fetchall():
+        yield r["saved_at"], 1, HumanDecision(sample_id=r["sample_id"], scorer=r["scorer"], score=float(r["label"]),
+                                              source="adjudication", by=r["lead"], at=r["saved_at"],
+                                              reason=r["reason"], ref=r["task_id"])
+
+
+def _appeal_rows(conn: Database, run_id: str) -> Iterable[tuple[float, int, HumanDecision]]:
+    """Each appeal's last decisive step (a reviewer's decision or a lead's final judgement), when it accepts."""
+    if not conn.table_exists("appeal_events"):
+        return
+    last: dict[str, Any] = {}
+    for r in conn.execute("SELECT appeal_id, sample_id, scorer, actor, at, outcome, score, reason FROM appeal_events "
+                          "WHERE run_id = ? AND action IN ('decide', 'final') ORDER BY event_id", (run_id,)).fetchall():
+        last[r["appeal_id"]] = r
+    for appeal_id, r in last.items():
+        if r["outcome"] == "accepted" and r["score"] is not None:
+            yield r["at"], 2, HumanDecision(sample_id=r["sample_id"], scorer=r["scorer"], score=float(r["score"]),
+                                            source="appeal", by=r["actor"], at=r["at"], reason=r["reason"],
+                                            ref=appeal_id)
+
+
+def human_decisions(conn: Database, run_id: str) -> dict[Key, HumanDecision]:
+    """(sample id, scorer) → the latest human decision on that verdict of the run."""
+    events = [*_override_rows(conn, run_id), *_adjudication_rows(conn, run_id), *_appeal_rows(conn, run_id)]
+    latest: dict[Key, HumanDecision] = {}
+    # Sorted by time; the same instant keeps the order of the sources, and the order within one source.
+    for _, _, decision in sorted(events, key=lambda e: (e[0], e[1])):
+        latest[(decision.sample_id, decision.scorer)] = decision
+    return latest
+
+
+class OfficialScores:
+    """What a reader uses for a run's scores: the official one per verdict (or the machine's, machine_only)."""
+
+    def __init__(self, decisions: Mapping[Key, HumanDecision], *, machine_only: bool = False):
+        self.machine_only = machine_only
+        self.decisions: dict[Key, HumanDecision] = {} if machine_only else dict(decisions)
+        self._by_scorer = Counter(scorer for _, scorer in self.decisions)
+
+    @classmethod
+    def load(cls, conn: Database, run_id: str, *, machine_only: bool = False) -> "OfficialScores":
+        return cls({} if machine_only else human_decisions(conn, run_id), machine_only=machine_only)
+
+    def __bool__(self) -> bool:
+        return bool(self.decisions)
+
+    def decision(self, sample_id: str, scorer: str) -> HumanDecision | None:
+        return self.decisions.get((sample_id, scorer))
+
+    def score(self, sample_id: str, scorer: str, machine: float | None) -> float | None:
+        found = self.decisions.get((sample_id, scorer))
+        return machine if found is None else found.score
+
+    def n_human(self, scorer: str) -> int:
+        """Verdicts of `scorer` whose official score is a human decision."""
+        return self._by_scorer.get(scorer, 0)
+
+    def scorers(self) -> set[str]:
+        return set(self._by_scorer)
+
+    def row(self, sample_id: str, scorer: str, machine: float | None) -> OfficialRow:
+        found = self.decision(sample_id, scorer)
+        return OfficialRow(sample_id=sample_id, scorer=scorer, machine_score=machine,
+                           official_score=machine if found is None else found.score, human=found is not None,
+                           decision=found)
+
+
+def official_frame(conn: Database, run_id: str, *, machine_only: bool = False) -> pd.DataFrame:
+    """One row per verdict: machine score, official score, whether a human decided it, who, when, why."""
+    official = OfficialScores.load(conn, run_id, machine_only=machine_only)
+    rows = []
+    for r in conn.execute("SELECT sample_id, scorer, score FROM verdicts WHERE run_id = ? ORDER BY sample_id, scorer",
+                          (run_id,)).fetchall():
+        row = official.row(r["sample_id"], r["scorer"], r["score"])
+        d = row.decision
+        rows.append({"sample_id": row.sample_id, "scorer": row.scorer, "machine_score": row.machine_score,
+                     "official_score": row.official_score, "human_decided": row.human,
+                     "decided_by": d.source if d else "machine", "decider": d.by if d else None,
+                     "decided_at": d.at if d else None, "decision_reason": d.reason if d else None})
+    return pd.DataFrame(rows, columns=["sample_id", "scorer", "machine_score", "official_score", "human_decided",
+                                       "decided_by", "decider", "decided_at", "decision_reason"], dtype=object)
+
+
+# -- a deduction removed: the score recomputed ----------------------------------------------------------------------
+Recompute = Callable[[Mapping[str, Any], Mapping[str, Any], Sequence[str]], float | None]
+_RECOMPUTE: dict[str, Recompute] = {}
+
+
+def register_recompute(kind: str, recompute: Recompute) -> None:
+    """How a scorer kind's score is recomputed once some of its deductions are removed: recompute(definition,
+    verdict details, removed item ids) → the new score, or None when it cannot say (a reviewer then gives one)."""
+    _RECOMPUTE[kind] = recompute
+
+
+def deductions(kind: str, details: Mapping[str, Any]) -> list[str]:
+    """The items of a verdict an agent may appeal one at a time: a rubric's failed checks."""
+    if kind != "rubric":
+        finder = _DEDUCTION_FINDERS.get(kind)
+        return finder(details) if finder else []
+    return [item for item, value in (details.get("item_scores") or {}).items() if value is False]
+
+
+_DEDUCTION_FINDERS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {}
+
+
+def register_deductions(kind: str, finder: Callable[[Mapping[str, Any]], list[str]]) -> None:
+    """Which items of a `kind` verdict are deductions (the scorecard's hook, beside register_recompute)."""
+    _DEDUCTION_FINDERS[kind] = finder
+
+
+def score_without(kind: str, definition: Mapping[str, Any], details: Mapping[str, Any],
+                  removed: Sequence[str]) -> float | None:
+    recompute = _RECOMPUTE.get(kind)
+    return recompute(definition, details, removed) if recompute else None
+
+
+def _rubric_without(definition: Mapping[str, Any], details: Mapping[str, Any], removed: Sequence[str]
+                    ) -> float | None:
+    """The rubric's combine rule over its stored item results, the removed checks counted as passed."""
+    item_scores = details.get("item_scores")
+    if not isinstance(item_scores, dict) or not item_scores:
+        return None
+    declared = {str(i.get("id")): i for i in definition.get("items") or [] if isinstance(i, dict)}
+    items = []
+    for item_id, value in item_scores.items():
+        spec = declared.get(item_id, {})
+        weight, must = float(spec.get("weight", 1.0)), bool(spec.get("must", False))
+        if isinstance(value, bool) or value is None:
+            passed = True if item_id in removed else value
+            items.append(ItemScore(item_id=item_id, kind=str(spec.get("type", "check")), weight=weight, must=must,
+                                   passed=passed))
+        else:
+            if item_id in removed:          # a judge item's score is not a deduction to drop: a reviewer decides
+                return None
+            items.append(ItemScore(item_id=item_id, kind="judge", weight=weight, must=must, score=int(value)))
+    score, _ = combine(items, Combine.model_validate(definition.get("combine") or {}))
+    return float(score)
+
+
+register_recompute("rubric", _rubric_without)
