@@ -7,12 +7,28 @@ from pathlib import Path
 from rubriceval.cli.options import add_store_arg
 
 
+def add_segment_args(p: argparse.ArgumentParser) -> None:
+    """--by and the time zones of its buckets (rubriceval/segments/spec.py)."""
+    p.add_argument("--by", help="segments: metadata fields, tag, intent or day/week/month[:timestamp field]; "
+                   "',' separates tables, '+' crosses fields (e.g. agent_id,skill_group,agent_id+week)")
+    p.add_argument("--tz", default="UTC", help="time zone the day/week/month buckets are counted in "
+                   "(IANA name, e.g. Asia/Shanghai; default UTC)")
+    p.add_argument("--naive-tz", default="UTC", help="zone of timestamps written without an offset (default UTC)")
+
+
+def segment_settings(args):
+    from rubriceval.segments.spec import TimeSettings
+
+    return TimeSettings(zone=args.tz, naive_zone=args.naive_tz)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="write the HTML report, Excel workbook and Markdown summary of a run")
     p.add_argument("run", nargs="?", default="latest", help="run id or name (default: latest)")
     add_store_arg(p)
     p.add_argument("--out", help="directory (default out/reports)")
     p.add_argument("--lang", choices=["zh", "en"], help="default: zh when the data is Chinese")
+    add_segment_args(p)
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("compare", help="compare two runs: deltas with bootstrap CIs, samples that got worse")
@@ -62,12 +78,19 @@ def cmd_report(args) -> int:
     data = load_run(store, run_id)
     findings = data.findings()
     tags = run_failure_tags(store.path, run_id)          # experts' failure tags from team audits, if any
+    segments = []
+    if args.by:                                          # per-segment tables, read from the store a span at a time
+        from rubriceval.segments.spec import parse_by
+        from rubriceval.segments.table import segment_tables
+
+        segments = segment_tables(store, run_id, parse_by(args.by), segment_settings(args))
     html = out / f"{name}.html"
     html.write_text(render_html_report(data, lang=args.lang, findings=findings, agreement=agreement,
-                                       failure_tags=tags), encoding="utf-8")
+                                       failure_tags=tags, segments=segments), encoding="utf-8")
     xlsx = write_workbook(data, out / f"{name}.xlsx", lang=check_lang(args.lang), findings=findings,
-                          failure_tags=tags)
-    md = render_markdown(data, lang=args.lang, findings=findings, agreement=agreement, failure_tags=tags)
+                          failure_tags=tags, segments=segments)
+    md = render_markdown(data, lang=args.lang, findings=findings, agreement=agreement, failure_tags=tags,
+                         segments=segments)
     (out / f"{name}.md").write_text(md, encoding="utf-8")
     print(md)
     print(f"HTML report: {html.resolve()}")

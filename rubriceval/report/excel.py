@@ -156,7 +156,8 @@ def _write_split_sheet(wb: Book, names: Sequence[str], headers: Sequence[str], r
 
 def write_workbook(data: RunData, path: str | Path, *, lang: Lang | None = None,
                    findings: Sequence[Finding] = (), max_rows: int = EXCEL_MAX_ROWS,
-                   failure_tags: FailureTagReport | None = None) -> Path:
+                   failure_tags: FailureTagReport | None = None, segments: Sequence[Any] = ()) -> Path:
+    """segments: per-segment tables (`report --by`), a sheet each (by_<grouping>)."""
     lang = lang or data.language
     wb = Book(path)
     ws = wb.create_sheet(SHEET_NAMES[0])
@@ -175,6 +176,13 @@ def write_workbook(data: RunData, path: str | Path, *, lang: Lang | None = None,
     _write_sheet(wb.create_sheet(SHEET_NAMES[3]), headers, rows, wrapped)
     if failure_tags is not None and failure_tags.counts:
         _write_sheet(wb.create_sheet(FAILURE_TAGS_SHEET), *failure_tag_sheet(failure_tags, lang))
+    if segments:
+        from rubriceval.segments.render import headers as segment_headers, sheet_name, sheet_rows
+
+        names, taken = {s.scorer: s.name for s in data.summary.scorers}, {sheet.name for sheet in wb.sheets}
+        for table in segments:
+            _write_sheet(wb.create_sheet(sheet_name(table, taken)), segment_headers(table, lang),
+                         sheet_rows(table, names))
     conversations = run_conversations(data)
     if not conversations.empty:                   # runs with conversations: two more sheets
         headers, rows = conversation_rows(data, conversations, lang)

@@ -151,13 +151,18 @@ def report_context(data: RunData, lang: Lang, findings: Sequence[Finding],
 
 def render_html_report(data: RunData, *, lang: Lang | None = None, findings: Sequence[Finding] | None = None,
                        agreement: Mapping[str, Message | str] | None = None,
-                       failure_tags: FailureTagReport | None = None) -> str:
-    """failure_tags: the experts' failure-tag counts of the run (`run_failure_tags`); a section when some were ticked."""
+                       failure_tags: FailureTagReport | None = None, segments: Sequence[Any] = ()) -> str:
+    """failure_tags: the experts' failure-tag counts of the run (`run_failure_tags`); a section when some were ticked.
+    segments: per-segment tables (`rubriceval.segments.table.segment_tables`, `report --by`), a section each."""
     lang = check_lang(lang) or data.language
     if findings is None:
         findings = data.findings()
-    return template_env().get_template("report.html.j2").render(
-        **report_context(data, lang, findings, agreement, failure_tags))
+    context = report_context(data, lang, findings, agreement, failure_tags)
+    if segments:
+        from rubriceval.segments.render import html_section
+
+        context["segments_section"] = html_section(segments, {s.scorer: s.name for s in data.summary.scorers}, lang)
+    return template_env().get_template("report.html.j2").render(**context)
 
 
 def write_html_report(store: Any, run: str, path: str | Path, lang: str | None = None, *,

@@ -64,9 +64,10 @@ def usage_line(u: Usage, lang: Lang, cost: RunCost | None = None) -> str:
 
 def render_markdown(data: RunData, *, lang: Lang | None = None, findings: Sequence[Finding] | None = None,
                     agreement: Mapping[str, Message | str] | None = None, gate: Any = None,
-                    failure_tags: FailureTagReport | None = None) -> str:
+                    failure_tags: FailureTagReport | None = None, segments: Sequence[Any] = ()) -> str:
     """The Markdown text for an already-loaded run. `gate`: a GateResult to append, if any. `failure_tags`: the
-    experts' failure-tag counts (`run_failure_tags`), a section when some were ticked."""
+    experts' failure-tag counts (`run_failure_tags`), a section when some were ticked. `segments`: per-segment
+    tables (`report --by`), a section each."""
     lang = check_lang(lang) or data.language
     summary = data.summary
     out = [f"## {t('report_title', lang)} · {data.run_name}", ""]
@@ -87,6 +88,10 @@ def render_markdown(data: RunData, *, lang: Lang | None = None, findings: Sequen
         out.append(f"**{t('panel_agreement', lang)}**")
         out += [f"- {s.name}: {s.panel.format(lang)}" for s in panels] + [""]  # type: ignore[union-attr]
     out += conversation_lines(data, lang)
+    if segments:
+        from rubriceval.segments.render import markdown_section
+
+        out += [markdown_section(segments, {s.scorer: s.name for s in summary.scorers}, lang), ""]
     if failure_tags is not None and failure_tags.counts:
         from rubriceval.report.failure_tags import failure_tags_markdown
 
