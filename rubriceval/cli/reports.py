@@ -7,10 +7,11 @@ from pathlib import Path
 from rubriceval.cli.options import add_store_arg
 
 
-def add_segment_args(p: argparse.ArgumentParser) -> None:
+def add_segment_args(p: argparse.ArgumentParser, *, by: bool = True) -> None:
     """--by and the time zones of its buckets (rubriceval/segments/spec.py)."""
-    p.add_argument("--by", help="segments: metadata fields, tag, intent or day/week/month[:timestamp field]; "
-                   "',' separates tables, '+' crosses fields (e.g. agent_id,skill_group,agent_id+week)")
+    if by:
+        p.add_argument("--by", help="segments: metadata fields, tag, intent or day/week/month[:timestamp field]; "
+                       "',' separates tables, '+' crosses fields (e.g. agent_id,skill_group,agent_id+week)")
     p.add_argument("--tz", default="UTC", help="time zone the day/week/month buckets are counted in "
                    "(IANA name, e.g. Asia/Shanghai; default UTC)")
     p.add_argument("--naive-tz", default="UTC", help="zone of timestamps written without an offset (default UTC)")
@@ -50,6 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--junit", help="write JUnit XML here")
     p.add_argument("--refuse-untrusted", action="store_true",
                    help="fail when gating on a rubric below its judge-agreement bar")
+    add_segment_args(p, by=False)        # zones of "… by week" checks
     add_store_arg(p)
     p.add_argument("--lang", choices=["zh", "en"])
     p.set_defaults(func=cmd_gate)
@@ -118,4 +120,5 @@ def cmd_gate(args) -> int:
 
     store = RunStore(args.store)
     return run_gate(store, args.run, args.check or (), config_path=args.config, baseline=args.baseline,
-                    junit_path=args.junit, refuse_untrusted=args.refuse_untrusted or None, lang=args.lang)
+                    junit_path=args.junit, refuse_untrusted=args.refuse_untrusted or None, lang=args.lang,
+                    zones=(args.tz, args.naive_tz))

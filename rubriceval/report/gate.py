@@ -134,9 +134,12 @@ def evaluate_gate(store: Any, run: str, config: GateConfig | Sequence[str], *, b
     if not isinstance(config, GateConfig):
         config = gate_config(config)
     pairwise = [c for c in config.checks if c.source == "pairwise"]
-    run_checks = [c for c in config.checks if c.source != "pairwise"]
+    # per segment ("… by agent_id", rubriceval/segments/) and across periods ("trend:…", rubriceval/trend/)
+    segmented = [c for c in config.checks if c.source == "run" and c.by]
+    trend = [c for c in config.checks if c.source == "trend"]
+    run_checks = [c for c in config.checks if c.source == "run" and not c.by]
     result = None
-    if run_checks or not pairwise:
+    if run_checks or not (pairwise or segmented or trend):
         thresholds = config.metric_thresholds or None
         data = load_run(store, run, thresholds, breakdown=False)
         baseline_name = baseline or config.baseline
@@ -150,6 +153,18 @@ def evaluate_gate(store: Any, run: str, config: GateConfig | Sequence[str], *, b
         if result is None:
             result = GateResult(run=comparison.name, run_id=comparison.comparison_id, checks=[])
         result.checks += checks
+    if segmented or trend:
+        if result is None:
+            info = store.run_info(run)
+            result = GateResult(run=info.name, run_id=info.run_id, checks=[])
+        if segmented:
+            from rubriceval.segments.gate import evaluate_segment_checks
+
+            result.checks += evaluate_segment_checks(store, result.run_id, segmented, config)
+        if trend:
+            from rubriceval.trend.gate import evaluate_trend_checks
+
+            result.checks += evaluate_trend_checks(store, result.run_id, trend, config)
     return result  # type: ignore[return-value]
 
 
@@ -211,11 +226,14 @@ def _data_language(store: Any, run_id: str) -> Lang:
 def run_gate(store: Any, run: str, checks: Sequence[str] = (), *, config_path: str | Path | None = None,
              baseline: str | None = None, junit_path: str | Path | None = None,
              refuse_untrusted: bool | None = None, agreement: AgreementSource = None, lang: str | None = None,
-             out: Callable[[str], Any] | None = None) -> int:
-    """What `rubriceval gate` does: evaluate, print, write JUnit XML, and return the exit code (0/1/2)."""
+             out: Callable[[str], Any] | None = None, zones: tuple[str, str] | None = None) -> int:
+    """What `rubriceval gate` does: evaluate, print, write JUnit XML, and return the exit code (0/1/2).
+    zones: (--tz, --naive-tz) of "… by week" checks, when not UTC."""
     write = out or (lambda text: print(text, end=""))
     try:
         config = gate_config(checks, config_path, baseline=baseline, refuse_untrusted=refuse_untrusted)
+        if zones and zones != ("UTC", "UTC"):
+            config.tz, config.naive_tz = zones
         if config.refuse_untrusted and agreement is None:
             agreement = trust_from_store(store, run)
         result = evaluate_gate(store, run, config, agreement=agreement)

@@ -10,6 +10,10 @@ Check syntax (one string each; full-width ≥ ≤ ： are accepted):
     pairwise:<rubric> win_rate >= 0.5   a pairwise A/B comparison (`rubriceval pairwise`): the gated version's win
                                     rate against the baseline version; stats: win_rate (default), win_rate_low (its
                                     95% CI lower bound), loss_rate, tie_rate, unscored_rate, n_scored
+    <check> by <fields>             the check in every segment (`report --by` syntax: "qa mean>=4 by agent_id"):
+                                    fails naming the segments that fail (rubriceval/segments/gate.py)
+    trend:<scorer> [mean|pass_rate] drop<=0.3   the latest period's fall against the previous period (runs in
+                                    period order, or time buckets with "by week"): rubriceval/trend/
 Values may be percentages ("90%").
 """
 from __future__ import annotations
@@ -29,6 +33,9 @@ SCORER_STATS = ("mean", "median", "min", "max", "std", "pass_rate", "unscored_ra
 RUN_STATS = ("business_score", "unscored_rate", "regression")
 PAIRWISE_STATS = ("win_rate", "win_rate_low", "loss_rate", "tie_rate", "unscored_rate", "n_scored")
 PAIRWISE_PREFIX = "pairwise:"
+TREND_PREFIX = "trend:"
+TREND_STATS = ("mean", "pass_rate")
+_BY_RE = re.compile(r"^(?P<check>.*?[<>]=?\s*[-+]?(?:\d+\.?\d*|\.\d+)\s*%?)\s+by\s+(?P<by>\S.*)$")
 ALIASES = {"max_unscored_rate": "unscored_rate", "unscored": "unscored_rate", "passrate": "pass_rate",
            "avg": "mean", "average": "mean"}
 # Operators people type that the gate does not read, with what they probably meant.
@@ -49,15 +56,19 @@ class GateCheck(BaseModel):
     op: Op
     value: float
     name: str = ""                   # how the check is shown; defaults to its text
-    source: Literal["run", "pairwise"] = "run"   # pairwise: read from a stored pairwise comparison
+    source: Literal["run", "pairwise", "trend"] = "run"   # pairwise: a stored pairwise comparison; trend: periods
+    by: str | None = None            # checked in every segment of these groupings (`--by` syntax)
 
     def label(self) -> str:
         if self.name:
             return self.name
+        by = f" by {self.by}" if self.by else ""
+        if self.source == "trend":
+            return f"{TREND_PREFIX}{self.scorer} {self.stat} drop{self.op}{self.value:g}{by}"
         if self.source == "pairwise":
             return f"{PAIRWISE_PREFIX}{self.scorer} {self.stat}{self.op}{self.value:g}"
         lhs = self.stat if self.scorer is None else f"{self.stat}:{self.scorer}"
-        return f"{lhs}{self.op}{self.value:g}"
+        return f"{lhs}{self.op}{self.value:g}{by}"
 
 
 class GateConfig(BaseModel):
@@ -70,6 +81,9 @@ class GateConfig(BaseModel):
     metric_thresholds: dict[str, float] = Field(default_factory=dict)
     n_boot: int = Field(default=2000, ge=0)
     seed: int = 0
+    tz: str = "UTC"                  # zone of day/week/month segments ("… by week"); see rubriceval/segments/
+    naive_tz: str = "UTC"            # zone of timestamps written without an offset
+    trend_runs: list[str] = Field(default_factory=list)   # the runs a trend check reads (default: the store's)
 
 
 def _normalize(text: str) -> str:
@@ -92,6 +106,12 @@ def _reject_bad_operator(text: str, normalized: str) -> None:
 def parse_check(text: str) -> GateCheck:
     """'情绪安抚 mean>=4.0' → GateCheck(stat='mean', scorer='情绪安抚', op='>=', value=4.0)."""
     normalized = _normalize(text)
+    by_match = _BY_RE.match(normalized)
+    if by_match:                     # "… by agent_id": the same check in every segment
+        check = parse_check(by_match["check"])
+        if check.source == "pairwise":
+            raise GateUsageError(f"gate check {text!r}: a pairwise check has no segments", field="gate")
+        return check.model_copy(update={"by": by_match["by"].strip(), "name": text.strip()})
     _reject_bad_operator(text, normalized)
     match = _CHECK_RE.match(normalized)
     if not match or not match["lhs"]:
@@ -105,6 +125,10 @@ def parse_check(text: str) -> GateCheck:
         stat, scorer = _split_pairwise(lhs[len(PAIRWISE_PREFIX):].strip(), text)
         return GateCheck(stat=stat, scorer=scorer, op=op, value=value, name=text.strip(),  # type: ignore[arg-type]
                          source="pairwise")
+    if lhs.lower().startswith(TREND_PREFIX):
+        stat, scorer = _split_trend(lhs[len(TREND_PREFIX):].strip(), text)
+        return GateCheck(stat=stat, scorer=scorer, op=op, value=value, name=text.strip(),  # type: ignore[arg-type]
+                         source="trend")
     stat, scorer = _split_lhs(lhs, text)
     return GateCheck(stat=stat, scorer=scorer, op=op, value=value, name=text.strip())  # type: ignore[arg-type]
 
@@ -118,6 +142,23 @@ def _split_pairwise(rest: str, text: str) -> tuple[str, str]:
         raise GateUsageError(f"gate check {text!r} names no rubric", field="gate",
                              hint="write e.g. 'pairwise:emotional_soothing win_rate>=0.5'")
     return stat, scorer
+
+
+def _split_trend(rest: str, text: str) -> tuple[str, str]:
+    """'qa total mean drop' → ('mean', 'qa total'); the statistic defaults to mean, 'drop' is required."""
+    words = rest.split()
+    if not words or words[-1].lower() != "drop":
+        raise GateUsageError(f"gate check {text!r}: a trend check gates a drop", field="gate",
+                             hint="write e.g. 'trend:emotional_soothing mean drop<=0.3'")
+    words = words[:-1]
+    stat = "mean"
+    if words and ALIASES.get(words[-1].lower(), words[-1].lower()) in TREND_STATS:
+        stat = ALIASES.get(words[-1].lower(), words[-1].lower())
+        words = words[:-1]
+    if not words:
+        raise GateUsageError(f"gate check {text!r} names no rubric or metric", field="gate",
+                             hint="write e.g. 'trend:emotional_soothing mean drop<=0.3'")
+    return stat, " ".join(words)
 
 
 def _stat_name(word: str) -> str | None:
