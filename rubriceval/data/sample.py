@@ -5,7 +5,7 @@ import hashlib
 import json
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator, model_serializer
+from pydantic import BaseModel, Field, field_validator, model_serializer, model_validator
 
 from rubriceval.data.coerce import string_list, tag_list
 from rubriceval.data.conversation import Conversation
@@ -20,12 +20,21 @@ COLUMN_ALIASES: dict[str, str] = {
     "reference_contexts": "reference_contexts",
     "intent": "intent",
 }
+_RENAMED = {key for key, name in COLUMN_ALIASES.items() if key != name}
+GENERATED_ID_PREFIX = "s-"
+
+
+def content_id(payload: dict[str, Any]) -> str:
+    """A stable id from a sample's content (what a row without an id gets in the Python API): the same row always
+    gets the same id, so runs of the same data pair up in comparisons."""
+    text = json.dumps(payload, ensure_ascii=False, sort_keys=True, default=str)
+    return GENERATED_ID_PREFIX + hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 class Sample(BaseModel):
     """question → answer (with retrieved contexts), judged against an expert ground truth."""
 
-    id: str
+    id: str = ""                 # "": generated from the content (content_id)
     question: str
     answer: str = ""
     contexts: list[str] = Field(default_factory=list)
@@ -36,6 +45,23 @@ class Sample(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     # A whole dialogue (question = its first user turn, answer = its last assistant turn, for display).
     conversation: Conversation | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _ragas_names(cls, data: Any) -> Any:
+        """Sample(user_input=…, response=…, retrieved_contexts=…, reference=…) as Ragas's SingleTurnSample takes."""
+        if isinstance(data, dict) and not _RENAMED.isdisjoint(data):
+            data = dict(data)
+            for key in _RENAMED.intersection(data):
+                value = data.pop(key)
+                data.setdefault(COLUMN_ALIASES[key], value)
+        return data
+
+    @model_validator(mode="after")
+    def _generated_id(self) -> "Sample":
+        if not self.id:
+            self.id = content_id(self.model_dump(exclude={"id", "metadata"}))
+        return self
 
     @model_serializer(mode="wrap")
     def _omit_no_conversation(self, handler):
