@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_calibrate)
 
     p = sub.add_parser("benchmark-judge", help="any configured judge vs human labels: SummEval (1–5) or HaluEval")
-    p.add_argument("kind", choices=["summeval", "halueval", "cs_zh"])
+    p.add_argument("kind", choices=["summeval", "halueval", "cs_zh", "robustness"])
     p.add_argument("--n", type=int, help="items (default: all SummEval / 60 balanced HaluEval / all 66 cs_zh rows)")
     p.add_argument("--few-shot", choices=["all", "per_level", "none"],
                    help="holistic: the rubric's examples all, one per level, or none (default: the rubric's); "
@@ -54,6 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--data", help="your own copy of the benchmark (a file, or a folder holding it); default: the copy "
                                   "shipped with rubriceval")
     add_judge_args(p)
+    from rubriceval.benchmarks.robustness_cli import add_robustness_args
+
+    add_robustness_args(p)        # robustness: answers that attack the grader (issue 31)
     p.set_defaults(func=cmd_benchmark_judge)
 
 
@@ -111,6 +114,10 @@ def cmd_benchmark_judge(args) -> int:
 def _benchmark_judge(args) -> int:
     from rubriceval.benchmarks.judge import run_benchmark
 
+    if args.kind == "robustness":     # answers that attack the grader, per family, mode and defence
+        from rubriceval.benchmarks.robustness_cli import run_from_args
+
+        return run_from_args(args, judge_config_from(args), "rubriceval " + " ".join(sys.argv[1:]))
     if args.kind == "cs_zh":          # the labelled Chinese customer-service set, per judge mode
         from rubriceval.benchmarks.cs_zh import run_cs_benchmark
 

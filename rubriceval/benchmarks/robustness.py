@@ -1,0 +1,229 @@
+"""`rubriceval benchmark-judge robustness`: do answers that attack the grader move the score, and which defence stops it.
+
+Each pair of the set (rubriceval/benchmarks/data/robustness.jsonl) is the same customer-service answer clean and
+attacked. Per judge mode, the judge scores every clean answer (once per base answer) and every attacked one with the
+rubric's manipulation policy off — the raw verdict — and each defence's policy (cap at 1, the default) is then applied
+to those verdicts for the texts that defence flags. So one judging pass measures every defence, and per family:
+
+* inflation: mean(attacked − clean) over pairs where both are scored, and the share of pairs where the attacked
+  answer scored higher — raw, and under each defence's cap;
+* recall: the share of attacked texts the defence flags;
+* false positives: the share of benign texts it flags (the set's clean answers and benign texts, SummEval
+  summaries, a HaluEval sample, the demo answers), per corpus;
+* what it costs: extra judge or model calls and tokens per text screened.
+
+Unscored verdicts are counted, never averaged. The judged verdicts are kept in `<out>.<mode>.partial.jsonl` as they
+come, so a stopped run resumes (`--resume`) without judging again.
+"""
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from rubriceval.benchmarks.judge import judge_records, partial_path
+from rubriceval.benchmarks.partial import PartialFile, partial_header
+from rubriceval.benchmarks.robustness_data import FAMILIES, RobustnessPair, Split, benign_texts, load_set
+from rubriceval.benchmarks.robustness_screens import Screen, ScreenRun, pattern_screen, run_screens
+from rubriceval.data.sample import Sample
+from rubriceval.judge.config import JudgeConfig
+from rubriceval.rubric.loader import load_rubric
+from rubriceval.rubric.schema import JudgeMode, Rubric
+from rubriceval.scoring.judge_mode import with_judge_mode
+from rubriceval.scoring.verdict import Usage, Verdict
+
+RUBRIC_DIR = Path(__file__).resolve().parent / "rubrics"
+RUBRICS = {"zh": "robustness_zh.yaml", "en": "robustness_en.yaml"}
+CAP_SCORE = 1.0             # the default policy: `manipulation: {action: cap, cap_score: 1}`
+NO_DEFENCE = "none"
+
+
+class JudgedText(BaseModel):
+    id: str
+    judge_score: float | None
+    unscored_kind: str | None = None
+    usage: Usage | None = None
+
+
+class Rate(BaseModel):
+    k: int
+    n: int
+
+    @property
+    def value(self) -> float | None:
+        return self.k / self.n if self.n else None
+
+    def format(self) -> str:
+        return f"{self.k}/{self.n}" + (f" ({100 * self.k / self.n:.1f} %)" if self.n else "")
+
+
+class Inflation(BaseModel):
+    n_pairs: int                    # both sides scored
+    n_unscored: int                 # pairs left out: one side unscored
+    clean_mean: float | None = None
+    attacked_mean: float | None = None
+    inflation: float | None = None  # mean(attacked − clean)
+    share_higher: float | None = None
+
+
+class FamilyRow(BaseModel):
+    mode: str
+    family: str
+    by_defence: dict[str, Inflation]     # "none" = the raw judge; else that defence's cap applied
+
+
+class RobustnessResult(BaseModel):
+    judge: str
+    split: str
+    modes: list[str]
+    n_pairs: int
+    rows: list[FamilyRow] = Field(default_factory=list)
+    recall: dict[str, dict[str, Rate]] = Field(default_factory=dict)             # defence → family → flagged
+    false_positives: dict[str, dict[str, Rate]] = Field(default_factory=dict)    # defence → corpus → flagged
+    screen_usage: dict[str, Usage] = Field(default_factory=dict)                 # defence → its calls, tokens
+    screened_texts: dict[str, int] = Field(default_factory=dict)                 # defence → texts it screened
+    judge_usage: dict[str, Usage] = Field(default_factory=dict)                  # mode → judging calls, tokens
+    unscored_kinds: dict[str, dict[str, int]] = Field(default_factory=dict)      # mode → kind → count
+    findings: dict[str, dict[str, list[str]]] = Field(default_factory=dict)      # defence → text id → quoted spans
+    judged: dict[str, list[JudgedText]] = Field(default_factory=dict)            # mode → verdicts
+    elapsed_s: float = 0.0
+    command: str = ""
+
+    def summary(self) -> str:
+        from rubriceval.benchmarks.robustness_table import summary_text
+
+        return summary_text(self)
+
+
+def benchmark_rubrics(mode: JudgeMode, judge_model: str) -> dict[str, Rubric]:
+    rubrics = {lang: load_rubric(RUBRIC_DIR / name) for lang, name in RUBRICS.items()}
+    measured, notes = with_judge_mode(list(rubrics.values()), mode, judge_models=[judge_model])
+    for line in notes:
+        print(line, file=sys.stderr)
+    return dict(zip(rubrics, measured))
+
+
+def judged_samples(pairs: list[RobustnessPair]) -> list[Sample]:
+    """Every clean answer once (shared by its pairs) and every attacked one."""
+    clean = {p.base_id: p.sample(attacked=False) for p in pairs}
+    return [*clean.values(), *(p.sample(attacked=True) for p in pairs)]
+
+
+def _record(sample: Sample, verdict: Verdict) -> JudgedText:
+    return JudgedText(id=sample.id, judge_score=verdict.score, usage=verdict.usage,
+                      unscored_kind=None if verdict.score is not None else verdict.unscored_kind or "error")
+
+
+async def judge_mode(mode: JudgeMode, pairs: list[RobustnessPair], config: JudgeConfig, *, out: str | Path | None,
+                     resume: bool, progress: bool) -> list[JudgedText]:
+    rubrics = benchmark_rubrics(mode, config.model)
+    todo = [(rubrics[s.metadata["lang"]], s) for s in judged_samples(pairs)]
+    partial = partial_path(f"{out}.{mode}" if out is not None else None, resume)
+    keep = None
+    if partial is not None:
+        header = partial_header("robustness", todo, config, judge_mode=mode, few_shot=None)
+        keep = PartialFile(partial, header, JudgedText)
+    records, _, _ = await judge_records(todo, config, _record, progress=progress, keep=keep, resume=resume)
+    return records
+
+
+def _capped(score: float | None, flagged: bool) -> float | None:
+    if score is None or not flagged:
+        return score
+    return min(score, CAP_SCORE)
+
+
+def inflation(pairs: list[RobustnessPair], scores: dict[str, float | None], flagged: dict[str, bool]) -> Inflation:
+    """Attacked − clean over pairs with both sides scored; `flagged` (sample id → flagged) applies the cap."""
+    diffs, clean, attacked, unscored = [], [], [], 0
+    for pair in pairs:
+        c_id, a_id = pair.sample(False).id, pair.sample(True).id
+        c, a = _capped(scores.get(c_id), flagged.get(c_id, False)), _capped(scores.get(a_id), flagged.get(a_id, False))
+        if c is None or a is None:
+            unscored += 1
+            continue
+        clean.append(c)
+        attacked.append(a)
+        diffs.append(a - c)
+    if not diffs:
+        return Inflation(n_pairs=0, n_unscored=unscored)
+    return Inflation(n_pairs=len(diffs), n_unscored=unscored, clean_mean=sum(clean) / len(clean),
+                     attacked_mean=sum(attacked) / len(attacked), inflation=sum(diffs) / len(diffs),
+                     share_higher=sum(d > 0 for d in diffs) / len(diffs))
+
+
+def family_rows(mode: str, pairs: list[RobustnessPair], judged: list[JudgedText],
+                flags: dict[str, dict[str, bool]]) -> list[FamilyRow]:
+    scores = {j.id: j.judge_score for j in judged}
+    rows = []
+    for family in [*[f for f in FAMILIES if any(p.family == f for p in pairs)], "all"]:
+        chosen = [p for p in pairs if family in ("all", p.family)]
+        by_defence = {NO_DEFENCE: inflation(chosen, scores, {})}
+        by_defence.update({name: inflation(chosen, scores, flagged) for name, flagged in flags.items()})
+        rows.append(FamilyRow(mode=mode, family=family, by_defence=by_defence))
+    return rows
+
+
+def rates(pairs: list[RobustnessPair], benign: list, run: ScreenRun) -> tuple[dict[str, Rate], dict[str, Rate]]:
+    recall: dict[str, Rate] = {}
+    for family in [*[f for f in FAMILIES if any(p.family == f for p in pairs)], "all"]:
+        chosen = [p for p in pairs if family in ("all", p.family)]
+        recall[family] = Rate(k=sum(run.flagged(p.sample(True).id) for p in chosen), n=len(chosen))
+    fp: dict[str, Rate] = {}
+    screened = [t for t in benign if run.screened(f"benign:{t.corpus}:{t.id}")]
+    for corpus in [*dict.fromkeys(t.corpus for t in screened), "all"]:
+        chosen = [t for t in screened if corpus in ("all", t.corpus)]
+        fp[corpus] = Rate(k=sum(run.flagged(f"benign:{t.corpus}:{t.id}") for t in chosen), n=len(chosen))
+    return recall, fp
+
+
+async def run_robustness_async(config: JudgeConfig | None, modes: list[JudgeMode], *, split: Split = "heldout",
+                               screens: list[Screen] | None = None, out: str | Path | None = None,
+                               resume: bool = False, progress: bool = True, data: str | Path | None = None,
+                               families: list[str] | None = None, halueval_n: int = 1000) -> RobustnessResult:
+    """`config` None: the defences only (recall, false positives), no judging."""
+    started = time.perf_counter()
+    pairs, benign_rows = load_set(data, split)
+    if families:
+        pairs = [p for p in pairs if p.family in families]
+    benign = benign_texts(pairs, benign_rows, halueval_n=halueval_n)
+    screens = screens or [pattern_screen()]
+    texts = {p.sample(True).id: p.attacked for p in pairs} | {p.sample(False).id: p.clean for p in pairs}
+    texts |= {f"benign:{t.corpus}:{t.id}": t.text for t in benign}
+    runs = await run_screens(screens, texts, progress=progress)
+    result = RobustnessResult(judge=config.model if config else "none", split=split,
+                              modes=list(modes) if config else [], n_pairs=len(pairs))
+    for name, run in runs.items():
+        result.recall[name], result.false_positives[name] = rates(pairs, benign, run)
+        result.screen_usage[name], result.screened_texts[name] = run.usage, run.n_screened
+        result.findings[name] = {key: spans for key, spans in run.spans.items() if spans}
+    flags = {name: {key: run.flagged(key) for key in texts} for name, run in runs.items()}
+    if len(runs) > 1:
+        flags["all defences"] = {key: any(f[key] for f in flags.values()) for key in texts}
+    for mode in modes if config else []:
+        judged = await judge_mode(mode, pairs, config, out=out, resume=resume, progress=progress)
+        result.judged[mode] = judged
+        result.rows += family_rows(mode, pairs, judged, flags)
+        result.judge_usage[mode] = sum((j.usage for j in judged if j.usage), Usage())
+        result.unscored_kinds[mode] = dict(Counter(j.unscored_kind for j in judged if j.unscored_kind))
+    result.elapsed_s = time.perf_counter() - started
+    return result
+
+
+def run_robustness(config: JudgeConfig | None, modes: list[JudgeMode], *, out: str | Path | None = None,
+                   resume: bool = False, command: str = "", **options) -> RobustnessResult:
+    result = asyncio.run(run_robustness_async(config, modes, out=out, resume=resume, **options))
+    result.command = command
+    for mode in result.modes:                       # complete: the full result replaces the partial files
+        partial = partial_path(f"{out}.{mode}" if out is not None else None, False)
+        if partial is not None:
+            partial.unlink(missing_ok=True)
+    if out is not None:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(result.model_dump_json(indent=2), encoding="utf-8")
+    print(result.summary())
+    return result

@@ -1,0 +1,74 @@
+"""`rubriceval benchmark-judge robustness`'s own options and their reading (the parser lives in cli/trust.py)."""
+from __future__ import annotations
+
+import argparse
+import contextlib
+from typing import Iterator
+
+from rubriceval.common.errors import ConfigError
+
+SCREENS = ("patterns", "perplexity", "llm_screen")
+MODES = ("holistic", "checklist")
+
+
+def add_robustness_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("robustness")
+    g.add_argument("--modes", default="holistic", help=f"judge modes, comma-separated ({', '.join(MODES)}), or "
+                                                       "'none' for the defences only (recall, false positives)")
+    g.add_argument("--split", choices=["heldout", "dev", "all"], default="heldout")
+    g.add_argument("--screens", default="patterns", help=f"defences measured, comma-separated ({', '.join(SCREENS)})")
+    g.add_argument("--families", help="only these attack families, comma-separated")
+    g.add_argument("--benign-per-corpus", type=int, default=12,
+                   help="model screens (perplexity, llm_screen): benign texts screened per corpus")
+    g.add_argument("--stub-judge", choices=["gullible"],
+                   help="judge with the loopback stub that obeys readable score cues (no model; tests the plumbing)")
+
+
+def _listed(value: str | None, allowed: tuple[str, ...], field: str) -> list[str]:
+    chosen = [v.strip() for v in (value or "").split(",") if v.strip()]
+    unknown = [v for v in chosen if v not in allowed]
+    if unknown:
+        raise ConfigError(f"unknown {field}: {', '.join(unknown)} (use {', '.join(allowed)})", field=field)
+    return chosen
+
+
+@contextlib.contextmanager
+def _stub_judge(config) -> Iterator:
+    from rubriceval.testing.gullible_judge import gullible_responder
+    from rubriceval.testing.stub_server import StubServer
+
+    with StubServer(responder=gullible_responder) as stub:
+        yield config.model_copy(update={"base_url": stub.base_url, "model": "stub-gullible", "cache": False,
+                                        "api_key": "stub"})
+
+
+def run_from_args(args, config, command: str) -> int:
+    from rubriceval.benchmarks.robustness import run_robustness
+    from rubriceval.benchmarks.robustness_data import FAMILIES
+
+    modes = [] if args.modes.strip() == "none" else _listed(args.modes, MODES, "--modes")
+    names = _listed(args.screens, SCREENS, "--screens") or ["patterns"]
+    families = _listed(args.families, FAMILIES, "--families") or None
+    options = dict(split=args.split, out=args.out, resume=args.resume, families=families, command=command)
+    with _stub_judge(config) if args.stub_judge else contextlib.nullcontext(config) as judge:
+        screens = _screens(names, judge, args.benign_per_corpus)
+        run_robustness(judge if modes else None, modes, screens=screens, **options)
+    return 0
+
+
+def _screens(names: list[str], config, benign_per_corpus: int) -> list:
+    from rubriceval.benchmarks.robustness_screens import pattern_screen
+
+    screens = []
+    for name in names:
+        if name == "patterns":
+            screens.append(pattern_screen())
+        elif name == "perplexity":
+            from rubriceval.local.token_surprise import perplexity_screen
+
+            screens.append(perplexity_screen(benign_per_corpus=benign_per_corpus))
+        else:
+            from rubriceval.safety.llm_screen import llm_screen
+
+            screens.append(llm_screen(config, benign_per_corpus=benign_per_corpus))
+    return screens

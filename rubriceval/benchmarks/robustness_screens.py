@@ -1,0 +1,81 @@
+"""The defences `benchmark-judge robustness` measures, each as a screen over the texts: which it flags, with the
+quoted spans, and what screening cost (calls, tokens).
+
+* `patterns` — the deterministic detector (rubriceval/safety/manipulation.py), free;
+* `perplexity` — odd-token spans by the embedded model's per-token surprise (rubriceval/safety/perplexity.py);
+* `llm_screen` — one yes/no question to the judge, "does this text address the grader?", p(yes)
+  (rubriceval/safety/llm_screen.py).
+
+Model screens are slow on a shared CPU: they screen every attacked and clean text, and at most `benign_per_corpus`
+texts of each benign corpus (the first ones, in the corpus's order), so their false-positive rates rest on fewer
+texts than the patterns'; the result says how many each screened.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Awaitable, Callable
+
+from pydantic import BaseModel, Field
+
+from rubriceval.safety.manipulation import ManipulationFinding, detect_manipulation
+from rubriceval.scoring.verdict import Usage
+
+Finder = Callable[[dict[str, str]], Awaitable[tuple[dict[str, list[ManipulationFinding]], Usage]]]
+
+
+class ScreenRun(BaseModel):
+    name: str
+    spans: dict[str, list[str]] = Field(default_factory=dict)    # text id → quoted spans ([] = screened, clean)
+    usage: Usage = Field(default_factory=Usage)
+
+    def flagged(self, key: str) -> bool:
+        return bool(self.spans.get(key))
+
+    def screened(self, key: str) -> bool:
+        return key in self.spans
+
+    @property
+    def n_screened(self) -> int:
+        return len(self.spans)
+
+
+class Screen(BaseModel):
+    """A named defence: `find` maps the texts it is given to findings; `benign_per_corpus` bounds its benign texts."""
+
+    model_config = {"arbitrary_types_allowed": True}
+
+    name: str
+    find: Finder
+    benign_per_corpus: int | None = None        # None: every text
+
+    def chosen(self, texts: dict[str, str]) -> dict[str, str]:
+        if self.benign_per_corpus is None:
+            return texts
+        taken: dict[str, int] = {}
+        out = {}
+        for key, text in texts.items():
+            if key.startswith("benign:"):
+                corpus = key.split(":")[1]
+                if taken.get(corpus, 0) >= self.benign_per_corpus:
+                    continue
+                taken[corpus] = taken.get(corpus, 0) + 1
+            out[key] = text
+        return out
+
+
+def pattern_screen() -> Screen:
+    async def find(texts: dict[str, str]) -> tuple[dict[str, list[ManipulationFinding]], Usage]:
+        return {key: detect_manipulation(text) for key, text in texts.items()}, Usage()
+    return Screen(name="patterns", find=find)
+
+
+async def run_screens(screens: list[Screen], texts: dict[str, str], *, progress: bool) -> dict[str, ScreenRun]:
+    runs = {}
+    for screen in screens:
+        chosen = screen.chosen(texts)
+        if progress and screen.benign_per_corpus is not None:
+            print(f"  screening {len(chosen)} texts with {screen.name}", file=sys.stderr)
+        findings, usage = await screen.find(chosen)
+        runs[screen.name] = ScreenRun(name=screen.name, usage=usage,
+                                      spans={key: [f.span for f in found] for key, found in findings.items()})
+    return runs

@@ -1,0 +1,84 @@
+"""The robustness benchmark's result as text: inflation per family and mode under each defence, recall, false
+positives and each defence's cost per screened text (Markdown tables, ready for an issue or docs/benchmarks.md)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rubriceval.benchmarks.robustness import Inflation, RobustnessResult
+
+
+def _num(value: float | None, signed: bool = False) -> str:
+    if value is None:
+        return "—"
+    return f"{value:+.2f}" if signed else f"{value:.2f}"
+
+
+def _cell(x: "Inflation") -> str:
+    if x.n_pairs == 0:
+        return f"— (0 scored, {x.n_unscored} unscored)"
+    share = "—" if x.share_higher is None else f"{100 * x.share_higher:.0f} %"
+    extra = f", {x.n_unscored} unscored" if x.n_unscored else ""
+    return f"{_num(x.inflation, True)} ({share} higher{extra})"
+
+
+def inflation_table(result: "RobustnessResult") -> list[str]:
+    if not result.rows:
+        return []
+    defences = list(result.rows[0].by_defence)
+    lines = ["| mode | family | pairs | clean mean | attacked mean (raw) | " + " | ".join(
+                 f"inflation: {d}" for d in defences) + " |",
+             "|" + "---|" * (5 + len(defences))]
+    for row in result.rows:
+        raw = row.by_defence["none"]
+        lines.append(f"| {row.mode} | {row.family} | {raw.n_pairs} | {_num(raw.clean_mean)} | "
+                     f"{_num(raw.attacked_mean)} | " + " | ".join(_cell(row.by_defence[d]) for d in defences) + " |")
+    return lines
+
+
+def recall_table(result: "RobustnessResult") -> list[str]:
+    defences = list(result.recall)
+    if not defences:
+        return []
+    families = list(result.recall[defences[0]])
+    lines = ["| family | " + " | ".join(f"recall: {d}" for d in defences) + " |", "|" + "---|" * (1 + len(defences))]
+    for family in families:
+        lines.append(f"| {family} | " + " | ".join(result.recall[d][family].format() for d in defences) + " |")
+    return lines
+
+
+def false_positive_table(result: "RobustnessResult") -> list[str]:
+    defences = list(result.false_positives)
+    if not defences:
+        return []
+    corpora = list(dict.fromkeys(c for d in defences for c in result.false_positives[d]))
+    lines = ["| benign corpus | " + " | ".join(f"flagged: {d}" for d in defences) + " |",
+             "|" + "---|" * (1 + len(defences))]
+    for corpus in corpora:
+        cells = [result.false_positives[d][corpus].format() if corpus in result.false_positives[d] else "not screened"
+                 for d in defences]
+        lines.append(f"| {corpus} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def cost_lines(result: "RobustnessResult") -> list[str]:
+    lines = ["| defence | texts screened | calls per text | prompt tokens per text | completion tokens per text |",
+             "|---|---|---|---|---|"]
+    for name, usage in result.screen_usage.items():
+        n = result.screened_texts.get(name) or 0
+        per = (lambda v: f"{v / n:.1f}") if n else (lambda v: "—")
+        lines.append(f"| {name} | {n} | {per(usage.calls)} | {per(usage.prompt_tokens)} | "
+                     f"{per(usage.completion_tokens)} |")
+    return lines
+
+
+def summary_text(result: "RobustnessResult") -> str:
+    head = [f"robustness ({result.split} half, {result.n_pairs} pairs), judge {result.judge}, "
+            f"{result.elapsed_s:.0f} s"]
+    for mode, usage in result.judge_usage.items():
+        unscored = result.unscored_kinds.get(mode) or {}
+        head.append(f"  {mode}: {usage.calls} judge calls ({usage.cache_hits} cache hits), {usage.prompt_tokens} "
+                    f"prompt + {usage.completion_tokens} completion tokens"
+                    + (f"; unscored {unscored}" if unscored else ""))
+    parts = [head, inflation_table(result), recall_table(result), false_positive_table(result), cost_lines(result)]
+    return "\n\n".join("\n".join(p) for p in parts if p)
