@@ -23,6 +23,12 @@ def segment_settings(args):
     return TimeSettings(zone=args.tz, naive_zone=args.naive_tz)
 
 
+def add_machine_only_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--machine-only", action="store_true",
+                   help="the judge's scores alone (to measure the judge); default: official scores, where the latest "
+                        "human decision (override, adjudication, accepted appeal) replaces the judge's")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="write the HTML report, Excel workbook and Markdown summary of a run")
     p.add_argument("run", nargs="?", default="latest", help="run id or name (default: latest)")
@@ -30,6 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", help="directory (default out/reports)")
     p.add_argument("--lang", choices=["zh", "en"], help="default: zh when the data is Chinese")
     add_segment_args(p)
+    add_machine_only_arg(p)
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("compare", help="compare two runs: deltas with bootstrap CIs, samples that got worse")
@@ -40,6 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--n-boot", type=int, default=2000)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--lang", choices=["zh", "en"])
+    add_machine_only_arg(p)
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("gate", help="CI gate: exit 1 when a threshold fails (JUnit XML with --junit)")
@@ -54,6 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_segment_args(p, by=False)        # zones of "… by week" checks
     add_store_arg(p)
     p.add_argument("--lang", choices=["zh", "en"])
+    add_machine_only_arg(p)
     p.set_defaults(func=cmd_gate)
 
 
@@ -77,7 +86,7 @@ def cmd_report(args) -> int:
     rubrics, _ = rubrics_from_run(store, run_id)
     agreement = agreement_lines(store.path, rubrics, judge_model=str(info.config.judge.get("model") or "") or None)
     # The run is read once (summary in SQL, rows in chunks) for all three outputs.
-    data = load_run(store, run_id)
+    data = load_run(store, run_id, machine_only=args.machine_only)
     findings = data.findings()
     tags = run_failure_tags(store.path, run_id)          # experts' failure tags from team audits, if any
     segments = []
@@ -106,7 +115,8 @@ def cmd_compare(args) -> int:
     from rubriceval.store.runs import RunStore
 
     store = RunStore(args.store)
-    comparison = compare_runs(store, args.run_a, args.run_b, n_boot=args.n_boot, seed=args.seed, lang=args.lang)
+    comparison = compare_runs(store, args.run_a, args.run_b, n_boot=args.n_boot, seed=args.seed, lang=args.lang,
+                              machine_only=args.machine_only)
     print(format_comparison(comparison, lang=args.lang))
     if args.html:
         path = write_compare_html(comparison, args.html, lang=args.lang)
@@ -121,4 +131,4 @@ def cmd_gate(args) -> int:
     store = RunStore(args.store)
     return run_gate(store, args.run, args.check or (), config_path=args.config, baseline=args.baseline,
                     junit_path=args.junit, refuse_untrusted=args.refuse_untrusted or None, lang=args.lang,
-                    zones=(args.tz, args.naive_tz))
+                    zones=(args.tz, args.naive_tz), machine_only=args.machine_only)

@@ -32,9 +32,11 @@ def compare_data(a: RunData, b: RunData, *, n_boot: int = 2000, seed: int = 0, c
 
 def compare_runs(store: Any, run_a: str, run_b: str, n_boot: int = 2000, seed: int = 0, *,
                  confidence: float = 0.95, min_drop: Mapping[str, float] | None = None,
-                 lang: str | None = None) -> Comparison:
-    """Compare run_b (candidate) against run_a (baseline) from one RunStore."""
-    a, b = load_run(store, run_a, breakdown=False), load_run(store, run_b, breakdown=False)
+                 lang: str | None = None, machine_only: bool = False) -> Comparison:
+    """Compare run_b (candidate) against run_a (baseline) from one RunStore, on official scores (machine_only: the
+    judge's)."""
+    a = load_run(store, run_a, breakdown=False, machine_only=machine_only)
+    b = load_run(store, run_b, breakdown=False, machine_only=machine_only)
     comparison = compare_data(a, b, n_boot=n_boot, seed=seed, confidence=confidence, min_drop=min_drop,
                               lang=check_lang(lang))
     comparison.pairwise = pairwise_between_runs(store.path, [a.run_id, b.run_id], n_boot=n_boot, seed=seed)

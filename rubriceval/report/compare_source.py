@@ -45,6 +45,7 @@ def compare_stored(a: "RunData", b: "RunData", *, n_boot: int, seed: int, confid
     if a.source.store.path != b.source.store.path:
         raise ValueError("compare reads both runs from one run store")
     conn = b.source.conn
+    official_a, official_b = a.source.official, b.source.official     # human decisions (store/official.py)
     summary_a = {s.scorer: s for s in a.summary.scorers}
     summary_b = {s.scorer: s for s in b.summary.scorers}
     comparison = Comparison(run_a=a.run_name, run_b=b.run_name, run_a_id=a.run_id, run_b_id=b.run_id,
@@ -83,6 +84,9 @@ def compare_stored(a: "RunData", b: "RunData", *, n_boot: int, seed: int, confid
                 "AND a.scorer = b.scorer WHERE b.run_id = ? AND b.scorer = ? ORDER BY db.position",
                 (a.run_id, b.run_id, scorer), 5000):
             for sid, score_a, score_b, in_a in rows:
+                if official_a or official_b:
+                    score_a = official_a.score(sid, scorer, score_a) if in_a else None
+                    score_b = official_b.score(sid, scorer, score_b)
                 if score_b is None:
                     if not in_a or score_a is not None:
                         comparison.new_unscored_total += 1
@@ -133,7 +137,9 @@ def compare_stored(a: "RunData", b: "RunData", *, n_boot: int, seed: int, confid
             turn_a, turn_b = first_failing_turn(va), first_failing_turn(vb)
             changes.append(SampleChange(
                 sample_id=sid, scorer=scorer, question=(sample_b or sample_a).question if (sample_b or sample_a)
-                else "", score_a=va.score, score_b=vb.score, delta=vb.score - va.score,  # type: ignore[operator]
+                else "", score_a=official_a.score(sid, scorer, va.score),
+                score_b=official_b.score(sid, scorer, vb.score),
+                delta=official_b.score(sid, scorer, vb.score) - official_a.score(sid, scorer, va.score),  # type: ignore[operator]
                 answer_a=_preview(answer_at(sample_a, turn_a)) if sample_a else "",
                 answer_b=_preview(answer_at(sample_b, turn_b)) if sample_b else "",
                 feedback_a=_preview(va.feedback), feedback_b=_preview(vb.feedback),

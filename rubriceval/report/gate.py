@@ -129,8 +129,9 @@ def evaluate_data(data: RunData, config: GateConfig, *, baseline: RunData | None
 
 
 def evaluate_gate(store: Any, run: str, config: GateConfig | Sequence[str], *, baseline: str | None = None,
-                  agreement: AgreementSource = None) -> GateResult:
-    """Evaluate a gate (a GateConfig, or check strings) on a stored run. Raises GateUsageError on a bad gate."""
+                  agreement: AgreementSource = None, machine_only: bool = False) -> GateResult:
+    """Evaluate a gate (a GateConfig, or check strings) on a stored run, on official scores (machine_only: the
+    judge's). Raises GateUsageError on a bad gate."""
     if not isinstance(config, GateConfig):
         config = gate_config(config)
     pairwise = [c for c in config.checks if c.source == "pairwise"]
@@ -141,9 +142,10 @@ def evaluate_gate(store: Any, run: str, config: GateConfig | Sequence[str], *, b
     result = None
     if run_checks or not (pairwise or segmented or trend):
         thresholds = config.metric_thresholds or None
-        data = load_run(store, run, thresholds, breakdown=False)
+        data = load_run(store, run, thresholds, breakdown=False, machine_only=machine_only)
         baseline_name = baseline or config.baseline
-        base = load_run(store, baseline_name, thresholds, breakdown=False) if baseline_name else None
+        base = load_run(store, baseline_name, thresholds, breakdown=False,
+                        machine_only=machine_only) if baseline_name else None
         result = evaluate_data(data, config.model_copy(update={"checks": run_checks}), baseline=base,
                                agreement=agreement)
     if pairwise:
@@ -226,7 +228,8 @@ def _data_language(store: Any, run_id: str) -> Lang:
 def run_gate(store: Any, run: str, checks: Sequence[str] = (), *, config_path: str | Path | None = None,
              baseline: str | None = None, junit_path: str | Path | None = None,
              refuse_untrusted: bool | None = None, agreement: AgreementSource = None, lang: str | None = None,
-             out: Callable[[str], Any] | None = None, zones: tuple[str, str] | None = None) -> int:
+             out: Callable[[str], Any] | None = None, zones: tuple[str, str] | None = None,
+             machine_only: bool = False) -> int:
     """What `rubriceval gate` does: evaluate, print, write JUnit XML, and return the exit code (0/1/2).
     zones: (--tz, --naive-tz) of "… by week" checks, when not UTC."""
     write = out or (lambda text: print(text, end=""))
@@ -236,7 +239,7 @@ def run_gate(store: Any, run: str, checks: Sequence[str] = (), *, config_path: s
             config.tz, config.naive_tz = zones
         if config.refuse_untrusted and agreement is None:
             agreement = trust_from_store(store, run)
-        result = evaluate_gate(store, run, config, agreement=agreement)
+        result = evaluate_gate(store, run, config, agreement=agreement, machine_only=machine_only)
     except RubricEvalError as exc:
         message = f"gate usage error: {exc.format()}\n"
         if out is None:

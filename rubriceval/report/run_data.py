@@ -61,8 +61,10 @@ class RunData:
 
 
 def load_run(store: Any, run: str, metric_thresholds: Mapping[str, float] | None = None, *,
-             breakdown: bool = True) -> RunData:
+             breakdown: bool = True, machine_only: bool = False) -> RunData:
     """A stored run and its summary, computed in SQL (report/source.py). breakdown=False: without the per tag/intent
-    groups (compare and gate do not read them; at 100,000 rows they are a third of the summary's time)."""
-    source = RunSource(store, run)
+    groups (compare and gate do not read them; at 100,000 rows they are a third of the summary's time).
+    Scores are official (the latest human decision, else the judge's: store/official.py); machine_only=True: the
+    judge's alone."""
+    source = RunSource(store, run, machine_only=machine_only)
     return RunData(source, source.summary(metric_thresholds, breakdown=breakdown))

@@ -16,11 +16,13 @@ from rubriceval.data.sample import Sample, text_language
 from rubriceval.i18n import Lang
 from rubriceval.report.aggregate import (assemble_summary, breakdown_keys, group_stats, scorer_summary,
                                          with_unstored_scorers)
+from rubriceval.report.official_figures import HumanTally, with_machine_figures
 from rubriceval.report.run_sql import FROM_RUN
 from rubriceval.report.summary_models import ScorerSummary, Summary
 from rubriceval.safety.manipulation_policy import DETAILS_KEY as MANIPULATION_KEY
 from rubriceval.scoring.panel_votes import DETAILS_KEY as PANEL_KEY
 from rubriceval.store.db import Database
+from rubriceval.store.official import OfficialScores
 from rubriceval.store.runs import RunInfo, row_to_verdict
 from rubriceval.scoring.verdict import Usage, Verdict
 
@@ -56,7 +58,9 @@ class _Counts(NamedTuple):
 
 
 class RunSource:
-    def __init__(self, store: Any, run: str):
+    """machine_only=False: scores are official (the latest human decision, else the judge's); True: the judge's."""
+
+    def __init__(self, store: Any, run: str, *, machine_only: bool = False):
         self.store = store
         self.info: RunInfo = store.run_info(run)
         self.run_id = self.info.run_id
@@ -66,6 +70,8 @@ class RunSource:
         # A read-only connection of its own: a report reads while nothing it holds is written.
         self.conn = Database(store.path, read_only=True)
         self.sql = self.conn.sql
+        self.machine_only = machine_only
+        self.official = OfficialScores.load(self.conn, self.run_id, machine_only=machine_only)
 
     def close(self) -> None:
         self.conn.close()
@@ -110,14 +116,16 @@ class RunSource:
             f"{FROM_RUN} GROUP BY v.scorer ORDER BY first, MIN(v.kind) DESC, v.scorer", (ZERO_USAGE, self.run_id)).fetchall()
         counts = {r["scorer"]: _Counts(r["n"], r["flagged"], r["unscored"], r["spent"], r["panel"]) for r in seen}
         scorer_rows, notes = with_unstored_scorers(self.scorers, ((r[0], r[1], r[2]) for r in seen))
-        scores, groups = self._scores(breakdown)
+        scores, groups, tallies = self._scores(breakdown)
         summaries = {row["scorer"]: self._scorer(row, metric_thresholds, counts.get(row["scorer"], _Counts()),
-                                                 scores.get(row["scorer"], array("d")))
+                                                 scores.get(row["scorer"], array("d")), tallies.get(row["scorer"]))
                      for row in scorer_rows}
         spent = any(c.spent for c in counts.values())
+        rescued = sum(len(t.rescued) for t in tallies.values())       # unscored by the judge, scored by a person
         summary = assemble_summary(summaries, notes, n_samples=self.n_samples, n_verdicts=sum(r["n"] for r in seen),
-                                   n_unscored=sum(r["unscored"] for r in seen),
+                                   n_unscored=sum(r["unscored"] for r in seen) - rescued,
                                    usage=self._usage() if spent else Usage())
+        with_machine_figures(summary, tallies, machine_only=self.machine_only)
         if breakdown:
             summary.breakdown = group_stats({key: (n, n, values) for key, (n, values) in groups.items()}, summaries)
         else:
@@ -125,11 +133,12 @@ class RunSource:
         return summary
 
     def _scorer(self, row: Mapping[str, Any], metric_thresholds: Mapping[str, float] | None,
-                counts: _Counts, scores: array) -> ScorerSummary:
+                counts: _Counts, scores: array, tally: HumanTally | None = None) -> ScorerSummary:
         name = row["scorer"]
+        rescued = tally.rescued if tally is not None else set()
         unscored = [(r[0], r[1], r[2]) for r in self._rows(
             f"SELECT v.unscored_kind, v.sample_id, v.unscored_reason {FROM_RUN} AND v.scorer = ? AND v.score IS NULL "
-            "ORDER BY d.position", (name,))] if counts.unscored else []
+            "ORDER BY d.position", (name,)) if r[1] not in rescued] if counts.unscored else []
         panel_rows = [row_to_verdict(r) for r in self._rows(
             f"SELECT v.* {FROM_RUN} AND v.scorer = ? AND instr(v.details_json, ?) > 0 "
             f"AND {self.sql.json_kind('v.details_json', '$.' + PANEL_KEY)} = 'object' ORDER BY d.position",
@@ -147,15 +156,31 @@ class RunSource:
                 total = total + Usage.model_validate_json(r[0])
         return total
 
-    def _scores(self, breakdown: bool) -> tuple[dict[str, array], dict[tuple[str, str, str], list[Any]]]:
-        """Every scorer's scored values in verdict order and, with `breakdown`, each (dimension, value, scorer)
-        group's row count and scored values: one ordered pass over the run for both (each scorer's scores read by a
-        query of their own, and the groups by another pass, cost twice the time)."""
+    def _scores(self, breakdown: bool) -> tuple[dict[str, array], dict[tuple[str, str, str], list[Any]],
+                                                dict[str, HumanTally]]:
+        """Every scorer's official scored values in verdict order and, with `breakdown`, each (dimension, value,
+        scorer) group's row count and scored values: one ordered pass over the run for both (each scorer's scores
+        read by a query of their own, and the groups by another pass, cost twice the time). With human decisions,
+        also each scorer's tally of them and the judge's own values (sample ids are read only then)."""
         scores: dict[str, array] = {}
         groups: dict[tuple[str, str, str], list[Any]] = {}
-        for chunk in self._in_order("d.position, v.scorer, v.score"):
+        tallies: dict[str, HumanTally] = {}
+        official = self.official
+        for chunk in self._in_order("d.position, v.scorer, v.score" + (", v.sample_id" if official else "")):
             keys = self._group_keys(chunk[0][0], chunk[-1][0]) if breakdown else {}
-            for position, scorer, score in chunk:
+            for position, scorer, score, *sample_id in chunk:
+                if official:
+                    tally = tallies.get(scorer)
+                    if tally is None:
+                        tally = tallies[scorer] = HumanTally()
+                    if score is not None:
+                        tally.machine.append(score)
+                    decision = official.decision(sample_id[0], scorer)
+                    if decision is not None:
+                        tally.n_human += 1
+                        if score is None:
+                            tally.rescued.add(sample_id[0])
+                        score = decision.score
                 if score is not None:
                     values = scores.get(scorer)
                     if values is None:
@@ -168,7 +193,7 @@ class RunSource:
                     group[0] += 1
                     if score is not None:
                         group[1].append(score)
-        return scores, groups
+        return scores, groups, tallies
 
     def _group_keys(self, first: int, last: int) -> dict[int, list[tuple[str, str]]]:
         """position → the breakdown groups of the sample there, for the samples at positions first … last (read

@@ -62,6 +62,12 @@ class ScorerSummary(BaseModel):
     histogram: list[int] | None = None           # metrics: counts in [0,.2) [.2,.4) [.4,.6) [.6,.8) [.8,1]
     usage: Usage = Field(default_factory=Usage)
     panel: PanelAgreement | None = None          # rubrics judged by a judge panel: inter-judge agreement
+    # Official scores (rubriceval/store/official.py): the figures above are the official ones; of the rows, n_human
+    # are human decisions, and the machine's (the judge's) figures are kept beside them when any is.
+    n_human: int = 0
+    machine_n_scored: int | None = None
+    machine_mean: float | None = None
+    machine_pass_rate: float | None = None
     notes: list[str] = Field(default_factory=list)
 
     @property
@@ -93,6 +99,9 @@ class Summary(BaseModel):
     n_verdicts: int = 0
     n_unscored: int = 0
     usage: Usage = Field(default_factory=Usage)
+    machine_only: bool = False                  # True: the judge's scores, human decisions left out (--machine-only)
+    n_human_decided: int = 0                    # verdicts whose official score is a human decision
+    machine_business_score: float | None = None  # the business score from the judge's scores, when they differ
     notes: list[str] = Field(default_factory=list)
 
     @property
@@ -127,6 +136,7 @@ class Summary(BaseModel):
                 "n_suspected_manipulation": s.n_suspected_manipulation,
                 "mean": s.mean, "median": s.median, "std": s.std, "min": s.min, "max": s.max,
                 "threshold": s.threshold, "pass_rate": s.pass_rate, "weight": s.weight,
+                "n_human": s.n_human, "machine_mean": s.machine_mean, "machine_pass_rate": s.machine_pass_rate,
                 "unscored_by_kind": {g.kind: g.count for g in s.unscored},
                 **({f"n_{level}": (s.distribution or {}).get(level) for level in RUBRIC_LEVELS}
                    if s.distribution is not None else {f"n_{level}": None for level in RUBRIC_LEVELS}),

@@ -155,6 +155,20 @@ def official_frame(conn: Database, run_id: str, *, machine_only: bool = False) -
                                        "decided_by", "decider", "decided_at", "decision_reason"], dtype=object)
 
 
+def official_scores(store: Any, run: str = "latest", *, machine_only: bool = False) -> pd.DataFrame:
+    """The Python API: `official_frame` of a stored run, from a store path/URL or a RunStore."""
+    from rubriceval.store.runs import RunStore
+
+    runs = store if isinstance(store, RunStore) else RunStore(store)
+    conn = Database(runs.path, read_only=True)
+    try:
+        return official_frame(conn, runs.resolve(run), machine_only=machine_only)
+    finally:
+        conn.close()
+        if runs is not store:
+            runs.close()
+
+
 # -- a deduction removed: the score recomputed ----------------------------------------------------------------------
 Recompute = Callable[[Mapping[str, Any], Mapping[str, Any], Sequence[str]], float | None]
 _RECOMPUTE: dict[str, Recompute] = {}

@@ -1,0 +1,50 @@
+"""The official figures of a summary beside the machine's: how many rows of each scorer are human decisions
+(rubriceval/store/official.py) and what the judge's own scores came to, so every report, compare and gate can say
+"mean 4.2 (3 human-decided; machine 3.9)"."""
+from __future__ import annotations
+
+from array import array
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from rubriceval.report.aggregate import business_score, describe
+from rubriceval.report.summary_models import ScorerSummary, Summary
+
+
+@dataclass
+class HumanTally:
+    """One scorer's rows during the summary's pass: how many a human decided, which of them the judge had left
+    unscored (sample ids), and the judge's scored values (all rows, in verdict order)."""
+
+    n_human: int = 0
+    rescued: set[str] = field(default_factory=set)
+    machine: array = field(default_factory=lambda: array("d"))
+
+
+def with_machine_figures(summary: Summary, tallies: Mapping[str, HumanTally], *, machine_only: bool) -> Summary:
+    """Set n_human and the machine's figures on each scorer a human decided rows of, and on the run."""
+    summary.machine_only = machine_only
+    if machine_only:
+        summary.notes.append("machine-only: the judge's scores, human decisions left out")
+        return summary
+    for scorer in summary.scorers:
+        tally = tallies.get(scorer.scorer)
+        if tally is None or not tally.n_human:
+            continue
+        machine = describe(tally.machine, scorer.threshold)
+        scorer.n_human = tally.n_human
+        scorer.machine_n_scored, scorer.machine_mean, scorer.machine_pass_rate = (machine.n_scored, machine.mean,
+                                                                                   machine.pass_rate)
+    summary.n_human_decided = sum(s.n_human for s in summary.scorers)
+    if summary.n_human_decided:
+        as_machine = [s.model_copy(update={"mean": s.machine_mean}) if s.n_human else s for s in summary.rubrics]
+        summary.machine_business_score = business_score(as_machine)[0]
+    return summary
+
+
+def official_note(s: ScorerSummary, digits: int = 2) -> str:
+    """'3 human-decided; machine 3.90' for a scorer with human decisions, else ''."""
+    if not s.n_human:
+        return ""
+    machine = "undefined" if s.machine_mean is None else f"{s.machine_mean:.{digits}f}"
+    return f"{s.n_human} human-decided; machine {machine}"

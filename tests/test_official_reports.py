@@ -1,0 +1,87 @@
+"""Reports, compare, gate and the Python API read official scores (store/official.py): a human decision replaces the
+judge's score in every figure, each figure says how many rows are human-decided with the machine's figure beside it,
+and --machine-only gives the judge's view. SQLite and PostgreSQL."""
+from __future__ import annotations
+
+import pytest
+
+from rubriceval.cli import main
+from rubriceval.report.compare import compare_runs
+from rubriceval.report.gate import evaluate_gate
+from rubriceval.report.official_figures import official_note
+from rubriceval.report.run_data import load_run
+from rubriceval.scoring.verdict import Verdict
+from rubriceval.store.appeals import Appeals
+from rubriceval.store.official import official_scores
+from rubriceval.store.runs import RunStore
+from rubriceval.store.team import TeamStore
+from rubriceval.testing.appeal_store import CHECK, RUBRIC, build_appeal_store
+
+
+def _override(team: TeamStore, run_id: str, sample: str, score: int) -> None:
+    assert team.audit.save_response(run_id, sample, RUBRIC, expert="qa_zhang", score=score, reason="复核",
+                                    expected=team.audit.versions(run_id, sample, RUBRIC)).ok
+
+
+@pytest.fixture()
+def decided(store_target):
+    """Machine scores of soothing: c000 2 (capped), c004 2 (capped), c008 unscored; others 4 or 5. A person
+    overrides c004 to 5 and scores the unscored c008 as 3; agent_wang's appeal on c000's deduction is accepted."""
+    run_id = build_appeal_store(store_target, n=9)
+    store = RunStore(store_target)
+    store.delete_verdicts(run_id, [("c008", RUBRIC)])
+    store.save_verdicts(run_id, [(Verdict.unscored("c008", RUBRIC, "timeout", "slow judge"), "")])
+    with TeamStore(store_target) as team:
+        _override(team, run_id, "c004", 5)
+        _override(team, run_id, "c008", 3)
+        appeals = Appeals(team)
+        a = appeals.submit(run_id, "c000", RUBRIC, agent="agent_wang", role="agent", reason="知识库允许包邮",
+                           item=CHECK)
+        assert appeals.decide(a.appeal_id, reviewer="qa_zhao", role="expert", outcome="accepted", reason="属实",
+                              expected_version=a.version).ok
+    yield store, run_id
+    store.close()
+
+
+def test_summary_is_official_with_the_machine_beside(decided):
+    store, run_id = decided
+    machine = [2, 4, 4, 5, 2, 4, 5, 4]                   # c000…c007 as judged; c008 unscored
+    official = [5, 4, 4, 5, 5, 4, 5, 4, 3]               # c000 appeal (5), c004 override (5), c008 scored (3)
+    s = load_run(store, run_id).summary.get(RUBRIC)
+    assert s.mean == pytest.approx(sum(official) / 9) and s.n_scored == 9 and s.n_unscored == 0
+    assert s.n_human == 3
+    assert s.machine_mean == pytest.approx(sum(machine) / 8) and s.machine_n_scored == 8
+    assert s.pass_rate == pytest.approx(8 / 9) and s.machine_pass_rate == pytest.approx(6 / 8)
+    assert official_note(s) == f"3 human-decided; machine {sum(machine) / 8:.2f}"
+    data = load_run(store, run_id)
+    assert data.summary.n_human_decided == 3 and data.summary.n_unscored == 0
+    assert data.summary.machine_business_score == pytest.approx(sum(machine) / 8)
+    assert data.summary.get("rouge_l").n_human == 0
+    judge = load_run(store, run_id, machine_only=True).summary
+    assert judge.get(RUBRIC).mean == pytest.approx(sum(machine) / 8) and judge.get(RUBRIC).n_unscored == 1
+    assert judge.machine_only and judge.n_human_decided == 0
+
+
+def test_gate_and_compare_read_official_scores(decided):
+    store, run_id = decided
+    assert evaluate_gate(store, run_id, ["soothing mean>=4.2"]).passed
+    assert not evaluate_gate(store, run_id, ["soothing mean>=4.2"], machine_only=True).passed
+    rerun = build_appeal_store(store.path, n=9, name="qa-week-rerun")      # the same machine scores, no decisions
+    store.delete_verdicts(rerun, [("c008", RUBRIC)])
+    store.save_verdicts(rerun, [(Verdict.unscored("c008", RUBRIC, "timeout", "slow judge"), "")])
+    delta = next(d for d in compare_runs(store, rerun, run_id, n_boot=50).deltas if d.scorer == RUBRIC)
+    assert delta.n_paired == 8 and delta.delta == pytest.approx(6 / 8) and delta.n_only_b == 1
+    judge = next(d for d in compare_runs(store, rerun, run_id, n_boot=50, machine_only=True).deltas
+                 if d.scorer == RUBRIC)
+    assert judge.delta == 0 and judge.n_only_b == 0
+
+
+def test_cli_machine_only_and_python_api(decided, tmp_path, capsys):
+    store, run_id = decided
+    args = ["gate", run_id, "--store", str(store.path), "--check", "soothing mean>=4.2"]
+    assert main(args) == 0
+    assert main(args + ["--machine-only"]) == 1
+    frame = official_scores(store.path, run_id)
+    row = frame[(frame.sample_id == "c000") & (frame.scorer == RUBRIC)].iloc[0]
+    assert (row.machine_score, row.official_score, row.decided_by) == (2.0, 5.0, "appeal")
+    assert int(frame.human_decided.sum()) == 3
