@@ -45,6 +45,9 @@ class MetricOptions(BaseModel):
     # Agent metrics (tool_call_accuracy, topic_adherence): argument comparison, call order, topic score.
     agent: AgentOptions = Field(default_factory=AgentOptions)
 
+    # Pass thresholds per metric name (standard_metrics/thresholds.py has the defaults): a verdict's `passed`.
+    thresholds: dict[str, float] = Field(default_factory=dict)
+
     @model_validator(mode="after")
     def _weights_not_both_zero(self) -> "MetricOptions":
         if self.semantic_weight + self.factual_weight <= 0:

@@ -16,17 +16,9 @@ from rubriceval.report.summary_models import (RUBRIC_LEVELS, GroupStats, ScorerS
 from rubriceval.safety.manipulation_policy import is_flagged
 from rubriceval.trust.panel_agreement import panel_agreement
 from rubriceval.scoring.verdict import Usage, Verdict
+from standard_metrics.thresholds import (DEFAULT_METRIC_THRESHOLDS, FALLBACK_METRIC_THRESHOLD,  # noqa: F401
+                                        metric_threshold)
 
-# Metric pass thresholds used when neither the caller nor the metric's stored definition sets one. They are common
-# starting points for RAG systems, not truths: override them per project with `metric_thresholds`.
-DEFAULT_METRIC_THRESHOLDS: dict[str, float] = {
-    "faithfulness": 0.8,
-    "answer_correctness": 0.7,
-    "answer_relevancy": 0.7,
-    "context_precision": 0.7,
-    "context_recall": 0.7,
-}
-FALLBACK_METRIC_THRESHOLD = 0.5   # any other 0–1 metric: "more right than wrong"
 MAX_EXAMPLE_REASONS = 3
 
 
@@ -58,16 +50,6 @@ def _finite(value: float) -> float:
     if not math.isfinite(value):
         raise ValueError(f"non-finite aggregate {value}")
     return value
-
-
-def metric_threshold(metric: str, definition: Mapping[str, Any],
-                     overrides: Mapping[str, float] | None) -> tuple[float, str]:
-    """A metric's pass threshold and where it came from: caller config > stored definition > defaults."""
-    if overrides and metric in overrides:
-        return float(overrides[metric]), "config"
-    if definition.get("threshold") is not None:
-        return float(definition["threshold"]), "definition"
-    return DEFAULT_METRIC_THRESHOLDS.get(metric, FALLBACK_METRIC_THRESHOLD), "default"
 
 
 def _unscored_groups(rows: Iterable[tuple[str | None, str, str | None]]) -> list[UnscoredGroup]:
