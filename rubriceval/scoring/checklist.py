@@ -180,7 +180,7 @@ def level_for(item: ChecklistItem, p_yes: dict[str, float], mode: str) -> tuple[
 _RUNNING: "weakref.WeakKeyDictionary[Any, asyncio.Semaphore]" = weakref.WeakKeyDictionary()
 
 
-def _checklist_slots(judge) -> asyncio.Semaphore:
+def checklist_slots(judge) -> asyncio.Semaphore:
     """At most `concurrency` checklists in flight per judge. Without this bound, many samples' questions
     interleave in the client's queue and every call lands on a server slot that last saw another sample, so the
     shared prefix is processed again each time."""
@@ -192,17 +192,20 @@ def _checklist_slots(judge) -> asyncio.Semaphore:
 async def judge_checklist(rubric: Rubric, item: ChecklistItem, sample: Sample, judge, *,
                           template_dir: str | None = None) -> ChecklistResult:
     """Ask every question (one after the other: the prefix cache is warm for the next) and apply the rule."""
-    async with _checklist_slots(judge):
+    async with checklist_slots(judge):
         return await _ask_all(rubric, item, sample, judge, template_dir)
 
 
-async def _ask_all(rubric: Rubric, item: ChecklistItem, sample: Sample, judge, template_dir: str | None
-                   ) -> ChecklistResult:
+async def ask_questions(rubric: Rubric, item: ChecklistItem, questions: list[ChecklistQuestion], sample: Sample,
+                        judge, template_dir: str | None = None) -> tuple[list[QuestionAnswer], Usage]:
+    """Ask these questions of the item one after the other (the prefix cache is warm for the next): every
+    question's answer (or why it has none) and what the calls cost. Scorecards (rubriceval/scorecard/) ask theirs
+    through this too, inside `checklist_slots`."""
     lang = rubric.language
     reask = TemplateReask(template=environment(template_dir).get_template(f"{lang}/checklist_reask.j2"))
     answers: list[QuestionAnswer] = []
     usage = Usage()
-    for question in item.questions:
+    for question in questions:
         prompt = compile_question(rubric, item, question, sample, template_dir=template_dir)
         request = JudgeRequest(messages=prompt.messages, json_schema=prompt.json_schema, schema_name=SCHEMA_NAME,
                                cache_tag=prompt.cache_tag, options=prompt.options)
@@ -215,6 +218,12 @@ async def _ask_all(rubric: Rubric, item: ChecklistItem, sample: Sample, judge, t
         else:
             answers.append(QuestionAnswer(question_id=question.id, unscored_kind=asked.unscored_kind,
                                           reason=asked.reason))
+    return answers, usage
+
+
+async def _ask_all(rubric: Rubric, item: ChecklistItem, sample: Sample, judge, template_dir: str | None
+                   ) -> ChecklistResult:
+    answers, usage = await ask_questions(rubric, item, item.questions, sample, judge, template_dir)
     failed = [a for a in answers if a.p_yes is None]
     if failed:
         return ChecklistResult(answers=answers, usage=usage,
@@ -244,7 +253,7 @@ def checklist_feedback(item: ChecklistItem, result: ChecklistResult, lang: str) 
 
 async def checklist_outcome(rubric: Rubric, item: ChecklistItem, sample: Sample, judge):
     """The checklist as a rubric judge item's outcome (score = the level; details = every question's p(yes))."""
-    from rubriceval.scoring.rubric_scorer import ItemOutcome
+    from rubriceval.scoring.item_outcome import ItemOutcome
 
     result = await judge_checklist(rubric, item, sample, judge)
     details = {"judge_mode": rubric.judge_mode, "how": result.how,

@@ -1,0 +1,92 @@
+"""Scorecard YAML files → validated Scorecard objects, or errors naming file, line and field (the rubric loader's
+line map and labels: rubriceval/rubric/yaml_lines.py)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from rubriceval.common.errors import RubricError
+from rubriceval.rubric.yaml_lines import field_label, line_for, load_yaml_with_lines
+from rubriceval.scorecard.schema import Scorecard
+
+_HINTS = {
+    "extra_forbidden": "unknown field; a scorecard has id, name, base, dimensions, items (see docs/scorecards.md)",
+    "missing": "this field is required",
+    "int_type": "points are whole numbers: -3 for a deduction, 2 for a bonus",
+    "int_from_float": "points are whole numbers: -3 for a deduction, 2 for a bonus",
+}
+
+
+class ScorecardError(RubricError):
+    """A scorecard file (or sheet) is invalid."""
+
+
+def _located(data: Any, lines: dict, path: Path, loc: tuple, message: str, hint: str | None = None) -> ScorecardError:
+    return ScorecardError(message, file=str(path), line=line_for(lines, loc), field=field_label(loc, data), hint=hint)
+
+
+def _precheck(data: dict, lines: dict, path: Path) -> None:
+    """Errors the schema could only blame on the whole file, at the line of the field: repeated item ids and
+    dimensions, and an item naming a dimension the scorecard does not list."""
+    dims = data.get("dimensions") if isinstance(data.get("dimensions"), list) else []
+    known = [d.get("id") for d in dims if isinstance(d, dict)]
+    items = data.get("items") if isinstance(data.get("items"), list) else []
+    first: dict[str, int] = {}
+    for index, entry in enumerate(items):
+        if not isinstance(entry, dict):
+            continue
+        ident = entry.get("id")
+        if isinstance(ident, str) and ident in first:
+            raise _located(data, lines, path, ("items", index, "id"), f"duplicate item id '{ident}' (item "
+                           f"{first[ident] + 1} has it too)", "each item needs its own id")
+        if isinstance(ident, str):
+            first[ident] = index
+        dim = entry.get("dimension")
+        if isinstance(dim, str) and known and dim not in known:
+            raise _located(data, lines, path, ("items", index, "dimension"), f"unknown dimension '{dim}'",
+                           f"dimensions of this scorecard: {', '.join(map(str, known))}")
+
+
+def scorecard_from_data(data: Any, path: Path, lines: dict) -> Scorecard:
+    if not isinstance(data, dict):
+        raise ScorecardError("a scorecard file must be a YAML mapping (id:, name:, dimensions:, items: …)",
+                             file=str(path), line=1)
+    _precheck(data, lines, path)
+    try:
+        card = Scorecard.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(err["loc"])
+        raise _located(data, lines, path, loc, err["msg"].removeprefix("Value error, "),
+                       _HINTS.get(err["type"])) from None
+    card.source_file = str(path)
+    return card
+
+
+def load_scorecard(path: str | Path) -> Scorecard:
+    path = Path(path)
+    data, lines = load_yaml_with_lines(path)
+    return scorecard_from_data(data, path, lines)
+
+
+def load_scorecards(path: str | Path, only: list[str] | None = None) -> list[Scorecard]:
+    """Every scorecard under a directory (or one file); ids must be unique."""
+    path = Path(path)
+    if not path.exists():
+        raise ScorecardError("scorecard path not found", file=str(path))
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml"))
+    if not files:
+        raise ScorecardError("no scorecard files (*.yaml) found", file=str(path))
+    cards: list[Scorecard] = []
+    seen: dict[str, str] = {}
+    for file in files:
+        card = load_scorecard(file)
+        if card.id in seen:
+            raise ScorecardError(f"scorecard id '{card.id}' is also used by {seen[card.id]}", file=str(file),
+                                 field="id")
+        seen[card.id] = str(file)
+        if only is None or card.id in only:
+            cards.append(card)
+    return cards

@@ -1,0 +1,245 @@
+"""The scorecard schema (质检评分表): a base (100), dimensions, and items that each carry a predicate and points.
+
+An item is a predicate plus its points:
+
+* predicate — exactly one of `check:` (any deterministic check kind of rubriceval/checks/, single-turn, per-turn
+  with `turns: assistant`, or cross-turn), `question:` (a yes/no question to the judge, asked the checklist way),
+  or `rubric:` (a rubric of the same run, hit when its score is below `min_score`);
+* points — an exact integer: negative is a deduction (扣分 −3), positive a bonus (+2); `per: occurrence` counts
+  every failing turn of a per-turn check (capped by `cap`); `fatal: true` (一票否决) makes the total 0.
+
+When the item is "hit": a check that fails, a rubric below its minimum, a question answered `hit_on` (default: `no`
+for deductions and fatal items — the question asks whether the standard was met —, `yes` for bonuses). A bonus item
+with a check is hit when the check passes. `applies_when` decides N/A: every condition given must hold.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any, Literal
+
+from pydantic import Field, PrivateAttr, StrictInt, TypeAdapter, ValidationError, field_validator, model_validator
+
+from rubriceval.rubric.items import CONVERSATION_CHECKS, Item, SampleField
+from rubriceval.rubric.strict import StrictModel, edit_count
+
+ItemId = Field(pattern=r"^[A-Za-z0-9_\-\u4e00-\u9fff]+$")
+_CHECKS = TypeAdapter(Item)
+
+
+def _regex(value: str | None) -> str | None:
+    if value is not None:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"invalid regex {value!r}: {exc}") from None
+    return value
+
+
+class Dimension(StrictModel):
+    """A group of items (服务规范, 业务准确 …). A dimension may lose at most `max_deduction` points and gain at most
+    `max_bonus`; a clamped subtotal is shown as clamped."""
+
+    id: str = ItemId
+    name: str = ""
+    max_deduction: StrictInt | None = Field(default=None, gt=0)
+    max_bonus: StrictInt | None = Field(default=None, gt=0)
+
+    @property
+    def label(self) -> str:
+        return self.name or self.id
+
+
+class AppliesWhen(StrictModel):
+    """When an item applies; otherwise it is N/A (left out of its hit rate, never a pass). Every condition given must
+    hold: tags (any of them), intents (any), a regex on any turn (or the question/answer of a single-turn sample),
+    metadata values (equal, or one of a list), retrieved contexts present or not, and a yes/no question to the judge (asked only when the rest hold)."""
+
+    tags: list[str] = Field(default_factory=list)
+    intents: list[str] = Field(default_factory=list)
+    pattern: str | None = None
+    roles: list[Literal["user", "assistant"]] = Field(default_factory=lambda: ["user", "assistant"], min_length=1)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    has_contexts: bool | None = None      # true: only where retrieved contexts (a knowledge base) were shown
+    question: str | None = Field(default=None, min_length=1)
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        return _regex(value)
+
+    @model_validator(mode="after")
+    def _something(self) -> "AppliesWhen":
+        if not (self.tags or self.intents or self.pattern or self.metadata or self.question
+                or self.has_contexts is not None):
+            raise ValueError("applies_when needs a condition: tags, intents, pattern, metadata, has_contexts or "
+                             "question")
+        return self
+
+
+class RubricRef(StrictModel):
+    """A rubric of the same run as the predicate: hit when its score is below min_score (N/A when it does not apply)."""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9_\-]+$")
+    min_score: StrictInt = Field(default=4, ge=2, le=5)
+
+
+class ScorecardItem(StrictModel):
+    id: str = ItemId
+    name: str = ""
+    dimension: str
+    description: str = ""
+    points: StrictInt | None = None
+    per: Literal["conversation", "occurrence"] = "conversation"
+    cap: StrictInt | None = Field(default=None, gt=0)      # per occurrence: at most this many points from the item
+    fatal: bool = False
+    check: dict[str, Any] | None = None
+    question: str | None = Field(default=None, min_length=1)
+    hit_on: Literal["yes", "no"] | None = None
+    rubric: RubricRef | None = None
+    applies_when: AppliesWhen | None = None
+    review: bool = False        # written by `scorecard import` from a rule text: a person should check it
+    _check: Any = PrivateAttr(default=None)
+
+    @field_validator("check")
+    @classmethod
+    def _known_check(cls, value: dict[str, Any] | None, info) -> dict[str, Any] | None:
+        if value is None:
+            return None
+        if not isinstance(value.get("type"), str):
+            raise ValueError("a check needs a type: must_mention, must_not_mention, regex, required_link, "
+                             "steps_in_order, max_length, before, max_count, escalate_after or final_turn")
+        if value["type"] in ("judge", "checklist"):
+            raise ValueError(f"'{value['type']}' is not a check; write the item as question: (a yes/no question) or "
+                             "rubric: (a rubric with min_score)")
+        try:
+            _CHECKS.validate_python({"id": info.data.get("id") or "item", **value})
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            loc = ".".join(str(p) for p in error["loc"][1:])
+            raise ValueError(f"check{'.' + loc if loc else ''}: {error['msg'].removeprefix('Value error, ')}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _predicate_and_points(self) -> "ScorecardItem":
+        given = [name for name in ("check", "question", "rubric") if getattr(self, name) is not None]
+        if not given:
+            raise ValueError("an item needs a predicate: check: (a deterministic check), question: (a yes/no "
+                             "question to the judge) or rubric: (a rubric with min_score)")
+        if len(given) > 1:
+            raise ValueError(f"an item has one predicate; this one has {' and '.join(given)}")
+        if self.points is None and not self.fatal:
+            raise ValueError("an item needs points: a negative integer (deduction, e.g. -3) or a positive one (bonus)")
+        if self.points == 0:
+            raise ValueError("points 0 would never change the total; give a deduction (-N) or a bonus (+N)")
+        if self.fatal and self.points is not None and self.points > 0:
+            raise ValueError("a fatal item (一票否决) cannot be a bonus: its points must be negative or left out")
+        if self.hit_on is not None and self.question is None:
+            raise ValueError("hit_on belongs to question items")
+        if self.per == "occurrence" and not (self.check and self.check.get("turns")):
+            raise ValueError("per: occurrence counts failing turns: it needs a per-turn check (check with turns: "
+                             "assistant or user)")
+        if self.cap is not None and self.per != "occurrence":
+            raise ValueError("cap limits a per-occurrence item; an item counted once never exceeds its points")
+        return self
+
+    @property
+    def kind(self) -> Literal["check", "question", "rubric"]:
+        return "check" if self.check is not None else "question" if self.question is not None else "rubric"
+
+    @property
+    def check_item(self) -> Any:
+        """The check as the rubric machinery reads it (rubriceval/checks/), with this item's id."""
+        if self._check is None and self.check is not None:
+            self._check = _CHECKS.validate_python({"id": self.id, **self.check})
+        return self._check
+
+    @property
+    def is_bonus(self) -> bool:
+        return (self.points or 0) > 0
+
+    @property
+    def hit_answer(self) -> bool:
+        """The yes/no answer of a question item that counts as a hit."""
+        return (self.hit_on or ("yes" if self.is_bonus else "no")) == "yes"
+
+    @property
+    def label(self) -> str:
+        return self.name or self.id
+
+
+OnUnscored = Literal["unscored", "not_applicable", "hit"]
+
+
+class Scorecard(StrictModel):
+    id: str = Field(pattern=r"^[A-Za-z0-9_\-]+$")
+    name: str
+    version: int | str = 1
+    language: Literal["zh", "en"] = "zh"
+    description: str = ""
+    scope: Literal["conversation", "sample"] = "conversation"
+    base: StrictInt = Field(default=100, gt=0)
+    pass_total: StrictInt | None = Field(default=None, ge=0)      # a total at or above this passes (pass_rate)
+    judge_sees: list[SampleField] = Field(default_factory=lambda: ["question", "answer", "contexts"])
+    # An unscored item (judge error): the total is unscored (default), or the item counts as N/A, or as hit.
+    on_unscored: OnUnscored = "unscored"
+    dimensions: list[Dimension] = Field(min_length=1)
+    items: list[ScorecardItem] = Field(min_length=1)
+    source_file: str | None = Field(default=None, exclude=True)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Scorecard":
+        dims = [d.id for d in self.dimensions]
+        repeated = sorted({d for d in dims if dims.count(d) > 1})
+        if repeated:
+            raise ValueError(f"dimensions repeat: {repeated}")
+        if self.pass_total is not None and self.pass_total > self.base:
+            raise ValueError(f"pass_total {self.pass_total} is above the base {self.base}")
+        ids = [i.id for i in self.items]
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        if repeated:
+            raise ValueError(f"item ids repeat: {repeated}")
+        for item in self.items:
+            if item.dimension not in dims:
+                raise ValueError(f"item '{item.id}': unknown dimension '{item.dimension}' (dimensions: {dims})")
+            if self.scope == "sample" and item.check and (item.check.get("type") in CONVERSATION_CHECKS
+                                                          or item.check.get("turns")):
+                raise ValueError(f"item '{item.id}': this check reads a conversation's turns and the scorecard has "
+                                 "scope: sample")
+        return self
+
+    def dimension(self, dim_id: str) -> Dimension:
+        return next(d for d in self.dimensions if d.id == dim_id)
+
+    @property
+    def fatal_items(self) -> list[ScorecardItem]:
+        return [i for i in self.items if i.fatal]
+
+    def content_hash(self) -> str:
+        """Changes with anything that can change a total: points, predicates, fatal flags, N/A conditions, caps,
+        the base. Names, descriptions and the review mark are left out (they change no verdict)."""
+        key = (id(self), edit_count())
+        cached = self.__pydantic_private__.get("_hash")
+        if cached is None or cached[0] != key:
+            data = self.model_dump(mode="json", exclude={"name", "description", "version"})
+            for item in data["items"]:
+                for label in ("name", "description", "review"):
+                    item.pop(label, None)
+            for dim in data["dimensions"]:
+                dim.pop("name", None)
+            blob = json.dumps(data, ensure_ascii=False, sort_keys=True)
+            cached = (key, hashlib.sha256(blob.encode()).hexdigest()[:12])
+            self.__pydantic_private__["_hash"] = cached
+        return cached[1]
+
+    _hash: tuple | None = PrivateAttr(default=None)
+
+    @property
+    def version_tag(self) -> str:
+        return f"v{self.version}@{self.content_hash()}"
+
+    @property
+    def scorer(self) -> str:
+        """How runs, reports and gates name it: scorecard:<id>."""
+        return f"scorecard:{self.id}"

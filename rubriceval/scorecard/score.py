@@ -1,0 +1,153 @@
+"""Score one sample with one scorecard: every item's outcome, then the totals (arithmetic.scorecard_total).
+
+Order: the deterministic N/A conditions; the `applies_when` questions of the items still in; then each applicable
+item's predicate — checks run on the sample (per-turn checks turn by turn, counting failing turns), rubric items read
+the run's verdict of that rubric for this sample, question items are asked the checklist way (questions.py). Every
+judge call goes through `ask` (rubriceval/judge/ask.py): cached, counted, re-asked once when unreadable. The judge
+reads the sample masked when `judge.redact` is on; text that addresses the judge leaves question items unscored
+(an answer cannot talk its way to a full score)."""
+from __future__ import annotations
+
+from typing import Any
+
+from rubriceval.checks import CHECKS, run_check
+from rubriceval.checks.context_condition import conditioned
+from rubriceval.checks.turns import conversation_of, turn_sample
+from rubriceval.data.sample import Sample
+from rubriceval.safety.manipulation import scan_fields
+from rubriceval.safety.redaction import judge_view
+from rubriceval.scorecard.applicability import why_not_applicable
+from rubriceval.scorecard.arithmetic import scorecard_total
+from rubriceval.scorecard.questions import (applies_question, checklist_of, item_question, question_rubric)
+from rubriceval.scorecard.schema import Scorecard, ScorecardItem
+from rubriceval.scorecard.verdict import ItemOutcome, ScorecardVerdict
+from rubriceval.scoring.verdict import Evidence, Usage, Verdict
+
+
+def failing_turns(item: ScorecardItem, sample: Sample) -> list[tuple[int, Evidence]]:
+    """A per-turn check run on every turn of its role (as checks/per_turn.py does): the failing turns' evidence."""
+    check_item = item.check_item
+    conversation = conversation_of(sample)
+    check = conditioned(CHECKS[check_item.type])
+    found = []
+    for number, _ in conversation.numbered(check_item.turns):
+        evidence = check(check_item, turn_sample(conversation, number))
+        if evidence.passed is False:
+            found.append((number, evidence.model_copy(update={"turn": number})))
+    return found
+
+
+def check_outcome(item: ScorecardItem, sample: Sample) -> ItemOutcome:
+    evidence = run_check(item.check_item, sample)
+    if evidence.passed is None:
+        return ItemOutcome(item=item.id, status="unscored", evidence=[evidence],
+                           reason=evidence.detail or "the check reached no decision")
+    if item.is_bonus:
+        return ItemOutcome(item=item.id, status="hit" if evidence.passed else "clear",
+                           occurrences=int(evidence.passed), evidence=[evidence])
+    if evidence.passed:
+        return ItemOutcome(item=item.id, status="clear", evidence=[evidence])
+    if item.per == "occurrence":
+        turns = failing_turns(item, sample)
+        return ItemOutcome(item=item.id, status="hit", occurrences=max(1, len(turns)),
+                           evidence=[ev for _, ev in turns] or [evidence])
+    return ItemOutcome(item=item.id, status="hit", occurrences=1, evidence=[evidence])
+
+
+def rubric_outcome(item: ScorecardItem, verdicts: dict[str, Verdict]) -> ItemOutcome:
+    ref = item.rubric
+    verdict = verdicts.get(ref.id)
+    if verdict is None or verdict.unscored_kind == "not_applicable":
+        return ItemOutcome(item=item.id, status="not_applicable", reason=f"rubric '{ref.id}' does not apply")
+    if not verdict.scored:
+        return ItemOutcome(item=item.id, status="unscored", reason=f"rubric '{ref.id}': {verdict.unscored_reason}")
+    hit = verdict.score < ref.min_score
+    if item.is_bonus:
+        hit = not hit
+    evidence = Evidence(item=item.id, score=verdict.score, passed=not hit if not item.is_bonus else hit,
+                        detail=f"{ref.id} {verdict.score:g}/5 (min {ref.min_score}): {verdict.feedback[:400]}")
+    return ItemOutcome(item=item.id, status="hit" if hit else "clear", occurrences=int(hit), evidence=[evidence])
+
+
+def _addresses_judge(sample: Sample) -> list[Any]:
+    """Judge-directed text in what the bot said (its answer, or every assistant turn)."""
+    if sample.conversation is not None:
+        said = "\n".join(t.content for _, t in sample.conversation.numbered("assistant"))
+    else:
+        said = sample.answer
+    return scan_fields({"answer": said or ""})
+
+
+async def _ask(card: Scorecard, questions: list, sample: Sample, judge) -> tuple[dict[str, Any], Usage]:
+    from rubriceval.scoring.checklist import ask_questions, checklist_slots
+
+    if not questions:
+        return {}, Usage()
+    async with checklist_slots(judge):
+        answers, usage = await ask_questions(question_rubric(card), checklist_of(card), questions, sample, judge)
+    return {a.question_id: a for a in answers}, usage
+
+
+def _question_evidence(item: ScorecardItem, answer: Any) -> Evidence:
+    said = "yes" if answer.label else "no"
+    return Evidence(item=item.id, passed=(answer.label == item.hit_answer) if item.is_bonus else
+                    answer.label != item.hit_answer,
+                    detail=f"{item.question} → {said} (p(yes)={answer.p_yes:.2f})")
+
+
+async def score_scorecard(card: Scorecard, sample: Sample, judge: Any, rubric_verdicts: dict[str, Verdict] | None
+                          = None, *, run_id: str = "") -> ScorecardVerdict:
+    """The scorecard's verdict on this sample. rubric_verdicts: this sample's verdicts of the run's rubrics, by id
+    (what `rubric:` items read)."""
+    rubric_verdicts = rubric_verdicts or {}
+    outcomes: dict[str, ItemOutcome] = {}
+    pending: list[ScorecardItem] = []
+    for item in card.items:
+        reason = why_not_applicable(item.applies_when, sample)
+        if reason:
+            outcomes[item.id] = ItemOutcome(item=item.id, status="not_applicable", reason=reason)
+        else:
+            pending.append(item)
+    asks_judge = [i for i in pending if i.question or (i.applies_when and i.applies_when.question)]
+    usage = Usage()
+    findings = _addresses_judge(sample) if asks_judge else []
+    judged = judge_view(sample, judge is not None and judge.config.redact)[0] if asks_judge else sample
+    if asks_judge and (judge is None or findings):
+        why = ("no judge is configured" if judge is None else
+               f"the bot's text addresses the judge ({findings[0].kind}: “{findings[0].span}”); the judge was not "
+               "asked")
+        for item in asks_judge:
+            outcomes[item.id] = ItemOutcome(item=item.id, status="unscored", reason=why)
+        pending = [i for i in pending if i not in asks_judge]
+    conditional = [i for i in pending if i.applies_when and i.applies_when.question]
+    answers, spent = await _ask(card, [applies_question(i) for i in conditional], judged, judge)
+    usage = usage + spent
+    for item in conditional:
+        answer = answers[applies_question(item).id]
+        if answer.p_yes is None:
+            outcomes[item.id] = ItemOutcome(item=item.id, status="unscored",
+                                            reason=f"applies_when question: {answer.reason}")
+        elif not answer.label:
+            outcomes[item.id] = ItemOutcome(item=item.id, status="not_applicable", p_yes=answer.p_yes,
+                                            reason=f"applies_when question answered no "
+                                                   f"(p(yes)={answer.p_yes:.2f}): {item.applies_when.question}")
+    pending = [i for i in pending if i.id not in outcomes]
+    for item in pending:
+        if item.kind == "check":
+            outcomes[item.id] = check_outcome(item, sample)
+        elif item.kind == "rubric":
+            outcomes[item.id] = rubric_outcome(item, rubric_verdicts)
+    asked = [i for i in pending if i.kind == "question"]
+    answers, spent = await _ask(card, [item_question(i) for i in asked], judged, judge)
+    usage = usage + spent
+    for item in asked:
+        answer = answers[item.id]
+        if answer.p_yes is None:
+            outcomes[item.id] = ItemOutcome(item=item.id, status="unscored", reason=answer.reason or "no answer")
+            continue
+        hit = answer.label == item.hit_answer
+        outcomes[item.id] = ItemOutcome(item=item.id, status="hit" if hit else "clear", occurrences=int(hit),
+                                        p_yes=answer.p_yes, evidence=[_question_evidence(item, answer)])
+    ordered = [outcomes[i.id] for i in card.items]
+    return ScorecardVerdict(run_id=run_id, sample_id=sample.id, scorecard=card.id, version=card.version_tag,
+                            outcomes=ordered, totals=scorecard_total(card, ordered), usage=usage)

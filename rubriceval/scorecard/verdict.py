@@ -1,0 +1,72 @@
+"""A scorecard verdict: every item's outcome (hit / clear / N/A / unscored, with its evidence) and the totals those
+outcomes make (rubriceval/scorecard/arithmetic.py). Stored one per conversation (or single-turn sample)."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from rubriceval.scoring.verdict import Evidence, Usage
+
+Status = Literal["hit", "clear", "not_applicable", "unscored"]
+
+
+class ItemOutcome(BaseModel):
+    """What one item found in one conversation. `occurrences` counts failing turns of a per-occurrence item (1 for
+    any other hit, 0 when not hit). `evidence`: the check's spans with their turn numbers, the judge's answer with
+    p(yes), or the referenced rubric's score and feedback."""
+
+    item: str
+    status: Status
+    occurrences: int = Field(default=0, ge=0)
+    evidence: list[Evidence] = Field(default_factory=list)
+    reason: str = ""                   # why N/A or unscored, in words
+    p_yes: float | None = None         # question items answered with logprobs
+
+
+class ItemPoints(BaseModel):
+    item: str
+    dimension: str
+    points: int                        # signed: −20 a deduction, +2 a bonus, 0 not hit
+    occurrences: int = 0
+    capped: bool = False               # a per-occurrence item stopped at its cap
+
+
+class DimensionTotal(BaseModel):
+    dimension: str
+    points: int                        # the subtotal after the dimension's limits
+    raw: int                           # the sum of its items before them
+    clamped: bool = False
+
+
+class Totals(BaseModel):
+    """The conversation's total: base + subtotals clamped to [0, base] (`clamped` says so), 0 when a fatal item is
+    hit, None (unscored, with `unscored_reason`) when an item that counts could not be decided."""
+
+    base: int
+    total: int | None = None
+    raw_total: int | None = None
+    clamped: bool = False
+    fatal: list[str] = Field(default_factory=list)
+    unscored: list[str] = Field(default_factory=list)
+    not_applicable: list[str] = Field(default_factory=list)
+    unscored_reason: str | None = None
+    items: list[ItemPoints] = Field(default_factory=list)
+    dimensions: list[DimensionTotal] = Field(default_factory=list)
+
+    @property
+    def scored(self) -> bool:
+        return self.total is not None
+
+
+class ScorecardVerdict(BaseModel):
+    run_id: str = ""
+    sample_id: str
+    scorecard: str                     # the scorecard id
+    version: str                       # its version tag (v1@hash)
+    outcomes: list[ItemOutcome]
+    totals: Totals
+    usage: Usage = Field(default_factory=Usage)
+
+    def outcome(self, item_id: str) -> ItemOutcome:
+        return next(o for o in self.outcomes if o.item == item_id)
