@@ -62,3 +62,36 @@ def column_chart(labels: Sequence[str], counts: Sequence[int], passing: Sequence
                      "count": count, "label": label, "cx": i * slot + slot / 2,
                      "color": COLOR_NEUTRAL if ok is None else (COLOR_PASS if ok else COLOR_FAIL)})
     return {"width": width, "height": height, "cols": cols, "base_y": top + plot_h, "label_y": height - 6}
+
+
+LINE_COLORS = ("#1565c0", "#c62828", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#5d4037", "#ad1457")
+
+
+def line_chart(periods: Sequence[str], series: Sequence[tuple[str, Sequence[tuple[str, float | None, float | None,
+                                                                                     float | None]]]],
+               lo: float, hi: float, width: int = 640, height: int = 220) -> dict[str, Any]:
+    """Lines over periods (trend): series = (label, [(period, value, ci low, ci high), …]); a CI is a vertical
+    whisker at its point; a period a series lacks breaks nothing (the line joins the points it has)."""
+    left, right, top, bottom = 44, 150, 12, 34
+    plot_w, plot_h = width - left - right, height - top - bottom
+    span = (hi - lo) or 1.0
+    step = plot_w / max(1, len(periods) - 1)
+    place = {p: left + (i * step if len(periods) > 1 else plot_w / 2) for i, p in enumerate(periods)}
+
+    def y(v: float) -> float:
+        return top + plot_h * (1 - (min(max(v, lo), hi) - lo) / span)
+
+    lines = []
+    for i, (label, points) in enumerate(series):
+        color = LINE_COLORS[i % len(LINE_COLORS)]
+        pts = [{"x": place[p], "y": y(v), "text": f"{p}: {v:.2f}" + (f" [{a:.2f}, {b:.2f}]" if a is not None and
+                                                                       b is not None else ""),
+                "y_low": None if a is None else y(a), "y_high": None if b is None else y(b)}
+               for p, v, a, b in points if v is not None and p in place]
+        lines.append({"label": shorten_label(label, right - 24), "full_label": label, "color": color, "points": pts,
+                      "path": " ".join(f"{pt['x']:.1f},{pt['y']:.1f}" for pt in pts),
+                      "legend_y": top + 14 * i + 10})
+    ticks = [{"y": y(lo + span * k / 4), "label": f"{lo + span * k / 4:g}"} for k in range(5)]
+    labels = [{"x": x, "label": shorten_label(p, max(step, 40) - 4)} for p, x in place.items()]
+    return {"width": width, "height": height, "lines": lines, "ticks": ticks, "periods": labels,
+            "plot_x0": left, "plot_x1": left + plot_w, "axis_y": top + plot_h, "legend_x": left + plot_w + 12}

@@ -44,11 +44,11 @@ class SegmentField(BaseModel):
 class Grouping(BaseModel):
     """The fields one table groups by (several: crossed)."""
 
-    fields: list[SegmentField] = Field(min_length=1)
+    fields: list[SegmentField] = Field(default_factory=list)     # none: every sample in one segment
 
     @property
     def label(self) -> str:
-        return "+".join(f.label for f in self.fields)
+        return "+".join(f.label for f in self.fields) or "all"
 
 
 class TimeSettings(BaseModel):

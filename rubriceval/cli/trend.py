@@ -1,0 +1,51 @@
+"""`rubriceval trend`: a rubric's or metric's figure per period (runs, or day/week/month buckets) and segment, with
+CIs and the change against the previous period tested against noise; text, HTML line charts and an Excel sheet."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rubriceval.cli.options import add_store_arg
+from rubriceval.cli.reports import add_segment_args, segment_settings
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("trend", help="figures per period and segment with CIs; the change against the previous "
+                       "period with an unpaired test (different conversations each period)")
+    p.add_argument("runs", nargs="*", help="runs in any order (default: every complete run of the store)")
+    p.add_argument("--period", default="run", help="run (each run one period; default), or day, week, month "
+                   "[:timestamp field] buckets of the samples' start times")
+    p.add_argument("--scorer", help="comma-separated rubric ids / metric names (default: all)")
+    p.add_argument("--statistic", choices=["mean", "pass_rate"], default="mean")
+    p.add_argument("--out", help="write trend.html and trend.xlsx here")
+    p.add_argument("--n-boot", type=int, default=2000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--lang", choices=["zh", "en"], default="en")
+    add_segment_args(p)
+    add_store_arg(p)
+    p.set_defaults(func=cmd_trend)
+
+
+def cmd_trend(args) -> int:
+    from rubriceval.segments.spec import SegmentError, parse_by
+    from rubriceval.store.runs import RunStore
+    from rubriceval.trend.render import format_trend, render_trend_html, write_trend_workbook
+    from rubriceval.trend.series import compute_trend
+
+    groupings = parse_by(args.by)
+    if len(groupings) > 1:
+        raise SegmentError("a trend follows one grouping: cross fields with '+', not ','", field="by",
+                           hint="e.g. --by agent_id or --by agent_id+skill_group")
+    store = RunStore(args.store)
+    trend = compute_trend(store, args.runs, period=args.period, by=groupings[0] if groupings else None,
+                          scorers=[s.strip() for s in (args.scorer or "").split(",") if s.strip()],
+                          statistic=args.statistic, settings=segment_settings(args), n_boot=args.n_boot,
+                          seed=args.seed)
+    print(format_trend(trend, args.lang), end="")
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "trend.html").write_text(render_trend_html(trend, args.lang), encoding="utf-8")
+        xlsx = write_trend_workbook(trend, out / "trend.xlsx", args.lang)
+        print(f"HTML: {(out / 'trend.html').resolve()}\nExcel: {Path(xlsx).resolve()}")
+    return 0
