@@ -1,0 +1,170 @@
+"""Appeals (申诉/复核) and what they teach: `appeals list|show|decide|final|window|stats`, and `trust` (each rubric's
+judge–expert agreement beside what appeals say about it). Whoever runs these has the store in hand, so they act as
+a lead (as `audit-task` does); agents appeal in the team app, where their login decides what they see."""
+from __future__ import annotations
+
+import argparse
+
+from rubriceval.cli.options import add_store_arg
+
+STATES = ["submitted", "under_review", "accepted", "rejected", "final"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    appeals = sub.add_parser("appeals", help="agents' appeals of verdicts: the inbox, decisions, windows, lessons")
+    cmds = appeals.add_subparsers(dest="appeals_command", required=True)
+    p = cmds.add_parser("list", help="appeals, oldest first (the reviewers' inbox: --state submitted)")
+    p.add_argument("--state", choices=STATES)
+    p.add_argument("--run")
+    p.add_argument("--agent")
+    add_store_arg(p)
+    p.set_defaults(func=cmd_list)
+    p = cmds.add_parser("show", help="one appeal and every step of it, with who and when")
+    p.add_argument("appeal")
+    add_store_arg(p)
+    p.set_defaults(func=cmd_show)
+    for name, what in (("decide", "accept or reject a submitted or under-review appeal (复核)"),
+                       ("final", "a lead's final judgement on a decided appeal (uphold or overturn)")):
+        p = cmds.add_parser(name, help=what)
+        p.add_argument("appeal")
+        outcome = p.add_mutually_exclusive_group(required=True)
+        outcome.add_argument("--accept", action="store_const", const="accepted", dest="outcome")
+        outcome.add_argument("--reject", action="store_const", const="rejected", dest="outcome")
+        p.add_argument("--reason", required=True)
+        p.add_argument("--score", type=int, help="the official score when accepting (default: the score without "
+                                                 "the appealed deduction, or the reviewer's)")
+        p.add_argument("--by", required=True, help="who decides (recorded with the step)")
+        add_store_arg(p)
+        p.set_defaults(func=cmd_decide, step=name)
+    p = cmds.add_parser("window", help="how long after a run its verdicts may be appealed (default 7 days)")
+    p.add_argument("run")
+    p.add_argument("--days", type=float, required=True)
+    p.add_argument("--by", required=True)
+    add_store_arg(p)
+    p.set_defaults(func=cmd_window)
+    p = cmds.add_parser("stats", help="per rubric and deduction: appeal rate, acceptance rate, precision")
+    p.add_argument("run", nargs="?", default="latest")
+    add_store_arg(p)
+    p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("trust", help="per rubric of a run: judge–expert agreement and what appeals say about it")
+    p.add_argument("run", nargs="?", default="latest")
+    add_store_arg(p)
+    p.set_defaults(func=cmd_trust)
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:g}"
+
+
+def cmd_list(args) -> int:
+    from rubriceval.report.tables import text_table
+    from rubriceval.store.appeals import Appeals
+    from rubriceval.store.audit_models import iso_time
+    from rubriceval.store.team import TeamStore
+
+    with TeamStore(args.store) as team:
+        rows = Appeals(team).list(state=args.state, run=args.run, agent=args.agent)
+    print(text_table(["appeal", "run", "sample", "rubric", "deduction", "agent", "state", "machine", "proposed",
+                      "reviewer", "submitted"],
+                     [[a.appeal_id, a.run_id, a.sample_id, a.scorer, a.item or "(verdict)", a.agent, a.state,
+                       _fmt(a.machine_score), _fmt(a.proposed_score), a.reviewer or "—", iso_time(a.created_at)]
+                      for a in rows]))
+    print(f"{len(rows)} appeal(s)" + (f" {args.state}" if args.state else ""))
+    return 0
+
+
+def cmd_show(args) -> int:
+    from rubriceval.store.appeals import Appeals
+    from rubriceval.store.audit_models import iso_time
+    from rubriceval.store.team import TeamStore
+
+    with TeamStore(args.store) as team:
+        appeals = Appeals(team)
+        a, events = appeals.get(args.appeal), appeals.events(args.appeal)
+    print(f"appeal {a.appeal_id}: {a.sample_id} · {a.scorer} · {a.item or '(whole verdict)'} by {a.agent}: {a.state}")
+    print(f"  machine {_fmt(a.machine_score)}, official when appealed {_fmt(a.official_before)}, "
+          f"without the deduction {_fmt(a.proposed_score)}")
+    for e in events:
+        outcome = f" {e.outcome}" + (f" → {_fmt(e.score)}" if e.score is not None else "") if e.outcome else ""
+        print(f"  {iso_time(e.at)}  {e.actor} ({e.role}) {e.action}: {e.from_state or '·'} → {e.to_state}"
+              f"{outcome}  {e.reason}")
+    return 0
+
+
+def cmd_decide(args) -> int:
+    from rubriceval.store.appeals import Appeals
+    from rubriceval.store.team import TeamStore
+
+    with TeamStore(args.store) as team:
+        appeals = Appeals(team)
+        current = appeals.get(args.appeal)
+        step = appeals.decide if args.step == "decide" else appeals.finalize
+        who = {"reviewer": args.by} if args.step == "decide" else {"lead": args.by}
+        result = step(args.appeal, **who, role="lead", outcome=args.outcome, reason=args.reason, score=args.score,
+                      expected_version=current.version)
+    if not result.ok:
+        print(f"not saved: {result.message}")
+        return 1
+    a = result.appeal
+    print(f"appeal {a.appeal_id}: {a.state}" + (f", official score {_fmt(a.decided_score)}"
+                                                if a.decision == "accepted" and args.step == "decide" else ""))
+    return 0
+
+
+def cmd_window(args) -> int:
+    from rubriceval.store.appeals import Appeals
+    from rubriceval.store.audit_models import iso_time
+    from rubriceval.store.team import TeamStore
+
+    with TeamStore(args.store) as team:
+        closes = Appeals(team).set_window(args.run, days=args.days, by=args.by)
+    print(f"appeals on {args.run} are taken until {iso_time(closes)}")
+    return 0
+
+
+def format_appeal_stats(rows) -> str:
+    from rubriceval.report.tables import text_table
+
+    def pct(value: float | None) -> str:
+        return "—" if value is None else f"{value:.0%}"
+
+    return text_table(["rubric", "item", "hits", "appeals", "appeal rate", "accepted", "acceptance", "precision",
+                       "flag"],
+                      [[r.scorer, r.item or "(whole verdict)", str(r.n_hits), str(r.n_appealed), pct(r.appeal_rate),
+                        f"{r.n_accepted}/{r.n_decided}", pct(r.acceptance_rate),
+                        "—" if r.precision is None else f"{r.precision:.2f}", ("⚑ " + r.why) if r.flagged else ""]
+                       for r in rows])
+
+
+def cmd_stats(args) -> int:
+    from rubriceval.store.appeal_stats import appeal_stats
+    from rubriceval.store.runs import RunStore
+
+    store = RunStore(args.store)
+    print(format_appeal_stats(appeal_stats(store.conn, store.resolve(args.run))))
+    return 0
+
+
+def cmd_trust(args) -> int:
+    from rubriceval.i18n import render
+    from rubriceval.store.appeal_stats import appeal_stats
+    from rubriceval.store.runs import RunStore, rubrics_from_run
+    from rubriceval.trust.release_gate import agreement_lines
+
+    store = RunStore(args.store)
+    run_id = store.resolve(args.run)
+    info = store.run_info(run_id)
+    rubrics, _ = rubrics_from_run(store, run_id)
+    lines = agreement_lines(store.path, rubrics, judge_model=str(info.config.judge.get("model") or "") or None)
+    stats = appeal_stats(store.conn, run_id)
+    for rubric in rubrics:
+        print(f"{rubric.id}: {render(lines[rubric.id], 'en')}")
+        for row in (r for r in stats if r.scorer == rubric.id and r.flagged):
+            print(f"  ⚑ appeals: {row.item or 'the whole verdict'}: {row.why}")
+    flagged = [r for r in stats if r.flagged]
+    if stats:
+        print()
+        print(format_appeal_stats(stats))
+    print(f"{len(flagged)} item(s) flagged by appeals" if flagged else "no item flagged by appeals")
+    return 0
