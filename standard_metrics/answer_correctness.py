@@ -17,7 +17,7 @@ Edge cases:
 from __future__ import annotations
 
 from rubriceval.scoring.verdict import Evidence
-from standard_metrics.calls import Need
+from standard_metrics.call_plan import Need
 from standard_metrics.context import MetricContext, MetricResult, StatementVerdict, Unscorable
 from standard_metrics.formulas import cosine_similarity, fbeta, weighted_average
 from standard_metrics.options import MetricOptions
@@ -38,7 +38,9 @@ def _classify(ctx: MetricContext) -> tuple[list[StatementVerdict], list[Statemen
     ground_truth = ctx.ground_truth_statements()
     if not ground_truth:
         raise Unscorable("no_statements", ctx.text("标准答案中没有抽取到任何事实陈述，无法判断回答是否正确",
-                                                   "no statement could be extracted from the ground truth"))
+                                                   "no statement could be extracted from the ground truth")
+                         + ctx.dropped_note("ground_truth_statements"),
+                         details=ctx.dropped_evidence("ground_truth_statements")[1])
     if not ctx.answer_statements():
         missing = ctx.text("回答中没有事实陈述", "the answer states nothing")
         return [], [StatementVerdict(id=f"g{i}", statement=s, verdict=False, reason=missing)
@@ -65,6 +67,11 @@ def compute(ctx: MetricContext) -> MetricResult:
         for label, group in (("TP", tp), ("FP", fp), ("FN", fn)):
             evidence += [Evidence(item=f"{v.id} {v.statement}", passed=label == "TP", detail=f"{label}: {v.reason}")
                          for v in group]
+        for which in ("answer_statements", "ground_truth_statements"):
+            dropped, dropped_details = ctx.dropped_evidence(which)
+            evidence += dropped
+            if dropped_details:
+                details.setdefault("dropped_statements", {})[which] = dropped_details["dropped_statements"]
         details.update(
             answer_statements=[v.statement for v in answer_verdicts] or ctx.answer_statements(),
             ground_truth_statements=[v.statement for v in truth_verdicts],

@@ -13,7 +13,7 @@ Edge cases:
 from __future__ import annotations
 
 from rubriceval.scoring.verdict import Evidence
-from standard_metrics.calls import Need
+from standard_metrics.call_plan import Need
 from standard_metrics.context import MetricContext, MetricResult, Unscorable
 from standard_metrics.formulas import cosine_similarity
 from standard_metrics.options import MetricOptions

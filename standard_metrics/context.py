@@ -11,7 +11,8 @@ from pydantic import BaseModel, Field
 
 from rubriceval.data.sample import Sample
 from rubriceval.scoring.verdict import Evidence, UnscoredKind
-from standard_metrics.calls import VERDICT_LABELS, CallKind, CallOutcome, EmbeddingOutcome
+from standard_metrics.call_plan import VERDICT_LABELS, CallKind, CallOutcome, EmbeddingOutcome
+from standard_metrics.grounding import DroppedStatement
 from standard_metrics.options import MetricOptions
 
 
@@ -80,6 +81,8 @@ class MetricContext:
         if key is None:
             return outcome.data
         if key not in outcome.data:
+            if key in outcome.part_errors:
+                raise Unscorable(outcome.part_error_kinds.get(key, "error"), outcome.part_errors[key])
             raise Unscorable("error", f"{kind.value} was not asked for {key}")
         return outcome.data[key]
 
@@ -88,6 +91,29 @@ class MetricContext:
 
     def ground_truth_statements(self) -> list[str]:
         return list(self._data(CallKind.EXTRACT, "ground_truth_statements"))
+
+    def dropped_statements(self, which: str) -> list[DroppedStatement]:
+        """Statements the judge extracted from the answer ("answer_statements") or the ground truth
+        ("ground_truth_statements") that the grounding check dropped (grounding.py)."""
+        outcome = self.outcomes.get(CallKind.EXTRACT.value)
+        return list(outcome.dropped.get(which, [])) if outcome is not None else []
+
+    def dropped_evidence(self, which: str) -> tuple[list[Evidence], dict[str, Any]]:
+        """The dropped statements as evidence items (neither passed nor failed: not counted) and as details."""
+        dropped = self.dropped_statements(which)
+        label = self.text("未计入（{}）", "not counted ({})")
+        reasons = {"question": self.text("是问题", "a question"), "greeting": self.text("是客套话", "a greeting"),
+                   "not_in_source": self.text("原文中找不到", "not found in its source text")}
+        evidence = [Evidence(item=d.statement, passed=None, detail=label.format(reasons[d.reason]))
+                    for d in dropped]
+        return evidence, ({"dropped_statements": [d.model_dump(exclude_none=True) for d in dropped]}
+                          if dropped else {})
+
+    def dropped_note(self, which: str) -> str:
+        """What an unscored "no statements" reason adds when the grounding check dropped everything."""
+        n = len(self.dropped_statements(which))
+        return self.text(f"（另有 {n} 条被剔除：是问题、客套话或原文中找不到）",
+                         f" ({n} more dropped: questions, greetings or not found in the text)") if n else ""
 
     def reverse_questions(self) -> ReverseQuestions:
         data = self._data(CallKind.REVERSE)

@@ -15,7 +15,7 @@ Edge cases:
 from __future__ import annotations
 
 from rubriceval.scoring.verdict import Evidence
-from standard_metrics.calls import Need
+from standard_metrics.call_plan import Need
 from standard_metrics.context import MetricContext, MetricResult
 from standard_metrics.formulas import average_precision
 from standard_metrics.options import MetricOptions

@@ -1,6 +1,8 @@
 """context_recall = ground-truth statements attributable to the retrieved contexts / all ground-truth statements
 
-Statements come from the shared extraction call; attribution from the one call that reads all contexts.
+Statements come from the shared extraction call (the ground truth's, from a prompt that never shows the answer,
+each found in the ground truth: grounding.py); attribution from the contexts call. Dropped statements are listed,
+not counted.
 
 Edge cases:
 - no contexts or no ground truth → unscored "missing_field".
@@ -9,7 +11,7 @@ Edge cases:
 from __future__ import annotations
 
 from rubriceval.scoring.verdict import Evidence
-from standard_metrics.calls import Need
+from standard_metrics.call_plan import Need
 from standard_metrics.context import MetricContext, MetricResult, Unscorable
 from standard_metrics.options import MetricOptions
 from standard_metrics.spec import MetricSpec
@@ -20,9 +22,11 @@ def needs(options: MetricOptions) -> frozenset[Need]:
 
 
 def compute(ctx: MetricContext) -> MetricResult:
+    dropped, dropped_details = ctx.dropped_evidence("ground_truth_statements")
     if not ctx.ground_truth_statements():
         raise Unscorable("no_statements", ctx.text("标准答案中没有抽取到任何事实陈述",
-                                                   "no statement could be extracted from the ground truth"))
+                                                   "no statement could be extracted from the ground truth")
+                         + ctx.dropped_note("ground_truth_statements"), details=dropped_details)
     verdicts = ctx.ground_truth_attribution()
     found = [v for v in verdicts if v.verdict]
     missing = [v.statement for v in verdicts if not v.verdict]
@@ -32,9 +36,10 @@ def compute(ctx: MetricContext) -> MetricResult:
         feedback += ctx.text("；资料缺少：", "; missing: ") + " | ".join(missing)
     return MetricResult(
         score=len(found) / len(verdicts), feedback=feedback,
-        evidence=[Evidence(item=f"{v.id} {v.statement}", passed=v.verdict, detail=v.reason) for v in verdicts],
+        evidence=[Evidence(item=f"{v.id} {v.statement}", passed=v.verdict, detail=v.reason) for v in verdicts]
+        + dropped,
         details={"statements": [v.statement for v in verdicts], "attributed": [v.verdict for v in verdicts],
-                 "reasons": [v.reason for v in verdicts]})
+                 "reasons": [v.reason for v in verdicts], **dropped_details})
 
 
 SPEC = MetricSpec(

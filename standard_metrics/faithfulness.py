@@ -1,6 +1,7 @@
 """faithfulness = answer statements supported by the retrieved contexts / all answer statements
 
-Statements come from the shared extraction call; support verdicts from the one call that reads all contexts.
+Statements come from the shared extraction call (the answer's, from a prompt showing the answer alone, each found
+in the answer: grounding.py); support verdicts from the contexts call. Dropped statements are listed, not counted.
 
 Edge cases:
 - no contexts or empty answer → unscored "missing_field" (checked before any call).
@@ -10,7 +11,7 @@ Edge cases:
 from __future__ import annotations
 
 from rubriceval.scoring.verdict import Evidence
-from standard_metrics.calls import Need
+from standard_metrics.call_plan import Need
 from standard_metrics.context import MetricContext, MetricResult, Unscorable
 from standard_metrics.options import MetricOptions
 from standard_metrics.spec import MetricSpec
@@ -21,8 +22,10 @@ def needs(options: MetricOptions) -> frozenset[Need]:
 
 
 def compute(ctx: MetricContext) -> MetricResult:
+    dropped, dropped_details = ctx.dropped_evidence("answer_statements")
     if not ctx.answer_statements():
-        raise Unscorable("no_statements", ctx.text("回答中没有可核查的事实陈述", "the answer makes no checkable statement"))
+        raise Unscorable("no_statements", ctx.text("回答中没有可核查的事实陈述", "the answer makes no checkable statement")
+                         + ctx.dropped_note("answer_statements"), details=dropped_details)
     verdicts = ctx.answer_support()
     supported = [v for v in verdicts if v.verdict]
     score = len(supported) / len(verdicts)
@@ -33,9 +36,10 @@ def compute(ctx: MetricContext) -> MetricResult:
         feedback += ctx.text("；无依据：", "; unsupported: ") + " | ".join(unsupported)
     return MetricResult(
         score=score, feedback=feedback,
-        evidence=[Evidence(item=f"{v.id} {v.statement}", passed=v.verdict, detail=v.reason) for v in verdicts],
+        evidence=[Evidence(item=f"{v.id} {v.statement}", passed=v.verdict, detail=v.reason) for v in verdicts]
+        + dropped,
         details={"statements": [v.statement for v in verdicts], "supported": [v.verdict for v in verdicts],
-                 "reasons": [v.reason for v in verdicts]})
+                 "reasons": [v.reason for v in verdicts], **dropped_details})
 
 
 SPEC = MetricSpec(

@@ -9,7 +9,7 @@ Edge cases: empty question/answer/contexts → unscored "missing_field".
 """
 from __future__ import annotations
 
-from standard_metrics.calls import Need
+from standard_metrics.call_plan import Need
 from standard_metrics.context import MetricContext, MetricResult
 from standard_metrics.options import MetricOptions
 from standard_metrics.spec import MetricSpec

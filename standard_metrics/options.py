@@ -6,6 +6,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from standard_metrics.agent_options import AgentOptions
+from standard_metrics.call_modes import ContextCalls, Extraction
 from standard_metrics.sql.options import SqlOptions
 from standard_metrics.string_metrics import SimilarityMeasure
 from standard_metrics.text import RougeTokenizer
@@ -38,6 +39,15 @@ class MetricOptions(BaseModel):
 
     # Re-ask once, with the validation problems, when the judge's JSON misses fields.
     reask_invalid: bool = True
+
+    # How the shared calls are cut into requests (standard_metrics/call_modes.py); None → the judge's measured
+    # default. split: statements of each text from a prompt showing that text alone (no leak between them).
+    extraction: Extraction | None = None
+    context_calls: ContextCalls | None = None
+    # Keep only extracted statements found in their own text, not questions or greetings (grounding.py).
+    statement_grounding: bool = True
+    # Non-LLM context match of structured rows: the fields that identify a row (None → its first field).
+    nonllm_key_fields: list[str] | None = None
 
     # NL2SQL metrics (datacompy_score, llm_sql_equivalence): database, statement timeout, row cap, compare mode.
     sql: SqlOptions = Field(default_factory=SqlOptions)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Literal
 
-from standard_metrics.calls import CALL_OF_NEED, EMBEDDING, Need
+from standard_metrics.call_plan import CALL_OF_NEED, EMBEDDING, Need
 from standard_metrics.context import MetricContext, MetricResult
 from standard_metrics.options import MetricOptions
 

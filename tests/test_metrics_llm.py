@@ -12,7 +12,8 @@ from rubriceval.judge.tokens import estimate_messages_tokens
 from rubriceval.testing.scripted_judge import ScriptedJudge, fill_schema, judge_error
 from standard_metrics.formulas import cosine_similarity
 from standard_metrics.prompts import BUILTIN_DIR
-from standard_metrics.registry import RAGAS_FIVE, needs_embedder, needs_judge, score_sample
+from standard_metrics.registry import needs_embedder, needs_judge, score_sample
+from standard_metrics.catalog import RAGAS_FIVE
 from standard_metrics.testing import CharBigramEmbedder
 
 ZHANG_QUESTION = "张伟是哪个部门的？"
@@ -50,7 +51,8 @@ async def test_zhang_wei_correct_answer_scores_far_above_hallucinated_and_invali
         scores[label], calls[label] = verdict.score, len(judge.requests)
     assert scores["correct"] > 0.9
     assert scores["correct"] - max(scores["hallucinated"], scores["invalid"]) > 0.6
-    assert calls == {"correct": 2, "hallucinated": 2, "invalid": 1}    # nothing to classify in a refusal
+    # two extraction requests (answer alone, ground truth alone) + classification; nothing to classify in a refusal
+    assert calls == {"correct": 3, "hallucinated": 3, "invalid": 2}
 
 
 async def test_tp_fp_fn_of_the_seed_example_and_evidence():
@@ -326,13 +328,13 @@ async def test_usage_is_charged_once_to_the_first_consumer_and_adds_up():
     names = ["context_recall", *RAGAS_FIVE]
     verdicts = by_name(await score_sample(sample, names, judge=judge, embedder=embedder))
     total_calls = sum(v.usage.calls for v in verdicts.values())
-    assert total_calls == len(judge.requests) == 4
+    assert total_calls == len(judge.requests) == 5          # the extraction is two requests (answer, ground truth)
     assert sum(v.usage.prompt_tokens for v in verdicts.values()) == sum(
         estimate_messages_tokens(r.messages) for r in judge.requests)        # what the fake judge reported
-    assert sum(v.usage.cost_usd for v in verdicts.values()) == pytest.approx(0.004)
+    assert sum(v.usage.cost_usd for v in verdicts.values()) == pytest.approx(0.005)
     assert sum(v.usage.embedding_calls for v in verdicts.values()) == len(embedder.calls) == 1
-    # context_recall was asked first, so the extraction and the contexts call are charged to it
-    assert verdicts["context_recall"].usage.calls == 2
+    # context_recall was asked first, so the extraction (both requests) and the contexts call are charged to it
+    assert verdicts["context_recall"].usage.calls == 3
     assert verdicts["faithfulness"].usage.calls == 0
     note = next(n for n in verdicts["faithfulness"].details["shared_calls"] if n["call"] == "judge_contexts")
     assert note["charged_to"] == "context_recall"

@@ -1,0 +1,59 @@
+"""How the shared metric calls are cut into judge requests, decided here for every caller and every judge.
+
+Two choices, each a trade of calls against figures that stay right (issue 29):
+
+- `extraction`: `split` extracts the answer's statements from a prompt that shows the answer alone and the ground
+  truth's from one that shows the ground truth alone (two requests); `merged` asks for both lists in one prompt
+  that shows both texts. Merged leaks on a small judge: the 1.5B embedded judge copied answer sentences into the
+  ground-truth statements, so a wrong retrieval's answer made its own ground truth "recalled". Split is the
+  default for every judge; the ground-truth half depends only on the question and the ground truth, so comparing
+  two bot versions on one dataset extracts it once (judge cache).
+- `context_calls`: `merged` judges every context (relevance, use, support, attribution) in one request;
+  `per_context` asks once per context and combines the verdicts (a statement is supported / attributed when some
+  context alone supports it; a claim needing two contexts together is therefore not supported — the Ragas NLI
+  prompt, too, asks about one statement against the joined contexts, so this is stricter than Ragas there).
+
+`MetricOptions.extraction` / `.context_calls` set either for a run (`--metric-option context_calls=per_context`);
+left unset (None), the judge's measured default below applies, else `DEFAULT`. Measured defaults are keyed by the
+judge's `JudgeConfig.model` ("local" = the embedded judge); the figures behind each are in docs/benchmarks.md
+("RAG metrics on a small judge"), made by `python -m rubriceval.benchmarks.rag_zh`.
+"""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+Extraction = Literal["split", "merged"]
+ContextCalls = Literal["merged", "per_context"]
+
+
+class CallModes(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    extraction: Extraction = "split"
+    context_calls: ContextCalls = "merged"
+
+    @property
+    def tag(self) -> str:
+        """Part of an LLM metric's version: verdicts made with other cuts are never mixed under one version."""
+        return f"x{self.extraction}.c{self.context_calls}"
+
+
+DEFAULT = CallModes()
+# judge model → the cut measured best for it on rubriceval/benchmarks/data/rag_zh.jsonl (held-out half).
+MEASURED: dict[str, CallModes] = {}
+
+
+def judge_model_of(judge: Any) -> str | None:
+    """The model name of a judge client (JudgeClient, ScriptedJudge), None when it has no config."""
+    config = getattr(judge, "config", None)
+    return getattr(config, "model", None)
+
+
+def call_modes(options: Any, judge_model: str | None = None) -> CallModes:
+    """The cut a run uses: the options' explicit choices, else this judge's measured default, else DEFAULT."""
+    base = MEASURED.get(judge_model or "", DEFAULT)
+    extraction = getattr(options, "extraction", None) or base.extraction
+    context_calls = getattr(options, "context_calls", None) or base.context_calls
+    return CallModes(extraction=extraction, context_calls=context_calls)
