@@ -41,10 +41,10 @@ def find_in_contexts(contexts: list[str], phrases: list[str], case_sensitive: bo
 
 def conditioned(check: Callable[[Any, Sample], Evidence]) -> Callable[[Any, Sample], Evidence]:
     """`check` with the item's context conditions applied (unchanged for items without them)."""
-    def run(item: Any, sample: Sample) -> Evidence:
+    def run(item: Any, sample: Sample, **where: Any) -> Evidence:
         only_if, unless = getattr(item, "only_if_context", None), getattr(item, "unless_context", None)
         if not (only_if or unless):
-            return check(item, sample)
+            return check(item, sample, **where)
         case_sensitive = getattr(item, "case_sensitive", False)
         required_by = None
         if only_if:
@@ -52,7 +52,7 @@ def conditioned(check: Callable[[Any, Sample], Evidence]) -> Callable[[Any, Samp
             if required_by is None:
                 return Evidence(item=item.id, passed=True, **reworded(sample, msg(
                     "ev_context_not_required", phrases=[synonym_group(p) for p in only_if])))
-        evidence = check(item, sample)
+        evidence = check(item, sample, **where)
         message = evidence.message
         passed = evidence.passed
         if unless and evidence.passed is False:

@@ -1,4 +1,5 @@
-"""final_turn: the last assistant turn mentions the closing phrase(s) — matched by must_mention itself.
+"""final_turn: the last assistant turn mentions the closing phrase(s) — matched by must_mention itself, `match`
+(entities, regex, a question about that turn) included.
 `first_turn` (first_turn.py) is the same check on the first assistant turn, through `turn_mentions`."""
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from rubriceval.scoring.verdict import Evidence
 def turn_mentions(item: FinalTurn | FirstTurn, sample: Sample, turn: int, found: str, says: str) -> Evidence:
     """must_mention of the item's phrases on one turn (1-based), worded with the `found` / `says` messages."""
     conversation = conversation_of(sample)
+    # `turns` only tells the model the question (match.ask) is about one turn: this one, passed as `at`.
     as_mention = MustMention(id=item.id, type="must_mention", phrases=item.phrases, mode=item.mode,
-                             case_sensitive=item.case_sensitive)
-    evidence = must_mention(as_mention, turn_sample(conversation, turn))
+                             case_sensitive=item.case_sensitive, match=item.match, turns="assistant")
+    evidence = must_mention(as_mention, turn_sample(conversation, turn), at=(conversation, turn))
     message = (msg(found, turn=turn, check=evidence.message) if evidence.passed else
                msg(says, turn=turn, check=evidence.message, said=excerpt(conversation.turns[turn - 1].content)))
     return evidence.model_copy(update={"turn": turn, **reworded(sample, message)})

@@ -15,7 +15,17 @@ from rubriceval.scoring.verdict import Evidence
 def each_turn(item: Any, sample: Sample, check: Callable[[Any, Sample], Evidence]) -> Evidence:
     conversation = conversation_of(sample)
     numbers = [n for n, _ in conversation.numbered(item.turns)]
-    results = [(n, check(item, turn_sample(conversation, n))) for n in numbers]
+    match = getattr(item, "match", None)
+    if match is None:
+        results = [(n, check(item, turn_sample(conversation, n))) for n in numbers]
+    else:
+        # The turn is passed on, for a question about it; with a question, the first failing turn decides (no
+        # further turn is asked about).
+        results = []
+        for n in numbers:
+            results.append((n, check(item, turn_sample(conversation, n), at=(conversation, n))))
+            if match.ask and results[-1][1].passed is False:
+                break
     failed = [(n, ev) for n, ev in results if ev.passed is False]
     if not failed:
         role = role_names([item.turns])

@@ -85,6 +85,12 @@ EVIDENCE_TEXT: dict[str, dict[str, str]] = {
     "ev_first_turn": {"zh": "第一轮客服回复（第 {turn} 轮）：{check}", "en": "first assistant turn ({turn}): {check}"},
     "ev_first_turn_says": {"zh": "第一轮客服回复（第 {turn} 轮）：{check}；它说的是：“{said}”",
                            "en": "first assistant turn ({turn}): {check}; it says: “{said}”"},
+    # -- predicates: entities, regex, per-turn questions (rubriceval/rubric/predicate.py) ----------------------------
+    "ev_before_first": {"zh": "{first}（第 {first_turn} 轮）出现时，{then} 还没有出现",
+                        "en": "{first} (turn {first_turn}) comes before any {then}"},
+    "ev_match_shown": {"zh": "出现了 {what}：{said}", "en": "shows {what}: {said}"},
+    "ev_match_missing": {"zh": "没有出现 {what}", "en": "does not show {what}"},
+    "ev_match_and": {"zh": "{check}；{match}", "en": "{check}; {match}"},
     "ev_turns_all_pass": {"zh": "全部 {n} 个{role}轮次都通过", "en": "all {n} {role} turn(s) pass"},
     "ev_turns_none": {"zh": "没有{role}轮次", "en": "no {role} turn"},
     "ev_turn_failed": {"zh": "第 {turn} 轮：{check}", "en": "turn {turn}: {check}"},

@@ -9,6 +9,7 @@ from typing import Annotated, Literal, Union
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
 from rubriceval.rubric.level_rule import LevelRuleError, check_condition, check_level_keys, check_points
+from rubriceval.rubric.predicate import Match, Predicate, literal_or_predicate, literal_phrase
 from rubriceval.rubric.strict import StrictModel
 
 SampleField = Literal["question", "answer", "contexts", "ground_truth", "reference_contexts", "intent", "tags"]
@@ -42,6 +43,31 @@ class _CheckBase(_ItemBase):
 
     unless_context: list[str] = Field(default_factory=list)
     only_if_context: list[str] = Field(default_factory=list)
+
+
+class _PhrasesOrMatch(StrictModel):
+    """`phrases` are literal text ('a|b' synonyms); `match` adds a regex, built-in entities and/or a yes/no question
+    about the turn (rubriceval/rubric/predicate.py). At least one of them."""
+
+    phrases: list[str] = Field(default_factory=list)
+    match: Predicate | None = None
+
+    @field_validator("phrases")
+    @classmethod
+    def _literal_phrases(cls, value: list[str]) -> list[str]:
+        return [literal_phrase(v) for v in value]
+
+    @model_validator(mode="after")
+    def _phrases_or_match(self):
+        if not self.phrases and self.match is None:
+            raise ValueError("give phrases (literal text) and/or match (regex, entity, ask)")
+        if self.match is not None and self.match.ask and not self._turn_known():
+            raise ValueError("a question (match.ask) is asked about one turn: use it on a conversation check "
+                             "or with `turns: assistant`")
+        return self
+
+    def _turn_known(self) -> bool:
+        return True
 
 
 class ChecklistQuestion(StrictModel):
@@ -149,23 +175,30 @@ class JudgeItem(_ItemBase):
         return value
 
 
-class MustMention(_CheckBase):
-    """The answer must mention all (or any) of these phrases; each phrase may list synonyms as 'a|b'."""
+class MustMention(_PhrasesOrMatch, _CheckBase):
+    """The answer must mention all (or any) of these phrases; each phrase may list synonyms as 'a|b'. With `match`,
+    the answer (or turn) must also show it (an entity, a regex, a yes to the question)."""
 
     type: Literal["must_mention"]
-    phrases: list[str] = Field(min_length=1)
     mode: Literal["all", "any"] = "all"
     field: SampleField = "answer"
     case_sensitive: bool = False
     turns: TurnRole | None = None     # conversations: every turn of this role must pass (field = that turn)
 
+    def _turn_known(self) -> bool:
+        return self.turns is not None
 
-class MustNotMention(_CheckBase):
+
+class MustNotMention(_PhrasesOrMatch, _CheckBase):
+    """None of these phrases, and (with `match`) nothing that shows it: an entity, a regex, a yes to the question."""
+
     type: Literal["must_not_mention"]
-    phrases: list[str] = Field(min_length=1)
     field: SampleField = "answer"
     case_sensitive: bool = False
     turns: TurnRole | None = None
+
+    def _turn_known(self) -> bool:
+        return self.turns is not None
 
 
 class RegexCheck(_CheckBase):
@@ -216,22 +249,28 @@ class MaxLength(_CheckBase):
 
 class BeforeCheck(_ItemBase):
     """Conversations: `first` must occur before `then` (e.g. identity verified before any order detail is
-    revealed). Passes when `then` never occurs. Each is phrases separated by '|', any of which counts."""
+    revealed). Passes when `then` never occurs. Each is literal phrases separated by '|', any of which counts, or a
+    predicate: {phrases, regex, entity, ask} (rubriceval/rubric/predicate.py). Turns are read in order and the check
+    stops at the first decisive one (`first` found, or `then` found before it)."""
 
     type: Literal["before"]
-    first: str = Field(min_length=1)
-    then: str = Field(min_length=1)
+    first: Match
+    then: Match
     first_roles: list[TurnRole] = Field(default_factory=lambda: ["assistant"], min_length=1)
     then_roles: list[TurnRole] = Field(default_factory=lambda: ["assistant"], min_length=1)
     case_sensitive: bool = False
 
+    @field_validator("first", "then")
+    @classmethod
+    def _literal(cls, value: Match) -> Match:
+        return literal_or_predicate(value)
 
-class MaxCount(_ItemBase):
-    """Conversations: at most `max` (and at least `min`) turns of these roles contain any of the phrases
-    (e.g. apologise in at most one assistant turn)."""
+
+class MaxCount(_PhrasesOrMatch, _ItemBase):
+    """Conversations: at most `max` (and at least `min`) turns of these roles contain any of the phrases or show
+    `match` (e.g. apologise in at most one assistant turn)."""
 
     type: Literal["max_count"]
-    phrases: list[str] = Field(min_length=1)
     max: int = Field(ge=0)
     min: int = Field(default=0, ge=0)
     roles: list[TurnRole] = Field(default_factory=lambda: ["assistant"], min_length=1)
@@ -251,11 +290,16 @@ class EscalateAfter(_ItemBase):
 
     type: Literal["escalate_after"]
     failures: int = Field(default=2, ge=1)
-    bot_failure: str | None = None
-    user_failure: str | None = None
-    handover: str = Field(min_length=1)
+    bot_failure: Match | None = None      # literal phrases ('a|b'), or a predicate {phrases, regex, entity, ask}
+    user_failure: Match | None = None
+    handover: Match
     within: int = Field(default=1, ge=1)
     case_sensitive: bool = False
+
+    @field_validator("bot_failure", "user_failure", "handover")
+    @classmethod
+    def _literal(cls, value: Match | None) -> Match | None:
+        return literal_or_predicate(value)
 
     @model_validator(mode="after")
     def _some_failure(self) -> "EscalateAfter":
@@ -264,20 +308,20 @@ class EscalateAfter(_ItemBase):
         return self
 
 
-class FinalTurn(_ItemBase):
-    """Conversations: the last assistant turn mentions all (or any) of these phrases (e.g. 还有什么可以帮您)."""
+class FinalTurn(_PhrasesOrMatch, _ItemBase):
+    """Conversations: the last assistant turn mentions all (or any) of these phrases (e.g. 还有什么可以帮您), and
+    shows `match` when given."""
 
     type: Literal["final_turn"]
-    phrases: list[str] = Field(min_length=1)
     mode: Literal["all", "any"] = "any"
     case_sensitive: bool = False
 
 
-class FirstTurn(_ItemBase):
-    """Conversations: the first assistant turn mentions all (or any) of these phrases (a greeting: 您好|欢迎)."""
+class FirstTurn(_PhrasesOrMatch, _ItemBase):
+    """Conversations: the first assistant turn mentions all (or any) of these phrases (a greeting: 您好|欢迎), and
+    shows `match` when given."""
 
     type: Literal["first_turn"]
-    phrases: list[str] = Field(min_length=1)
     mode: Literal["all", "any"] = "any"
     case_sensitive: bool = False
 

@@ -213,7 +213,7 @@ def _content_hash(rubric: Rubric) -> str:
 # them keeps its version tag (and its audits, trust records and cached judge replies).
 _LATER_DEFAULTS = {"scope": "sample", "turn_aggregate": None, "judge_mode": "holistic", "few_shot": "all",
                    "shuffle_levels": False, "manipulation": ManipulationPolicy().model_dump(mode="json")}
-_LATER_ITEM_DEFAULTS = {"turns": None, "unless_context": [], "only_if_context": []}
+_LATER_ITEM_DEFAULTS = {"turns": None, "unless_context": [], "only_if_context": [], "match": None}
 
 
 def _hashed_fields(data: dict[str, Any]) -> dict[str, Any]:

@@ -54,6 +54,9 @@ class Evidence(BaseModel):
     start: int | None = None         # character offset of span in the answer
     turn: int | None = None          # conversations: the turn (from 1) the span is quoted from, or where it failed
     missing: list[str] = Field(default_factory=list)
+    other_turn: int | None = None    # `before`: the turn of `first` compared with `then`'s turn (`turn`)
+    question: str | None = None      # a per-turn question that decided the check, and the judge's p(yes) to it
+    p_yes: float | None = None
     # What `detail` says, as a catalogue message: the report and the audit app say it in their own language.
     message: Message | None = None
 

@@ -1,0 +1,70 @@
+"""Does a turn show a predicate (rubriceval/rubric/predicate.py)? Phrases, regex and entities are looked for in
+the turn's text; when none matches and the predicate has a question, the judge's answer about that turn decides
+(read through rubriceval/checks/turn_answers.py, so the check asks only on the turns it reaches)."""
+from __future__ import annotations
+
+import re
+from typing import Iterable, Iterator, NamedTuple
+
+from rubriceval.checks.base import find_any, span_at
+from rubriceval.checks.turn_answers import current_answers
+from rubriceval.data.conversation import Conversation
+from rubriceval.rubric.predicate import Predicate
+from rubriceval.safety.entities import find_entities
+
+
+class TurnMatch(NamedTuple):
+    turn: int
+    start: int | None         # offset of the span in the turn (None: decided by the question)
+    span: str | None
+    how: str                  # phrase | regex | entity:<name> | question
+    p_yes: float | None = None
+    question: str | None = None
+    cutoff: float | None = None
+
+
+def text_match(predicate: Predicate, text: str, turn: int, case_sensitive: bool = False) -> TurnMatch | None:
+    """The earliest phrase, regex or entity match in `text` (no judge)."""
+    found: list[TurnMatch] = []
+    for phrase in predicate.phrases:
+        if hit := find_any(text, phrase, case_sensitive):
+            found.append(TurnMatch(turn, hit[0], span_at(text, hit[0], len(hit[1])), "phrase"))
+    if predicate.regex and (m := re.search(predicate.regex, text, 0 if case_sensitive else re.IGNORECASE)):
+        found.append(TurnMatch(turn, m.start(), m.group(0), "regex"))
+    if predicate.entity and (spans := find_entities(text, predicate.entity)):
+        found.append(TurnMatch(turn, spans[0].start, spans[0].text, f"entity:{spans[0].entity}"))
+    return min(found, key=lambda m: m.start) if found else None
+
+
+def question_match(predicate: Predicate, turn: int) -> tuple[bool, TurnMatch]:
+    """The judge's answer to the predicate's question about `turn` (raises NeedAnswer until it is known)."""
+    answers = current_answers()
+    p_yes = answers.p_yes(predicate.ask, turn)
+    cutoff, _ = predicate.cutoff_for(answers.judge_model)
+    return p_yes >= cutoff, TurnMatch(turn, None, None, "question", round(p_yes, 4), predicate.ask, cutoff)
+
+
+def turn_match(predicate: Predicate, conversation: Conversation, turn: int, case_sensitive: bool = False,
+               ask: bool = True) -> TurnMatch | None:
+    """Turn `turn` (from 1) shows the predicate: its earliest text match, else the question's yes (when `ask`)."""
+    hit = text_match(predicate, conversation.turns[turn - 1].content, turn, case_sensitive)
+    if hit is not None or not (ask and predicate.ask):
+        return hit
+    yes, answered = question_match(predicate, turn)
+    return answered if yes else None
+
+
+def turn_matches(predicate: Predicate, conversation: Conversation, roles: Iterable[str],
+                 case_sensitive: bool = False, ask: bool = True) -> Iterator[TurnMatch]:
+    """Matches in turn order over the turns of these roles, lazily: a caller that stops early asks no more."""
+    roles = set(roles)
+    for number, turn in conversation.numbered():
+        if turn.role in roles and (hit := turn_match(predicate, conversation, number, case_sensitive, ask)):
+            yield hit
+
+
+def said(hit: TurnMatch) -> str:
+    """How evidence shows a match: the quoted span, or the question with its p(yes)."""
+    if hit.span is not None:
+        return f"“{hit.span}”"
+    return f"“{hit.question}” p(yes)={hit.p_yes:.2f}"

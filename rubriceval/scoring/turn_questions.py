@@ -1,0 +1,154 @@
+"""Checks whose predicates ask the judge a yes/no question about one turn (`ask:`), run through the one judge path.
+
+A check runs as a plain function; when it needs an answer it does not have yet it raises NeedAnswer
+(rubriceval/checks/turn_answers.py), and `run_check_asking` asks that one question and runs the check again. So:
+
+* only the turns the check's logic reaches are asked about (`before` stops at its first decisive turn, `max_count`
+  once over its limit, a per-turn must_not_mention at its first failing turn, `escalate_after` asks about a
+  handover only while failures are pending);
+* questions go out one at a time in the order the check reads turns, each prompt being the transcript up to the
+  turn, then the turn and the question (zh|en/turn_question.j2): a question about turn 6 reuses the judge
+  server's prefix cache of the one about turn 4 up to turn 4, and two questions about one turn share all but the
+  question;
+* an answer is kept per (question, turn) for every item of the sample, and the judge cache keeps it across runs
+  (the prompt holds exactly the transcript up to the turn, so a later turn added to a conversation changes nothing);
+* p(yes) comes from the answer token's logprobs, read as checklist questions read it (scoring/checklist.py).
+
+`plan_turn_questions` lists, for the dry run, every question a check may ask (the early stops can only make it
+fewer; which of them are already cached is looked up as for any planned call).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from rubriceval.checks import run_check
+from rubriceval.checks.turn_answers import NeedAnswer, TurnAnswer, TurnAnswers, Unanswered, using_answers
+from rubriceval.data.conversation import Conversation
+from rubriceval.data.sample import Sample
+from rubriceval.judge.ask import JudgeRequest, TemplateReask, ask
+from rubriceval.judge.options import choices_schema
+from rubriceval.prompt.compile import CompiledPrompt, environment
+from rubriceval.prompt.environment import render_text, templates_fingerprint
+from rubriceval.prompt.transcript import render_transcript
+from rubriceval.checks.predicates import text_match
+from rubriceval.rubric.predicate import Predicate, as_predicate
+from rubriceval.scoring.checklist import CHOICES, SCHEMA_NAME, call_options, read_yes_no
+from rubriceval.scoring.verdict import Evidence, Usage
+
+TEMPLATES = ("turn_question_system", "turn_question", "checklist_reask")
+ROLE_NAMES = {"zh": {"user": "用户", "assistant": "客服", "tool": "工具结果", "system": "系统"},
+              "en": {"user": "user", "assistant": "assistant", "tool": "tool result", "system": "system"}}
+MAX_QUESTIONS_PER_CHECK = 500      # a guard against a check that keeps asking (each turn asked at most once)
+
+
+def compile_turn_question(conversation: Conversation, turn: int, question: str, lang: str = "zh",
+                          knowledge: str = "", template_dir: str | None = None) -> CompiledPrompt:
+    """The messages for one question about turn `turn` (from 1): the transcript up to it, the turn, the question."""
+    env = environment(template_dir)
+    said = conversation.turns[turn - 1]
+    user = render_text(env, lang, "turn_question", knowledge=knowledge, turn=turn,
+                       transcript=render_transcript(conversation, lang, upto=turn),
+                       role=ROLE_NAMES[lang].get(said.role, said.role), content=said.content, question=question)
+    messages = [{"role": "system", "content": render_text(env, lang, "turn_question_system")},
+                {"role": "user", "content": user}]
+    fingerprint = templates_fingerprint(env, [f"{lang}/{name}.j2" for name in TEMPLATES])
+    return CompiledPrompt(rubric_id="", item_id=f"turn{turn}", messages=messages, json_schema=choices_schema(CHOICES),
+                          options=call_options(), schema_name=SCHEMA_NAME, cache_tag=f"turn_question/{fingerprint}")
+
+
+class QuestionAsker:
+    """Asks the questions of one sample's checks and keeps the answers (and what they cost)."""
+
+    def __init__(self, judge: Any, conversation: Conversation | None, lang: str = "zh", knowledge: str = "",
+                 template_dir: str | None = None):
+        self.judge, self.conversation, self.lang = judge, conversation, lang
+        self.knowledge, self.template_dir = knowledge, template_dir
+        self.answers = TurnAnswers(judge_model=judge.config.model if judge is not None else None,
+                                   can_ask=judge is not None and conversation is not None)
+        self.usage = Usage()
+
+    async def answer(self, question: str, turn: int) -> None:
+        prompt = compile_turn_question(self.conversation, turn, question, self.lang, self.knowledge,
+                                       self.template_dir)
+        request = JudgeRequest(messages=prompt.messages, json_schema=prompt.json_schema, schema_name=SCHEMA_NAME,
+                               cache_tag=prompt.cache_tag, options=prompt.options)
+        reask = TemplateReask(template=environment(self.template_dir).get_template(f"{self.lang}/checklist_reask.j2"))
+        asked = await ask(self.judge, request, read_yes_no, reask=reask,
+                          max_input_tokens=self.judge.config.max_input_tokens)
+        self.usage = self.usage + asked.usage
+        if asked.ok:
+            self.answers.record(TurnAnswer(turn=turn, question=question, p_yes=round(asked.value.p_yes, 4),
+                                           source=asked.value.source))
+        else:
+            self.answers.record(TurnAnswer(turn=turn, question=question, unscored_kind=asked.unscored_kind,
+                                           reason=asked.reason))
+
+
+async def run_check_asking(item: Any, sample: Sample, asker: QuestionAsker) -> Evidence:
+    """The check's evidence, asking the judge whatever questions its predicates need (raises Unanswered when one
+    cannot be answered: provider error, unreadable reply, no judge)."""
+    for _ in range(MAX_QUESTIONS_PER_CHECK):
+        needed: NeedAnswer | None = None
+        with using_answers(asker.answers):
+            try:
+                return run_check(item, sample)
+            except NeedAnswer as need:
+                needed = need
+        await asker.answer(needed.question, needed.turn)
+    raise RuntimeError(f"check '{item.id}' asked more than {MAX_QUESTIONS_PER_CHECK} questions")
+
+
+async def run_checks_asking(items: list[Any], sample: Sample, judged: Sample, judge: Any, lang: str = "zh",
+                            knowledge: str = "") -> tuple[list[Evidence], Usage, list[TurnAnswer], Unanswered | None]:
+    """Every check's evidence (questions asked about `judged`, the sample as the judge may see it: masked when
+    redaction is on), their cost, the answers, and the first question that could not be answered (None: all)."""
+    asker = QuestionAsker(judge, judged.conversation, lang, knowledge)
+    evidence: list[Evidence] = []
+    failed: Unanswered | None = None
+    for item in items:
+        try:
+            evidence.append(await run_check_asking(item, sample, asker))
+        except Unanswered as why:
+            failed = failed or why
+            evidence.append(Evidence(item=item.id, passed=None, turn=why.turn, question=why.question,
+                                     detail=f"turn {why.turn}: {why.reason}"))
+    return evidence, asker.usage, asker.answers.asked(), failed
+
+
+def item_questions(item: Any) -> list[tuple[Predicate, list[str]]]:
+    """(predicate with a question, roles of the turns it may be asked about) for every `ask:` in the item."""
+    found: list[tuple[Predicate, list[str]]] = []
+    t = item.type
+    if t == "before":
+        found += [(p, list(roles)) for p, roles in ((as_predicate(item.first), item.first_roles),
+                                                    (as_predicate(item.then), item.then_roles)) if p.ask]
+    elif t == "escalate_after":
+        for value, roles in ((item.bot_failure, ["assistant"]), (item.user_failure, ["user"]),
+                             (item.handover, ["assistant"])):
+            if value is not None and (p := as_predicate(value)).ask:
+                found.append((p, roles))
+    elif getattr(item, "match", None) is not None and item.match.ask:
+        roles = item.roles if t == "max_count" else [getattr(item, "turns", None) or "assistant"]
+        found.append((item.match, list(roles)))
+    return found
+
+
+def plan_turn_questions(items: list[Any], conversation: Conversation | None, lang: str = "zh",
+                        knowledge: str = "") -> list[CompiledPrompt]:
+    """Every question the checks may ask about this conversation (at most: early stops only remove some), once per
+    (question, turn). final_turn/first_turn ask about their one turn; the others about each turn of their roles
+    (without a question's text match the question is asked; a turn whose text already matches is not asked)."""
+    if conversation is None:
+        return []
+    wanted: dict[tuple[str, int], None] = {}
+    for item in items:
+        for predicate, roles in item_questions(item):
+            if item.type in ("final_turn", "first_turn"):
+                turns = conversation.assistant_turns
+                numbers = [turns[-1] if item.type == "final_turn" else turns[0]] if turns else []
+            else:
+                numbers = [n for n, t in conversation.numbered() if t.role in roles]
+            for n in numbers:
+                if text_match(predicate, conversation.turns[n - 1].content, n, item.case_sensitive) is None:
+                    wanted.setdefault((predicate.ask, n))
+    return [compile_turn_question(conversation, n, q, lang, knowledge) for q, n in sorted(wanted, key=lambda k: k[1])]
