@@ -6,15 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from rubriceval.data.sample import Sample
+from rubriceval.rubric.schema import Rubric
 from rubriceval.scoring.verdict import Evidence, Verdict
 from rubriceval.store.runs import RunConfig, RunStore
 
 RUBRIC = "soothing"
 CHECK = "no_free_shipping"
-DEFINITION = {"id": RUBRIC, "name": "情绪安抚", "threshold": 4, "weight": 1.0,
-              "items": [{"id": "judge", "type": "judge", "weight": 1.0, "must": False},
-                        {"id": CHECK, "type": "must_not_mention", "weight": 1.0, "must": True}],
-              "combine": {"rule": "judge_capped", "cap_score": 2}}
+DEFINITION = Rubric.model_validate({
+    "id": RUBRIC, "name": "情绪安抚", "version": 1, "language": "zh", "threshold": 4, "weight": 1.0,
+    "criterion": "先安抚情绪，再说明物流状态；不得承诺知识库没有的包邮。",
+    "score_descriptions": {1: "没有安抚", 2: "敷衍", 3: "有安抚无状态", 4: "安抚并说明状态", 5: "安抚、状态、后续都有"},
+    "items": [{"id": "judge", "type": "judge"},
+              {"id": CHECK, "type": "must_not_mention", "phrases": ["包邮|免运费"], "must": True}],
+    "combine": {"rule": "judge_capped", "cap_score": 2}}).model_dump(mode="json")
 AGENTS = ("agent_wang", "agent_li")
 
 
@@ -33,7 +37,7 @@ def build_appeal_store(target: str | Path, *, n: int = 8, name: str = "qa-week")
     store = RunStore(target)
     samples = [Sample(id=f"c{i:03d}", question=f"我的快递{i}天了还没到", answer=f"非常抱歉，给您包邮补发{i}",
                       metadata={"agent_id": AGENTS[i % 2]}, tags=["物流"]) for i in range(n)]
-    run_id = store.create_run(RunConfig(), samples, [(RUBRIC, "rubric", "1", DEFINITION),
+    run_id = store.create_run(RunConfig(), samples, [(RUBRIC, "rubric", Rubric.model_validate(DEFINITION).version_tag, DEFINITION),
                                                      ("rouge_l", "metric", "1", {"name": "rouge_l"})], name=name)
     verdicts = []
     for i, s in enumerate(samples):
