@@ -17,14 +17,14 @@ APOLOGY = Rubric(id="apology", name="致歉", criterion="回复中是否致歉",
 
 
 def conversation(cid: str, *, agent: str, group: str, start: datetime, good: bool, turns: int = 2,
-                 **metadata: Any) -> dict[str, Any]:
+                 tags: list[str] | None = None, **metadata: Any) -> dict[str, Any]:
     """One conversation record (JSONL shape) starting at `start`, each message a minute apart."""
     messages = []
     for i in range(turns):
         messages.append({"role": "user", "content": f"我的订单{cid}还没到", "timestamp": _iso(start + timedelta(minutes=2 * i))})
         reply = ("非常抱歉，" if good else "") + "您的包裹正在派送。"
         messages.append({"role": "assistant", "content": reply, "timestamp": _iso(start + timedelta(minutes=2 * i + 1))})
-    return {"id": cid, "messages": messages,
+    return {"id": cid, "messages": messages, "tags": tags or [],
             "metadata": {"agent_id": agent, "skill_group": group, "started_at": _iso(start), **metadata}}
 
 
