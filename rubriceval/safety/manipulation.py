@@ -22,9 +22,15 @@ from pydantic import BaseModel
 
 from rubriceval.safety.control_tokens import find_control_tokens
 from rubriceval.safety.folding import fold
+from rubriceval.safety.manipulation_readable import invisible_runs, readable_attacks
 
 FindingKind = Literal["result_marker", "score_json", "score_line", "score_demand", "override", "judge_address",
-                      "fake_delimiter", "role_tag", "control_token"]
+                      "fake_delimiter", "role_tag", "control_token",
+                      # readable attacks (manipulation_readable.py)
+                      "score_request", "fake_completion", "self_assessment", "hidden_markup", "invisible_text",
+                      # model screens: odd-token spans (perplexity.py), the judge's yes/no screen (llm_screen.py)
+                      "odd_tokens", "addresses_grader"]
+Defence = Literal["patterns", "perplexity", "llm_screen"]
 
 
 class ManipulationFinding(BaseModel):
@@ -33,6 +39,8 @@ class ManipulationFinding(BaseModel):
     start: int           # offsets in the original text
     end: int
     field: str = ""      # which sample field it was found in (set by scan_fields)
+    defence: Defence = "patterns"    # which defence made the finding (reports count per defence)
+    note: str = ""       # what the span means when it does not show it (invisible text, a surprise, p(yes))
 
 
 _LETTER_GAP = r"[\s._*·•\-]{0,2}"     # "s c o r e", "s.c.o.r.e", "忽 略"
@@ -145,6 +153,14 @@ def _detect(text: str) -> tuple[ManipulationFinding, ...]:
                 findings.append(ManipulationFinding(kind=kind, span=quote, start=start, end=end))
     findings += [ManipulationFinding(kind="control_token", span=t.text, start=t.start, end=t.end)
                  for t in find_control_tokens(text) if t.role_boundary]
+    for kind, lo, hi in readable_attacks(view.text):
+        start, end = view.span(lo, hi)
+        quote = text[start:end].strip()
+        if quote:
+            findings.append(ManipulationFinding(kind=kind, span=quote, start=start, end=end))
+    findings += [ManipulationFinding(kind="invisible_text", span=text[lo:hi], start=lo, end=hi,
+                                     note=f"invisible tag characters spelling “{spelled}”")
+                 for lo, hi, spelled in invisible_runs(text)]
     return tuple(sorted(findings, key=lambda f: (f.start, f.kind)))
 
 
