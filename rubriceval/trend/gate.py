@@ -68,7 +68,8 @@ def evaluate_trend_checks(store: Any, run_id: str, checks: Sequence[GateCheck], 
                 failing.append(f"{label} (not computable)")
                 continue
             test = last.change
-            noise = "" if test is None or test.p_value is None else f", p={test.p_value:.3f} {test.test}"
+            noise = "" if test is None or test.p_value is None else \
+                f", p={test.p_value:.3f} {test.test}: {'beyond' if test.beyond_noise() else 'within'} noise"
             text = f"{label}: {_fmt(previous.value(check.stat))} → {_fmt(last.value(check.stat))}, drop {_fmt(drop)}{noise}"  # type: ignore[arg-type]
             lines.append(text)
             if not _compare(drop, check.op, check.value):
