@@ -129,3 +129,13 @@ def test_errors_name_file_line_and_field(tmp_path):
     with pytest.raises(DatasetError, match="sess-7.*no assistant turn") as err:
         read_langfuse(path)
     assert err.value.field == "traces[1].input"
+
+
+def test_trace_format_sniffs_exports_and_leaves_datasets_alone():
+    from rubriceval.data.readers.formats import trace_format
+
+    datasets = Path(__file__).parents[1] / "datasets"
+    assert trace_format(TRACES) == trace_format(SESSION) == "langfuse"
+    assert trace_format(FIXTURES / "otel_genai_spans.jsonl") == "otel"
+    assert trace_format(datasets / "demo_zh.jsonl") is None
+    assert trace_format(datasets / "demo_conversations_zh.jsonl") is None

@@ -36,14 +36,18 @@ DOCUMENT_TEXT_KEYS = ("page_content", "content", "text", "chunk")
 
 
 def looks_like_langfuse(record: dict[str, Any]) -> bool:
-    """A trace (observations / sessionId / htmlPath), a session (traces list) or an API page of either."""
+    """A trace (id with observations, htmlPath, or sessionId beside input/output), a session (id with a traces list)
+    or an API page of either; never a row of an ordinary dataset (question / turns / messages / user_input)."""
     if not isinstance(record, dict) or "resourceSpans" in record:
         return False
     if isinstance(record.get("data"), list) and isinstance(record.get("meta"), dict):
         return bool(record["data"]) and looks_like_langfuse(record["data"][0])
     if isinstance(record.get("traces"), list):
-        return True
-    return "id" in record and any(k in record for k in ("observations", "sessionId", "htmlPath", "scores"))
+        return "id" in record
+    if "id" not in record or any(k in record for k in ("question", "turns", "messages", "user_input")):
+        return False
+    return ("observations" in record or "htmlPath" in record
+            or ("sessionId" in record and ("input" in record or "output" in record)))
 
 
 class _Trace:
