@@ -139,11 +139,13 @@ def test_gate_checks_on_the_candidate(store: RunStore):
 
 
 def test_regression_gate_checks_every_shared_scorer(store: RunStore):
-    result = evaluate_gate(store, "candidate", ["regression>=-0.2"], baseline="baseline")
+    # Over every scorer the value is a fraction of each one's range (issue 32.5): a 1–5 rubric's delta / 4.
+    result = evaluate_gate(store, "candidate", ["regression>=-0.15"], baseline="baseline")
     outcome = {c.scorer: (c.passed, round(c.actual, 4)) for c in result.checks}
-    assert outcome == {"process_compliance": (True, 1.2), "empathy": (False, -0.75),
+    assert outcome == {"process_compliance": (True, 0.3), "empathy": (False, -0.1875),
                        "faithfulness": (True, 0.16), "context_recall": (False, -0.4)}
-    assert "95% CI" in result.checks[0].reason
+    reasons = {c.scorer: c.reason for c in result.checks}
+    assert "95% CI" in reasons["empathy"] and "Δ +1.2 on 1–5" in reasons["process_compliance"]
     single = evaluate_gate(store, "candidate", ["regression:faithfulness>=-0.05"], baseline="baseline")
     assert [c.passed for c in single.checks] == [True]
     with pytest.raises(GateUsageError, match="baseline"):
@@ -174,7 +176,7 @@ def test_refuse_untrusted_rubric(store: RunStore):
 def test_junit_xml_parses_with_one_testcase_per_check(store: RunStore, tmp_path: Path):
     junit = tmp_path / "gate.xml"
     lines: list[str] = []
-    code = run_gate(store, "candidate", ["faithfulness>=0.8", "情绪安抚 mean>=4.0", "regression>=-0.2"],
+    code = run_gate(store, "candidate", ["faithfulness>=0.8", "情绪安抚 mean>=4.0", "regression>=-0.15"],
                     baseline="baseline", junit_path=junit, out=lines.append)
     assert code == EXIT_FAILED
     root = ET.parse(junit).getroot()
@@ -182,7 +184,7 @@ def test_junit_xml_parses_with_one_testcase_per_check(store: RunStore, tmp_path:
     cases = suite.findall("testcase")
     assert len(cases) == 6 and suite.get("tests") == "6" and suite.get("failures") == "3"
     failed = {c.get("name"): c.find("failure").get("message") for c in cases if c.find("failure") is not None}
-    assert set(failed) == {"情绪安抚 mean>=4.0", "regression:empathy>=-0.2", "regression:context_recall>=-0.2"}
+    assert set(failed) == {"情绪安抚 mean>=4.0", "regression:empathy>=-0.15", "regression:context_recall>=-0.15"}
     assert "fails >=" in failed["情绪安抚 mean>=4.0"]
     assert "门禁未通过" in "".join(lines)                                           # Chinese data → Chinese output
     assert ET.fromstring(junit_xml(evaluate_gate(store, "candidate", ["faithfulness>=0.8"]))).get("failures") == "0"

@@ -21,6 +21,7 @@ from rubriceval.report.run_data import RunData, load_run
 from rubriceval.report.summary_models import ScorerSummary
 from rubriceval.report.compare import compare_data
 from rubriceval.report.gate_checks import RUN_STATS, GateConfig, GateUsageError, gate_config
+from rubriceval.report.gate_regression import REGRESSION_STATS, regression_note, scaled, significance
 from rubriceval.report.gate_trust import AgreementSource, trust_from_store, untrusted_reason
 from rubriceval.i18n import Lang, t
 from rubriceval.report.gate_result import CheckResult, _fmt, _result
@@ -81,14 +82,15 @@ def evaluate_data(data: RunData, config: GateConfig, *, baseline: RunData | None
     results: list[CheckResult] = []
     comparison = None
     for check in config.checks:
-        if check.stat == "regression":
+        if check.stat in REGRESSION_STATS:       # each scorer on its own scale: report/gate_regression.py
             if baseline is None:
                 raise GateUsageError(f"gate check '{check.label()}' needs a baseline run", field="baseline",
                                      hint="pass --baseline <run> or set 'baseline:' in the gate file")
             if comparison is None:
                 comparison = compare_data(baseline, data, n_boot=config.n_boot, seed=config.seed)
             deltas = comparison.deltas
-            if check.scorer is not None:
+            per_scorer = check.scorer is not None
+            if per_scorer:
                 target = _resolve(data, check.scorer)
                 deltas = [d for d in deltas if d.scorer == target.scorer]
                 if not deltas:
@@ -96,13 +98,18 @@ def evaluate_data(data: RunData, config: GateConfig, *, baseline: RunData | None
                                          field="gate")
             for d in deltas:
                 summary = data.summary.get(d.scorer)
-                ci = "" if d.ci_low is None else f" (95% CI [{d.ci_low:+.3f}, {d.ci_high:+.3f}], n={d.n_paired})"
+                ci = regression_note(d, per_scorer)
                 if d.version_changed:
                     ci += f" (scorer changed: {d.version_a} → {d.version_b})"
-                name = check.name if check.scorer is not None and check.name else f"regression:{d.scorer}{check.op}" \
-                                                                                  f"{check.value:g}"
-                results.append(_result(check, name, d.delta, d.note or "no paired samples",
-                                       _untrusted([summary], agreement), config.refuse_untrusted, d.scorer, ci))
+                name = check.name if per_scorer and check.name else f"{check.stat}:{d.scorer}{check.op}{check.value:g}"
+                result = _result(check, name, scaled(d.delta, d, per_scorer), d.note or "no paired samples",
+                                 _untrusted([summary], agreement), config.refuse_untrusted, d.scorer, ci)
+                refused = result.untrusted and config.refuse_untrusted
+                if check.stat == "significant_regression" and not result.passed and not refused \
+                        and result.actual is not None:
+                    significant, why = significance(d)
+                    result = result.model_copy(update={"passed": not significant, "reason": f"{result.reason}; {why}"})
+                results.append(result)
         elif check.scorer is None and check.stat == "business_score":
             rubrics = [data.summary.get(r) for r in data.summary.business_rubrics]
             results.append(_result(check, check.label(), data.summary.business_score,

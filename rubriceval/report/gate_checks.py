@@ -6,7 +6,10 @@ Check syntax (one string each; full-width ≥ ≤ ： are accepted):
     <stat>:<scorer> >= 0.9          same, prefix form ("pass_rate:流程合规>=0.9")
     business_score >= 3.5           the weighted business score (1–5)
     max_unscored_rate <= 0.1        share of unscored rows in the whole run ("max_unscored_rate:<scorer>" per scorer)
-    regression >= -0.2              every shared scorer's paired mean delta vs the baseline run ("regression:<scorer>")
+    regression >= -0.1              every shared scorer's paired mean delta vs the baseline run, as a fraction of
+                                    its range (1–5 rubric: 4 points, 0–1 metric: 1); "regression:<scorer>>=-0.5" on
+                                    that scorer's own scale (gate_regression.py)
+    significant_regression >= -0.1  the same, failing only when the paired 95% CI of the drop excludes 0
     pairwise:<rubric> win_rate >= 0.5   a pairwise A/B comparison (`rubriceval pairwise`): the gated version's win
                                     rate against the baseline version; stats: win_rate (default), win_rate_low (its
                                     95% CI lower bound), loss_rate, tie_rate, unscored_rate, n_scored
@@ -30,7 +33,7 @@ from rubriceval.common.errors import RubricEvalError
 
 Op = Literal[">=", "<=", ">", "<"]
 SCORER_STATS = ("mean", "median", "min", "max", "std", "pass_rate", "unscored_rate", "n_scored")
-RUN_STATS = ("business_score", "unscored_rate", "regression")
+RUN_STATS = ("business_score", "unscored_rate", "regression", "significant_regression")
 PAIRWISE_STATS = ("win_rate", "win_rate_low", "loss_rate", "tie_rate", "unscored_rate", "n_scored")
 PAIRWISE_PREFIX = "pairwise:"
 TREND_PREFIX = "trend:"
