@@ -25,13 +25,14 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from pydantic import BaseModel
 
 from rubriceval.common.errors import RubricError
-from rubriceval.safety.untrusted import neutralise_untrusted
+from rubriceval.safety.untrusted import fence_untrusted
 
 
 def fence(value: Any) -> str:
-    """Untrusted text made inert: it cannot close its own `<<<…>>>` block (delimiter look-alikes, NFKC-compared) nor
-    open a chat turn (control-token look-alikes); see rubriceval/safety/untrusted.py."""
-    return neutralise_untrusted(value)
+    """Untrusted text made inert: it cannot close its own `<<<…>>>` block (delimiter look-alikes, NFKC-compared),
+    open a chat turn (control-token look-alikes) nor show the judge's own result markers; see
+    rubriceval/safety/untrusted.py."""
+    return fence_untrusted(value)
 
 
 def tojson(value: Any) -> str:
