@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rubriceval.cli.batch import add_run_options, start_batch_run, wants_batch
 from rubriceval.cli.options import add_judge_args, add_store_arg, embedder_config_from, judge_config_from
+from rubriceval.cli.scorecard_run import add_scorecard_args, print_scorecard_line, scorecards_for_run
 from rubriceval.common.errors import RubricEvalError
 
 
@@ -35,6 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "agent.strict_order=false, agent.topic_mode=recall; a resumed run keeps its own")
     add_judge_args(p)
     add_run_options(p)
+    add_scorecard_args(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("runs", help="list stored runs")
@@ -71,8 +73,8 @@ def _load_for_run(args):
     samples = DatasetStream(args.dataset, chatlog=_chatlog_config(args))     # read as a stream, never held whole
     rubrics = load_rubrics(args.rubrics, only=args.only.split(",") if args.only else None) if args.rubrics else []
     metrics = parse_metric_names(args.metrics)
-    if not rubrics and not metrics:
-        raise RubricEvalError("nothing to evaluate", hint="pass --rubrics DIR and/or --metrics a,b,c")
+    if not rubrics and not metrics and not args.scorecards:
+        raise RubricEvalError("nothing to evaluate", hint="pass --rubrics DIR, --metrics a,b,c and/or --scorecards DIR")
     return samples, rubrics, metrics
 
 
@@ -109,18 +111,21 @@ def cmd_run(args) -> int:
         if not args.dataset:
             raise RubricEvalError("rubriceval run needs a DATASET (or --resume RUN, or --rescore-changed RUN)")
         samples, rubrics, metrics = _load_for_run(args)
+    scorecards = scorecards_for_run(args, store, rubrics, judge_config)
     if args.dry_run:
-        return _dry_run(samples, rubrics, metrics, judge_config, panel, metric_options)
+        return _dry_run(samples, rubrics, metrics, judge_config, panel, metric_options, scorecards)
     if wants_batch(args, judge_config) and not args.resume:      # rubriceval/batch/: rounds of batches
         return start_batch_run(args, store, samples, rubrics, metrics, judge_config, panel, metric_options)
     run_id, totals = asyncio.run(run_async(
-        samples, rubrics, metrics, store=store, judge_config=judge_config, embedder_config=embedder_config_from(args),
+        samples, rubrics, metrics, store=store, scorecards=scorecards, judge_config=judge_config,
+        embedder_config=embedder_config_from(args),
         name=args.name, dataset_path=args.dataset or "", rubrics_path=args.rubrics or "",
         progress=not args.quiet, resume_run=args.resume, panel_config=panel, metric_options=metric_options,
         workers=None))          # a big checks-and-string-metrics run: one process per idle core (runner_pool.py)
     _print_run_summary(store, run_id, totals)
     if args.out:
         _write_outputs(store, run_id, Path(args.out))
+    print_scorecard_line(totals)
     return 0
 
 
@@ -138,10 +143,11 @@ def _rescore_changed(args, store, judge_config) -> int:
     return 0
 
 
-def _dry_run(samples, rubrics, metrics, judge_config, panel=None, metric_options=None) -> int:
+def _dry_run(samples, rubrics, metrics, judge_config, panel=None, metric_options=None, scorecards=()) -> int:
     from rubriceval.run.planning import plan_cost
 
-    plan = plan_cost(samples, rubrics, metrics, judge_config, panel=panel, metric_options=metric_options)
+    plan = plan_cost(samples, rubrics, metrics, judge_config, panel=panel, metric_options=metric_options,
+                     scorecards=scorecards)
     print(plan.format())
     return 0
 

@@ -153,7 +153,7 @@ async def run_async(samples: Iterable[Sample | tuple[int | None, Sample]] | None
                     name: str | None = None, dataset_path: str = "", rubrics_path: str = "",
                     progress: bool = True, resume_run: str | None = None,
                     panel_config: Any = None, metric_options: MetricOptions | dict | None = None,
-                    workers: int | None = 1) -> tuple[str, RunTotals]:
+                    workers: int | None = 1, scorecards: list | None = None) -> tuple[str, RunTotals]:
     """panel_config: a `rubriceval.scoring.panel.PanelConfig` whose judges judge the rubrics (the judge config then
     serves the metrics). samples: as `start_run` takes them (None to resume: the run's samples are in the store);
     the run reads them back from the store a window at a time. metric_options: `MetricOptions` (or a dict of its
@@ -171,8 +171,14 @@ async def run_async(samples: Iterable[Sample | tuple[int | None, Sample]] | None
         run_id, rubrics = start_run(samples, rubrics, metrics, store=store, judge_config=judge_config,
                                     embedder_config=embedder_config, name=name, dataset_path=dataset_path,
                                     rubrics_path=rubrics_path, panel_config=panel_config, metric_options=options)
+    # Scorecards (rubriceval/scorecard/stage.py): stored with a new run, read back on a resume; scored after the
+    # rubrics and metrics, whose verdicts their `rubric:` items read.
+    from rubriceval.scorecard.stage import needs_judge, prepare_scorecards, score_run_scorecards
+
+    scorecards = prepare_scorecards(store, run_id, scorecards, rubrics, resumed=bool(resume_run))
     use_panel = panel_config is not None and any(r.judge_items for r in rubrics)
-    need_judge = (bool(any(r.judge_items for r in rubrics)) and not use_panel) or _needs(metrics, "judge", options)
+    need_judge = (bool(any(r.judge_items for r in rubrics)) and not use_panel) or _needs(metrics, "judge", options) \
+        or needs_judge(scorecards)
     need_embedder = _needs(metrics, "embedder", options)
     judge = make_judge(judge_config) if need_judge else None
     panel = None
@@ -186,6 +192,8 @@ async def run_async(samples: Iterable[Sample | tuple[int | None, Sample]] | None
     try:
         totals = await execute(store, run_id, None, rubrics, metrics, judge=judge, embedder=embedder,
                                progress=progress, panel=panel, metric_options=options, workers=workers)
+        if scorecards:
+            totals.scorecards = (await score_run_scorecards(store, run_id, scorecards, judge)).as_dict()
         status = "complete"
     finally:
         counters = judge.stats if judge is not None else panel.stats if panel is not None else None

@@ -150,9 +150,11 @@ class CostPlan(BaseModel):
 
 
 def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], config: JudgeConfig,
-              cache: CallCache | None = None, panel: Any = None, metric_options: Any = None) -> CostPlan:
+              cache: CallCache | None = None, panel: Any = None, metric_options: Any = None,
+              scorecards: Any = ()) -> CostPlan:
     """panel: a `rubriceval.scoring.panel.PanelConfig` judging the rubrics (one call per judge and judge item);
-    metric_options: the run's `MetricOptions` (None: defaults)."""
+    metric_options: the run's `MetricOptions` (None: defaults); scorecards: the run's scorecards (their questions,
+    asked by the run's judge)."""
     from rubriceval.run.backends import effective_config
 
     config = effective_config(config)
@@ -185,6 +187,11 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
                 sp.samples += 1
                 for call in _rubric_calls(rubric, sample, config, rubric_configs):
                     count(sp, call)
+        plan.scorers.append(sp)
+    for card in scorecards:
+        sp = ScorerPlan(scorer=card.scorer, kind="scorecard")
+        for call in _scorecard_calls(card, samples, config, sp):
+            count(sp, call)
         plan.scorers.append(sp)
     if metrics:
         by_name = {}
@@ -275,6 +282,22 @@ def _rubric_calls(rubric: Rubric, sample: Sample, config: JudgeConfig, rubric_co
                                    config=call_config, messages=prompt.messages, json_schema=prompt.json_schema,
                                    schema_name=prompt.schema_name, cache_tag=prompt.cache_tag,
                                    options=prompt.options or holistic_options(rubric, call_config))
+
+
+def _scorecard_calls(card: Any, samples: list[Sample], config: JudgeConfig, sp: ScorerPlan
+                     ) -> Iterator[PlannedJudgeCall]:
+    """A scorecard's questions on each sample it scores (rubriceval/scorecard/plan.py); counts those samples in sp."""
+    from rubriceval.scorecard.plan import planned_questions
+
+    for sample in samples:
+        prompts = planned_questions(card, sample, config.redact)
+        if prompts is None:
+            continue
+        sp.samples += 1
+        for prompt in prompts:
+            yield PlannedJudgeCall(sample_id=sample.id, scorer=card.scorer, kind="scorecard", item=prompt.item_id,
+                                   config=config, messages=prompt.messages, json_schema=prompt.json_schema,
+                                   schema_name=prompt.schema_name, cache_tag=prompt.cache_tag, options=prompt.options)
 
 
 def _cache_lookup(config: JudgeConfig, cache: CallCache | None) -> Callable[[Any], dict | None]:

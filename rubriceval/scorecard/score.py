@@ -69,7 +69,7 @@ def rubric_outcome(item: ScorecardItem, verdicts: dict[str, Verdict]) -> ItemOut
     return ItemOutcome(item=item.id, status="hit" if hit else "clear", occurrences=int(hit), evidence=[evidence])
 
 
-def _addresses_judge(sample: Sample) -> list[Any]:
+def addresses_judge(sample: Sample) -> list[Any]:
     """Judge-directed text in what the bot said (its answer, or every assistant turn)."""
     if sample.conversation is not None:
         said = "\n".join(t.content for _, t in sample.conversation.numbered("assistant"))
@@ -110,7 +110,7 @@ async def score_scorecard(card: Scorecard, sample: Sample, judge: Any, rubric_ve
             pending.append(item)
     asks_judge = [i for i in pending if i.question or (i.applies_when and i.applies_when.question)]
     usage = Usage()
-    findings = _addresses_judge(sample) if asks_judge else []
+    findings = addresses_judge(sample) if asks_judge else []
     judged = judge_view(sample, judge is not None and judge.config.redact)[0] if asks_judge else sample
     if asks_judge and (judge is None or findings):
         why = ("no judge is configured" if judge is None else

@@ -1,0 +1,48 @@
+"""`rubriceval run … --scorecards DIR`: the run options of scorecards (rubriceval/scorecard/), kept apart from
+cli/run.py so the run command only calls these."""
+from __future__ import annotations
+
+import argparse
+
+from rubriceval.common.errors import ConfigError
+
+
+def add_scorecard_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("scorecards (质检评分表: points, deductions, fatal items; docs/scorecards.md)")
+    g.add_argument("--scorecards", metavar="DIR", help="scorecard file or directory (e.g. scorecards/): one total per "
+                   "conversation or sample, after the rubrics and metrics")
+    g.add_argument("--only-scorecards", metavar="IDS", help="comma-separated scorecard ids to use from --scorecards")
+
+
+def scorecards_for_run(args: argparse.Namespace, store, rubrics, judge_config) -> list:
+    """The scorecards of this `run`: from --scorecards (a new run), or those a resumed run started with."""
+    from rubriceval.cli.batch import wants_batch
+
+    if getattr(args, "resume", None):
+        from rubriceval.scorecard.store import ScorecardStore
+
+        return ScorecardStore(store).cards(args.resume)
+    if not getattr(args, "scorecards", None):
+        return []
+    from rubriceval.scorecard.loader import load_scorecards
+    from rubriceval.scorecard.stage import check_rubric_references
+
+    only = args.only_scorecards.split(",") if args.only_scorecards else None
+    cards = load_scorecards(args.scorecards, only=only)
+    if only and set(only) - {c.id for c in cards}:
+        raise ConfigError(f"unknown scorecard id(s): {sorted(set(only) - {c.id for c in cards})}",
+                          file=args.scorecards, field="--only-scorecards")
+    if wants_batch(args, judge_config):
+        raise ConfigError("the Batch API mode does not score scorecards yet", field="--scorecards",
+                          hint="run the scorecards online (without --batch)")
+    check_rubric_references(cards, [r.id for r in rubrics])
+    return cards
+
+
+def print_scorecard_line(totals) -> None:
+    done = getattr(totals, "scorecards", None)
+    if done:
+        usage = done["usage"]
+        print(f"scorecards: {done['done']} verdict(s) new, {done['skipped']} resumed; {done['fatal']} fatal, "
+              f"{done['unscored']} unscored; {usage['calls']} judge call(s), {usage['cache_hits']} cached, "
+              f"{usage['prompt_tokens'] + usage['completion_tokens']} tokens")

@@ -1,0 +1,107 @@
+"""The scorecard stage of a run: after the run's rubrics and metrics, every scorecard scores every sample of its
+scope, a window at a time, reading the window's rubric verdicts from the store for `rubric:` items (so a rubric is
+never judged twice for a scorecard). Resumable: pairs already stored are skipped. Cached: every question goes
+through the judge cache. Verdicts are written once per window."""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rubriceval.common.errors import ConfigError
+from rubriceval.scorecard.applicability import card_applies
+from rubriceval.scorecard.schema import Scorecard
+from rubriceval.scorecard.score import score_scorecard
+from rubriceval.scorecard.store import ScorecardStore
+from rubriceval.scoring.verdict import Usage, Verdict
+
+
+@dataclass
+class ScorecardTotals:
+    done: int = 0
+    skipped: int = 0                  # already stored (resume)
+    unscored: int = 0
+    fatal: int = 0
+    usage: Usage = field(default_factory=Usage)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"done": self.done, "skipped": self.skipped, "unscored": self.unscored, "fatal": self.fatal,
+                "usage": self.usage.model_dump()}
+
+
+def needs_judge(cards: Sequence[Scorecard]) -> bool:
+    return any(i.question or (i.applies_when and i.applies_when.question) for c in cards for i in c.items)
+
+
+def check_rubric_references(cards: Sequence[Scorecard], rubric_ids: Sequence[str]) -> None:
+    """A `rubric:` item needs that rubric in the same run: say so before anything is judged."""
+    for card in cards:
+        for item in card.items:
+            if item.rubric is not None and item.rubric.id not in rubric_ids:
+                raise ConfigError(f"scorecard item '{item.id}' reads rubric '{item.rubric.id}', which this run does "
+                                  "not judge", file=card.source_file, field=f"items.{item.id}.rubric.id",
+                                  hint="add the rubric to --rubrics (and --only)")
+
+
+def _rubric_verdicts(runs: Any, run_id: str, rubric_ids: list[str], sample_ids: list[str]
+                     ) -> dict[str, dict[str, Verdict]]:
+    from rubriceval.store.runs import row_to_verdict
+
+    found: dict[str, dict[str, Verdict]] = {}
+    if not rubric_ids or not sample_ids:
+        return found
+    with runs._lock:
+        rows = runs.conn.execute(
+            f"SELECT * FROM verdicts WHERE run_id=? AND scorer IN ({','.join('?' * len(rubric_ids))}) AND sample_id IN "
+            f"({','.join('?' * len(sample_ids))})", (run_id, *rubric_ids, *sample_ids)).fetchall()
+    for row in rows:
+        verdict = row_to_verdict(row)
+        found.setdefault(verdict.sample_id, {})[verdict.scorer] = verdict
+    return found
+
+
+async def score_run_scorecards(runs: Any, run_id: str, cards: Sequence[Scorecard], judge: Any, *,
+                               concurrency: int = 8) -> ScorecardTotals:
+    store = ScorecardStore(runs)
+    totals = ScorecardTotals()
+    if not cards:
+        return totals
+    limit = asyncio.Semaphore(max(1, concurrency))
+    referenced = sorted({i.rubric.id for c in cards for i in c.items if i.rubric is not None})
+
+    async def one(card: Scorecard, sample, verdicts: dict[str, Verdict]):
+        async with limit:
+            return await score_scorecard(card, sample, judge, verdicts, run_id=run_id)
+
+    for window in runs.sample_windows(run_id):
+        samples = [s for s, _ in window]
+        rubric_verdicts = _rubric_verdicts(runs, run_id, referenced, [s.id for s in samples])
+        jobs = []
+        for card in cards:
+            mine = [s for s in samples if card_applies(card, s)]
+            done = store.done(run_id, card.id, [s.id for s in mine])
+            totals.skipped += len(done)
+            jobs += [one(card, s, rubric_verdicts.get(s.id, {})) for s in mine if s.id not in done]
+        made = await asyncio.gather(*jobs)
+        store.save(run_id, made)
+        for verdict in made:
+            totals.done += 1
+            totals.unscored += verdict.totals.total is None
+            totals.fatal += bool(verdict.totals.fatal)
+            totals.usage = totals.usage + verdict.usage
+    return totals
+
+
+def prepare_scorecards(runs: Any, run_id: str, cards: Sequence[Scorecard] | None, rubrics: Sequence[Any], *,
+                       resumed: bool) -> list[Scorecard]:
+    """The scorecards a run scores: a new run stores the versions it starts with; a resumed run uses those stored
+    versions (never a newer file)."""
+    store = ScorecardStore(runs)
+    if resumed:
+        return store.cards(run_id)
+    cards = list(cards or [])
+    check_rubric_references(cards, [r.id for r in rubrics])
+    if cards:
+        store.register(run_id, cards)
+    return cards

@@ -1,0 +1,104 @@
+"""Scorecard verdicts in the run store, beside the run's verdicts: tables of their own (created on first use, as
+the audit, trust and pairwise tables are), so the rubric and metric reports read exactly what they read before.
+
+scorecard_defs      the exact scorecard version a run started with (a resume scores with it, never a newer file);
+scorecard_verdicts  one row per (run, sample, scorecard): the total (NULL: unscored), fatal flag, the whole verdict.
+A verdict saved again replaces the stored one, so a resumed run never duplicates a row.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import pandas as pd
+
+from rubriceval.scorecard.schema import Scorecard
+from rubriceval.scorecard.verdict import ScorecardVerdict
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS scorecard_defs (
+  run_id TEXT NOT NULL, scorecard TEXT NOT NULL, version TEXT NOT NULL, definition_json TEXT NOT NULL,
+  PRIMARY KEY (run_id, scorecard)
+);
+CREATE TABLE IF NOT EXISTS scorecard_verdicts (
+  run_id TEXT NOT NULL, sample_id TEXT NOT NULL, scorecard TEXT NOT NULL, version TEXT NOT NULL,
+  total INTEGER, fatal INTEGER NOT NULL, unscored_reason TEXT, verdict_json TEXT NOT NULL, created_at REAL NOT NULL,
+  PRIMARY KEY (run_id, sample_id, scorecard)
+);
+"""
+_SAVE = ("INSERT INTO scorecard_verdicts (run_id, sample_id, scorecard, version, total, fatal, unscored_reason, "
+         "verdict_json, created_at) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (run_id, sample_id, scorecard) DO UPDATE "
+         "SET version = excluded.version, total = excluded.total, fatal = excluded.fatal, "
+         "unscored_reason = excluded.unscored_reason, verdict_json = excluded.verdict_json, "
+         "created_at = excluded.created_at")
+
+
+class ScorecardStore:
+    """Scorecard rows of a `RunStore` (SQLite or PostgreSQL: its connection and its lock)."""
+
+    def __init__(self, runs: Any):
+        self.runs = runs
+        self.conn = runs.conn
+        self._lock = runs._lock
+        with self._lock:
+            self.conn.executescript(SCHEMA)
+
+    def register(self, run: str, cards: Iterable[Scorecard]) -> None:
+        run_id = self.runs.resolve(run)
+        with self._lock, self.conn:
+            self.conn.executemany(
+                "INSERT INTO scorecard_defs VALUES (?,?,?,?) ON CONFLICT (run_id, scorecard) DO NOTHING",
+                [(run_id, c.id, c.version_tag, c.model_dump_json()) for c in cards])
+
+    def cards(self, run: str) -> list[Scorecard]:
+        run_id = self.runs.resolve(run)
+        with self._lock:
+            rows = self.conn.execute("SELECT definition_json FROM scorecard_defs WHERE run_id=? ORDER BY scorecard",
+                                     (run_id,)).fetchall()
+        return [Scorecard.model_validate_json(r[0]) for r in rows]
+
+    def done(self, run_id: str, card_id: str, sample_ids: Sequence[str]) -> set[str]:
+        if not sample_ids:
+            return set()
+        with self._lock:
+            rows = self.conn.execute(
+                f"SELECT sample_id FROM scorecard_verdicts WHERE run_id=? AND scorecard=? AND sample_id IN "
+                f"({','.join('?' * len(sample_ids))})", (run_id, card_id, *sample_ids)).fetchall()
+        return {r[0] for r in rows}
+
+    def save(self, run_id: str, verdicts: Sequence[ScorecardVerdict]) -> None:
+        now = time.time()
+        with self._lock, self.conn:
+            self.conn.executemany(_SAVE, [
+                (run_id, v.sample_id, v.scorecard, v.version, v.totals.total, int(bool(v.totals.fatal)),
+                 v.totals.unscored_reason, v.model_dump_json(), now) for v in verdicts])
+
+    def verdicts(self, run: str, card_id: str | None = None) -> list[ScorecardVerdict]:
+        """In dataset order."""
+        run_id = self.runs.resolve(run)
+        where, params = ("AND v.scorecard = ?", (card_id,)) if card_id else ("", ())
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT v.verdict_json FROM scorecard_verdicts v JOIN run_samples s ON s.run_id = v.run_id AND "
+                f"s.sample_id = v.sample_id WHERE v.run_id = ? {where} ORDER BY s.position, v.scorecard",
+                (run_id, *params)).fetchall()
+        return [ScorecardVerdict.model_validate_json(r[0]) for r in rows]
+
+
+def scorecard_frame(card: Scorecard, verdicts: Sequence[ScorecardVerdict]) -> pd.DataFrame:
+    """One row per conversation: total (None when unscored), fatal items, each dimension's subtotal, and a column per
+    item: its signed points (−20, 0 …) or "N/A" / "unscored"."""
+    rows = []
+    for v in verdicts:
+        points = {p.item: p.points for p in v.totals.items}
+        row: dict[str, Any] = {"sample_id": v.sample_id, "version": v.version, "total": v.totals.total,
+                               "clamped": v.totals.clamped, "fatal": ", ".join(v.totals.fatal),
+                               "unscored_reason": v.totals.unscored_reason or ""}
+        row.update({f"dim:{d.dimension}": d.points for d in v.totals.dimensions})
+        for outcome in v.outcomes:
+            row[outcome.item] = {"not_applicable": "N/A", "unscored": "unscored"}.get(outcome.status,
+                                                                                      points.get(outcome.item, 0))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=None if rows else ["sample_id", "total"])
+
