@@ -53,6 +53,7 @@ def test_summary_is_official_with_the_machine_beside(decided):
     assert s.machine_mean == pytest.approx(sum(machine) / 8) and s.machine_n_scored == 8
     assert s.pass_rate == pytest.approx(8 / 9) and s.machine_pass_rate == pytest.approx(6 / 8)
     assert official_note(s) == f"3 human-decided; machine {sum(machine) / 8:.2f}"
+    assert official_note(s, "zh") == f"3 行人工裁定；机器分 {sum(machine) / 8:.2f}"
     data = load_run(store, run_id)
     assert data.summary.n_human_decided == 3 and data.summary.n_unscored == 0
     assert data.summary.machine_business_score == pytest.approx(sum(machine) / 8)
@@ -85,3 +86,32 @@ def test_cli_machine_only_and_python_api(decided, tmp_path, capsys):
     row = frame[(frame.sample_id == "c000") & (frame.scorer == RUBRIC)].iloc[0]
     assert (row.machine_score, row.official_score, row.decided_by) == (2.0, 5.0, "appeal")
     assert int(frame.human_decided.sum()) == 3
+
+
+def test_report_outputs_say_human_decided(decided, tmp_path):
+    from openpyxl import load_workbook
+
+    from rubriceval.report.excel import write_workbook
+    from rubriceval.report.html import render_html_report
+    from rubriceval.report.markdown import render_markdown
+
+    store, run_id = decided
+    data = load_run(store, run_id)
+    md = render_markdown(data, lang="en", findings=[])
+    assert "3 human-decided; machine 3.75" in md and "3 row(s) human-decided" in md
+    assert "3 行人工裁定；机器分 3.75" in render_markdown(data, lang="zh", findings=[])
+    html = render_html_report(data, lang="en", findings=[])
+    assert 'class="note human-decided"> 3 human-decided; machine 3.75' in html and 'id="official-headline"' in html
+    judge = load_run(store, run_id, machine_only=True)
+    assert "Machine only" in render_markdown(judge, lang="en", findings=[])
+    assert "human-decided" not in render_html_report(judge, lang="en", findings=[])
+    book = load_workbook(write_workbook(data, tmp_path / "r.xlsx", lang="en", findings=[]))
+    summary = [[c.value for c in row] for row in next(ws for ws in book.worksheets if ws.max_row < 10).iter_rows()]
+    head = summary[0]
+    soothing = next(r for r in summary if r[1] == RUBRIC)
+    assert soothing[head.index("human-decided")] == 3 and soothing[head.index("Machine mean")] == 3.75
+    samples = next(ws for ws in book.worksheets if ws.max_row > 10)
+    rows = [[c.value for c in row] for row in samples.iter_rows()]
+    head = rows[0]
+    c000 = next(r for r in rows if r[0] == "c000" and r[head.index("Machine score")] is not None)
+    assert c000[3] == 5 and c000[head.index("Machine score")] == 2 and "accepted appeal · qa_zhao" in c000[-1]

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from rubriceval.i18n.conversation_text import CONVERSATION_TEXT
 from rubriceval.i18n.evidence_text import EVIDENCE_TEXT
+from rubriceval.i18n.official_text import OFFICIAL_TEXT
 from rubriceval.i18n.pairwise_text import PAIRWISE_TEXT
 from rubriceval.i18n.report_text import REPORT_TEXT
 from rubriceval.i18n.segment_text import SEGMENT_TEXT
@@ -39,7 +40,7 @@ def _merge(*parts: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
 
 
 MESSAGES: dict[str, dict[str, str]] = _merge(REPORT_TEXT, EVIDENCE_TEXT, UI_TEXT, PAIRWISE_TEXT, CONVERSATION_TEXT,
-                                             TEAM_TEXT, SEGMENT_TEXT)
+                                             TEAM_TEXT, SEGMENT_TEXT, OFFICIAL_TEXT)
 
 
 class Message(BaseModel):

@@ -62,6 +62,13 @@ def _summary_rows(data: RunData, lang: Lang) -> tuple[list[str], list[list[Any]]
         f"{t('cost_priced_note', lang)} {t('cost_not_available_note', lang)}"
     rows.append(["Σ", "total", None] + [None] * (len(headers) - 10)
                 + cost_cells(summary.usage, cost.total if cost else None) + [note])
+    if summary.n_human_decided:      # official scores: rows people decided, the judge's figures beside
+        headers += [t("official_human_decided", lang), t("official_machine_mean", lang),
+                    t("official_machine_pass_rate", lang)]
+        rows[0] += [summary.n_human_decided, summary.machine_business_score, None]
+        for row, s in zip(rows[1:-1], summary.scorers):
+            row += [s.n_human, s.machine_mean, s.machine_pass_rate] if s.n_human else [0, None, None]
+        rows[-1] += [None, None, None]
     return headers, rows
 
 
@@ -116,9 +123,26 @@ def _sample_rows(data: RunData, lang: Lang) -> tuple[list[str], Iterator[list[An
                        None if passed is None else verdict_marks[bool(passed)],
                        unscored_kind or ("error" if score is None else ""), unscored_reason or "", feedback,
                        _evidence_cell(evidence_json, lang), s.question, s.answer, s.ground_truth, ", ".join(s.tags),
-                       s.intent, calls, tokens, cost]
+                       s.intent, calls, tokens, cost] + ([scorer] if data.source.official else [])
     wrapped = [6, 7, 8, 9, 10, 11]   # reasons, feedback, evidence, question, answer, ground truth
-    return headers, rows(), wrapped
+    official = data.source.official
+    if not official:
+        return headers, rows(), wrapped
+    # Official scores: the score column is the latest human decision where there is one, the judge's beside it.
+    sources = {k: t(f"official_source_{k}", lang) for k in ("override", "adjudication", "appeal")}
+    thresholds = {s.scorer: s.threshold for s in data.summary.scorers}
+
+    def official_rows() -> Iterator[list[Any]]:
+        for row in rows():
+            decision = official.decision(row[0], row[-1])
+            if decision is None:
+                yield row[:-1] + [None, None]
+            else:
+                threshold = thresholds.get(row[-1])
+                passed = None if threshold is None else verdict_marks[decision.score >= threshold]
+                yield row[:3] + [decision.score, passed] + row[5:-1] + [row[3],
+                                                                       f"{sources[decision.source]} · {decision.by}"]
+    return headers + [t("official_machine_score", lang), t("official_decided_by", lang)], official_rows(), wrapped
 
 
 def _breakdown_rows(data: RunData, lang: Lang) -> tuple[list[str], list[list[Any]]]:

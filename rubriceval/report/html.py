@@ -12,6 +12,7 @@ from typing import Any
 
 import markupsafe
 
+from rubriceval.report.official_figures import official_headline, official_note
 from rubriceval.report.run_data import RunData, load_run
 from rubriceval.report.summary_models import GroupStats, ScorerSummary, Summary
 from rubriceval.report.conversation_view import conversation_context, example_transcript
@@ -133,6 +134,8 @@ def report_context(data: RunData, lang: Lang, findings: Sequence[Finding],
         "created": _format_time(data.info.get("created_at")), "dataset": config.get("dataset_path", ""),
         "judge_model": judge_label(config.get("judge") or {}), "n_samples": data.n_samples,
         "summary": summary, "rubric_chart": rubric_chart, "metric_chart": metric_chart,
+        # official scores: how many rows people decided, the judge's figure beside (report/official_figures.py)
+        "official_headline": official_headline(summary, lang), "official_note": lambda s: official_note(s, lang),
         "rubric_sections": [x for x in sections if x["s"].kind == "rubric"],
         "metric_sections": [x for x in sections if x["s"].kind == "metric"],
         "findings": findings, "breakdowns": breakdown_tables(summary),

@@ -5,6 +5,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rubriceval.i18n import Lang, Message, check_lang, format_number, format_percent, say, t
+from rubriceval.report.official_figures import official_headline, official_note
 from rubriceval.report.run_data import RunData, load_run
 from rubriceval.report.summary_models import Summary
 from rubriceval.report.conversation_tables import markdown_lines as conversation_lines
@@ -38,7 +39,10 @@ def _scorer_rows(summary: Summary, lang: Lang, agreement: Mapping[str, Message |
         if s.unscored:
             unscored += " (" + ", ".join(f"{g.kind} {g.count}" for g in s.unscored) + ")"
         name = s.name if s.name == s.scorer else f"{s.name} ({s.scorer})"
-        row = [name, t(f"kind_{s.kind}", lang), format_number(s.mean, digits, lang),
+        mean = format_number(s.mean, digits, lang)
+        if s.n_human:                                  # official score: say how many rows people decided
+            mean += f" ({official_note(s, lang, digits)})"
+        row = [name, t(f"kind_{s.kind}", lang), mean,
                format_percent(s.pass_rate, lang), format_number(s.threshold, 2, lang), str(s.n_scored), unscored]
         if agreement is not None:
             row.append(say(line, lang) if (line := agreement.get(s.scorer)) is not None else "")
@@ -76,6 +80,8 @@ def render_markdown(data: RunData, *, lang: Lang | None = None, findings: Sequen
     out += [" · ".join(headline), ""]
     if summary.business_score_note:
         out += [f"> {summary.business_score_note}", ""]
+    if official := official_headline(summary, lang):
+        out += [f"> {official}", ""]
     headers = [t("scorer", lang), t("kind", lang), t("mean", lang), t("pass_rate", lang), t("threshold", lang),
                t("n_scored", lang), t("n_unscored", lang)]
     if agreement is not None:

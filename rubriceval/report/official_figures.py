@@ -7,6 +7,7 @@ from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from rubriceval.i18n import Lang, format_number, t
 from rubriceval.report.aggregate import business_score, describe
 from rubriceval.report.summary_models import ScorerSummary, Summary
 
@@ -42,9 +43,18 @@ def with_machine_figures(summary: Summary, tallies: Mapping[str, HumanTally], *,
     return summary
 
 
-def official_note(s: ScorerSummary, digits: int = 2) -> str:
+def official_note(s: ScorerSummary, lang: Lang = "en", digits: int = 2) -> str:
     """'3 human-decided; machine 3.90' for a scorer with human decisions, else ''."""
     if not s.n_human:
         return ""
-    machine = "undefined" if s.machine_mean is None else f"{s.machine_mean:.{digits}f}"
-    return f"{s.n_human} human-decided; machine {machine}"
+    return t("official_scorer_note", lang, n=s.n_human, machine=format_number(s.machine_mean, digits, lang))
+
+
+def official_headline(summary: Summary, lang: Lang = "en") -> str:
+    """The run's line about official scores: how many rows people decided, or that these are the judge's alone."""
+    if summary.machine_only:
+        return t("official_machine_only", lang)
+    if not summary.n_human_decided:
+        return ""
+    return t("official_headline", lang, n=summary.n_human_decided,
+             machine=format_number(summary.machine_business_score, 2, lang))
