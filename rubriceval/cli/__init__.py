@@ -12,12 +12,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rubriceval.cli import (appeals, audit, authoring, batch, cache, datasets, export, pairwise, reports, run, team,
-                            trend, trust)
+from rubriceval.cli import (appeals, audit, authoring, batch, cache, datasets, export, incremental, pairwise, reports,
+                            run, team, trend, trust)
 from rubriceval.common.errors import RubricEvalError
 
-COMMAND_GROUPS = (authoring, run, batch, reports, trend, export, pairwise, audit, team, appeals, datasets, trust,
-                  cache)
+COMMAND_GROUPS = (authoring, run, incremental, batch, reports, trend, export, pairwise, audit, team, appeals, datasets,
+                  trust, cache)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -78,9 +78,9 @@ class Trend(BaseModel):
 
 
 def increment_periods(db: Database) -> dict[str, tuple[str, str]]:
-    """run id → (period label, period start) of the runs an incremental run recorded (rubriceval/incremental/)."""
+    """run id → (period label, period end) of the runs an incremental run recorded (rubriceval/incremental/)."""
     try:
-        rows = db.execute("SELECT run_id, label, period_start FROM increments").fetchall()
+        rows = db.execute("SELECT run_id, label, period_end FROM increments").fetchall()
     except Exception:                   # a store without incremental runs has no such table
         return {}
     return {r[0]: (r[1], r[2] or "") for r in rows}
