@@ -17,6 +17,7 @@ from rubriceval.checks.mention import must_mention, must_not_mention
 from rubriceval.checks.order import steps_in_order
 from rubriceval.checks.per_turn import each_turn
 from rubriceval.checks.regex import regex
+from rubriceval.checks.turn_answers import NeedAnswer, Unanswered
 from rubriceval.data.sample import Sample
 from rubriceval.scoring.verdict import Evidence
 
@@ -36,8 +37,21 @@ CHECKS: dict[str, Callable] = {
 }
 
 
-def run_check(item, sample: Sample) -> Evidence:
+def dispatch_check(item, sample: Sample) -> Evidence:
+    """The check's evidence; raises NeedAnswer / Unanswered for a per-turn question it cannot read yet
+    (rubriceval/checks/turn_answers.py; rubriceval/scoring/turn_questions.py asks the judge)."""
     check = conditioned(CHECKS[item.type])
     if getattr(item, "turns", None):
         return each_turn(item, sample, check)
     return check(item, sample)
+
+
+def run_check(item, sample: Sample) -> Evidence:
+    """The check's evidence without asking the judge: a check whose question is not answered is neither passed nor
+    failed (passed None), and its evidence says which question on which turn."""
+    try:
+        return dispatch_check(item, sample)
+    except (NeedAnswer, Unanswered) as why:
+        reason = getattr(why, "reason", "not asked")
+        return Evidence(item=item.id, passed=None, turn=why.turn, question=why.question,
+                        detail=f"turn {why.turn}: question not answered ({reason})")

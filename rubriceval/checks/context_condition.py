@@ -6,12 +6,14 @@
                      required, and the evidence says so.
 
 Phrases match as in must_mention (`a|b` synonyms, full-width folding, case-insensitive unless the check says so).
-Per-turn checks (`turns: assistant`) look at that turn's contexts.
+Per-turn checks (`turns: assistant`) look at that turn's contexts. A knowledge file (a rubric's `knowledge:`, or
+`run --knowledge`) is searched after the contexts, numbered after them.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, NamedTuple
 
+from rubriceval.checks.turn_answers import current_answers
 from rubriceval.checks.base import find_any, quoted, reworded, span_at, synonym_group
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import msg
@@ -46,9 +48,10 @@ def conditioned(check: Callable[[Any, Sample], Evidence]) -> Callable[[Any, Samp
         if not (only_if or unless):
             return check(item, sample, **where)
         case_sensitive = getattr(item, "case_sensitive", False)
+        contexts = [*sample.contexts, *current_answers().knowledge]     # the knowledge file's passages after them
         required_by = None
         if only_if:
-            required_by = find_in_contexts(sample.contexts, only_if, case_sensitive)
+            required_by = find_in_contexts(contexts, only_if, case_sensitive)
             if required_by is None:
                 return Evidence(item=item.id, passed=True, **reworded(sample, msg(
                     "ev_context_not_required", phrases=[synonym_group(p) for p in only_if])))
@@ -56,7 +59,7 @@ def conditioned(check: Callable[[Any, Sample], Evidence]) -> Callable[[Any, Samp
         message = evidence.message
         passed = evidence.passed
         if unless and evidence.passed is False:
-            granted = find_in_contexts(sample.contexts, unless, case_sensitive)
+            granted = find_in_contexts(contexts, unless, case_sensitive)
             if granted is None:
                 message = msg("ev_context_grants_none", check=message, phrases=[synonym_group(p) for p in unless])
             else:

@@ -1,4 +1,5 @@
-"""The judge's answers to per-turn questions (`ask:` predicates), as the deterministic checks read them.
+"""The judge's answers to per-turn questions (`ask:` predicates), as the deterministic checks read them, and the
+knowledge-file passages of the run (rubriceval/data/knowledge.py) that context conditions search.
 
 A check stays a plain function of (item, sample): when it needs the answer to a question about turn n that is not
 known yet, it raises `NeedAnswer`; the driver (rubriceval/scoring/turn_questions.py) asks the judge and runs the
@@ -42,9 +43,10 @@ class TurnAnswer(BaseModel):
 class TurnAnswers:
     """Answers for one sample, keyed by (question, turn)."""
 
-    def __init__(self, judge_model: str | None = None, can_ask: bool = True):
+    def __init__(self, judge_model: str | None = None, can_ask: bool = True, knowledge: list[str] | None = None):
         self.judge_model = judge_model
         self.can_ask = can_ask
+        self.knowledge = knowledge or []     # knowledge-file passages: context conditions search them too
         self.answers: dict[tuple[str, int], TurnAnswer] = {}
 
     def p_yes(self, question: str, turn: int) -> float:

@@ -103,7 +103,7 @@ class Predicate(StrictModel):
         parts = [" / ".join(a for p in self.phrases for a in p.split("|") if a.strip())] if self.phrases else []
         parts += [f"/{self.regex}/"] if self.regex else []
         parts += [f"<{name}>" for name in self.entity]
-        parts += [f"？{self.ask}"] if self.ask else []
+        parts += [self.ask] if self.ask else []
         return "“" + " | ".join(parts) + "”"
 
 

@@ -114,6 +114,9 @@ class Rubric(StrictModel):
     manipulation: ManipulationPolicy = Field(default_factory=ManipulationPolicy)
     # Why an answer fails, as experts tick it in the audit app (未先安抚, 缺少链接, 编造政策); reports count them.
     failure_tags: list[str] = Field(default_factory=list)
+    # A knowledge file of policies (.md/.txt/.jsonl, relative to this file): context-conditional checks search it
+    # besides the retrieved contexts, per-turn questions show it to the judge (rubriceval/data/knowledge.py).
+    knowledge: str | None = None
     source_file: str | None = Field(default=None, exclude=True)
     _hash_cache: tuple[tuple, str] | None = PrivateAttr(default=None)      # see content_hash
 
@@ -212,7 +215,8 @@ def _content_hash(rubric: Rubric) -> str:
 # Fields added for conversations: left out of the hash while at their default, so every rubric written before
 # them keeps its version tag (and its audits, trust records and cached judge replies).
 _LATER_DEFAULTS = {"scope": "sample", "turn_aggregate": None, "judge_mode": "holistic", "few_shot": "all",
-                   "shuffle_levels": False, "manipulation": ManipulationPolicy().model_dump(mode="json")}
+                   "shuffle_levels": False, "manipulation": ManipulationPolicy().model_dump(mode="json"),
+                   "knowledge": None}
 _LATER_ITEM_DEFAULTS = {"turns": None, "unless_context": [], "only_if_context": [], "match": None}
 
 

@@ -5,7 +5,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rubriceval.checks import run_check
 from rubriceval.data.sample import Sample
 from rubriceval.judge.ask import Asked, JudgeRequest, Reading, TemplateReask, ask
 from rubriceval.judge.client import JudgeClient
@@ -15,6 +14,7 @@ from rubriceval.rubric.schema import ChecklistItem, JudgeItem, Rubric
 from rubriceval.safety.manipulation_policy import apply_manipulation_policy, capped_without_judge, scan_sample
 from rubriceval.safety.redaction import judge_view, record_redactions
 from rubriceval.scoring.combine import ItemScore, combine
+from rubriceval.scoring.turn_questions import rubric_knowledge, run_checks_asking
 from rubriceval.scoring.score_probs import ScoreDistribution, holistic_options, score_distribution, tie_details
 from rubriceval.scoring.verdict import Evidence, UnscoredKind, Usage, Verdict
 
@@ -92,9 +92,11 @@ async def score_rubric(rubric: Rubric, sample: Sample, judge: JudgeClient | None
     policy = rubric.manipulation
     findings = scan_sample(sample, policy)
     if findings and policy.skips_judge:
+        # No judge is asked: a check's per-turn question stays unanswered (its evidence says so).
+        evidence = (await run_checks_asking(rubric.check_items, sample, sample, None, rubric.language,
+                                            rubric_knowledge(rubric)))[0]
         return capped_without_judge(dict(sample_id=sample.id, scorer=rubric.id, scorer_version=rubric.version_tag,
-                                         kind="rubric"), findings, policy,
-                                    [run_check(item, sample) for item in rubric.check_items], threshold=rubric.threshold)
+                                         kind="rubric"), findings, policy, evidence, threshold=rubric.threshold)
     judged, redaction = judge_view(sample, judge is not None and judge.config.redact)
     verdict = await _score(rubric, sample, judged, judge)
     return record_redactions(apply_manipulation_policy(verdict, findings, policy, threshold=rubric.threshold), redaction)
@@ -103,7 +105,14 @@ async def score_rubric(rubric: Rubric, sample: Sample, judge: JudgeClient | None
 async def _score(rubric: Rubric, sample: Sample, judged: Sample, judge: JudgeClient | None) -> Verdict:
     """Checks read `sample`; the judge reads `judged` (the same sample, masked when redaction is on)."""
     base = dict(sample_id=sample.id, scorer=rubric.id, scorer_version=rubric.version_tag, kind="rubric")
-    evidence: list[Evidence] = [run_check(item, sample) for item in rubric.check_items]
+    # Checks whose predicates ask the judge about single turns (rubriceval/scoring/turn_questions.py).
+    evidence, check_usage, answered, unanswered = await run_checks_asking(
+        rubric.check_items, sample, judged, judge, rubric.language, rubric_knowledge(rubric))
+    asked = {"turn_questions": [a.model_dump(exclude_none=True) for a in answered]} if answered else {}
+    if unanswered is not None:
+        return Verdict(**base, unscored_kind=unanswered.kind, evidence=evidence, usage=check_usage, details=asked,
+                       unscored_reason=f"check question on turn {unanswered.turn} ({unanswered.question!r}): "
+                                       f"{unanswered.reason}")
     missing = missing_fields(rubric, sample)
     if missing:
         return Verdict(
@@ -114,7 +123,7 @@ async def _score(rubric: Rubric, sample: Sample, judged: Sample, judge: JudgeCli
         if judge is None:
             raise ValueError(f"rubric '{rubric.id}' has judge items but no judge is configured")
         outcomes.append(await judge_item(rubric, item, judged, judge))
-    usage = sum((o.usage for o in outcomes), Usage())
+    usage = sum((o.usage for o in outcomes), check_usage)
     for o in outcomes:
         evidence.append(Evidence(item=o.item.id, score=o.score, passed=None if o.score is None else
                                  o.score >= rubric.threshold, detail=o.feedback or (o.reason or "")))
@@ -127,7 +136,7 @@ async def _score(rubric: Rubric, sample: Sample, judged: Sample, judge: JudgeCli
         first = failed[0]
         return Verdict(**base, unscored_kind=first.unscored_kind, evidence=evidence, usage=usage,
                        unscored_reason=f"judge item '{first.item.id}': {first.reason}",
-                       feedback=first.feedback, details={"raw_reply": first.raw,
+                       feedback=first.feedback, details={"raw_reply": first.raw, **asked,
                                                          **({"turns": turn_details} if turn_details else {}),
                                                          **({"checklist": checklist} if checklist else {})})
     item_scores = [ItemScore(item_id=o.item.id, kind="judge", weight=o.item.weight, must=o.item.must, score=o.score)
@@ -144,7 +153,7 @@ async def _score(rubric: Rubric, sample: Sample, judged: Sample, judge: JudgeCli
     failed_checks = [f"✗ {ev.item}: {ev.detail}" for ev in evidence[:len(rubric.check_items)] if ev.passed is False]
     feedback = "\n".join(feedback_parts + failed_checks)
     return Verdict(**base, score=float(score), feedback=feedback, evidence=evidence, usage=usage,
-                   passed=score >= rubric.threshold, details={"combine": how,
+                   passed=score >= rubric.threshold, details={"combine": how, **asked,
                                                               "item_scores": {i.item_id: i.score if i.kind == "judge"
                                                                               else i.passed for i in item_scores},
                                                               **({"turns": turn_details} if turn_details else {}),

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from rubriceval.checks import run_check
+from rubriceval.checks import dispatch_check
 from rubriceval.checks.turn_answers import NeedAnswer, TurnAnswer, TurnAnswers, Unanswered, using_answers
 from rubriceval.data.conversation import Conversation
+from rubriceval.data.knowledge import Knowledge, load_knowledge
 from rubriceval.data.sample import Sample
 from rubriceval.judge.ask import JudgeRequest, TemplateReask, ask
 from rubriceval.judge.options import choices_schema
@@ -59,12 +60,14 @@ def compile_turn_question(conversation: Conversation, turn: int, question: str, 
 class QuestionAsker:
     """Asks the questions of one sample's checks and keeps the answers (and what they cost)."""
 
-    def __init__(self, judge: Any, conversation: Conversation | None, lang: str = "zh", knowledge: str = "",
-                 template_dir: str | None = None):
+    def __init__(self, judge: Any, conversation: Conversation | None, lang: str = "zh",
+                 knowledge: Knowledge | None = None, template_dir: str | None = None):
         self.judge, self.conversation, self.lang = judge, conversation, lang
-        self.knowledge, self.template_dir = knowledge, template_dir
+        self.knowledge = knowledge.text if knowledge is not None else ""
+        self.template_dir = template_dir
         self.answers = TurnAnswers(judge_model=judge.config.model if judge is not None else None,
-                                   can_ask=judge is not None and conversation is not None)
+                                   can_ask=judge is not None and conversation is not None,
+                                   knowledge=knowledge.passages if knowledge is not None else [])
         self.usage = Usage()
 
     async def answer(self, question: str, turn: int) -> None:
@@ -91,15 +94,23 @@ async def run_check_asking(item: Any, sample: Sample, asker: QuestionAsker) -> E
         needed: NeedAnswer | None = None
         with using_answers(asker.answers):
             try:
-                return run_check(item, sample)
+                return dispatch_check(item, sample)
             except NeedAnswer as need:
                 needed = need
         await asker.answer(needed.question, needed.turn)
     raise RuntimeError(f"check '{item.id}' asked more than {MAX_QUESTIONS_PER_CHECK} questions")
 
 
+def rubric_knowledge(rubric: Any, run_knowledge: str | None = None) -> Knowledge | None:
+    """The knowledge file a rubric reads: its own `knowledge:` (relative to the rubric file), else the run's."""
+    if getattr(rubric, "knowledge", None):
+        return load_knowledge(rubric.knowledge, relative_to=rubric.source_file)
+    return load_knowledge(run_knowledge) if run_knowledge else None
+
+
 async def run_checks_asking(items: list[Any], sample: Sample, judged: Sample, judge: Any, lang: str = "zh",
-                            knowledge: str = "") -> tuple[list[Evidence], Usage, list[TurnAnswer], Unanswered | None]:
+                            knowledge: Knowledge | None = None
+                            ) -> tuple[list[Evidence], Usage, list[TurnAnswer], Unanswered | None]:
     """Every check's evidence (questions asked about `judged`, the sample as the judge may see it: masked when
     redaction is on), their cost, the answers, and the first question that could not be answered (None: all)."""
     asker = QuestionAsker(judge, judged.conversation, lang, knowledge)
@@ -134,7 +145,7 @@ def item_questions(item: Any) -> list[tuple[Predicate, list[str]]]:
 
 
 def plan_turn_questions(items: list[Any], conversation: Conversation | None, lang: str = "zh",
-                        knowledge: str = "") -> list[CompiledPrompt]:
+                        knowledge: Knowledge | None = None) -> list[CompiledPrompt]:
     """Every question the checks may ask about this conversation (at most: early stops only remove some), once per
     (question, turn). final_turn/first_turn ask about their one turn; the others about each turn of their roles
     (without a question's text match the question is asked; a turn whose text already matches is not asked)."""
@@ -151,4 +162,5 @@ def plan_turn_questions(items: list[Any], conversation: Conversation | None, lan
             for n in numbers:
                 if text_match(predicate, conversation.turns[n - 1].content, n, item.case_sensitive) is None:
                     wanted.setdefault((predicate.ask, n))
-    return [compile_turn_question(conversation, n, q, lang, knowledge) for q, n in sorted(wanted, key=lambda k: k[1])]
+    text = knowledge.text if knowledge is not None else ""
+    return [compile_turn_question(conversation, n, q, lang, text) for q, n in sorted(wanted, key=lambda k: k[1])]
