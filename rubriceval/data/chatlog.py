@@ -2,27 +2,40 @@
 
 Rows carry a conversation id, a turn index or a timestamp, a speaker and the text. Column names default to common
 English/Chinese headers (会话ID, 序号, 时间, 发言人, 内容 …) and can be set in a dataset config YAML; speakers map to
-roles through `--speaker-map "客服=assistant,机器人=assistant,用户=user"` or `speakers:` in that config. A speaker with
-no role is an error naming file:line [speaker] and every speaker seen, never a guess.
+roles through `--speaker-map "客服=assistant,机器人=assistant,用户=user"` or `speakers:` in that config (`drop` leaves
+a speaker's rows out of the transcript, `system` keeps them as system turns). A speaker with no role is an error
+naming file:line [speaker] and every speaker seen, never a guess.
+
+Every other column is kept as conversation metadata (data/metadata.py): the standard keys (agent_id, agent_name,
+skill_group, channel, bot_version, customer_id) from the columns `metadata:` names or the default headers
+(客服工号, 技能组, 渠道 …), any other column under its own header; a conversation takes the first non-empty value
+of its rows in turn order (a standard key whose value changes within a conversation — a transfer between agents —
+also lists every value under metadata['varying'][key]). Timestamps are read in the export's `timezone:` (default
+UTC; a value with its own offset keeps it) and stored in UTC ISO-8601, with started_at/ended_at per conversation.
+Without a turn index column, turns are ordered by timestamp. Full example: docs/ingest.md.
 
 A dataset config (`rubriceval run chats.yaml`):
 
     file: export.xlsx            # relative to this YAML
+    timezone: Asia/Shanghai
     columns: {conversation_id: 会话ID, turn_index: 序号, speaker: 发言人, text: 内容}
-    speakers: {客服: assistant, 机器人: assistant, 用户: user}
+    metadata: {agent_id: 客服工号, skill_group: 技能组}
+    speakers: {客服: assistant, 机器人: assistant, 用户: user, 系统: system, 满意度机器人: drop}
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from datetime import datetime
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rubriceval.data.conversation import ROLES, Conversation, Role, Turn, TurnProblem
-from rubriceval.data.io import _read_records
+from rubriceval.data.conversation import ROLES, Conversation, Turn, TurnProblem
+from rubriceval.data.stream import iter_records
 from rubriceval.common.errors import DatasetError
+from rubriceval.data import metadata as meta
 
 # Header names tried, in order, for each column nobody named.
 DEFAULT_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -36,7 +49,18 @@ DEFAULT_COLUMNS: dict[str, tuple[str, ...]] = {
     "tags": ("tags", "标签"),
     "intent": ("intent", "意图"),
 }
+# Header names tried for each standard metadata key nobody named (data/metadata.py).
+DEFAULT_METADATA_COLUMNS: dict[str, tuple[str, ...]] = {
+    meta.AGENT_ID: ("agent_id", "客服工号", "客服ID", "客服id", "坐席ID", "坐席id", "坐席工号", "工号"),
+    meta.AGENT_NAME: ("agent_name", "客服姓名", "客服名称", "客服昵称", "坐席姓名", "坐席名称"),
+    meta.SKILL_GROUP: ("skill_group", "技能组", "技能组名称", "技能组名"),
+    meta.CHANNEL: ("channel", "渠道", "接入渠道", "来源渠道"),
+    meta.BOT_VERSION: ("bot_version", "机器人版本", "版本号"),
+    meta.CUSTOMER_ID: ("customer_id", "user_id", "客户ID", "客户id", "用户ID", "用户id", "访客ID", "访客id"),
+}
 REQUIRED = ("conversation_id", "speaker", "text")
+DROP = "drop"
+SpeakerRole = Literal["user", "assistant", "tool", "system", "drop"]
 SPEAKER_MAP_HINT = '--speaker-map "客服=assistant,用户=user" or `speakers:` in a dataset config YAML'
 
 
@@ -55,13 +79,29 @@ class ChatLogColumns(BaseModel):
     intent: str | None = None
 
 
+class ChatLogMetadata(BaseModel):
+    """The export's header for each standard metadata key; unset → the first default header present."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent_id: str | None = None
+    agent_name: str | None = None
+    skill_group: str | None = None
+    channel: str | None = None
+    bot_version: str | None = None
+    customer_id: str | None = None
+
+
 class ChatLogConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     file: str | None = None
+    # The zone of the export's clock (IANA name); timestamps without an offset are read in it and stored in UTC.
+    timezone: str | None = None
     columns: ChatLogColumns = Field(default_factory=ChatLogColumns)
-    # Speaker label → role. The role names themselves (user, assistant, …) always map to themselves.
-    speakers: dict[str, Role] = Field(default_factory=dict)
+    metadata: ChatLogMetadata = Field(default_factory=ChatLogMetadata)
+    # Speaker label → role, or `drop` to leave the speaker's rows out. Role names always map to themselves.
+    speakers: dict[str, SpeakerRole] = Field(default_factory=dict)
 
 
 def parse_speaker_map(text: str) -> dict[str, str]:
@@ -75,9 +115,9 @@ def parse_speaker_map(text: str) -> dict[str, str]:
         if not sep or not speaker.strip():
             raise DatasetError(f"'{part.strip()}' is not speaker=role", field="--speaker-map",
                                hint='e.g. "客服=assistant,用户=user"')
-        if role not in ROLES:
+        if role not in (*ROLES, DROP):
             raise DatasetError(f"'{role}' is not a role (speaker '{speaker.strip()}')", field="--speaker-map",
-                               hint=f"roles: {', '.join(ROLES)}")
+                               hint=f"roles: {', '.join(ROLES)}, or {DROP} to leave the speaker out")
         mapping[speaker.strip()] = role
     return mapping
 
@@ -130,6 +170,22 @@ def _resolve_columns(header: list[str], columns: ChatLogColumns, file: str) -> d
     return resolved
 
 
+def _metadata_columns(header: list[str], chosen: ChatLogMetadata, used: set[str], file: str) -> dict[str, str]:
+    """Metadata key → column: the standard keys (named or by default header), then every other column as itself."""
+    columns: dict[str, str] = {}
+    for key, defaults in DEFAULT_METADATA_COLUMNS.items():
+        named = getattr(chosen, key)
+        if named is not None and named not in header:
+            raise DatasetError(f"column '{named}' not found", file=file, field=f"metadata.{key}",
+                               hint=f"columns found: {header}")
+        found = named or next((h for h in defaults if h in header and h not in used), None)
+        if found:
+            columns[key] = found
+    taken = used | set(columns.values())
+    columns.update({h: h for h in header if h and h not in taken and h not in columns})
+    return columns
+
+
 def looks_like_chatlog(records: list[tuple[int, dict[str, Any]]]) -> bool:
     """One row per message under the default headers (and not a question/answer dataset)."""
     header = _header(records)
@@ -170,6 +226,7 @@ def _index(text: str, file: str, line: int, column: str) -> int | None:
 
 
 def _role_of(speakers: dict[str, str], records, cols: dict[str, str], file: str) -> dict[str, str]:
+    """Speaker label → role (or drop) for every label in the export; an unmapped label is an error."""
     mapping = {role: role for role in ROLES} | speakers
     seen: list[str] = []
     for _, record in records:
@@ -184,19 +241,59 @@ def _role_of(speakers: dict[str, str], records, cols: dict[str, str], file: str)
     return mapping
 
 
+def _moment(record: dict[str, Any], cols: dict[str, str], zone, file: str, line: int) -> datetime | None:
+    text = _cell(record, cols.get("timestamp"))
+    if not text:
+        return None
+    moment = meta.parse_moment(text, zone)
+    if moment is None:
+        raise DatasetError(f"timestamp {text!r} is not a date-time", file=file, line=line, field=cols["timestamp"],
+                           hint=meta.TIME_HINT + "; set the export's zone with `timezone:` in a dataset config")
+    return moment
+
+
+def _conversation_metadata(rows: list[tuple[int, dict[str, Any]]], columns: dict[str, str]) -> dict[str, Any]:
+    """First non-empty value of each metadata column over the rows (in turn order); a standard key that changes
+    within the conversation also lists its values under 'varying'."""
+    metadata: dict[str, Any] = {}
+    varying: dict[str, list[str]] = {}
+    for key, column in columns.items():
+        values = list(dict.fromkeys(v for _, record in rows if (v := _cell(record, column))))
+        if values:
+            metadata[key] = values[0]
+        if len(values) > 1 and key in DEFAULT_METADATA_COLUMNS:
+            varying[key] = values
+    if varying:
+        metadata["varying"] = varying
+    return metadata
+
+
 def _build(conversation_id: str, rows: list[tuple[int, dict[str, Any]]], cols: dict[str, str],
-           roles: dict[str, str], file: str) -> Conversation:
+           roles: dict[str, str], file: str, zone, metadata_columns: dict[str, str]) -> Conversation:
+    moments = {line: _moment(record, cols, zone, file, line) for line, record in rows}
+    if "turn_index" not in cols:
+        # No index: the turns' order is the timestamps' (rows without one keep their place after the ones before).
+        rows = _by_time(rows, moments)
+    metadata = _conversation_metadata(rows, metadata_columns)
+    kept = [(line, record) for line, record in rows if roles[_cell(record, cols["speaker"])] != DROP]
+    if not kept:
+        raise DatasetError(f"conversation '{conversation_id}': every row is from a dropped speaker", file=file,
+                           line=rows[0][0], field=cols["speaker"])
     turns = []
-    for line, record in rows:
+    for line, record in kept:
         label = _cell(record, cols["speaker"])
+        moment = moments[line]
         turns.append(Turn(role=roles[label], speaker=label, content=_cell(record, cols["text"]),
                           contexts=_contexts(_cell(record, cols.get("contexts")), file, line, cols.get("contexts", "")),
                           index=_index(_cell(record, cols.get("turn_index")), file, line, cols.get("turn_index", "")),
-                          timestamp=_cell(record, cols.get("timestamp")) or None))
-    first = rows[0][1]
+                          timestamp=meta.utc_iso(moment) if moment else None))
+    metadata.update(meta.span_of_times([t.timestamp for t in turns]))
+    metadata[meta.SOURCE] = {"format": "chatlog", "file": file, "lines": [line for line, _ in kept]}
+    first = kept[0][1]
+    rows = kept
     try:
         return Conversation(id=conversation_id, turns=turns, tags=_cell(first, cols.get("tags")),
-                            intent=_cell(first, cols.get("intent")))
+                            intent=_cell(first, cols.get("intent")), metadata=metadata)
     except ValidationError as exc:
         problem = (exc.errors()[0].get("ctx") or {}).get("error")
         if not isinstance(problem, TurnProblem):
@@ -210,29 +307,47 @@ def _build(conversation_id: str, rows: list[tuple[int, dict[str, Any]]], cols: d
                            ) from None
 
 
+def _by_time(rows: list[tuple[int, dict[str, Any]]], moments: dict[int, datetime | None]):
+    """Rows in timestamp order, stable (same second: the export's order); a row without a time follows its
+    predecessor."""
+    keyed, last = [], None
+    for position, (line, record) in enumerate(rows):
+        last = moments[line] or last
+        keyed.append(((last.timestamp() if last else float("-inf")), position, (line, record)))
+    return [row for *_, row in sorted(keyed, key=lambda k: (k[0], k[1]))]
+
+
 def read_chatlog(path: str | Path, config: ChatLogConfig | None = None, *,
                  records: list[tuple[int, dict[str, Any]]] | None = None) -> list[Conversation]:
     """Group an export's rows into conversations (in order of first appearance). `path` may be the export itself
     or a dataset config YAML naming it; a config given here (e.g. from --speaker-map) adds to the YAML's."""
     path = Path(path)
     config = config or ChatLogConfig()
+    config_file: str | None = None
     if path.suffix.lower() in (".yaml", ".yml"):
         from_file = load_chatlog_config(path)
-        config = ChatLogConfig(file=from_file.file,
-                               columns=from_file.columns.model_copy(update=config.columns.model_dump(exclude_none=True)),
-                               speakers={**from_file.speakers, **config.speakers})
+        config_file = str(path)
+        config = ChatLogConfig(
+            file=from_file.file, timezone=config.timezone or from_file.timezone,
+            columns=from_file.columns.model_copy(update=config.columns.model_dump(exclude_none=True)),
+            metadata=from_file.metadata.model_copy(update=config.metadata.model_dump(exclude_none=True)),
+            speakers={**from_file.speakers, **config.speakers})
         path = path.parent / from_file.file
+    zone = meta.zone(config.timezone, file=config_file)
     file = str(path)
     if records is None:
-        records = _read_records(path)
+        records = list(iter_records(path))
     if not records:
         raise DatasetError("the chat log has no rows", file=file)
-    cols = _resolve_columns(_header(records), config.columns, file)
+    header = _header(records)
+    cols = _resolve_columns(header, config.columns, file)
+    metadata_columns = _metadata_columns(header, config.metadata, set(cols.values()), file)
     roles = _role_of(config.speakers, records, cols, file)
     grouped: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     for line, record in records:
         conversation_id = _cell(record, cols["conversation_id"])
         if not conversation_id:
-            raise DatasetError("empty conversation id", file=file, line=line, field=cols["conversation_id"])
+            raise DatasetError("empty conversation id", file=file, line=line, field=cols["conversation_id"],
+                               hint="every row needs the id of the conversation it belongs to")
         grouped.setdefault(conversation_id, []).append((line, record))
-    return [_build(cid, rows, cols, roles, file) for cid, rows in grouped.items()]
+    return [_build(cid, rows, cols, roles, file, zone, metadata_columns) for cid, rows in grouped.items()]
