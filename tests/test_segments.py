@@ -146,3 +146,14 @@ def test_gate_per_segment_names_the_failing_segments(run):
     assert main(["gate", run_id, "--store", str(path), "--check", "apology mean>=3 by agent_id"]) == 1
     assert main(["gate", run_id, "--store", str(path), "--check", "apology mean>=1 by agent_id"]) == 0
     assert main(["gate", run_id, "--store", str(path), "--check", "apology mean>=1 by nobody"]) == 2
+
+
+def test_turn_timestamps_are_the_start_time_when_metadata_has_none_on_both_engines(tmp_path, store_target):
+    records = _records()[:8]
+    for record in records:
+        del record["metadata"]["started_at"]                     # first turn's timestamp instead
+    data = write_jsonl(tmp_path / "w.jsonl", records)
+    result = evaluate(str(data), rubrics=[APOLOGY], store=store_target, progress=False, name="turns")
+    [table] = segment_tables(RunStore(store_target), result.run_id, parse_by("agent_id+week"))
+    assert {(r.values["agent_id"], r.values["week"]): r.n_samples for r in table.rows} == {
+        ("a1", "2026-W46"): 4, ("a2", "2026-W46"): 3, ("a2", "2026-W47"): 1}
