@@ -1,47 +1,71 @@
-"""The README's collect example works from any folder with the file form of a callable target (path/to/file.py:
-function), and the module form outside its folder says to use the file form."""
-import json
-import os
-import subprocess
+"""collect --target path/to/bot.py:function imports the file's sibling modules (issue 32.6): the file's folder goes
+on sys.path as `python path/to/bot.py` would put it; a failing import says so without a mangled path."""
+from __future__ import annotations
+
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-BOT = REPO / "examples" / "rag_target" / "bot.py"
+import pytest
+
+from rubriceval.collect.targets import coerce_reply, load_callable
+from rubriceval.common.errors import ConfigError
 
 
-def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    # Extractive mode; and no PYTHONPATH, as in a user's shell (the bare-clone CI run sets it to the clone's root,
-    # which would make `examples` importable from anywhere).
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RUBRICEVAL_TARGET_") and k != "PYTHONPATH"}
-    command = Path(sys.executable).with_name("rubriceval")      # the installed command, as a user runs it
-    return subprocess.run([str(command), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+@pytest.fixture
+def mybot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "mybot"
+    folder.mkdir()
+    (folder / "kb_issue32.py").write_text('PASSAGES = ["退款 3-5 个工作日到账"]\n', encoding="utf-8")
+    (folder / "bot.py").write_text(
+        "import kb_issue32\n\n"
+        "def answer_v1(question):\n"
+        "    return {'answer': '3-5 个工作日', 'contexts': kb_issue32.PASSAGES}\n", encoding="utf-8")
+    (folder / "broken.py").write_text("import not_installed_anywhere_32\n", encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)                         # not the bot's folder
+    monkeypatch.setattr(sys, "path", list(sys.path))     # undo the insert after the test
+    yield folder
+    sys.modules.pop("kb_issue32", None)
 
 
-def questions(folder: Path) -> Path:
-    path = folder / "questions.jsonl"
-    path.write_text("\n".join(json.dumps({"id": f"q{i}", "question": q}, ensure_ascii=False) for i, q in
-                              enumerate(["发票怎么开？", "订单延迟了可以退款吗？"])) + "\n", encoding="utf-8")
-    return path
+def test_a_target_file_imports_its_sibling_module(mybot: Path):
+    answer = load_callable(f"{mybot}/bot.py:answer_v1")
+    reply = coerce_reply(answer("退款多久到账？"))
+    assert reply.answer == "3-5 个工作日" and reply.contexts == ["退款 3-5 个工作日到账"]
+    relative = load_callable("../mybot/bot.py:answer_v1")          # relative to the current folder
+    assert relative("x")["answer"] == "3-5 个工作日"
 
 
-def test_file_form_target_collects_from_a_folder_outside_the_repository(tmp_path):
-    done = cli(tmp_path, "collect", str(questions(tmp_path)), "--target", f"{BOT}:answer", "--out", "out.jsonl",
-               "--quiet")
-    assert done.returncode == 0, done.stderr
-    rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert [r["id"] for r in rows] == ["q0", "q1"] and all(r["answer"] and r["contexts"] for r in rows)
+def test_a_failing_import_in_the_file_names_the_file_not_a_mangled_path(mybot: Path):
+    with pytest.raises(ConfigError) as caught:
+        load_callable(f"{mybot}/broken.py:answer")
+    text = caught.value.format()
+    assert "broken.py" in text and "not_installed_anywhere_32" in text and "py.py" not in text
+    assert str(mybot) in text                                         # says which folder is on sys.path
 
 
-def test_relative_file_form_from_the_repository_root(tmp_path):
-    done = cli(REPO, "collect", str(questions(tmp_path)), "--target", "examples/rag_target/bot.py:answer_extractive",
-               "--out", str(tmp_path / "out.jsonl"), "--quiet")
-    assert done.returncode == 0, done.stderr
+def test_a_module_target_hint_names_the_file_form(mybot: Path):
+    with pytest.raises(ConfigError) as caught:
+        load_callable("no_such_pkg_32.bot:answer")
+    assert "no_such_pkg_32/bot.py:answer" in caught.value.format() and "path/to/" not in caught.value.format()
 
 
-def test_module_form_outside_its_folder_points_to_the_file_form(tmp_path):
-    done = cli(tmp_path, "collect", str(questions(tmp_path)), "--target", "examples.rag_target.bot:answer",
-               "--out", "out.jsonl", "--quiet")
-    assert done.returncode == 2
-    assert "cannot import 'examples.rag_target.bot'" in done.stderr
-    assert "path/to/examples/rag_target/bot.py:answer" in done.stderr
+def test_collect_keeps_the_metadata_the_target_returns(mybot: Path, tmp_path: Path):
+    import asyncio
+    import json
+
+    from rubriceval.collect.collector import collect
+
+    (mybot / "meta.py").write_text(
+        "import kb_issue32\n\n"
+        "def answer(question):\n"
+        "    return {'answer': 'ok', 'contexts': kb_issue32.PASSAGES, 'metadata': {'bot_version': 'v1'}}\n",
+        encoding="utf-8")
+    questions = tmp_path / "q.jsonl"
+    questions.write_text('{"id": "q1", "question": "退款多久到账？"}\n', encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    asyncio.run(collect(questions, f"{mybot}/meta.py:answer", out, progress=False))
+    row = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
+    assert row["answer"] == "ok" and row["contexts"] == ["退款 3-5 个工作日到账"]
+    assert row["metadata"]["bot_version"] == "v1" and row["metadata"]["error"] is None

@@ -33,8 +33,9 @@ def _is_done(previous: Sample | None, question: Sample) -> bool:
 
 
 def _result_row(question: Sample, *, answer: str, contexts: list[str], latency_s: float, error: str | None,
-                target: str, attempts: int) -> Sample:
+                target: str, attempts: int, reply_metadata: dict[str, Any] | None = None) -> Sample:
     metadata: dict[str, Any] = {k: v for k, v in question.metadata.items() if k not in _COLLECT_KEYS}
+    metadata.update(reply_metadata or {})               # what the target returned with its answer
     metadata.update(latency_s=round(latency_s, 3), error=error, target=target, attempts=attempts)
     return question.model_copy(update={"answer": answer, "contexts": contexts, "metadata": metadata})
 
@@ -45,7 +46,8 @@ async def _ask_with_retries(runner: TargetRunner, question: Sample, *, timeout_s
                                   retries=retries, backoff_s=backoff_s)
     return _result_row(question, answer=done.reply.answer if done.reply else "",
                        contexts=done.reply.contexts if done.reply else [], latency_s=done.latency_s,
-                       error=done.error, target=runner.description, attempts=done.attempts)
+                       error=done.error, target=runner.description, attempts=done.attempts,
+                       reply_metadata=done.reply.metadata if done.reply else None)
 
 
 async def collect(questions_path: str | Path, target: AnyTarget,

@@ -3,8 +3,10 @@
 CLI strings (`parse_target`):
 - ``path/to/file.py:function`` (works from any folder) or ``package.module:function`` (imported the way
   ``python -m`` would, with the current directory on ``sys.path``, so run from the folder holding the package) — a
-  Python callable (sync or async) taking the question string. It returns a dict ``{"answer": str, "contexts": [str, ...]}``, an object with ``answer`` and
-  ``contexts`` attributes, or just the answer string (then contexts are empty). Contexts may also be objects or
+  Python callable (sync or async) taking the question string. It returns a dict ``{"answer": str, "contexts": [str,
+  ...], "metadata": {...}}`` (contexts and metadata optional; metadata is kept in the row's metadata), an object with
+  ``answer``, ``contexts`` (and ``metadata``) attributes, or just the answer string (then contexts are empty). A
+  file target's folder is put first on ``sys.path``, so the file imports the modules beside it. Contexts may also be objects or
   dicts with ``page_content`` / ``text`` / ``content`` (LangChain/LlamaIndex documents). Sync callables run in
   worker threads, so set concurrency 1 if yours is not thread-safe.
 - ``http://host:port/path`` or ``https://…`` — the HTTP contract:
@@ -61,6 +63,7 @@ class TargetReply(BaseModel):
     answer: str
     contexts: list[str] = Field(default_factory=list)
     tool_calls: list[TargetToolCall] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)    # e.g. model version, retrieval scores: kept on the row
 
 
 History = list[dict[str, str]]   # earlier turns of a conversation, OpenAI-style {"role", "content"}
@@ -191,10 +194,10 @@ def coerce_reply(value: Any) -> TargetReply:
         return TargetReply(answer=value)
     if isinstance(value, dict):
         answer, contexts = value.get("answer"), value.get("contexts")
-        calls = value.get("tool_calls")
+        calls, metadata = value.get("tool_calls"), value.get("metadata")
     elif hasattr(value, "answer"):
         answer, contexts = value.answer, getattr(value, "contexts", None)
-        calls = getattr(value, "tool_calls", None)
+        calls, metadata = getattr(value, "tool_calls", None), getattr(value, "metadata", None)
     else:
         raise TargetContractError(f"the target returned a {type(value).__name__}; expected a str, a dict with "
                                   "'answer' and 'contexts', or an object with those attributes")
@@ -204,34 +207,54 @@ def coerce_reply(value: Any) -> TargetReply:
         contexts = []
     if isinstance(contexts, str) or not isinstance(contexts, (list, tuple)):
         raise TargetContractError(f"'contexts' must be a list, got {type(contexts).__name__}")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise TargetContractError(f"'metadata' must be a dict, got {type(metadata).__name__}")
     return TargetReply(answer=answer, contexts=[_context_text(c, i) for i, c in enumerate(contexts)],
-                       tool_calls=_tool_calls(calls))
+                       tool_calls=_tool_calls(calls), metadata=metadata or {})
+
+
+def _load_file(path: Path) -> Any:
+    """A target file run as `python path/to/bot.py` would: its own folder first on sys.path, so it imports its
+    sibling modules (`import kb` beside bot.py)."""
+    if not path.is_file():
+        raise ConfigError("target file not found", file=str(path), field="target")
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location(f"_rubriceval_target_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except ImportError as exc:
+        raise ConfigError(f"importing the target file failed: {exc}", file=str(path), field="target",
+                          hint=f"its folder ({folder}) is on sys.path, so modules beside it import; anything else "
+                               "it imports must be installed in this environment or on PYTHONPATH") from None
+    return module
 
 
 def load_callable(ref: str) -> Callable[..., Any]:
     module_name, _, function_name = ref.rpartition(":")
-    try:
-        if module_name.endswith(".py") or "/" in module_name or os.sep in module_name:
-            path = Path(module_name)
-            if not path.is_file():
-                raise ConfigError("target file not found", file=str(path), field="target")
-            spec = importlib.util.spec_from_file_location(f"_rubriceval_target_{path.stem}", path)
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-        else:
-            if os.getcwd() not in sys.path and "" not in sys.path:
-                sys.path.insert(0, os.getcwd())
-            module = importlib.import_module(module_name)
-    except ImportError as exc:
-        as_file = module_name.replace(".", "/") + ".py"
-        raise ConfigError(f"cannot import '{module_name}' from {os.getcwd()}: {exc}", field="target",
-                          hint=f"give the file instead, e.g. path/to/{as_file}:{function_name} (works from any "
-                               "folder), or run from the folder that contains the package") from None
+    if module_name.endswith(".py") or "/" in module_name or os.sep in module_name:
+        module = _load_file(Path(module_name))
+    else:
+        module = _import_module(module_name, function_name)
     function = getattr(module, function_name, None)
     if not callable(function):
         raise ConfigError(f"'{module_name}' has no callable '{function_name}'", field="target")
     return function
+
+
+def _import_module(module_name: str, function_name: str) -> Any:
+    try:
+        if os.getcwd() not in sys.path and "" not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        return importlib.import_module(module_name)
+    except ImportError as exc:
+        as_file = module_name.replace(".", "/") + ".py"
+        raise ConfigError(f"cannot import '{module_name}' from {os.getcwd()}: {exc}", field="target",
+                          hint=f"give the file instead, e.g. {as_file}:{function_name} (works from any folder), or "
+                               "run from the folder that contains the package") from None
 
 
 class _CallableRunner(TargetRunner):
