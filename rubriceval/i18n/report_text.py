@@ -236,6 +236,43 @@ FINDING_TEXT: dict[str, dict[str, dict[str, object]]] = {
                "explain": "Unscored rows are left out of the mean; with this many, the mean is unreliable.",
                "actions": []},
     },
+    # Issue 29: figures that contradict each other or do not move (report/signal_checks.py).
+    "retrieval_cross_check": {
+        "zh": {"title": "{scorer} 与 {other} 在 {count} 个样本上严重不一致（相差 ≥ {gap}）",
+               "explain": "判官给的召回与按标准资料逐条比对的召回相互矛盾：其中一个是错的。判官说召回完整、"
+                          "标准资料却没被检索到时，多半是判官把回答里的话当成了标准答案的要点。",
+               "actions": ["打开这些样本，对照标准资料核对检索结果，再决定信哪一个",
+                           "判官较弱时以非 LLM 召回为准，或换更强的判官重评"]},
+        "en": {"title": "{scorer} and {other} disagree strongly on {count} samples (by ≥ {gap})",
+               "explain": "The judge's recall and the recall measured against the reference contexts contradict "
+                          "each other: one of them is wrong. When the judge says all was retrieved but the "
+                          "reference contexts were not, the judge has usually read the answer as the ground truth.",
+               "actions": ["Open these samples and check the retrieved contexts against the reference contexts",
+                           "With a weak judge, trust the non-LLM recall, or re-score with a stronger judge"]},
+    },
+    "no_signal_metric": {
+        "zh": {"title": "这个判官在「{scorer}」上没有区分度：{count} 个不同样本全部是 {value}",
+               "explain": "分数不随样本变化，平均分说明不了好坏（除非这些样本确实一模一样地好或坏）。",
+               "actions": ["人工审核几条样本，确认分数是否属实",
+                           "换更强的判官，或把该指标的请求拆细（context_calls: per_context）"]},
+        "en": {"title": "this judge gives no signal on “{scorer}”: {value} on all {count} differing samples",
+               "explain": "The score does not move with the sample, so its mean says nothing (unless the samples "
+                          "really are all equally good or bad).",
+               "actions": ["Audit a few samples by hand to see whether the score is true",
+                           "Use a stronger judge, or cut the metric's requests finer (context_calls: per_context)"]},
+    },
+    "no_signal_question": {
+        "zh": {"title": "这个判官在「{scorer}」的检查问题 {item} 上没有区分度：p(是) 始终在 {low}–{high} 之间",
+               "explain": "{count} 条记录中，判官对这个问题的把握几乎不变，是与否分不开，由它定的分数并不可信。",
+               "actions": ["改写这个检查问题，让它只问一件可观察的事",
+                           "换更强的判官，或审核后用 calibrate --fit-weights 拟合权重"]},
+        "en": {"title": "this judge gives no signal on “{scorer}” question {item}: p(yes) stays within "
+                        "{low}–{high}",
+               "explain": "Over {count} rows the judge's confidence on this question hardly moves: yes and no are "
+                          "not separated, so scores that rest on it cannot be trusted.",
+               "actions": ["Reword the question so it asks about one observable thing",
+                           "Use a stronger judge, or audit and fit weights (calibrate --fit-weights)"]},
+    },
 }
 
 # Actions for a failing deterministic check, by check type.
