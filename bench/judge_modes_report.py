@@ -139,7 +139,8 @@ def ties_table(paths: list[str]) -> str:
 
 def subset(path: str, like: str, out: str) -> None:
     """`path`'s items restricted to `like`'s, statistics recomputed (usage and time scaled by the share kept)."""
-    from rubriceval.benchmarks.judge import BenchmarkResult, _statistics
+    from rubriceval.benchmarks.judge import _statistics
+    from rubriceval.benchmarks.results import BenchmarkResult
     from rubriceval.benchmarks.judge import RUBRIC_DIR, DEFAULT_RUBRICS, _load_samples
     from rubriceval.rubric.loader import load_rubric
 
@@ -167,8 +168,8 @@ def from_partial(path: str, kind: str, mode: str, few_shot: str | None, out: str
     """A result from the items a stopped run had judged (`F.partial.jsonl`), statistics over those items; the
     rubric version is the one measured (examples and mode included), as the partial file's header names it."""
     from rubriceval.rubric.loader import load_rubric
-    from rubriceval.benchmarks.judge import (DEFAULT_RUBRICS, RUBRIC_DIR, BenchmarkItem, BenchmarkResult, _load_samples,
-                                        _statistics)
+    from rubriceval.benchmarks.judge import DEFAULT_RUBRICS, RUBRIC_DIR, _load_samples, _statistics
+    from rubriceval.benchmarks.results import BenchmarkItem, BenchmarkResult
     from rubriceval.benchmarks.partial import read_partial
     from rubriceval.scoring.verdict import Usage
 

@@ -31,7 +31,7 @@ _EXPORTS: dict[str, str] = {
     "load_rubric": "rubriceval.rubric.loader",
     "load_rubrics": "rubriceval.rubric.loader",
     "validate_path": "rubriceval.rubric.lint",
-    "compile_rubric": "rubriceval.prompt.compile",
+    "compile_rubric": "rubriceval.prompt.rubric_prompts",
     # verdicts
     "Verdict": "rubriceval.scoring.verdict",
     "Usage": "rubriceval.scoring.verdict",

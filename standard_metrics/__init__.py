@@ -9,8 +9,9 @@ nonllm_context, string_metrics/string_verdicts. The judge calls they share live 
 `templates/` (zh and en, replaceable per team), the entry points in `registry.py`. See README.md beside this file.
 """
 from standard_metrics.options import MetricOptions
-from standard_metrics.registry import (METRICS, RAGAS_FIVE, judge_cache_lookup, list_metrics, needs_embedder,
-                                       needs_judge, planned_calls, planned_requests, score_sample)
+from standard_metrics.registry import list_metrics, needs_embedder, needs_judge, planned_calls, planned_requests, score_sample
+from standard_metrics.single_turn import judge_cache_lookup
+from standard_metrics.catalog import METRICS, RAGAS_FIVE
 
 __all__ = ["METRICS", "RAGAS_FIVE", "MetricOptions", "judge_cache_lookup", "list_metrics", "needs_embedder",
            "needs_judge", "planned_calls", "planned_requests", "score_sample"]

@@ -12,7 +12,8 @@ from rubriceval import ConfigError, Conversation
 from rubriceval.testing.scripted_judge import ScriptedJudge, judge_error
 from standard_metrics.conversation import score_conversation
 from standard_metrics.conversation.per_turn import turn_samples
-from standard_metrics.registry import list_metrics, needs_judge, resolve_names, score_sample
+from standard_metrics.registry import list_metrics, needs_judge, score_sample
+from standard_metrics.names import resolve_names
 
 FIXTURE = Path(__file__).parent / "fixtures" / "reference" / "agent_metrics.jsonl"
 ROWS = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -13,7 +13,8 @@ import pytest
 from pydantic import BaseModel
 
 from rubriceval.common.errors import DatasetError
-from rubriceval.benchmarks.judge import BenchmarkItem, run_benchmark_async
+from rubriceval.benchmarks.judge import run_benchmark_async
+from rubriceval.benchmarks.results import BenchmarkItem
 from rubriceval.benchmarks.cs_zh import CsRow, run_cs_benchmark_async
 from rubriceval.benchmarks.partial import read_partial
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from rubriceval.common.errors import DatasetError
-from rubriceval.benchmarks.judge import BenchmarkItem, run_benchmark_async
+from rubriceval.benchmarks.judge import run_benchmark_async
+from rubriceval.benchmarks.results import BenchmarkItem
 from rubriceval.benchmarks.partial import read_partial
 from rubriceval.benchmarks.datasets import balanced_subsample, load_halueval, load_summeval
 

@@ -9,7 +9,7 @@ import pytest
 
 from rubriceval import DatasetError, Sample, read_dataset
 from rubriceval.data.chatlog import ChatLogConfig, parse_speaker_map, read_chatlog
-from rubriceval.data.conversation_io import read_conversations
+from rubriceval.data.io import read_conversations
 
 OPENAI = {"id": "oa-1", "tags": ["查单"], "messages": [
     {"role": "system", "content": "你是客服"},

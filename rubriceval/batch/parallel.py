@@ -30,10 +30,11 @@ class ShardResult(BaseModel):
     wanted: list[WantedCall] = Field(default_factory=list)
 
 
-def _replay_shard(store_path: str, run_id: str, config_json: str, embedder_json: str | None, window: int,
-                  shard: int, shards: int) -> dict:
+def _replay_shard(run_class: type[BatchRun], report_class: type[RoundReport], store_path: str, run_id: str,
+                  config_json: str, embedder_json: str | None, window: int, shard: int, shards: int) -> dict:
+    """One worker's shard. The run and report classes come from the caller (batch/rounds.py), pickled by name,
+    so this module does not import the module that imports it."""
     from rubriceval.run.backends import make_embedder
-    from rubriceval.batch.rounds import BatchRun, RoundReport
     from rubriceval.embed.config import EmbedderConfig
     from rubriceval.judge.config import JudgeConfig
     from rubriceval.store.runs import RunStore
@@ -41,10 +42,10 @@ def _replay_shard(store_path: str, run_id: str, config_json: str, embedder_json:
     runs = RunStore(store_path)
     embedder = make_embedder(EmbedderConfig.model_validate_json(embedder_json), announce=False) \
         if embedder_json else None
-    batch_run = BatchRun(runs, run_id, JudgeConfig.model_validate_json(config_json), directory=Path("."),
+    batch_run = run_class(runs, run_id, JudgeConfig.model_validate_json(config_json), directory=Path("."),
                          offline=True, embedder=embedder)
     batch_run.window = window
-    report = RoundReport()
+    report = report_class()
     try:
         wanted = asyncio.run(batch_run.replay(report, shard=(shard, shards)))
     finally:
@@ -59,9 +60,9 @@ def replay_in_processes(batch_run: BatchRun, report: RoundReport, workers: int) 
     embedder_json = batch_run.embedder_config.model_dump_json() if batch_run.embedder_config is not None else None
     context = multiprocessing.get_context("spawn")      # no inherited SQLite connections or event loop
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = [pool.submit(_replay_shard, str(batch_run.runs.path), batch_run.run_id,
-                               batch_run.config.model_dump_json(), embedder_json, batch_run.window, shard,
-                               workers)
+        futures = [pool.submit(_replay_shard, type(batch_run), type(report), str(batch_run.runs.path),
+                               batch_run.run_id, batch_run.config.model_dump_json(), embedder_json, batch_run.window,
+                               shard, workers)
                    for shard in range(workers)]
         results = [ShardResult.model_validate(future.result()) for future in futures]
     report.units_total = sum(r.units_total for r in results)

@@ -25,7 +25,7 @@ from rubriceval.rubric.schema import Example, FewShot, Rubric
 from rubriceval.trust.fit_weights import cross_fitted_levels
 
 if TYPE_CHECKING:
-    from rubriceval.benchmarks.judge import BenchmarkItem, BenchmarkResult
+    from rubriceval.benchmarks.results import BenchmarkItem, BenchmarkResult
 
 EXAMPLE_MAX_CHARS = 700       # short examples: they are part of every prompt of the run
 SPAN_CHARS = 120
@@ -94,7 +94,7 @@ def cross_fit_items(kind: str, rubric: Rubric, items: list["BenchmarkItem"], see
 
 def saved_answers(path: str | Path, kind: str, samples: list[Sample]) -> "BenchmarkResult":
     """A saved checklist result of this benchmark covering exactly these items, in this order."""
-    from rubriceval.benchmarks.judge import BenchmarkResult
+    from rubriceval.benchmarks.results import BenchmarkResult
 
     saved = BenchmarkResult.model_validate_json(Path(path).read_text(encoding="utf-8"))
     if saved.kind != kind:

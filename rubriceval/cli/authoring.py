@@ -64,7 +64,7 @@ def cmd_schema(args) -> int:
 def cmd_compile(args) -> int:
     from rubriceval.data.io import read_dataset
     from rubriceval.data.sample import Sample
-    from rubriceval.prompt.compile import compile_rubric
+    from rubriceval.prompt.rubric_prompts import compile_rubric
     from rubriceval.rubric.applies import why_not
     from rubriceval.rubric.loader import load_rubric
 

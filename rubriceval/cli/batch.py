@@ -212,8 +212,8 @@ async def _collect_once(args, batch_run, source):
 
 def _summary(store, run_id: str, report) -> None:
     """The run's summary, as `rubriceval run` prints it; the counts come from SQL (no verdict is loaded)."""
-    from rubriceval.cli.run import _print_run_summary
-    from rubriceval.run.runner import RunTotals
+    from rubriceval.cli.run_summary import print_run_summary
+    from rubriceval.run.totals import RunTotals
     from rubriceval.store.batches import BatchStore
 
     totals = RunTotals(units_total=report.units_total, units_skipped=report.units_total - report.saved)
@@ -221,4 +221,4 @@ def _summary(store, run_id: str, report) -> None:
         for _ in range(n):
             totals.count(unscored_kind is None, unscored_kind)
     totals.units_done = report.saved          # new in this collect; the counts above are the whole run's
-    _print_run_summary(store, run_id, totals)
+    print_run_summary(store, run_id, totals)

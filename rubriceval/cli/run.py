@@ -11,6 +11,7 @@ from rubriceval.cli.batch import add_run_options, start_batch_run, wants_batch
 from rubriceval.cli.options import add_judge_args, add_store_arg, embedder_config_from, judge_config_from
 from rubriceval.cli.scorecard_run import add_scorecard_args, print_scorecard_line, scorecards_for_run
 from rubriceval.common.errors import RubricEvalError
+from rubriceval.cli.run_summary import print_run_summary
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -122,7 +123,7 @@ def cmd_run(args) -> int:
         name=args.name, dataset_path=args.dataset or "", rubrics_path=args.rubrics or "",
         progress=not args.quiet, resume_run=args.resume, panel_config=panel, metric_options=metric_options,
         workers=None))          # a big checks-and-string-metrics run: one process per idle core (runner_pool.py)
-    _print_run_summary(store, run_id, totals)
+    print_run_summary(store, run_id, totals)
     if args.out:
         _write_outputs(store, run_id, Path(args.out))
     print_scorecard_line(totals)
@@ -139,7 +140,7 @@ def _rescore_changed(args, store, judge_config) -> int:
         store, args.rescore_changed, judge_config=judge_config, embedder_config=embedder_config_from(args),
         name=args.name, progress=not args.quiet))
     print(f"{n_changed} row(s) changed since run '{args.rescore_changed}'; re-scored only those")
-    _print_run_summary(store, run_id, totals)
+    print_run_summary(store, run_id, totals)
     return 0
 
 
@@ -150,27 +151,6 @@ def _dry_run(samples, rubrics, metrics, judge_config, panel=None, metric_options
                      scorecards=scorecards)
     print(plan.format())
     return 0
-
-
-def _print_run_summary(store, run_id: str, totals) -> None:
-    from rubriceval.report.cost import run_cost
-    from rubriceval.report.markdown import summary_table, usage_line
-    from rubriceval.report.source import RunSource
-    from rubriceval.store.location import display_location
-
-    info = store.run_info(run_id)
-    summary = RunSource(store, run_id).summary(breakdown=False)       # aggregated in SQL, no verdict loaded
-    print(summary_table(summary))
-    print(f"run {info.name} ({run_id}): {totals.units_done} judgment(s) new, {totals.units_skipped} resumed; "
-          f"{totals.scored} scored, {totals.unscored} unscored {totals.unscored_by_kind or ''}; "
-          f"wall {totals.wall_s:.1f}s")
-    # What the run spent, summed from its stored verdicts, and the same tokens online and through the Batch API
-    # (each judge's at its own prices): the same numbers, with the same labels, as its report.
-    failed = sum((totals.judge.get("failures") or {}).values())
-    cost = run_cost(info.model_dump(mode="json"), summary)
-    print(usage_line(summary.usage, "en", cost) + (f" · {failed} failed attempt(s) this session "
-                                                   f"{totals.judge['failures']}" if failed else ""))
-    print(f"store: {display_location(store.path)}")
 
 
 def _write_outputs(store, run_id: str, out: Path) -> None:

@@ -2,7 +2,6 @@
 file:line [field]. `read_dataset` calls these for every record that holds a message list."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -12,7 +11,7 @@ from rubriceval.data.conversation import (Conversation, TurnProblem, conversatio
 from rubriceval.data.sample import Sample
 from rubriceval.common.errors import DatasetError
 
-__all__ = ["conversation_sample", "is_conversation_record", "parse_conversation", "read_conversations"]
+__all__ = ["conversation_sample", "is_conversation_record", "parse_conversation"]
 
 
 def _field_name(loc: tuple[Any, ...], key: str) -> str:
@@ -56,13 +55,3 @@ def conversation_sample(conversation: Conversation) -> Sample:
                   metadata=conversation.metadata, conversation=conversation)
 
 
-def read_conversations(path: str | Path) -> list[Conversation]:
-    """Every conversation in a dataset file (JSONL, JSON list, or a chat-log export/config)."""
-    from rubriceval.data.io import read_dataset
-
-    samples = read_dataset(path, require=())
-    single = [s.id for s in samples if s.conversation is None]
-    if single:
-        raise DatasetError(f"{len(single)} row(s) are single-turn samples, not conversations (first: {single[0]})",
-                           file=str(path), hint="a conversation needs a turns, messages or user_input list")
-    return [s.conversation for s in samples if s.conversation is not None]

@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 import pandas as pd
 from pydantic import ValidationError
 
+from rubriceval.common.errors import DatasetError
+from rubriceval.data.conversation import Conversation
+from rubriceval.data.readers.formats import read_traces, trace_format
 from rubriceval.data.sample import COLUMN_ALIASES, Sample
 from rubriceval.data.stream import iter_records
-from rubriceval.common.errors import DatasetError
 from rubriceval.safety.spreadsheet import escape_frame
 
 if TYPE_CHECKING:
@@ -106,26 +108,33 @@ def _single_turn_sample(record: dict[str, Any], *, path: Path, line: int, requir
 
 
 def read_dataset(path: str | Path, *, require: Iterable[str] = ("question",),
-                 chatlog: "ChatLogConfig | None" = None) -> list[Sample]:
+                 chatlog: "ChatLogConfig | None" = None, fmt: str = "auto") -> list[Sample]:
     """Load samples; ids default to the row number. Raises DatasetError naming file, line and field.
 
     A record holding a message list (`turns`, OpenAI `messages`, Ragas `user_input`) is a conversation; a flat
     chat-log export (one row per message) or a chat-log config (.yaml) is grouped into conversations."""
-    return list(iter_samples(path, require=require, chatlog=chatlog))
+    return list(iter_samples(path, require=require, chatlog=chatlog, fmt=fmt))
 
 
 def iter_samples(path: str | Path, *, require: Iterable[str] = ("question",), chatlog: "ChatLogConfig | None" = None,
-                 check_duplicates: bool = True, with_lines: bool = False) -> Iterator[Any]:
+                 check_duplicates: bool = True, with_lines: bool = False, fmt: str = "auto") -> Iterator[Any]:
     """The samples of a file one at a time, in file order, read as a stream (`read_dataset` lists them): a
     dataset of any size in flat memory, a bad line reported when reached. A chat-log export is grouped whole.
 
     check_duplicates=False leaves duplicate ids to the caller (the run store's key refuses them without this
-    function holding every id); with_lines=True yields (line, sample) pairs (line None for grouped chat logs)."""
+    function holding every id); with_lines=True yields (line, sample) pairs (line None for grouped chat logs).
+    fmt (run --format): auto sniffs OTel / Langfuse exports (data/readers/) and chat logs; otel, langfuse,
+    chatlog or dataset says which it is."""
     from rubriceval.data.chatlog import looks_like_chatlog, read_chatlog
     from rubriceval.data.conversation_io import conversation_sample, is_conversation_record, parse_conversation
 
     path = Path(path)
-    if chatlog is not None or path.suffix.lower() in (".yaml", ".yml"):
+    traces = fmt if fmt in ("otel", "langfuse") else trace_format(path) if fmt == "auto" and chatlog is None else None
+    if traces:                          # production traces: grouped into conversations whole, like a chat log
+        yield from ((None, conversation_sample(c)) if with_lines else conversation_sample(c)
+                    for c in read_traces(path, traces))
+        return
+    if chatlog is not None or fmt == "chatlog" or path.suffix.lower() in (".yaml", ".yml"):
         yield from ((None, conversation_sample(c)) if with_lines else conversation_sample(c)
                     for c in read_chatlog(path, chatlog))
         return
@@ -133,7 +142,7 @@ def iter_samples(path: str | Path, *, require: Iterable[str] = ("question",), ch
     first = next(records, None)
     if first is None:
         raise DatasetError("the dataset has no rows", file=str(path))
-    if looks_like_chatlog([first]):
+    if fmt != "dataset" and looks_like_chatlog([first]):
         yield from ((None, conversation_sample(c)) if with_lines else conversation_sample(c)
                     for c in read_chatlog(path, None, records=[first, *records]))
         return
@@ -162,15 +171,16 @@ class DatasetStream:
     the run store, whose key refuses duplicate ids with both lines named."""
 
     def __init__(self, path: str | Path, *, require: Iterable[str] = ("question",),
-                 chatlog: "ChatLogConfig | None" = None):
-        self.path, self.require, self.chatlog = Path(path), tuple(require), chatlog
+                 chatlog: "ChatLogConfig | None" = None, fmt: str = "auto"):
+        self.path, self.require, self.chatlog, self.fmt = Path(path), tuple(require), chatlog, fmt
 
     def __iter__(self) -> Iterator[Sample]:
-        return iter_samples(self.path, require=self.require, chatlog=self.chatlog, check_duplicates=False)
+        return iter_samples(self.path, require=self.require, chatlog=self.chatlog, check_duplicates=False,
+                            fmt=self.fmt)
 
     def with_lines(self) -> Iterator[tuple[int | None, Sample]]:
         return iter_samples(self.path, require=self.require, chatlog=self.chatlog, check_duplicates=False,
-                            with_lines=True)
+                            with_lines=True, fmt=self.fmt)
 
 
 class LineTally:
@@ -228,3 +238,13 @@ def write_dataset(samples: list[Sample], path: str | Path) -> Path:
     else:
         raise DatasetError(f"unsupported output type '{suffix}'", file=str(path))
     return path
+
+
+def read_conversations(path: str | Path) -> list[Conversation]:
+    """Every conversation in a dataset file (JSONL, JSON list, or a chat-log export/config)."""
+    samples = read_dataset(path, require=())
+    single = [s.id for s in samples if s.conversation is None]
+    if single:
+        raise DatasetError(f"{len(single)} row(s) are single-turn samples, not conversations (first: {single[0]})",
+                           file=str(path), hint="a conversation needs a turns, messages or user_input list")
+    return [s.conversation for s in samples if s.conversation is not None]

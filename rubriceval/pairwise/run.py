@@ -30,7 +30,7 @@ from rubriceval.pairwise.models import PairwiseVerdict, Version
 from rubriceval.pairwise.store import PairwiseConfig, PairwiseStore
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.schema import JudgeItem, Rubric
-from rubriceval.run.runner import RunTotals
+from rubriceval.run.totals import RunTotals
 from rubriceval.store.runs import RunStore
 
 

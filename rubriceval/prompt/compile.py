@@ -125,21 +125,6 @@ def compile_item(rubric: Rubric, item: JudgeItem, sample: Sample, *, structured:
     )
 
 
-def compile_rubric(rubric: Rubric, sample: Sample, *, structured: bool = True,
-                   feedback_max_chars: int | None = None) -> list[CompiledPrompt]:
-    if rubric.judge_mode != "holistic":     # one yes/no prompt per checklist question (scoring/checklist.py)
-        from rubriceval.scoring.checklist import compile_checklist
-
-        return [prompt for item in rubric.judge_items for prompt in compile_checklist(rubric, item, sample)]
-    if rubric.is_conversation:     # transcript prompts (rubriceval/prompt/transcript.py)
-        from rubriceval.prompt.transcript import compile_conversation_rubric
-
-        return compile_conversation_rubric(rubric, sample, structured=structured,
-                                           feedback_max_chars=feedback_max_chars)
-    return [compile_item(rubric, item, sample, structured=structured, feedback_max_chars=feedback_max_chars)
-            for item in rubric.judge_items]
-
-
 def reask_template(lang: str, template_dir: str | None = None) -> jinja2.Template:
     """The one bounded re-ask after a reply no score could be read from; renders with `problems`, `structured`."""
     return environment(template_dir).get_template(f"{lang}/reask.j2")

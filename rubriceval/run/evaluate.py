@@ -19,7 +19,8 @@ from rubriceval.common.errors import ConfigError
 from rubriceval.judge.config import JudgeConfig, load_judge_config
 from rubriceval.rubric.loader import load_rubrics
 from rubriceval.rubric.schema import Rubric
-from rubriceval.run.runner import RunTotals, execute
+from rubriceval.run.runner import execute
+from rubriceval.run.totals import RunTotals
 from rubriceval.store.runs import RunConfig, RunStore, rubrics_from_run  # noqa: F401  (rubrics_from_run: public here too)
 from rubriceval.scoring.verdict import Verdict
 

@@ -20,7 +20,7 @@ from rubriceval.judge.options import CallOptions
 from rubriceval.judge.pricing import JudgePrices, SideBySide, side_by_side
 from rubriceval.judge.tokens import estimate_messages_tokens
 from standard_metrics.scope import metrics_for
-from rubriceval.prompt.compile import compile_rubric
+from rubriceval.prompt.rubric_prompts import compile_rubric
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.schema import Rubric
 from rubriceval.safety.manipulation_policy import decides_without_judge

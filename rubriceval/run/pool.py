@@ -23,16 +23,20 @@ import signal
 import threading
 import time
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.rubric.schema import Rubric
+from rubriceval.run.totals import RunTotals
 
 if TYPE_CHECKING:
-    from rubriceval.run.runner import RunTotals
     from rubriceval.store.runs import RunStore
+
+# The runner's window loop (run/runner.execute), handed in so this module does not import the runner.
+WindowLoop = Callable[..., Awaitable[RunTotals]]
 
 MIN_SAMPLES = 5_000         # below this, starting the processes (~2 s of imports each) costs more than it saves
 MAX_WORKERS = 4
@@ -88,10 +92,9 @@ def _window_written(samples: int) -> None:
         raise _Stopped()
 
 
-def _judge_shard(store_target: Any, run_id: str, rubrics: list[Rubric], metrics: list[str], metric_options: Any,
-                 window: int, shard: tuple[int, int]) -> dict:
+def _judge_shard(execute: WindowLoop, store_target: Any, run_id: str, rubrics: list[Rubric], metrics: list[str],
+                 metric_options: Any, window: int, shard: tuple[int, int]) -> dict:
     """One worker: the runner's window loop over its shard of windows, in this process; its totals back."""
-    from rubriceval.run.runner import execute
     from rubriceval.store.runs import RunStore
 
     store = RunStore(store_target)
@@ -104,13 +107,13 @@ def _judge_shard(store_target: Any, run_id: str, rubrics: list[Rubric], metrics:
     return totals.as_dict()
 
 
-async def run_in_processes(store: RunStore, run_id: str, rubrics: list[Rubric], metrics: list[str], *,
+async def run_in_processes(execute: WindowLoop, store: RunStore, run_id: str, rubrics: list[Rubric],
+                           metrics: list[str], *,
                            metric_options: Any, window: int, workers: int, progress: bool, total: int | None
                            ) -> RunTotals:
-    """The run judged by `workers` processes, each taking every n-th window; their totals summed. Waits on the
+    """The run judged by `workers` processes, each taking every n-th window with the runner's window loop
+    `execute` (a module-level function, so it pickles by name); their totals summed. Waits on the
     event loop, so Ctrl-C (asyncio.run cancels the task) reaches it: the workers then stop after their window."""
-    from rubriceval.run.runner import RunTotals
-
     context = multiprocessing.get_context("spawn")     # no inherited store connection or event loop
     started = time.perf_counter()
     done_samples, stop = context.SimpleQueue(), context.Event()
@@ -119,7 +122,7 @@ async def run_in_processes(store: RunStore, run_id: str, rubrics: list[Rubric], 
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker,
                                initargs=(done_samples, stop))
     try:
-        futures = [pool.submit(_judge_shard, store.path, run_id, rubrics, metrics, metric_options, window,
+        futures = [pool.submit(_judge_shard, execute, store.path, run_id, rubrics, metrics, metric_options, window,
                                (shard, workers)) for shard in range(workers)]
         pending = set(futures)
         while pending:
@@ -140,8 +143,6 @@ async def run_in_processes(store: RunStore, run_id: str, rubrics: list[Rubric], 
 
 
 def _summed(parts: list[RunTotals], wall_s: float) -> RunTotals:
-    from rubriceval.run.runner import RunTotals
-
     totals = RunTotals(wall_s=wall_s, judge=parts[0].judge if parts else {})
     for part in parts:
         for name in ("units_total", "units_done", "units_skipped", "scored", "unscored", "embedding_calls"):

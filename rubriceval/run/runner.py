@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Sized
-from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, Awaitable, Callable
 
@@ -28,32 +27,7 @@ from rubriceval.store.datasets import WINDOW
 from rubriceval.store.runs import RunStore
 from rubriceval.store.verdict_batches import VerdictBatches
 from rubriceval.scoring.verdict import Verdict
-
-
-@dataclass
-class RunTotals:
-    units_total: int = 0
-    units_done: int = 0
-    units_skipped: int = 0          # already in the store (resume)
-    scored: int = 0
-    unscored: int = 0
-    unscored_by_kind: dict[str, int] = field(default_factory=dict)
-    wall_s: float = 0.0
-    judge: dict[str, Any] = field(default_factory=dict)
-    embedding_calls: int = 0
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-    def count(self, scored: bool, unscored_kind: str | None = None) -> None:
-        """One more judgment done: scored, or unscored of this kind (counted, never averaged)."""
-        self.units_done += 1
-        if scored:
-            self.scored += 1
-        else:
-            self.unscored += 1
-            kind = unscored_kind or "error"
-            self.unscored_by_kind[kind] = self.unscored_by_kind.get(kind, 0) + 1
+from rubriceval.run.totals import RunTotals
 
 
 def plan_units(samples: list[Sample], rubrics: list[Rubric], metrics: list[str]) -> list[tuple[Sample, str, str]]:
@@ -159,8 +133,8 @@ async def execute(store: RunStore, run_id: str, samples: Iterable[Sample] | None
     if offline and samples is None and shard is None and on_verdict is None:
         n_workers = workers if workers is not None else default_workers(n_samples)
         if n_workers > 1:
-            return await run_in_processes(store, run_id, rubrics, metrics, metric_options=metric_options, window=window,
-                                    workers=n_workers, progress=progress, total=n_samples)
+            return await run_in_processes(execute, store, run_id, rubrics, metrics, metric_options=metric_options,
+                                          window=window, workers=n_workers, progress=progress, total=n_samples)
     totals = RunTotals()
     bar = _Progress(n_samples if shard is None else None, stats, progress)
     by_id = {r.id: r for r in rubrics}

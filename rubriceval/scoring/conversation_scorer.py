@@ -21,7 +21,7 @@ from rubriceval.prompt.compile import CompiledPrompt, environment, reask_templat
 from rubriceval.prompt.transcript import TURNS_SCHEMA_NAME, compile_conversation_item, judged_turns
 from rubriceval.rubric.schema import JudgeItem, Rubric, TurnAggregate
 from rubriceval.scoring.combine import round_half_up
-from rubriceval.scoring.rubric_scorer import ItemOutcome, read_verdict
+from rubriceval.scoring.item_outcome import ItemOutcome, read_verdict
 from rubriceval.scoring.score_probs import holistic_options
 from rubriceval.data.sample import Sample
 from rubriceval.scoring.verdict import Evidence, Usage

@@ -1,62 +1,20 @@
 """Score one sample with one rubric: deterministic checks + judge items → one Verdict."""
 from __future__ import annotations
 
-from typing import Any
 
-from pydantic import BaseModel, Field
 
 from rubriceval.data.sample import Sample
-from rubriceval.judge.ask import Asked, JudgeRequest, Reading, TemplateReask, ask
+from rubriceval.judge.ask import JudgeRequest, TemplateReask, ask
 from rubriceval.judge.client import JudgeClient
-from rubriceval.judge.parser import ParsedOutput, parse_judge_output
 from rubriceval.prompt.compile import compile_item, reask_template
 from rubriceval.rubric.schema import ChecklistItem, JudgeItem, Rubric
 from rubriceval.safety.manipulation_policy import apply_manipulation_policy, capped_without_judge, scan_sample
 from rubriceval.safety.redaction import judge_view, record_redactions
 from rubriceval.scoring.combine import ItemScore, combine
 from rubriceval.scoring.turn_questions import rubric_knowledge, run_checks_asking
-from rubriceval.scoring.score_probs import ScoreDistribution, holistic_options, score_distribution, tie_details
-from rubriceval.scoring.verdict import Evidence, UnscoredKind, Usage, Verdict
-
-
-class ReadVerdict(ParsedOutput):
-    """A reply read as a score, with P(level) at its score token when the reply carried logprobs."""
-
-    score_probs: ScoreDistribution | None = None
-
-
-def read_verdict(reply) -> Reading[ReadVerdict]:
-    """A score with feedback from a free-text or JSON reply (`rubriceval.judge.parser`), or why there is none."""
-    parsed = parse_judge_output(reply.text or "", data=reply.data)
-    if parsed.score is None:
-        return Reading(problems=[parsed.error or "no score"], kind="parse_error", feedback=parsed.feedback)
-    probs = score_distribution(getattr(reply, "logprobs", None), parsed.score)
-    return Reading(value=ReadVerdict(**parsed.model_dump(), score_probs=probs), feedback=parsed.feedback)
-
-
-class ItemOutcome(BaseModel):
-    """One judge item's outcome: a score with feedback, or unscored with the kind and reason."""
-
-    item: JudgeItem | ChecklistItem
-    score: int | None = None
-    feedback: str = ""
-    unscored_kind: UnscoredKind | None = None
-    reason: str | None = None
-    usage: Usage
-    raw: str | None = None
-    # Conversation rubrics (scope assistant_turn): one evidence entry per judged turn, and how they were judged.
-    turn_evidence: list[Evidence] = Field(default_factory=list)
-    details: dict[str, Any] = Field(default_factory=dict)
-    score_probs: ScoreDistribution | None = None      # holistic items with logprobs (rubriceval/scoring/score_probs.py)
-
-    @classmethod
-    def from_asked(cls, item: JudgeItem, asked: Asked) -> "ItemOutcome":
-        reason = asked.reason
-        if asked.unscored_kind == "parse_error":
-            reason = f"{asked.problems[0]} (after {asked.attempts} judge repl{'y' if asked.attempts == 1 else 'ies'})"
-        return cls(item=item, score=asked.value.score if asked.ok else None, feedback=asked.feedback,
-                   unscored_kind=asked.unscored_kind, reason=reason, usage=asked.usage, raw=asked.raw,
-                   score_probs=getattr(asked.value, "score_probs", None) if asked.ok else None)
+from rubriceval.scoring.score_probs import holistic_options, tie_details
+from rubriceval.scoring.verdict import Evidence, Usage, Verdict
+from rubriceval.scoring.item_outcome import read_verdict, ItemOutcome
 
 
 def missing_fields(rubric: Rubric, sample: Sample) -> list[str]:

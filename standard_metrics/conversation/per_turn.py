@@ -3,7 +3,7 @@ assistant turn of a conversation, aggregated per conversation.
 
 Each assistant turn that says something becomes a single-turn `Sample` — question = the user turn(s) since the
 previous assistant reply, answer = the turn's text, contexts = what the turn retrieved — and is scored by the
-standard machinery (`registry.score_sample`, so the turn's metrics share their judge calls exactly as for a
+standard machinery (`single_turn.score_single_turn`, so the turn's metrics share their judge calls exactly as for a
 single-turn dataset). A metric that reads contexts is applied only to turns that have contexts; a turn with no
 text (a pure tool call) is never a sample.
 
@@ -22,7 +22,10 @@ from pydantic import BaseModel
 from rubriceval.data.conversation import Conversation
 from rubriceval.data.sample import Sample
 from rubriceval.scoring.verdict import Evidence, Usage, Verdict
+from standard_metrics.catalog import METRICS
+from standard_metrics.names import resolve_names
 from standard_metrics.options import MetricOptions
+from standard_metrics.single_turn import score_single_turn
 
 TURN_VERSION = "turns1"
 
@@ -50,8 +53,6 @@ def turn_samples(conversation: Conversation) -> list[TurnSample]:
 
 def eligible_names(names: list[str], item: TurnSample) -> list[str]:
     """The metrics that apply to this turn: those reading contexts only where the turn has some."""
-    from standard_metrics.registry import METRICS   # the registry imports this package
-
     return [n for n in names if "contexts" not in METRICS[n].required_fields or item.sample.contexts]
 
 
@@ -94,12 +95,10 @@ def aggregate(conversation: Conversation, name: str, outcomes: list[TurnOutcome]
 async def score_turns(conversation: Conversation, names: list[str], *, judge: Any, embedder: Any,
                       options: MetricOptions, lang: str) -> list[Verdict]:
     """One conversation verdict per single-turn metric name, in the order given."""
-    from standard_metrics.registry import METRICS, score_sample   # the registry imports this package
-
     items = turn_samples(conversation)
     wanted = {item.turn: eligible_names(names, item) for item in items}
-    results = await asyncio.gather(*(score_sample(item.sample, wanted[item.turn], judge=judge, embedder=embedder,
-                                                  options=options)
+    results = await asyncio.gather(*(score_single_turn(item.sample, resolve_names(wanted[item.turn]), judge=judge,
+                                                       embedder=embedder, options=options)
                                      for item in items if wanted[item.turn]))
     by_turn = dict(zip([item.turn for item in items if wanted[item.turn]], results))
     verdicts = []

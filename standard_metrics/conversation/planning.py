@@ -12,13 +12,13 @@ from standard_metrics.conversation.catalog import CONVERSATION_METRICS
 from standard_metrics.agent_options import AgentOptions
 from standard_metrics.conversation.per_turn import eligible_names, turn_samples
 from standard_metrics.conversation.spec import ConversationContext, conversation_language
+from standard_metrics.names import resolve_names
 from standard_metrics.options import MetricOptions
+from standard_metrics.single_turn import planned_single_turn_requests
 
 
 def planned_conversation_requests(conversation: Conversation, names: list[str], options: MetricOptions,
                                   agent: AgentOptions, lookup: CacheLookup | None = None) -> list[PlannedCall]:
-    from standard_metrics.registry import planned_requests   # the registry imports this package
-
     ctx = ConversationContext(conversation, options, agent, options.language or conversation_language(conversation))
     planned: list[PlannedCall] = []
     for name in names:
@@ -28,5 +28,5 @@ def planned_conversation_requests(conversation: Conversation, names: list[str], 
     turn_names = [n for n in names if n not in CONVERSATION_METRICS]
     for item in turn_samples(conversation) if turn_names else []:
         if wanted := eligible_names(turn_names, item):
-            planned += planned_requests(item.sample, wanted, options, lookup=lookup)
+            planned += planned_single_turn_requests(item.sample, resolve_names(wanted), options, lookup=lookup)
     return planned

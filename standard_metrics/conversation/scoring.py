@@ -51,7 +51,8 @@ async def _score_one(spec: ConversationMetricSpec, ctx: ConversationContext) -> 
 async def score_conversation(conversation: Conversation, metric_names: Iterable[str], *, judge: Any = None,
                              embedder: Any = None, options: MetricOptions | dict | None = None,
                              agent_options: AgentOptions | dict | None = None) -> list[Verdict]:
-    from standard_metrics.registry import METRICS, check_known   # the registry imports this package
+    from standard_metrics.names import check_known
+    from standard_metrics.catalog import METRICS
 
     opts = MetricOptions.coerce(options)
     agent = (opts.agent if agent_options is None else agent_options if isinstance(agent_options, AgentOptions)

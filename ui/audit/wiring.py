@@ -197,7 +197,7 @@ class AuditHandlers:
 
 def wire(app: gr.Blocks, ui: AuditLayout, handlers: AuditHandlers) -> None:
     """Connect the components to the handlers (inside the app's Blocks); api_name marks the scriptable endpoints."""
-    h, f, q, i, a = ui.header, ui.filters, ui.audit.queue, ui.item, ui.agreement
+    h, f, q, i, a = ui.header, ui.filters, ui.queue, ui.item, ui.agreement
     items, filters = ui.item_outputs, [*ui.filter_inputs, h.session]
     handlers.relabel = ui.relabel
 

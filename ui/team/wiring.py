@@ -215,7 +215,7 @@ class TeamHandlers:
 
 
 def wire_team(app: gr.Blocks, ui: TeamLayout, handlers: TeamHandlers) -> None:
-    q, k, a = ui.audit.queue, ui.tasks, ui.adjudication
+    q, k, a = ui.queue, ui.tasks, ui.adjudication
     handlers.relabel = ui.relabel
     items = ui.item_outputs
 
