@@ -157,3 +157,26 @@ def test_turn_timestamps_are_the_start_time_when_metadata_has_none_on_both_engin
     [table] = segment_tables(RunStore(store_target), result.run_id, parse_by("agent_id+week"))
     assert {(r.values["agent_id"], r.values["week"]): r.n_samples for r in table.rows} == {
         ("a1", "2026-W46"): 4, ("a2", "2026-W46"): 3, ("a2", "2026-W47"): 1}
+
+
+def test_scorecard_totals_and_fatal_rates_per_segment_and_the_gate_on_them(tmp_path):
+    from rubriceval.scorecard.store import ScorecardStore
+    from rubriceval.scorecard.verdict import ScorecardVerdict, Totals
+
+    data = write_jsonl(tmp_path / "w.jsonl", _records()[:8])
+    result = evaluate(str(data), rubrics=[APOLOGY], store=tmp_path / "r.sqlite", progress=False, name="qa")
+    store = RunStore(tmp_path / "r.sqlite")
+    cards = ScorecardStore(store)
+    store.conn.execute("INSERT INTO scorecard_defs VALUES (?,?,?,?)", (result.run_id, "qa", "v1", '{"pass_total": 80}'))
+    # a1 (c0..c3): 100, 90, 80, 0 with a fatal hit; a2 (c4..c7): 70 each
+    totals = [100, 90, 80, 0, 70, 70, 70, 70]
+    cards.save(result.run_id, [ScorecardVerdict(sample_id=f"c{i}", scorecard="qa", version="v1", outcomes=[],
+                                                totals=Totals(base=100, total=total, fatal=["辱骂客户"] if i == 3 else []))
+                               for i, total in enumerate(totals)])
+    [table] = segment_tables(store, result.run_id, parse_by("agent_id"))
+    qa = {r.values["agent_id"]: r for r in table.for_scorer("qa")}
+    assert (qa["a1"].scorecard_total, qa["a1"].fatal_rate, qa["a1"].pass_rate) == (67.5, 0.25, 0.75)
+    assert (qa["a2"].scorecard_total, qa["a2"].fatal_rate, qa["a2"].pass_rate) == (70.0, 0.0, 0.0)
+    assert {r.scorer for r in table.rows} == {"apology", "qa"}
+    gate = evaluate_gate(store, result.run_id, ["qa total mean>=68 by agent_id"]).checks[0]
+    assert not gate.passed and "a1 (67.5, n=4)" in gate.reason and "a2" not in gate.reason

@@ -22,15 +22,30 @@ def _value(row: SegmentStats, stat: str) -> float | None:
     return getattr(row, stat)
 
 
-def _scorer_id(scorers: Sequence[dict[str, Any]], name: str, run: str) -> str:
+def scorecard_ids(store: Any, run_id: str) -> list[str]:
+    from rubriceval.segments.read import scorecard_thresholds
+    from rubriceval.store.db import Database
+
+    db = Database(store.path, read_only=True)
+    try:
+        return list(scorecard_thresholds(db, run_id))
+    finally:
+        db.close()
+
+
+def scorer_id(scorers: Sequence[dict[str, Any]], name: str, run: str, scorecards: Sequence[str] = ()) -> str:
+    """A rubric/metric id or display name, or a scorecard id ("qa" or "qa total") → the id its rows carry."""
     for row in scorers:
         if row["scorer"] == name:
             return name
+    for card in scorecards:
+        if name in (card, f"{card} total"):
+            return card
     named = [row["scorer"] for row in scorers if (row.get("definition") or {}).get("name") == name]
     if len(named) == 1:
         return named[0]
-    raise GateUsageError(f"run '{run}' has no rubric or metric '{name}' (or the name is ambiguous)", field="gate",
-                         hint="available: " + ", ".join(row["scorer"] for row in scorers))
+    raise GateUsageError(f"run '{run}' has no rubric, metric or scorecard '{name}' (or the name is ambiguous)",
+                         field="gate", hint="available: " + ", ".join([*(r["scorer"] for r in scorers), *scorecards]))
 
 
 def evaluate_segment_checks(store: Any, run: str, checks: Sequence[GateCheck], config: GateConfig
@@ -44,7 +59,7 @@ def evaluate_segment_checks(store: Any, run: str, checks: Sequence[GateCheck], c
         if check.scorer is None or check.stat not in SEGMENT_STATS:
             raise GateUsageError(f"gate check '{check.label()}': per segment, gate a rubric or metric's "
                                  f"{', '.join(SEGMENT_STATS)}", field="gate")
-        scorer = _scorer_id(scorers, check.scorer, info.name)
+        scorer = scorer_id(scorers, check.scorer, info.name, scorecard_ids(store, info.run_id))
         tables = segment_tables(store, info.run_id, parse_by(check.by), settings, config.metric_thresholds or None)
         rows = [(table.grouping, row) for table in tables for row in table.for_scorer(scorer)]
         failing, missing = [], []

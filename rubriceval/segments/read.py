@@ -10,6 +10,7 @@ from rubriceval.segments.values import SampleKeys
 from rubriceval.store.db import Database
 
 SPAN = 2000          # dataset positions per read
+SCORECARD, FATAL = "scorecard", "fatal"      # a scorecard total's row kind, and its details when a fatal item hit
 
 
 class ScoredRow(NamedTuple):
@@ -56,11 +57,32 @@ def _spans(db: Database, dataset_id: str, span: int) -> Iterator[tuple[int, int]
         yield low, low + span
 
 
+def has_scorecard_rows(db: Database, run_id: str) -> bool:
+    """Whether the run has scorecard verdicts (their table exists only once a scorecard was run in the store)."""
+    try:
+        return db.execute("SELECT 1 FROM scorecard_verdicts WHERE run_id = ? LIMIT 1", (run_id,)).fetchone() is not None
+    except Exception:              # no such table (autocommit on both engines: nothing to roll back)
+        return False
+
+
+def scorecard_thresholds(db: Database, run_id: str) -> dict[str, float | None]:
+    """scorecard id → its pass_total (a total at or above it passes), for the run's scorecards."""
+    if not has_scorecard_rows(db, run_id):
+        return {}
+    out: dict[str, float | None] = {}
+    for scorecard, definition in db.execute("SELECT scorecard, definition_json FROM scorecard_defs WHERE run_id = ?",
+                                            (run_id,)):
+        value = json.loads(definition).get("pass_total")
+        out[scorecard] = None if value is None else float(value)
+    return out
+
+
 def run_rows(db: Database, run_id: str, span: int = SPAN, *, details: bool = False
              ) -> Iterator[list[tuple[SampleKeys, list[ScoredRow]]]]:
     """Each sample of a run with its verdicts (scorer, kind, score, details JSON when asked), in dataset order."""
     dataset_id = dataset_of(db, run_id)
     detail = "v.details_json" if details else "''"
+    has_scorecards = has_scorecard_rows(db, run_id)
     for low, high in _spans(db, dataset_id, span):
         samples = db.execute(f"SELECT {sample_keys_columns(db)} FROM dataset_samples d WHERE d.dataset_id = ? "
                              "AND d.position >= ? AND d.position < ? ORDER BY d.position",
@@ -72,4 +94,10 @@ def run_rows(db: Database, run_id: str, span: int = SPAN, *, details: bool = Fal
                             "JOIN verdicts v ON v.run_id = ? AND v.sample_id = d.sample_id WHERE d.dataset_id = ? "
                             "AND d.position >= ? AND d.position < ?", (run_id, dataset_id, low, high)):
             verdicts.setdefault(r[0], []).append(ScoredRow(r[1], r[2], r[3], r[4]))
+        if has_scorecards:            # scorecard totals beside the verdicts (rubriceval/scorecard/store.py)
+            for r in db.execute("SELECT c.sample_id, c.scorecard, c.total, c.fatal FROM dataset_samples d "
+                                "JOIN scorecard_verdicts c ON c.run_id = ? AND c.sample_id = d.sample_id "
+                                "WHERE d.dataset_id = ? AND d.position >= ? AND d.position < ?",
+                                (run_id, dataset_id, low, high)):
+                verdicts.setdefault(r[0], []).append(ScoredRow(r[1], SCORECARD, r[2], FATAL if r[3] else ""))
         yield [(to_keys(s), sorted(verdicts.get(s[0], []))) for s in samples]

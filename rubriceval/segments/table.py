@@ -1,8 +1,8 @@
 """Per-segment results of a run: for each grouping (`--by`), each segment × rubric/metric's samples, scored and
 unscored rows, mean and pass rate — unscored rows counted, never averaged in.
 
-Scorecard columns (total, fatal rate) are filled by `scorecard_columns` when a run holds scorecard verdicts; until
-the scorecard model (rubriceval/scorecard/) stores them, they stay None and the tables say "n/a".
+A run's scorecards (rubriceval/scorecard/) are rows of their own: the mean total (also in the scorecard-total
+column), the pass rate at the scorecard's pass_total, and the share of conversations with a fatal item hit.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from rubriceval.report.aggregate import describe, metric_threshold
-from rubriceval.segments.read import ScoredRow, run_rows
+from rubriceval.segments.read import FATAL, SCORECARD, ScoredRow, run_rows, scorecard_thresholds
 from rubriceval.segments.spec import Grouping, SegmentError, TimeSettings
 from rubriceval.segments.values import SampleKeys, segment_keys
 
@@ -31,8 +31,8 @@ class SegmentStats(BaseModel):
     mean: float | None
     pass_rate: float | None
     threshold: float | None = None
-    scorecard_total: float | None = None   # hook for scorecards (rubriceval/scorecard/): mean total when stored
-    fatal_rate: float | None = None        # share of samples with a fatal item hit, when stored
+    scorecard_total: float | None = None   # a scorecard's row: its mean total (rubrics and metrics: None)
+    fatal_rate: float | None = None        # a scorecard's row: share of conversations with a fatal item hit
 
     @property
     def segment(self) -> str:
@@ -56,15 +56,17 @@ class SegmentTable(BaseModel):
 class Cell:
     """What one (segment, scorer) accumulates: rows, unscored rows, scored values."""
 
-    __slots__ = ("n_rows", "n_unscored", "scores")
+    __slots__ = ("n_rows", "n_unscored", "n_fatal", "scores")
 
     def __init__(self) -> None:
         self.n_rows = 0
         self.n_unscored = 0
+        self.n_fatal = 0
         self.scores = array("d")
 
-    def add(self, score: float | None) -> None:
+    def add(self, score: float | None, fatal: bool = False) -> None:
         self.n_rows += 1
+        self.n_fatal += fatal
         if score is None:
             self.n_unscored += 1
         else:
@@ -79,6 +81,7 @@ class SegmentCells:
         self.settings = settings
         self.cells: dict[tuple[str, tuple[str, ...], str], Cell] = {}
         self.seen: set[str] = set()
+        self.kinds: dict[str, str] = {}          # scorer → rubric, metric or scorecard
         self.n_samples = 0
 
     def add(self, keys: SampleKeys, rows: Iterable[ScoredRow], extra: tuple[str, ...] = ()) -> None:
@@ -92,7 +95,8 @@ class SegmentCells:
                     cell = self.cells.get(key)
                     if cell is None:
                         cell = self.cells[key] = Cell()
-                    cell.add(row.score)
+                        self.kinds.setdefault(row.scorer, row.kind)
+                    cell.add(row.score, row.details_json == FATAL)
 
     def check_fields(self, where: str = "") -> None:
         """A field that no sample has is a mistake (a typo, an import without that column): say which."""
@@ -135,9 +139,13 @@ def tables_from_cells(cells: SegmentCells, thresholds: Mapping[str, float | None
             cell = cells.cells[key]
             threshold = thresholds.get(key[2])
             stats = describe(cell.scores, threshold)
+            scorecard = cells.kinds.get(key[2]) == SCORECARD      # its total's mean, and the share of fatal hits
             table.rows.append(SegmentStats(grouping=grouping.label, values=dict(zip(labels, key[1])), scorer=key[2],
                                            n_samples=cell.n_rows, n_scored=stats.n_scored, n_unscored=cell.n_unscored,
-                                           mean=stats.mean, pass_rate=stats.pass_rate, threshold=threshold))
+                                           mean=stats.mean, pass_rate=stats.pass_rate, threshold=threshold,
+                                           scorecard_total=stats.mean if scorecard else None,
+                                           fatal_rate=cell.n_fatal / cell.n_rows if scorecard and cell.n_rows
+                                           else None))
         tables.append(table)
     return tables
 
@@ -156,7 +164,8 @@ def segment_tables(store: Any, run: str, groupings: Sequence[Grouping], settings
         for chunk in run_rows(db, run_id):
             for keys, rows in chunk:
                 cells.add(keys, rows)
+        thresholds = {**scorer_thresholds(scorers, metric_thresholds), **scorecard_thresholds(db, run_id)}
     finally:
         db.close()
     cells.check_fields(f"run '{store.run_info(run_id).name}'")
-    return tables_from_cells(cells, scorer_thresholds(scorers, metric_thresholds), [s["scorer"] for s in scorers])
+    return tables_from_cells(cells, thresholds, [s["scorer"] for s in scorers])

@@ -8,6 +8,7 @@ from typing import Any
 
 from rubriceval.report.gate_checks import GateCheck, GateConfig, GateUsageError
 from rubriceval.report.gate_result import CheckResult, _compare, _fmt
+from rubriceval.segments.gate import scorecard_ids, scorer_id
 from rubriceval.segments.spec import Grouping, TimeSettings, parse_by
 from rubriceval.trend.series import PeriodFigure, compute_trend
 
@@ -47,7 +48,8 @@ def evaluate_trend_checks(store: Any, run_id: str, checks: Sequence[GateCheck], 
     results = []
     for check in checks:
         period, grouping = _split_by(check)
-        scorer = check.scorer or ""
+        scorer = scorer_id(store.scorers(run_id), check.scorer or "", store.run_info(run_id).name,
+                           scorecard_ids(store, run_id))
         trend = compute_trend(store, runs, period=period, by=grouping, scorers=[scorer], statistic=check.stat,  # type: ignore[arg-type]
                               settings=settings, n_boot=0, seed=config.seed)
         expected = f"{check.op} {check.value:g}"

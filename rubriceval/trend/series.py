@@ -15,7 +15,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from rubriceval.common.errors import RubricEvalError
-from rubriceval.segments.read import run_rows
+from rubriceval.segments.read import run_rows, scorecard_thresholds
 from rubriceval.segments.spec import Grouping, SegmentField, TimeSettings, parse_field
 from rubriceval.segments.table import Cell, SegmentCells, scorer_thresholds
 from rubriceval.segments.values import field_values
@@ -120,7 +120,8 @@ def compute_trend(store: Any, runs: Sequence[str] = (), *, period: str = "run", 
         no_time = 0
         # newest run first: a conversation judged in several runs counts once, with its newest verdicts
         for run_id, label in reversed(ordered):
-            thresholds = {**scorer_thresholds(store.scorers(run_id)), **thresholds}
+            thresholds = {**scorer_thresholds(store.scorers(run_id)), **scorecard_thresholds(db, run_id),
+                          **thresholds}
             for chunk in run_rows(db, run_id):
                 for keys, rows in chunk:
                     if bucket is not None:
