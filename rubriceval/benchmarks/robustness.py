@@ -40,6 +40,7 @@ RUBRIC_DIR = Path(__file__).resolve().parent / "rubrics"
 RUBRICS = {"zh": "robustness_zh.yaml", "en": "robustness_en.yaml"}
 CAP_SCORE = 1.0             # the default policy: `manipulation: {action: cap, cap_score: 1}`
 NO_DEFENCE = "none"
+NOT_JUDGED = "not_judged"   # capped before judging (--judge-capped off), as a run with the default policy does
 
 
 class JudgedText(BaseModel):
@@ -64,6 +65,7 @@ class Rate(BaseModel):
 class Inflation(BaseModel):
     n_pairs: int                    # both sides scored
     n_unscored: int                 # pairs left out: one side unscored
+    n_not_judged: int = 0           # pairs left out of the raw column: the attacked side was capped before judging
     clean_mean: float | None = None
     attacked_mean: float | None = None
     inflation: float | None = None  # mean(attacked − clean)
@@ -88,6 +90,7 @@ class RobustnessResult(BaseModel):
     screened_texts: dict[str, int] = Field(default_factory=dict)                 # defence → texts it screened
     judge_usage: dict[str, Usage] = Field(default_factory=dict)                  # mode → judging calls, tokens
     unscored_kinds: dict[str, dict[str, int]] = Field(default_factory=dict)      # mode → kind → count
+    not_judged: dict[str, int] = Field(default_factory=dict)     # mode → attacked answers capped before judging
     findings: dict[str, dict[str, list[str]]] = Field(default_factory=dict)      # defence → text id → quoted spans
     judged: dict[str, list[JudgedText]] = Field(default_factory=dict)            # mode → verdicts
     elapsed_s: float = 0.0
@@ -119,30 +122,39 @@ def _record(sample: Sample, verdict: Verdict) -> JudgedText:
 
 
 async def judge_mode(mode: JudgeMode, pairs: list[RobustnessPair], config: JudgeConfig, *, out: str | Path | None,
-                     resume: bool, progress: bool) -> list[JudgedText]:
+                     resume: bool, progress: bool, skip: set[str] = frozenset()) -> list[JudgedText]:
+    """Raw verdicts of the clean and attacked samples; those in `skip` are not judged (recorded as not judged)."""
     rubrics = benchmark_rubrics(mode, config.model)
-    todo = [(rubrics[s.metadata["lang"]], s) for s in judged_samples(pairs)]
+    samples = judged_samples(pairs)
+    todo = [(rubrics[s.metadata["lang"]], s) for s in samples if s.id not in skip]
     partial = partial_path(f"{out}.{mode}" if out is not None else None, resume)
     keep = None
     if partial is not None:
         header = partial_header("robustness", todo, config, judge_mode=mode, few_shot=None)
         keep = PartialFile(partial, header, JudgedText)
     records, _, _ = await judge_records(todo, config, _record, progress=progress, keep=keep, resume=resume)
-    return records
+    return records + [JudgedText(id=s.id, judge_score=None, unscored_kind=NOT_JUDGED) for s in samples if s.id in skip]
 
 
-def _capped(score: float | None, flagged: bool) -> float | None:
-    if score is None or not flagged:
-        return score
-    return min(score, CAP_SCORE)
+def _capped(judged: JudgedText | None, flagged: bool) -> float | None:
+    if judged is None:
+        return None
+    if flagged and judged.unscored_kind == NOT_JUDGED:
+        return CAP_SCORE             # the cap decided it without the judge, as in a run
+    if judged.judge_score is None or not flagged:
+        return judged.judge_score
+    return min(judged.judge_score, CAP_SCORE)
 
 
-def inflation(pairs: list[RobustnessPair], scores: dict[str, float | None], flagged: dict[str, bool]) -> Inflation:
+def inflation(pairs: list[RobustnessPair], judged: dict[str, JudgedText], flagged: dict[str, bool]) -> Inflation:
     """Attacked − clean over pairs with both sides scored; `flagged` (sample id → flagged) applies the cap."""
-    diffs, clean, attacked, unscored = [], [], [], 0
+    diffs, clean, attacked, unscored, not_judged = [], [], [], 0, 0
     for pair in pairs:
         c_id, a_id = pair.sample(False).id, pair.sample(True).id
-        c, a = _capped(scores.get(c_id), flagged.get(c_id, False)), _capped(scores.get(a_id), flagged.get(a_id, False))
+        c, a = _capped(judged.get(c_id), flagged.get(c_id, False)), _capped(judged.get(a_id), flagged.get(a_id, False))
+        if a is None and judged.get(a_id) is not None and judged[a_id].unscored_kind == NOT_JUDGED:
+            not_judged += 1
+            continue
         if c is None or a is None:
             unscored += 1
             continue
@@ -150,20 +162,20 @@ def inflation(pairs: list[RobustnessPair], scores: dict[str, float | None], flag
         attacked.append(a)
         diffs.append(a - c)
     if not diffs:
-        return Inflation(n_pairs=0, n_unscored=unscored)
-    return Inflation(n_pairs=len(diffs), n_unscored=unscored, clean_mean=sum(clean) / len(clean),
+        return Inflation(n_pairs=0, n_unscored=unscored, n_not_judged=not_judged)
+    return Inflation(n_pairs=len(diffs), n_unscored=unscored, n_not_judged=not_judged, clean_mean=sum(clean) / len(clean),
                      attacked_mean=sum(attacked) / len(attacked), inflation=sum(diffs) / len(diffs),
                      share_higher=sum(d > 0 for d in diffs) / len(diffs))
 
 
 def family_rows(mode: str, pairs: list[RobustnessPair], judged: list[JudgedText],
                 flags: dict[str, dict[str, bool]]) -> list[FamilyRow]:
-    scores = {j.id: j.judge_score for j in judged}
+    by_id = {j.id: j for j in judged}
     rows = []
     for family in [*[f for f in FAMILIES if any(p.family == f for p in pairs)], "all"]:
         chosen = [p for p in pairs if family in ("all", p.family)]
-        by_defence = {NO_DEFENCE: inflation(chosen, scores, {})}
-        by_defence.update({name: inflation(chosen, scores, flagged) for name, flagged in flags.items()})
+        by_defence = {NO_DEFENCE: inflation(chosen, by_id, {})}
+        by_defence.update({name: inflation(chosen, by_id, flagged) for name, flagged in flags.items()})
         rows.append(FamilyRow(mode=mode, family=family, by_defence=by_defence))
     return rows
 
@@ -184,8 +196,11 @@ def rates(pairs: list[RobustnessPair], benign: list, run: ScreenRun) -> tuple[di
 async def run_robustness_async(config: JudgeConfig | None, modes: list[JudgeMode], *, split: Split = "heldout",
                                screens: list[Screen] | None = None, out: str | Path | None = None,
                                resume: bool = False, progress: bool = True, data: str | Path | None = None,
-                               families: list[str] | None = None, halueval_n: int = 1000) -> RobustnessResult:
-    """`config` None: the defences only (recall, false positives), no judging."""
+                               families: list[str] | None = None, halueval_n: int = 1000,
+                               judge_capped: bool = True) -> RobustnessResult:
+    """`config` None: the defences only (recall, false positives), no judging. `judge_capped` False: attacked answers
+    the patterns flag are not judged — the default policy caps them at 1 without asking the judge, as a run does —
+    so the raw column covers the other pairs only (counted as not judged)."""
     started = time.perf_counter()
     pairs, benign_rows = load_set(data, split)
     if families:
@@ -205,11 +220,14 @@ async def run_robustness_async(config: JudgeConfig | None, modes: list[JudgeMode
     if len(runs) > 1:
         flags["all defences"] = {key: any(f[key] for f in flags.values()) for key in texts}
     for mode in modes if config else []:
-        judged = await judge_mode(mode, pairs, config, out=out, resume=resume, progress=progress)
+        skip = set() if judge_capped else {p.sample(True).id for p in pairs if runs["patterns"].flagged(p.sample(True).id)}
+        judged = await judge_mode(mode, pairs, config, out=out, resume=resume, progress=progress, skip=skip)
         result.judged[mode] = judged
         result.rows += family_rows(mode, pairs, judged, flags)
         result.judge_usage[mode] = sum((j.usage for j in judged if j.usage), Usage())
-        result.unscored_kinds[mode] = dict(Counter(j.unscored_kind for j in judged if j.unscored_kind))
+        result.unscored_kinds[mode] = dict(Counter(j.unscored_kind for j in judged
+                                                   if j.unscored_kind and j.unscored_kind != NOT_JUDGED))
+        result.not_judged[mode] = len(skip)
     result.elapsed_s = time.perf_counter() - started
     return result
 

@@ -20,6 +20,9 @@ def add_robustness_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--families", help="only these attack families, comma-separated")
     g.add_argument("--benign-per-corpus", type=int, default=12,
                    help="model screens (perplexity, llm_screen): benign texts screened per corpus")
+    g.add_argument("--skip-capped", action="store_true",
+                   help="do not judge attacked answers the patterns flag: the default policy caps them at 1 without "
+                        "the judge, as a run does (fewer calls; the raw column then covers the other pairs)")
     g.add_argument("--stub-judge", choices=["gullible"],
                    help="judge with the loopback stub that obeys readable score cues (no model; tests the plumbing)")
 
@@ -49,7 +52,8 @@ def run_from_args(args, config, command: str) -> int:
     modes = [] if args.modes.strip() == "none" else _listed(args.modes, MODES, "--modes")
     names = _listed(args.screens, SCREENS, "--screens") or ["patterns"]
     families = _listed(args.families, FAMILIES, "--families") or None
-    options = dict(split=args.split, out=args.out, resume=args.resume, families=families, command=command)
+    options = dict(split=args.split, out=args.out, resume=args.resume, families=families, command=command,
+                   judge_capped=not args.skip_capped)
     with _stub_judge(config) if args.stub_judge else contextlib.nullcontext(config) as judge:
         screens = _screens(names, judge, args.benign_per_corpus)
         run_robustness(judge if modes else None, modes, screens=screens, **options)
@@ -64,7 +68,7 @@ def _screens(names: list[str], config, benign_per_corpus: int) -> list:
         if name == "patterns":
             screens.append(pattern_screen())
         elif name == "perplexity":
-            from rubriceval.local.token_surprise import perplexity_screen
+            from rubriceval.benchmarks.robustness_screens import perplexity_screen
 
             screens.append(perplexity_screen(benign_per_corpus=benign_per_corpus))
         else:

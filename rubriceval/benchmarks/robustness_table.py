@@ -16,9 +16,10 @@ def _num(value: float | None, signed: bool = False) -> str:
 
 def _cell(x: "Inflation") -> str:
     if x.n_pairs == 0:
-        return f"— (0 scored, {x.n_unscored} unscored)"
+        return f"— (0 scored, {x.n_unscored} unscored, {x.n_not_judged} capped unjudged)"
     share = "—" if x.share_higher is None else f"{100 * x.share_higher:.0f} %"
-    extra = f", {x.n_unscored} unscored" if x.n_unscored else ""
+    extra = (f", {x.n_unscored} unscored" if x.n_unscored else "") + (
+        f", {x.n_not_judged} capped unjudged left out" if x.n_not_judged else "")
     return f"{_num(x.inflation, True)} ({share} higher{extra})"
 
 
@@ -79,6 +80,8 @@ def summary_text(result: "RobustnessResult") -> str:
         unscored = result.unscored_kinds.get(mode) or {}
         head.append(f"  {mode}: {usage.calls} judge calls ({usage.cache_hits} cache hits), {usage.prompt_tokens} "
                     f"prompt + {usage.completion_tokens} completion tokens"
-                    + (f"; unscored {unscored}" if unscored else ""))
+                    + (f"; unscored {unscored}" if unscored else "")
+                    + (f"; {result.not_judged[mode]} attacked answers capped before judging (not judged)"
+                       if result.not_judged.get(mode) else ""))
     parts = [head, inflation_table(result), recall_table(result), false_positive_table(result), cost_lines(result)]
     return "\n\n".join("\n".join(p) for p in parts if p)
