@@ -102,6 +102,13 @@ def cmd_report(args) -> int:
                           failure_tags=tags, segments=segments)
     md = render_markdown(data, lang=args.lang, findings=findings, agreement=agreement, failure_tags=tags,
                          segments=segments)
+    from rubriceval.scorecard.report import ScorecardReport      # the run's scorecards, if any (issue 25)
+
+    cards = ScorecardReport(store, run_id, check_lang(args.lang))
+    if cards:
+        html.write_text(cards.into_html(html.read_text(encoding="utf-8")), encoding="utf-8")
+        cards.add_sheets(xlsx)
+        md += "\n" + cards.markdown()
     (out / f"{name}.md").write_text(md, encoding="utf-8")
     print(md)
     print(f"HTML report: {html.resolve()}")
@@ -118,6 +125,11 @@ def cmd_compare(args) -> int:
     comparison = compare_runs(store, args.run_a, args.run_b, n_boot=args.n_boot, seed=args.seed, lang=args.lang,
                               machine_only=args.machine_only)
     print(format_comparison(comparison, lang=args.lang))
+    from rubriceval.scorecard.compare import compare_scorecards, format_scorecard_deltas     # issue 25
+
+    scorecards = compare_scorecards(store, args.run_a, args.run_b, n_boot=args.n_boot, seed=args.seed)
+    if scorecards:
+        print(format_scorecard_deltas(scorecards))
     if args.html:
         path = write_compare_html(comparison, args.html, lang=args.lang)
         print(f"comparison report: {Path(path).resolve()}")

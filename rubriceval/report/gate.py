@@ -146,8 +146,9 @@ def evaluate_gate(store: Any, run: str, config: GateConfig | Sequence[str], *, b
     segmented = [c for c in config.checks if c.source == "run" and c.by]
     trend = [c for c in config.checks if c.source == "trend"]
     run_checks = [c for c in config.checks if c.source == "run" and not c.by]
+    scorecard = [c for c in config.checks if c.source == "scorecard"]
     result = None
-    if run_checks or not (pairwise or segmented or trend):
+    if run_checks or not (pairwise or segmented or trend or scorecard):
         thresholds = config.metric_thresholds or None
         data = load_run(store, run, thresholds, breakdown=False, machine_only=machine_only)
         baseline_name = baseline or config.baseline
@@ -162,6 +163,11 @@ def evaluate_gate(store: Any, run: str, config: GateConfig | Sequence[str], *, b
         if result is None:
             result = GateResult(run=comparison.name, run_id=comparison.comparison_id, checks=[])
         result.checks += checks
+    if scorecard:
+        if result is None:
+            info = store.run_info(run)
+            result = GateResult(run=info.name, run_id=info.run_id, checks=[])
+        result.checks += _scorecard_checks(store, result.run_id, scorecard)
     if segmented or trend:
         if result is None:
             info = store.run_info(run)
@@ -175,6 +181,22 @@ def evaluate_gate(store: Any, run: str, config: GateConfig | Sequence[str], *, b
 
             result.checks += evaluate_trend_checks(store, result.run_id, trend, config)
     return result  # type: ignore[return-value]
+
+
+def _scorecard_checks(store: Any, run_id: str, checks: Sequence[GateCheck]) -> list[CheckResult]:
+    """Checks on the run's scorecard totals (rubriceval/scorecard/gate.py)."""
+    from rubriceval.scorecard.gate import scorecard_figure
+    from rubriceval.scorecard.summary import run_scorecard_summaries
+
+    summaries = run_scorecard_summaries(store, run_id)
+    results = []
+    for check in checks:
+        try:
+            actual, why, extra = scorecard_figure(summaries, check.scorer, check.stat)
+        except LookupError as exc:
+            raise GateUsageError(str(exc), field="gate") from None
+        results.append(_result(check, check.label(), actual, why, [], False, check.scorer, extra))
+    return results
 
 
 # -- output -------------------------------------------------------------------------------------------------------

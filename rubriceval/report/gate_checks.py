@@ -59,7 +59,8 @@ class GateCheck(BaseModel):
     op: Op
     value: float
     name: str = ""                   # how the check is shown; defaults to its text
-    source: Literal["run", "pairwise", "trend"] = "run"   # pairwise: a stored pairwise comparison; trend: periods
+    source: Literal["run", "pairwise", "trend", "scorecard"] = "run"   # pairwise: a stored pairwise comparison;
+    # trend: periods; scorecard: a run's scorecard totals (rubriceval/scorecard/gate.py)
     by: str | None = None            # checked in every segment of these groupings (`--by` syntax)
 
     def label(self) -> str:
@@ -70,6 +71,9 @@ class GateCheck(BaseModel):
             return f"{TREND_PREFIX}{self.scorer} {self.stat} drop{self.op}{self.value:g}{by}"
         if self.source == "pairwise":
             return f"{PAIRWISE_PREFIX}{self.scorer} {self.stat}{self.op}{self.value:g}"
+        if self.source == "scorecard":
+            return f"scorecard:{self.scorer} {self.stat}{self.op}{self.value:g}" if self.scorer else \
+                f"{self.stat}{self.op}{self.value:g}"
         lhs = self.stat if self.scorer is None else f"{self.stat}:{self.scorer}"
         return f"{lhs}{self.op}{self.value:g}{by}"
 
@@ -128,6 +132,16 @@ def parse_check(text: str) -> GateCheck:
         stat, scorer = _split_pairwise(lhs[len(PAIRWISE_PREFIX):].strip(), text)
         return GateCheck(stat=stat, scorer=scorer, op=op, value=value, name=text.strip(),  # type: ignore[arg-type]
                          source="pairwise")
+    if lhs.lower().startswith("scorecard:") or lhs.lower() == "fatal_rate":      # rubriceval/scorecard/gate.py
+        from rubriceval.scorecard.gate import split_scorecard
+
+        parsed = split_scorecard(lhs[len("scorecard:"):]) if lhs.lower().startswith("scorecard:") else \
+            ("fatal_rate", None)
+        if parsed is None:
+            raise GateUsageError(f"gate check {text!r} names no scorecard", field="gate",
+                                 hint="write e.g. 'scorecard:ecommerce_qa_zh total mean>=90' or 'fatal_rate<=0.01'")
+        return GateCheck(stat=parsed[0], scorer=parsed[1], op=op, value=value, name=text.strip(),  # type: ignore
+                         source="scorecard")
     if lhs.lower().startswith(TREND_PREFIX):
         stat, scorer = _split_trend(lhs[len(TREND_PREFIX):].strip(), text)
         return GateCheck(stat=stat, scorer=scorer, op=op, value=value, name=text.strip(),  # type: ignore[arg-type]

@@ -88,7 +88,7 @@ class ScorecardStore:
 
 def scorecard_frame(card: Scorecard, verdicts: Sequence[ScorecardVerdict]) -> pd.DataFrame:
     """One row per conversation: total (None when unscored), fatal items, each dimension's subtotal, and a column per
-    item: its signed points (−20, 0 …) or "N/A" / "unscored"."""
+    item: its signed points (−20, 0 …), or "fatal" (a hit 一票否决 item), "N/A", "unscored"."""
     rows = []
     for v in verdicts:
         points = {p.item: p.points for p in v.totals.items}
@@ -97,8 +97,11 @@ def scorecard_frame(card: Scorecard, verdicts: Sequence[ScorecardVerdict]) -> pd
                                "unscored_reason": v.totals.unscored_reason or ""}
         row.update({f"dim:{d.dimension}": d.points for d in v.totals.dimensions})
         for outcome in v.outcomes:
-            row[outcome.item] = {"not_applicable": "N/A", "unscored": "unscored"}.get(outcome.status,
-                                                                                      points.get(outcome.item, 0))
+            if outcome.item in v.totals.fatal:
+                row[outcome.item] = "fatal"
+            else:
+                row[outcome.item] = {"not_applicable": "N/A", "unscored": "unscored"}.get(
+                    outcome.status, points.get(outcome.item, 0))
         rows.append(row)
     return pd.DataFrame(rows, columns=None if rows else ["sample_id", "total"])
 

@@ -1,0 +1,74 @@
+"""Scorecards in `rubriceval compare RUN_A RUN_B`: per scorecard, the paired change of the total (same
+conversations, scored in both runs) with a seeded bootstrap CI, the fatal rates, and the conversations whose total
+dropped most. Two different versions of a scorecard are compared only with the change said (`version_changed`)."""
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from rubriceval.scorecard.store import ScorecardStore
+from rubriceval.scorecard.summary import summarize_scorecard
+
+
+class ScorecardDelta(BaseModel):
+    scorecard: str
+    version_a: str
+    version_b: str
+    mean_a: float | None = None
+    mean_b: float | None = None
+    fatal_rate_a: float | None = None
+    fatal_rate_b: float | None = None
+    n_paired: int = 0
+    delta: float | None = None            # mean of (b − a) over the paired conversations
+    ci_low: float | None = None
+    ci_high: float | None = None
+    worse: list[tuple[str, int, int]] = Field(default_factory=list)   # (sample, total a, total b), biggest drop first
+
+    @property
+    def version_changed(self) -> bool:
+        return self.version_a != self.version_b
+
+
+def compare_scorecards(runs: Any, run_a: str, run_b: str, *, n_boot: int = 2000, seed: int = 0,
+                       max_worse: int = 5) -> list[ScorecardDelta]:
+    from rubriceval.stats.bootstrap import paired_bootstrap_ci
+
+    store = ScorecardStore(runs)
+    cards_a = {c.id: c for c in store.cards(run_a)}
+    cards_b = {c.id: c for c in store.cards(run_b)}
+    deltas = []
+    for card_id in sorted(set(cards_a) & set(cards_b)):
+        a_card, b_card = cards_a[card_id], cards_b[card_id]
+        va = [v for v in store.verdicts(run_a, card_id) if v.version == a_card.version_tag]
+        vb = [v for v in store.verdicts(run_b, card_id) if v.version == b_card.version_tag]
+        sa, sb = summarize_scorecard(a_card, va), summarize_scorecard(b_card, vb)
+        if not (sa.n or sb.n):
+            continue                                   # the card scores no sample of these runs
+        totals_a = {v.sample_id: v.totals.total for v in va if v.totals.total is not None}
+        pairs = [(sid, totals_a[sid], v.totals.total) for v in vb
+                 if (sid := v.sample_id) in totals_a and v.totals.total is not None]
+        diffs = [b - a for _, a, b in pairs]
+        low, high = paired_bootstrap_ci(diffs, n_boot=n_boot, seed=seed)
+        deltas.append(ScorecardDelta(
+            scorecard=card_id, version_a=a_card.version_tag, version_b=b_card.version_tag, mean_a=sa.mean,
+            mean_b=sb.mean, fatal_rate_a=sa.fatal_rate, fatal_rate_b=sb.fatal_rate, n_paired=len(pairs),
+            delta=sum(diffs) / len(diffs) if diffs else None, ci_low=low, ci_high=high,
+            worse=sorted([p for p in pairs if p[2] < p[1]], key=lambda p: p[2] - p[1])[:max_worse]))
+    return deltas
+
+
+def format_scorecard_deltas(deltas: list[ScorecardDelta]) -> str:
+    def num(x: float | None, fmt: str = "{:.1f}") -> str:
+        return "n/a" if x is None else fmt.format(x)
+
+    lines = []
+    for d in deltas:
+        ci = "" if d.ci_low is None else f" (95% CI [{d.ci_low:+.1f}, {d.ci_high:+.1f}])"
+        changed = f" — scorecard changed: {d.version_a} → {d.version_b}" if d.version_changed else ""
+        lines.append(f"scorecard:{d.scorecard} total mean {num(d.mean_a)} → {num(d.mean_b)}, "
+                     f"Δ {num(d.delta, '{:+.1f}')} on {d.n_paired} paired{ci}; fatal rate "
+                     f"{num(d.fatal_rate_a, '{:.1%}')} → {num(d.fatal_rate_b, '{:.1%}')}{changed}")
+        for sample, a, b in d.worse:
+            lines.append(f"  worse: {sample} {a} → {b}")
+    return "\n".join(lines)

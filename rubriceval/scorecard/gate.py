@@ -1,0 +1,48 @@
+"""Gate figures of scorecards: `scorecard:<id> total mean>=90`, `scorecard:<id> fatal_rate<=0.01`, and the bare
+run-level `fatal_rate<=0.01` (every scorecard of the run: fatal conversations over all conversations they scored).
+Parsed in report/gate_checks.py (source "scorecard"); read here from the run's scorecard summaries."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rubriceval.scorecard.summary import ScorecardSummary
+
+SCORECARD_PREFIX = "scorecard:"
+SCORECARD_STATS = ("mean", "median", "min", "max", "std", "pass_rate", "fatal_rate", "unscored_rate", "n_scored")
+
+
+def split_scorecard(rest: str) -> tuple[str, str] | None:
+    """'qa total mean' → ('mean', 'qa'); 'qa fatal_rate' → ('fatal_rate', 'qa'); the statistic defaults to the
+    total's mean ('total' may be written or not). None when no scorecard id is named."""
+    words = rest.split()
+    stat = "mean"
+    if words and words[-1].lower() in SCORECARD_STATS + ("avg", "average"):
+        stat = {"avg": "mean", "average": "mean"}.get(words[-1].lower(), words[-1].lower())
+        words = words[:-1]
+    if words and words[-1].lower() == "total":
+        words = words[:-1]
+    return (stat, " ".join(words)) if words else None
+
+
+def scorecard_figure(summaries: Sequence[ScorecardSummary], scorecard: str | None, stat: str
+                     ) -> tuple[float | None, str | None, str]:
+    """(value, why it is missing, what it was read from) for one check."""
+    if scorecard is None:                       # the bare run-level fatal_rate over every scorecard
+        n = sum(s.n for s in summaries)
+        fatal = sum(len(s.fatal) for s in summaries)
+        if not n:
+            return None, "the run has no scorecard verdicts", ""
+        return fatal / n, None, f" ({fatal}/{n} conversations fatal)"
+    found = [s for s in summaries if s.scorecard == scorecard or s.name == scorecard]
+    if not found:
+        available = ", ".join(s.scorecard for s in summaries) or "none"
+        raise LookupError(f"the run has no scorecard '{scorecard}' (available: {available})")
+    summary = found[0]
+    value = summary.stat(stat)
+    why = None if value is not None else ("no scored total" if stat != "pass_rate" else
+                                          "the scorecard declares no pass_total" if summary.pass_total is None
+                                          else "no scored total")
+    extra = f" ({summary.n_scored} scored, {summary.n_unscored} unscored, {len(summary.fatal)} fatal of {summary.n})"
+    if summary.note:
+        extra += f" ({summary.note})"
+    return value, why, extra

@@ -1,0 +1,192 @@
+"""Scorecards in the run's reports: a Markdown section, an HTML section (the report's own template environment,
+autoescaped: transcripts are hostile text) and Excel sheets (one row per conversation, a column per item: its
+points, 0 or N/A; cells escaped so no text runs as a formula). `rubriceval report` adds them to the three files it
+writes when the run has scorecards; everything else in those files is unchanged."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rubriceval.i18n import Lang, format_number, format_percent, t
+from rubriceval.scorecard.schema import Scorecard
+from rubriceval.scorecard.store import ScorecardStore, scorecard_frame
+from rubriceval.scorecard.summary import ScorecardSummary, summarize_scorecard
+from rubriceval.scorecard.verdict import ScorecardVerdict
+
+TRANSCRIPTS_SHOWN = 10
+
+
+class ScorecardReport:
+    """Every scorecard of one run, read once for the three outputs."""
+
+    def __init__(self, runs: Any, run: str, lang: Lang | None = None):
+        store = ScorecardStore(runs)
+        self.runs, self.run_id = runs, runs.resolve(run)
+        self.cards: list[Scorecard] = store.cards(self.run_id)
+        self.verdicts: list[ScorecardVerdict] = store.verdicts(self.run_id) if self.cards else []
+        summaries = [summarize_scorecard(c, self.verdicts) for c in self.cards]
+        # A scorecard that scored no sample of this run (its scope is the other kind) is left out.
+        kept = [(c, s) for c, s in zip(self.cards, summaries) if s.n]
+        self.cards, self.summaries = [c for c, _ in kept], [s for _, s in kept]
+        self.lang: Lang = lang or (self.cards[0].language if self.cards else "en")
+
+    def __bool__(self) -> bool:
+        return bool(self.cards)
+
+    def mine(self, card: Scorecard) -> list[ScorecardVerdict]:
+        return [v for v in self.verdicts if v.scorecard == card.id and v.version == card.version_tag]
+
+    # -- Markdown ---------------------------------------------------------------------------------------------------
+    def markdown(self) -> str:
+        from rubriceval.report.tables import markdown_table
+
+        lang = self.lang
+        out = [f"## {t('sc_title', lang)}"]
+        for card, s in zip(self.cards, self.summaries):
+            out += ["", f"### {t('sc_card', lang, name=card.name, id=card.id, version=card.version_tag)}", "",
+                    *_headline(s, lang), ""]
+            out.append(markdown_table([t("sc_band", lang), t("sc_conversations", lang)],
+                                      [[band, str(n)] for band, n in s.distribution()]))
+            out += ["", f"**{t('sc_fatal_first', lang)}**", ""]
+            out.append(markdown_table([t("sc_conversation", lang), t("sc_fatal_items", lang)],
+                                      [[f.sample_id, ", ".join(f.items)] for f in s.fatal])
+                       if s.fatal else t("sc_no_fatal", lang))
+            out += ["", f"**{t('sc_dimensions', lang)}**", ""]
+            out.append(markdown_table([t("sc_dimension", lang), t("sc_mean_subtotal", lang),
+                                       t("sc_dim_clamped", lang)],
+                                      [[d.name, format_number(d.mean, 1, lang), str(d.n_clamped)]
+                                       for d in s.dimensions]))
+            out += ["", f"**{t('sc_items', lang)}**", ""]
+            out.append(markdown_table(_item_headers(lang), _item_rows(s, lang)))
+        return "\n".join(out) + "\n"
+
+    # -- HTML -------------------------------------------------------------------------------------------------------
+    def html(self) -> str:
+        from rubriceval.report.html_env import template_env
+
+        lang = self.lang
+        sections = []
+        for card, s in zip(self.cards, self.summaries):
+            sections.append({"card": card, "s": s, "headline": _headline(s, lang), "rows": _item_rows(s, lang),
+                             "top": s.top_deductions(), "views": self._views(card)})
+        return template_env().get_template("_scorecards.j2").render(
+            sections=sections, lang=lang, t=lambda key, **p: t(key, lang, **p), item_headers=_item_headers(lang))
+
+    def into_html(self, page: str) -> str:
+        """The report page with the scorecard section before its end."""
+        section = self.html()
+        return page.replace("</body>", section + "\n</body>", 1) if "</body>" in page else page + section
+
+    def _views(self, card: Scorecard) -> list[dict[str, Any]]:
+        """The conversations with deductions, lowest totals first (fatal ones first of all), each turn with the
+        deductions it is cited by."""
+        labels = {i.id: i for i in card.items}
+        docked = [v for v in self.mine(card) if any(p.points < 0 for p in v.totals.items) or v.totals.fatal
+                  or v.totals.total is None]
+        docked.sort(key=lambda v: (not v.totals.fatal, -1 if v.totals.total is None else v.totals.total))
+        docked = docked[:TRANSCRIPTS_SHOWN]
+        samples = _samples(self.runs, self.run_id, [v.sample_id for v in docked])
+        views = []
+        for v in docked:
+            points = {p.item: p.points for p in v.totals.items}
+            by_turn: dict[int, list[str]] = {}
+            whole: list[str] = []
+            for o in v.outcomes:
+                if o.status not in ("hit", "unscored"):
+                    continue
+                item = labels[o.item]
+                tag = (f"{item.label} ({t('sc_fatal', self.lang)})" if item.fatal and o.status == "hit" else
+                       f"{item.label} ({t('sc_unscored', self.lang)}: {o.reason})" if o.status == "unscored" else
+                       f"{item.label} {points.get(o.item, 0):+d}")
+                turns = sorted({e.turn for e in o.evidence if e.turn})
+                for turn in turns:
+                    by_turn.setdefault(turn, []).append(tag)
+                if not turns:
+                    detail = "; ".join(e.detail for e in o.evidence if e.detail)
+                    whole.append(tag + (f" — {detail}" if detail else ""))
+            sample = samples.get(v.sample_id)
+            turns = [{"n": n, "role": turn.role, "text": turn.content, "marks": by_turn.get(n, [])}
+                     for n, turn in sample.conversation.numbered()] if sample and sample.conversation else []
+            views.append({"sample_id": v.sample_id, "total": v.totals.total, "fatal": v.totals.fatal,
+                          "reason": v.totals.unscored_reason, "whole": whole, "turns": turns,
+                          "answer": sample.answer if sample and not sample.conversation else ""})
+        return views
+
+    # -- Excel ------------------------------------------------------------------------------------------------------
+    def add_sheets(self, workbook_path: str | Path) -> None:
+        """A sheet per scorecard: its figures on top, then one row per conversation with a column per item."""
+        import openpyxl
+
+        from rubriceval.safety.spreadsheet import escape_cell
+
+        book = openpyxl.load_workbook(workbook_path)
+        lang = self.lang
+        for card, s in zip(self.cards, self.summaries):
+            sheet = book.create_sheet(_sheet_name(card.id, book.sheetnames))
+            for line in _headline(s, lang):
+                sheet.append([escape_cell(line)])
+            sheet.append([t("sc_sheet_rows", lang)])
+            sheet.append([])
+            frame = scorecard_frame(card, self.mine(card))
+            names = {i.id: i.label for i in card.items}
+            sheet.append([escape_cell(names.get(c, c)) for c in frame.columns])
+            for row in frame.itertuples(index=False):
+                sheet.append([escape_cell(None if _missing(value) else value) for value in row])
+        book.save(workbook_path)
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def _sheet_name(card_id: str, taken: Sequence[str]) -> str:
+    base = "".join(ch for ch in f"scorecard {card_id}" if ch not in "[]:*?/\\")[:31]
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base[:28]}-{n}", n + 1
+    return name
+
+
+def _headline(s: ScorecardSummary, lang: Lang) -> list[str]:
+    lines = [t("sc_counts", lang, n=s.n, scored=s.n_scored, unscored=s.n_unscored, fatal=len(s.fatal),
+               fatal_rate=format_percent(s.fatal_rate, lang)),
+             t("sc_total_stats", lang, base=s.base, mean=format_number(s.mean, 1, lang),
+               median=format_number(s.median, 1, lang), min=format_number(s.min, 0, lang),
+               max=format_number(s.max, 0, lang))]
+    if s.pass_total is not None:
+        lines.append(t("sc_pass", lang, pass_total=s.pass_total, rate=format_percent(s.pass_rate, lang)))
+    if s.n_clamped:
+        lines.append(t("sc_clamped", lang, n=s.n_clamped, base=s.base))
+    if s.unscored_reasons:
+        lines.append(t("sc_unscored_reasons", lang) + ": " + "; ".join(f"{why} ×{n}"
+                                                                      for why, n in s.unscored_reasons.items()))
+    if s.note:
+        lines.append(t("sc_version_note", lang, note=s.note))
+    return lines
+
+
+def _item_headers(lang: Lang) -> list[str]:
+    return [t(k, lang) for k in ("sc_item", "sc_dimension", "sc_points", "sc_kind", "sc_hits", "sc_decided",
+                                 "sc_hit_rate", "sc_na", "sc_unscored", "sc_points_total")]
+
+
+def _item_rows(s: ScorecardSummary, lang: Lang) -> list[list[str]]:
+    rows = []
+    for i in sorted(s.items, key=lambda i: (-(i.hit_rate or 0), i.item)):
+        points = t("sc_fatal", lang) if i.fatal else f"{i.points:+d}"
+        rows.append([i.name, i.dimension, points, t(f"sc_kind_{i.kind}", lang), str(i.n_hit), str(i.n_decided),
+                     format_percent(i.hit_rate, lang), str(i.n_na), str(i.n_unscored), f"{i.points_total:+d}"])
+    return rows
+
+
+def _samples(runs: Any, run_id: str, ids: Sequence[str]) -> dict[str, Any]:
+    from rubriceval.data.sample import Sample
+
+    if not ids:
+        return {}
+    with runs._lock:
+        rows = runs.conn.execute(f"SELECT sample_json FROM run_samples WHERE run_id=? AND sample_id IN "
+                                 f"({','.join('?' * len(ids))})", (run_id, *ids)).fetchall()
+    samples = [Sample.model_validate_json(r[0]) for r in rows]
+    return {s.id: s for s in samples}

@@ -1,0 +1,185 @@
+"""What the reports, compare and gate read of a run's scorecard verdicts: totals distribution, mean per dimension,
+deduction and bonus frequency per item ("top deductions"), per-item hit rate with N/A left out of the denominator,
+fatal conversations first. Unscored totals are counted, never averaged; a run holding two versions of one scorecard
+says so (`versions`, `note`) instead of mixing them silently."""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from rubriceval.scorecard.schema import Scorecard
+from rubriceval.scorecard.verdict import ScorecardVerdict
+
+# Total bands of the distribution, as QA teams read them.
+BANDS = ((100, 100, "100"), (90, 99, "90–99"), (80, 89, "80–89"), (60, 79, "60–79"), (1, 59, "1–59"), (0, 0, "0"))
+
+
+class ItemStats(BaseModel):
+    item: str
+    name: str
+    dimension: str
+    points: int | None
+    fatal: bool
+    kind: str                        # check | question | rubric
+    n_hit: int = 0
+    n_clear: int = 0
+    n_na: int = 0
+    n_unscored: int = 0
+    points_total: int = 0            # signed, summed over the conversations
+
+    @property
+    def n_decided(self) -> int:
+        """The hit rate's denominator: the conversations where the item applied and was decided (N/A left out)."""
+        return self.n_hit + self.n_clear
+
+    @property
+    def hit_rate(self) -> float | None:
+        return self.n_hit / self.n_decided if self.n_decided else None
+
+
+class DimensionStats(BaseModel):
+    dimension: str
+    name: str
+    mean: float | None = None        # mean subtotal over the scored conversations
+    n_clamped: int = 0
+
+
+class FatalRow(BaseModel):
+    sample_id: str
+    items: list[str]
+
+
+class ScorecardSummary(BaseModel):
+    scorecard: str
+    name: str
+    base: int
+    pass_total: int | None = None
+    versions: list[str]
+    note: str = ""
+    n: int = 0
+    n_scored: int = 0
+    n_unscored: int = 0
+    unscored_reasons: dict[str, int] = Field(default_factory=dict)
+    totals: list[int] = Field(default_factory=list)     # the scored totals, in dataset order
+    n_clamped: int = 0
+    fatal: list[FatalRow] = Field(default_factory=list)
+    dimensions: list[DimensionStats] = Field(default_factory=list)
+    items: list[ItemStats] = Field(default_factory=list)
+
+    def _stat(self, fn) -> float | None:
+        return float(fn(self.totals)) if self.totals else None
+
+    @property
+    def mean(self) -> float | None:
+        return self._stat(statistics.fmean)
+
+    @property
+    def median(self) -> float | None:
+        return self._stat(statistics.median)
+
+    @property
+    def min(self) -> float | None:
+        return self._stat(min)
+
+    @property
+    def max(self) -> float | None:
+        return self._stat(max)
+
+    @property
+    def std(self) -> float | None:
+        return float(statistics.stdev(self.totals)) if len(self.totals) > 1 else None
+
+    @property
+    def fatal_rate(self) -> float | None:
+        """Fatal conversations over all conversations scored by the card (a fatal total is scored: 0)."""
+        return len(self.fatal) / self.n if self.n else None
+
+    @property
+    def pass_rate(self) -> float | None:
+        if self.pass_total is None or not self.totals:
+            return None
+        return sum(1 for t in self.totals if t >= self.pass_total) / len(self.totals)
+
+    @property
+    def unscored_rate(self) -> float | None:
+        return self.n_unscored / self.n if self.n else None
+
+    def distribution(self) -> list[tuple[str, int]]:
+        return [(label, sum(1 for t in self.totals if low <= t <= high)) for low, high, label in BANDS]
+
+    def top_deductions(self, n: int = 10) -> list[ItemStats]:
+        hit = [i for i in self.items if i.n_hit and (i.fatal or (i.points or 0) < 0)]
+        return sorted(hit, key=lambda i: (-i.n_hit, i.points_total))[:n]
+
+    def bonuses(self) -> list[ItemStats]:
+        return [i for i in self.items if (i.points or 0) > 0]
+
+    def stat(self, name: str) -> float | None:
+        """A gate figure: total mean/median/min/max/std, pass_rate, fatal_rate, unscored_rate, n_scored."""
+        if name == "n_scored":
+            return float(self.n_scored)
+        return getattr(self, name)
+
+
+def summarize_scorecard(card: Scorecard, verdicts: Sequence[ScorecardVerdict]) -> ScorecardSummary:
+    mine = [v for v in verdicts if v.scorecard == card.id]
+    versions = sorted({v.version for v in mine})
+    summary = ScorecardSummary(scorecard=card.id, name=card.name, base=card.base, pass_total=card.pass_total,
+                               versions=versions, n=len(mine))
+    if len(versions) > 1:
+        summary.note = (f"verdicts of {len(versions)} versions ({', '.join(versions)}); figures are for "
+                        f"{card.version_tag} only")
+        mine = [v for v in mine if v.version == card.version_tag]
+        summary.n = len(mine)
+    items = {i.id: ItemStats(item=i.id, name=i.label, dimension=i.dimension, points=i.points, fatal=i.fatal,
+                             kind=i.kind) for i in card.items}
+    subtotals: dict[str, list[int]] = {d.id: [] for d in card.dimensions}
+    clamped: dict[str, int] = {d.id: 0 for d in card.dimensions}
+    for v in mine:
+        t = v.totals
+        if t.fatal:
+            summary.fatal.append(FatalRow(sample_id=v.sample_id, items=t.fatal))
+        if t.total is None:
+            summary.n_unscored += 1
+            key = (t.unscored_reason or "unscored").split(";")[0]
+            summary.unscored_reasons[key] = summary.unscored_reasons.get(key, 0) + 1
+        else:
+            summary.n_scored += 1
+            summary.totals.append(t.total)
+            summary.n_clamped += t.clamped
+            for d in t.dimensions:
+                subtotals[d.dimension].append(d.points)
+                clamped[d.dimension] += d.clamped
+        points = {p.item: p.points for p in t.items}
+        for o in v.outcomes:
+            stats = items.get(o.item)
+            if stats is None:
+                continue
+            if o.status == "hit":
+                stats.n_hit += 1
+                stats.points_total += points.get(o.item, 0)
+            elif o.status == "clear":
+                stats.n_clear += 1
+            elif o.status == "not_applicable":
+                stats.n_na += 1
+            else:
+                stats.n_unscored += 1
+    summary.items = list(items.values())
+    summary.dimensions = [DimensionStats(dimension=d.id, name=d.label, n_clamped=clamped[d.id],
+                                         mean=statistics.fmean(subtotals[d.id]) if subtotals[d.id] else None)
+                          for d in card.dimensions]
+    return summary
+
+
+def run_scorecard_summaries(runs, run: str) -> list[ScorecardSummary]:
+    """Every scorecard of a stored run, summarized (empty when the run has none)."""
+    from rubriceval.scorecard.store import ScorecardStore
+
+    store = ScorecardStore(runs)
+    cards = store.cards(run)
+    if not cards:
+        return []
+    verdicts = store.verdicts(run)
+    return [summarize_scorecard(card, verdicts) for card in cards]
