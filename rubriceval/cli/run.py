@@ -29,6 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--panel", metavar="FILE", help="judge the rubrics with the panel of judges listed under "
                    "'judges:' in FILE (default: the judges: of --config, if any); median score, majority pass")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--format", default="auto", choices=("auto", "dataset", "chatlog", "otel", "langfuse"),
+                   help="what DATASET is (default: told by its content): a dataset, a chat-log export, OpenTelemetry "
+                        "GenAI spans (OTLP/JSON) or a Langfuse trace/session export (docs/ingest.md)")
     p.add_argument("--speaker-map", metavar="SPEAKER=ROLE,…",
                    help="chat-log export (one row per message): speakers' roles, e.g. 客服=assistant,用户=user")
     p.add_argument("--metric-option", action="append", default=[], metavar="KEY=VALUE",
@@ -71,7 +74,8 @@ def _load_for_run(args):
     from rubriceval.data.io import DatasetStream
     from rubriceval.rubric.loader import load_rubrics
 
-    samples = DatasetStream(args.dataset, chatlog=_chatlog_config(args))     # read as a stream, never held whole
+    samples = DatasetStream(args.dataset, chatlog=_chatlog_config(args),      # read as a stream, never held whole
+                            fmt=args.format)
     rubrics = load_rubrics(args.rubrics, only=args.only.split(",") if args.only else None) if args.rubrics else []
     metrics = parse_metric_names(args.metrics)
     if not rubrics and not metrics and not args.scorecards:

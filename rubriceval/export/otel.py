@@ -78,7 +78,7 @@ def _records(info: RunInfo, item: JudgedItem, tally: ExportTally) -> Iterator[di
                       "gen_ai.evaluation.explanation": verdict.feedback or None}
     context = _context(source.get("trace_id"), source.get("span_id"))
     if not context:
-        tally.skip("no trace context (written without traceId/spanId; matched by gen_ai.conversation.id)")
+        tally.unparented += 1
     yield _record(stamp, attributes, context)
     refs = item.turn_refs()
     for turn, score, feedback in item.turn_verdicts():

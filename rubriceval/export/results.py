@@ -26,6 +26,7 @@ class ExportTally(BaseModel):
     verdicts: int = 0
     unscored_written: int = 0
     turn_records: int = 0
+    unparented: int = 0          # OTel events written without a trace context (the sample came with none)
     skipped: dict[str, int] = Field(default_factory=dict)
 
     def skip(self, reason: str) -> None:
@@ -37,6 +38,9 @@ class ExportTally(BaseModel):
             parts.append(f"{self.turn_records} of them per assistant turn")
         if self.unscored_written:
             parts.append(f"{self.unscored_written} unscored written as unscored (no score value)")
+        if self.unparented:
+            parts.append(f"{self.unparented} without a trace context (no OTel trace/span id in the sample's "
+                         f"metadata; matched by gen_ai.conversation.id / rubriceval.sample.id)")
         parts += [f"skipped {n}: {reason}" for reason, n in sorted(self.skipped.items())]
         return "; ".join(parts)
 

@@ -4,6 +4,7 @@ sniffing cannot (FORMATS). `read_traces` reads either export as Conversations.""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -15,7 +16,9 @@ from rubriceval.data.readers.otel import looks_like_otlp, read_otel
 Format = Literal["auto", "dataset", "chatlog", "otel", "langfuse"]
 FORMATS: tuple[str, ...] = ("auto", "dataset", "chatlog", "otel", "langfuse")
 JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
-WHOLE_FILE_SNIFF_BYTES = 256 * 1024 * 1024     # a pretty-printed JSON document is parsed whole to see what it is
+OTLP_START = re.compile(r'\{\s*"resource(Spans|Logs)"\s*:')
+HEAD_BYTES = 64 * 1024                         # small: a dataset of any size is sniffed in flat memory
+WHOLE_FILE_SNIFF_BYTES = 64 * 1024 * 1024      # a pretty-printed JSON document is parsed whole to see what it is
 
 
 def trace_format(path: str | Path) -> str | None:
@@ -40,15 +43,26 @@ def read_traces(path: str | Path, fmt: str) -> list[Conversation]:
 
 
 def _first_object(path: Path) -> dict[str, Any] | None:
+    """The file's first JSON object: its first line (JSONL), the first item of a JSON list (decoded from the head
+    only), or a pretty-printed document (parsed whole, up to WHOLE_FILE_SNIFF_BYTES)."""
     if path.suffix.lower() not in JSON_SUFFIXES or not path.is_file():
         return None
     with path.open("rb") as fh:
-        line = fh.readline(1 << 20).decode("utf-8-sig", errors="replace").strip()
+        head = fh.read(HEAD_BYTES).decode("utf-8-sig", errors="replace")
+    line = head.split("\n", 1)[0].strip()
     try:
         value = json.loads(line)
     except json.JSONDecodeError:
         value = None
-    if value is None and line[:1] in ("{", "[") and path.stat().st_size <= WHOLE_FILE_SNIFF_BYTES:
+    text = head.lstrip()
+    if value is None and OTLP_START.match(text):       # an OTLP request line longer than the head
+        return {"resourceSpans": []}
+    if value is None and text.startswith("["):
+        try:
+            value, _ = json.JSONDecoder().raw_decode(text[1:].lstrip())
+        except json.JSONDecodeError:
+            value = None
+    elif value is None and text.startswith("{") and path.stat().st_size <= WHOLE_FILE_SNIFF_BYTES:
         try:
             value = json.loads(path.read_text(encoding="utf-8-sig"))
         except (json.JSONDecodeError, UnicodeDecodeError):

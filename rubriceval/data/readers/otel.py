@@ -55,7 +55,8 @@ MESSAGE_EVENTS = {"gen_ai.system.message": "system", "gen_ai.user.message": "use
 
 
 def looks_like_otlp(record: dict[str, Any]) -> bool:
-    return isinstance(record, dict) and isinstance(record.get("resourceSpans"), list)
+    """An OTLP/JSON export: traces, or logs (which read_otel refuses by name rather than as a bad dataset)."""
+    return isinstance(record, dict) and any(isinstance(record.get(k), list) for k in ("resourceSpans", "resourceLogs"))
 
 
 class _Span:
@@ -111,7 +112,8 @@ def read_otel(path: str | Path) -> list[Conversation]:
     for line, document in iter_documents(path):
         if "resourceSpans" not in document:
             raise DatasetError("not an OTLP trace export (no resourceSpans)", file=file, line=line,
-                               field="resourceSpans", hint="an OTLP/JSON file exporter's traces output")
+                               field="resourceSpans", hint="an OTLP/JSON file exporter's traces output; "
+                               "resourceLogs holds logs or evaluation events, not conversations")
         spans.extend(_Span(line, where, resource, raw, file) for where, resource, raw in span_lists(document))
     genai = [s for s in spans if s.is_genai()]
     if not genai:
