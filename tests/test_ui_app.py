@@ -16,7 +16,8 @@ from gradio_client import Client  # noqa: E402
 
 from rubriceval import AuditStore, RubricEvalError  # noqa: E402
 from rubriceval.testing.store_copy import empty_store  # noqa: E402
-from ui.audit.app import is_loopback, launch  # noqa: E402
+from ui.audit.app import launch
+from ui.common.auth import is_loopback
 from ui.audit.demo import build_demo_store  # noqa: E402
 
 TITLE, SAMPLE, JUDGE, HISTORY, GT, CONTEXTS, SCORE, REASON, PROGRESS, QUEUE, PAGE, STATUS = range(12)

@@ -1,7 +1,7 @@
 """max_count: at most `max` (and at least `min`) turns contain any of the phrases or show `match` (entities, regex,
 a per-turn question) — e.g. apologise once, not in every turn. Evidence: the first turn over the limit, quoted, and
-every turn that matched. Turns are read in order; with a question, once the count is over `max` no further turn
-is asked about."""
+every turn that matched. Turns are read in order; with a question, once the outcome is decided (over `max`, or at
+least `min` and `max` out of reach) no further turn is asked about."""
 from __future__ import annotations
 
 from rubriceval.checks.base import reworded, synonym_group
@@ -29,11 +29,15 @@ def max_count(item: MaxCount, sample: Sample) -> Evidence:
     conversation = conversation_of(sample)
     predicate = counted_predicate(item)
     hits: list[TurnMatch] = []
-    for number, turn in conversation.numbered():
-        if turn.role in item.roles and (hit := turn_match(predicate, conversation, number, item.case_sensitive)):
+    numbers = [n for n, t in conversation.numbered() if t.role in item.roles]
+    for index, number in enumerate(numbers):
+        if hit := turn_match(predicate, conversation, number, item.case_sensitive):
             hits.append(hit)
-            if len(hits) > item.max and predicate.ask:
-                break                  # decisive: over the limit, no more questions (text matches are all listed)
+        # With a question, stop once the outcome is decided: over the limit, or at least `min` with no way left to
+        # exceed `max` (text matches are only cheap to list, so without a question every turn is read).
+        left = len(numbers) - index - 1
+        if predicate.ask and (len(hits) > item.max or (len(hits) >= item.min and len(hits) + left <= item.max)):
+            break
     said = dict(n=len(hits), roles=role_names(item.roles), phrases=what_counts(item))
     counted = (msg("ev_count_where", **said, turns=[h.turn for h in hits]) if hits else msg("ev_count", **said))
     if len(hits) > item.max:

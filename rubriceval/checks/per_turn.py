@@ -3,6 +3,7 @@ max_length run on every turn of that role, each turn viewed as a single-turn sam
 evidence (e.g. the turn that asks for a password)."""
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 from rubriceval.checks.base import reworded, worded
@@ -16,17 +17,22 @@ def each_turn(item: Any, sample: Sample, check: Callable[[Any, Sample], Evidence
     conversation = conversation_of(sample)
     numbers = [n for n, _ in conversation.numbered(item.turns)]
     match = getattr(item, "match", None)
+    share = getattr(item, "min_share", None)
+    need = math.ceil(share * len(numbers) - 1e-9) if share else len(numbers)     # turns that must pass
     if match is None:
         results = [(n, check(item, turn_sample(conversation, n))) for n in numbers]
     else:
-        # The turn is passed on, for a question about it; with a question, the first failing turn decides (no
-        # further turn is asked about).
+        # The turn is passed on, for a question about it; with a question, no turn is asked about once the outcome
+        # is decided (too many turns failed, or enough passed).
         results = []
         for n in numbers:
             results.append((n, check(item, turn_sample(conversation, n), at=(conversation, n))))
-            if match.ask and results[-1][1].passed is False:
+            passes = sum(1 for _, ev in results if ev.passed is not False)
+            if match.ask and (len(results) - passes > len(numbers) - need or passes >= need):
                 break
     failed = [(n, ev) for n, ev in results if ev.passed is False]
+    if share is not None:
+        return _share_evidence(item, sample, results, failed, need, len(numbers))
     if not failed:
         role = role_names([item.turns])
         return Evidence(item=item.id, passed=True, **(worded(sample, "ev_turns_all_pass", n=len(results), role=role)
@@ -35,3 +41,17 @@ def each_turn(item: Any, sample: Sample, check: Callable[[Any, Sample], Evidence
     message = (msg("ev_turns_failed", turn=number, check=first.message, turns=[n for n, _ in failed])
                if len(failed) > 1 else msg("ev_turn_failed", turn=number, check=first.message))
     return first.model_copy(update={"turn": number, **reworded(sample, message)})
+
+
+def _share_evidence(item: Any, sample: Sample, results: list, failed: list, need: int, total: int) -> Evidence:
+    """min_share: passed when at least `need` of the `total` turns pass; the first failing turn is the evidence."""
+    passes = sum(1 for _, ev in results if ev.passed is not False)
+    passed = passes >= need
+    parts = [msg("ev_turns_share", passed=passes, asked=len(results), total=total, need=need)]
+    if failed:
+        number, first = failed[0]
+        parts.append(msg("ev_turn_failed", turn=number, check=first.message))
+        base = first.model_copy(update={"turn": number})
+    else:
+        base = Evidence(item=item.id)
+    return base.model_copy(update={"passed": passed, **reworded(sample, msg("ev_clauses", parts=parts))})

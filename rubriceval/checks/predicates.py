@@ -31,8 +31,13 @@ def text_match(predicate: Predicate, text: str, turn: int, case_sensitive: bool 
             found.append(TurnMatch(turn, hit[0], span_at(text, hit[0], len(hit[1])), "phrase"))
     if predicate.regex and (m := re.search(predicate.regex, text, 0 if case_sensitive else re.IGNORECASE)):
         found.append(TurnMatch(turn, m.start(), m.group(0), "regex"))
-    if predicate.entity and (spans := find_entities(text, predicate.entity)):
-        found.append(TurnMatch(turn, spans[0].start, spans[0].text, f"entity:{spans[0].entity}"))
+    if predicate.entity and (spans := find_entities(text, predicate.entity)) \
+            and len({s.entity for s in spans}) >= predicate.min_kinds:
+        if predicate.min_kinds == 1:
+            found.append(TurnMatch(turn, spans[0].start, spans[0].text, f"entity:{spans[0].entity}"))
+        else:                      # quote from the first entity to the end of the last one
+            found.append(TurnMatch(turn, spans[0].start, text[spans[0].start:spans[-1].end],
+                                   "entities:" + ",".join(dict.fromkeys(s.entity for s in spans))))
     return min(found, key=lambda m: m.start) if found else None
 
 

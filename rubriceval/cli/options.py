@@ -31,9 +31,11 @@ def add_judge_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--timeout", type=float, dest="timeout_s")
     g.add_argument("--structured", choices=["json_schema", "text"])
     g.add_argument("--no-cache", action="store_true", help="do not read or write the judge cache")
-    g.add_argument("--judge-mode", choices=["holistic", "checklist", "checklist_fitted"],
+    g.add_argument("--judge-mode", choices=["holistic", "checklist", "checklist_fitted", "predicates"],
                    help="which judge scores the rubrics: one holistic 1–5 judgment, yes/no checklist questions + "
-                        "the rubric's level rule, or + weights fitted to audits (default: each rubric's judge_mode)")
+                        "the rubric's level rule, or + weights fitted to audits, or predicates: the check items alone "
+                        "(entities, regex, per-turn questions) leveled by predicate_levels (default: each rubric's "
+                        "judge_mode)")
     g.add_argument("--self-consistency", type=int, metavar="N",
                    help="judge each rubric N times (sampling, distinct seeds); keep the median and record the spread")
 

@@ -90,6 +90,8 @@ EVIDENCE_TEXT: dict[str, dict[str, str]] = {
                         "en": "{first} (turn {first_turn}) comes before any {then}"},
     "ev_match_shown": {"zh": "出现了 {what}：{said}", "en": "shows {what}: {said}"},
     "ev_match_missing": {"zh": "没有出现 {what}", "en": "does not show {what}"},
+    "ev_turns_share": {"zh": "{passed}/{asked} 个轮次通过（共 {total} 轮，至少需要 {need} 轮）",
+                       "en": "{passed} of {asked} turn(s) read pass ({total} in all, {need} needed)"},
     "ev_match_and": {"zh": "{check}；{match}", "en": "{check}; {match}"},
     "ev_turns_all_pass": {"zh": "全部 {n} 个{role}轮次都通过", "en": "all {n} {role} turn(s) pass"},
     "ev_turns_none": {"zh": "没有{role}轮次", "en": "no {role} turn"},

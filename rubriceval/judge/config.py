@@ -59,7 +59,7 @@ class JudgeConfig(BaseModel):
     choice_constraint: Literal["json_schema", "grammar", "none"] = "json_schema"
     # Which judge scores a rubric: holistic (one 1–5 judgment), checklist (yes/no questions + the rubric's level
     # rule), checklist_fitted (+ weights fitted to audits). None: each rubric's own `judge_mode`.
-    judge_mode: Literal["holistic", "checklist", "checklist_fitted"] | None = None
+    judge_mode: Literal["holistic", "checklist", "checklist_fitted", "predicates"] | None = None
     # Holistic judgments: ask for the score token's logprobs (P(level) for 1–5, the tie flag; see
     # rubriceval/scoring/score_probs.py). None: on for the embedded judge, off for hosted ones (some reject it).
     score_logprobs: bool | None = None

@@ -184,9 +184,17 @@ class MustMention(_PhrasesOrMatch, _CheckBase):
     field: SampleField = "answer"
     case_sensitive: bool = False
     turns: TurnRole | None = None     # conversations: every turn of this role must pass (field = that turn)
+    # With `turns`: pass when at least this share of those turns pass (default: all of them).
+    min_share: float | None = Field(default=None, gt=0, le=1)
 
     def _turn_known(self) -> bool:
         return self.turns is not None
+
+    @model_validator(mode="after")
+    def _share_needs_turns(self) -> "MustMention":
+        if self.min_share is not None and self.turns is None:
+            raise ValueError("min_share applies to per-turn checks (turns: assistant)")
+        return self
 
 
 class MustNotMention(_PhrasesOrMatch, _CheckBase):

@@ -54,6 +54,8 @@ class Predicate(StrictModel):
     phrases: list[str] = Field(default_factory=list)
     regex: str | None = None
     entity: list[str] = Field(default_factory=list)
+    min_kinds: int = Field(default=1, ge=1)    # entities: at least this many distinct kinds in the turn (2: "several
+    #                                            order details at once")
     ask: str | None = Field(default=None, min_length=1)
     cutoff: FittedCutoff | None = None
 
@@ -82,6 +84,8 @@ class Predicate(StrictModel):
     def _something(self) -> "Predicate":
         if not (self.phrases or self.regex or self.entity or self.ask):
             raise ValueError("say what to look for: phrases, regex, entity and/or ask")
+        if self.min_kinds > 1 and len(self.entity) < self.min_kinds:
+            raise ValueError(f"min_kinds {self.min_kinds} needs at least that many entities")
         if self.cutoff is not None and not self.ask:
             raise ValueError("a cutoff applies to a question (ask)")
         return self
@@ -102,7 +106,8 @@ class Predicate(StrictModel):
         """What the predicate looks for, as evidence names it."""
         parts = [" / ".join(a for p in self.phrases for a in p.split("|") if a.strip())] if self.phrases else []
         parts += [f"/{self.regex}/"] if self.regex else []
-        parts += [f"<{name}>" for name in self.entity]
+        kinds = [f"<{name}>" for name in self.entity]
+        parts += kinds if self.min_kinds == 1 else [f"{self.min_kinds}+ of {' '.join(kinds)}"]
         parts += [self.ask] if self.ask else []
         return "“" + " | ".join(parts) + "”"
 

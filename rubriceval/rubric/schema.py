@@ -21,13 +21,16 @@ from rubriceval.rubric.items import (  # noqa: F401  (re-exported: the item clas
     CONVERSATION_CHECKS, LEVELS, PER_TURN_CHECKS, BeforeCheck, CheckItem, ChecklistItem, ChecklistQuestion,
     EscalateAfter, FinalTurn, FirstTurn, FittedWeights, Item, JudgeItem, LevelCondition, MaxCount, MaxLength, MustMention,
     MustNotMention, RegexCheck, RequiredLink, SampleField, StepsInOrder, TurnRole, _check_levels, _valid_regex)
+from rubriceval.rubric.level_rule import check_levels_rule
 from rubriceval.rubric.strict import StrictModel, edit_count
 from rubriceval.safety.manipulation_policy import ManipulationPolicy
 
 Scope = Literal["sample", "conversation", "assistant_turn"]
 # Which judge makes the rubric's LLM score: one holistic 1–5 judgment, or yes/no checklist questions turned into a
 # level by the checklist's rule (checklist) or by weights fitted to audited items (checklist_fitted).
-JudgeMode = Literal["holistic", "checklist", "checklist_fitted"]
+# predicates: no whole-rubric judgment at all — the score is `predicate_levels` over the check items' outcomes (their
+# entities, regexes and per-turn questions are the only judge calls).
+JudgeMode = Literal["holistic", "checklist", "checklist_fitted", "predicates"]
 FewShot = Literal["all", "per_level", "none"]
 
 class Example(StrictModel):
@@ -117,6 +120,9 @@ class Rubric(StrictModel):
     # A knowledge file of policies (.md/.txt/.jsonl, relative to this file): context-conditional checks search it
     # besides the retrieved contexts, per-turn questions show it to the judge (rubriceval/data/knowledge.py).
     knowledge: str | None = None
+    # judge_mode predicates: the level from the check items' outcomes, conditions over check ids as in a checklist's
+    # `levels` ("verified_first and not asked_secret"); a check passes = true.
+    predicate_levels: dict[int, str] | None = None
     source_file: str | None = Field(default=None, exclude=True)
     _hash_cache: tuple[tuple, str] | None = PrivateAttr(default=None)      # see content_hash
 
@@ -147,12 +153,19 @@ class Rubric(StrictModel):
             raise ValueError(f"duplicate item ids: {sorted(dupes)}")
         if not self.items:
             raise ValueError("a rubric needs at least one item")
-        if self.judge_mode != "holistic" and not self.checklist_items:
+        if self.judge_mode not in ("holistic", "predicates") and not self.checklist_items:
             raise ValueError(f"judge_mode '{self.judge_mode}' needs a checklist item (type: checklist)")
+        if self.predicate_levels is not None:
+            check_ids = [item.id for item in self.items if not isinstance(item, (JudgeItem, ChecklistItem))]
+            problems = check_levels_rule(self.predicate_levels, check_ids)
+            if problems:
+                raise ValueError("predicate_levels: " + "; ".join(f"level {lvl}: {why}" for lvl, why in problems))
+        if self.judge_mode == "predicates" and self.predicate_levels is None:
+            raise ValueError("judge_mode 'predicates' needs predicate_levels (conditions over check ids)")
         if self.judge_mode == "checklist_fitted" and not all(i.fitted for i in self.checklist_items):
             raise ValueError("judge_mode 'checklist_fitted' needs fitted weights on every checklist item; "
                              "run `rubriceval calibrate --fit-weights`")
-        if self.combine.rule == "judge_capped" and not self.judge_items:
+        if self.combine.rule == "judge_capped" and not self.judge_items and self.judge_mode != "predicates":
             raise ValueError("combine.rule 'judge_capped' needs a judge item; use 'weighted_mean' or 'min' "
                              "for a checks-only rubric")
         if self.turn_aggregate is not None and self.scope != "assistant_turn":
@@ -170,6 +183,8 @@ class Rubric(StrictModel):
     @property
     def judge_items(self) -> list[Any]:
         """The items an LLM judges in this rubric's judge_mode: the holistic judge items, or the checklists."""
+        if self.judge_mode == "predicates":
+            return []
         if self.judge_mode == "holistic":
             return [item for item in self.items if isinstance(item, JudgeItem)]
         return self.checklist_items
@@ -216,8 +231,9 @@ def _content_hash(rubric: Rubric) -> str:
 # them keeps its version tag (and its audits, trust records and cached judge replies).
 _LATER_DEFAULTS = {"scope": "sample", "turn_aggregate": None, "judge_mode": "holistic", "few_shot": "all",
                    "shuffle_levels": False, "manipulation": ManipulationPolicy().model_dump(mode="json"),
-                   "knowledge": None}
-_LATER_ITEM_DEFAULTS = {"turns": None, "unless_context": [], "only_if_context": [], "match": None}
+                   "knowledge": None, "predicate_levels": None}
+_LATER_ITEM_DEFAULTS = {"turns": None, "unless_context": [], "only_if_context": [], "match": None,
+                        "min_share": None}
 
 
 def _hashed_fields(data: dict[str, Any]) -> dict[str, Any]:

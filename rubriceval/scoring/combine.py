@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from rubriceval.rubric.level_rule import level_from_rule
 from rubriceval.rubric.schema import Combine
 
 
@@ -42,3 +43,12 @@ def combine(items: list[ItemScore], rule: Combine) -> tuple[int, str]:
     if checks:
         how += f"; checks passed {sum(1 for c in checks if c.passed)}/{len(checks)}"
     return score, how
+
+
+def predicate_level(levels: dict[int, str], items: list[ItemScore]) -> tuple[int, str]:
+    """judge_mode predicates: the highest level of `predicate_levels` whose condition the checks meet (a check that
+    passed is true), and how."""
+    answers = {i.item_id: bool(i.passed) for i in items if i.kind != "judge"}
+    level, condition = level_from_rule(levels, answers)
+    passed = sum(answers.values())
+    return level, f"predicates level {level}: {condition}; checks passed {passed}/{len(answers)}"

@@ -4,6 +4,7 @@ A rubric runs the mode its file declares (`judge_mode`), or the one `--judge-mod
 when it can. A mode a rubric cannot run falls back, and the run says so once per rubric:
 
 - `checklist_fitted` without fitted weights → `checklist`; `checklist` without a checklist item → `holistic`;
+- `predicates` without `predicate_levels` → `checklist` (or `holistic`);
 - `checklist_fitted` whose weights were fitted for another judge (`fitted.judge_model` ≠ `JudgeConfig.model`)
   → `checklist`, the rubric's declared level rule: p(yes) scales differ between judges, so weights fitted on one
   judge's answers mean nothing on another's. The note names the fix (`rubriceval calibrate --fit-weights` with
@@ -43,6 +44,8 @@ def misfitted_weights(rubric: Rubric, judge_models: Sequence[str]) -> str | None
 def supported_mode(rubric: Rubric, wanted: JudgeMode, judge_models: Sequence[str]) -> JudgeMode:
     """The closest mode this rubric can run with these judges: `wanted`, else checklist, else holistic."""
     checklists = rubric.checklist_items
+    if wanted == "predicates":       # the checks alone, leveled by predicate_levels
+        return wanted if rubric.predicate_levels is not None else ("checklist" if checklists else "holistic")
     if wanted == "checklist_fitted" and checklists and all(i.fitted for i in checklists) \
             and misfitted_weights(rubric, judge_models) is None:
         return wanted

@@ -10,7 +10,7 @@ from rubriceval.prompt.compile import compile_item, reask_template
 from rubriceval.rubric.schema import ChecklistItem, JudgeItem, Rubric
 from rubriceval.safety.manipulation_policy import apply_manipulation_policy, capped_without_judge, scan_sample
 from rubriceval.safety.redaction import judge_view, record_redactions
-from rubriceval.scoring.combine import ItemScore, combine
+from rubriceval.scoring.combine import ItemScore, combine, predicate_level
 from rubriceval.scoring.turn_questions import rubric_knowledge, run_checks_asking
 from rubriceval.scoring.score_probs import holistic_options, tie_details
 from rubriceval.scoring.verdict import Evidence, Usage, Verdict
@@ -101,7 +101,8 @@ async def _score(rubric: Rubric, sample: Sample, judged: Sample, judge: JudgeCli
                    for o in outcomes]
     item_scores += [ItemScore(item_id=item.id, kind=item.type, weight=item.weight, must=item.must, passed=ev.passed)
                     for item, ev in zip(rubric.check_items, evidence)]
-    score, how = combine(item_scores, rubric.combine)
+    score, how = (predicate_level(rubric.predicate_levels, item_scores) if rubric.judge_mode == "predicates" else
+                  combine(item_scores, rubric.combine))
     # Holistic items with logprobs: P(level) per item, and the tie flag the audit queue reads (score_probs.py).
     distributions = {o.item.id: o.score_probs for o in outcomes if o.score_probs is not None}
     probs = {"score_probs": {i: d.model_dump() for i, d in distributions.items()}} if distributions else {}

@@ -8,10 +8,8 @@ wiring.py.
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import os
 from pathlib import Path
-from typing import Callable
 
 import gradio as gr
 
@@ -23,24 +21,7 @@ from ui.common.assets import APP_CSS, KEYBOARD_HEAD
 from ui.audit.layout import build_layout
 from ui.common.transcript_view import TRANSCRIPT_CSS
 from ui.audit.wiring import AuditHandlers, wire
-
-Auth = Callable[[str, str], bool] | tuple[str, str] | list[tuple[str, str]]
-
-
-def is_loopback(host: str) -> bool:
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def require_auth_off_loopback(host: str, auth: Auth | None) -> None:
-    """Anyone on the network could read customer conversations and sign audits with any name: refuse."""
-    if not is_loopback(host) and auth is None:
-        raise RubricEvalError(f"refusing to serve the audit app on {host} without authentication",
-                              field="host", hint="pass auth (user/password), or bind to 127.0.0.1")
+from ui.common.auth import Auth, require_auth_off_loopback
 
 
 def default_export_dir(store_path: str | Path) -> Path:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import gradio as gr
 
@@ -15,40 +15,14 @@ from rubriceval.i18n import Lang, t
 from ui.audit import agreement_panel
 from ui.audit.queue import ANY, AuditSession, order_choices, queue_columns, status_choices
 from ui.audit.turn_panel import TurnPanel, build_turn_panel
+from ui.common.wording import LANGUAGE_CHOICES, Wording, Words, Relabelled
 
-LANGUAGE_CHOICES = [("中文", "zh"), ("English", "en")]
 # Where the browser keeps the expert's name and language across reloads (localStorage).
 BROWSER_KEY = "rubriceval-audit"
 
 
 def key_help(lang: Lang) -> str:
     return f'<div class="kbd-help">{t("ui_key_help", lang)}</div>'
-
-
-@dataclass
-class Wording:
-    """One piece of a component's text (its label, its value, its choices…) as the catalogue says it."""
-
-    component: Any
-    prop: str
-    say: Callable[[Lang], Any]
-
-
-class Words:
-    """Collects the wording while the layout is built: `words(component, label=key)` registers and returns it."""
-
-    def __init__(self, lang: Lang):
-        self.lang = lang
-        self.entries: list[Wording] = []
-
-    def __call__(self, component: Any, **props: str | Callable[[Lang], Any]) -> Any:
-        for prop, key in props.items():
-            say = key if callable(key) else (lambda lang, key=key: t(key, lang))
-            self.entries.append(Wording(component, prop, say))
-        return component
-
-    def text(self, key: str) -> str:
-        return t(key, self.lang)
 
 
 @dataclass
@@ -118,21 +92,6 @@ class AgreementTab:
 class ExportTab:
     button: gr.Button
     status: gr.Markdown
-
-
-class Relabelled:
-    """A page whose wording was registered with `Words` (in `self.wording`): its components, and their text in
-    another language. Shared by this app and the team app (ui/team/layout.py)."""
-
-    wording: list[Wording]
-
-    @property
-    def worded(self) -> list[Any]:
-        return [w.component for w in self.wording]
-
-    def relabel(self, lang: Lang) -> list[Any]:
-        """One update per registered wording, in the order of `worded`."""
-        return [gr.update(**{w.prop: w.say(lang)}) for w in self.wording]
 
 
 @dataclass

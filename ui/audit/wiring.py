@@ -6,7 +6,6 @@ gr.Error would paint an "Error" pill over every output component, covering the v
 """
 from __future__ import annotations
 
-import functools
 import re
 import time
 from pathlib import Path
@@ -23,23 +22,7 @@ from ui.audit.actions import ItemView, agree, edit_ground_truth, open_item, save
 from ui.audit.layout import AuditLayout
 from ui.audit.queue import ANY, PAGE_SIZE, AuditSession, make_filter, open_queue, page_frame, page_label, progress_markdown
 from ui.audit.turn_panel import TurnHandlers, wire_turns
-
-
-def _user_errors(fn: Callable[..., Any], outputs: list[Any] | None = None, status: Any = None) -> Callable[..., Any]:
-    """Show a user mistake as a warning (and in `status`, when it is one of the outputs); every other output is
-    left as it is (gr.skip), so each component stays usable."""
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except RubricEvalError as exc:
-            # Not logged as an exception: a missing reason is the expert's slip, not a server fault.
-            text = exc.message + (f" ({exc.hint})" if exc.hint else "")
-            gr.Warning(text, duration=8)
-            if outputs is None or status not in outputs:
-                return gr.skip()
-            return [f"⚠ {text}" if o is status else gr.skip() for o in outputs]
-    return wrapper
+from ui.common.errors import user_errors
 
 
 def _who(expert: str, request: gr.Request | None) -> str:
@@ -202,7 +185,7 @@ def wire(app: gr.Blocks, ui: AuditLayout, handlers: AuditHandlers) -> None:
     handlers.relabel = ui.relabel
 
     def guarded(fn: Callable[..., Any], outputs: list[Any]) -> Callable[..., Any]:
-        return _user_errors(fn, outputs, i.status)
+        return user_errors(fn, outputs, i.status)
 
     init_outputs = [h.expert, h.lang_dd, *ui.facet_dropdowns, *items, *ui.worded]
     app.load(guarded(handlers.do_init, init_outputs), inputs=[h.run_dd, h.remembered], outputs=init_outputs,
@@ -238,13 +221,13 @@ def wire(app: gr.Blocks, ui: AuditLayout, handlers: AuditHandlers) -> None:
                       api_name="agree")
     i.save_gt_btn.click(guarded(handlers.do_edit_gt, items), inputs=[h.expert, h.session, i.gt_box, i.ctx_box],
                         outputs=items, api_name="edit_ground_truth")
-    a.refresh_btn.click(_user_errors(handlers.do_agreement), inputs=[h.run_dd],
+    a.refresh_btn.click(user_errors(handlers.do_agreement), inputs=[h.run_dd],
                         outputs=[h.agreement_state, a.headline, a.table, a.rubric_pick, a.confusion_table,
                                  a.worst_table], api_name="agreement")
     a.rubric_pick.change(handlers.do_pick_rubric, inputs=[h.agreement_state, a.rubric_pick],
                          outputs=[a.confusion_table, a.worst_table], api_name="agreement_detail")
-    ui.export.button.click(_user_errors(handlers.do_export), inputs=[h.run_dd, h.session],
+    ui.export.button.click(user_errors(handlers.do_export), inputs=[h.run_dd, h.session],
                            outputs=[ui.export.status], api_name="export")
     if i.turns is not None:
-        wire_turns(i.turns, TurnHandlers(handlers.store, i.turns), h.session, h.expert, i.sample_view, _user_errors,
+        wire_turns(i.turns, TurnHandlers(handlers.store, i.turns), h.session, h.expert, i.sample_view, user_errors,
                    _who)

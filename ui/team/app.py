@@ -18,7 +18,7 @@ from rubriceval.audit.sessions import LoginAddressMiddleware, ProxyNetwork, Team
 from rubriceval.i18n import Lang, check_lang, detect_language, t
 from rubriceval.store.location import is_server_url
 from rubriceval.store.team import TeamStore
-from ui.audit.app import require_auth_off_loopback
+from ui.common.auth import require_auth_off_loopback
 from ui.common.assets import APP_CSS
 from ui.team.layout import build_team_layout
 from ui.team.wiring import TeamHandlers, wire_team

@@ -9,7 +9,7 @@ from typing import Any
 import gradio as gr
 
 from rubriceval.i18n import Lang, t
-from ui.audit.layout import LANGUAGE_CHOICES, Relabelled, Wording, Words
+from ui.common.wording import LANGUAGE_CHOICES, Relabelled, Wording, Words
 from ui.team.actions import TeamSession
 
 SCORES = ["1", "2", "3", "4", "5"]

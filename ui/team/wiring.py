@@ -1,6 +1,6 @@
 """The team app's events: who is asking (the login behind the request, refused once their session ended), what
 each button does (ui/team/actions.py), and which components it updates. A user mistake or a refused permission is
-a warning toast plus the same words in the status line beside the fields (ui.audit.wiring._user_errors)."""
+a warning toast plus the same words in the status line beside the fields (ui.audit.wiring.user_errors)."""
 from __future__ import annotations
 
 import time
@@ -14,7 +14,7 @@ from rubriceval.store.team import TeamStore
 from ui.team import actions as act
 from ui.team.actions import ItemView, TeamSession
 from ui.team.layout import TeamLayout
-from ui.audit.wiring import _user_errors
+from ui.common.errors import user_errors
 
 
 def forget_login(app: gr.Blocks, username: str) -> None:
@@ -220,15 +220,15 @@ def wire_team(app: gr.Blocks, ui: TeamLayout, handlers: TeamHandlers) -> None:
     items = ui.item_outputs
 
     def guarded(fn: Callable[..., Any], outputs: list[Any], status: Any) -> Callable[..., Any]:
-        return _user_errors(fn, outputs, status)
+        return user_errors(fn, outputs, status)
 
     facets = [q.whose_dd, q.rubric_dd, q.tag_dd]
     load_outputs = [ui.signed_in, q.task_dd, *facets, k.tab, a.tab, k.run_dd, k.experts, k.progress_task,
                     a.task_dd, k.tasks_table]
-    app.load(_user_errors(handlers.do_load), inputs=[ui.session], outputs=load_outputs, api_name="team_load")
+    app.load(user_errors(handlers.do_load), inputs=[ui.session], outputs=load_outputs, api_name="team_load")
     ui.lang_dd.input(handlers.do_language, inputs=[ui.lang_dd, ui.session], outputs=[ui.session, *ui.worded],
                      api_visibility="private")
-    q.task_dd.change(_user_errors(handlers.do_task_change), inputs=[q.task_dd], outputs=facets,
+    q.task_dd.change(user_errors(handlers.do_task_change), inputs=[q.task_dd], outputs=facets,
                      api_visibility="private")
     q.open_btn.click(guarded(handlers.do_open_queue, items, q.status),
                      inputs=[q.task_dd, q.whose_dd, q.state_dd, q.rubric_dd, q.tag_dd, ui.session], outputs=items,
@@ -246,12 +246,12 @@ def wire_team(app: gr.Blocks, ui: TeamLayout, handlers: TeamHandlers) -> None:
                      api_name="team_next_item")
     q.unsure_btn.click(guarded(handlers.do_unsure, items, q.status), inputs=[q.note, ui.session], outputs=items,
                        api_name="team_unsure")
-    q.metric_dd.change(_user_errors(handlers.do_metric_open), inputs=[q.metric_dd, ui.session],
+    q.metric_dd.change(user_errors(handlers.do_metric_open), inputs=[q.metric_dd, ui.session],
                        outputs=[q.metric_elements], api_name="team_metric_open")
     q.metric_save.click(guarded(handlers.do_metric_save, [q.status, q.metric_reason], q.status),
                         inputs=[q.metric_dd, q.metric_elements, q.metric_reason, ui.session],
                         outputs=[q.status, q.metric_reason], api_name="team_metric_save")
-    k.run_dd.change(_user_errors(handlers.do_run_pick), inputs=[k.run_dd], outputs=[k.rubrics],
+    k.run_dd.change(user_errors(handlers.do_run_pick), inputs=[k.run_dd], outputs=[k.rubrics],
                     api_visibility="private")
     k.create_btn.click(guarded(handlers.do_create, [k.status, k.tasks_table, k.progress_task, q.task_dd, a.task_dd],
                                k.status),
@@ -259,9 +259,9 @@ def wire_team(app: gr.Blocks, ui: TeamLayout, handlers: TeamHandlers) -> None:
                                ui.session],
                        outputs=[k.status, k.tasks_table, k.progress_task, q.task_dd, a.task_dd],
                        api_name="team_create_task")
-    k.refresh_btn.click(_user_errors(handlers.do_progress), inputs=[k.progress_task, ui.session],
+    k.refresh_btn.click(user_errors(handlers.do_progress), inputs=[k.progress_task, ui.session],
                         outputs=[k.progress_table], api_name="team_progress")
-    k.agreement_btn.click(_user_errors(handlers.do_agreement), inputs=[k.progress_task, ui.session],
+    k.agreement_btn.click(user_errors(handlers.do_agreement), inputs=[k.progress_task, ui.session],
                           outputs=[k.agreement], api_name="team_agreement")
     adj_outputs = [ui.session, a.title, a.sample_view, a.opinions_view, a.judge_view, a.label, a.reason, a.status]
     a.load_btn.click(guarded(handlers.do_adj_load, [ui.session, a.table, a.status], a.status),
@@ -273,6 +273,6 @@ def wire_team(app: gr.Blocks, ui: TeamLayout, handlers: TeamHandlers) -> None:
                    api_visibility="private")
     a.save_btn.click(guarded(handlers.do_adj_save, adj_outputs, a.status), inputs=[a.label, a.reason, ui.session],
                      outputs=adj_outputs, api_name="team_adjudicate"
-                     ).success(_user_errors(handlers.do_adj_refresh), inputs=[a.include_settled, ui.session],
+                     ).success(user_errors(handlers.do_adj_refresh), inputs=[a.include_settled, ui.session],
                                outputs=[a.table], api_visibility="private")
 
