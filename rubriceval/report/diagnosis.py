@@ -14,6 +14,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from rubriceval.data.sample import Sample
+from rubriceval.report.signal_checks import (DISAGREEMENT_GAP, MAX_P_YES_ROWS, constant_metric, cross_check_pairs,
+                                             narrow_questions, p_yes_by_question)
 from rubriceval.report.summary_models import ScorerSummary, Summary
 from rubriceval.i18n import LANGS, Lang, format_number, format_percent
 from rubriceval.i18n.report_text import CHECK_ACTIONS, FINDING_TEXT, GENERIC_CHECK_ACTION, UNSCORED_ACTIONS
@@ -128,6 +130,7 @@ class _Index:
             self.by_scorer.setdefault(v.scorer, []).append(v)
             self.by_key[(v.sample_id, v.scorer)] = v
         self.questions = {s.id: s.question for s in (samples or [])}
+        self.texts = {s.id: (s.question, s.answer, tuple(s.contexts)) for s in (samples or [])}
 
     def driving(self, verdict: Verdict, detail: str = "") -> DrivingSample:
         return DrivingSample(sample_id=verdict.sample_id, score=verdict.score,
@@ -165,6 +168,22 @@ class _Index:
 
     def unscored(self, scorer: str, n: int) -> list[Verdict]:
         return [v for v in self.by_scorer.get(scorer, []) if v.score is None][:n]
+
+    def disagreements(self, a: str, b: str, gap: float, n: int) -> tuple[int, int, list[tuple[Verdict, Verdict]]]:
+        """Rows scored by both scorers, those whose scores differ by ≥ gap, and the n widest (signal_checks.py)."""
+        both = [(v, w) for v in self.by_scorer.get(a, []) if v.score is not None
+                and (w := self.by_key.get((v.sample_id, b))) is not None and w.score is not None]
+        far = sorted(((v, w) for v, w in both if abs(v.score - w.score) >= gap),
+                     key=lambda p: (-abs(p[0].score - p[1].score), p[0].sample_id))
+        return len(both), len(far), far[:n]
+
+    def samples_differ(self, scorer: str) -> bool:
+        """Whether the scorer's rows are of samples that differ (by question, answer and contexts, when known)."""
+        ids = {v.sample_id for v in self.by_scorer.get(scorer, [])}
+        return len({self.texts.get(i, i) for i in ids}) > 1
+
+    def p_yes(self, scorer: str) -> dict[str, list[float]]:
+        return p_yes_by_question(v for v in self.by_scorer.get(scorer, [])[:MAX_P_YES_ROWS] if v.score is not None)
 
 
 def _retrieval_ok_for_sample(index: _Index, sample_id: str, retrieval: Sequence[ScorerSummary],
@@ -265,6 +284,44 @@ def _unscored_findings(summary: Summary, index: _Index, config: DiagnosisConfig)
     return findings
 
 
+def _cross_check_findings(summary: Summary, index: _Index, config: DiagnosisConfig) -> list[Finding]:
+    """LLM and non-LLM retrieval metrics that contradict each other on samples (signal_checks.py)."""
+    by_scorer = {m.scorer: m for m in summary.metrics}
+    findings = []
+    for llm, other in cross_check_pairs(by_scorer):
+        n_both, n_far, pairs = index.disagreements(llm, other, DISAGREEMENT_GAP, config.n_samples)
+        if not n_far:
+            continue
+        drivers = [index.driving(v, f"{llm} {v.score:.2f} / {other} {w.score:.2f}") for v, w in pairs]
+        titles, explains, actions = _texts("retrieval_cross_check", scorer=llm, other=other, count=n_far,
+                                           gap=f"{DISAGREEMENT_GAP:g}")
+        findings.append(Finding(code="retrieval_cross_check", stage="retrieval",
+                                severity="high" if n_far / n_both >= 0.2 else "medium", scorer=llm,
+                                scorer_name=by_scorer[llm].name, value=n_far / n_both, threshold=DISAGREEMENT_GAP,
+                                title=titles, explain=explains, actions=actions, samples=drivers))
+    return findings
+
+
+def _no_signal_findings(summary: Summary, index: _Index) -> list[Finding]:
+    """Metrics constant over differing samples, checklist questions whose p(yes) stays in a narrow band."""
+    findings = []
+    for m in summary.metrics:
+        if constant_metric(m, index.samples_differ(m.scorer)):
+            titles, explains, actions = _texts("no_signal_metric", scorer=m.name, count=m.n_scored,
+                                               value=format_number(m.min, 2, "en"))
+            findings.append(Finding(code="no_signal_metric", stage="judge", severity="high", scorer=m.scorer,
+                                    scorer_name=m.name, value=m.min, title=titles, explain=explains,
+                                    actions=actions))
+    for rubric in summary.rubrics:
+        for q in narrow_questions(index.p_yes(rubric.scorer)):
+            titles, explains, actions = _texts("no_signal_question", scorer=rubric.name, item=q.item, count=q.n,
+                                               low=f"{q.low:.2f}", high=f"{q.high:.2f}")
+            findings.append(Finding(code="no_signal_question", stage="judge", severity="high",
+                                    scorer=rubric.scorer, scorer_name=rubric.name, value=q.high - q.low,
+                                    title=titles, explain=explains, actions=actions, score_digits=0))
+    return findings
+
+
 def diagnose(summary: Summary, verdicts: Sequence[Verdict], scorers: Sequence[Mapping[str, Any]] = (),
              samples: Sequence[Sample] | None = None, config: DiagnosisConfig | None = None, *,
              index: Any = None) -> list[Finding]:
@@ -283,7 +340,9 @@ def diagnose(summary: Summary, verdicts: Sequence[Verdict], scorers: Sequence[Ma
             if _role(m.scorer, patterns) and _is_low(m, config):
                 drivers = index.lowest(m.scorer, _threshold(m, config), config.n_samples)
                 findings.append(_score_finding(code, "retrieval", m, config, drivers))
+    findings += _cross_check_findings(summary, index, config)
     findings += _generation_findings(summary, index, config)
     findings += _rubric_findings(summary, scorers, index, config)
+    findings += _no_signal_findings(summary, index)
     findings += _unscored_findings(summary, index, config)
     return sorted(findings, key=lambda f: STAGE_ORDER[f.stage])   # stable: keeps recall before precision

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from rubriceval.report.diagnosis import DrivingSample, _preview
 from rubriceval.report.reversed_order import Reversed
 from rubriceval.report.run_sql import FROM_RUN
+from rubriceval.report.signal_checks import MAX_P_YES_ROWS, p_yes_by_question
 from rubriceval.store.runs import row_to_verdict
 from rubriceval.scoring.verdict import Evidence, Verdict
 
@@ -103,6 +104,27 @@ class SqlIndex:
                         elif key < heap[0].value:
                             heapq.heapreplace(heap, Reversed(key))
         return {item: (c[0], c[1], sorted(r.value for r in first.get(item, []))) for item, c in counts.items()}
+
+    def disagreements(self, a: str, b: str, gap: float, n: int) -> tuple[int, int, list[tuple[Verdict, Verdict]]]:
+        """Rows scored by both scorers, those whose scores differ by ≥ gap, and the n widest (signal_checks.py)."""
+        join = ("FROM verdicts v JOIN verdicts w ON w.run_id = v.run_id AND w.sample_id = v.sample_id "
+                "AND w.scorer = ? WHERE v.run_id = ? AND v.scorer = ? AND v.score IS NOT NULL AND w.score IS NOT NULL")
+        conn, run = self.source.conn, self.source.run_id
+        both, far = conn.execute(f"SELECT COUNT(*), SUM(CASE WHEN ABS(v.score - w.score) >= ? THEN 1 ELSE 0 END) "
+                                 f"{join}", (gap, b, run, a)).fetchall()[0]
+        widest = conn.execute(f"SELECT v.sample_id {join} AND ABS(v.score - w.score) >= ? "
+                              "ORDER BY ABS(v.score - w.score) DESC, v.sample_id LIMIT ?", (b, run, a, gap, n)).fetchall()
+        pairs = [(self.verdict(sid, a), self.verdict(sid, b)) for (sid,) in widest]
+        return both or 0, far or 0, [(x, y) for x, y in pairs if x is not None and y is not None]
+
+    def samples_differ(self, scorer: str) -> bool:
+        """Stored samples are distinct rows of the dataset: assumed to differ."""
+        return True
+
+    def p_yes(self, scorer: str) -> dict[str, list[float]]:
+        """p(yes) per checklist question over (at most MAX_P_YES_ROWS of) a rubric's rows."""
+        return p_yes_by_question(self._verdicts("AND v.scorer = ? AND v.score IS NOT NULL ORDER BY d.position "
+                                                "LIMIT ?", (scorer, MAX_P_YES_ROWS)))
 
     def unscored(self, scorer: str, n: int) -> list[Verdict]:
         return self._verdicts("AND v.scorer = ? AND v.score IS NULL ORDER BY d.position LIMIT ?", (scorer, n))
