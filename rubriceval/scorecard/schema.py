@@ -102,6 +102,12 @@ class ScorecardItem(StrictModel):
     review: bool = False        # written by `scorecard import` from a rule text: a person should check it
     _check: Any = PrivateAttr(default=None)
 
+    @field_validator("hit_on", mode="before")
+    @classmethod
+    def _yes_no(cls, value: Any) -> Any:
+        """YAML reads an unquoted yes/no as a boolean."""
+        return {True: "yes", False: "no"}.get(value, value) if isinstance(value, bool) else value
+
     @field_validator("check")
     @classmethod
     def _known_check(cls, value: dict[str, Any] | None, info) -> dict[str, Any] | None:
