@@ -33,7 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = tasks.add_parser("create", help="sample N verdicts per rubric of RUN and give each to --overlap experts")
     p.add_argument("run")
     p.add_argument("--rubrics", required=True, help="comma-separated rubric ids")
-    p.add_argument("--n", type=int, required=True, help="items per rubric")
+    p.add_argument("--n", type=int, help="items per rubric (or --plan)")
+    p.add_argument("--plan", help="a sampling plan instead of --n: N or p%% per segment per period, at least k, e.g. "
+                   "'5%% per agent_id per week, min 3' (inverse-probability weights: `audit-task estimate`)")
+    p.add_argument("--risk", help="with --plan: risk-first additions kept apart from the random part: "
+                   "fatal, low_confidence, disagreement (comma-separated)")
+    p.add_argument("--tz", default="UTC", help="with --plan: zone of its day/week/month periods")
     p.add_argument("--overlap", type=int, default=2, help="experts per item (≥ 2 measures inter-expert agreement)")
     p.add_argument("--experts", required=True, help="comma-separated user names")
     p.add_argument("--sampling", choices=["stratified", "least_sure", "lowest"], default="stratified",
@@ -45,6 +50,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--by", default="lead", help="who creates the task (recorded in the log)")
     add_store_arg(p)
     p.set_defaults(func=cmd_task_create)
+    p = tasks.add_parser("estimate", help="a planned task's weighted estimates (random part; risk-first apart)")
+    p.add_argument("task")
+    add_store_arg(p)
+    p.set_defaults(func=cmd_task_estimate)
     p = tasks.add_parser("list", help="tasks and each expert's progress")
     add_store_arg(p)
     p.set_defaults(func=cmd_task_list)
@@ -92,18 +101,45 @@ def cmd_task_create(args) -> int:
     from rubriceval.store.team import TeamStore
     from rubriceval.store.team_models import TaskSpec
 
+    plan = None
+    if args.plan:                        # rubriceval/audit/plan.py
+        from rubriceval.audit.plan import parse_plan
+
+        plan = parse_plan(args.plan, risk=_names(args.risk or ""), zone=args.tz).model_dump()
+    elif args.n is None:
+        raise RubricEvalError("give --n items per rubric or a --plan", field="n",
+                              hint="e.g. --n 50, or --plan '5% per agent_id per week, min 3'")
     try:
         spec = TaskSpec(run=args.run, rubrics=_names(args.rubrics), n=args.n, overlap=args.overlap,
                         experts=_names(args.experts), sampling=args.sampling, blind=not args.open, seed=args.seed,
-                        name=args.name or "")
+                        name=args.name or "", plan=plan)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise RubricEvalError(first["msg"], field=".".join(str(p) for p in first["loc"])) from None
     with TeamStore(args.store) as team:
         info = team.create_task(spec, created_by=args.by)
         shares = ", ".join(f"{p.expert} {p.assigned}" for p in team.progress(info.task_id))
-    print(f"task {info.name} ({info.task_id}): {info.n_items} items, {info.sampling}, overlap {info.overlap}, "
+    how = info.sampling if plan is None else f"plan {args.plan}"
+    print(f"task {info.name} ({info.task_id}): {info.n_items} items, {how}, overlap {info.overlap}, "
           f"{'blind' if info.blind else 'open'}; shares: {shares}")
+    if plan is not None:
+        from rubriceval.store.team_plan import plan_rows
+
+        with TeamStore(args.store) as team:
+            rows = plan_rows(team, info.task_id).values()
+        n_random = sum(1 for r in rows if r["selection"] == "random")
+        strata = len({r["stratum"] for r in rows if r["selection"] == "random"})
+        print(f"  random part: {n_random} items in {strata} strata (weights N_h/n_h); risk-first additions: "
+              f"{len(rows) - n_random} (kept apart, not in estimates)")
+    return 0
+
+
+def cmd_task_estimate(args) -> int:
+    from rubriceval.audit.plan_estimate import format_estimates, plan_estimates
+    from rubriceval.store.team import TeamStore
+
+    with TeamStore(args.store) as team:
+        print(format_estimates(plan_estimates(team, args.task)), end="")
     return 0
 
 

@@ -119,9 +119,17 @@ class TeamStore:
             raise TeamError(f"run has no rubric {', '.join(unknown)}", field="rubrics",
                             hint="rubrics of this run: " + (", ".join(sorted(known)) or "none"))
         picked: list[list[Candidate]] = []
-        for rubric in spec.rubrics:
+        planned = None                   # a sampling plan's items (store/team_plan.py): strata, weights, risks
+        if spec.plan is not None:
+            from rubriceval.audit.plan import SamplingPlan
+            from rubriceval.store.team_plan import plan_items
+
+            plan = SamplingPlan.model_validate(spec.plan)
+            planned = [i for rubric in spec.rubrics for i in plan_items(self, run_id, rubric, plan, spec.seed)]
+            picked = [[i.candidate for i in planned]]
+        for rubric in spec.rubrics if planned is None else ():
             pool = self.candidates(run_id, rubric, with_spread=spec.sampling == "least_sure")
-            picked.append(choose(pool, spec.n, spec.sampling, seed=spec.seed))
+            picked.append(choose(pool, spec.n or 0, spec.sampling, seed=spec.seed))
         items = _interleave(picked)
         if not items:
             raise TeamError("these rubrics have no verdicts in this run", field="rubrics")
@@ -143,8 +151,13 @@ class TeamStore:
                 "INSERT INTO team_task_items (task_id, item_no, sample_id, scorer, judge_score, threshold, stratum, "
                 "tags, intent) VALUES (:task, :no, :sample, :scorer, :judge, :threshold, :stratum, :tags, :intent)",
                 [{"task": task_id, "no": no, "sample": c.sample_id, "scorer": c.scorer, "judge": c.judge_score,
-                  "threshold": float(known[c.scorer].get("threshold", 4)), "stratum": stratum(c),
+                  "threshold": float(known[c.scorer].get("threshold", 4)),
+                  "stratum": stratum(c) if planned is None else planned[no - 1].stratum,
                   "tags": tag_field(c.tags), "intent": c.intent} for no, c in enumerate(items, start=1)])
+            if planned is not None:
+                from rubriceval.store.team_plan import save_plan_rows
+
+                save_plan_rows(conn, task_id, planned)
             conn.executemany(
                 "INSERT INTO team_assignments (task_id, item_no, expert, state) VALUES (:task, :no, :expert, 'open')",
                 [{"task": task_id, "no": no, "expert": e}

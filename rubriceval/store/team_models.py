@@ -1,9 +1,9 @@
 """Types of team audits: roles, a task's specification, queue rows, progress, opinions for adjudication."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from rubriceval.store.audit_models import AuditError
 
@@ -27,13 +27,22 @@ class TaskSpec(BaseModel):
 
     run: str
     rubrics: list[str] = Field(min_length=1)
-    n: int = Field(ge=1)
+    n: int | None = Field(default=None, ge=1)       # None with a plan
     overlap: int = Field(default=2, ge=1)
     experts: list[str] = Field(min_length=1)
     sampling: SamplingMode = "stratified"
     blind: bool = True
     seed: int = 0
     name: str = ""
+    # a sampling plan (rubriceval/audit/plan.SamplingPlan's fields: N or p % per segment per period, at least k,
+    # risk-first additions) instead of n items per rubric
+    plan: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _n_or_plan(self) -> "TaskSpec":
+        if self.n is None and self.plan is None:
+            raise ValueError("give n items per rubric, or a sampling plan")
+        return self
 
     @field_validator("experts", "rubrics")
     @classmethod
