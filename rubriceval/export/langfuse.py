@@ -24,15 +24,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rubriceval.export.results import ExportTally, JudgedItem, judged_items, label, write_lines
+from rubriceval.export.results import ExportTally, JudgedItem, export_run, label
 from rubriceval.store.runs import RunInfo, RunStore
 
 
 def export_langfuse(store: RunStore, run: str, out: str | Path) -> ExportTally:
-    info, items = judged_items(store, run)
-    tally = ExportTally(path=str(out), format="Langfuse score")
-    write_lines(out, _scores(info, items, tally))
-    return tally
+    return export_run(store, run, out, "Langfuse score", _scores)
 
 
 def _scores(info: RunInfo, items: Iterator[JudgedItem], tally: ExportTally) -> Iterator[dict[str, Any]]:

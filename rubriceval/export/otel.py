@@ -23,7 +23,7 @@ from typing import Any
 
 from rubriceval import __version__
 from rubriceval.data.readers.otlp_json import encode_attributes
-from rubriceval.export.results import ExportTally, JudgedItem, judged_items, label, write_lines
+from rubriceval.export.results import ExportTally, JudgedItem, export_run, label
 from rubriceval.store.runs import RunInfo, RunStore
 
 EVENT_NAME = "gen_ai.evaluation.result"
@@ -34,10 +34,7 @@ SPAN_ID = re.compile(r"^[0-9a-f]{16}$")
 
 
 def export_otel(store: RunStore, run: str, out: str | Path) -> ExportTally:
-    info, items = judged_items(store, run)
-    tally = ExportTally(path=str(out), format="gen_ai.evaluation.result")
-    write_lines(out, _requests(info, items, tally))
-    return tally
+    return export_run(store, run, out, "gen_ai.evaluation.result", _requests)
 
 
 def _requests(info: RunInfo, items: Iterator[JudgedItem], tally: ExportTally) -> Iterator[dict[str, Any]]:

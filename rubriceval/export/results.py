@@ -4,7 +4,7 @@ and says how many."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,17 @@ class JudgedItem(BaseModel):
     def turn_verdicts(self) -> list[tuple[int, float, str]]:
         """(turn, score, feedback) of an assistant_turn rubric's per-turn judgments, in turn order."""
         return sorted((turn, float(e.score), e.detail) for (_, turn), e in turn_scores(self.verdict).items())
+
+
+RecordMaker = Callable[[RunInfo, Iterator[JudgedItem], ExportTally], Iterator[dict[str, Any]]]
+
+
+def export_run(store: RunStore, run: str, out: str | Path, kind: str, make: RecordMaker) -> ExportTally:
+    """Write what `make` turns the run's verdicts into to `out`, counting as it goes."""
+    info, items = judged_items(store, run)
+    tally = ExportTally(path=str(out), format=kind)
+    write_lines(out, make(info, items, tally))
+    return tally
 
 
 def judged_items(store: RunStore, run: str) -> tuple[RunInfo, Iterator[JudgedItem]]:

@@ -22,11 +22,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from rubriceval.common.errors import DatasetError
 from rubriceval.data import metadata as meta
-from rubriceval.data.conversation import Conversation, TurnProblem
+from rubriceval.data.conversation import Conversation
 from rubriceval.data.readers.documents import iter_documents
 from rubriceval.data.readers.transcript import Transcript, arguments, as_text
 
@@ -107,18 +105,9 @@ def _conversation(conversation_id: str, traces: list[_Trace], extra_scores: list
     for trace in traces:
         _add_trace(transcript, trace)
     first = traces[0]
-    metadata = _metadata(traces, extra_scores, file)
-    metadata[meta.SOURCE]["turns"] = transcript.sources
-    metadata.update(meta.span_of_times([t.get("timestamp") for t in transcript.turns]))
     tags = list(dict.fromkeys(str(tag) for t in traces for tag in (t.raw.get("tags") or [])))
-    try:
-        return Conversation(id=conversation_id, turns=transcript.turns, tags=tags, metadata=metadata)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        problem = (err.get("ctx") or {}).get("error")
-        message = str(problem) if isinstance(problem, TurnProblem) else f"{err['msg']} ({'.'.join(map(str, err['loc']))})"
-        raise DatasetError(f"conversation '{conversation_id}': {message}", file=file, line=first.line,
-                           field=f"{first.where}input") from None
+    return transcript.conversation(conversation_id, _metadata(traces, extra_scores, file), file=file,
+                                   line=first.line, field=f"{first.where}input", tags=tags)
 
 
 def _add_trace(transcript: Transcript, trace: _Trace) -> None:

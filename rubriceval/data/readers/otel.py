@@ -25,11 +25,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from rubriceval.common.errors import DatasetError
 from rubriceval.data import metadata as meta
-from rubriceval.data.conversation import Conversation, TurnProblem
+from rubriceval.data.conversation import Conversation
 from rubriceval.data.readers.documents import iter_documents
 from rubriceval.data.readers.otlp_json import attributes, span_lists
 from rubriceval.data.readers.transcript import Transcript, arguments, as_text
@@ -145,18 +143,9 @@ def _conversation(conversation_id: str, spans: list[_Span], by_id: dict[str, _Sp
     for span in spans:
         if span.operation == "execute_tool":
             _add_tool_span(transcript, span)
-    metadata = _metadata(spans, by_id, file)
-    metadata[meta.SOURCE]["turns"] = transcript.sources
-    metadata.update(meta.span_of_times([t.get("timestamp") for t in transcript.turns]))
     first = spans[0]
-    try:
-        return Conversation(id=conversation_id, turns=transcript.turns, metadata=metadata)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        problem = (err.get("ctx") or {}).get("error")
-        message = str(problem) if isinstance(problem, TurnProblem) else f"{err['msg']} ({'.'.join(map(str, err['loc']))})"
-        raise DatasetError(f"conversation '{conversation_id}': {message}", file=file, line=first.line,
-                           field=f"{first.where}.attributes[{CONVERSATION_ID}]") from None
+    return transcript.conversation(conversation_id, _metadata(spans, by_id, file), file=file, line=first.line,
+                                   field=f"{first.where}.attributes[{CONVERSATION_ID}]")
 
 
 def _add_tool_span(transcript: Transcript, span: _Span) -> None:

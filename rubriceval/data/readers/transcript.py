@@ -10,6 +10,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic import ValidationError
+
+from rubriceval.common.errors import DatasetError
+from rubriceval.data import metadata as meta
+from rubriceval.data.conversation import Conversation, TurnProblem
+
 
 class Transcript:
     def __init__(self) -> None:
@@ -33,6 +39,22 @@ class Transcript:
         self._keys.append(turn_key(turn))
         if source and turn["role"] == "assistant":
             self.sources[str(len(self.turns))] = source
+
+    def conversation(self, conversation_id: str, metadata: dict[str, Any], *, file: str, line: int, field: str,
+                     **fields: Any) -> Conversation:
+        """The finished Conversation: the turns' sources and start/end times added to the metadata; a rule the
+        transcript breaks (no bot reply, a tool result with no call …) is an error naming where it was read."""
+        metadata[meta.SOURCE]["turns"] = self.sources
+        metadata.update(meta.span_of_times([t.get("timestamp") for t in self.turns]))
+        try:
+            return Conversation(id=conversation_id, turns=self.turns, metadata=metadata, **fields)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            problem = (err.get("ctx") or {}).get("error")
+            message = str(problem) if isinstance(problem, TurnProblem) else \
+                f"{err['msg']} ({'.'.join(map(str, err['loc']))})"
+            raise DatasetError(f"conversation '{conversation_id}': {message}", file=file, line=line,
+                               field=field) from None
 
     def calls(self) -> set[str]:
         return {str(c.get("id")) for t in self.turns for c in t.get("tool_calls", []) if c.get("id")}
