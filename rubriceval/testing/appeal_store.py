@@ -20,6 +20,7 @@ DEFINITION = Rubric.model_validate({
               {"id": CHECK, "type": "must_not_mention", "phrases": ["包邮|免运费"], "must": True}],
     "combine": {"rule": "judge_capped", "cap_score": 2}}).model_dump(mode="json")
 AGENTS = ("agent_wang", "agent_li")
+JUDGE_FEEDBACK = "判官反馈："        # every verdict's feedback starts so: a blind view must show none of it
 
 
 def rubric_verdict(sample_id: str, judge: int, check_passed: bool) -> Verdict:
@@ -27,7 +28,7 @@ def rubric_verdict(sample_id: str, judge: int, check_passed: bool) -> Verdict:
     evidence = [Evidence(item=CHECK, passed=check_passed, detail="" if check_passed else "承诺了包邮", span=None),
                 Evidence(item="judge", score=judge, passed=judge >= 4)]
     return Verdict(sample_id=sample_id, scorer=RUBRIC, scorer_version="1", score=float(score), passed=score >= 4,
-                   feedback="先道歉了" if judge >= 4 else "没有安抚", evidence=evidence,
+                   feedback=JUDGE_FEEDBACK + ("先道歉了" if judge >= 4 else "没有安抚"), evidence=evidence,
                    details={"combine": "judge", "item_scores": {"judge": judge, CHECK: check_passed}})
 
 

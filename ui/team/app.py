@@ -21,6 +21,7 @@ from rubriceval.store.team import TeamStore
 from ui.common.auth import require_auth_off_loopback
 from ui.common.assets import APP_CSS
 from ui.team.layout import build_team_layout
+from ui.team.appeals_wiring import AppealHandlers, wire_appeals
 from ui.team.wiring import TeamHandlers, wire_team
 from ui.common.transcript_view import TRANSCRIPT_CSS
 
@@ -49,7 +50,9 @@ def build_team_app(store_path: str | Path, auth: TeamAuth, lang: str | None = No
     chosen: Lang = check_lang(lang) or data_language(team)
     with gr.Blocks(title=t("team_title", chosen), analytics_enabled=False) as app:
         layout = build_team_layout(chosen)
-        wire_team(app, layout, TeamHandlers(app, team, auth, chosen))
+        handlers = TeamHandlers(app, team, auth, chosen)
+        wire_team(app, layout, handlers)
+        wire_appeals(app, layout.appeals, layout.session, AppealHandlers(handlers))   # agents, appeals, 校准会
     app.team_store = team            # for tests, and to close the connection with the app
     return app
 
@@ -69,5 +72,6 @@ def launch_team(store_path: str | Path, auth: TeamAuth, *, host: str = "127.0.0.
     app.queue(default_concurrency_limit=4)
     app.launch(server_name=host, server_port=port, auth=auth, prevent_thread_lock=not block, show_error=True,
                share=False, ssr_mode=False, quiet=quiet, css=APP_CSS + TRANSCRIPT_CSS + TEAM_CSS, footer_links=[],
+               i18n=gr.I18n(en={"common.complete": "Complete"}, **{"zh-CN": {"common.complete": "完成"}}),
                app_kwargs={"middleware": [Middleware(LoginAddressMiddleware, trusted_proxies=trusted_proxies)]})
     return app

@@ -11,6 +11,7 @@ import gradio as gr
 from rubriceval.i18n import Lang, t
 from ui.common.wording import LANGUAGE_CHOICES, Relabelled, Wording, Words
 from ui.team.actions import TeamSession
+from ui.team.appeals_layout import AppealTabs, build_appeal_tabs
 
 SCORES = ["1", "2", "3", "4", "5"]
 
@@ -106,6 +107,7 @@ class TeamLayout(Relabelled):
     adjudication: AdjudicationTab
     lang: Lang = "en"
     wording: list[Wording] = field(default_factory=list)
+    appeals: AppealTabs | None = None     # appeals and calibration sessions (ui/team/appeals_layout.py)
 
     @property
     def item_outputs(self) -> list[Any]:
@@ -255,4 +257,5 @@ def build_team_layout(lang: Lang) -> TeamLayout:
             queue = _queue_tab(words)
         tasks = _tasks_tab(words)
         adjudication = _adjudication_tab(words)
-    return TeamLayout(session, signed_in, lang_dd, queue, tasks, adjudication, lang, words.entries)
+        appeals = build_appeal_tabs(words)
+    return TeamLayout(session, signed_in, lang_dd, queue, tasks, adjudication, lang, words.entries, appeals)
