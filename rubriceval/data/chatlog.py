@@ -288,7 +288,7 @@ def _build(conversation_id: str, rows: list[tuple[int, dict[str, Any]]], cols: d
                           index=_index(_cell(record, cols.get("turn_index")), file, line, cols.get("turn_index", "")),
                           timestamp=meta.utc_iso(moment) if moment else None))
     metadata.update(meta.span_of_times([t.timestamp for t in turns]))
-    metadata[meta.SOURCE] = {"format": "chatlog", "file": file, "lines": [line for line, _ in kept]}
+    metadata[meta.SOURCE] = {"format": "chatlog"}
     first = kept[0][1]
     rows = kept
     try:

@@ -10,9 +10,13 @@ them in `Conversation.metadata`, which `conversation_sample` copies to `Sample.m
     bot_version             the bot release that answered
     customer_id             the customer (Langfuse userId)
     started_at, ended_at    first and last message, UTC ISO-8601 with a Z: "2026-11-16T01:02:03Z"
-    source                  provenance: {"format": "chatlog"|"otel"|"langfuse", "file": …, and the ids that let a
-                            verdict be written back: "trace_id", "span_id" (the conversation's span),
-                            "session_id", "trace_ids", "turns": {"<turn number>": {"trace_id", "span_id"}}}
+    source                  provenance: {"format": "chatlog"|"otel"|"langfuse", and the ids that let a verdict be
+                            written back: "trace_id", "span_id" (the conversation's span), "session_id",
+                            "trace_ids", "turns": {"<turn number>": {"trace_id", "span_id" | "observation_id"}}}.
+                            Ids only, never the file or its line numbers: a conversation's input hash (which
+                            incremental runs compare) must not change when an export is moved or re-cut
+    varying                 (chat logs) a standard key whose value changes within the conversation (a transfer
+                            between agents): {key: [every value, in turn order]}; the key itself holds the first
     langfuse_scores         (Langfuse) the scores the trace/session already had: [{name, value, data_type, comment,
                             source, trace_id}]
 

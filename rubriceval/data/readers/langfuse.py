@@ -14,7 +14,7 @@ observations' output becomes the reply's contexts.
 
 Metadata (data/metadata.py): the traces' metadata (first value wins), customer_id ← userId, bot_version ← release
 or version, environment, `langfuse_scores` (the scores the traces already carry, for agreement with our judge),
-`source` {format, file, session_id, trace_id, trace_ids, turns: {n: {trace_id, observation_id}}} for writing
+`source` {format, session_id, trace_id, trace_ids, turns: {n: {trace_id, observation_id}}} for writing
 verdicts back as score records (export/langfuse.py).
 """
 from __future__ import annotations
@@ -106,7 +106,7 @@ def _conversation(conversation_id: str, traces: list[_Trace], extra_scores: list
         _add_trace(transcript, trace)
     first = traces[0]
     tags = list(dict.fromkeys(str(tag) for t in traces for tag in (t.raw.get("tags") or [])))
-    return transcript.conversation(conversation_id, _metadata(traces, extra_scores, file), file=file,
+    return transcript.conversation(conversation_id, _metadata(traces, extra_scores), file=file,
                                    line=first.line, field=f"{first.where}input", tags=tags)
 
 
@@ -197,7 +197,7 @@ def _documents(value: Any) -> list[str]:
     return passages
 
 
-def _metadata(traces: list[_Trace], extra_scores: list[dict[str, Any]], file: str) -> dict[str, Any]:
+def _metadata(traces: list[_Trace], extra_scores: list[dict[str, Any]]) -> dict[str, Any]:
     metadata: dict[str, Any] = {}
     for trace in traces:
         given = trace.raw.get("metadata")
@@ -215,7 +215,7 @@ def _metadata(traces: list[_Trace], extra_scores: list[dict[str, Any]], file: st
     if scores:
         metadata[meta.LANGFUSE_SCORES] = scores
     session = traces[0].session
-    metadata[meta.SOURCE] = {"format": "langfuse", "file": file, "trace_id": traces[-1].id,
+    metadata[meta.SOURCE] = {"format": "langfuse", "trace_id": traces[-1].id,
                              "trace_ids": [t.id for t in traces], **({"session_id": session} if session else {})}
     return metadata
 

@@ -144,7 +144,7 @@ def _conversation(conversation_id: str, spans: list[_Span], by_id: dict[str, _Sp
         if span.operation == "execute_tool":
             _add_tool_span(transcript, span)
     first = spans[0]
-    return transcript.conversation(conversation_id, _metadata(spans, by_id, file), file=file, line=first.line,
+    return transcript.conversation(conversation_id, _metadata(spans, by_id), file=file, line=first.line,
                                    field=f"{first.where}.attributes[{CONVERSATION_ID}]")
 
 
@@ -229,7 +229,7 @@ def _turns(message: dict[str, Any], span: _Span) -> list[dict[str, Any]]:
     return said + results
 
 
-def _metadata(spans: list[_Span], by_id: dict[str, _Span], file: str) -> dict[str, Any]:
+def _metadata(spans: list[_Span], by_id: dict[str, _Span]) -> dict[str, Any]:
     """Span and resource attributes, first value wins (spans in start order), plus the standard keys and source."""
     metadata: dict[str, Any] = {}
     for span in spans:
@@ -256,6 +256,6 @@ def _metadata(spans: list[_Span], by_id: dict[str, _Span], file: str) -> dict[st
     chats = [s for s in spans if s.operation != "execute_tool"]
     anchor = root if root is not first or first.operation == "invoke_agent" else (chats or spans)[-1]
     trace_ids = list(dict.fromkeys(s.trace_id for s in spans))
-    metadata[meta.SOURCE] = {"format": "otel", "file": file, "trace_id": anchor.trace_id, "span_id": anchor.span_id,
+    metadata[meta.SOURCE] = {"format": "otel", "trace_id": anchor.trace_id, "span_id": anchor.span_id,
                              "trace_ids": trace_ids}
     return metadata
