@@ -159,3 +159,16 @@ def test_a_conversation_with_no_bot_reply_is_an_error_naming_its_span(tmp_path):
     with pytest.raises(DatasetError, match="conv-1001.*no assistant turn") as err:
         read_otel(path)
     assert err.value.line == 1 and err.value.field.endswith("attributes[gen_ai.conversation.id]")
+
+
+def test_a_span_time_that_is_not_nanoseconds_names_its_field(tmp_path):
+    requests = _requests()
+    requests[0]["resourceSpans"][0]["scopeSpans"][0]["spans"][2]["startTimeUnixNano"] = "2025-11-16T01:00:00Z"
+    with pytest.raises(DatasetError, match="not a time in Unix nanoseconds") as err:
+        read_otel(_write(tmp_path, requests))
+    assert err.value.field == "resourceSpans[1].scopeSpans[1].spans[3].startTimeUnixNano"
+    requests = _requests()
+    requests[1]["resourceSpans"][0]["scopeSpans"][0]["spans"][0] = "not a span"
+    with pytest.raises(DatasetError, match="must be a JSON object") as err:
+        read_otel(_write(tmp_path, requests))
+    assert (err.value.line, err.value.field) == (2, "resourceSpans[1].scopeSpans[1].spans[1]")

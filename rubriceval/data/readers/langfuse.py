@@ -83,8 +83,11 @@ def read_langfuse(path: str | Path) -> list[Conversation]:
             if isinstance(item.get("traces"), list):             # a session
                 session = str(item.get("id") or "") or None
                 session_scores.setdefault(session or "", []).extend(item.get("scores") or [])
-                traces.extend(_Trace(t, line, f"{where}traces[{n}].", file, session)
-                              for n, t in enumerate(item["traces"], start=1))
+                for n, trace in enumerate(item["traces"], start=1):
+                    if not isinstance(trace, dict):
+                        raise DatasetError("a trace must be a JSON object", file=file, line=line,
+                                           field=f"{where}traces[{n}]")
+                    traces.append(_Trace(trace, line, f"{where}traces[{n}].", file, session))
             elif looks_like_langfuse(item) or "input" in item or "output" in item:
                 traces.append(_Trace(item, line, where, file, None))
             else:
@@ -105,9 +108,13 @@ def _conversation(conversation_id: str, traces: list[_Trace], extra_scores: list
     for trace in traces:
         _add_trace(transcript, trace)
     first = traces[0]
-    tags = list(dict.fromkeys(str(tag) for t in traces for tag in (t.raw.get("tags") or [])))
+    tags = list(dict.fromkeys(str(tag) for t in traces for tag in _as_list(t.raw.get("tags"))))
     return transcript.conversation(conversation_id, _metadata(traces, extra_scores), file=file,
                                    line=first.line, field=f"{first.where}input", tags=tags)
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [] if value in (None, "") else [value]
 
 
 def _add_trace(transcript: Transcript, trace: _Trace) -> None:

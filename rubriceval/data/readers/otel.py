@@ -60,8 +60,10 @@ def looks_like_otlp(record: dict[str, Any]) -> bool:
 class _Span:
     """One span as the reader needs it, with where it was found."""
 
-    def __init__(self, line: int, where: str, resource: dict[str, Any], raw: dict[str, Any], file: str):
+    def __init__(self, line: int, where: str, resource: dict[str, Any], raw: Any, file: str):
         self.line, self.where, self.file = line, where, file
+        if not isinstance(raw, dict):
+            raise DatasetError("a span must be a JSON object", file=file, line=line, field=where)
         self.trace_id = str(raw.get("traceId") or "")
         self.span_id = str(raw.get("spanId") or "")
         if not self.trace_id or not self.span_id:
@@ -69,13 +71,22 @@ class _Span:
             raise DatasetError(f"a span without {missing}", file=file, line=line, field=f"{where}.{missing}")
         self.parent = str(raw.get("parentSpanId") or "")
         self.name = str(raw.get("name") or "")
-        self.start = int(raw.get("startTimeUnixNano") or 0)
-        self.end = int(raw.get("endTimeUnixNano") or 0) or self.start
+        self.start = self._nanos(raw, "startTimeUnixNano", where)
+        self.end = self._nanos(raw, "endTimeUnixNano", where) or self.start
         self.attributes = attributes(raw.get("attributes"))
         self.resource = resource
-        self.events = [(str(e.get("name") or ""), int(e.get("timeUnixNano") or 0) or self.start,
+        self.events = [(str(e.get("name") or ""), self._nanos(e, "timeUnixNano", f"{where}.events[{i}]") or self.start,
                         attributes(e.get("attributes")), f"{where}.events[{i}]")
                        for i, e in enumerate(raw.get("events") or [], start=1) if isinstance(e, dict)]
+
+    def _nanos(self, raw: dict[str, Any], key: str, where: str) -> int:
+        """A time in Unix nanoseconds (OTLP/JSON writes the int64 as a decimal string); absent → 0."""
+        value = raw.get(key)
+        try:
+            return int(value or 0)
+        except (TypeError, ValueError):
+            raise DatasetError(f"{value!r} is not a time in Unix nanoseconds", file=self.file, line=self.line,
+                               field=f"{where}.{key}") from None
 
     @property
     def operation(self) -> str:
@@ -172,7 +183,7 @@ def _span_messages(span: _Span) -> tuple[list[dict[str, Any]], list[dict[str, An
     for name, _, attrs, where in span.events:
         if name in MESSAGE_EVENTS:
             inputs.append(_event_message(MESSAGE_EVENTS[name], attrs, span, where))
-        elif name == "gen_ai.choice" and not outputs and int(attrs.get("index") or 0) == 0:
+        elif name == "gen_ai.choice" and not outputs and str(attrs.get("index") or 0) == "0":
             body = _decoded(attrs.get("message"), span, where) or {}
             outputs.append(_event_message("assistant", {**(body if isinstance(body, dict) else {}),
                                                         "tool_calls": attrs.get("tool_calls")}, span, where))
