@@ -10,6 +10,7 @@ from rubriceval.report.run_data import RunData, load_run
 from rubriceval.report.summary_models import Summary
 from rubriceval.report.conversation_tables import markdown_lines as conversation_lines
 from rubriceval.report.cost import RunCost, run_cost
+from rubriceval.report.measured import measured_section
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
 from rubriceval.scoring.verdict import Usage
 from rubriceval.report.tables import text_table, markdown_table
@@ -94,6 +95,7 @@ def render_markdown(data: RunData, *, lang: Lang | None = None, findings: Sequen
         out.append(f"**{t('panel_agreement', lang)}**")
         out += [f"- {s.name}: {s.panel.format(lang)}" for s in panels] + [""]  # type: ignore[union-attr]
     out += conversation_lines(data, lang)
+    out += measured_section(data.scorers, data.info.get("config", {}).get("judge") or {}, lang)
     if segments:
         from rubriceval.segments.render import markdown_section
 

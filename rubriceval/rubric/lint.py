@@ -10,6 +10,7 @@ from rapidfuzz.distance import Levenshtein
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.rubric.checklist_lint import checklist_findings
 from rubriceval.rubric.loader import load_rubric, rubric_files
+from rubriceval.rubric.measured import measured_findings
 from rubriceval.rubric.schema import CONVERSATION_CHECKS, LEVELS, PER_TURN_CHECKS, Rubric
 from rubriceval.rubric.template_lint import template_findings
 from rubriceval.rubric.yaml_lines import field_label, load_yaml_with_lines
@@ -67,6 +68,8 @@ def lint_rubric(rubric: Rubric, lines: dict) -> list[Finding]:
     if rubric.examples and len({e.score for e in rubric.examples}) == 1 and len(rubric.examples) > 1:
         add("warning", "all few-shot examples have the same score; the judge may copy it", "examples")
     for severity, message, *path in checklist_findings(rubric):      # checklist items, few_shot options
+        add(severity, message, *path)
+    for severity, message, *path in measured_findings(rubric.measured, rubric.judge_mode, rubric.source_file):
         add(severity, message, *path)
     return out
 

@@ -23,6 +23,7 @@ from rubriceval.rubric.items import (  # noqa: F401  (re-exported: the item clas
     MustNotMention, RegexCheck, RequiredLink, SampleField, StepsInOrder, TurnRole, _check_levels, _valid_regex)
 from rubriceval.rubric.level_rule import check_levels_rule
 from rubriceval.rubric.strict import StrictModel, edit_count
+from rubriceval.rubric.measured import Measurement
 from rubriceval.safety.manipulation_policy import ManipulationPolicy
 
 Scope = Literal["sample", "conversation", "assistant_turn"]
@@ -123,6 +124,9 @@ class Rubric(StrictModel):
     # judge_mode predicates: the level from the check items' outcomes, conditions over check ids as in a checklist's
     # `levels` ("verified_first and not asked_secret"); a check passes = true.
     predicate_levels: dict[int, str] | None = None
+    # How well judges agreed with people on labelled data, per mode (rubriceval/rubric/measured.py): metadata, not
+    # hashed; `rubriceval validate` checks it and reports show it.
+    measured: list[Measurement] = Field(default_factory=list)
     source_file: str | None = Field(default=None, exclude=True)
     _hash_cache: tuple[tuple, str] | None = PrivateAttr(default=None)      # see content_hash
 
@@ -201,8 +205,9 @@ class Rubric(StrictModel):
     def content_hash(self) -> str:
         """Changes whenever anything that can change a verdict changes.
 
-        The trust bar and the failure tags are left out: the judge never sees them (the bar judges the verdicts,
-        the tags are for experts), so changing them keeps the version's audits (and the judge cache) valid.
+        The trust bar, the failure tags and the measurements are left out: the judge never sees them (the bar
+        judges the verdicts, the tags are for experts, measurements describe the judge), so changing them keeps the
+        version's audits (and the judge cache) valid.
 
         Cached per rubric object (a run asks for it with every verdict): the cache holds until a field of any
         rubric model is assigned (`rubric.x = …`, `rubric.items[0].weight = …`, rubriceval/rubric/strict.py) or
@@ -222,7 +227,7 @@ class Rubric(StrictModel):
 
 
 def _content_hash(rubric: Rubric) -> str:
-    blob = json.dumps(_hashed_fields(rubric.model_dump(mode="json", exclude={"trust", "failure_tags"})),
+    blob = json.dumps(_hashed_fields(rubric.model_dump(mode="json", exclude={"trust", "failure_tags", "measured"})),
                       ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
