@@ -23,6 +23,9 @@ DEMO_DATA ?= datasets/demo_zh.jsonl
 DEMO_RUBRICS ?= process_compliance,emotional_soothing,policy_compliance,required_link,identity_verification,closing
 DEMO_METRICS ?= nonllm_context_precision,nonllm_context_recall,rouge_l,bleu
 DEMO_JUDGE_MODE ?= checklist_fitted
+# The e-commerce QA scorecard (质检评分表, scorecards/): a 100-point total per conversation, mostly deterministic
+# items; its few yes/no questions share the transcript prefix with the conversation rubrics' checklist questions.
+DEMO_SCORECARDS ?= ecommerce_qa_zh
 
 .PHONY: setup demo test test-fast browser-deps postgres-deps bench bench-batch bench-scale clean
 
@@ -61,8 +64,9 @@ postgres-deps:
 
 demo: setup
 	$(RE) validate rubrics
+	$(RE) scorecard validate scorecards
 	$(RE) run $(DEMO_DATA) --rubrics rubrics --only $(DEMO_RUBRICS) --judge-mode $(DEMO_JUDGE_MODE) \
-	  --metrics $(DEMO_METRICS) \
+	  --metrics $(DEMO_METRICS) --scorecards scorecards --only-scorecards $(DEMO_SCORECARDS) \
 	  --store out/runs.sqlite --name demo-$$(date +%Y%m%d-%H%M%S) --out out/demo
 	$(RE) report latest --store out/runs.sqlite --out out/demo
 
