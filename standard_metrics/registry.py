@@ -66,17 +66,19 @@ def needs_embedder(names: Iterable[str], options: MetricOptions | dict | None = 
     return any(METRICS[n].needs_embedder(opts) for n in resolve_names(single))
 
 
-def planned_calls(sample: Sample, names: Iterable[str], options: MetricOptions | dict | None = None) -> int:
-    """Judge calls `score_sample` makes for this sample when every reply is valid (re-asks come on top; a
-    statement list that comes back empty can only remove a call)."""
+def planned_calls(sample: Sample, names: Iterable[str], options: MetricOptions | dict | None = None, *,
+                  judge_model: str | None = None) -> int:
+    """Judge requests `score_sample` makes for this sample with a judge of this model (its request cut:
+    call_modes.py) when every reply is valid (re-asks come on top; a statement list that comes back empty can
+    only remove a call)."""
     opts = MetricOptions.coerce(options)
     if sample.conversation is not None:
         return len(planned_requests(sample, names, opts))
-    return planned_single_turn_calls(sample, resolve_names(names), opts)
+    return planned_single_turn_calls(sample, resolve_names(names), opts, judge_model)
 
 
 def planned_requests(sample: Sample, names: Iterable[str], options: MetricOptions | dict | None = None, *,
-                     lookup: CacheLookup | None = None) -> list[PlannedCall]:
+                     lookup: CacheLookup | None = None, judge_model: str | None = None) -> list[PlannedCall]:
     """The exact messages/schema/cache tag of each planned call, for dry-run token counts and cache checks.
 
     Calls that depend on the statement extraction are exact when `lookup` finds the extraction's reply (pass
@@ -90,7 +92,7 @@ def planned_requests(sample: Sample, names: Iterable[str], options: MetricOption
         resolve_names(single)
         return planned_conversation_requests(sample.conversation, list(dict.fromkeys(names)), opts, opts.agent,
                                              lookup)
-    return planned_single_turn_requests(sample, resolve_names(names), opts, lookup=lookup)
+    return planned_single_turn_requests(sample, resolve_names(names), opts, lookup=lookup, judge_model=judge_model)
 
 
 async def score_sample(sample: Sample, metric_names: Iterable[str], *, judge: Judge | None = None,

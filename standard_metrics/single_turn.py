@@ -17,6 +17,7 @@ from standard_metrics.calls import (
     SampleRun,
     plan_requests,
 )
+from standard_metrics.call_modes import call_modes, judge_model_of
 from standard_metrics.catalog import METRICS
 from standard_metrics.context import MetricContext, Unscorable
 from standard_metrics.options import MetricOptions
@@ -41,11 +42,13 @@ def _missing_field(spec: MetricSpec, sample: Sample, lang: str) -> Unscorable | 
     return None
 
 
-def _plan(sample: Sample, names: list[str], options: MetricOptions) -> tuple[CallPlan, dict[str, Unscorable]]:
+def _plan(sample: Sample, names: list[str], options: MetricOptions,
+          judge_model: str | None = None) -> tuple[CallPlan, dict[str, Unscorable]]:
+    """The calls, cut into requests as this judge's are (call_modes.py), and the metrics missing a field."""
     lang = _language(sample, options)
     missing = {n: m for n in names if (m := _missing_field(METRICS[n], sample, lang)) is not None}
     needs = {n: METRICS[n].needs(options) for n in names if n not in missing}
-    return CallPlan({n: v for n, v in needs.items() if v}), missing
+    return CallPlan({n: v for n, v in needs.items() if v}, modes=call_modes(options, judge_model)), missing
 
 
 def _builder(sample: Sample, options: MetricOptions) -> RequestBuilder:
@@ -73,11 +76,11 @@ def judge_cache_lookup(judge: Any) -> CacheLookup:
     return lookup
 
 
-def _version(spec: MetricSpec, sample: Sample, options: MetricOptions) -> str:
+def _version(spec: MetricSpec, sample: Sample, options: MetricOptions, plan: CallPlan) -> str:
     if spec.family != "llm":
         return spec.version
     fingerprint = prompt_library(options.template_dir).fingerprint(_language(sample, options))
-    return f"{spec.version}+calls{CALLS_VERSION}+tpl.{fingerprint}"
+    return f"{spec.version}+calls{CALLS_VERSION}.{plan.modes.tag}+tpl.{fingerprint}"
 
 
 def _attribute(plan: CallPlan, run: SampleRun | None) -> tuple[dict[str, Usage], dict[str, list[dict]]]:
@@ -98,17 +101,19 @@ def _attribute(plan: CallPlan, run: SampleRun | None) -> tuple[dict[str, Usage],
     return usage, notes
 
 
-def planned_single_turn_calls(sample: Sample, names: list[str], opts: MetricOptions) -> int:
-    """Judge calls of a single-turn sample's metrics (`names` resolved) when every reply is valid."""
-    plan, missing = _plan(sample, names, opts)
-    return len(plan.judge_calls) + len(_self_run_requests(sample, names, missing, opts))
+def planned_single_turn_calls(sample: Sample, names: list[str], opts: MetricOptions,
+                              judge_model: str | None = None) -> int:
+    """Judge requests of a single-turn sample's metrics (`names` resolved) when every reply is valid."""
+    plan, missing = _plan(sample, names, opts, judge_model)
+    return plan.request_count(len(sample.contexts)) + len(_self_run_requests(sample, names, missing, opts))
 
 
 def planned_single_turn_requests(sample: Sample, names: list[str], opts: MetricOptions, *,
-                                 lookup: CacheLookup | None = None) -> list[PlannedCall]:
+                                 lookup: CacheLookup | None = None,
+                                 judge_model: str | None = None) -> list[PlannedCall]:
     """The planned calls of a single-turn sample's metrics (`names` resolved); see registry.planned_requests."""
-    plan, missing = _plan(sample, names, opts)
-    shared = plan_requests(plan, _builder(sample, opts), lookup) if plan.judge_calls else []
+    plan, missing = _plan(sample, names, opts, judge_model)
+    shared = plan_requests(plan, _builder(sample, opts), lookup, judge_model=judge_model) if plan.judge_calls else []
     return shared + _self_run_requests(sample, names, missing, opts)
 
 
@@ -117,7 +122,7 @@ async def score_single_turn(sample: Sample, names: list[str], *, judge: Judge | 
     """One Verdict per metric of `names` (resolved, distinct) for a single-turn sample, judge work shared."""
     opts = options
     lang = _language(sample, opts)
-    plan, missing = _plan(sample, names, opts)
+    plan, missing = _plan(sample, names, opts, judge_model_of(judge))
     if plan.judge_calls and judge is None:
         raise ConfigError(f"{', '.join(plan.needs_by_metric)} need a judge", field="judge")
     if plan.needs_embedding and embedder is None:
@@ -135,7 +140,8 @@ async def score_single_turn(sample: Sample, names: list[str], *, judge: Judge | 
     for name in names:
         spec = METRICS[name]
         common: dict[str, Any] = dict(sample_id=sample.id, scorer=name, kind="metric",
-                                      scorer_version=_version(spec, sample, opts), usage=usage.get(name, Usage()))
+                                      scorer_version=_version(spec, sample, opts, plan),
+                                      usage=usage.get(name, Usage()))
         shared = {"shared_calls": notes[name]} if name in notes else {}
         try:
             if name in missing:

@@ -113,7 +113,8 @@ class SqlIndex:
         both, far = conn.execute(f"SELECT COUNT(*), SUM(CASE WHEN ABS(v.score - w.score) >= ? THEN 1 ELSE 0 END) "
                                  f"{join}", (gap, b, run, a)).fetchall()[0]
         widest = conn.execute(f"SELECT v.sample_id {join} AND ABS(v.score - w.score) >= ? "
-                              "ORDER BY ABS(v.score - w.score) DESC, v.sample_id LIMIT ?", (b, run, a, gap, n)).fetchall()
+                              "ORDER BY ABS(v.score - w.score) DESC, v.sample_id LIMIT ?",
+                              (b, run, a, gap, n)).fetchall()
         pairs = [(self.verdict(sid, a), self.verdict(sid, b)) for (sid,) in widest]
         return both or 0, far or 0, [(x, y) for x, y in pairs if x is not None and y is not None]
 

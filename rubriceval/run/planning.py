@@ -323,7 +323,7 @@ def _metric_calls(sample: Sample, metrics: list[str], config: JudgeConfig, looku
     if not metrics:
         return
     sample = judge_view(sample, config.redact)[0]
-    for call in registry.planned_requests(sample, metrics, options, lookup=lookup):
+    for call in registry.planned_requests(sample, metrics, options, lookup=lookup, judge_model=config.model):
         # A shared call is charged to the first requested metric that uses it, as at run time.
         users = [c for c in metrics if c in call.consumers]
         yield PlannedJudgeCall(sample_id=sample.id, scorer=users[0] if users else metrics[0], kind="metric",
