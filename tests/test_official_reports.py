@@ -115,3 +115,15 @@ def test_report_outputs_say_human_decided(decided, tmp_path):
     head = rows[0]
     c000 = next(r for r in rows if r[0] == "c000" and r[head.index("Machine score")] is not None)
     assert c000[3] == 5 and c000[head.index("Machine score")] == 2 and "accepted appeal · qa_zhao" in c000[-1]
+
+
+def test_lowest_examples_are_ordered_by_official_score_and_say_who_decided(decided):
+    from rubriceval.report.html import worst_examples
+
+    store, run_id = decided
+    shown = worst_examples(load_run(store, run_id), RUBRIC)
+    assert [x["sample_id"] for x in shown] == ["c008", "c001", "c002"]       # c000, c004 decided up to 5
+    assert shown[0]["score"] == 3 and shown[0]["official"]["source"] == "override"
+    assert shown[0]["official"]["machine_score"] is None and shown[1]["official"] is None
+    judge = worst_examples(load_run(store, run_id, machine_only=True), RUBRIC)
+    assert [x["sample_id"] for x in judge] == ["c000", "c004", "c001"]

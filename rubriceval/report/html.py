@@ -13,6 +13,7 @@ from typing import Any
 import markupsafe
 
 from rubriceval.report.official_figures import official_headline, official_note
+from rubriceval.store.official import OFFICIAL_KEY
 from rubriceval.report.run_data import RunData, load_run
 from rubriceval.report.summary_models import GroupStats, ScorerSummary, Summary
 from rubriceval.report.conversation_view import conversation_context, example_transcript
@@ -66,6 +67,7 @@ def _example(v: Verdict, sample: Any, threshold: float | None) -> dict[str, Any]
         "evidence": [e.model_dump() for e in v.evidence],
         "tags": list(sample.tags) if sample else [], "intent": sample.intent if sample else "",
         "transcript": example_transcript(sample, v),      # conversations: every turn, not first/last only
+        "official": v.details.get(OFFICIAL_KEY),          # a human decision: its source, who, the machine's score
     }
 
 

@@ -22,7 +22,7 @@ from rubriceval.report.summary_models import ScorerSummary, Summary
 from rubriceval.safety.manipulation_policy import DETAILS_KEY as MANIPULATION_KEY
 from rubriceval.scoring.panel_votes import DETAILS_KEY as PANEL_KEY
 from rubriceval.store.db import Database
-from rubriceval.store.official import OfficialScores
+from rubriceval.store.official import OfficialScores, with_decision
 from rubriceval.store.runs import RunInfo, row_to_verdict
 from rubriceval.scoring.verdict import Usage, Verdict
 
@@ -236,9 +236,24 @@ class RunSource:
     def lowest(self, scorer: str, n: int, below: float | None = None) -> list[Verdict]:
         """The n lowest-scored verdicts of a scorer (ties by sample id), optionally only those below a value."""
         where, params = ("AND v.score < ?", (below,)) if below is not None else ("", ())
-        return [row_to_verdict(r) for r in self._rows(
+        decided = [d.sample_id for d in self.official.decisions.values() if d.scorer == scorer]
+        rows = [row_to_verdict(r) for r in self._rows(
             f"SELECT v.* {FROM_RUN} AND v.scorer = ? AND v.score IS NOT NULL {where} ORDER BY v.score, v.sample_id "
-            "LIMIT ?", (scorer, *params, n))]
+            "LIMIT ?", (scorer, *params, n + len(decided)))]
+        if not decided:
+            return rows[:n]
+        # Official scores: the machine's n + k lowest hold the n lowest undecided rows; the k decided rows are read
+        # whatever the judge gave them, and all are ordered again by their official score.
+        seen = {v.sample_id for v in rows}
+        missing = [sid for sid in decided if sid not in seen]
+        for start in range(0, len(missing), 500):
+            part = missing[start:start + 500]
+            rows += [row_to_verdict(r) for r in self._rows(
+                f"SELECT v.* {FROM_RUN} AND v.scorer = ? AND v.sample_id IN ({','.join('?' * len(part))})",
+                (scorer, *part))]
+        shown = [with_decision(v, self.official.decision(v.sample_id, scorer)) for v in rows]
+        kept = [v for v in shown if v.score is not None and (below is None or v.score < below)]
+        return sorted(kept, key=lambda v: (v.score, v.sample_id))[:n]
 
     def row_chunks(self, *, where: str = "", params: Sequence[Any] = (), size: int | None = None
                    ) -> Iterator[list[tuple[Any, Sample]]]:

@@ -139,6 +139,20 @@ class OfficialScores:
                            decision=found)
 
 
+OFFICIAL_KEY = "official"              # details key of a verdict shown with its official score: who decided, the machine's
+
+
+def with_decision(verdict: Any, decision: HumanDecision | None) -> Any:
+    """The verdict as a report shows it: the decided score, `passed` left for the reader's threshold, and under
+    details["official"] the source, who, and the machine's score. Without a decision, the verdict unchanged."""
+    if decision is None:
+        return verdict
+    return verdict.model_copy(update={
+        "score": decision.score, "passed": None, "unscored_reason": None, "unscored_kind": None,
+        "details": {**verdict.details, OFFICIAL_KEY: {"source": decision.source, "by": decision.by,
+                                                      "machine_score": verdict.score, "reason": decision.reason}}})
+
+
 def official_frame(conn: Database, run_id: str, *, machine_only: bool = False) -> pd.DataFrame:
     """One row per verdict: machine score, official score, whether a human decided it, who, when, why."""
     official = OfficialScores.load(conn, run_id, machine_only=machine_only)
