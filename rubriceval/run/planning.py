@@ -27,7 +27,7 @@ from rubriceval.safety.manipulation_policy import decides_without_judge
 from rubriceval.safety.redaction import judge_view
 from rubriceval.scoring.rubric_scorer import missing_fields
 from rubriceval.scoring.score_probs import holistic_options
-from rubriceval.scoring.turn_questions import plan_turn_questions, rubric_knowledge
+from rubriceval.scoring.turn_questions import idle_question_checks, plan_turn_questions, rubric_knowledge
 
 # Typical reply size: feedback of a few sentences plus the score. A constrained answer (a checklist question's
 # yes/no) is sized from its choices instead (`expected_completion_tokens`).
@@ -284,8 +284,9 @@ def _rubric_calls(rubric: Rubric, sample: Sample, config: JudgeConfig, rubric_co
                                    schema_name=prompt.schema_name, cache_tag=prompt.cache_tag,
                                    options=prompt.options or holistic_options(rubric, call_config))
     # The checks' per-turn questions: every one that may be asked (an early stop only asks fewer).
-    for prompt in plan_turn_questions(rubric.check_items, sample.conversation, rubric.language,
-                                      rubric_knowledge(rubric)):
+    idle = idle_question_checks(rubric)
+    for prompt in plan_turn_questions([i for i in rubric.check_items if i.id not in idle], sample.conversation,
+                                      rubric.language, rubric_knowledge(rubric)):
         for call_config in rubric_configs:
             yield PlannedJudgeCall(sample_id=sample.id, scorer=rubric.id, kind="rubric", item=prompt.item_id,
                                    config=call_config, messages=prompt.messages, json_schema=prompt.json_schema,

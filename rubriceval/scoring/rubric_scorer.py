@@ -11,7 +11,7 @@ from rubriceval.rubric.schema import ChecklistItem, JudgeItem, Rubric
 from rubriceval.safety.manipulation_policy import apply_manipulation_policy, capped_without_judge, scan_sample
 from rubriceval.safety.redaction import judge_view, record_redactions
 from rubriceval.scoring.combine import ItemScore, combine, predicate_level
-from rubriceval.scoring.turn_questions import rubric_knowledge, run_checks_asking
+from rubriceval.scoring.turn_questions import idle_question_checks, rubric_knowledge, run_checks_asking
 from rubriceval.scoring.score_probs import holistic_options, tie_details
 from rubriceval.scoring.verdict import Evidence, Usage, Verdict
 from rubriceval.scoring.item_outcome import read_verdict, ItemOutcome
@@ -65,7 +65,8 @@ async def _score(rubric: Rubric, sample: Sample, judged: Sample, judge: JudgeCli
     base = dict(sample_id=sample.id, scorer=rubric.id, scorer_version=rubric.version_tag, kind="rubric")
     # Checks whose predicates ask the judge about single turns (rubriceval/scoring/turn_questions.py).
     evidence, check_usage, answered, unanswered = await run_checks_asking(
-        rubric.check_items, sample, judged, judge, rubric.language, rubric_knowledge(rubric))
+        rubric.check_items, sample, judged, judge, rubric.language, rubric_knowledge(rubric),
+        idle=idle_question_checks(rubric))
     asked = {"turn_questions": [a.model_dump(exclude_none=True) for a in answered]} if answered else {}
     if unanswered is not None:
         return Verdict(**base, unscored_kind=unanswered.kind, evidence=evidence, usage=check_usage, details=asked,

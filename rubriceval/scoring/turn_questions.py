@@ -108,15 +108,28 @@ def rubric_knowledge(rubric: Any, run_knowledge: str | None = None) -> Knowledge
     return load_knowledge(run_knowledge) if run_knowledge else None
 
 
+def idle_question_checks(rubric: Any) -> set[str]:
+    """Checks whose questions could not change this rubric's score, so they are not asked: under judge_capped
+    (outside judge_mode predicates) only `must` checks count, as caps. Their evidence says they were not run."""
+    if rubric.judge_mode == "predicates" or rubric.combine.rule != "judge_capped":
+        return set()
+    return {item.id for item in rubric.check_items if not item.must and item_questions(item)}
+
+
 async def run_checks_asking(items: list[Any], sample: Sample, judged: Sample, judge: Any, lang: str = "zh",
-                            knowledge: Knowledge | None = None
+                            knowledge: Knowledge | None = None, idle: set[str] = frozenset()
                             ) -> tuple[list[Evidence], Usage, list[TurnAnswer], Unanswered | None]:
     """Every check's evidence (questions asked about `judged`, the sample as the judge may see it: masked when
-    redaction is on), their cost, the answers, and the first question that could not be answered (None: all)."""
+    redaction is on), their cost, the answers, and the first question that could not be answered (None: all).
+    Checks named in `idle` are not run (see idle_question_checks)."""
     asker = QuestionAsker(judge, judged.conversation, lang, knowledge)
     evidence: list[Evidence] = []
     failed: Unanswered | None = None
     for item in items:
+        if item.id in idle:
+            evidence.append(Evidence(item=item.id, passed=None, detail="not run: its per-turn questions count "
+                                     "only in judge_mode predicates (or as a must check)"))
+            continue
         try:
             evidence.append(await run_check_asking(item, sample, asker))
         except Unanswered as why:
