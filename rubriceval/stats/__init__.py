@@ -1,0 +1,1 @@
+"""Statistics shared by comparisons, pairwise verdicts and trends (bootstrap intervals), written once."""

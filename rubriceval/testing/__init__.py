@@ -1,4 +1,5 @@
-"""Test helpers shipped with the package: a loopback OpenAI-compatible stub server with fault injection.
+"""Test helpers shipped with the package: a loopback OpenAI-compatible stub server with fault injection, and
+`assert_case` (one pytest test per sample, failing with the feedback and evidence).
 
 Names are imported lazily so `python -m rubriceval.testing.stub_server` does not import the module twice.
 """
@@ -12,6 +13,7 @@ _HOME = {
     "RequestRecord": "stub_stats", "StubStats": "stub_stats", "fetch_stats": "stub_stats",
     "SchemaError": "schema_instance", "instance_for_schema": "schema_instance",
     "embedding_for": "stub_content", "rough_token_count": "stub_content",
+    "assert_case": "cases",
 }
 __all__ = sorted(_HOME)
 

@@ -1,0 +1,2 @@
+"""The team audit app: logins and roles, assigned blind reviews, adjudication, appeals and calibration sessions, on one
+shared store."""
