@@ -87,8 +87,8 @@ def changed_state(path: Path, previous: FileState | None) -> tuple[FileState, bo
     if stat.st_size == 0:
         return None
     now.head_hash = _head_hash(path, stat.st_size)
-    if previous is None:
-        return now, True
+    if previous is None or path.suffix.lower() in (".yaml", ".yml"):
+        return now, True             # a chat-log config names its export elsewhere: read it each time (watermark)
     rewritten = stat.st_size < previous.read_to or (previous.read_to and now.head_hash != previous.head_hash
                                                      and previous.read_to >= HEAD)
     if rewritten:
