@@ -5,6 +5,8 @@ from __future__ import annotations
 TEAM_TEXT: dict[str, dict[str, str]] = {
     # -- header ------------------------------------------------------------------------------------------------------
     "team_title": {"zh": "rubriceval · 团队审核", "en": "rubriceval · team audit"},
+    "team_login_message": {"zh": "rubriceval 团队审核：请用组长为您创建的账号登录。",
+                           "en": "rubriceval team audit: log in with the account your lead created for you."},
     "team_signed_in": {"zh": "已登录：**{name}**（{role}） · [退出](/logout)",
                        "en": "Signed in as **{name}** ({role}) · [log out](/logout)"},
     "team_language": {"zh": "语言 / Language", "en": "Language / 语言"},

@@ -21,6 +21,7 @@ from rubriceval.store.team import TeamStore
 from ui.common.auth import require_auth_off_loopback
 from ui.common.assets import APP_CSS
 from ui.team.layout import build_team_layout
+from ui.team.page_language import I18N, PageLanguageMiddleware
 from ui.team.appeals_wiring import AppealHandlers, wire_appeals
 from ui.team.wiring import TeamHandlers, wire_team
 from ui.common.transcript_view import TRANSCRIPT_CSS
@@ -54,6 +55,7 @@ def build_team_app(store_path: str | Path, auth: TeamAuth, lang: str | None = No
         wire_team(app, layout, handlers)
         wire_appeals(app, layout.appeals, layout.session, AppealHandlers(handlers))   # agents, appeals, 校准会
     app.team_store = team            # for tests, and to close the connection with the app
+    app.team_lang = chosen           # the page's language, login page included (page_language.py)
     return app
 
 
@@ -72,6 +74,7 @@ def launch_team(store_path: str | Path, auth: TeamAuth, *, host: str = "127.0.0.
     app.queue(default_concurrency_limit=4)
     app.launch(server_name=host, server_port=port, auth=auth, prevent_thread_lock=not block, show_error=True,
                share=False, ssr_mode=False, quiet=quiet, css=APP_CSS + TRANSCRIPT_CSS + TEAM_CSS, footer_links=[],
-               i18n=gr.I18n(en={"common.complete": "Complete"}, **{"zh-CN": {"common.complete": "完成"}}),
-               app_kwargs={"middleware": [Middleware(LoginAddressMiddleware, trusted_proxies=trusted_proxies)]})
+               i18n=I18N, auth_message=t("team_login_message", app.team_lang),
+               app_kwargs={"middleware": [Middleware(LoginAddressMiddleware, trusted_proxies=trusted_proxies),
+                                          Middleware(PageLanguageMiddleware, lang=app.team_lang)]})
     return app
