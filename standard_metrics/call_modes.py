@@ -1,6 +1,6 @@
 """How the shared metric calls are cut into judge requests, decided here for every caller and every judge.
 
-Two choices, each a trade of calls against figures that stay right (issue 29):
+Three choices, each a trade of calls against figures that stay right (issue 29):
 
 - `extraction`: `split` extracts the answer's statements from a prompt that shows the answer alone and the ground
   truth's from one that shows the ground truth alone (two requests); `merged` asks for both lists in one prompt
@@ -12,10 +12,15 @@ Two choices, each a trade of calls against figures that stay right (issue 29):
   `per_context` asks once per context and combines the verdicts (a statement is supported / attributed when some
   context alone supports it; a claim needing two contexts together is therefore not supported — the Ragas NLI
   prompt, too, asks about one statement against the joined contexts, so this is stricter than Ragas there).
+- `support`: `judge` takes the judge's supported / attributed verdicts as they are; `judge_and_text` keeps a "yes"
+  only when the contexts' text bears the statement out (grounding.text_supports: its numbers occur there, half its
+  words do). For a judge that says "yes" without reading the values (the 1.5B judge attributed 市场部张伟的分机是8311
+  to the 教研部张伟 row): its "no" stands, its "yes" needs the text. Ragas's formulas are unchanged; what a verdict
+  counts is.
 
-`MetricOptions.extraction` / `.context_calls` set either for a run (`--metric-option context_calls=per_context`);
-left unset (None), the judge's measured default below applies, else `DEFAULT`. Measured defaults are keyed by the
-judge's `JudgeConfig.model` ("local" = the embedded judge); the figures behind each are in docs/benchmarks.md
+`MetricOptions.extraction` / `.context_calls` / `.support` set each for a run
+(`--metric-option context_calls=per_context`); left unset (None), the judge's measured default below applies, else
+`DEFAULT`. Measured defaults are keyed by the judge's `JudgeConfig.model` ("local" = the embedded judge); the figures behind each are in docs/benchmarks.md
 ("RAG metrics on a small judge"), made by `python -m rubriceval.benchmarks.rag_zh`.
 """
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pydantic import BaseModel, ConfigDict
 
 Extraction = Literal["split", "merged"]
 ContextCalls = Literal["merged", "per_context"]
+Support = Literal["judge", "judge_and_text"]
 
 
 class CallModes(BaseModel):
@@ -33,11 +39,12 @@ class CallModes(BaseModel):
 
     extraction: Extraction = "split"
     context_calls: ContextCalls = "merged"
+    support: Support = "judge"
 
     @property
     def tag(self) -> str:
         """Part of an LLM metric's version: verdicts made with other cuts are never mixed under one version."""
-        return f"x{self.extraction}.c{self.context_calls}"
+        return f"x{self.extraction}.c{self.context_calls}" + (".stext" if self.support == "judge_and_text" else "")
 
 
 DEFAULT = CallModes()
@@ -54,6 +61,6 @@ def judge_model_of(judge: Any) -> str | None:
 def call_modes(options: Any, judge_model: str | None = None) -> CallModes:
     """The cut a run uses: the options' explicit choices, else this judge's measured default, else DEFAULT."""
     base = MEASURED.get(judge_model or "", DEFAULT)
-    extraction = getattr(options, "extraction", None) or base.extraction
-    context_calls = getattr(options, "context_calls", None) or base.context_calls
-    return CallModes(extraction=extraction, context_calls=context_calls)
+    return CallModes(extraction=getattr(options, "extraction", None) or base.extraction,
+                     context_calls=getattr(options, "context_calls", None) or base.context_calls,
+                     support=getattr(options, "support", None) or base.support)

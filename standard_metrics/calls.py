@@ -34,7 +34,7 @@ from standard_metrics.call_modes import CallModes, call_modes, judge_model_of
 from standard_metrics.call_plan import (CALLS_VERSION, EMBEDDING, ROUND_1, ROUND_2, VERDICT_LABELS, CacheLookup,
                                         CallKind, CallOutcome, CallPlan, EmbeddingOutcome, JudgeRequest, Need,
                                         PlannedCall)
-from standard_metrics.grounding import ground
+from standard_metrics.grounding import ground, text_supports
 from standard_metrics.protocols import Embedder, EmbeddingReply, Judge
 from standard_metrics.requests import RequestBuilder, check_examples
 from standard_metrics.schemas import validate
@@ -163,6 +163,27 @@ def combine_contexts(parts: list[CallOutcome]) -> CallOutcome:
     return _spent(CallKind.CONTEXTS, parts, data)
 
 
+NOT_IN_TEXT = {"zh": "但资料原文中找不到这句的依据（数字或字词不符），不计为有依据",
+               "en": "but no context's text bears it out (numbers or words differ): not counted as supported"}
+
+
+def text_checked(outcome: CallOutcome, sample: Sample, statements: "StatementState", modes: CallModes,
+                 lang: str) -> CallOutcome:
+    """With `support: judge_and_text`, a supported / attributed verdict stands only when the contexts' text
+    bears the statement out (grounding.text_supports); the judge's reason is kept, with why it was overruled."""
+    if modes.support != "judge_and_text" or not outcome.ok:
+        return outcome
+    data = {k: dict(v) if isinstance(v, dict) else v for k, v in outcome.data.items()}
+    for key, prefix, flag, items in (("answer_statements", "s", "supported", statements.answer),
+                                     ("ground_truth_statements", "g", "attributed", statements.ground_truth)):
+        for i, text in enumerate(items or [], start=1) if key in data else ():
+            verdict = data[key].get(f"{prefix}{i}")
+            if verdict and verdict.get(flag) and not text_supports(text, sample.contexts, sample.question):
+                overruled = NOT_IN_TEXT.get(lang, NOT_IN_TEXT["en"])
+                data[key][f"{prefix}{i}"] = {**verdict, flag: False, "reason": f"{verdict['reason']}；{overruled}"}
+    return outcome.model_copy(update={"data": data})
+
+
 def grounded(outcome: CallOutcome, sample: Sample, enabled: bool = True) -> CallOutcome:
     """The extraction with every statement not found in its own text dropped and listed (grounding.py)."""
     if not outcome.ok or not enabled:
@@ -211,6 +232,7 @@ class SampleRun:
     embedder: Embedder | None
     outcomes: dict[str, CallOutcome] = field(default_factory=dict)
     embedding: EmbeddingOutcome | None = None
+    statements: StatementState = field(default_factory=StatementState)   # as extracted (grounded)
 
     async def _call(self, kind: CallKind, requests: list[JudgeRequest]) -> None:
         if not requests or self.builder is None:
@@ -221,7 +243,8 @@ class SampleRun:
             outcome = grounded(combine_extraction(parts), self.sample,
                                self.builder.options.statement_grounding)
         elif kind is CallKind.CONTEXTS:
-            outcome = combine_contexts(parts)
+            outcome = text_checked(combine_contexts(parts), self.sample, self.statements, self.plan.modes,
+                                   self.builder.lang)
         else:
             outcome = parts[0]
         self.outcomes[kind.value] = outcome
@@ -241,7 +264,7 @@ class SampleRun:
             first.append((CallKind.CONTEXTS,
                           round_2_requests(CallKind.CONTEXTS, self.plan, self.builder, StatementState())))
         await asyncio.gather(*(self._call(k, r) for k, r in first))
-        statements = StatementState.from_extraction(self.outcomes.get(CallKind.EXTRACT.value))
+        self.statements = statements = StatementState.from_extraction(self.outcomes.get(CallKind.EXTRACT.value))
         second = [(k, round_2_requests(k, self.plan, self.builder, statements))
                   for k in ROUND_2 if k in calls and not (k is CallKind.CONTEXTS and contexts_early)]
         jobs = [self._call(k, r) for k, r in second]

@@ -25,6 +25,9 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 MIN_COVERAGE = 0.7
+# A judge's "supported"/"attributed" stands only when the contexts carry the statement's words this far (and every
+# number): contexts paraphrase more than a text's own statements do, so the bar is lower (call_modes `support`).
+MIN_SUPPORT_COVERAGE = 0.5
 DropReason = Literal["question", "greeting", "not_in_source"]
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff"
@@ -112,3 +115,13 @@ def ground(statements: list[str], source: str, question: str = "") -> GroundedSt
         else:
             result.dropped.append(DroppedStatement(statement=statement, reason=reason, coverage=covered))
     return result
+
+
+def text_supports(statement: str, contexts: list[str], question: str = "") -> bool:
+    """Whether the contexts can be the source of this statement at all: every number in it occurs in them (or in
+    the question) and `MIN_SUPPORT_COVERAGE` of its words do. A necessary condition, not a sufficient one: the
+    judge still decides, this only refuses a "supported" that no context's text bears out."""
+    source = "\n".join(contexts)
+    if not _numbers(statement) <= _numbers(source) | _numbers(question):
+        return False
+    return coverage(statement, source + "\n" + question) >= MIN_SUPPORT_COVERAGE

@@ -6,7 +6,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from standard_metrics.agent_options import AgentOptions
-from standard_metrics.call_modes import ContextCalls, Extraction
+from standard_metrics.call_modes import ContextCalls, Extraction, Support
 from standard_metrics.sql.options import SqlOptions
 from standard_metrics.string_metrics import SimilarityMeasure
 from standard_metrics.text import RougeTokenizer
@@ -44,6 +44,7 @@ class MetricOptions(BaseModel):
     # default. split: statements of each text from a prompt showing that text alone (no leak between them).
     extraction: Extraction | None = None
     context_calls: ContextCalls | None = None
+    support: Support | None = None       # judge | judge_and_text: a "supported" must be borne out by the text
     # Keep only extracted statements found in their own text, not questions or greetings (grounding.py).
     statement_grounding: bool = True
     # Non-LLM context match of structured rows: the fields that identify a row (None → its first field).

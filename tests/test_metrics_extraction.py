@@ -163,3 +163,23 @@ async def test_the_judge_in_use_decides_the_cut(monkeypatch):
     await score_sample(sample(), ["faithfulness"], judge=judge)
     assert len(judge.calls("judge_contexts")) == len(CONTEXTS)
     assert len(planned_requests(sample(), ["faithfulness"], judge_model="scripted")) == 1 + len(CONTEXTS)
+
+
+async def test_a_yes_the_contexts_text_does_not_bear_out_is_overruled_with_support_judge_and_text():
+    # the judge attributes the other 张伟's extension to a row that says 8123 (what the 1.5B judge did)
+    row = "员工信息表｜工号：E1023｜姓名：张伟｜部门：教研部｜职位：课程研发工程师｜分机：8123"
+    wrong = Sample(id="z", question="市场部的张伟分机是多少？", answer="张伟的分机是8123。",
+                   ground_truth="市场部的张伟分机是8311。", contexts=[row])
+    script = {"extract_statements": {"answer_statements": ["张伟的分机是8123"],
+                                     "ground_truth_statements": ["市场部的张伟分机是8311"]},
+              "judge_contexts": fill_schema(True, reason="资料中有分机信息")}
+    names = ["context_recall", "faithfulness"]
+    trusting = {v.scorer: v for v in await score_sample(wrong, names, judge=ScriptedJudge(script))}
+    checked = {v.scorer: v for v in await score_sample(wrong, names, judge=ScriptedJudge(script),
+                                                       options={"support": "judge_and_text"})}
+    assert trusting["context_recall"].score == 1.0
+    assert checked["context_recall"].score == 0.0                       # 8311 is in no context
+    assert "找不到这句的依据" in checked["context_recall"].details["reasons"][0]
+    assert checked["faithfulness"].score == 1.0                         # 8123 is: the judge's yes stands
+    assert "stext" in checked["context_recall"].scorer_version
+    assert trusting["context_recall"].scorer_version != checked["context_recall"].scorer_version
