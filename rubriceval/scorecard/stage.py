@@ -1,10 +1,11 @@
 """The scorecard stage of a run: after the run's rubrics and metrics, every scorecard scores every sample of its
 scope, a window at a time, reading the window's rubric verdicts from the store for `rubric:` items (so a rubric is
 never judged twice for a scorecard). Resumable: pairs already stored are skipped. Cached: every question goes
-through the judge cache. Verdicts are written once per window."""
+through the judge cache. Verdicts are written as they are made (in batches: at least every half second)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +16,9 @@ from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.score import score_scorecard
 from rubriceval.scorecard.store import ScorecardStore
 from rubriceval.scoring.verdict import Usage, Verdict
+
+
+SAVE_EVERY, SAVE_SECONDS = 200, 0.5
 
 
 @dataclass
@@ -83,13 +87,21 @@ async def score_run_scorecards(runs: Any, run_id: str, cards: Sequence[Scorecard
             done = store.done(run_id, card.id, [s.id for s in mine])
             totals.skipped += len(done)
             jobs += [one(card, s, rubric_verdicts.get(s.id, {})) for s in mine if s.id not in done]
-        made = await asyncio.gather(*jobs)
-        store.save(run_id, made)
-        for verdict in made:
+        waiting: list = []
+        last = time.monotonic()
+        for job in asyncio.as_completed(jobs):
+            verdict = await job
+            waiting.append(verdict)
             totals.done += 1
             totals.unscored += verdict.totals.total is None
             totals.fatal += bool(verdict.totals.fatal)
             totals.usage = totals.usage + verdict.usage
+            # Written as they come (a killed run keeps them), batched so a big offline run is not a transaction
+            # per conversation.
+            if len(waiting) >= SAVE_EVERY or time.monotonic() - last > SAVE_SECONDS:
+                store.save(run_id, waiting)
+                waiting, last = [], time.monotonic()
+        store.save(run_id, waiting)
     return totals
 
 

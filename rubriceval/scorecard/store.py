@@ -68,6 +68,8 @@ class ScorecardStore:
         return {r[0] for r in rows}
 
     def save(self, run_id: str, verdicts: Sequence[ScorecardVerdict]) -> None:
+        if not verdicts:
+            return
         now = time.time()
         with self._lock, self.conn:
             self.conn.executemany(_SAVE, [
