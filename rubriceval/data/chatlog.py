@@ -24,16 +24,19 @@ A dataset config (`rubriceval run chats.yaml`):
 """
 from __future__ import annotations
 
+import itertools
 import json
-from pathlib import Path
+from collections.abc import Iterable, Iterator
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rubriceval.data.conversation import ROLES, Conversation, Turn, TurnProblem
-from rubriceval.data.stream import iter_records
+from rubriceval.data.row_groups import RowGroups
+from rubriceval.data.stream import Record, iter_records
 from rubriceval.common.errors import DatasetError
 from rubriceval.data import metadata as meta
 
@@ -142,10 +145,6 @@ def load_chatlog_config(path: str | Path) -> ChatLogConfig:
     return config
 
 
-def _header(records: list[tuple[int, dict[str, Any]]]) -> list[str]:
-    return list(records[0][1]) if records else []
-
-
 def _resolve_columns(header: list[str], columns: ChatLogColumns, file: str) -> dict[str, str]:
     resolved: dict[str, str] = {}
     for name in DEFAULT_COLUMNS:
@@ -188,7 +187,7 @@ def _metadata_columns(header: list[str], chosen: ChatLogMetadata, used: set[str]
 
 def looks_like_chatlog(records: list[tuple[int, dict[str, Any]]]) -> bool:
     """One row per message under the default headers (and not a question/answer dataset)."""
-    header = _header(records)
+    header = list(records[0][1]) if records else []
     if any(h in header for h in ("question", "user_input", "turns", "messages")):
         return False
     return all(any(h in header for h in DEFAULT_COLUMNS[n]) for n in REQUIRED)
@@ -223,22 +222,6 @@ def _index(text: str, file: str, line: int, column: str) -> int | None:
     if as_float != as_float or as_float != int(as_float):
         raise DatasetError(f"turn index {text!r} is not a whole number", file=file, line=line, field=column)
     return int(as_float)
-
-
-def _role_of(speakers: dict[str, str], records, cols: dict[str, str], file: str) -> dict[str, str]:
-    """Speaker label → role (or drop) for every label in the export; an unmapped label is an error."""
-    mapping = {role: role for role in ROLES} | speakers
-    seen: list[str] = []
-    for _, record in records:
-        label = _cell(record, cols["speaker"])
-        if label not in seen:
-            seen.append(label)
-    for line, record in records:
-        label = _cell(record, cols["speaker"])
-        if label not in mapping:
-            raise DatasetError(f"speaker '{label}' has no role; speakers seen: {', '.join(seen)}", file=file,
-                               line=line, field=cols["speaker"], hint=SPEAKER_MAP_HINT)
-    return mapping
 
 
 def _moment(record: dict[str, Any], cols: dict[str, str], zone, file: str, line: int) -> datetime | None:
@@ -318,9 +301,18 @@ def _by_time(rows: list[tuple[int, dict[str, Any]]], moments: dict[int, datetime
 
 
 def read_chatlog(path: str | Path, config: ChatLogConfig | None = None, *,
-                 records: list[tuple[int, dict[str, Any]]] | None = None) -> list[Conversation]:
+                 records: Iterable[Record] | None = None) -> list[Conversation]:
+    """Every conversation of an export, as a list (iter_chatlog reads them one at a time)."""
+    return list(iter_chatlog(path, config, records=records))
+
+
+def iter_chatlog(path: str | Path, config: ChatLogConfig | None = None, *,
+                 records: Iterable[Record] | None = None) -> Iterator[Conversation]:
     """Group an export's rows into conversations (in order of first appearance). `path` may be the export itself
-    or a dataset config YAML naming it; a config given here (e.g. from --speaker-map) adds to the YAML's."""
+    or a dataset config YAML naming it; a config given here (e.g. from --speaker-map) adds to the YAML's.
+
+    Rows are read as a stream and checked as they come (a bad row is reported when reached); the rows of each
+    conversation are gathered in bounded memory (data/row_groups.py spills a large export to a temporary file)."""
     path = Path(path)
     config = config or ChatLogConfig()
     config_file: str | None = None
@@ -335,19 +327,38 @@ def read_chatlog(path: str | Path, config: ChatLogConfig | None = None, *,
         path = path.parent / from_file.file
     zone = meta.zone(config.timezone, file=config_file)
     file = str(path)
-    if records is None:
-        records = list(iter_records(path))
-    if not records:
+    rows = iter(records) if records is not None else iter_records(path)
+    first = next(rows, None)
+    if first is None:
         raise DatasetError("the chat log has no rows", file=file)
-    header = _header(records)
+    header = list(first[1])
     cols = _resolve_columns(header, config.columns, file)
     metadata_columns = _metadata_columns(header, config.metadata, set(cols.values()), file)
-    roles = _role_of(config.speakers, records, cols, file)
-    grouped: dict[str, list[tuple[int, dict[str, Any]]]] = {}
-    for line, record in records:
-        conversation_id = _cell(record, cols["conversation_id"])
-        if not conversation_id:
-            raise DatasetError("empty conversation id", file=file, line=line, field=cols["conversation_id"],
-                               hint="every row needs the id of the conversation it belongs to")
-        grouped.setdefault(conversation_id, []).append((line, record))
-    return [_build(cid, rows, cols, roles, file, zone, metadata_columns) for cid, rows in grouped.items()]
+    roles = {role: role for role in ROLES} | config.speakers
+    seen: dict[str, None] = {}
+    groups = RowGroups()
+    try:
+        for line, record in itertools.chain([first], rows):
+            label = _cell(record, cols["speaker"])
+            seen.setdefault(label)
+            if label not in roles:
+                raise _unmapped_speaker(label, line, seen, rows, cols["speaker"], file)
+            conversation_id = _cell(record, cols["conversation_id"])
+            if not conversation_id:
+                raise DatasetError("empty conversation id", file=file, line=line, field=cols["conversation_id"],
+                                   hint="every row needs the id of the conversation it belongs to")
+            _moment(record, cols, zone, file, line)              # a bad timestamp is reported at its row
+            groups.add(conversation_id, line, record)
+        for conversation_id, group in groups.groups():
+            yield _build(conversation_id, group, cols, roles, file, zone, metadata_columns)
+    finally:
+        groups.close()
+
+
+def _unmapped_speaker(label: str, line: int, seen: dict[str, None], rest: Iterator[Record], column: str,
+                      file: str) -> DatasetError:
+    """The error for a speaker with no role, listing every speaker of the export (the rest read for their labels)."""
+    for _, record in rest:
+        seen.setdefault(_cell(record, column))
+    return DatasetError(f"speaker '{label}' has no role; speakers seen: {', '.join(seen)}", file=file, line=line,
+                        field=column, hint=SPEAKER_MAP_HINT)

@@ -119,13 +119,14 @@ def read_dataset(path: str | Path, *, require: Iterable[str] = ("question",),
 def iter_samples(path: str | Path, *, require: Iterable[str] = ("question",), chatlog: "ChatLogConfig | None" = None,
                  check_duplicates: bool = True, with_lines: bool = False, fmt: str = "auto") -> Iterator[Any]:
     """The samples of a file one at a time, in file order, read as a stream (`read_dataset` lists them): a
-    dataset of any size in flat memory, a bad line reported when reached. A chat-log export is grouped whole.
+    dataset of any size in flat memory, a bad line reported when reached. A chat-log export's rows are
+    gathered per conversation in bounded memory (data/row_groups.py).
 
     check_duplicates=False leaves duplicate ids to the caller (the run store's key refuses them without this
     function holding every id); with_lines=True yields (line, sample) pairs (line None for grouped chat logs).
     fmt (run --format): auto sniffs OTel / Langfuse exports (data/readers/) and chat logs; otel, langfuse,
     chatlog or dataset says which it is."""
-    from rubriceval.data.chatlog import looks_like_chatlog, read_chatlog
+    from rubriceval.data.chatlog import iter_chatlog, looks_like_chatlog
     from rubriceval.data.conversation_io import conversation_sample, is_conversation_record, parse_conversation
 
     path = Path(path)
@@ -136,7 +137,7 @@ def iter_samples(path: str | Path, *, require: Iterable[str] = ("question",), ch
         return
     if chatlog is not None or fmt == "chatlog" or path.suffix.lower() in (".yaml", ".yml"):
         yield from ((None, conversation_sample(c)) if with_lines else conversation_sample(c)
-                    for c in read_chatlog(path, chatlog))
+                    for c in iter_chatlog(path, chatlog))
         return
     records = iter_records(path)
     first = next(records, None)
@@ -144,7 +145,7 @@ def iter_samples(path: str | Path, *, require: Iterable[str] = ("question",), ch
         raise DatasetError("the dataset has no rows", file=str(path))
     if fmt != "dataset" and looks_like_chatlog([first]):
         yield from ((None, conversation_sample(c)) if with_lines else conversation_sample(c)
-                    for c in read_chatlog(path, None, records=[first, *records]))
+                    for c in iter_chatlog(path, None, records=itertools.chain([first], records)))
         return
     seen: dict[str, int] | None = {} if check_duplicates else None
     plain_text = LineTally()            # CSV/Excel rows whose contexts cell is plain text (read as one context)
