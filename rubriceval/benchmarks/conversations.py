@@ -195,7 +195,7 @@ def summarise(rows: list[ConversationRow], n_boot: int = 1000, seed: int = 0) ->
             out.append(ModeSummary(
                 rubric=rubric, mode=mode, n=n, n_scored=len(scored),
                 kappa=kappa.value if kappa is not None else None,
-                kappa_ci=(kappa.low, kappa.high) if kappa is not None else (None, None), agreement=report,
+                kappa_ci=(kappa.ci_low, kappa.ci_high) if kappa is not None else (None, None), agreement=report,
                 localised=sum(1 for r in localisable if r.named_turn == r.violation_turn),
                 localisable=len(localisable) if mode != "checklist" else 0,
                 calls_per_dialogue=usage.calls / n, prompt_tokens_per_dialogue=usage.prompt_tokens / n,

@@ -27,6 +27,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fit-weights", action="store_true",
                    help="fit the checklist's question weights to the audits (ordinal logistic on p(yes)); proposed "
                         "as a new version only when it beats the declared level rule on held-out items (exit 1 if not)")
+    p.add_argument("--fit-thresholds", action="store_true",
+                   help="fit each per-turn question's p(yes) cut-off to audited turns (--labels: sample_id, turn, "
+                        "question|item, answer) for the judge that answered them; proposed only when it beats 0.5 on "
+                        "held-out turns (exit 1 if none is)")
+    p.add_argument("--labels", help="--fit-thresholds: the audited turns (JSONL or CSV)")
+    p.add_argument("--run", help="--fit-thresholds: the run whose answers to use (default: the newest with the rubric)")
     p.add_argument("--accept", metavar="VERSION", help="accept a proposed version")
     p.add_argument("--reject", metavar="VERSION", help="reject a proposed version")
     p.add_argument("--expert", help="who decides (with --accept/--reject)")
@@ -34,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_calibrate)
 
     p = sub.add_parser("benchmark-judge", help="any configured judge vs human labels: SummEval (1–5) or HaluEval")
-    p.add_argument("kind", choices=["summeval", "halueval", "cs_zh", "robustness"])
+    p.add_argument("kind", choices=["summeval", "halueval", "cs_zh", "robustness", "conversations"])
     p.add_argument("--n", type=int, help="items (default: all SummEval / 60 balanced HaluEval / all 66 cs_zh rows)")
     p.add_argument("--few-shot", choices=["all", "per_level", "none"],
                    help="holistic: the rubric's examples all, one per level, or none (default: the rubric's); "
@@ -88,6 +94,20 @@ def cmd_calibrate(args) -> int:
         record = fn(args.store, args.rubric, args.accept or args.reject, decided_by=args.expert or "")
         print(record)
         return 0
+    if args.fit_thresholds:            # per-turn question cut-offs fitted to audited turns; refused unless > 0.5
+        from rubriceval.trust.fit_cutoff import fit_thresholds
+
+        if not args.labels:
+            print("--fit-thresholds needs --labels (the audited turns)", file=sys.stderr)
+            return 2
+        fits, unasked, path = fit_thresholds(args.store, args.rubric, args.labels, run=args.run,
+                                             holdout_fraction=args.holdout, seed=args.seed)
+        for fit in fits:
+            print(fit.line())
+        if unasked:
+            print(f"{unasked} audited turn(s) were never asked about in the run (no p(yes)); left out")
+        print(f"proposed: {path}" if path else "no cut-off proposed: the rubric keeps 0.5")
+        return 0 if path else 1
     if args.fit_weights:               # checklist weights fitted to audits; refused unless they beat the rule
         from rubriceval.trust.calibrate_weights import fit_weights
 
@@ -118,6 +138,14 @@ def _benchmark_judge(args) -> int:
         from rubriceval.benchmarks.robustness_cli import run_from_args
 
         return run_from_args(args, judge_config_from(args), "rubriceval " + " ".join(sys.argv[1:]))
+    if args.kind == "conversations":  # the labelled conversation set, per mode (issue 28)
+        from rubriceval.benchmarks.conversations import MODES, main
+
+        modes = [args.judge_mode] if args.judge_mode else list(MODES)
+        return main(["--modes", ",".join(modes), "--out", args.out or "out/bench_conversations.json",
+                     *(["--resume"] if args.resume else []), *(["--data", args.data] if args.data else []),
+                     *(["--rubrics", args.rubrics] if args.rubrics else []),
+                     *(["--config", args.config] if getattr(args, "config", None) else [])])
     if args.kind == "cs_zh":          # the labelled Chinese customer-service set, per judge mode
         from rubriceval.benchmarks.cs_zh import run_cs_benchmark
 
