@@ -172,3 +172,11 @@ def test_a_span_time_that_is_not_nanoseconds_names_its_field(tmp_path):
     with pytest.raises(DatasetError, match="must be a JSON object") as err:
         read_otel(_write(tmp_path, requests))
     assert (err.value.line, err.value.field) == (2, "resourceSpans[1].scopeSpans[1].spans[1]")
+
+
+def test_spans_spilled_to_the_temporary_database_read_the_same(monkeypatch):
+    from rubriceval.data import row_groups
+
+    in_memory = read_otel(FIXTURE)
+    monkeypatch.setattr(row_groups, "SPILL_ROWS", 1)
+    assert [c.model_dump() for c in read_otel(FIXTURE)] == [c.model_dump() for c in in_memory]

@@ -22,6 +22,7 @@ data/metadata.py filled from gen_ai.agent.id/name, gen_ai.agent.version or servi
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,8 @@ from rubriceval.common.errors import DatasetError
 from rubriceval.data import metadata as meta
 from rubriceval.data.conversation import Conversation
 from rubriceval.data.readers.documents import iter_documents
-from rubriceval.data.readers.otlp_json import attributes, span_lists
+from rubriceval.data.row_groups import RowGroups
+from rubriceval.data.readers.otlp_json import any_value, attributes, span_lists
 from rubriceval.data.readers.transcript import Transcript, arguments, as_text
 
 CONVERSATION_ID = "gen_ai.conversation.id"
@@ -114,30 +116,68 @@ class _Span:
 
 
 def read_otel(path: str | Path) -> list[Conversation]:
-    """Every conversation of an OTLP/JSON trace file, in order of first appearance."""
+    """Every conversation of an OTLP/JSON trace file, in order of first appearance (iter_otel, as a list)."""
+    return list(iter_otel(path))
+
+
+def iter_otel(path: str | Path) -> Iterator[Conversation]:
+    """The conversations of an OTLP/JSON trace file one at a time, in bounded memory: a first pass learns which
+    traces hold GenAI spans and under which conversation id (and reports a bad span when reached), a second
+    gathers each conversation's spans (data/row_groups.py spills a large file to a temporary database)."""
     path = Path(path)
     file = str(path)
-    spans: list[_Span] = []
+    trace_conversation, genai_traces = _trace_index(path, file)
+    if not genai_traces:
+        raise DatasetError("no GenAI spans (gen_ai.operation.name, gen_ai.input/output.messages or message events)",
+                           file=file)
+    groups = RowGroups()
+    try:
+        for line, document in _requests(path, file):
+            for where, resource, raw in span_lists(document):
+                trace_id = str(raw.get("traceId") or "")
+                key = (_own_conversation_id(raw) or trace_conversation.get(trace_id)
+                       or (trace_id if trace_id in genai_traces else None))
+                if key:
+                    groups.add(key, line, {"where": where, "resource": resource, "span": raw})
+        for conversation_id, rows in groups.groups():
+            spans = [_Span(line, r["where"], r["resource"], r["span"], file) for line, r in rows]
+            genai = sorted((s for s in spans if s.is_genai()), key=lambda s: (s.start, s.line))
+            if genai:
+                yield _conversation(conversation_id, genai, {s.span_id: s for s in spans}, file)
+    finally:
+        groups.close()
+
+
+def _requests(path: Path, file: str) -> Iterator[tuple[int, dict[str, Any]]]:
     for line, document in iter_documents(path):
         if "resourceSpans" not in document:
             raise DatasetError("not an OTLP trace export (no resourceSpans)", file=file, line=line,
                                field="resourceSpans", hint="an OTLP/JSON file exporter's traces output; "
                                "resourceLogs holds logs or evaluation events, not conversations")
-        spans.extend(_Span(line, where, resource, raw, file) for where, resource, raw in span_lists(document))
-    genai = [s for s in spans if s.is_genai()]
-    if not genai:
-        raise DatasetError("no GenAI spans (gen_ai.operation.name, gen_ai.input/output.messages or message events)",
-                           file=file)
-    trace_conversation = {s.trace_id: str(s.attributes[CONVERSATION_ID]) for s in spans
-                          if s.attributes.get(CONVERSATION_ID) not in (None, "")}
-    grouped: dict[str, list[_Span]] = {}
-    for span in genai:
-        conversation_id = str(span.attributes.get(CONVERSATION_ID) or trace_conversation.get(span.trace_id)
-                              or span.trace_id)
-        grouped.setdefault(conversation_id, []).append(span)
-    by_id = {s.span_id: s for s in spans}
-    return [_conversation(cid, sorted(group, key=lambda s: (s.start, s.line)), by_id, file)
-            for cid, group in grouped.items()]
+        yield line, document
+
+
+def _trace_index(path: Path, file: str) -> tuple[dict[str, str], set[str]]:
+    """(trace id → its conversation id, traces holding a GenAI span), every span checked on the way."""
+    trace_conversation: dict[str, str] = {}
+    genai_traces: set[str] = set()
+    for line, document in _requests(path, file):
+        for where, resource, raw in span_lists(document):
+            span = _Span(line, where, resource, raw, file)
+            conversation_id = span.attributes.get(CONVERSATION_ID)
+            if conversation_id not in (None, ""):
+                trace_conversation.setdefault(span.trace_id, str(conversation_id))
+            if span.is_genai():
+                genai_traces.add(span.trace_id)
+    return trace_conversation, genai_traces
+
+
+def _own_conversation_id(raw: dict[str, Any]) -> str | None:
+    for item in raw.get("attributes") or []:
+        if isinstance(item, dict) and item.get("key") == CONVERSATION_ID:
+            value = any_value(item.get("value"))
+            return str(value) if value not in (None, "") else None
+    return None
 
 
 def _conversation(conversation_id: str, spans: list[_Span], by_id: dict[str, _Span], file: str) -> Conversation:
