@@ -55,6 +55,11 @@ _EXPORTS: dict[str, str] = {
     "evaluate_gate": "rubriceval.report.gate",
     "GateResult": "rubriceval.report.gate",
     "assert_gate": "rubriceval.report.pytest_helper",
+    # production QA: segments, trends, incremental runs (docs/production_qa.md)
+    "segment_tables": "rubriceval.segments.table",
+    "parse_by": "rubriceval.segments.spec",
+    "compute_trend": "rubriceval.trend.series",
+    "run_increment": "rubriceval.incremental.increment",
     # trust in the judge
     "agreement_report": "rubriceval.trust.agreement",
     "AgreementReport": "rubriceval.trust.agreement",
