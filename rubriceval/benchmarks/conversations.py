@@ -28,6 +28,7 @@ import json
 import re
 import sys
 import time
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,25 @@ def load_set(path: str | Path = DATA, split: str | None = "heldout") -> list[Sam
     return [s for s in samples if split is None or s.metadata.get("split") == split]
 
 
+def interleaved(samples: list[Sample]) -> list[Sample]:
+    """The dialogues in an order whose every prefix is balanced: rubrics alternate, and within a rubric the label
+    levels take turns (so a run that cannot finish still measures every level of both rubrics)."""
+    per_rubric: dict[str, list[Sample]] = {}
+    for sample in samples:
+        per_rubric.setdefault(sample.metadata["label"]["rubric"], []).append(sample)
+    orders = []
+    for group in per_rubric.values():
+        by_level: dict[int, list[Sample]] = {}
+        for sample in group:
+            by_level.setdefault(sample.metadata["label"]["score"], []).append(sample)
+        queues = [by_level[level] for level in sorted(by_level, reverse=True)]
+        order = []
+        while any(queues):
+            order += [queue.pop(0) for queue in queues if queue]
+        orders.append(order)
+    return [s for round_ in zip_longest(*orders) for s in round_ if s is not None]
+
+
 def named_turn(verdict: Verdict, rubric: Rubric) -> int | None:
     """The turn a verdict names first as where the rubric is broken (None: it names none)."""
     if rubric.judge_mode == "predicates":
@@ -144,17 +164,19 @@ async def run_modes(config: JudgeConfig, modes: list[JudgeMode], *, data: str | 
     from rubriceval.run.backends import make_judge
     from rubriceval.run.runner import judge_rubric
 
-    samples = load_set(data)
+    samples = interleaved(load_set(data))
     done = _done(partial) if resume else {}
     if partial is not None and not resume:
         partial.unlink(missing_ok=True)
     judge = make_judge(config, announce=progress)
     rows: list[ConversationRow] = []
+    by_mode = {mode: rubrics_in_mode(mode, config.model, rubrics_dir) for mode in modes}
     try:
-        for mode in modes:
-            by_id = rubrics_in_mode(mode, config.model, rubrics_dir)
-            for sample in samples:
-                rubric = by_id[sample.metadata["label"]["rubric"]]
+        # Dialogue by dialogue, every mode on each: a run stopped part-way leaves the same dialogues in every mode
+        # (and the modes after the first reuse its cached answers to the questions they share).
+        for sample in samples:
+            for mode in modes:
+                rubric = by_mode[mode][sample.metadata["label"]["rubric"]]
                 if not applies(rubric, sample):
                     raise SystemExit(f"rubric '{rubric.id}' does not apply to dialogue {sample.id}")
                 key = (mode, sample.id, rubric.version_tag, config.model)
