@@ -64,7 +64,7 @@ def cmd_schema(args) -> int:
 def cmd_compile(args) -> int:
     from rubriceval.data.io import read_dataset
     from rubriceval.data.sample import Sample
-    from rubriceval.prompt.rubric_prompts import compile_rubric
+    from rubriceval.prompt.rubric_prompts import compile_rubric, prompts_text
     from rubriceval.rubric.applies import why_not
     from rubriceval.rubric.loader import load_rubric
 
@@ -93,14 +93,8 @@ def cmd_compile(args) -> int:
     prompts = compile_rubric(rubric, sample, structured=structured)
     if not prompts:
         print(f"rubric '{rubric.id}' has no judge items: it is scored by deterministic checks only.")
-    for prompt in prompts:
-        print(f"===== item: {prompt.item_id}  (cache tag {prompt.cache_tag}) =====")
-        for m in prompt.messages:
-            print(f"----- {m['role']} -----")
-            print(m["content"])
-        if prompt.json_schema:
-            print("----- response_format json_schema -----")
-            print(json.dumps(prompt.json_schema, ensure_ascii=False))
+    if prompts:
+        print(prompts_text(prompts))
     return 0
 
 

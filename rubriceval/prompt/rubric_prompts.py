@@ -2,6 +2,8 @@
 checklist questions (scoring/checklist.py), transcripts (prompt/transcript.py)."""
 from __future__ import annotations
 
+import json
+
 from rubriceval.data.sample import Sample
 from rubriceval.prompt.compile import CompiledPrompt, compile_item
 from rubriceval.prompt.transcript import compile_conversation_rubric
@@ -18,3 +20,15 @@ def compile_rubric(rubric: Rubric, sample: Sample, *, structured: bool = True,
                                            feedback_max_chars=feedback_max_chars)
     return [compile_item(rubric, item, sample, structured=structured, feedback_max_chars=feedback_max_chars)
             for item in rubric.judge_items]
+
+
+def prompts_text(prompts: list[CompiledPrompt]) -> str:
+    """The exact messages the judge receives, as `rubriceval compile` prints them and the studio previews them."""
+    out: list[str] = []
+    for prompt in prompts:
+        out.append(f"===== item: {prompt.item_id}  (cache tag {prompt.cache_tag}) =====")
+        for m in prompt.messages:
+            out += [f"----- {m['role']} -----", m["content"]]
+        if prompt.json_schema:
+            out += ["----- response_format json_schema -----", json.dumps(prompt.json_schema, ensure_ascii=False)]
+    return "\n".join(out)

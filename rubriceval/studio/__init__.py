@@ -1,0 +1,1 @@
+"""The rubric studio's logic, without Gradio: the form and its YAML (form.py), trying a draft (workbench.py,\ntrial.py), versions on disk (versions.py), drafts proposed by the judge (drafting.py). The app is ui/studio/."""
