@@ -70,6 +70,8 @@ class Row(BaseModel):
     stage: str | None = None                # diagnosis, LLM metrics only
     stage_cross_checked: str | None = None  # diagnosis with the non-LLM recall beside them
     dropped_statements: int = 0
+    planned_calls: int = 0                  # what the dry run plans for this sample (every reply valid)
+    planned_prompt_tokens: int = 0          # estimated, statements stood in by the texts' sentences
     usage: Usage = Field(default_factory=Usage)
     seconds: float = 0.0
 
@@ -98,9 +100,11 @@ def first_stage(verdicts: list[Verdict]) -> str | None:
 
 
 async def score_row(row: dict, variant: str, sample: Sample, cut: str, metrics: list[str], judge: Any) -> Row:
-    from standard_metrics.registry import score_sample
+    from rubriceval.judge.tokens import estimate_messages_tokens
+    from standard_metrics.registry import planned_requests, score_sample
 
     options = {**CUTS[cut], "semantic_weight": 0.0, "factual_weight": 1.0}   # correctness without an embedder
+    planned = planned_requests(sample, [*metrics, CROSS_CHECK], options, judge_model=judge.config.model)
     started = time.perf_counter()
     verdicts = await score_sample(sample, [*metrics, CROSS_CHECK], judge=judge, options=options)
     llm = [v for v in verdicts if v.scorer != CROSS_CHECK]
@@ -112,6 +116,8 @@ async def score_row(row: dict, variant: str, sample: Sample, cut: str, metrics: 
                stage=first_stage(llm), stage_cross_checked=first_stage(verdicts),
                dropped_statements=sum(len(d) if isinstance(d, list) else sum(len(x) for x in d.values())
                                       for v in llm if (d := (v.details or {}).get("dropped_statements"))),
+               planned_calls=len(planned),
+               planned_prompt_tokens=sum(estimate_messages_tokens(p.messages) for p in planned),
                usage=sum((v.usage for v in verdicts), Usage()), seconds=time.perf_counter() - started)
 
 
@@ -142,6 +148,8 @@ def figures(rows: list[Row]) -> dict[str, Any]:
                 round(sum(r.stage_cross_checked == r.expected_stage for r in mine) / n, 3) if n else None,
             "diagnosis_by_variant": {v: f"{sum(r.stage == r.expected_stage for r in g)}/{len(g)}"
                                      for v in VARIANTS if (g := [r for r in mine if r.variant == v])},
+            "planned_calls_per_sample": round(sum(r.planned_calls for r in mine) / n, 2) if n else None,
+            "planned_prompt_tokens_per_sample": round(sum(r.planned_prompt_tokens for r in mine) / n, 1) if n else None,
             "calls_per_sample": round(sum(r.usage.calls for r in mine) / n, 2) if n else None,
             "cache_hits_per_sample": round(sum(r.usage.cache_hits for r in mine) / n, 2) if n else None,
             "prompt_tokens_per_sample": round(sum(r.usage.prompt_tokens for r in mine) / n, 1) if n else None,
