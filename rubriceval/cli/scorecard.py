@@ -3,8 +3,11 @@ sheet), `scorecard validate` (file:line [field] errors). Scoring one is `rubrice
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
+
+from rubriceval.cli.options import add_store_arg
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,6 +29,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--out", required=True, help="workbook to write (.xlsx)")
     e.add_argument("--lang", choices=["zh", "en"], help="column names (default: the scorecard's language)")
     e.set_defaults(func=cmd_export)
+    r = group.add_parser("review", help="a reviewer confirms or rejects a deduction, or adds a missed one")
+    r.add_argument("run", help="run id or name")
+    r.add_argument("--scorecard", help="scorecard id (default: the run's only one)")
+    r.add_argument("--sample", help="the conversation (sample id)")
+    r.add_argument("--item", help="the item id")
+    how = r.add_mutually_exclusive_group()
+    how.add_argument("--confirm", action="store_const", const="confirm", dest="decision", help="a true hit")
+    how.add_argument("--reject", action="store_const", const="reject", dest="decision", help="a false hit")
+    how.add_argument("--missed", action="store_const", const="missed", dest="decision",
+                     help="the item should have hit here")
+    r.add_argument("--reviewer", default="")
+    r.add_argument("--note", default="")
+    r.add_argument("--from", dest="from_file", metavar="FILE.jsonl",
+                   help="many decisions, one JSON object a line: sample_id, item, decision, reviewer, note, scorecard")
+    add_store_arg(r)
+    r.set_defaults(func=cmd_review)
+    tr = group.add_parser("trust", help="per-item precision and recall against reviewers, and the trust bars")
+    tr.add_argument("run", nargs="?", default="latest")
+    add_store_arg(tr)
+    tr.set_defaults(func=cmd_trust)
     v = group.add_parser("validate", help="check scorecard files (exit 0 valid, 2 invalid)")
     v.add_argument("path", nargs="?", default="scorecards")
     v.set_defaults(func=cmd_validate)
@@ -86,4 +109,80 @@ def cmd_validate(args) -> int:
         review = sum(i.review for i in card.items)
         print(f"ok {card.source_file}: {card.id} {card.version_tag}, {len(card.items)} items, "
               f"{len(card.fatal_items)} fatal" + (f", {review} marked for review" if review else ""))
+    return 0
+
+
+def _card_id(cards, wanted: str | None) -> str:
+    from rubriceval.common.errors import RubricEvalError
+
+    ids = [c.id for c in cards]
+    if wanted:
+        if wanted not in ids:
+            raise RubricEvalError(f"the run has no scorecard '{wanted}'", field="--scorecard",
+                                  hint=f"its scorecards: {', '.join(ids) or 'none'}")
+        return wanted
+    if len(ids) != 1:
+        raise RubricEvalError("say which scorecard", field="--scorecard", hint=f"its scorecards: {', '.join(ids)}")
+    return ids[0]
+
+
+def cmd_review(args) -> int:
+    from rubriceval.common.errors import RubricEvalError
+    from rubriceval.scorecard.reviews import ReviewStore, check_decision
+    from rubriceval.scorecard.store import ScorecardStore
+    from rubriceval.store.runs import RunStore
+
+    runs = RunStore(args.store)
+    cards = ScorecardStore(runs).cards(args.run)
+    verdicts = {(v.scorecard, v.sample_id): v for v in ScorecardStore(runs).verdicts(args.run)}
+    if args.from_file:
+        lines = Path(args.from_file).read_text(encoding="utf-8").splitlines()
+        decisions = []
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                decisions.append((number, row.get("scorecard"), row["sample_id"], row["item"], row["decision"],
+                                  row.get("reviewer", args.reviewer), row.get("note", "")))
+            except (ValueError, KeyError) as exc:
+                raise RubricEvalError(f"cannot read the decision: {exc}", file=args.from_file, line=number) from None
+    else:
+        if not (args.sample and args.item and args.decision):
+            raise RubricEvalError("give --sample, --item and one of --confirm/--reject/--missed (or --from FILE)")
+        decisions = [(None, args.scorecard, args.sample, args.item, args.decision, args.reviewer, args.note)]
+    checked = []
+    for number, card, sample, item, decision, reviewer, note in decisions:     # all checked before any is written
+        card_id = _card_id(cards, card)
+        verdict = verdicts.get((card_id, sample))
+        where = {"file": args.from_file, "line": number} if number else {}
+        if verdict is None:
+            raise RubricEvalError(f"no '{card_id}' verdict for sample '{sample}' in this run", field="sample", **where)
+        try:
+            check_decision(verdict, item, decision)
+        except RubricEvalError as exc:
+            raise RubricEvalError(exc.message, field=exc.field, hint=exc.hint, **where) from None
+        checked.append((verdict, item, decision, reviewer, note))
+    store = ReviewStore(runs)
+    for verdict, item, decision, reviewer, note in checked:
+        store.add(args.run, verdict, item, decision, reviewer, note)
+    print(f"{len(decisions)} decision(s) recorded")
+    return 0
+
+
+def cmd_trust(args) -> int:
+    from rubriceval.scorecard.summary import run_scorecard_summaries
+    from rubriceval.store.runs import RunStore
+
+    for s in run_scorecard_summaries(RunStore(args.store), args.run):
+        print(f"scorecard:{s.scorecard}")
+        for i in s.items:
+            tr = i.trust
+            if tr is None or not (tr.n_reviewed or tr.bar):
+                continue
+            p = "n/a" if tr.precision is None else f"{tr.precision:.0%} [{tr.precision_ci[0]:.0%}, {tr.precision_ci[1]:.0%}]"
+            r = "n/a" if tr.recall is None else f"{tr.recall:.0%} [{tr.recall_ci[0]:.0%}, {tr.recall_ci[1]:.0%}]"
+            flag = "" if tr.bar is None else (f"  BELOW BAR: {tr.untrusted}" if tr.untrusted else "  trusted")
+            print(f"  {i.item:<20} confirmed {tr.confirmed} rejected {tr.rejected} missed {tr.missed}  "
+                  f"precision {p}  recall {r}{flag}")
     return 0

@@ -41,6 +41,10 @@ SCORECARD_TEXT: dict[str, dict[str, str]] = {
     "sc_deductions_view": {"zh": "对话中的扣分（按总分从低到高）", "en": "Deductions in the transcript (lowest totals first)"},
     "sc_total": {"zh": "总分", "en": "Total"},
     "sc_version_note": {"zh": "注意：{note}", "en": "Note: {note}"},
+    "sc_precision": {"zh": "精确率（审核确认）", "en": "Precision (reviewed)"},
+    "sc_recall": {"zh": "召回率（审核确认）", "en": "Recall (reviewed)"},
+    "sc_trust": {"zh": "可信门槛", "en": "Trust bar"},
+    "sc_untrusted": {"zh": "未达可信门槛的质检项", "en": "Items below their trust bar"},
     "sc_sheet_rows": {"zh": "每行一通对话，每列一个质检项：扣/加分、0 或 N/A",
                       "en": "One row per conversation, a column per item: points, 0 or N/A"},
 }

@@ -25,7 +25,10 @@ class ScorecardReport:
         self.runs, self.run_id = runs, runs.resolve(run)
         self.cards: list[Scorecard] = store.cards(self.run_id)
         self.verdicts: list[ScorecardVerdict] = store.verdicts(self.run_id) if self.cards else []
-        summaries = [summarize_scorecard(c, self.verdicts) for c in self.cards]
+        from rubriceval.scorecard.reviews import ReviewStore
+
+        reviews = ReviewStore(runs).reviews(self.run_id) if self.cards else []
+        summaries = [summarize_scorecard(c, self.verdicts, reviews) for c in self.cards]
         # A scorecard that scored no sample of this run (its scope is the other kind) is left out.
         kept = [(c, s) for c, s in zip(self.cards, summaries) if s.n]
         self.cards, self.summaries = [c for c, _ in kept], [s for _, s in kept]
@@ -163,20 +166,35 @@ def _headline(s: ScorecardSummary, lang: Lang) -> list[str]:
                                                                       for why, n in s.unscored_reasons.items()))
     if s.note:
         lines.append(t("sc_version_note", lang, note=s.note))
+    below = s.untrusted()
+    if below:
+        lines.append(t("sc_untrusted", lang) + ": " + "; ".join(f"{i.name} ({i.trust.untrusted})" for i in below))
     return lines
 
 
 def _item_headers(lang: Lang) -> list[str]:
     return [t(k, lang) for k in ("sc_item", "sc_dimension", "sc_points", "sc_kind", "sc_hits", "sc_decided",
-                                 "sc_hit_rate", "sc_na", "sc_unscored", "sc_points_total")]
+                                 "sc_hit_rate", "sc_na", "sc_unscored", "sc_points_total", "sc_precision",
+                                 "sc_recall", "sc_trust")]
+
+
+def _rate_ci(rate: float | None, ci: tuple, n: int, lang: Lang) -> str:
+    if rate is None:
+        return ""
+    low, high = ci
+    return f"{format_percent(rate, lang)} [{format_percent(low, lang)}, {format_percent(high, lang)}] (n={n})"
 
 
 def _item_rows(s: ScorecardSummary, lang: Lang) -> list[list[str]]:
     rows = []
     for i in sorted(s.items, key=lambda i: (-(i.hit_rate or 0), i.item)):
         points = t("sc_fatal", lang) if i.fatal else f"{i.points:+d}"
+        tr = i.trust
+        trust = "" if tr is None or tr.bar is None else ("⚠ " + tr.untrusted if tr.untrusted else "✓")
         rows.append([i.name, i.dimension, points, t(f"sc_kind_{i.kind}", lang), str(i.n_hit), str(i.n_decided),
-                     format_percent(i.hit_rate, lang), str(i.n_na), str(i.n_unscored), f"{i.points_total:+d}"])
+                     format_percent(i.hit_rate, lang), str(i.n_na), str(i.n_unscored), f"{i.points_total:+d}",
+                     _rate_ci(tr.precision, tr.precision_ci, tr.confirmed + tr.rejected, lang) if tr else "",
+                     _rate_ci(tr.recall, tr.recall_ci, tr.confirmed + tr.missed, lang) if tr else "", trust])
     return rows
 
 

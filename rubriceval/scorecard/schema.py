@@ -85,6 +85,15 @@ class RubricRef(StrictModel):
     min_score: StrictInt = Field(default=4, ge=2, le=5)
 
 
+class ItemTrust(StrictModel):
+    """What reviewers must have confirmed before an item's hits are trusted: precision (confirmed / reviewed hits)
+    and recall (confirmed / (confirmed + hits reviewers added)) over at least `min_reviews` reviewed items."""
+
+    min_precision: float = Field(default=0.8, ge=0, le=1)
+    min_recall: float | None = Field(default=None, ge=0, le=1)
+    min_reviews: int = Field(default=20, ge=1)
+
+
 class ScorecardItem(StrictModel):
     id: str = ItemId
     name: str = ""
@@ -100,6 +109,7 @@ class ScorecardItem(StrictModel):
     rubric: RubricRef | None = None
     applies_when: AppliesWhen | None = None
     review: bool = False        # written by `scorecard import` from a rule text: a person should check it
+    trust: ItemTrust | None = None      # this item's bar (default: the card's `trust`, for judge-decided items)
     _check: Any = PrivateAttr(default=None)
 
     @field_validator("hit_on", mode="before")
@@ -190,6 +200,8 @@ class Scorecard(StrictModel):
     judge_sees: list[SampleField] = Field(default_factory=lambda: ["question", "answer", "contexts"])
     # An unscored item (judge error): the total is unscored (default), or the item counts as N/A, or as hit.
     on_unscored: OnUnscored = "unscored"
+    # The trust bar of the items the judge decides (question and rubric items) unless an item sets its own.
+    trust: ItemTrust | None = None
     dimensions: list[Dimension] = Field(min_length=1)
     items: list[ScorecardItem] = Field(min_length=1)
     source_file: str | None = Field(default=None, exclude=True)
@@ -218,6 +230,10 @@ class Scorecard(StrictModel):
     def dimension(self, dim_id: str) -> Dimension:
         return next(d for d in self.dimensions if d.id == dim_id)
 
+    def trust_bar(self, item: ScorecardItem) -> ItemTrust | None:
+        """The item's own bar, else the card's for items the judge decides (deterministic checks need none)."""
+        return item.trust or (self.trust if item.kind != "check" else None)
+
     @property
     def fatal_items(self) -> list[ScorecardItem]:
         return [i for i in self.items if i.fatal]
@@ -228,9 +244,10 @@ class Scorecard(StrictModel):
         key = (id(self), edit_count())
         cached = self.__pydantic_private__.get("_hash")
         if cached is None or cached[0] != key:
-            data = self.model_dump(mode="json", exclude={"name", "description", "version"})
+            # The trust bars judge the verdicts, they change none: left out, like a rubric's.
+            data = self.model_dump(mode="json", exclude={"name", "description", "version", "trust"})
             for item in data["items"]:
-                for label in ("name", "description", "review"):
+                for label in ("name", "description", "review", "trust"):
                     item.pop(label, None)
             for dim in data["dimensions"]:
                 dim.pop("name", None)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
+from rubriceval.scorecard.reviews import ItemTrustStats, Review, item_trust
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.verdict import ScorecardVerdict
 
@@ -28,6 +29,7 @@ class ItemStats(BaseModel):
     n_na: int = 0
     n_unscored: int = 0
     points_total: int = 0            # signed, summed over the conversations
+    trust: ItemTrustStats | None = None   # reviewers' precision/recall and the bar (rubriceval/scorecard/reviews.py)
 
     @property
     def n_decided(self) -> int:
@@ -116,6 +118,10 @@ class ScorecardSummary(BaseModel):
     def bonuses(self) -> list[ItemStats]:
         return [i for i in self.items if (i.points or 0) > 0]
 
+    def untrusted(self) -> list[ItemStats]:
+        """Items below their trust bar (every report flags them)."""
+        return [i for i in self.items if i.trust is not None and i.trust.untrusted]
+
     def stat(self, name: str) -> float | None:
         """A gate figure: total mean/median/min/max/std, pass_rate, fatal_rate, unscored_rate, n_scored."""
         if name == "n_scored":
@@ -123,7 +129,8 @@ class ScorecardSummary(BaseModel):
         return getattr(self, name)
 
 
-def summarize_scorecard(card: Scorecard, verdicts: Sequence[ScorecardVerdict]) -> ScorecardSummary:
+def summarize_scorecard(card: Scorecard, verdicts: Sequence[ScorecardVerdict], reviews: Sequence[Review] = ()
+                        ) -> ScorecardSummary:
     mine = [v for v in verdicts if v.scorecard == card.id]
     versions = sorted({v.version for v in mine})
     summary = ScorecardSummary(scorecard=card.id, name=card.name, base=card.base, pass_total=card.pass_total,
@@ -166,6 +173,9 @@ def summarize_scorecard(card: Scorecard, verdicts: Sequence[ScorecardVerdict]) -
                 stats.n_na += 1
             else:
                 stats.n_unscored += 1
+    trust = item_trust(card, reviews)
+    for stats in items.values():
+        stats.trust = trust[stats.item]
     summary.items = list(items.values())
     summary.dimensions = [DimensionStats(dimension=d.id, name=d.label, n_clamped=clamped[d.id],
                                          mean=statistics.fmean(subtotals[d.id]) if subtotals[d.id] else None)
@@ -175,6 +185,7 @@ def summarize_scorecard(card: Scorecard, verdicts: Sequence[ScorecardVerdict]) -
 
 def run_scorecard_summaries(runs, run: str) -> list[ScorecardSummary]:
     """Every scorecard of a stored run, summarized (empty when the run has none)."""
+    from rubriceval.scorecard.reviews import ReviewStore
     from rubriceval.scorecard.store import ScorecardStore
 
     store = ScorecardStore(runs)
@@ -182,4 +193,5 @@ def run_scorecard_summaries(runs, run: str) -> list[ScorecardSummary]:
     if not cards:
         return []
     verdicts = store.verdicts(run)
-    return [summarize_scorecard(card, verdicts) for card in cards]
+    reviews = ReviewStore(runs).reviews(run)
+    return [summarize_scorecard(card, verdicts, reviews) for card in cards]
