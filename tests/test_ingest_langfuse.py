@@ -139,3 +139,12 @@ def test_trace_format_sniffs_exports_and_leaves_datasets_alone():
     assert trace_format(FIXTURES / "otel_genai_spans.jsonl") == "otel"
     assert trace_format(datasets / "demo_zh.jsonl") is None
     assert trace_format(datasets / "demo_conversations_zh.jsonl") is None
+
+
+def test_traces_spilled_to_the_temporary_database_read_the_same(monkeypatch):
+    from rubriceval.data import row_groups
+
+    in_memory = read_langfuse(TRACES) + read_langfuse(SESSION)
+    monkeypatch.setattr(row_groups, "SPILL_ROWS", 1)
+    spilled = read_langfuse(TRACES) + read_langfuse(SESSION)
+    assert [c.model_dump() for c in spilled] == [c.model_dump() for c in in_memory]

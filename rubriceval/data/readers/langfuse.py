@@ -19,6 +19,7 @@ verdicts back as score records (export/langfuse.py).
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from rubriceval.data import metadata as meta
 from rubriceval.data.conversation import Conversation
 from rubriceval.data.readers.documents import iter_documents
 from rubriceval.data.readers.transcript import Transcript, arguments, as_text
+from rubriceval.data.row_groups import RowGroups
 
 USER_TEXT_KEYS = ("query", "question", "input", "message", "text", "content", "prompt", "user_input")
 BOT_TEXT_KEYS = ("answer", "output", "content", "text", "response", "completion", "result")
@@ -68,11 +70,34 @@ class _Trace:
 
 
 def read_langfuse(path: str | Path) -> list[Conversation]:
-    """Every conversation of a Langfuse export, in order of first appearance."""
+    """Every conversation of a Langfuse export, in order of first appearance (iter_langfuse, as a list)."""
+    return list(iter_langfuse(path))
+
+
+def iter_langfuse(path: str | Path) -> Iterator[Conversation]:
+    """The conversations of a Langfuse export one at a time: each trace checked when read, the traces of a
+    session gathered in bounded memory (data/row_groups.py)."""
     path = Path(path)
     file = str(path)
-    traces: list[_Trace] = []
+    groups = RowGroups()
     session_scores: dict[str, list[dict[str, Any]]] = {}
+    try:
+        for line, where, trace, session in _traces(path, file, session_scores):
+            checked = _Trace(trace, line, where, file, session)
+            groups.add(checked.session or checked.id, line, {"where": where, "session": session, "trace": trace})
+        if not groups.rows:
+            raise DatasetError("the export holds no traces", file=file)
+        for conversation_id, rows in groups.groups():
+            traces = [_Trace(r["trace"], line, r["where"], file, r["session"]) for line, r in rows]
+            yield _conversation(conversation_id, sorted(traces, key=lambda t: (t.timestamp or "", t.line)),
+                                session_scores.get(conversation_id, []), file)
+    finally:
+        groups.close()
+
+
+def _traces(path: Path, file: str, session_scores: dict[str, list[dict[str, Any]]]
+            ) -> Iterator[tuple[int, str, dict[str, Any], str | None]]:
+    """(line, field prefix, trace, session id given by an enclosing session) for every trace of the export."""
     for line, document in iter_documents(path):
         paged = isinstance(document.get("data"), list)
         items = document["data"] if paged else [document]
@@ -87,19 +112,12 @@ def read_langfuse(path: str | Path) -> list[Conversation]:
                     if not isinstance(trace, dict):
                         raise DatasetError("a trace must be a JSON object", file=file, line=line,
                                            field=f"{where}traces[{n}]")
-                    traces.append(_Trace(trace, line, f"{where}traces[{n}].", file, session))
+                    yield line, f"{where}traces[{n}].", trace, session
             elif looks_like_langfuse(item) or "input" in item or "output" in item:
-                traces.append(_Trace(item, line, where, file, None))
+                yield line, where, item, None
             else:
                 raise DatasetError("not a Langfuse trace or session (no id with observations, sessionId or traces)",
                                    file=file, line=line, field=where.rstrip(".") or None)
-    if not traces:
-        raise DatasetError("the export holds no traces", file=file)
-    grouped: dict[str, list[_Trace]] = {}
-    for trace in traces:
-        grouped.setdefault(trace.session or trace.id, []).append(trace)
-    return [_conversation(cid, sorted(group, key=lambda t: (t.timestamp or "", t.line)),
-                          session_scores.get(cid, []), file) for cid, group in grouped.items()]
 
 
 def _conversation(conversation_id: str, traces: list[_Trace], extra_scores: list[dict[str, Any]],
