@@ -56,6 +56,7 @@ def my_verdicts(client: Client, run_id: str) -> tuple:
 def test_an_agent_sees_only_their_own_and_appeals_one_deduction(served) -> None:
     _, store_path, run_id, _ = served
     wang = login(served, "agent_wang")
+    assert "agent_wang" in wang.predict(api_name="/team_load")[0]          # the page loads for an agent
     closes, table, choices = my_verdicts(wang, run_id)
     assert {row[0] for row in table["data"]} == {"c000", "c002", "c004", "c006", "c008", "c010"}
     assert "Appeals close" in closes

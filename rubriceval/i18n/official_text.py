@@ -21,6 +21,7 @@ OFFICIAL_TEXT: dict[str, dict[str, str]] = {
     "appeal_flag": {"zh": "申诉提示：{scorer} · {item}：{why}", "en": "Appeals flag {scorer} · {item}: {why}"},
     "appeal_whole_verdict": {"zh": "整体评分", "en": "the whole verdict"},
     # the team app's appeal and calibration tabs (ui/team/appeals_layout.py)
+    "team_role_agent": {"zh": "坐席", "en": "agent"},
     "appeal_ui_tab_mine": {"zh": "我的申诉", "en": "My verdicts & appeals"},
     "appeal_ui_tab_inbox": {"zh": "申诉复核", "en": "Appeals inbox"},
     "appeal_ui_tab_calibration": {"zh": "校准会", "en": "Calibration"},

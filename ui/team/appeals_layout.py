@@ -173,7 +173,7 @@ def _calibration_tab(words: Words) -> CalibrationTab:
                                    label=words.text("cal_ui_items")), label="cal_ui_items")
         with gr.Row():
             with gr.Column(scale=1):
-                item_no = words(gr.Number(label=words.text("cal_ui_item"), precision=0, minimum=1,
+                item_no = words(gr.Number(None, label=words.text("cal_ui_item"), precision=0, minimum=1,
                                           elem_id="cal-item-no"), label="cal_ui_item")
                 item_view = gr.HTML(elem_id="cal-item-view")
             with gr.Column(scale=1):
