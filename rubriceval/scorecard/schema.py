@@ -16,25 +16,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr, StrictInt, TypeAdapter, ValidationError, field_validator, model_validator
 
-from rubriceval.rubric.items import CONVERSATION_CHECKS, Item, SampleField
+from rubriceval.rubric.items import CONVERSATION_CHECKS, Item, SampleField, _valid_regex
 from rubriceval.rubric.strict import StrictModel, edit_count
 
 ItemId = Field(pattern=r"^[A-Za-z0-9_\-\u4e00-\u9fff]+$")
 _CHECKS = TypeAdapter(Item)
-
-
-def _regex(value: str | None) -> str | None:
-    if value is not None:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"invalid regex {value!r}: {exc}") from None
-    return value
 
 
 class Dimension(StrictModel):
@@ -67,7 +57,7 @@ class AppliesWhen(StrictModel):
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
-        return _regex(value)
+        return _valid_regex(value)
 
     @model_validator(mode="after")
     def _something(self) -> "AppliesWhen":
