@@ -195,6 +195,8 @@ def looks_like_chatlog(records: list[tuple[int, dict[str, Any]]]) -> bool:
 
 def _cell(record: dict[str, Any], column: str | None) -> str:
     value = record.get(column) if column else None
+    if type(value) is str:                 # CSV and Excel cells: the common case, first (called per row and column)
+        return value.strip()
     if value is None or (isinstance(value, float) and value != value):
         return ""
     return str(value).strip()
