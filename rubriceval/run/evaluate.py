@@ -11,6 +11,8 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from rubriceval.run.backends import make_embedder, make_judge, public_judge_config
+from rubriceval.data.inputs import dataset_samples
+from rubriceval.run.cases import CaseResult, scorer_thresholds
 from rubriceval.data.io import DatasetStream
 from rubriceval.data.sample import Sample
 from rubriceval.run.dataset_scan import DatasetScan
@@ -29,6 +31,10 @@ if TYPE_CHECKING:
 
 
 class EvaluationResult(BaseModel):
+    """What `evaluate()` returns. Prints as the mean of each rubric and metric (`{'faithfulness': 0.81, …}`);
+    `result["faithfulness"]` is the per-sample values in dataset order (None: unscored, or the scorer does not apply
+    to that sample; the reason is in `to_pandas()`); `to_pandas(wide=True)` is one row per sample."""
+
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     run_id: str
@@ -36,10 +42,63 @@ class EvaluationResult(BaseModel):
     store_path: str
     totals: dict[str, Any]
     verdicts: list[Verdict]
+    sample_ids: list[str] = []
 
-    def to_pandas(self) -> pd.DataFrame:
-        """One row per sample × rubric/metric (score or unscored reason, feedback, evidence, usage)."""
-        return RunStore(self.store_path).verdict_frame(self.run_id)
+    @property
+    def scores(self) -> dict[str, float | None]:
+        """Each scorer's mean over its scored rows (unscored rows are counted in unscored_counts, never averaged;
+        None when a scorer has no scored row)."""
+        values: dict[str, list[float]] = {}
+        for v in self.verdicts:
+            values.setdefault(v.scorer, [])
+            if v.score is not None:
+                values[v.scorer].append(v.score)
+        return {scorer: round(sum(xs) / len(xs), 4) if xs else None for scorer, xs in values.items()}
+
+    def __repr__(self) -> str:
+        return repr(self.scores)
+
+    __str__ = __repr__
+
+    def __getitem__(self, scorer: str) -> list[float | None]:
+        by_sample = {v.sample_id: v.score for v in self.verdicts if v.scorer == scorer}
+        if not by_sample:
+            raise KeyError(f"{scorer!r}: the run has no rubric or metric of that name "
+                           f"(it has {', '.join(self.scores) or 'none'})")
+        return [by_sample.get(sample_id) for sample_id in self.sample_ids]
+
+    def keys(self) -> list[str]:
+        return list(self.scores)
+
+    def to_pandas(self, wide: bool = False) -> pd.DataFrame:
+        """wide=False: one row per sample × rubric/metric (score or unscored reason, passed, feedback, evidence,
+        usage). wide=True: one row per sample — id, question, answer, contexts, ground_truth, a column per
+        rubric/metric (pandas NA where unscored or not applicable) and `unscored` (scorer: reason; …)."""
+        store = RunStore(self.store_path)
+        if not wide:
+            return store.verdict_frame(self.run_id)
+        scorers = list(self.scores)
+        rows = {s.id: {"id": s.id, "question": s.question, "answer": s.answer, "contexts": s.contexts,
+                       "ground_truth": s.ground_truth, **{name: None for name in scorers}, "unscored": ""}
+                for s in store.samples(self.run_id)}
+        for v in self.verdicts:
+            row = rows[v.sample_id]
+            row[v.scorer] = v.score
+            if v.score is None:
+                row["unscored"] += ("; " if row["unscored"] else "") + f"{v.scorer}: {v.unscored_reason}"
+        frame = pd.DataFrame(list(rows.values()))
+        return frame.astype({name: "Float64" for name in scorers})
+
+    def cases(self) -> list[CaseResult]:
+        """One test case per sample, in dataset order: its verdicts and their thresholds (for
+        `rubriceval.testing.assert_case`, one pytest test per sample)."""
+        store = RunStore(self.store_path)
+        thresholds = scorer_thresholds(store.scorers(self.run_id))
+        by_sample: dict[str, list[Verdict]] = {}
+        for v in self.verdicts:
+            by_sample.setdefault(v.sample_id, []).append(v)
+        return [CaseResult(sample=s, verdicts=by_sample.get(s.id, []), thresholds=thresholds)
+                for s in store.samples(self.run_id)]
 
     def summary(self):
         """Per-rubric and per-metric aggregates (mean, pass rate, distribution, unscored counts)."""
@@ -62,7 +121,7 @@ def parse_metric_names(metrics: list[str] | str | None) -> list[str]:
     if not metrics:
         return []
     names = [m.strip() for m in (metrics.split(",") if isinstance(metrics, str) else metrics) if m.strip()]
-    from standard_metrics.registry import check_known
+    from standard_metrics.names import check_known
 
     return check_known(names)
 
@@ -89,10 +148,23 @@ def _metric_options(options: MetricOptions | dict | None, store: RunStore, run_i
         raise ConfigError(error["msg"], field=".".join(map(str, ("metric_options", *error["loc"])))) from None
 
 
-def scorer_rows(rubrics: list[Rubric], metrics: list[str]) -> list[tuple[str, str, str, dict]]:
+def scorer_rows(rubrics: list[Rubric], metrics: list[str],
+                thresholds: dict[str, float] | None = None) -> list[tuple[str, str, str, dict]]:
+    """The run's scorers as the store keeps them; a metric's threshold set for the run is in its definition, where
+    reports and gates read it (standard_metrics/thresholds.py)."""
     rows = [(r.id, "rubric", r.version_tag, r.model_dump(mode="json")) for r in rubrics]
-    rows += [(m, "metric", "1", {"name": m}) for m in metrics]
+    rows += [(m, "metric", "1", {"name": m, **({"threshold": thresholds[m]} if thresholds and m in thresholds
+                                              else {})}) for m in metrics]
     return rows
+
+
+def check_thresholds(thresholds: dict[str, float], metrics: list[str]) -> None:
+    """A threshold names one of the run's metrics (a rubric's own threshold is in its YAML)."""
+    unknown = [name for name in thresholds if name not in metrics]
+    if unknown:
+        raise ConfigError(f"threshold for {', '.join(map(repr, unknown))}, which is not a metric of this run",
+                          field="thresholds", hint=f"metrics of this run: {', '.join(metrics) or 'none'}; a "
+                                                   "rubric's pass threshold is its YAML `threshold:`")
 
 
 def start_run(samples: Iterable[Sample | tuple[int | None, Sample]], rubrics: list[Rubric], metrics: list[str], *,
@@ -145,7 +217,8 @@ def start_run(samples: Iterable[Sample | tuple[int | None, Sample]], rubrics: li
                        embedder=(embedder_config.model_dump(exclude={"api_key"}) if embedder_config else {}),
                        rubrics_path=rubrics_path,
                        metric_options=public_metric_options(metric_options) if metric_options else {})
-    return store.create_run(config, dataset, scorer_rows(rubrics, metrics), name=name), rubrics
+    rows = scorer_rows(rubrics, metrics, metric_options.thresholds if metric_options else None)
+    return store.create_run(config, dataset, rows, name=name), rubrics
 
 
 async def run_async(samples: Iterable[Sample | tuple[int | None, Sample]] | None, rubrics: list[Rubric],
@@ -225,26 +298,36 @@ async def rescore_changed(store: RunStore, run: str, *, judge_config: JudgeConfi
     dataset = store.store_dataset(corrected, observe=scan.observe)
     config = info.config.model_copy(update={"dataset_hash": scan.dataset_hash,
                                             "dataset_path": f"{info.config.dataset_path} (corrected from {info.name})"})
-    new_id = store.create_run(config, dataset, scorer_rows(rubrics, metrics), name=name)
+    thresholds = {row["scorer"]: row["definition"]["threshold"] for row in store.scorers(old_id)
+                  if row.get("kind") == "metric" and (row.get("definition") or {}).get("threshold") is not None}
+    new_id = store.create_run(config, dataset, scorer_rows(rubrics, metrics, thresholds), name=name)
     store.copy_verdicts(old_id, new_id, leave_out=list(changed))
     new_id, totals = await run_async(None, rubrics, metrics, store=store, judge_config=judge_config,
                                      embedder_config=embedder_config, progress=progress, resume_run=new_id)
     return new_id, totals, len(changed)
 
 
-def evaluate(dataset: str | Path | list[Sample], *, rubrics: str | Path | list[Rubric] | None = None,
+def evaluate(dataset: Any, *, rubrics: str | Path | list[Rubric | str | Path] | None = None,
              metrics: list[str] | str | None = None, judge: JudgeConfig | dict | None = None,
              embedder: EmbedderConfig | dict | None = None, store: str | Path | None = None,
              name: str | None = None, progress: bool = True, panel: Any = None,
-             metric_options: MetricOptions | dict | None = None) -> EvaluationResult:
+             metric_options: MetricOptions | dict | None = None,
+             thresholds: dict[str, float] | None = None) -> EvaluationResult:
     """Evaluate a dataset with rubrics and/or metrics; every verdict is stored and returned.
 
         result = evaluate("datasets/demo_cs_zh.jsonl", rubrics="rubrics", metrics="faithfulness,rouge_l")
+        result                      # {'emotional_soothing': 4.2, 'faithfulness': 0.81, …}: means of scored rows
+        result["faithfulness"]      # per-sample values, in dataset order (None: unscored or not applicable)
         result.to_pandas()          # one row per sample × rubric/metric
+        result.to_pandas(wide=True) # one row per sample, a column per rubric/metric
         result.unscored_counts      # unscored rows per scorer (never averaged in)
 
-    dataset   a JSONL/CSV/Excel file (column names as in the README; Ragas's names work too), or a list of Samples.
-    rubrics   a rubric YAML file or a folder of them, or a list of Rubric objects; None: metrics only. Rubrics that
+    dataset   a JSONL/CSV/Excel file (column names as in the README; Ragas's names work too), a list of Samples or
+              of dicts, a pandas DataFrame, a Ragas EvaluationDataset or list of SingleTurnSample/MultiTurnSample,
+              a Hugging Face Dataset or its column dict. Ragas's column names (user_input, response,
+              retrieved_contexts, reference) or ours (question, answer, contexts, ground_truth); `id` is optional
+              (generated from the row's content: stable from run to run). See rubriceval/data/inputs.py.
+    rubrics   a rubric YAML file or a folder of them, or a list of Rubric objects or paths; None: metrics only. Rubrics that
               apply to no sample of the dataset are left out, with a note.
     metrics   standard metric names, as a list or a comma-separated string (`rubriceval metrics` lists them);
               an unknown name raises ConfigError before anything runs.
@@ -261,17 +344,22 @@ def evaluate(dataset: str | Path | list[Sample], *, rubrics: str | Path | list[R
               (rubriceval.scoring.panel); None: the one `judge`.
     metric_options  a `standard_metrics.MetricOptions`, or a dict of its fields (e.g. {"sql": {"mode": "columns"},
               "agent": {"argument_match": "case_insensitive"}}); None: the defaults.
+    thresholds  pass thresholds per metric ({"faithfulness": 0.8}): each metric verdict's `passed`, the reports'
+              pass rates and the gates use them; unset: standard_metrics/thresholds.py's defaults (faithfulness
+              0.8, answer_correctness/answer_relevancy/context_precision/context_recall 0.7, others 0.5). A
+              rubric's threshold is its YAML `threshold:`.
 
     Returns an EvaluationResult (run id and name, store path, call/token/cost totals, the verdicts). Bad input
-    raises a RubricEvalError subclass naming the file, line and field.
+    raises a RubricEvalError subclass naming the file (or the in-memory input), line and field.
     """
-    samples = DatasetStream(dataset) if isinstance(dataset, (str, Path)) else list(dataset)
+    samples = dataset_samples(dataset)
     if rubrics is None:
         rubric_list: list[Rubric] = []
     elif isinstance(rubrics, (str, Path)):
         rubric_list = load_rubrics(rubrics)
-    else:
-        rubric_list = list(rubrics)
+    else:                                   # Rubric objects, or paths to load
+        rubric_list = [r for item in rubrics
+                       for r in (load_rubrics(item) if isinstance(item, (str, Path)) else [item])]
     judge_config = judge if isinstance(judge, JudgeConfig) else load_judge_config(**(judge or {}))
     embedder_config = embedder if isinstance(embedder, EmbedderConfig) else load_embedder_config(**(embedder or {}))
     if isinstance(panel, (str, Path)):
@@ -280,10 +368,15 @@ def evaluate(dataset: str | Path | list[Sample], *, rubrics: str | Path | list[R
         panel = load_panel_config(panel, base=judge_config)
     run_store = RunStore(store)
     metric_list = parse_metric_names(metrics)
+    if thresholds:
+        check_thresholds(thresholds, metric_list)
+        options = _metric_options(metric_options, run_store, None)
+        metric_options = options.model_copy(update={"thresholds": {**options.thresholds, **thresholds}})
     run_id, totals = asyncio.run(run_async(samples, rubric_list, metric_list, store=run_store,
                                            judge_config=judge_config, embedder_config=embedder_config, name=name,
                                            dataset_path=str(dataset) if isinstance(dataset, (str, Path)) else "",
                                            progress=progress, panel_config=panel, metric_options=metric_options))
     info = run_store.run_info(run_id)
     return EvaluationResult(run_id=run_id, run_name=info.name, store_path=str(run_store.path),
-                            totals=totals.as_dict(), verdicts=run_store.verdicts(run_id))
+                            totals=totals.as_dict(), verdicts=run_store.verdicts(run_id),
+                            sample_ids=[s.id for window in run_store.sample_windows(run_id) for s, _ in window])

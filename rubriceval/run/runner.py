@@ -18,6 +18,7 @@ from tqdm import tqdm
 from rubriceval.data.sample import Sample
 from rubriceval.judge.client import CallStats, JudgeClient
 from standard_metrics.scope import metrics_for
+from standard_metrics.thresholds import metric_threshold
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.schema import Rubric
 from rubriceval.run.pool import default_workers, run_in_processes
@@ -64,8 +65,17 @@ async def score_metrics(sample: Sample, metric_names: list[str], *, judge: Any, 
     from standard_metrics.registry import score_sample
 
     judged, redaction = judge_view(sample, judge is not None and judge.config.redact)
-    return [record_redactions(verdict, redaction)
+    thresholds = getattr(options, "thresholds", None)
+    return [with_passed(record_redactions(verdict, redaction), thresholds)
             for verdict in await score_sample(judged, metric_names, judge=judge, embedder=embedder, options=options)]
+
+
+def with_passed(verdict: Verdict, thresholds: dict[str, float] | None) -> Verdict:
+    """A scored metric verdict's `passed`: its score against the metric's threshold (the run's, else the default;
+    standard_metrics/thresholds.py). Unscored stays None: it is counted, not passed or failed."""
+    if verdict.score is None or verdict.passed is not None:
+        return verdict
+    return verdict.model_copy(update={"passed": verdict.score >= metric_threshold(verdict.scorer, {}, thresholds)[0]})
 
 
 class _Progress:
