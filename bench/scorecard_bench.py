@@ -24,7 +24,7 @@ CARD = ROOT / "scorecards" / "ecommerce_qa_zh.yaml"
 CONVERSATIONS = ROOT / "datasets" / "demo_conversations_zh.jsonl"
 LABELS = ROOT / "datasets" / "labelled" / "scorecard_hand_zh.jsonl"
 STORE = ROOT / "out" / "scorecard_bench.sqlite"
-RUN = "scorecard-hand10"
+RUN = "scorecard-hand10"          # `hand --name …` for another run (e.g. a new scorecard version)
 
 
 def _labelled_subset(folder: Path) -> Path:
@@ -35,23 +35,24 @@ def _labelled_subset(folder: Path) -> Path:
     return path
 
 
-def hand() -> int:
+def hand(run: str = RUN) -> int:
     from rubriceval.cli import main
     from rubriceval.scorecard.store import ScorecardStore
     from rubriceval.store.runs import RunStore
 
     STORE.parent.mkdir(parents=True, exist_ok=True)
     store = RunStore(STORE)
-    if any(r.name == RUN for r in store.list_runs()):
-        if store.run_info(RUN).status != "complete":
-            main(["run", "--resume", RUN, "--store", str(STORE), "--quiet"])
+    if any(r.name == run for r in store.list_runs()):
+        if store.run_info(run).status != "complete":
+            main(["run", "--resume", run, "--store", str(STORE), "--quiet"])
     else:
         with tempfile.TemporaryDirectory() as tmp:
             data = _labelled_subset(Path(tmp))
-            main(["run", str(data), "--scorecards", str(CARD), "--store", str(STORE), "--name", RUN, "--quiet"])
-    verdicts = {v.sample_id: v for v in ScorecardStore(store).verdicts(RUN)}
+            main(["run", str(data), "--scorecards", str(CARD), "--store", str(STORE), "--name", run, "--quiet"])
+    verdicts = {v.sample_id: v for v in ScorecardStore(store).verdicts(run)}
+    print(f"run {run}, scorecard {ScorecardStore(store).cards(run)[0].version_tag}")
     labels = [json.loads(line) for line in LABELS.read_text(encoding="utf-8").splitlines() if line]
-    print(f"judge: {store.run_info(RUN).config.judge.get('model')}")
+    print(f"judge: {store.run_info(run).config.judge.get('model')}")
     print(f"{'conversation':<28}{'hand':>6}{'tool':>6}   items that differ (hand | tool)")
     exact = within5 = fatal_same = 0
     diffs = []
@@ -156,5 +157,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("what", choices=["hand", "calls"])
     parser.add_argument("--stub", action="store_true")
+    parser.add_argument("--name", default=RUN, help="the run's name in out/scorecard_bench.sqlite (hand)")
     args = parser.parse_args()
-    sys.exit(hand() if args.what == "hand" else calls(args.stub))
+    sys.exit(hand(args.name) if args.what == "hand" else calls(args.stub))

@@ -298,3 +298,20 @@ def test_shipped_scorecard_deterministic_items_on_the_demo_conversations():
     assert verdict.totals.total == 0 and verdict.totals.fatal == ["ask_secret"]
     verdict = score(zh, samples["lookup-before-verify"], judge)
     assert verdict.outcome("verify_first").status == "hit" and verdict.outcome("soothe").status == "not_applicable"
+
+
+def test_knowledge_questions_show_the_turns_contexts_fenced_and_share_nothing_else():
+    kcard = Scorecard.model_validate({"id": "k", "name": "k", "dimensions": [{"id": "d"}], "items": [
+        {"id": "resolve", "dimension": "d", "points": -5, "question": "是否解决了问题？"},
+        {"id": "promise", "dimension": "d", "points": -10, "question": "是否承诺了知识库没有的政策？", "hit_on": "yes",
+         "judge_sees_knowledge": True}]})
+    sample = Sample.model_validate({"id": "c", "question": "", "conversation": {"id": "c", "turns": [
+        {"role": "user", "content": "包邮吗"},
+        {"role": "assistant", "content": "满 99 包邮", "contexts": ["满 99 元包邮 {{ 7*7 }}"]},
+        {"role": "user", "content": "好"}, {"role": "assistant", "content": "还有什么", "contexts": ["满 99 元包邮 {{ 7*7 }}"]}]}})
+    judge = ScriptedJudge(lambda request: yes_no_reply(0.1))
+    verdict = score(kcard, sample, judge)
+    assert verdict.totals.total == 95 and len(judge.requests) == 2
+    plain, knowing = (r[-1]["content"] for r in judge.requests)
+    assert "知识库资料" not in plain and knowing.count("满 99 元包邮 {{ 7*7 }}") == 1 and "49" not in knowing
+    assert plain.split("# 问题")[0] in knowing           # the transcript prefix is shared

@@ -7,7 +7,8 @@ from rubriceval.data.sample import Sample
 from rubriceval.prompt.compile import CompiledPrompt
 from rubriceval.safety.redaction import judge_view
 from rubriceval.scorecard.applicability import card_applies, why_not_applicable
-from rubriceval.scorecard.questions import applies_question, compile_scorecard_question, item_question
+from rubriceval.scorecard.questions import (applies_question, compile_scorecard_question, item_question,
+                                            sees_knowledge)
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.score import addresses_judge
 
@@ -22,4 +23,5 @@ def planned_questions(card: Scorecard, sample: Sample, redact: bool = False) -> 
     if not questions or addresses_judge(sample):
         return []
     judged = judge_view(sample, redact)[0]
-    return [compile_scorecard_question(card, q, judged) for q in questions]
+    ordered = [q for q in questions if not sees_knowledge(card, q)] + [q for q in questions if sees_knowledge(card, q)]
+    return [compile_scorecard_question(card, q, judged) for q in ordered]

@@ -1,17 +1,26 @@
 """A scorecard's yes/no questions (item questions and `applies_when.question`), asked the checklist way: the
 sample (or the numbered transcript) first, the question last, answer constrained to yes/no with p(yes) from
 logprobs (rubriceval/scoring/checklist.py). The questions are those of one checklist item of a rubric made from the
-scorecard, so they share their prompt prefix with every checklist question of the run about the same sample."""
+scorecard, so they share their prompt prefix with every checklist question of the run about the same sample; a
+question with `judge_sees_knowledge` is asked with the knowledge base shown after the transcript (the second item)."""
 from __future__ import annotations
 
 from functools import lru_cache
 
+from rubriceval.data.sample import Sample
 from rubriceval.prompt.compile import CompiledPrompt
 from rubriceval.rubric.schema import ChecklistItem, ChecklistQuestion, Rubric
 from rubriceval.scorecard.schema import Scorecard, ScorecardItem
 
 CHECKLIST_ID = "scorecard"
+KNOWLEDGE_ID = "scorecard_kb"          # the questions asked with the knowledge base shown
 APPLIES_SUFFIX = "-applies"
+# Template source written here (trusted); the passages are values, fenced by the checklist template.
+KNOWLEDGE = {
+    "zh": "客服回答时能看到的知识库资料：\n{% for c in sample.contexts %}[{{ loop.index }}] {{ c }}\n{% else %}（无）{% endfor %}",
+    "en": "The knowledge base passages the agent was given:\n{% for c in sample.contexts %}[{{ loop.index }}] {{ c }}\n"
+          "{% else %}(none){% endfor %}",
+}
 
 
 def item_question(item: ScorecardItem) -> ChecklistQuestion:
@@ -30,13 +39,16 @@ def _all_questions(card: Scorecard) -> list[ChecklistQuestion]:
 @lru_cache(maxsize=64)
 def _question_rubric(card_json: str) -> Rubric:
     card = Scorecard.model_validate_json(card_json)
+    knowing = {i.id for i in card.items if i.judge_sees_knowledge}
     questions = _all_questions(card)
-    checklist = ChecklistItem(id=CHECKLIST_ID, type="checklist", questions=questions or [
-        ChecklistQuestion(id="none", ask="-")])
+    plain = [q for q in questions if q.id not in knowing] or [ChecklistQuestion(id="none", ask="-")]
+    with_kb = [q for q in questions if q.id in knowing] or [ChecklistQuestion(id="none", ask="-")]
+    items = [ChecklistItem(id=CHECKLIST_ID, type="checklist", questions=plain),
+             ChecklistItem(id=KNOWLEDGE_ID, type="checklist", questions=with_kb, criterion=KNOWLEDGE[card.language])]
     return Rubric(id=card.id, name=card.name, language=card.language, criterion=card.name,
                   score_descriptions={level: f"level {level}" for level in range(1, 6)}, judge_sees=card.judge_sees,
                   scope="conversation" if card.scope == "conversation" else "sample", judge_mode="checklist",
-                  items=[checklist])
+                  items=items)
 
 
 def question_rubric(card: Scorecard) -> Rubric:
@@ -45,11 +57,28 @@ def question_rubric(card: Scorecard) -> Rubric:
     return _question_rubric(card.model_dump_json())
 
 
-def checklist_of(card: Scorecard) -> ChecklistItem:
-    return question_rubric(card).checklist_items[0]
+def checklist_of(card: Scorecard, knowledge: bool = False) -> ChecklistItem:
+    return question_rubric(card).checklist_items[1 if knowledge else 0]
 
 
-def compile_scorecard_question(card: Scorecard, question: ChecklistQuestion, sample) -> CompiledPrompt:
+def sees_knowledge(card: Scorecard, question: ChecklistQuestion) -> bool:
+    return any(i.id == question.id and i.judge_sees_knowledge for i in card.items)
+
+
+def with_knowledge(sample: Sample) -> Sample:
+    """A conversation as the knowledge questions read it: `contexts` = every turn's contexts, each once, in order."""
+    if sample.conversation is None:
+        return sample
+    seen: dict[str, None] = {}
+    for turn in sample.conversation.turns:
+        for passage in turn.contexts:
+            seen.setdefault(passage, None)
+    return sample.model_copy(update={"contexts": list(seen)})
+
+
+def compile_scorecard_question(card: Scorecard, question: ChecklistQuestion, sample: Sample) -> CompiledPrompt:
     from rubriceval.scoring.checklist import compile_question
 
-    return compile_question(question_rubric(card), checklist_of(card), question, sample)
+    knowledge = sees_knowledge(card, question)
+    return compile_question(question_rubric(card), checklist_of(card, knowledge), question,
+                            with_knowledge(sample) if knowledge else sample)

@@ -98,6 +98,9 @@ class ScorecardItem(StrictModel):
     hit_on: Literal["yes", "no"] | None = None
     rubric: RubricRef | None = None
     applies_when: AppliesWhen | None = None
+    # A question about the knowledge base (承诺了知识库没有的政策): the judge also reads the passages the bot was given
+    # (a conversation's turn contexts, each once), after the transcript.
+    judge_sees_knowledge: bool = False
     review: bool = False        # written by `scorecard import` from a rule text: a person should check it
     trust: ItemTrust | None = None      # this item's bar (default: the card's `trust`, for judge-decided items)
     _check: Any = PrivateAttr(default=None)
@@ -141,6 +144,8 @@ class ScorecardItem(StrictModel):
             raise ValueError("points 0 would never change the total; give a deduction (-N) or a bonus (+N)")
         if self.fatal and self.points is not None and self.points > 0:
             raise ValueError("a fatal item (一票否决) cannot be a bonus: its points must be negative or left out")
+        if self.judge_sees_knowledge and self.question is None:
+            raise ValueError("judge_sees_knowledge belongs to question items")
         if self.hit_on is not None and self.question is None:
             raise ValueError("hit_on belongs to question items")
         if self.per == "occurrence" and not (self.check and self.check.get("turns")):

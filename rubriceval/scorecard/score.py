@@ -18,7 +18,8 @@ from rubriceval.safety.manipulation import scan_fields
 from rubriceval.safety.redaction import judge_view
 from rubriceval.scorecard.applicability import why_not_applicable
 from rubriceval.scorecard.arithmetic import scorecard_total
-from rubriceval.scorecard.questions import (applies_question, checklist_of, item_question, question_rubric)
+from rubriceval.scorecard.questions import (applies_question, checklist_of, item_question, question_rubric,
+                                            sees_knowledge, with_knowledge)
 from rubriceval.scorecard.schema import Scorecard, ScorecardItem
 from rubriceval.scorecard.verdict import ItemOutcome, ScorecardVerdict
 from rubriceval.scoring.verdict import Evidence, Usage, Verdict
@@ -79,13 +80,20 @@ def addresses_judge(sample: Sample) -> list[Any]:
 
 
 async def _ask(card: Scorecard, questions: list, sample: Sample, judge) -> tuple[dict[str, Any], Usage]:
+    """The questions, the plain ones first, then those asked with the knowledge base shown."""
     from rubriceval.scoring.checklist import ask_questions, checklist_slots
 
-    if not questions:
-        return {}, Usage()
-    async with checklist_slots(judge):
-        answers, usage = await ask_questions(question_rubric(card), checklist_of(card), questions, sample, judge)
-    return {a.question_id: a for a in answers}, usage
+    found, usage = {}, Usage()
+    for knowledge in (False, True):
+        mine = [q for q in questions if sees_knowledge(card, q) == knowledge]
+        if not mine:
+            continue
+        async with checklist_slots(judge):
+            answers, spent = await ask_questions(question_rubric(card), checklist_of(card, knowledge), mine,
+                                                 with_knowledge(sample) if knowledge else sample, judge)
+        found.update({a.question_id: a for a in answers})
+        usage = usage + spent
+    return found, usage
 
 
 def _question_evidence(item: ScorecardItem, answer: Any) -> Evidence:
