@@ -80,6 +80,7 @@ def test_otel_events_carry_the_published_names_and_their_parent_span(run, tmp_pa
     assert turns[4]["spanId"] == "a000000000000004" and turns[6]["spanId"] == "b000000000000001"
     assert turns[6]["traceId"] == "0af7651916cd43dd8448eb211c80319c"
     assert attributes(turns[6]["attributes"])["gen_ai.evaluation.score.value"] == 3.0
+    assert attributes(turns[6]["attributes"])["rubriceval.item"] == "judge"
 
 
 def test_otel_unscored_is_an_evaluation_error_not_a_zero(run, tmp_path):
@@ -127,7 +128,9 @@ def test_langfuse_scores_are_create_score_requests(run, tmp_path):
     assert single["value"] == 5.0
     otel = [s for s in scores if s.get("traceId") == "5b8efff798038103d269b633813fc60c"]
     assert {s.get("observationId") for s in otel} == {"a000000000000001", "a000000000000004"}
-    assert any(s.get("traceId") == "0af7651916cd43dd8448eb211c80319c" and s["metadata"]["turn"] == 6 for s in scores)
+    turn6 = next(s for s in scores if s.get("traceId") == "0af7651916cd43dd8448eb211c80319c")
+    assert (turn6["name"], turn6["value"], turn6["metadata"]["turn"], turn6["metadata"]["item"]) == \
+        ("soothing.per_turn", 3.0, 6, "judge")
     # Unscored and id-less verdicts are skipped and counted, never posted as 0.
     assert all(s["name"] != "closing" for s in scores) and all(s["value"] != 0 for s in scores)
     assert tally.skipped == {"unscored (timeout): Langfuse has no unscored value": 1,

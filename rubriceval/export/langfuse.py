@@ -8,10 +8,10 @@ line by line; a .json path gets one list), with the fields of Langfuse's CreateS
                   assistant_turn rubric's per-turn scores go on the trace and generation that said the turn.
                   Conversations read from OpenTelemetry spans are scored on their trace ids (what Langfuse keeps
                   when it ingests OTLP): traceId, observationId = the span id.
-    name          the rubric or metric id
+    name          the rubric or metric id (`<id>.per_turn` for an assistant_turn rubric's per-turn scores)
     value         the score (rubric 1–5, metric 0–1), dataType NUMERIC
     comment       the judge's feedback
-    metadata      run id and name, sample id, scorer version, pass/fail, the turn
+    metadata      run id and name, sample id, scorer version, pass/fail; a per-turn score's turn and judge item
     environment   the trace's environment when the import knew it
 
 Langfuse has no "unscored" value, so an unscored verdict is skipped and counted (never posted as 0); a sample with
@@ -26,6 +26,9 @@ from typing import Any
 
 from rubriceval.export.results import ExportTally, JudgedItem, export_run, label
 from rubriceval.store.runs import RunInfo, RunStore
+
+# A per-turn score has a name of its own, so Langfuse's aggregates of the conversation score are not mixed with it.
+PER_TURN_SUFFIX = ".per_turn"
 
 
 def export_langfuse(store: RunStore, run: str, out: str | Path) -> ExportTally:
@@ -48,14 +51,15 @@ def _scores(info: RunInfo, items: Iterator[JudgedItem], tally: ExportTally) -> I
         tally.records += 1
         yield _score(info, item, target, float(verdict.score), verdict.feedback, meta)
         refs = item.turn_refs()
-        for turn, score, feedback in item.turn_verdicts():
+        for judge_item, turn, score, feedback in item.turn_verdicts():
             ref = refs.get(turn) or {}
             turn_target = _turn_target(item, ref)
             if not turn_target:
                 continue
             tally.records += 1
             tally.turn_records += 1
-            yield _score(info, item, turn_target, score, feedback, {**meta, "turn": turn, "label": None}, turn=turn)
+            yield _score(info, item, turn_target, score, feedback,
+                         {**meta, "turn": turn, "item": judge_item, "label": None}, turn=(judge_item, turn))
 
 
 def _target(item: JudgedItem) -> dict[str, str]:
@@ -78,10 +82,11 @@ def _turn_target(item: JudgedItem, ref: dict[str, Any]) -> dict[str, str]:
 
 
 def _score(info: RunInfo, item: JudgedItem, target: dict[str, str], value: float, comment: str,
-           meta: dict[str, Any], turn: int | None = None) -> dict[str, Any]:
-    key = "\x1f".join([info.run_id, item.sample.id, item.verdict.scorer, str(turn or "")])
+           meta: dict[str, Any], turn: tuple[str, int] | None = None) -> dict[str, Any]:
+    key = "\x1f".join([info.run_id, item.sample.id, item.verdict.scorer, *map(str, turn or ())])
+    name = item.verdict.scorer + (PER_TURN_SUFFIX if turn else "")
     record: dict[str, Any] = {"id": "rubriceval-" + hashlib.sha256(key.encode()).hexdigest()[:32], **target,
-                              "name": item.verdict.scorer, "value": value, "dataType": "NUMERIC",
+                              "name": name, "value": value, "dataType": "NUMERIC",
                               "comment": comment or None,
                               "metadata": {k: v for k, v in meta.items() if v not in (None, "")}}
     environment = item.sample.metadata.get("environment")

@@ -9,7 +9,8 @@ parented to the span that said that turn. Attributes, as the GenAI semantic conv
 `gen_ai.evaluation.name` (the rubric or metric), `gen_ai.evaluation.score.value` (a double, only when scored),
 `gen_ai.evaluation.score.label` (pass / fail where the scorer has a threshold), `gen_ai.evaluation.explanation`
 (the judge's feedback, or why it is unscored), `error.type` (the unscored kind: the evaluation failed — never a
-score of 0), `gen_ai.conversation.id`; and ours under `rubriceval.*` (run, sample, scorer version, turn).
+score of 0), `gen_ai.conversation.id`; and ours under `rubriceval.*` (run, sample, scorer version, and for a
+per-turn event the turn and the judge item).
 A verdict on a sample with no trace context (a chat-log export, a JSONL dataset) is written without traceId and
 spanId, counted as such: it still names its conversation.
 """
@@ -78,14 +79,15 @@ def _records(info: RunInfo, item: JudgedItem, tally: ExportTally) -> Iterator[di
         tally.unparented += 1
     yield _record(stamp, attributes, context)
     refs = item.turn_refs()
-    for turn, score, feedback in item.turn_verdicts():
+    for judge_item, turn, score, feedback in item.turn_verdicts():
         ref = refs.get(turn)
         turn_context = _context(ref.get("trace_id"), ref.get("span_id")) if ref else {}
         if not turn_context:
             continue                       # a turn with no span of its own is judged in the conversation's event
         tally.turn_records += 1
         yield _record(stamp, {**common, "gen_ai.evaluation.score.value": score, "rubriceval.turn": turn,
-                              "gen_ai.evaluation.explanation": feedback or None}, turn_context)
+                              "rubriceval.item": judge_item, "gen_ai.evaluation.explanation": feedback or None},
+                      turn_context)
 
 
 def _context(trace_id: Any, span_id: Any) -> dict[str, str]:

@@ -60,9 +60,10 @@ class JudgedItem(BaseModel):
         turns = self.source.get("turns")
         return {int(n): ref for n, ref in turns.items() if isinstance(ref, dict)} if isinstance(turns, dict) else {}
 
-    def turn_verdicts(self) -> list[tuple[int, float, str]]:
-        """(turn, score, feedback) of an assistant_turn rubric's per-turn judgments, in turn order."""
-        return sorted((turn, float(e.score), e.detail) for (_, turn), e in turn_scores(self.verdict).items())
+    def turn_verdicts(self) -> list[tuple[str, int, float, str]]:
+        """(judge item, turn, score, feedback) of an assistant_turn rubric's per-turn judgments, in turn order."""
+        return sorted(((item, turn, float(e.score), e.detail) for (item, turn), e in turn_scores(self.verdict).items()),
+                      key=lambda t: (t[1], t[0]))
 
 
 RecordMaker = Callable[[RunInfo, Iterator[JudgedItem], ExportTally], Iterator[dict[str, Any]]]
