@@ -73,7 +73,7 @@ def planned_calls(sample: Sample, names: Iterable[str], options: MetricOptions |
     only remove a call)."""
     opts = MetricOptions.coerce(options)
     if sample.conversation is not None:
-        return len(planned_requests(sample, names, opts))
+        return len(planned_requests(sample, names, opts, judge_model=judge_model))
     return planned_single_turn_calls(sample, resolve_names(names), opts, judge_model)
 
 
@@ -91,7 +91,7 @@ def planned_requests(sample: Sample, names: Iterable[str], options: MetricOption
         single, _ = split_kinds(names)
         resolve_names(single)
         return planned_conversation_requests(sample.conversation, list(dict.fromkeys(names)), opts, opts.agent,
-                                             lookup)
+                                             lookup, judge_model=judge_model)
     return planned_single_turn_requests(sample, resolve_names(names), opts, lookup=lookup, judge_model=judge_model)
 
 

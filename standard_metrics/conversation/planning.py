@@ -18,7 +18,8 @@ from standard_metrics.single_turn import planned_single_turn_requests
 
 
 def planned_conversation_requests(conversation: Conversation, names: list[str], options: MetricOptions,
-                                  agent: AgentOptions, lookup: CacheLookup | None = None) -> list[PlannedCall]:
+                                  agent: AgentOptions, lookup: CacheLookup | None = None, *,
+                                  judge_model: str | None = None) -> list[PlannedCall]:
     ctx = ConversationContext(conversation, options, agent, options.language or conversation_language(conversation))
     planned: list[PlannedCall] = []
     for name in names:
@@ -28,5 +29,6 @@ def planned_conversation_requests(conversation: Conversation, names: list[str], 
     turn_names = [n for n in names if n not in CONVERSATION_METRICS]
     for item in turn_samples(conversation) if turn_names else []:
         if wanted := eligible_names(turn_names, item):
-            planned += planned_single_turn_requests(item.sample, resolve_names(wanted), options, lookup=lookup)
+            planned += planned_single_turn_requests(item.sample, resolve_names(wanted), options, lookup=lookup,
+                                                    judge_model=judge_model)
     return planned
