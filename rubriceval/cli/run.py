@@ -38,6 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a standard-metric option, over the --config file's metrics: section (repeatable), e.g. "
                         "sql.mode=columns, sql.database=shop.sqlite, agent.argument_match=case_insensitive, "
                         "agent.strict_order=false, agent.topic_mode=recall; a resumed run keeps its own")
+    p.add_argument("--threshold", action="append", default=[], metavar="METRIC=VALUE",
+                   help="a metric's pass threshold (its verdicts' passed, the reports' pass rate), over the "
+                        "--config file's metrics: {<metric>: {threshold: …}} (repeatable), e.g. faithfulness=0.8")
     add_judge_args(p)
     add_run_options(p)
     add_scorecard_args(p)
@@ -94,7 +97,7 @@ def cmd_run(args) -> int:
     store = RunStore(args.store)
     judge_config = judge_config_from(args)
     panel = _panel_config(args, judge_config)
-    metric_options = load_metric_options(args.config, args.metric_option)
+    metric_options = load_metric_options(args.config, args.metric_option, args.threshold)
     if args.resume:
         run_id = store.resolve(args.resume)
         samples = store.samples(run_id) if args.dry_run else None     # a run reads them from the store, by window
@@ -116,6 +119,9 @@ def cmd_run(args) -> int:
         if not args.dataset:
             raise RubricEvalError("rubriceval run needs a DATASET (or --resume RUN, or --rescore-changed RUN)")
         samples, rubrics, metrics = _load_for_run(args)
+        from rubriceval.run.evaluate import check_thresholds
+
+        check_thresholds(metric_options.thresholds, metrics)
     scorecards = scorecards_for_run(args, store, rubrics, judge_config)
     if args.dry_run:
         return _dry_run(samples, rubrics, metrics, judge_config, panel, metric_options, scorecards)

@@ -6,6 +6,14 @@ validated by `standard_metrics.options.MetricOptions`. A bad value names the fil
       agent: {argument_match: case_insensitive, strict_order: false, topic_mode: recall}
 
     rubriceval run data.jsonl --metrics datacompy_score --metric-option sql.mode=columns
+
+A metric's pass threshold (its verdicts' `passed`, the reports' pass rate; defaults in
+standard_metrics/thresholds.py) is set beside the options, or by flag:
+
+    metrics:
+      faithfulness: {threshold: 0.8}
+
+    rubriceval run data.jsonl --metrics faithfulness --threshold faithfulness=0.85
 """
 from __future__ import annotations
 
@@ -90,11 +98,56 @@ def _section(config_path: str | Path | None) -> tuple[dict[str, Any], dict]:
     return section or {}, lines
 
 
-def load_metric_options(config_path: str | Path | None = None, assignments: Iterable[str] = ()) -> MetricOptions:
-    """The config file's `metrics:` section with the flags' values on top, validated."""
+THRESHOLD_FLAG = "--threshold"
+
+
+def _section_thresholds(section: dict[str, Any], lines: dict, config_path: str | Path | None) -> dict[str, Any]:
+    """`faithfulness: {threshold: 0.8}` entries of the section → {faithfulness: 0.8}, taken out of the section (the
+    other keys are MetricOptions fields)."""
+    out: dict[str, Any] = {}
+    for key in [k for k in section if k not in MetricOptions.model_fields]:
+        value = section[key]
+        if isinstance(value, dict) and "threshold" in value:
+            if set(value) != {"threshold"}:
+                raise ConfigError(f"a metric's entry here sets only its threshold, not {sorted(set(value) - {'threshold'})}",
+                                  file=str(config_path), line=lines.get((SECTION, key)), field=f"{SECTION}.{key}",
+                                  hint=f"{key}: {{threshold: 0.8}}; other options go under their own keys")
+            out[key] = _number(section.pop(key)["threshold"], file=str(config_path), line=lines.get((SECTION, key)),
+                               field=f"{SECTION}.{key}.threshold")
+    return out
+
+
+def _number(value: Any, **where: Any) -> float:
+    if isinstance(value, bool):
+        value = None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"a threshold is a number, got {value!r}", **where) from None
+
+
+def parse_thresholds(assignments: Iterable[str]) -> dict[str, Any]:
+    """`["faithfulness=0.8"]` → `{"faithfulness": 0.8}`."""
+    out: dict[str, Any] = {}
+    for text in assignments:
+        name, sep, raw = text.partition("=")
+        if not sep or not name.strip() or not raw.strip():
+            raise ConfigError(f"expected METRIC=VALUE, got {text!r}", field=THRESHOLD_FLAG, hint="e.g. faithfulness=0.8")
+        out[name.strip()] = _number(raw.strip(), field=f"{THRESHOLD_FLAG} {name.strip()}")
+    return out
+
+
+def load_metric_options(config_path: str | Path | None = None, assignments: Iterable[str] = (),
+                        thresholds: Iterable[str] = ()) -> MetricOptions:
+    """The config file's `metrics:` section with the flags' values on top, validated; thresholds: `--threshold
+    METRIC=VALUE` flags, over the section's `<metric>: {threshold: …}` entries."""
     section, lines = _section(config_path)
+    section = dict(section)
+    from_file = _section_thresholds(section, lines, config_path)
     flags = parse_assignments(assignments)
     merged = _merged(section, flags)
+    if from_file or thresholds:
+        merged["thresholds"] = {**from_file, **merged.get("thresholds", {}), **parse_thresholds(thresholds)}
     try:
         return MetricOptions.model_validate(merged)
     except ValidationError as exc:
