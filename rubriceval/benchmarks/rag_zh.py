@@ -150,6 +150,9 @@ def figures(rows: list[Row]) -> dict[str, Any]:
                                      for v in VARIANTS if (g := [r for r in mine if r.variant == v])},
             "planned_calls_per_sample": round(sum(r.planned_calls for r in mine) / n, 2) if n else None,
             "planned_prompt_tokens_per_sample": round(sum(r.planned_prompt_tokens for r in mine) / n, 1) if n else None,
+            # requests = calls made + answered from the judge cache (a resumed run, or a ground truth extracted for
+            # an earlier variant of the same question); tokens are counted for calls made only
+            "requests_per_sample": round(sum(r.usage.calls + r.usage.cache_hits for r in mine) / n, 2) if n else None,
             "calls_per_sample": round(sum(r.usage.calls for r in mine) / n, 2) if n else None,
             "cache_hits_per_sample": round(sum(r.usage.cache_hits for r in mine) / n, 2) if n else None,
             "prompt_tokens_per_sample": round(sum(r.usage.prompt_tokens for r in mine) / n, 1) if n else None,
@@ -221,13 +224,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--metrics", default=",".join(LLM_METRICS))
     p.add_argument("--limit", type=int, help="only the first N questions")
     p.add_argument("--out", required=True, help="result JSON; <out>.rows.jsonl and <out>.cache.sqlite beside it")
+    p.add_argument("--from-rows", action="store_true",
+                   help="no judging: the figures of the (sample, cut) rows a stopped run wrote to <out>.rows.jsonl")
     args = p.parse_args(argv)
     rows = load(split=args.split)[:args.limit]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with judge_config(args.judge, Path(f"{out}.cache.sqlite")) as config:
-        done = asyncio.run(run(rows, args.variants.split(","), args.cuts.split(","), args.metrics.split(","),
-                               config, Path(f"{out}.rows.jsonl")))
+    rows_path = Path(f"{out}.rows.jsonl")
+    if args.from_rows:
+        done = [Row.model_validate_json(line) for line in rows_path.read_text("utf-8").splitlines() if line.strip()]
+    else:
+        with judge_config(args.judge, Path(f"{out}.cache.sqlite")) as config:
+            done = asyncio.run(run(rows, args.variants.split(","), args.cuts.split(","), args.metrics.split(","),
+                                   config, rows_path))
     result = figures(done)
     out.write_text(json.dumps({"judge": args.judge, "split": args.split, "command": " ".join(sys.argv),
                                "figures": result}, ensure_ascii=False, indent=1), encoding="utf-8")
