@@ -53,7 +53,7 @@ def test_rubric_recompute_without_a_deduction():
     assert score_without("rubric", DEFINITION, details, []) == 2.0        # the failed must caps at 2
     assert score_without("rubric", DEFINITION, details, [CHECK]) == 4.0   # removed: the judge's 4 stands
     assert score_without("rubric", DEFINITION, details, ["judge"]) is None  # a judge item needs a reviewer's score
-    assert score_without("scorecard", {}, details, [CHECK]) is None       # nothing registered for that kind
+    assert score_without("no_such_kind", {}, details, [CHECK]) is None    # nothing registered for that kind
 
 
 def test_official_score_latest_human_decision_wins(run):

@@ -32,6 +32,7 @@ class ScorecardDelta(BaseModel):
 
 def compare_scorecards(runs: Any, run_a: str, run_b: str, *, n_boot: int = 2000, seed: int = 0,
                        max_worse: int = 5) -> list[ScorecardDelta]:
+    from rubriceval.scorecard.official import official_verdicts
     from rubriceval.stats.bootstrap import paired_bootstrap_ci
 
     store = ScorecardStore(runs)
@@ -40,8 +41,9 @@ def compare_scorecards(runs: Any, run_a: str, run_b: str, *, n_boot: int = 2000,
     deltas = []
     for card_id in sorted(set(cards_a) & set(cards_b)):
         a_card, b_card = cards_a[card_id], cards_b[card_id]
-        va = [v for v in store.verdicts(run_a, card_id) if v.version == a_card.version_tag]
-        vb = [v for v in store.verdicts(run_b, card_id) if v.version == b_card.version_tag]
+        # official totals: a human decision (an accepted appeal) replaces the machine's (scorecard/official.py)
+        va = [v for v in official_verdicts(runs, run_a, card_id) if v.version == a_card.version_tag]
+        vb = [v for v in official_verdicts(runs, run_b, card_id) if v.version == b_card.version_tag]
         sa, sb = summarize_scorecard(a_card, va), summarize_scorecard(b_card, vb)
         if not (sa.n or sb.n):
             continue                                   # the card scores no sample of these runs

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rubriceval.i18n import Lang, format_number, format_percent, t
+from rubriceval.scorecard.official import official_verdicts
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.store import ScorecardStore, scorecard_frame
 from rubriceval.scorecard.summary import ScorecardSummary, summarize_scorecard
@@ -24,7 +25,8 @@ class ScorecardReport:
         store = ScorecardStore(runs)
         self.runs, self.run_id = runs, runs.resolve(run)
         self.cards: list[Scorecard] = store.cards(self.run_id)
-        self.verdicts: list[ScorecardVerdict] = store.verdicts(self.run_id) if self.cards else []
+        # official totals: a human decision (an accepted appeal) replaces the machine's (scorecard/official.py)
+        self.verdicts: list[ScorecardVerdict] = official_verdicts(runs, self.run_id) if self.cards else []
         from rubriceval.scorecard.reviews import ReviewStore
 
         reviews = ReviewStore(runs).reviews(self.run_id) if self.cards else []
@@ -166,6 +168,9 @@ def _headline(s: ScorecardSummary, lang: Lang) -> list[str]:
                                                                       for why, n in s.unscored_reasons.items()))
     if s.note:
         lines.append(t("sc_version_note", lang, note=s.note))
+    u = s.usage
+    lines.append(t("sc_usage", lang, calls=u.calls, cached=u.cache_hits, tokens=u.prompt_tokens + u.completion_tokens,
+                   cost=f"{u.cost_usd:.4f}"))
     below = s.untrusted()
     if below:
         lines.append(t("sc_untrusted", lang) + ": " + "; ".join(f"{i.name} ({i.trust.untrusted})" for i in below))

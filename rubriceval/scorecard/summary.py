@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 from rubriceval.scorecard.reviews import ItemTrustStats, Review, item_trust
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.verdict import ScorecardVerdict
+from rubriceval.scoring.verdict import Usage
 
 # Total bands of the distribution, as QA teams read them.
 BANDS = ((100, 100, "100"), (90, 99, "90–99"), (80, 89, "80–89"), (60, 79, "60–79"), (1, 59, "1–59"), (0, 0, "0"))
@@ -69,6 +70,7 @@ class ScorecardSummary(BaseModel):
     fatal: list[FatalRow] = Field(default_factory=list)
     dimensions: list[DimensionStats] = Field(default_factory=list)
     items: list[ItemStats] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)          # the judge calls of these verdicts (questions only)
 
     def _stat(self, fn) -> float | None:
         return float(fn(self.totals)) if self.totals else None
@@ -145,6 +147,7 @@ def summarize_scorecard(card: Scorecard, verdicts: Sequence[ScorecardVerdict], r
     subtotals: dict[str, list[int]] = {d.id: [] for d in card.dimensions}
     clamped: dict[str, int] = {d.id: 0 for d in card.dimensions}
     for v in mine:
+        summary.usage = summary.usage + v.usage
         t = v.totals
         if t.fatal:
             summary.fatal.append(FatalRow(sample_id=v.sample_id, items=t.fatal))
@@ -185,6 +188,7 @@ def summarize_scorecard(card: Scorecard, verdicts: Sequence[ScorecardVerdict], r
 
 def run_scorecard_summaries(runs, run: str) -> list[ScorecardSummary]:
     """Every scorecard of a stored run, summarized (empty when the run has none)."""
+    from rubriceval.scorecard.official import official_verdicts
     from rubriceval.scorecard.reviews import ReviewStore
     from rubriceval.scorecard.store import ScorecardStore
 
@@ -192,6 +196,6 @@ def run_scorecard_summaries(runs, run: str) -> list[ScorecardSummary]:
     cards = store.cards(run)
     if not cards:
         return []
-    verdicts = store.verdicts(run)
+    verdicts = official_verdicts(runs, run)          # official totals: human decisions applied (official.py)
     reviews = ReviewStore(runs).reviews(run)
     return [summarize_scorecard(card, verdicts, reviews) for card in cards]

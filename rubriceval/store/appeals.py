@@ -15,7 +15,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from rubriceval.store.appeal_models import (DEFAULT_WINDOW_DAYS, REVIEWER_ROLES, WHOLE_VERDICT, AgentVerdict, Appeal,
                                             AppealError, AppealEvent, AppealResult, AppealState, Outcome)
@@ -25,6 +25,7 @@ from rubriceval.store.official import OfficialScores, deductions, score_without
 from rubriceval.store.team import TeamStore
 from rubriceval.store.team_models import LEAD_ROLES
 from rubriceval.store.team_schema import SERIAL_PK
+import rubriceval.scorecard.official  # noqa: F401,E402  (registers the scorecard's deductions and recompute)
 
 AGENT_FIELD = "agent_id"              # the sample metadata naming the agent who handled the conversation
 
@@ -60,6 +61,21 @@ def create_appeal_tables(team: TeamStore) -> None:
             if statement.strip():
                 conn.execute(statement)
         make_append_only(conn, {"appeal_events": "appeal_events is append-only"})
+
+
+class Target(NamedTuple):
+    """What an appeal is against: a rubric verdict (1–5) or a scorecard verdict (its total, 0–base)."""
+
+    kind: str
+    score: float | None
+    details: dict[str, Any]
+    definition: dict[str, Any]
+
+    def check_score(self, score: float) -> None:
+        top = int(self.definition.get("base", 100)) if self.kind == "scorecard" else 5
+        bottom = 0 if self.kind == "scorecard" else 1
+        if not (bottom <= float(score) <= top and float(score) == int(score)):
+            raise AppealError(f"score must be a whole number from {bottom} to {top}, got {score!r}", field="score")
 
 
 def _appeal(row: Any) -> Appeal:
@@ -137,6 +153,13 @@ class Appeals:
             f"s ON s.run_id = v.run_id AND s.sample_id = v.sample_id WHERE v.run_id = :r AND {owner} = :a "
             f"AND v.kind = 'rubric' ORDER BY {self.team.text_order('v.sample_id')}, "
             f"{self.team.text_order('v.scorer')}", {"r": run_id, "a": agent})
+        if self.team.conn.table_exists("scorecard_verdicts"):      # scorecards: the total is the verdict's score
+            rows += [{"sample_id": r["sample_id"], "scorer": r["scorecard"], "kind": "scorecard", "score": r["total"],
+                      "feedback": "", "details_json": r["verdict_json"]} for r in self.team.query(
+                "SELECT v.sample_id, v.scorecard, v.total, v.verdict_json FROM scorecard_verdicts v JOIN run_samples s "
+                f"ON s.run_id = v.run_id AND s.sample_id = v.sample_id WHERE v.run_id = :r AND {owner} = :a "
+                f"ORDER BY {self.team.text_order('v.sample_id')}, {self.team.text_order('v.scorecard')}",
+                {"r": run_id, "a": agent})]
         official = OfficialScores.load(self.team.conn, run_id)
         closes = self.closes_at(run_id)
         mine: dict[tuple[str, str], list[Appeal]] = {}
@@ -167,19 +190,15 @@ class Appeals:
         closes = self.closes_at(run_id)
         if now > closes:
             raise AppealError(f"appeals on this run closed at {iso_time(closes)}", field="deadline")
-        rows = self.team.query("SELECT kind, score, details_json FROM verdicts WHERE run_id = :r AND sample_id = :s "
-                               "AND scorer = :c", {"r": run_id, "s": sample_id, "c": scorer})
-        if not rows or rows[0]["kind"] != "rubric":
-            raise AppealError(f"sample '{sample_id}' has no rubric verdict '{scorer}'", field="scorer")
-        details = json.loads(rows[0]["details_json"] or "{}")
+        target = self.target(run_id, sample_id, scorer)
         proposed = None
         if item != WHOLE_VERDICT:
-            found = deductions(rows[0]["kind"], details)
+            found = deductions(target.kind, target.details)
             if item not in found:
                 raise AppealError(f"'{item}' is not a deduction of this verdict", field="item",
                                   hint="deductions: " + (", ".join(found) or "none"))
-            proposed = score_without(rows[0]["kind"], self.team.definition(run_id, scorer), details, [item])
-        machine = rows[0]["score"]
+            proposed = score_without(target.kind, target.definition, target.details, [item])
+        machine = target.score
         official = OfficialScores.load(self.team.conn, run_id).score(sample_id, scorer, machine)
         appeal = Appeal(appeal_id=uuid.uuid4().hex[:12], run_id=run_id, sample_id=sample_id, scorer=scorer, item=item,
                         agent=agent, reason=reason, state="submitted", machine_score=machine,
@@ -192,6 +211,23 @@ class Appeals:
             conn.execute(f"INSERT INTO appeals ({', '.join(data)}) VALUES ({', '.join(':' + k for k in data)})", data)
             self._event(appeal, agent, role, "submit", "", "submitted", None, None, reason, now)
         return appeal
+
+    def target(self, run_id: str, sample_id: str, scorer: str) -> Target:
+        """The rubric verdict `scorer` of the sample, else its scorecard verdict of that id."""
+        rows = self.team.query("SELECT kind, score, details_json FROM verdicts WHERE run_id = :r AND sample_id = :s "
+                               "AND scorer = :c", {"r": run_id, "s": sample_id, "c": scorer})
+        if rows and rows[0]["kind"] == "rubric":
+            return Target("rubric", rows[0]["score"], json.loads(rows[0]["details_json"] or "{}"),
+                          self.team.definition(run_id, scorer))
+        if self.team.conn.table_exists("scorecard_verdicts"):
+            card = self.team.query("SELECT v.total, v.verdict_json, d.definition_json FROM scorecard_verdicts v JOIN "
+                                   "scorecard_defs d ON d.run_id = v.run_id AND d.scorecard = v.scorecard WHERE "
+                                   "v.run_id = :r AND v.sample_id = :s AND v.scorecard = :c",
+                                   {"r": run_id, "s": sample_id, "c": scorer})
+            if card:
+                return Target("scorecard", card[0]["total"], json.loads(card[0]["verdict_json"]),
+                              json.loads(card[0]["definition_json"]))
+        raise AppealError(f"sample '{sample_id}' has no rubric or scorecard verdict '{scorer}'", field="scorer")
 
     def review(self, appeal_id: str, *, reviewer: str, role: str, expected_version: int) -> AppealResult:
         """A reviewer takes a submitted appeal (复核): it is under review, theirs."""
@@ -219,10 +255,10 @@ class Appeals:
         reason = (reason or "").strip()
         if outcome is not None and not reason:
             raise AppealError("a reason is required (the agent reads it)", field="reason")
-        if score is not None and not (1 <= float(score) <= 5 and float(score) == int(score)):
-            raise AppealError(f"score must be a whole number from 1 to 5, got {score!r}", field="score")
         with self.team.writing() as conn:
             current = self.get(appeal_id)
+            if score is not None:
+                self.target(current.run_id, current.sample_id, current.scorer).check_score(score)
             payload = {"appeal_id": appeal_id, "outcome": outcome, "score": score, "reason": reason,
                        "expected_version": expected_version}
             if current.version != int(expected_version) or current.state not in allowed:

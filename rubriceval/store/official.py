@@ -46,6 +46,7 @@ class HumanDecision(BaseModel):
     at: float
     reason: str = ""
     ref: str = ""                       # the appeal id or team task id it came from
+    item: str = ""                      # an appeal against one deduction: that item
 
 
 class OfficialRow(BaseModel):
@@ -83,14 +84,15 @@ def _appeal_rows(conn: Database, run_id: str) -> Iterable[tuple[float, int, Huma
     if not conn.table_exists("appeal_events"):
         return
     last: dict[str, Any] = {}
-    for r in conn.execute("SELECT appeal_id, sample_id, scorer, actor, at, outcome, score, reason FROM appeal_events "
+    for r in conn.execute("SELECT appeal_id, sample_id, scorer, item, actor, at, outcome, score, reason "
+                          "FROM appeal_events "
                           "WHERE run_id = ? AND action IN ('decide', 'final') ORDER BY event_id", (run_id,)).fetchall():
         last[r["appeal_id"]] = r
     for appeal_id, r in last.items():
         if r["outcome"] == "accepted" and r["score"] is not None:
             yield r["at"], 2, HumanDecision(sample_id=r["sample_id"], scorer=r["scorer"], score=float(r["score"]),
                                             source="appeal", by=r["actor"], at=r["at"], reason=r["reason"],
-                                            ref=appeal_id)
+                                            ref=appeal_id, item=r["item"])
 
 
 def human_decisions(conn: Database, run_id: str) -> dict[Key, HumanDecision]:
@@ -139,7 +141,7 @@ class OfficialScores:
                            decision=found)
 
 
-OFFICIAL_KEY = "official"              # details key of a verdict shown with its official score: who decided, the machine's
+OFFICIAL_KEY = "official"     # details key of a verdict shown with its official score: who decided, the machine's
 
 
 def with_decision(verdict: Any, decision: HumanDecision | None) -> Any:

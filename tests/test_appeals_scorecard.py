@@ -1,0 +1,66 @@
+"""A scorecard deduction appealed and accepted: the conversation's official total is recomputed by the scorecard's
+own arithmetic with that item clear (the stored verdict untouched), and the scorecard's summary, hit rates and
+compare read the official totals. SQLite and PostgreSQL."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from rubriceval.data.sample import Sample
+from rubriceval.scorecard.compare import compare_scorecards
+from rubriceval.scorecard.schema import Scorecard
+from rubriceval.scorecard.score import score_scorecard
+from rubriceval.scorecard.store import ScorecardStore
+from rubriceval.scorecard.summary import run_scorecard_summaries
+from rubriceval.store.appeal_models import AppealError
+from rubriceval.store.appeals import Appeals
+from rubriceval.store.runs import RunConfig, RunStore
+from rubriceval.store.team import TeamStore
+from tests.test_scorecard_report import CARD
+
+
+def conversation(sid: str, *turns: str, tags=()) -> Sample:
+    roles = ["user", "assistant"] * len(turns)
+    return Sample.model_validate({"id": sid, "question": "", "tags": list(tags), "metadata": {"agent_id": "agent_wang"},
+                                  "conversation": {"id": sid, "turns": [{"role": r, "content": c}
+                                                                        for r, c in zip(roles, turns)]}})
+
+
+SAMPLES = [conversation("good", "在吗", "在的，还有什么可以帮您？"),
+           conversation("refund-slow", "退款", "已退款。", tags=["退款"])]              # −5 closing, −10 refund_time
+
+
+def make_run(store: RunStore, name: str) -> str:
+    card = Scorecard.model_validate(CARD)
+    run_id = store.create_run(RunConfig(), SAMPLES, [], name=name)
+    cards = ScorecardStore(store)
+    cards.register(run_id, [card])
+    cards.save(run_id, [asyncio.run(score_scorecard(card, s, None, run_id=run_id)) for s in SAMPLES])
+    return run_id
+
+
+def test_an_accepted_deduction_appeal_recomputes_the_scorecard_total(store_target):
+    store = RunStore(store_target)
+    run_id, baseline = make_run(store, "week"), make_run(store, "week-before")
+    with TeamStore(store_target) as team:
+        appeals = Appeals(team)
+        mine = {(v.sample_id, v.scorer): v for v in appeals.agent_verdicts(run_id, "agent_wang")}
+        assert set(mine) == {("good", "qa"), ("refund-slow", "qa")}
+        assert sorted(mine[("refund-slow", "qa")].deductions) == ["closing", "refund_time"]
+        a = appeals.submit(run_id, "refund-slow", "qa", agent="agent_wang", role="agent", reason="说了三个工作日",
+                           item="refund_time")
+        assert (a.machine_score, a.proposed_score) == (85, 95)
+        with pytest.raises(AppealError, match="from 0 to 100"):
+            appeals.decide(a.appeal_id, reviewer="qa_zhang", role="expert", outcome="accepted", reason="x",
+                           score=101, expected_version=a.version)
+        assert appeals.decide(a.appeal_id, reviewer="qa_zhang", role="expert", outcome="accepted", reason="属实",
+                              expected_version=a.version).ok
+    [summary] = run_scorecard_summaries(store, run_id)
+    assert summary.totals == [100, 95]
+    refund = next(i for i in summary.items if i.item == "refund_time")
+    assert refund.n_hit == 0                          # the removed deduction is clear in the official verdict
+    assert [v.totals.total for v in ScorecardStore(store).verdicts(run_id)] == [100, 85]   # stored as judged
+    [delta] = compare_scorecards(store, baseline, run_id, n_boot=50)
+    assert delta.mean_b - delta.mean_a == pytest.approx(5.0)
+    store.close()
