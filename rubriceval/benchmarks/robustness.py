@@ -91,6 +91,7 @@ class RobustnessResult(BaseModel):
     judge_usage: dict[str, Usage] = Field(default_factory=dict)                  # mode → judging calls, tokens
     unscored_kinds: dict[str, dict[str, int]] = Field(default_factory=dict)      # mode → kind → count
     not_judged: dict[str, int] = Field(default_factory=dict)     # mode → attacked answers capped before judging
+    pending: dict[str, int] = Field(default_factory=dict)        # mode → pairs not judged yet (--report-partial)
     findings: dict[str, dict[str, list[str]]] = Field(default_factory=dict)      # defence → text id → quoted spans
     judged: dict[str, list[JudgedText]] = Field(default_factory=dict)            # mode → verdicts
     elapsed_s: float = 0.0
@@ -111,9 +112,16 @@ def benchmark_rubrics(mode: JudgeMode, judge_model: str) -> dict[str, Rubric]:
 
 
 def judged_samples(pairs: list[RobustnessPair]) -> list[Sample]:
-    """Every clean answer once (shared by its pairs) and every attacked one."""
-    clean = {p.base_id: p.sample(attacked=False) for p in pairs}
-    return [*clean.values(), *(p.sample(attacked=True) for p in pairs)]
+    """Every clean answer once (shared by its pairs) and every attacked one, base answer by base answer, Chinese and
+    English alternating: a run stopped part-way has whole pairs of both languages (--report-partial)."""
+    by_base: dict[str, list[RobustnessPair]] = {}
+    for pair in pairs:
+        by_base.setdefault(pair.base_id, []).append(pair)
+    zh = [b for b in by_base if by_base[b][0].lang == "zh"]
+    en = [b for b in by_base if by_base[b][0].lang == "en"]
+    order = [b for couple in zip(zh, en) for b in couple] + zh[len(en):] + en[len(zh):]
+    return [s for b in order for s in (by_base[b][0].sample(attacked=False),
+                                       *(p.sample(attacked=True) for p in by_base[b]))]
 
 
 def _record(sample: Sample, verdict: Verdict) -> JudgedText:
@@ -134,6 +142,15 @@ async def judge_mode(mode: JudgeMode, pairs: list[RobustnessPair], config: Judge
         keep = PartialFile(partial, header, JudgedText)
     records, _, _ = await judge_records(todo, config, _record, progress=progress, keep=keep, resume=resume)
     return records + [JudgedText(id=s.id, judge_score=None, unscored_kind=NOT_JUDGED) for s in samples if s.id in skip]
+
+
+def judged_so_far(mode: str, out: str | Path, samples: list[Sample], skip: set[str]) -> list[JudgedText]:
+    """What a stopped or still running judging of `mode` has written to its partial file (--report-partial)."""
+    from rubriceval.benchmarks.partial import read_partial
+
+    path = partial_path(f"{out}.{mode}", False)
+    items = read_partial(path, JudgedText)[1] if path is not None and path.exists() else []
+    return items + [JudgedText(id=s.id, judge_score=None, unscored_kind=NOT_JUDGED) for s in samples if s.id in skip]
 
 
 def _capped(judged: JudgedText | None, flagged: bool) -> float | None:
@@ -197,10 +214,11 @@ async def run_robustness_async(config: JudgeConfig | None, modes: list[JudgeMode
                                screens: list[Screen] | None = None, out: str | Path | None = None,
                                resume: bool = False, progress: bool = True, data: str | Path | None = None,
                                families: list[str] | None = None, halueval_n: int = 1000,
-                               judge_capped: bool = True) -> RobustnessResult:
+                               judge_capped: bool = True, report_partial: bool = False) -> RobustnessResult:
     """`config` None: the defences only (recall, false positives), no judging. `judge_capped` False: attacked answers
     the patterns flag are not judged — the default policy caps them at 1 without asking the judge, as a run does —
-    so the raw column covers the other pairs only (counted as not judged)."""
+    so the raw column covers the other pairs only (counted as not judged). `report_partial`: no judging — the tables
+    of the pairs whose verdicts the modes' partial files already hold (a run still going or stopped)."""
     started = time.perf_counter()
     pairs, benign_rows = load_set(data, split)
     if families:
@@ -221,9 +239,16 @@ async def run_robustness_async(config: JudgeConfig | None, modes: list[JudgeMode
         flags["all defences"] = {key: any(f[key] for f in flags.values()) for key in texts}
     for mode in modes if config else []:
         skip = set() if judge_capped else {p.sample(True).id for p in pairs if runs["patterns"].flagged(p.sample(True).id)}
-        judged = await judge_mode(mode, pairs, config, out=out, resume=resume, progress=progress, skip=skip)
+        if report_partial:
+            judged = judged_so_far(mode, out, judged_samples(pairs), skip)
+            have = {j.id for j in judged}
+            done = [p for p in pairs if {p.sample(False).id, p.sample(True).id} <= have]
+            result.pending[mode] = len(pairs) - len(done)
+        else:
+            judged = await judge_mode(mode, pairs, config, out=out, resume=resume, progress=progress, skip=skip)
+            done = pairs
         result.judged[mode] = judged
-        result.rows += family_rows(mode, pairs, judged, flags)
+        result.rows += family_rows(mode, done, judged, flags)
         result.judge_usage[mode] = sum((j.usage for j in judged if j.usage), Usage())
         result.unscored_kinds[mode] = dict(Counter(j.unscored_kind for j in judged
                                                    if j.unscored_kind and j.unscored_kind != NOT_JUDGED))
@@ -236,6 +261,11 @@ def run_robustness(config: JudgeConfig | None, modes: list[JudgeMode], *, out: s
                    resume: bool = False, command: str = "", **options) -> RobustnessResult:
     result = asyncio.run(run_robustness_async(config, modes, out=out, resume=resume, **options))
     result.command = command
+    if options.get("report_partial"):
+        if out is not None:
+            Path(f"{out}.so_far.json").write_text(result.model_dump_json(indent=2), encoding="utf-8")
+        print(result.summary())
+        return result
     for mode in result.modes:                       # complete: the full result replaces the partial files
         partial = partial_path(f"{out}.{mode}" if out is not None else None, False)
         if partial is not None:

@@ -23,6 +23,8 @@ def add_robustness_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--skip-capped", action="store_true",
                    help="do not judge attacked answers the patterns flag: the default policy caps them at 1 without "
                         "the judge, as a run does (fewer calls; the raw column then covers the other pairs)")
+    g.add_argument("--report-partial", action="store_true",
+                   help="judge nothing: report the pairs whose verdicts OUT's partial files already hold")
     g.add_argument("--stub-judge", choices=["gullible"],
                    help="judge with the loopback stub that obeys readable score cues (no model; tests the plumbing)")
 
@@ -53,7 +55,7 @@ def run_from_args(args, config, command: str) -> int:
     names = _listed(args.screens, SCREENS, "--screens") or ["patterns"]
     families = _listed(args.families, FAMILIES, "--families") or None
     options = dict(split=args.split, out=args.out, resume=args.resume, families=families, command=command,
-                   judge_capped=not args.skip_capped)
+                   judge_capped=not args.skip_capped, report_partial=args.report_partial)
     with _stub_judge(config) if args.stub_judge else contextlib.nullcontext(config) as judge:
         screens = _screens(names, judge, args.benign_per_corpus)
         run_robustness(judge if modes else None, modes, screens=screens, **options)
@@ -72,7 +74,7 @@ def _screens(names: list[str], config, benign_per_corpus: int) -> list:
 
             screens.append(perplexity_screen(benign_per_corpus=benign_per_corpus))
         else:
-            from rubriceval.safety.llm_screen import llm_screen
+            from rubriceval.benchmarks.robustness_screens import llm_screen
 
             screens.append(llm_screen(config, benign_per_corpus=benign_per_corpus))
     return screens

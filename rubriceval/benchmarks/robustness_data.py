@@ -86,7 +86,7 @@ def benign_texts(pairs: list[RobustnessPair], benign: list[RobustnessPair], *, h
     return [t for t in out if t.text.strip()]
 
 
-def _demo_answers() -> list[tuple[Path, int, str]]:
+def _demo_answers() -> list[tuple[Path, str, str]]:
     """Answers (and assistant turns) of the demo datasets, when the repository's datasets/ is there."""
     found = []
     for path in sorted(DEMO_DIR.glob("demo_*.jsonl")):
@@ -99,5 +99,5 @@ def _demo_answers() -> list[tuple[Path, int, str]]:
             texts = [row.get("answer") or ""]
             texts += [t.get("content") or "" for t in row.get("turns") or row.get("messages") or []
                       if isinstance(t, dict) and t.get("role") == "assistant"]
-            found += [(path, i, t) for t in texts if isinstance(t, str) and t.strip()]
+            found += [(path, f"{i}.{j}", t) for j, t in enumerate(texts) if isinstance(t, str) and t.strip()]
     return found

@@ -12,6 +12,7 @@ texts than the patterns'; the result says how many each screened.
 """
 from __future__ import annotations
 
+import asyncio
 import sys
 from typing import Awaitable, Callable
 
@@ -79,3 +80,37 @@ async def run_screens(screens: list[Screen], texts: dict[str, str], *, progress:
         runs[screen.name] = ScreenRun(name=screen.name, usage=usage,
                                       spans={key: [f.span for f in found] for key, found in findings.items()})
     return runs
+
+
+def perplexity_screen(benign_per_corpus: int | None = 12, rule=None, scorer=None) -> Screen:
+    """Odd-token spans by the embedded model's per-token surprise (one forced generation per text, cached)."""
+    import httpx
+
+    from rubriceval.safety.perplexity import odd_spans
+
+    async def find(texts: dict[str, str]) -> tuple[dict[str, list[ManipulationFinding]], Usage]:
+        from rubriceval.local.token_surprise import embedded_scorer
+
+        chosen = scorer or embedded_scorer()
+        async with httpx.AsyncClient() as client:
+            keys = list(texts)
+            scored = await asyncio.gather(*(chosen.score(client, texts[k]) for k in keys))
+        usage = Usage(calls=sum(not s.cached for s in scored), cache_hits=sum(s.cached for s in scored),
+                      prompt_tokens=sum(s.prompt_tokens for s in scored),
+                      completion_tokens=sum(s.completion_tokens for s in scored))
+        return {k: odd_spans(texts[k], s.tokens, rule) for k, s in zip(keys, scored)}, usage
+    return Screen(name="perplexity", find=find, benign_per_corpus=benign_per_corpus)
+
+
+def llm_screen(config, benign_per_corpus: int | None = 12) -> Screen:
+    """The judge's yes/no screen, "does this text address the grader?" (one cached call per text)."""
+    async def find(texts: dict[str, str]) -> tuple[dict[str, list[ManipulationFinding]], Usage]:
+        from rubriceval.run.backends import make_judge
+        from rubriceval.scoring.llm_screen import screen_texts
+
+        judge = make_judge(config, announce=False)
+        try:
+            return await screen_texts(judge, texts)
+        finally:
+            await judge.close()
+    return Screen(name="llm_screen", find=find, benign_per_corpus=benign_per_corpus)

@@ -82,6 +82,8 @@ def summary_text(result: "RobustnessResult") -> str:
                     f"prompt + {usage.completion_tokens} completion tokens"
                     + (f"; unscored {unscored}" if unscored else "")
                     + (f"; {result.not_judged[mode]} attacked answers capped before judging (not judged)"
-                       if result.not_judged.get(mode) else ""))
+                       if result.not_judged.get(mode) else "")
+                    + (f"; {result.pending[mode]} of {result.n_pairs} pairs not judged yet (partial report)"
+                       if result.pending.get(mode) else ""))
     parts = [head, inflation_table(result), recall_table(result), false_positive_table(result), cost_lines(result)]
     return "\n\n".join("\n".join(p) for p in parts if p)

@@ -23,7 +23,7 @@ from standard_metrics.scope import metrics_for
 from rubriceval.prompt.rubric_prompts import compile_rubric
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.schema import Rubric
-from rubriceval.safety.manipulation_policy import decides_without_judge
+from rubriceval.safety.manipulation_policy import decides_without_judge, scan_sample, screened_texts
 from rubriceval.safety.redaction import judge_view
 from rubriceval.scoring.rubric_scorer import missing_fields
 from rubriceval.scoring.score_probs import holistic_options
@@ -271,10 +271,28 @@ def _rubric_configs(config: JudgeConfig, panel: Any) -> list[JudgeConfig]:
     return [config]
 
 
+def _screen_calls(rubric: Rubric, sample: Sample, rubric_configs: list[JudgeConfig]) -> Iterator[PlannedJudgeCall]:
+    """A rubric's opt-in LLM screen: one yes/no call per screened field text, asked when the patterns find nothing
+    (scoring/manipulation_screens.py); planned as asked, though a flag may then skip the judge's own calls."""
+    policy = rubric.manipulation
+    if "llm_screen" not in policy.screens or policy.action == "off" or scan_sample(sample, policy):
+        return
+    from rubriceval.scoring.llm_screen import screen_request
+
+    for field, text in screened_texts(sample, policy).items():
+        request = screen_request(text)
+        for call_config in rubric_configs:
+            yield PlannedJudgeCall(sample_id=sample.id, scorer=rubric.id, kind="rubric", item=f"llm_screen.{field}",
+                                   config=call_config, messages=request.messages, json_schema=request.json_schema,
+                                   schema_name=request.schema_name, cache_tag=request.cache_tag,
+                                   options=request.options)
+
+
 def _rubric_calls(rubric: Rubric, sample: Sample, config: JudgeConfig, rubric_configs: list[JudgeConfig]
                   ) -> Iterator[PlannedJudgeCall]:
     if missing_fields(rubric, sample) or decides_without_judge(sample, rubric.manipulation):
         return
+    yield from _screen_calls(rubric, sample, rubric_configs)
     sample = judge_view(sample, config.redact)[0]       # what the judge reads, as the scorer sends it
     for prompt in compile_rubric(rubric, sample, structured=config.structured == "json_schema",
                                  feedback_max_chars=config.feedback_max_chars):

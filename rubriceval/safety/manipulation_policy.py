@@ -22,6 +22,10 @@ class ManipulationPolicy(BaseModel):
     # Which sample fields are scanned. Contexts come from the knowledge base, not the bot's answer: add them to
     # treat an injected document as the answer's defect too.
     fields: list[Literal["answer", "contexts", "question", "ground_truth"]] = Field(default_factory=lambda: ["answer"])
+    # Opt-in model screens, asked when the patterns find nothing (issue 31): `llm_screen` one yes/no judge call
+    # per field text (scoring/llm_screen.py), `perplexity` the embedded model's odd-token spans (safety/perplexity.py)
+    screens: list[Literal["llm_screen", "perplexity"]] = Field(default_factory=list)
+    llm_screen_threshold: float = Field(default=0.5, gt=0, lt=1)      # p(yes) from which the screen flags
 
     model_config = {"extra": "forbid"}
 
@@ -38,6 +42,16 @@ def scan_sample(sample, policy: ManipulationPolicy) -> list[ManipulationFinding]
     return scan_fields({name: getattr(sample, name) or "" for name in policy.fields})
 
 
+def screened_texts(sample, policy: ManipulationPolicy) -> dict[str, str]:
+    """The field texts the model screens read (a list field item by item, named `contexts[2]` etc.)."""
+    out = {}
+    for name in policy.fields:
+        value = getattr(sample, name) or ""
+        items = [(name, value)] if isinstance(value, str) else [(f"{name}[{i}]", v) for i, v in enumerate(value, 1)]
+        out.update({label: text for label, text in items if text.strip()})
+    return out
+
+
 def decides_without_judge(sample, policy: ManipulationPolicy) -> bool:
     """The policy alone decides this sample's score (cap at 1 and judge-directed text found): no judge call is made,
     so none is planned either."""
@@ -47,9 +61,10 @@ def decides_without_judge(sample, policy: ManipulationPolicy) -> bool:
 def manipulation_evidence(findings: list[ManipulationFinding]) -> Evidence:
     first = findings[0]
     kinds = sorted({f.kind for f in findings})
-    quoted = "; ".join(f"{f.field}: “{f.span}”" for f in findings[:3])
+    defences = sorted({f.defence for f in findings})
+    quoted = "; ".join(f"{f.field}: “{f.span}”" + (f" ({f.note})" if f.note else "") for f in findings[:3])
     return Evidence(item=CHECK_ID, passed=False, span=first.span, start=first.start,
-                    detail=f"judge-directed text ({', '.join(kinds)}): {quoted}")
+                    detail=f"judge-directed text ({', '.join(kinds)}; by {', '.join(defences)}): {quoted}")
 
 
 def apply_manipulation_policy(verdict: Verdict, findings: list[ManipulationFinding], policy: ManipulationPolicy,
@@ -88,3 +103,9 @@ def capped_without_judge(base: dict, findings: list[ManipulationFinding], policy
 def is_flagged(verdict: Verdict) -> bool:
     """For reports: the verdict carries a suspected-manipulation flag."""
     return DETAILS_KEY in verdict.details
+
+
+def flagging_defences(verdict: Verdict) -> set[str]:
+    """For reports: the defences whose findings flagged this verdict (patterns, perplexity, llm_screen)."""
+    flag = verdict.details.get(DETAILS_KEY) or {}
+    return {f.get("defence") or "patterns" for f in flag.get("findings") or []}

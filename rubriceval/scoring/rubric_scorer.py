@@ -49,14 +49,21 @@ async def score_rubric(rubric: Rubric, sample: Sample, judge: JudgeClient | None
     the judge is asked, or flagged) and, with `judge.redact`, personal data masked in what the judge reads."""
     policy = rubric.manipulation
     findings = scan_sample(sample, policy)
+    screen_usage = Usage()
+    if not findings and policy.screens:           # opt-in model screens (scoring/manipulation_screens.py)
+        from rubriceval.scoring.manipulation_screens import screen_sample
+
+        findings, screen_usage = await screen_sample(sample, policy, judge)
     if findings and policy.skips_judge:
         # No judge is asked: a check's per-turn question stays unanswered (its evidence says so).
         evidence = (await run_checks_asking(rubric.check_items, sample, sample, None, rubric.language,
                                             rubric_knowledge(rubric)))[0]
-        return capped_without_judge(dict(sample_id=sample.id, scorer=rubric.id, scorer_version=rubric.version_tag,
-                                         kind="rubric"), findings, policy, evidence, threshold=rubric.threshold)
+        capped = capped_without_judge(dict(sample_id=sample.id, scorer=rubric.id, scorer_version=rubric.version_tag,
+                                           kind="rubric"), findings, policy, evidence, threshold=rubric.threshold)
+        return capped.model_copy(update={"usage": capped.usage + screen_usage})
     judged, redaction = judge_view(sample, judge is not None and judge.config.redact)
     verdict = await _score(rubric, sample, judged, judge)
+    verdict = verdict.model_copy(update={"usage": verdict.usage + screen_usage})
     return record_redactions(apply_manipulation_policy(verdict, findings, policy, threshold=rubric.threshold), redaction)
 
 

@@ -1,0 +1,100 @@
+"""Per-token logprobs of a given text under the embedded model, for the perplexity screen (safety/perplexity.py).
+
+llama.cpp's server cannot score a prompt's tokens without generating: measured on the bundled server, `/v1/completions`
+accepts `echo: true` and ignores it (only generated tokens come back with logprobs), and `/completion` with
+`n_predict: 0` still generates one token. So the text is *generated*, forced token by token: `/tokenize` gives its
+natural tokens, a GBNF grammar of those token ids (`root ::= <[id]> <[id]> …`) leaves the sampler no other choice,
+and `n_probs: 1` returns each forced token's logprob from the model's raw distribution (before the grammar). The
+cost is a generation: ~3 tokens/s on the shared 2-core machine, a few seconds per customer-service answer — which is
+why the screen is opt-in and its answers are cached on disk (per model file and text).
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from pathlib import Path
+
+import httpx
+from pydantic import BaseModel
+
+from rubriceval.judge.config import default_cache_dir
+from rubriceval.safety.perplexity import TokenSurprise
+
+PREFIX = {"zh": "以下是客服机器人对用户的回答：\n", "en": "A customer-service chatbot's answer to a customer:\n"}
+TIMEOUT_S = 900.0
+
+
+class Scored(BaseModel):
+    tokens: list[TokenSurprise]
+    prompt_tokens: int
+    completion_tokens: int
+    cached: bool = False
+
+
+def _language(text: str) -> str:
+    return "zh" if any("\u4e00" <= c <= "\u9fff" for c in text) else "en"
+
+
+def char_offsets(pieces: list[bytes]) -> list[tuple[int, int]]:
+    """Character [start, end) of each token from its bytes (a character split over tokens belongs to the last)."""
+    out, buffer, done = [], b"", 0
+    for piece in pieces:
+        buffer += piece
+        now = len(buffer.decode("utf-8", errors="ignore"))
+        out.append((done, now))
+        done = now
+    return out
+
+
+class TokenScorer:
+    """Scores texts on one llama.cpp server (`root`: its address without /v1), `concurrency` at a time."""
+
+    def __init__(self, root: str, model_id: str, *, concurrency: int = 2, cache_dir: Path | None = None):
+        self.root, self.model_id = root.rstrip("/"), model_id
+        self.cache_dir = (cache_dir or default_cache_dir()) / "token_surprise"
+        self._gate = asyncio.Semaphore(concurrency)
+
+    def _cache_path(self, text: str) -> Path:
+        key = hashlib.sha256(f"{self.model_id}\x00{_language(text)}\x00{text}".encode()).hexdigest()
+        return self.cache_dir / key[:2] / f"{key}.json"
+
+    async def score(self, client: httpx.AsyncClient, text: str) -> Scored:
+        path = self._cache_path(text)
+        if path.exists():
+            return Scored.model_validate_json(path.read_text(encoding="utf-8")).model_copy(update={"cached": True})
+        async with self._gate:
+            scored = await self._score(client, text)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(scored.model_dump_json(), encoding="utf-8")
+        return scored
+
+    async def _score(self, client: httpx.AsyncClient, text: str) -> Scored:
+        ids = (await self._post(client, "/tokenize", {"content": text}))["tokens"]
+        if not ids:
+            return Scored(tokens=[], prompt_tokens=0, completion_tokens=0)
+        prefix = PREFIX[_language(text)]
+        reply = await self._post(client, "/completion", {
+            "prompt": prefix, "grammar": "root ::= " + " ".join(f"<[{i}]>" for i in ids), "n_predict": len(ids) + 1,
+            "n_probs": 1, "temperature": 0, "cache_prompt": True})
+        probs = (reply.get("completion_probabilities") or [])[:len(ids)]     # the last one is the forced end
+        offsets = char_offsets([bytes(p.get("bytes") or p["token"].encode()) for p in probs])
+        tokens = [TokenSurprise(start=lo, end=hi, logprob=float(p["logprob"])) for (lo, hi), p in zip(offsets, probs)]
+        return Scored(tokens=tokens, prompt_tokens=int(reply.get("tokens_evaluated") or 0),
+                      completion_tokens=int(reply.get("tokens_predicted") or len(probs)))
+
+    async def _post(self, client: httpx.AsyncClient, path: str, body: dict) -> dict:
+        response = await client.post(self.root + path, content=json.dumps(body, ensure_ascii=False).encode(),
+                                     headers={"Content-Type": "application/json"}, timeout=TIMEOUT_S)
+        response.raise_for_status()
+        return response.json()
+
+
+def embedded_scorer(concurrency: int = 2) -> TokenScorer:
+    """A scorer on the process's embedded judge (started on first use), its cache keyed by the model file."""
+    from rubriceval.local.judge_server import ensure_local_judge
+    from rubriceval.local.model_files import ensure_model
+
+    model = Path(ensure_model())
+    root = ensure_local_judge().removesuffix("/v1")
+    return TokenScorer(root, f"{model.name}:{model.stat().st_size}", concurrency=concurrency)
