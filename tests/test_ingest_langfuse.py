@@ -142,9 +142,14 @@ def test_trace_format_sniffs_exports_and_leaves_datasets_alone():
 
 
 def test_traces_spilled_to_the_temporary_database_read_the_same(monkeypatch):
-    from rubriceval.data import row_groups
+    from rubriceval.data.readers import langfuse
+    from rubriceval.data.row_groups import RowGroups
 
     in_memory = read_langfuse(TRACES) + read_langfuse(SESSION)
-    monkeypatch.setattr(row_groups, "SPILL_ROWS", 1)
+    monkeypatch.setattr(langfuse, "TRACES_IN_MEMORY", 1)
+    spills = []
+    original = RowGroups._spill
+    monkeypatch.setattr(RowGroups, "_spill", lambda self: (spills.append(1), original(self))[1])
     spilled = read_langfuse(TRACES) + read_langfuse(SESSION)
     assert [c.model_dump() for c in spilled] == [c.model_dump() for c in in_memory]
+    assert spills == [1, 1]

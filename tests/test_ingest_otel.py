@@ -175,8 +175,13 @@ def test_a_span_time_that_is_not_nanoseconds_names_its_field(tmp_path):
 
 
 def test_spans_spilled_to_the_temporary_database_read_the_same(monkeypatch):
-    from rubriceval.data import row_groups
+    from rubriceval.data.readers import otel
+    from rubriceval.data.row_groups import RowGroups
 
     in_memory = read_otel(FIXTURE)
-    monkeypatch.setattr(row_groups, "SPILL_ROWS", 1)
+    monkeypatch.setattr(otel, "SPANS_IN_MEMORY", 1)
+    spills = []
+    original = RowGroups._spill
+    monkeypatch.setattr(RowGroups, "_spill", lambda self: (spills.append(1), original(self))[1])
     assert [c.model_dump() for c in read_otel(FIXTURE)] == [c.model_dump() for c in in_memory]
+    assert spills == [1]

@@ -17,6 +17,7 @@ INSERT_BATCH = 5_000
 
 class RowGroups:
     def __init__(self, spill_rows: int | None = None) -> None:
+        """spill_rows: rows held in memory before spilling (default SPILL_ROWS; readers of large rows pass fewer)."""
         self.spill_rows = SPILL_ROWS if spill_rows is None else spill_rows
         self.order: dict[str, int] = {}             # key → place of first appearance
         self._memory: dict[str, list[Row]] = {}

@@ -30,6 +30,10 @@ from rubriceval.data.readers.documents import iter_documents
 from rubriceval.data.readers.transcript import Transcript, arguments, as_text
 from rubriceval.data.row_groups import RowGroups
 
+# Held in memory before the rest spill to the temporary database (data/row_groups.py): few, as a trace carries its
+# observations' inputs and outputs.
+TRACES_IN_MEMORY = 2_000
+
 USER_TEXT_KEYS = ("query", "question", "input", "message", "text", "content", "prompt", "user_input")
 BOT_TEXT_KEYS = ("answer", "output", "content", "text", "response", "completion", "result")
 DOCUMENT_TEXT_KEYS = ("page_content", "content", "text", "chunk")
@@ -79,7 +83,7 @@ def iter_langfuse(path: str | Path) -> Iterator[Conversation]:
     session gathered in bounded memory (data/row_groups.py)."""
     path = Path(path)
     file = str(path)
-    groups = RowGroups()
+    groups = RowGroups(spill_rows=TRACES_IN_MEMORY)
     session_scores: dict[str, list[dict[str, Any]]] = {}
     try:
         for line, where, trace, session in _traces(path, file, session_scores):

@@ -34,6 +34,10 @@ from rubriceval.data.row_groups import RowGroups
 from rubriceval.data.readers.otlp_json import any_value, attributes, span_lists
 from rubriceval.data.readers.transcript import Transcript, arguments, as_text
 
+# Held in memory before the rest spill to the temporary database (data/row_groups.py): few, as a span carries the
+# whole history its call saw.
+SPANS_IN_MEMORY = 2_000
+
 CONVERSATION_ID = "gen_ai.conversation.id"
 INPUT, OUTPUT = "gen_ai.input.messages", "gen_ai.output.messages"
 BULKY = {INPUT, OUTPUT, "gen_ai.system_instructions", "gen_ai.tool.definitions", "gen_ai.prompt",
@@ -130,7 +134,7 @@ def iter_otel(path: str | Path) -> Iterator[Conversation]:
     if not genai_traces:
         raise DatasetError("no GenAI spans (gen_ai.operation.name, gen_ai.input/output.messages or message events)",
                            file=file)
-    groups = RowGroups()
+    groups = RowGroups(spill_rows=SPANS_IN_MEMORY)
     try:
         for line, document in _requests(path, file):
             for where, resource, raw in span_lists(document):
