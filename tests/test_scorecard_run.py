@@ -107,3 +107,15 @@ def test_batch_mode_says_it_does_not_score_scorecards(config, tmp_path, capsys):
     assert run(CONVERSATIONS, "--scorecards", SCORECARDS, "--config", config, "--store", str(tmp_path / "s.sqlite"),
                "--batch") == 2
     assert "Batch API mode does not score scorecards" in capsys.readouterr().err
+
+
+def test_run_frame_and_usage_in_the_report(stub_server, config, tmp_path):
+    from rubriceval.scorecard.report import ScorecardReport
+    from rubriceval.scorecard.store import run_frame
+
+    store = str(tmp_path / "runs.sqlite")
+    assert run(CONVERSATIONS, "--scorecards", SCORECARDS, "--config", config, "--store", store, "--quiet") == 0
+    frame = run_frame(RunStore(store), "latest")
+    assert len(frame) == 14 and set(frame["scorecard"]) == {"ecommerce_qa_zh"}
+    calls = stub_server.stats.calls["chat"]
+    assert f"Judge calls {calls} (cache hits 0)" in ScorecardReport(RunStore(store), "latest", "en").markdown()

@@ -45,6 +45,8 @@ SCORECARD_TEXT: dict[str, dict[str, str]] = {
     "sc_recall": {"zh": "召回率（审核确认）", "en": "Recall (reviewed)"},
     "sc_trust": {"zh": "可信门槛", "en": "Trust bar"},
     "sc_untrusted": {"zh": "未达可信门槛的质检项", "en": "Items below their trust bar"},
+    "sc_usage": {"zh": "裁判调用 {calls} 次（缓存命中 {cached}）· tokens {tokens} · ${cost}",
+                 "en": "Judge calls {calls} (cache hits {cached}) · tokens {tokens} · ${cost}"},
     "sc_sheet_rows": {"zh": "每行一通对话，每列一个质检项：扣/加分、0 或 N/A",
                       "en": "One row per conversation, a column per item: points, 0 or N/A"},
 }

@@ -107,3 +107,16 @@ def scorecard_frame(card: Scorecard, verdicts: Sequence[ScorecardVerdict]) -> pd
         rows.append(row)
     return pd.DataFrame(rows, columns=None if rows else ["sample_id", "total"])
 
+
+
+def run_frame(store: Any, run: str = "latest") -> pd.DataFrame:
+    """Every scorecard verdict of a stored run as one frame (a `scorecard` column, then `scorecard_frame`'s):
+    `run_frame(RunStore("out/runs.sqlite"), "latest")`. Only each card's own version is shown."""
+    scorecards = ScorecardStore(store)
+    frames = []
+    for card in scorecards.cards(run):
+        mine = [v for v in scorecards.verdicts(run, card.id) if v.version == card.version_tag]
+        frame = scorecard_frame(card, mine)
+        frame.insert(0, "scorecard", card.id)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["scorecard", "sample_id", "total"])
