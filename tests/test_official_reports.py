@@ -127,3 +127,15 @@ def test_lowest_examples_are_ordered_by_official_score_and_say_who_decided(decid
     assert shown[0]["official"]["machine_score"] is None and shown[1]["official"] is None
     judge = worst_examples(load_run(store, run_id, machine_only=True), RUBRIC)
     assert [x["sample_id"] for x in judge] == ["c000", "c004", "c001"]
+
+
+def test_segments_per_agent_read_official_scores(decided):
+    from rubriceval.segments.spec import parse_by
+    from rubriceval.segments.table import segment_tables
+
+    store, run_id = decided
+    [table] = segment_tables(store, run_id, parse_by("agent_id"))
+    by_agent = {r.values["agent_id"]: r for r in table.for_scorer(RUBRIC)}
+    # agent_wang: c000 5 (appeal), c002 4, c004 5 (override), c006 5, c008 3 (scored by a person)
+    assert by_agent["agent_wang"].mean == pytest.approx(22 / 5) and by_agent["agent_wang"].n_unscored == 0
+    assert by_agent["agent_li"].mean == pytest.approx((4 + 5 + 4 + 4) / 4)

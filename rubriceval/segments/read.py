@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 
 from rubriceval.segments.values import SampleKeys
 from rubriceval.store.db import Database
+from rubriceval.store.official import OfficialScores
 
 SPAN = 2000          # dataset positions per read
 SCORECARD, FATAL = "scorecard", "fatal"      # a scorecard total's row kind, and its details when a fatal item hit
@@ -83,6 +84,7 @@ def run_rows(db: Database, run_id: str, span: int = SPAN, *, details: bool = Fal
     dataset_id = dataset_of(db, run_id)
     detail = "v.details_json" if details else "''"
     has_scorecards = has_scorecard_rows(db, run_id)
+    official = OfficialScores.load(db, run_id)      # official scores: the latest human decision, else the judge's
     for low, high in _spans(db, dataset_id, span):
         samples = db.execute(f"SELECT {sample_keys_columns(db)} FROM dataset_samples d WHERE d.dataset_id = ? "
                              "AND d.position >= ? AND d.position < ? ORDER BY d.position",
@@ -93,11 +95,12 @@ def run_rows(db: Database, run_id: str, span: int = SPAN, *, details: bool = Fal
         for r in db.execute(f"SELECT v.sample_id, v.scorer, v.kind, v.score, {detail} FROM dataset_samples d "
                             "JOIN verdicts v ON v.run_id = ? AND v.sample_id = d.sample_id WHERE d.dataset_id = ? "
                             "AND d.position >= ? AND d.position < ?", (run_id, dataset_id, low, high)):
-            verdicts.setdefault(r[0], []).append(ScoredRow(r[1], r[2], r[3], r[4]))
+            verdicts.setdefault(r[0], []).append(ScoredRow(r[1], r[2], official.score(r[0], r[1], r[3]), r[4]))
         if has_scorecards:            # scorecard totals beside the verdicts (rubriceval/scorecard/store.py)
             for r in db.execute("SELECT c.sample_id, c.scorecard, c.total, c.fatal FROM dataset_samples d "
                                 "JOIN scorecard_verdicts c ON c.run_id = ? AND c.sample_id = d.sample_id "
                                 "WHERE d.dataset_id = ? AND d.position >= ? AND d.position < ?",
                                 (run_id, dataset_id, low, high)):
-                verdicts.setdefault(r[0], []).append(ScoredRow(r[1], SCORECARD, r[2], FATAL if r[3] else ""))
+                verdicts.setdefault(r[0], []).append(ScoredRow(r[1], SCORECARD, official.score(r[0], r[1], r[2]),
+                                                               FATAL if r[3] else ""))
         yield [(to_keys(s), sorted(verdicts.get(s[0], []))) for s in samples]
