@@ -59,3 +59,20 @@ def test_cli_inbox_decide_stats_and_trust(appealed, capsys):
     assert main(["trust", run_id, *store]) == 0
     out = capsys.readouterr().out
     assert f"⚑ appeals: {CHECK}: agents won 3 of 4" in out and "1 item(s) flagged by appeals" in out
+
+
+def test_reports_flag_the_item_agents_keep_winning_on(appealed):
+    from rubriceval.report.html import render_html_report
+    from rubriceval.report.markdown import render_markdown
+    from rubriceval.report.run_data import load_run
+    from rubriceval.store.runs import RunStore
+
+    target, run_id, _ = appealed
+    store = RunStore(target)
+    data = load_run(store, run_id)
+    assert f"> ⚑ Appeals flag {RUBRIC} · {CHECK}: agents won 2 of 3 decided appeals; precision 0.50" in \
+        render_markdown(data, lang="en", findings=[])
+    assert f"申诉提示：{RUBRIC} · {CHECK}：坐席在 3 次已裁定申诉中胜 2 次，按误判计精确率 0.50" in \
+        render_markdown(data, lang="zh", findings=[])
+    assert 'class="sub fail appeal-flag">⚑ Appeals flag' in render_html_report(data, lang="en", findings=[])
+    store.close()

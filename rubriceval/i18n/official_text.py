@@ -18,7 +18,9 @@ OFFICIAL_TEXT: dict[str, dict[str, str]] = {
     "official_source_override": {"zh": "改判", "en": "override"},
     "official_source_adjudication": {"zh": "仲裁", "en": "adjudication"},
     "official_source_appeal": {"zh": "申诉通过", "en": "accepted appeal"},
-    "appeal_flag": {"zh": "申诉提示：{scorer} · {item}：{why}", "en": "Appeals flag {scorer} · {item}: {why}"},
+    "appeal_flag": {"zh": "申诉提示：{scorer} · {item}：坐席在 {decided} 次已裁定申诉中胜 {won} 次，按误判计精确率 {precision}",
+                    "en": "Appeals flag {scorer} · {item}: agents won {won} of {decided} decided appeals; "
+                          "precision {precision} with them as false hits"},
     "appeal_whole_verdict": {"zh": "整体评分", "en": "the whole verdict"},
     # the team app's appeal and calibration tabs (ui/team/appeals_layout.py)
     "team_role_agent": {"zh": "坐席", "en": "agent"},

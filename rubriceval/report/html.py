@@ -12,7 +12,7 @@ from typing import Any
 
 import markupsafe
 
-from rubriceval.report.official_figures import official_headline, official_note
+from rubriceval.report.official_figures import appeal_flag_lines, official_headline, official_note
 from rubriceval.store.official import OFFICIAL_KEY
 from rubriceval.report.run_data import RunData, load_run
 from rubriceval.report.summary_models import GroupStats, ScorerSummary, Summary
@@ -138,6 +138,7 @@ def report_context(data: RunData, lang: Lang, findings: Sequence[Finding],
         "summary": summary, "rubric_chart": rubric_chart, "metric_chart": metric_chart,
         # official scores: how many rows people decided, the judge's figure beside (report/official_figures.py)
         "official_headline": official_headline(summary, lang), "official_note": lambda s: official_note(s, lang),
+        "appeal_flags": appeal_flag_lines(data.appeal_flags, lang),       # items agents keep winning appeals on
         "rubric_sections": [x for x in sections if x["s"].kind == "rubric"],
         "metric_sections": [x for x in sections if x["s"].kind == "metric"],
         "findings": findings, "breakdowns": breakdown_tables(summary),

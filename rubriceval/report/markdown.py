@@ -5,7 +5,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rubriceval.i18n import Lang, Message, check_lang, format_number, format_percent, say, t
-from rubriceval.report.official_figures import official_headline, official_note
+from rubriceval.report.official_figures import appeal_flag_lines, official_headline, official_note
 from rubriceval.report.run_data import RunData, load_run
 from rubriceval.report.summary_models import Summary
 from rubriceval.report.conversation_tables import markdown_lines as conversation_lines
@@ -83,6 +83,8 @@ def render_markdown(data: RunData, *, lang: Lang | None = None, findings: Sequen
         out += [f"> {summary.business_score_note}", ""]
     if official := official_headline(summary, lang):
         out += [f"> {official}", ""]
+    out += [f"> ⚑ {line}" for line in appeal_flag_lines(data.appeal_flags, lang)] + (
+        [""] if data.appeal_flags else [])
     headers = [t("scorer", lang), t("kind", lang), t("mean", lang), t("pass_rate", lang), t("threshold", lang),
                t("n_scored", lang), t("n_unscored", lang)]
     if agreement is not None:

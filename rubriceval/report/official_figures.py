@@ -50,6 +50,12 @@ def official_note(s: ScorerSummary, lang: Lang = "en", digits: int = 2) -> str:
     return t("official_scorer_note", lang, n=s.n_human, machine=format_number(s.machine_mean, digits, lang))
 
 
+def appeal_flag_lines(flags: list[Any], lang: Lang = "en") -> list[str]:
+    """'Appeals flag soothing · no_free_shipping: agents won 2 of 3 decided appeals; precision 0.50 …' per item."""
+    return [t("appeal_flag", lang, scorer=f.scorer, item=f.item or t("appeal_whole_verdict", lang), won=f.n_accepted,
+              decided=f.n_decided, precision=format_number(f.precision, 2, lang)) for f in flags]
+
+
 def official_headline(summary: Summary, lang: Lang = "en") -> str:
     """The run's line about official scores: how many rows people decided, or that these are the judge's alone."""
     if summary.machine_only:

@@ -55,6 +55,13 @@ class RunData:
     def samples_for(self, ids: Sequence[str]) -> dict[str, Sample]:
         return self.source.samples_for(ids)
 
+    @cached_property
+    def appeal_flags(self) -> list[Any]:
+        """Rubric items agents keep winning appeals on (store/appeal_stats.py), for every report to flag."""
+        from rubriceval.store.appeal_stats import appeal_flags
+
+        return appeal_flags(self.source.conn, self.run_id)
+
     def findings(self, config: Any = None) -> list[Any]:
         """The diagnosis (report/diagnosis.py), answered in SQL."""
         return self.source.diagnose(self.summary, config)

@@ -66,3 +66,11 @@ def appeal_stats(conn: Database, run_id: str) -> list[ItemAppealStats]:
                                    precision=precision, flagged=flagged, why=why))
     return out
 
+
+
+def appeal_flags(conn: Database, run_id: str) -> list[ItemAppealStats]:
+    """The flagged rows of `appeal_stats`, read only when the run has appeals (a report's cheap question)."""
+    if not conn.table_exists("appeals") or conn.execute("SELECT 1 FROM appeals WHERE run_id = ? LIMIT 1",
+                                                        (run_id,)).fetchone() is None:
+        return []
+    return [row for row in appeal_stats(conn, run_id) if row.flagged]
