@@ -30,9 +30,9 @@ from rubriceval.common.errors import DatasetError
 from rubriceval.data import metadata as meta
 from rubriceval.data.conversation import Conversation
 from rubriceval.data.readers.documents import iter_documents
-from rubriceval.data.row_groups import RowGroups
 from rubriceval.data.readers.otlp_json import any_value, attributes, span_lists
 from rubriceval.data.readers.transcript import Transcript, arguments, as_text
+from rubriceval.data.row_groups import RowGroups
 
 # Held in memory before the rest spill to the temporary database (data/row_groups.py): few, as a span carries the
 # whole history its call saw.
