@@ -139,3 +139,14 @@ def test_segments_per_agent_read_official_scores(decided):
     # agent_wang: c000 5 (appeal), c002 4, c004 5 (override), c006 5, c008 3 (scored by a person)
     assert by_agent["agent_wang"].mean == pytest.approx(22 / 5) and by_agent["agent_wang"].n_unscored == 0
     assert by_agent["agent_li"].mean == pytest.approx((4 + 5 + 4 + 4) / 4)
+
+
+def test_verdict_exports_read_official_scores(decided):
+    from rubriceval.export.results import judged_items, label
+
+    store, run_id = decided
+    _, items = judged_items(store, run_id)          # the one read path of the OTel and Langfuse exports
+    soothing = {i.verdict.sample_id: i.verdict for i in items if i.verdict.scorer == RUBRIC}
+    assert soothing["c000"].score == 5.0 and label(soothing["c000"]) == "pass"
+    assert soothing["c000"].details["official"]["source"] == "appeal"
+    assert soothing["c008"].score == 3.0 and soothing["c001"].score == 4.0   # c008: unscored, scored by a person

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from rubriceval.data import metadata as meta
 from rubriceval.data.sample import Sample
 from rubriceval.scoring.verdict import Verdict
+from rubriceval.store.official import OfficialScores, with_decision
 from rubriceval.store.runs import RunInfo, RunStore
 from rubriceval.store.turn_audit import turn_scores
 
@@ -81,12 +82,17 @@ def judged_items(store: RunStore, run: str) -> tuple[RunInfo, Iterator[JudgedIte
     run_id = store.resolve(run)
     info = store.run_info(run_id)
     samples = {s.id: s for s in store.samples(run_id)}
+    # Official scores: a human decision replaces the judge's (store/official.py), its provenance in details.
+    official = OfficialScores.load(store.conn, run_id)
+    thresholds = {s["scorer"]: (s.get("definition") or {}).get("threshold") for s in store.scorers(run_id)}
 
     def items() -> Iterator[JudgedItem]:
         for verdict in store.verdicts(run_id):
             sample = samples.get(verdict.sample_id)
             if sample is not None:
-                yield JudgedItem(sample=sample, verdict=verdict)
+                decided = with_decision(verdict, official.decision(verdict.sample_id, verdict.scorer),
+                                        thresholds.get(verdict.scorer))
+                yield JudgedItem(sample=sample, verdict=decided)
     return info, items()
 
 

@@ -144,13 +144,15 @@ class OfficialScores:
 OFFICIAL_KEY = "official"     # details key of a verdict shown with its official score: who decided, the machine's
 
 
-def with_decision(verdict: Any, decision: HumanDecision | None) -> Any:
-    """The verdict as a report shows it: the decided score, `passed` left for the reader's threshold, and under
-    details["official"] the source, who, and the machine's score. Without a decision, the verdict unchanged."""
+def with_decision(verdict: Any, decision: HumanDecision | None, threshold: float | None = None) -> Any:
+    """The verdict as a report shows it: the decided score, `passed` against `threshold` (None: left to the
+    reader), and under details["official"] the source, who, and the machine's score. Without a decision, the verdict
+    unchanged."""
     if decision is None:
         return verdict
     return verdict.model_copy(update={
-        "score": decision.score, "passed": None, "unscored_reason": None, "unscored_kind": None,
+        "score": decision.score, "passed": None if threshold is None else decision.score >= threshold,
+        "unscored_reason": None, "unscored_kind": None,
         "details": {**verdict.details, OFFICIAL_KEY: {"source": decision.source, "by": decision.by,
                                                       "machine_score": verdict.score, "reason": decision.reason}}})
 
