@@ -13,11 +13,11 @@ import argparse
 import sys
 
 from rubriceval.cli import (appeals, audit, authoring, batch, cache, datasets, export, incremental, pairwise, reports,
-                            run, scorecard, team, trend, trust)
+                            run, scorecard, studio, team, trend, trust)
 from rubriceval.common.errors import RubricEvalError
 
 COMMAND_GROUPS = (authoring, run, incremental, batch, reports, trend, export, pairwise, audit, team, appeals, datasets,
-                  trust, cache, scorecard)
+                  trust, cache, scorecard, studio)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,231 @@
+"""What each studio event does, without Gradio: the form's values in, what the page shows out.
+
+The form travels as its 16 field values (FORM_FIELDS order); `form_of` turns them into a RubricForm and
+`studio/form.yaml_from_form` into the YAML that is validated, tried and saved — the page never holds a second
+representation of a rubric.
+"""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from rubriceval.common.errors import RubricEvalError
+from rubriceval.data.sample import Sample
+from rubriceval.i18n import Lang, t
+from rubriceval.judge.config import JudgeConfig
+from rubriceval.rubric.schema import Rubric
+from rubriceval.run.backends import make_judge
+from rubriceval.store.audit import AuditStore
+from rubriceval.store.runs import RunStore
+from rubriceval.studio import trial, versions
+from rubriceval.studio.drafting import draft_from_document, read_document
+from rubriceval.studio.form import CheckSpec, RubricForm, form_from_yaml, parse_lines, yaml_from_form
+from rubriceval.studio.workbench import check_draft, pasted_sample, pick_samples, preview, try_checks
+
+FORM_FIELDS = ("id", "name", "language", "description", "criterion", "level1", "level2", "level3", "level4",
+               "level5", "judge_sees", "threshold", "judge_mode", "questions", "level_rule", "checks")
+RESULT_COLUMNS = ["sample_id", "score", "feedback", "evidence", "calls", "prompt_tokens"]
+CHECK_COLUMNS = ["check", "type", "passed", "evidence", "turn"]
+
+
+def form_of(values: tuple[Any, ...]) -> RubricForm:
+    v = dict(zip(FORM_FIELDS, values))
+    checks = []
+    for number, line in enumerate((v["checks"] or "").splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = [p.strip() for p in line.split("|")]
+        if len(parts) < 3:
+            raise RubricEvalError(f"line {number} of the checks is not 'id | type | values'", field="checks",
+                                  line=number, hint="e.g. link | required_link | https://example.com/refund")
+        try:
+            checks.append(CheckSpec(id=parts[0], type=parts[1], values=[x.strip() for x in parts[2].split(";")]))
+        except ValueError:
+            raise RubricEvalError(f"line {number} of the checks: unknown check type {parts[1]!r}", field="checks",
+                                  line=number, hint="must_mention, must_not_mention, regex, required_link, "
+                                                    "max_length, steps_in_order") from None
+    return RubricForm(
+        id=v["id"] or "", name=v["name"] or "", language=v["language"] or "zh", description=v["description"] or "",
+        criterion=v["criterion"] or "", levels={k: v[f"level{k}"] or "" for k in range(1, 6)},
+        judge_sees=list(v["judge_sees"] or []), threshold=float(v["threshold"] or 4),
+        judge_mode=v["judge_mode"] or "holistic",
+        questions=parse_lines(v["questions"] or "", what="questions"),
+        level_rule={int(k): c for k, c in parse_lines(v["level_rule"] or "", what="level_rule")},
+        checks=checks)
+
+
+def values_of(form: RubricForm) -> list[Any]:
+    checks = "\n".join(f"{c.id} | {c.type} | {'; '.join(c.values)}" for c in form.checks)
+    return [form.id, form.name, form.language, form.description, form.criterion,
+            *[form.levels.get(k, "") for k in range(1, 6)], form.judge_sees, form.threshold, form.judge_mode,
+            "\n".join(f"{qid}: {ask}" for qid, ask in form.questions),
+            "\n".join(f"{level}: {rule}" for level, rule in sorted(form.level_rule.items(), reverse=True)), checks]
+
+
+class Studio:
+    """One studio over a rubrics folder and a run store; the judge tries drafts."""
+
+    def __init__(self, rubrics_dir: str | Path, store_path: str | Path, judge: JudgeConfig):
+        self.rubrics_dir, self.store_path, self.judge = Path(rubrics_dir), str(store_path), judge
+
+    # -- files --------------------------------------------------------------------------------------------------------
+    def rubric_files(self) -> list[str]:
+        return sorted(p.stem for p in self.rubrics_dir.glob("*.yaml"))
+
+    def open(self, rubric_id: str | None) -> tuple[list[Any], str, str]:
+        """The form's values, the file's text and its fingerprint (a new rubric: a blank form)."""
+        text = versions.current_text(self.rubrics_dir, rubric_id) if rubric_id else ""
+        return values_of(form_from_yaml(text) if text else RubricForm()), text, versions.fingerprint(text)
+
+    def draft_yaml(self, values: tuple[Any, ...], base_text: str) -> str:
+        return yaml_from_form(form_of(values), base_text)
+
+    def validate(self, values: tuple[Any, ...], base_text: str) -> tuple[str, str, Rubric | None]:
+        text = self.draft_yaml(values, base_text)
+        checked = check_draft(text, f"{form_of(values).id or 'draft'}.yaml")
+        return text, checked.report(), checked.rubric
+
+    def rubric(self, values: tuple[Any, ...], base_text: str) -> Rubric:
+        text, report, rubric = self.validate(values, base_text)
+        if rubric is None:
+            raise RubricEvalError("the draft does not validate yet", hint=report)
+        return rubric
+
+    # -- samples ------------------------------------------------------------------------------------------------------
+    def runs(self) -> list[tuple[str, str]]:
+        if not Path(self.store_path).is_file():
+            return []
+        with closing(RunStore(self.store_path)) as store:
+            return [(r.name, r.run_id) for r in store.list_runs()
+                    if not r.name.startswith(trial.TRIAL_PREFIX)]
+
+    def samples(self, run: str | None) -> list[Sample]:
+        if not run:
+            return []
+        with closing(RunStore(self.store_path)) as store:
+            return store.samples(run)
+
+    def sample(self, run: str | None, sample_id: str | None) -> Sample | None:
+        return next((s for s in self.samples(run) if s.id == sample_id), None)
+
+    # -- trying -------------------------------------------------------------------------------------------------------
+    def test_checks(self, values: tuple[Any, ...], base_text: str, pasted: str, run: str | None,
+                    sample_id: str | None) -> pd.DataFrame:
+        rubric = self.rubric(values, base_text)
+        sample = pasted_sample(pasted) if (pasted or "").strip() else self.sample(run, sample_id)
+        if sample is None:
+            raise RubricEvalError("paste an answer or pick a sample", field="sample")
+        rows = [[c.item, c.type, {True: "✔", False: "✘", None: "?"}[c.passed], c.detail, c.turn]
+                for c in try_checks(rubric, sample)]
+        return pd.DataFrame(rows, columns=CHECK_COLUMNS)
+
+    def preview(self, values: tuple[Any, ...], base_text: str, run: str | None, sample_id: str | None) -> str:
+        sample = self.sample(run, sample_id)
+        if sample is None:
+            raise RubricEvalError("pick a sample to preview the prompt for", field="sample")
+        return preview(self.rubric(values, base_text), sample)
+
+    def picked(self, rubric: Rubric, run: str | None, rule: str, n: float, tag: str) -> list[Sample]:
+        samples = self.samples(run)
+        if not samples:
+            raise RubricEvalError("pick a stored run to take samples from", field="run")
+        failing: set[str] = set()
+        if rule == "failing":
+            with closing(RunStore(self.store_path)) as store:
+                failing = {v.sample_id for v in store.verdicts(run) if v.passed is False}
+        return pick_samples(samples, rubric, rule, int(n or 5), tag=tag or "", failing=failing)  # type: ignore[arg-type]
+
+    def plan(self, values: tuple[Any, ...], base_text: str, run: str | None, rule: str, n: float, tag: str) -> str:
+        rubric = self.rubric(values, base_text)
+        return trial.plan_trial(rubric, self.picked(rubric, run, rule, n, tag), self.judge).format()
+
+    def try_draft(self, values: tuple[Any, ...], base_text: str, run: str | None, rule: str, n: float, tag: str
+                  ) -> Iterator[tuple[pd.DataFrame, str, list[str]]]:
+        """(results so far, the trial run's id, its sample ids) after each verdict."""
+        rubric = self.rubric(values, base_text)
+        samples = self.picked(rubric, run, rule, n, tag)
+        rows: list[list[Any]] = []
+        store = RunStore(self.store_path)
+        loop = asyncio.new_event_loop()
+        try:
+            agen = trial.run_trial(store, rubric, samples, self.judge)
+            while True:
+                try:
+                    row = loop.run_until_complete(agen.__anext__())
+                except StopAsyncIteration:
+                    break
+                rows.append([row.sample_id, row.score if row.score is not None else f"unscored: {row.unscored_reason}",
+                             row.feedback, "\n".join(row.evidence), row.calls, row.prompt_tokens])
+                yield pd.DataFrame(rows, columns=RESULT_COLUMNS), row.run_id, [r[0] for r in rows]
+        finally:
+            loop.close()
+            store.close()
+
+    def mark(self, run_id: str, sample_id: str, rubric_id: str, expert: str, thumb: str, score: float | None,
+             reason: str, lang: Lang) -> tuple[str, str]:
+        if not run_id:
+            raise RubricEvalError("try the draft first, then mark its verdicts", field="trial")
+        with AuditStore(self.store_path) as audit:
+            action = trial.mark(audit, run_id, sample_id, rubric_id, expert=expert,
+                                thumb="up" if thumb.startswith("👍") else "down",
+                                right_score=int(score) if score else None, reason=reason or "")
+            found = trial.agreement(audit, run_id, rubric_id)
+        return t("studio_marked", lang, action=action), found.text(lang) + "\n\n" + self.changes(run_id, rubric_id,
+                                                                                                  lang)
+
+    def changes(self, run_id: str, rubric_id: str, lang: Lang) -> str:
+        with closing(RunStore(self.store_path)) as store:
+            info = store.run_info(run_id)
+            tag = info.config.rubrics.get(rubric_id, "")
+            earlier = [r for r in store.list_runs() if r.name.startswith(f"{trial.TRIAL_PREFIX}{rubric_id}-")
+                       and r.run_id != run_id and r.config.rubrics.get(rubric_id) not in (None, tag)
+                       and r.created_at < info.created_at]
+            if not earlier:
+                return ""
+            before = max(earlier, key=lambda r: r.created_at).run_id
+            changed = trial.changes_since(store, rubric_id, before, run_id)
+        if not changed:
+            return t("studio_unchanged", lang)
+        return t("studio_changed", lang, changes=", ".join(f"{c.sample_id} {c.before}→{c.after}" for c in changed))
+
+    # -- versions -----------------------------------------------------------------------------------------------------
+    def diff(self, values: tuple[Any, ...], base_text: str, lang: Lang) -> str:
+        form = form_of(values)
+        saved = versions.current_text(self.rubrics_dir, form.id) if form.id else ""
+        return versions.diff(saved, self.draft_yaml(values, base_text), f"{form.id}.yaml") or t("studio_no_diff", lang)
+
+    def save(self, values: tuple[Any, ...], base_text: str, based_on: str, lang: Lang) -> tuple[str, str, str]:
+        """Status, the file's new text and its fingerprint (the next save is based on it)."""
+        saved = versions.save_version(self.rubrics_dir, self.draft_yaml(values, base_text), based_on=based_on)
+        text = Path(saved.path).read_text(encoding="utf-8")
+        return (t("studio_saved", lang, path=Path(saved.path).name, version=saved.version, tag=saved.version_tag),
+                text, versions.fingerprint(text))
+
+    def history(self, rubric_id: str) -> list[int]:
+        return versions.history(self.rubrics_dir, rubric_id) if rubric_id else []
+
+    def restore(self, rubric_id: str, version: float, lang: Lang) -> str:
+        saved = versions.restore_version(self.rubrics_dir, rubric_id, int(version))
+        return t("studio_saved", lang, path=Path(saved.path).name, version=saved.version, tag=saved.version_tag)
+
+    # -- drafting -----------------------------------------------------------------------------------------------------
+    def draft(self, document: str, upload: str | None, lang: Lang) -> list[Any]:
+        text = read_document(upload) if upload else document
+
+        async def ask() -> Any:
+            judge = make_judge(self.judge, announce=False)
+            try:
+                return await draft_from_document(text, judge, lang)
+            finally:
+                await judge.close()
+
+        form, asked = asyncio.run(ask())
+        if form is None:
+            raise RubricEvalError(f"the judge gave no usable draft: {asked.reason or asked.unscored_kind}",
+                                  field="document", hint="try again, or shorten the document")
+        return values_of(form)

@@ -1,0 +1,208 @@
+"""The rubric studio: a QA lead writes, tries and versions a rubric in the browser, without touching YAML.
+
+Author (the form is the YAML, validated as `rubriceval validate`) → test the checks on a pasted answer or a sample →
+preview the judge's exact messages → try the draft on N stored samples (cost planned first, verdicts as they
+arrive) and mark them 👍/👎 → save as a new version (diff first; older versions restorable). A draft can start from a
+procedure (SOP) the judge turns into a proposal.
+
+Logins and roles are the team app's (an auth file; rubriceval/audit/): leads and admins save and restore, experts
+author, try and mark. Without an auth file the studio serves loopback only, to one local user who may do all of it
+(`require_auth_off_loopback`, the rule every app applies).
+"""
+from __future__ import annotations
+
+import os
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from rubriceval.audit.sessions import TeamAuth
+from rubriceval.common.errors import RubricEvalError
+from rubriceval.i18n import Lang, check_lang, t
+from rubriceval.judge.config import JudgeConfig
+from rubriceval.store.team import TeamStore
+from ui.common.assets import APP_CSS
+from ui.common.auth import require_auth_off_loopback
+from ui.common.errors import user_errors
+from ui.studio.actions import CHECK_COLUMNS, RESULT_COLUMNS, Studio
+from ui.studio.layout import StudioLayout, build_layout
+
+EDIT_ROLES = ("lead", "admin")
+
+
+class StudioHandlers:
+    def __init__(self, studio: Studio, auth: TeamAuth | None, lang: Lang):
+        self.studio, self.auth, self.lang = studio, auth, lang
+
+    def who(self, request: gr.Request | None) -> tuple[str, str]:
+        """(name, role) of the user behind an event; without logins, the one local user (a lead)."""
+        if self.auth is None:
+            return "local", "lead"
+        member = self.auth.member(getattr(request, "username", None) if request is not None else None)
+        return member.name, member.role
+
+    def require_edit(self, request: gr.Request | None) -> str:
+        name, role = self.who(request)
+        if role not in EDIT_ROLES:
+            raise RubricEvalError(t("studio_no_rights", self.lang), field="role")
+        return name
+
+
+def wire(app: gr.Blocks, ui: StudioLayout, h: StudioHandlers) -> None:
+    s, form, lang = h.studio, ui.form_inputs, h.lang
+
+    def on_load(request: gr.Request) -> list[Any]:
+        name, role = h.who(request)
+        signed = t("studio_local_user", lang) if h.auth is None else t("studio_signed_in", lang, name=name, role=role)
+        runs = s.runs()
+        return [signed, gr.update(choices=[t("studio_new", lang), *s.rubric_files()]),
+                gr.update(choices=runs, value=runs[-1][1] if runs else None)]
+
+    app.load(on_load, None, [ui.signed_in, ui.rubric_file, ui.run], api_name="studio_load")
+
+    def do_open(choice: str) -> list[Any]:
+        rubric_id = None if choice in (None, "", t("studio_new", lang)) else choice
+        values, text, fingerprint = s.open(rubric_id)
+        yaml_text, report, _ = s.validate(tuple(values), text) if rubric_id else ("", "", None)
+        return [*values, text, fingerprint, yaml_text, report,
+                gr.update(choices=s.history(rubric_id or ""), value=None)]
+
+    ui.open_btn.click(user_errors(do_open), [ui.rubric_file],
+                      [*form, ui.base_text, ui.base_fingerprint, ui.yaml_view, ui.findings, ui.versions],
+                      api_name="studio_open")
+
+    def do_validate(*args: Any) -> list[Any]:
+        *values, base_text = args
+        yaml_text, report, _ = s.validate(tuple(values), base_text)
+        return [yaml_text, report]
+
+    ui.validate_btn.click(user_errors(do_validate), [*form, ui.base_text], [ui.yaml_view, ui.findings],
+                          api_name="studio_validate")
+
+    def do_samples(run: str | None) -> Any:
+        return gr.update(choices=[x.id for x in s.samples(run)], value=None)
+
+    ui.run.change(do_samples, [ui.run], [ui.sample], api_name="studio_samples")
+
+    def do_test(*args: Any) -> Any:
+        *values, base_text, pasted, run, sample_id = args
+        return s.test_checks(tuple(values), base_text, pasted, run, sample_id)
+
+    ui.test_btn.click(user_errors(do_test), [*form, ui.base_text, ui.pasted, ui.run, ui.sample], [ui.check_results],
+                      api_name="studio_test_checks")
+
+    def do_preview(*args: Any) -> str:
+        *values, base_text, run, sample_id = args
+        return s.preview(tuple(values), base_text, run, sample_id)
+
+    ui.preview_btn.click(user_errors(do_preview), [*form, ui.base_text, ui.run, ui.sample], [ui.prompt_view],
+                         api_name="studio_preview")
+
+    def do_plan(*args: Any) -> str:
+        *values, base_text, run, rule, n, tag = args
+        return s.plan(tuple(values), base_text, run, rule, n, tag)
+
+    picks = [ui.run, ui.pick_rule, ui.n, ui.tag]
+    ui.plan_btn.click(user_errors(do_plan), [*form, ui.base_text, *picks], [ui.plan_view], api_name="studio_plan")
+
+    def do_try(*args: Any):
+        *values, base_text, run, rule, n, tag = args
+        try:
+            for frame, run_id, sample_ids in s.try_draft(tuple(values), base_text, run, rule, n, tag):
+                yield frame, run_id, gr.update(choices=sample_ids, value=sample_ids[0])
+        except RubricEvalError as exc:
+            gr.Warning(exc.message + (f" ({exc.hint})" if exc.hint else ""))
+            yield gr.skip(), gr.skip(), gr.skip()
+
+    ui.try_btn.click(do_try, [*form, ui.base_text, *picks], [ui.results, ui.trial_run, ui.mark_sample],
+                     api_name="studio_try")
+
+    def do_mark(run_id: str, sample_id: str, thumb: str, score: float | None, reason: str, rubric_id: str,
+                request: gr.Request) -> list[str]:
+        name, _ = h.who(request)
+        return list(s.mark(run_id, sample_id, rubric_id, name, thumb, score, reason, lang))
+
+    ui.mark_btn.click(user_errors(do_mark, [ui.mark_status, ui.agreement], ui.mark_status),
+                      [ui.trial_run, ui.mark_sample, ui.thumb, ui.right_score, ui.reason, form[0]],
+                      [ui.mark_status, ui.agreement], api_name="studio_mark")
+
+    def do_diff(*args: Any) -> str:
+        *values, base_text = args
+        return s.diff(tuple(values), base_text, lang)
+
+    ui.diff_btn.click(user_errors(do_diff), [*form, ui.base_text], [ui.diff_view], api_name="studio_diff")
+
+    def do_save(rubric_id: str, name: str, language: str, description: str, criterion: str, level1: str,
+                level2: str, level3: str, level4: str, level5: str, judge_sees: list[str], threshold: float,
+                judge_mode: str, questions: str, level_rule: str, checks: str, base_text: str, based_on: str,
+                request: gr.Request) -> list[Any]:
+        h.require_edit(request)     # the signature names gr.Request: Gradio hands the logged-in user in
+        values = [rubric_id, name, language, description, criterion, level1, level2, level3, level4, level5,
+                  judge_sees, threshold, judge_mode, questions, level_rule, checks]
+        status, text, fingerprint = s.save(tuple(values), base_text, based_on, lang)
+        rubric_id = values[0]
+        return [status, text, fingerprint, gr.update(choices=s.history(rubric_id)),
+                gr.update(choices=[t("studio_new", lang), *s.rubric_files()], value=rubric_id)]
+
+    saved = [ui.save_status, ui.base_text, ui.base_fingerprint, ui.versions, ui.rubric_file]
+    ui.save_btn.click(user_errors(do_save, saved, ui.save_status), [*form, ui.base_text, ui.base_fingerprint], saved,
+                      api_name="studio_save")
+
+    def do_restore(rubric_id: str, version: float | None, request: gr.Request) -> list[Any]:
+        h.require_edit(request)
+        if version is None:
+            raise RubricEvalError("pick the version to restore", field="version")
+        status = s.restore(rubric_id, version, lang)
+        values, text, fingerprint = s.open(rubric_id)
+        return [status, *values, text, fingerprint, gr.update(choices=s.history(rubric_id))]
+
+    restored = [ui.save_status, *form, ui.base_text, ui.base_fingerprint, ui.versions]
+    ui.restore_btn.click(user_errors(do_restore, restored, ui.save_status), [form[0], ui.versions], restored,
+                         api_name="studio_restore")
+
+    def do_draft(document: str, upload: str | None) -> list[Any]:
+        return [*s.draft(document, upload, lang), t("studio_drafted", lang)]
+
+    drafted = [*form, ui.draft_status]
+    ui.draft_btn.click(user_errors(do_draft, drafted, ui.draft_status), [ui.document, ui.upload], drafted,
+                       api_name="studio_draft")
+
+
+def build_studio_app(rubrics_dir: str | Path, store_path: str | Path, judge: JudgeConfig, *,
+                     auth: TeamAuth | None = None, lang: str | None = None) -> gr.Blocks:
+    chosen: Lang = check_lang(lang) or "zh"
+    studio = Studio(rubrics_dir, store_path, judge)
+    with gr.Blocks(title=t("studio_title", chosen), analytics_enabled=False) as app:
+        layout = build_layout(chosen, RESULT_COLUMNS, CHECK_COLUMNS)
+        wire(app, layout, StudioHandlers(studio, auth, chosen))
+    app.studio = studio
+    return app
+
+
+def launch_studio(rubrics_dir: str | Path, store_path: str | Path, judge: JudgeConfig, *, host: str = "127.0.0.1",
+                  port: int = 7862, auth: TeamAuth | None = None, block: bool = True, quiet: bool = True,
+                  lang: str | None = None) -> gr.Blocks:
+    """Serve the studio (never through Gradio's share tunnel); off loopback only with logins."""
+    require_auth_off_loopback(host, auth)
+    if not Path(rubrics_dir).is_dir():
+        raise RubricEvalError("rubrics folder not found", file=str(rubrics_dir))
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    team = None
+    if auth is not None:
+        team = TeamStore(store_path)          # sessions and login throttling live in the store, as for the team app
+        auth.bind(team)
+    app = build_studio_app(rubrics_dir, store_path, judge, auth=auth, lang=lang)
+    app.queue(default_concurrency_limit=2)
+    app.launch(server_name=host, server_port=port, auth=auth, prevent_thread_lock=not block, show_error=True,
+               share=False, ssr_mode=False, quiet=quiet, css=APP_CSS, footer_links=[])
+    app.team_store = team
+    return app
+
+
+def close_studio(app: gr.Blocks) -> None:
+    app.close()
+    if getattr(app, "team_store", None) is not None:
+        with closing(app.team_store):
+            pass

@@ -1,0 +1,148 @@
+"""The studio's components, in page order, labelled from the one catalogue (rubriceval.i18n) in the page's language."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gradio as gr
+
+from rubriceval.i18n import Lang, t
+
+JUDGE_MODES = ["holistic", "checklist", "checklist_fitted", "predicates"]
+JUDGE_FIELDS = ["question", "answer", "contexts", "ground_truth"]
+
+
+@dataclass
+class StudioLayout:
+    signed_in: gr.Markdown
+    rubric_file: gr.Dropdown
+    open_btn: gr.Button
+    base_text: gr.State
+    base_fingerprint: gr.State
+    trial_run: gr.State
+    form_inputs: list[Any]
+    validate_btn: gr.Button
+    findings: gr.Textbox
+    yaml_view: gr.Code
+    run: gr.Dropdown
+    sample: gr.Dropdown
+    pasted: gr.Textbox
+    test_btn: gr.Button
+    check_results: gr.Dataframe
+    preview_btn: gr.Button
+    prompt_view: gr.Textbox
+    pick_rule: gr.Dropdown
+    n: gr.Number
+    tag: gr.Textbox
+    plan_btn: gr.Button
+    plan_view: gr.Textbox
+    try_btn: gr.Button
+    results: gr.Dataframe
+    mark_sample: gr.Dropdown
+    thumb: gr.Radio
+    right_score: gr.Number
+    reason: gr.Textbox
+    mark_btn: gr.Button
+    mark_status: gr.Markdown
+    agreement: gr.Markdown
+    diff_btn: gr.Button
+    diff_view: gr.Code
+    save_btn: gr.Button
+    save_status: gr.Markdown
+    versions: gr.Dropdown
+    restore_btn: gr.Button
+    document: gr.Textbox
+    upload: gr.File
+    draft_btn: gr.Button
+    draft_status: gr.Markdown
+
+
+def build_layout(lang: Lang, result_columns: list[str], check_columns: list[str]) -> StudioLayout:
+    def say(key: str, **kw: Any) -> str:
+        return t(key, lang, **kw)
+
+    gr.Markdown(f"## {say('studio_title')}\n{say('studio_intro')}")
+    signed_in = gr.Markdown(elem_id="studio-signed-in")
+    with gr.Row():
+        rubric_file = gr.Dropdown(label=say("studio_rubric"), choices=[say("studio_new")], value=say("studio_new"),
+                                  elem_id="studio-rubric-file", scale=3, allow_custom_value=True)
+        open_btn = gr.Button(say("studio_open"), elem_id="studio-open", scale=1)
+    base_text, base_fingerprint, trial_run = gr.State(""), gr.State(""), gr.State("")
+    # Samples are shared by the check tester, the preview and the trial.
+    with gr.Row():
+        run = gr.Dropdown(label=say("studio_source_run"), choices=[], elem_id="studio-run", allow_custom_value=True)
+        sample = gr.Dropdown(label=say("studio_sample"), choices=[], elem_id="studio-sample",
+                             allow_custom_value=True)      # the server checks the sample exists
+    with gr.Tabs():
+        with gr.Tab(say("studio_tab_author"), elem_id="studio-tab-author"):
+            with gr.Row():
+                rid = gr.Textbox(label=say("studio_id"), elem_id="studio-id")
+                name = gr.Textbox(label=say("studio_name"), elem_id="studio-name")
+                language = gr.Dropdown(label=say("studio_language"), choices=["zh", "en"], value="zh")
+            description = gr.Textbox(label=say("studio_description"))
+            criterion = gr.Textbox(label=say("studio_criterion"), lines=4, elem_id="studio-criterion")
+            levels = [gr.Textbox(label=say("studio_level", level=k), elem_id=f"studio-level-{k}")
+                      for k in range(1, 6)]
+            with gr.Row():
+                judge_sees = gr.CheckboxGroup(JUDGE_FIELDS, value=["question", "answer"],
+                                              label=say("studio_judge_sees"))
+                threshold = gr.Number(value=4, minimum=1, maximum=5, label=say("studio_threshold"))
+                judge_mode = gr.Dropdown(JUDGE_MODES, value="holistic", label=say("studio_judge_mode"))
+            questions = gr.Textbox(label=say("studio_questions"), lines=3, elem_id="studio-questions")
+            level_rule = gr.Textbox(label=say("studio_level_rule"), lines=3)
+            checks = gr.Textbox(label=say("studio_checks"), lines=3, elem_id="studio-checks")
+            validate_btn = gr.Button(say("studio_validate"), variant="primary", elem_id="studio-validate")
+            findings = gr.Textbox(label=say("studio_findings"), lines=3, interactive=False,
+                                  elem_id="studio-findings")
+            yaml_view = gr.Code(label=say("studio_yaml"), language="yaml", interactive=False)
+        with gr.Tab(say("studio_tab_checks"), elem_id="studio-tab-checks"):
+            pasted = gr.Textbox(label=say("studio_pasted"), lines=3, elem_id="studio-pasted")
+            test_btn = gr.Button(say("studio_run_checks"), elem_id="studio-test")
+            check_results = gr.Dataframe(headers=check_columns, interactive=False, wrap=True,
+                                         elem_id="studio-check-results")
+        with gr.Tab(say("studio_tab_preview"), elem_id="studio-tab-preview"):
+            preview_btn = gr.Button(say("studio_show_prompt"), elem_id="studio-preview")
+            prompt_view = gr.Textbox(lines=16, interactive=False, show_label=False, elem_id="studio-prompt")
+        with gr.Tab(say("studio_tab_try"), elem_id="studio-tab-try"):
+            with gr.Row():
+                pick_rule = gr.Dropdown(["random", "tag", "failing", "first"], value="first",
+                                        label=say("studio_pick_rule"))
+                n = gr.Number(value=5, minimum=1, maximum=200, precision=0, label=say("studio_n"),
+                              elem_id="studio-n")
+                tag = gr.Textbox(label=say("studio_tag"))
+            with gr.Row():
+                plan_btn = gr.Button(say("studio_plan"), elem_id="studio-plan")
+                try_btn = gr.Button(say("studio_try"), variant="primary", elem_id="studio-try")
+            plan_view = gr.Textbox(lines=4, interactive=False, show_label=False, elem_id="studio-plan-view")
+            results = gr.Dataframe(headers=result_columns, interactive=False, wrap=True, elem_id="studio-results")
+            with gr.Row():
+                mark_sample = gr.Dropdown(label=say("studio_mark_sample"), choices=[], elem_id="studio-mark-sample",
+                                      allow_custom_value=True)
+                thumb = gr.Radio(["👍", "👎"], value="👍", label=say("studio_thumb"), elem_id="studio-thumb")
+                right_score = gr.Number(label=say("studio_right_score"), minimum=1, maximum=5, precision=0,
+                                        elem_id="studio-right-score")
+            reason = gr.Textbox(label=say("studio_reason"), elem_id="studio-reason")
+            mark_btn = gr.Button(say("studio_mark"), elem_id="studio-mark")
+            mark_status = gr.Markdown(elem_id="studio-mark-status")
+            agreement = gr.Markdown(elem_id="studio-agreement")
+        with gr.Tab(say("studio_tab_save"), elem_id="studio-tab-save"):
+            diff_btn = gr.Button(say("studio_show_diff"), elem_id="studio-diff")
+            diff_view = gr.Code(language=None, interactive=False, elem_id="studio-diff-view")
+            save_btn = gr.Button(say("studio_save"), variant="primary", elem_id="studio-save")
+            save_status = gr.Markdown(elem_id="studio-save-status")
+            with gr.Row():
+                versions = gr.Dropdown(label=say("studio_versions"), choices=[], elem_id="studio-versions",
+                                   allow_custom_value=True)
+                restore_btn = gr.Button(say("studio_restore"), elem_id="studio-restore")
+        with gr.Tab(say("studio_tab_draft"), elem_id="studio-tab-draft"):
+            document = gr.Textbox(label=say("studio_document"), lines=8, elem_id="studio-document")
+            upload = gr.File(label=say("studio_upload"), file_types=[".md", ".txt", ".docx"], type="filepath")
+            draft_btn = gr.Button(say("studio_draft"), elem_id="studio-draft")
+            draft_status = gr.Markdown(elem_id="studio-draft-status")
+    form = [rid, name, language, description, criterion, *levels, judge_sees, threshold, judge_mode, questions,
+            level_rule, checks]
+    return StudioLayout(signed_in, rubric_file, open_btn, base_text, base_fingerprint, trial_run, form, validate_btn,
+                        findings, yaml_view, run, sample, pasted, test_btn, check_results, preview_btn, prompt_view,
+                        pick_rule, n, tag, plan_btn, plan_view, try_btn, results, mark_sample, thumb, right_score,
+                        reason, mark_btn, mark_status, agreement, diff_btn, diff_view, save_btn, save_status,
+                        versions, restore_btn, document, upload, draft_btn, draft_status)
