@@ -24,7 +24,8 @@ from rubriceval.store.calibration import Calibration, CalibrationPick  # noqa: E
 from rubriceval.store.runs import RunStore  # noqa: E402
 from rubriceval.store.team import TeamStore  # noqa: E402
 from rubriceval.testing.appeal_store import RUBRIC, build_appeal_store  # noqa: E402
-from tests.test_ui_browser import CHROMIUM_ARGS, free_port  # noqa: E402
+from tests.test_team_browser import browser  # noqa: E402,F401  (the chromium fixture)
+from tests.test_ui_browser import free_port  # noqa: E402
 from ui.team.app import launch_team  # noqa: E402
 
 pytestmark = pytest.mark.browser
@@ -35,16 +36,6 @@ USERS = {"agent_wang": "agent", "qa_zhang": "expert", "qa_zhao": "expert", "lead
 
 def password(name: str) -> str:
     return f"{name}-password"
-
-
-@pytest.fixture()
-def browser(chromium: str):
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 @pytest.fixture()
