@@ -54,7 +54,7 @@ def test_a_conversation_item_opens_as_a_transcript_with_the_cited_turns(store: A
     html = view.sample_html
     assert html.count('class="turn-row') == 8 and "from-user" in html and "from-assistant" in html
     # The check fails at turn 2 (order details before verification): red, with the quoted span marked.
-    assert "cite-fail" in bubble(html, 2) and '<mark class="ev-span" title="verify_before_details">订单 E</mark>' in html
+    assert "cite-fail" in bubble(html, 2) and '<mark class="ev-span" title="verify_before_details">E20240510088</mark>' in html
     # The judge's feedback "第2轮…" cites turn 2 too; turns nobody cites are plain.
     assert "评审意见提到本轮" in bubble(html, 2) and 'class="bubble assistant "' in bubble(html, 6)
     assert re.search(r'被引用的轮次：<a href="#turn-2">2</a>', html)

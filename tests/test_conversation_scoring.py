@@ -13,7 +13,7 @@ from rubriceval.data.conversation_io import conversation_sample
 from rubriceval.prompt.transcript import judged_turns, render_transcript
 from rubriceval.run.runner import execute, plan_units
 from rubriceval.scoring.rubric_scorer import score_rubric
-from rubriceval.testing.scripted_judge import ScriptedJudge, judge_error
+from rubriceval.testing.scripted_judge import ScriptedJudge, yes_no_reply, judge_error
 
 LEVELS = {1: "很差", 2: "较差", 3: "一般", 4: "较好", 5: "很好"}
 DEMO = "datasets/demo_conversations_zh.jsonl"
@@ -153,7 +153,13 @@ def test_dry_run_counts_one_call_per_conversation_for_the_one_call_path():
     plan = {s.scorer: s for s in plan_cost(samples, rubrics, [], config).scorers}
     soothing = plan["emotional_soothing_multiturn"]
     assert soothing.samples == soothing.calls == 5         # 订单延迟/投诉 conversations, one call each
-    assert plan["closing"].calls == len(samples)
+    # One judgment per conversation, plus the closing check's question about the last turn where its phrases are
+    # not there (docs/predicates.md), planned exactly.
+    from rubriceval.scoring.turn_questions import plan_turn_questions
+
+    closing = next(r for r in rubrics if r.id == "closing")
+    questions = sum(len(plan_turn_questions(closing.check_items, s.conversation)) for s in samples)
+    assert 0 < questions < len(samples) and plan["closing"].calls == len(samples) + questions
 
 
 def test_run_over_conversations_and_single_turn_samples(tmp_path):
@@ -166,6 +172,8 @@ def test_run_over_conversations_and_single_turn_samples(tmp_path):
         assert by_id[scorer].is_conversation == (sample.id in convo_ids)
 
     def reply(request):
+        if request.cache_tag.startswith("turn_question/"):      # the checks' per-turn questions: "no"
+            return yes_no_reply(0.1)
         if request.schema_name == "turn_verdicts":
             turns = request.json_schema["properties"]["turns"]["items"]["properties"]["turn"]["enum"]
             return {"turns": [{"turn": t, "feedback": f"第 {t} 轮可以", "score": 4} for t in turns]}
@@ -182,7 +190,7 @@ def test_run_over_conversations_and_single_turn_samples(tmp_path):
     identity = verdicts[("refund-revealed-first", "identity_verification")]
     assert identity.score == 2                                         # revealed the order before verifying
     failed = next(e for e in identity.evidence if e.item == "verify_before_details")
-    assert failed.turn == 2 and failed.span == "订单 E"
+    assert failed.turn == 2 and failed.span == "E20240510088"            # the order number, as an entity
     soothing = verdicts[("refund-apology-every-turn", "emotional_soothing_multiturn")]
     assert [e.turn for e in soothing.evidence if e.item == "judge" and e.turn] == [2, 4, 6, 8]
     assert json.loads(json.dumps(soothing.details))["turns"]["judge"]["per_turn_path"] == "one_call"

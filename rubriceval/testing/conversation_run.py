@@ -5,7 +5,8 @@ reports, compare and gate (and to try the audit app on conversations without run
 
 The deterministic checks run for real; the judge's replies come from `turn_score` (scope assistant_turn: one
 structured call scoring every judged turn) and `conversation_score` (scope conversation: one score whose feedback
-cites a turn, like "第 2 轮 …", so the views can find the cited turn).
+cites a turn, like "第 2 轮 …", so the views can find the cited turn). The checks' per-turn questions
+(docs/predicates.md) are answered "no", so their phrases and entities decide.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from rubriceval.data.sample import Sample
 from rubriceval.rubric.loader import load_rubrics
 from rubriceval.run.runner import execute
 from rubriceval.store.runs import RunConfig, RunStore
-from rubriceval.testing.scripted_judge import RecordedRequest, ScriptedJudge
+from rubriceval.testing.scripted_judge import RecordedRequest, ScriptedJudge, yes_no_reply
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_CONVERSATIONS = REPO / "datasets" / "demo_conversations_zh.jsonl"
@@ -48,7 +49,9 @@ def conversation_run(store_path: str | Path, *, turn_score: TurnScore | None = N
     conversation_score = conversation_score or (lambda cid, rubric: (4, 2))
     by_tag = {r.id: r for r in rubrics}
 
-    def reply(request: RecordedRequest) -> dict:
+    def reply(request: RecordedRequest):
+        if request.cache_tag.startswith("turn_question/"):
+            return yes_no_reply(0.1)          # checks' per-turn questions: "no", so their phrases/entities decide
         cid = _conversation_id(request, ids, texts)
         if request.schema_name == "turn_verdicts":
             turns = request.json_schema["properties"]["turns"]["items"]["properties"]["turn"]["enum"]
