@@ -74,34 +74,49 @@ def write_chatlog(path: Path, n: int) -> None:
 
 
 def write_otel(path: Path, n: int) -> None:
+    """Written in time order as it is generated (only the open conversations' histories held): this process stays
+    small, because a child's peak RSS from wait4 includes the parent's RSS when it was spawned."""
     def attr(key: str, value) -> dict:
         return {"key": key, "value": {"stringValue": value} if isinstance(value, str) else {"intValue": str(value)}}
 
     t0, second = 1763254800_000000000, 1_000_000_000
-    spans: list[tuple[int, dict]] = []
-    for c in range(n):
-        history: list[dict] = []
-        for e in range(5):
-            t = t0 + (c * 7 + e * 60) * second
-            user = {"role": "user", "parts": [{"type": "text", "content": f"第{e}个问题，订单 A{c:06d} 怎么还没到？"}]}
-            bot = {"role": "assistant", "parts": [{"type": "text", "content": "非常抱歉，正在为您查询，还有其他需要吗？"}]}
-            spans.append((t, {"traceId": f"{c:016x}{e:016x}", "spanId": f"{c:08x}{e:08x}", "name": "chat qwen",
-                              "kind": 3, "startTimeUnixNano": str(t), "endTimeUnixNano": str(t + second),
-                              "attributes": [attr("gen_ai.conversation.id", f"conv-{c}"),
-                                             attr("gen_ai.operation.name", "chat"),
-                                             attr("gen_ai.agent.id", f"A-{c % 40:02d}"),
-                                             attr("gen_ai.input.messages", json.dumps(history + [user],
-                                                                                      ensure_ascii=False)),
-                                             attr("gen_ai.output.messages", json.dumps([bot], ensure_ascii=False)),
-                                             attr("gen_ai.usage.input_tokens", 40 + 20 * e)]}))
-            history += [user, bot]
-    spans.sort(key=lambda s: s[0])
+    pending: list[tuple[int, int, int]] = []
+    histories: dict[int, list[dict]] = {}
+    batch: list[dict] = []
+
+    def flush(fh) -> None:
+        request = {"resourceSpans": [{"resource": {"attributes": [attr("service.name", "cs-bot")]},
+                                      "scopeSpans": [{"scope": {"name": "bench"}, "spans": batch}]}]}
+        fh.write(json.dumps(request, ensure_ascii=False) + "\n")
+        batch.clear()
+
+    def emit(t: int, c: int, e: int, fh) -> None:
+        history = histories.setdefault(c, [])
+        user = {"role": "user", "parts": [{"type": "text", "content": f"第{e}个问题，订单 A{c:06d} 怎么还没到？"}]}
+        bot = {"role": "assistant", "parts": [{"type": "text", "content": "非常抱歉，正在为您查询，还有其他需要吗？"}]}
+        batch.append({"traceId": f"{c:016x}{e:016x}", "spanId": f"{c:08x}{e:08x}", "name": "chat qwen", "kind": 3,
+                      "startTimeUnixNano": str(t), "endTimeUnixNano": str(t + second),
+                      "attributes": [attr("gen_ai.conversation.id", f"conv-{c}"), attr("gen_ai.operation.name", "chat"),
+                                     attr("gen_ai.agent.id", f"A-{c % 40:02d}"),
+                                     attr("gen_ai.input.messages", json.dumps(history + [user], ensure_ascii=False)),
+                                     attr("gen_ai.output.messages", json.dumps([bot], ensure_ascii=False)),
+                                     attr("gen_ai.usage.input_tokens", 40 + 20 * e)]})
+        history += [user, bot]
+        if e == 4:
+            del histories[c]
+        if len(batch) == 200:
+            flush(fh)
+
     with path.open("w", encoding="utf-8") as fh:
-        for i in range(0, len(spans), 200):
-            request = {"resourceSpans": [{"resource": {"attributes": [attr("service.name", "cs-bot")]},
-                                          "scopeSpans": [{"scope": {"name": "bench"},
-                                                          "spans": [s for _, s in spans[i:i + 200]]}]}]}
-            fh.write(json.dumps(request, ensure_ascii=False) + "\n")
+        for c in range(n):
+            for e in range(5):
+                heapq.heappush(pending, (t0 + (c * 7 + e * 60) * second, c, e))
+            while pending and pending[0][0] < t0 + c * 7 * second:
+                emit(*heapq.heappop(pending), fh)
+        while pending:
+            emit(*heapq.heappop(pending), fh)
+        if batch:
+            flush(fh)
 
 
 def main(argv: list[str] | None = None) -> Result:
