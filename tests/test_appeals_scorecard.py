@@ -9,6 +9,7 @@ import pytest
 
 from rubriceval.data.sample import Sample
 from rubriceval.scorecard.compare import compare_scorecards
+from rubriceval.scorecard.reviews import ReviewStore
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.score import score_scorecard
 from rubriceval.scorecard.store import ScorecardStore
@@ -63,4 +64,9 @@ def test_an_accepted_deduction_appeal_recomputes_the_scorecard_total(store_targe
     assert [v.totals.total for v in ScorecardStore(store).verdicts(run_id)] == [100, 85]   # stored as judged
     [delta] = compare_scorecards(store, baseline, run_id, n_boot=50)
     assert delta.mean_b - delta.mean_a == pytest.approx(5.0)
+    # A reviewer then rejects the other deduction (a false hit): both corrections count, the total is 100.
+    stored = next(v for v in ScorecardStore(store).verdicts(run_id) if v.sample_id == "refund-slow")
+    ReviewStore(store).add(run_id, stored, "closing", "reject", reviewer="qa_zhao", note="问过了")
+    [summary] = run_scorecard_summaries(store, run_id)
+    assert summary.totals == [100, 100]
     store.close()
