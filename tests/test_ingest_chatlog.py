@@ -150,3 +150,15 @@ def test_a_moved_export_keeps_every_conversation_hash(tmp_path):
     otel = Path(__file__).parent / "fixtures" / "ingest" / "otel_genai_spans.jsonl"
     (moved / "t.jsonl").write_bytes(otel.read_bytes())
     assert [s.input_hash() for s in read_dataset(otel)] == [s.input_hash() for s in read_dataset(moved / "t.jsonl")]
+
+
+@pytest.mark.parametrize("cell, stored", [("1763254800", "2025-11-16T01:00:00Z"), ("1763254800000", "2025-11-16T01:00:00Z"),
+                                          ("45981.375", None)])
+def test_numeric_timestamps_are_unix_time_and_an_excel_serial_is_refused(tmp_path, cell, stored):
+    export = _csv(tmp_path, [["s1", cell, "用户", "在吗", "", "", ""], ["s1", cell, "客服", "您好", "", "", ""]])
+    if stored is None:
+        with pytest.raises(DatasetError, match="not a date-time") as err:
+            read_chatlog(_config(tmp_path, export))
+        assert (err.value.line, err.value.field) == (2, "发送时间")
+    else:
+        assert read_chatlog(_config(tmp_path, export))[0].turns[0].timestamp == stored

@@ -39,6 +39,7 @@ SOURCE, LANGFUSE_SCORES = "source", "langfuse_scores"
 STANDARD_KEYS = (AGENT_ID, AGENT_NAME, SKILL_GROUP, CHANNEL, BOT_VERSION, CUSTOMER_ID, STARTED_AT, ENDED_AT)
 
 TIME_HINT = "write e.g. 2026-11-16 09:02:03, 2026-11-16T01:02:03Z or 2026/11/16 09:02"
+EPOCH_SECONDS_FROM = 1e9         # numbers are Unix seconds (or milliseconds) from 2001-09-09 on
 
 
 def zone(name: str | None, *, file: str | None = None, field: str = "timezone") -> tzinfo:
@@ -54,10 +55,13 @@ def zone(name: str | None, *, file: str | None = None, field: str = "timezone") 
 
 def parse_moment(value: Any, local: tzinfo = timezone.utc) -> datetime | None:
     """A timestamp cell → aware UTC datetime, or None when it is not a date-time. A value without an offset is in
-    `local` (the export's zone); one with an offset or a Z keeps it. Numbers are Unix seconds (or milliseconds)."""
+    `local` (the export's zone); one with an offset or a Z keeps it. Numbers are Unix seconds (or milliseconds)
+    from 2001 on; smaller numbers (an Excel serial date, a row count) are not a date-time."""
     if isinstance(value, datetime):
         moment = value
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        if not EPOCH_SECONDS_FROM <= value:
+            return None              # an Excel serial date (45981.4) or a count, not Unix time: never a 1970 date
         seconds = value / 1000 if value > 1e11 else value
         return datetime.fromtimestamp(seconds, tz=timezone.utc)
     else:
