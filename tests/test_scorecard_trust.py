@@ -96,3 +96,22 @@ def test_decisions_that_do_not_fit_are_refused(run, tmp_path, capsys):
     assert main(["scorecard", "trust", "r", "--store", str(store.path)]) == 0
     assert "BELOW BAR" in capsys.readouterr().out
     assert [r.sample_id for r in ReviewStore(store).reviews("r")] == ["c2"]     # the bad file wrote nothing
+
+
+def test_the_scorecard_tables_work_on_both_store_back_ends(store_target):
+    """SQLite and PostgreSQL: definitions, verdicts (replaced, not duplicated, when saved again) and reviews."""
+    store = RunStore(store_target)
+    card = Scorecard.model_validate(CARD)
+    samples = [conversation("c0", "好的"), conversation("c1", "还有什么可以帮您？")]
+    run_id = store.create_run(RunConfig(), samples, [], name="pg")
+    cards = ScorecardStore(store)
+    cards.register(run_id, [card])
+    judge = ScriptedJudge(lambda request: yes_no_reply(0.9))
+    made = [asyncio.run(score_scorecard(card, s, judge)) for s in samples]
+    cards.save(run_id, made)
+    cards.save(run_id, made[:1])                       # a resumed pair saved again
+    assert [v.sample_id for v in cards.verdicts("pg")] == ["c0", "c1"]
+    assert cards.done(run_id, "qa", ["c0", "c1", "c9"]) == {"c0", "c1"}
+    assert cards.cards("pg")[0].version_tag == card.version_tag
+    ReviewStore(store).add("pg", made[0], "closing", "confirm", reviewer="王")
+    assert item_trust(card, ReviewStore(store).reviews("pg"))["closing"].precision == 1.0
