@@ -5,6 +5,7 @@ through the judge cache. Verdicts are written as they are made (in batches: at l
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -78,12 +79,15 @@ async def score_run_scorecards(runs: Any, run_id: str, cards: Sequence[Scorecard
         async with limit:
             return await score_scorecard(card, sample, judge, verdicts, run_id=run_id)
 
+    scored_some: set[str] = set()
     for window in runs.sample_windows(run_id):
         samples = [s for s, _ in window]
         rubric_verdicts = _rubric_verdicts(runs, run_id, referenced, [s.id for s in samples])
         jobs = []
         for card in cards:
             mine = [s for s in samples if card_applies(card, s)]
+            if mine:
+                scored_some.add(card.id)
             done = store.done(run_id, card.id, [s.id for s in mine])
             totals.skipped += len(done)
             jobs += [one(card, s, rubric_verdicts.get(s.id, {})) for s in mine if s.id not in done]
@@ -102,6 +106,9 @@ async def score_run_scorecards(runs: Any, run_id: str, cards: Sequence[Scorecard
                 store.save(run_id, waiting)
                 waiting, last = [], time.monotonic()
         store.save(run_id, waiting)
+    idle = [c.id for c in cards if c.id not in scored_some]
+    if idle:                      # said, as for rubrics that apply to no sample (a conversation card, single turns)
+        print(f"note: scorecard(s) scoring no sample of this dataset (scope): {', '.join(idle)}", file=sys.stderr)
     return totals
 
 
