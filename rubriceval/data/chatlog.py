@@ -27,7 +27,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Iterable, Iterator
-from datetime import datetime
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any, Literal
 
@@ -226,7 +226,7 @@ def _index(text: str, file: str, line: int, column: str) -> int | None:
     return int(as_float)
 
 
-def _moment(record: dict[str, Any], cols: dict[str, str], zone, file: str, line: int) -> datetime | None:
+def _moment(record: dict[str, Any], cols: dict[str, str], zone: tzinfo, file: str, line: int) -> datetime | None:
     text = _cell(record, cols.get("timestamp"))
     if not text:
         return None
@@ -254,7 +254,7 @@ def _conversation_metadata(rows: list[tuple[int, dict[str, Any]]], columns: dict
 
 
 def _build(conversation_id: str, rows: list[tuple[int, dict[str, Any]]], cols: dict[str, str],
-           roles: dict[str, str], file: str, zone, metadata_columns: dict[str, str]) -> Conversation:
+           roles: dict[str, str], file: str, zone: tzinfo, metadata_columns: dict[str, str]) -> Conversation:
     moments = {line: _moment(record, cols, zone, file, line) for line, record in rows}
     if "turn_index" not in cols:
         # No index: the turns' order is the timestamps' (rows without one keep their place after the ones before).
@@ -275,15 +275,14 @@ def _build(conversation_id: str, rows: list[tuple[int, dict[str, Any]]], cols: d
     metadata.update(meta.span_of_times([t.timestamp for t in turns]))
     metadata[meta.SOURCE] = {"format": "chatlog"}
     first = kept[0][1]
-    rows = kept
     try:
         return Conversation(id=conversation_id, turns=turns, tags=_cell(first, cols.get("tags")),
                             intent=_cell(first, cols.get("intent")), metadata=metadata)
     except ValidationError as exc:
         problem = (exc.errors()[0].get("ctx") or {}).get("error")
         if not isinstance(problem, TurnProblem):
-            raise DatasetError(exc.errors()[0]["msg"], file=file, line=rows[0][0]) from None
-        line = rows[problem.turn - 1][0] if problem.turn else rows[0][0]
+            raise DatasetError(exc.errors()[0]["msg"], file=file, line=kept[0][0]) from None
+        line = kept[problem.turn - 1][0] if problem.turn else kept[0][0]
         column = {"index": cols.get("turn_index"), "timestamp": cols.get("timestamp")}.get(
             problem.field.rsplit(".", 1)[-1], cols["speaker"])
         message = str(problem) if problem.turn else f"conversation '{conversation_id}': {problem}"
