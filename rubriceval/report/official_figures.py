@@ -6,6 +6,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from rubriceval.i18n import Lang, format_number, t
 from rubriceval.report.aggregate import business_score, describe

@@ -25,7 +25,7 @@ from rubriceval.store.official import OfficialScores, deductions, score_without
 from rubriceval.store.team import TeamStore
 from rubriceval.store.team_models import LEAD_ROLES
 from rubriceval.store.team_schema import SERIAL_PK
-import rubriceval.scorecard.official  # noqa: F401,E402  (registers the scorecard's deductions and recompute)
+import rubriceval.scorecard.official  # noqa: F401  (registers the scorecard's deductions and recompute)
 
 AGENT_FIELD = "agent_id"              # the sample metadata naming the agent who handled the conversation
 
@@ -149,8 +149,8 @@ class Appeals:
         run_id = self.team.audit.resolve(run)
         owner = self.team.conn.sql.json_text("s.sample_json", "$.metadata." + AGENT_FIELD)
         rows = self.team.query(
-            "SELECT v.sample_id, v.scorer, v.kind, v.score, v.feedback, v.details_json FROM verdicts v JOIN run_samples "
-            f"s ON s.run_id = v.run_id AND s.sample_id = v.sample_id WHERE v.run_id = :r AND {owner} = :a "
+            "SELECT v.sample_id, v.scorer, v.kind, v.score, v.feedback, v.details_json FROM verdicts v "
+            f"JOIN run_samples s ON s.run_id = v.run_id AND s.sample_id = v.sample_id WHERE v.run_id = :r AND {owner} = :a "
             f"AND v.kind = 'rubric' ORDER BY {self.team.text_order('v.sample_id')}, "
             f"{self.team.text_order('v.scorer')}", {"r": run_id, "a": agent})
         if self.team.conn.table_exists("scorecard_verdicts"):      # scorecards: the total is the verdict's score

@@ -38,7 +38,8 @@ CREATE TABLE IF NOT EXISTS calibration_items (
 );
 CREATE TABLE IF NOT EXISTS calibration_grades (
   grade_id {serial_pk}, session_id TEXT NOT NULL, item_no INTEGER NOT NULL, reviewer TEXT NOT NULL,
-  score INTEGER NOT NULL CHECK (score BETWEEN 1 AND 5), note TEXT NOT NULL DEFAULT '', saved_at DOUBLE PRECISION NOT NULL
+  score INTEGER NOT NULL CHECK (score BETWEEN 1 AND 5), note TEXT NOT NULL DEFAULT '',
+  saved_at DOUBLE PRECISION NOT NULL
 );
 CREATE INDEX IF NOT EXISTS calibration_grades_by_item ON calibration_grades (session_id, item_no, reviewer)
 """

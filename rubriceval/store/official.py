@@ -114,7 +114,7 @@ class OfficialScores:
         self._by_scorer = Counter(scorer for _, scorer in self.decisions)
 
     @classmethod
-    def load(cls, conn: Database, run_id: str, *, machine_only: bool = False) -> "OfficialScores":
+    def load(cls, conn: Database, run_id: str, *, machine_only: bool = False) -> OfficialScores:
         return cls({} if machine_only else human_decisions(conn, run_id), machine_only=machine_only)
 
     def __bool__(self) -> bool:

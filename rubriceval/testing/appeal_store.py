@@ -38,7 +38,8 @@ def build_appeal_store(target: str | Path, *, n: int = 8, name: str = "qa-week")
     store = RunStore(target)
     samples = [Sample(id=f"c{i:03d}", question=f"我的快递{i}天了还没到", answer=f"非常抱歉，给您包邮补发{i}",
                       metadata={"agent_id": AGENTS[i % 2]}, tags=["物流"]) for i in range(n)]
-    run_id = store.create_run(RunConfig(), samples, [(RUBRIC, "rubric", Rubric.model_validate(DEFINITION).version_tag, DEFINITION),
+    version = Rubric.model_validate(DEFINITION).version_tag
+    run_id = store.create_run(RunConfig(), samples, [(RUBRIC, "rubric", version, DEFINITION),
                                                      ("rouge_l", "metric", "1", {"name": "rouge_l"})], name=name)
     verdicts = []
     for i, s in enumerate(samples):

@@ -71,7 +71,8 @@ def calibration_items_frame(items: list[Any], mine: dict[int, int], lang: Lang) 
 
 def calibration_item_html(sample: Any, rubric: dict[str, Any]) -> str:
     """Blind: the sample and the rubric's criterion and levels, nothing of the judge, the benchmark or the others."""
-    levels = "".join(f"<li>{esc(k)}: {esc(v)}</li>" for k, v in sorted((rubric.get("score_descriptions") or {}).items()))
+    described = sorted((rubric.get("score_descriptions") or {}).items())
+    levels = "".join(f"<li>{esc(k)}: {esc(v)}</li>" for k, v in described)
     return (f"<div class='cal-item'><p class='q'>{esc(sample.question)}</p><p class='a'>{esc(sample.answer)}</p>"
             f"<p class='criterion'>{esc(rubric.get('criterion', ''))}</p><ul>{levels}</ul></div>")
 
