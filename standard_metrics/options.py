@@ -8,8 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from standard_metrics.agent_options import AgentOptions
 from standard_metrics.call_modes import ContextCalls, Extraction, Support
 from standard_metrics.sql.options import SqlOptions
-from standard_metrics.string_metrics import SimilarityMeasure
-from standard_metrics.text import RougeTokenizer
+from standard_metrics.text import RougeTokenizer, SimilarityMeasure
 
 
 class MetricOptions(BaseModel):

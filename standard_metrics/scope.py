@@ -17,8 +17,6 @@ from functools import lru_cache
 from typing import Literal
 
 from rubriceval.data.sample import Sample
-from standard_metrics.catalog import METRICS
-from standard_metrics.conversation.catalog import CONVERSATION_METRICS
 
 SampleKind = Literal["sample", "conversation"]
 # What a per-turn sample carries (standard_metrics/conversation/per_turn.py: turn_samples).
@@ -32,6 +30,10 @@ def sample_kind(sample: Sample) -> SampleKind:
 @lru_cache(maxsize=None)      # the registry is fixed; a run asks for every sample
 def metric_kinds(name: str) -> tuple[SampleKind, ...]:
     """The kinds of sample a metric scores (the name must be known to the registry)."""
+    # Read on first use: every run imports this module, a run with no metric must not load the metrics (32.14).
+    from standard_metrics.catalog import METRICS
+    from standard_metrics.conversation.catalog import CONVERSATION_METRICS
+
     if name in CONVERSATION_METRICS:
         return ("conversation",)
     if set(METRICS[name].required_fields) <= TURN_FIELDS:

@@ -23,15 +23,12 @@ from __future__ import annotations
 
 from collections import Counter
 from functools import lru_cache
-from typing import Literal
 
 from pydantic import BaseModel
 from rapidfuzz.distance import Hamming, Jaro, JaroWinkler, LCSseq, Levenshtein
 from sacrebleu.metrics import BLEU, CHRF
 
-from standard_metrics.text import RougeTokenizer, detect_language, rouge_tokens
-
-SimilarityMeasure = Literal["levenshtein", "hamming", "jaro", "jaro_winkler"]
+from standard_metrics.text import RougeTokenizer, SimilarityMeasure, detect_language, rouge_tokens
 _MEASURES = {"levenshtein": Levenshtein, "hamming": Hamming, "jaro": Jaro, "jaro_winkler": JaroWinkler}
 
 

@@ -17,6 +17,8 @@ _CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
 _WORD = re.compile(f"[^\\W_{_CJK_CLASS}]+")
 
 RougeTokenizer = Literal["char", "jieba"]
+# Here, not in string_metrics.py, so MetricOptions (read by every run) does not import rapidfuzz and sacrebleu.
+SimilarityMeasure = Literal["levenshtein", "hamming", "jaro", "jaro_winkler"]
 
 
 def has_cjk(text: str) -> bool:

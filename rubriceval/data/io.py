@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-import pandas as pd
 from pydantic import ValidationError
 
 from rubriceval.common.errors import DatasetError
@@ -19,6 +18,8 @@ from rubriceval.data.stream import iter_records
 from rubriceval.safety.spreadsheet import escape_frame
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from rubriceval.data.chatlog import ChatLogConfig
 
 LIST_FIELDS = ("contexts", "reference_contexts", "tags")
@@ -213,6 +214,8 @@ def _plain_text_note(path: Path, lines: LineTally) -> str:
 
 
 def samples_to_frame(samples: list[Sample]) -> pd.DataFrame:
+    import pandas as pd            # reading a dataset for a run does not need pandas
+
     return pd.DataFrame([s.model_dump() for s in samples])
 
 

@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from rubriceval.run.backends import make_embedder, make_judge, public_judge_config
@@ -27,6 +26,7 @@ from rubriceval.store.runs import RunConfig, RunStore, rubrics_from_run  # noqa:
 from rubriceval.scoring.verdict import Verdict
 
 if TYPE_CHECKING:
+    import pandas as pd
     from standard_metrics.options import MetricOptions
 
 
@@ -74,6 +74,8 @@ class EvaluationResult(BaseModel):
         """wide=False: one row per sample × rubric/metric (score or unscored reason, passed, feedback, evidence,
         usage). wide=True: one row per sample — id, question, answer, contexts, ground_truth, a column per
         rubric/metric (pandas NA where unscored or not applicable) and `unscored` (scorer: reason; …)."""
+        import pandas as pd            # only when a frame is asked for: a run does not need pandas
+
         store = RunStore(self.store_path)
         if not wide:
             return store.verdict_frame(self.run_id)
@@ -246,13 +248,15 @@ async def run_async(samples: Iterable[Sample | tuple[int | None, Sample]] | None
                                     embedder_config=embedder_config, name=name, dataset_path=dataset_path,
                                     rubrics_path=rubrics_path, panel_config=panel_config, metric_options=options)
     # Scorecards (rubriceval/scorecard/stage.py): stored with a new run, read back on a resume; scored after the
-    # rubrics and metrics, whose verdicts their `rubric:` items read.
-    from rubriceval.scorecard.stage import needs_judge, prepare_scorecards, score_run_scorecards
+    # rubrics and metrics, whose verdicts their `rubric:` items read. Imported only when there may be some.
+    if scorecards or resume_run:
+        from rubriceval.scorecard.stage import needs_judge, prepare_scorecards, score_run_scorecards
 
-    scorecards = prepare_scorecards(store, run_id, scorecards, rubrics, resumed=bool(resume_run))
+        scorecards = prepare_scorecards(store, run_id, scorecards, rubrics, resumed=bool(resume_run))
+    scorecards = scorecards or []
     use_panel = panel_config is not None and any(r.judge_items for r in rubrics)
     need_judge = (bool(any(r.judge_items for r in rubrics)) and not use_panel) or _needs(metrics, "judge", options) \
-        or needs_judge(scorecards)
+        or (bool(scorecards) and needs_judge(scorecards))
     need_embedder = _needs(metrics, "embedder", options)
     judge = make_judge(judge_config) if need_judge else None
     panel = None

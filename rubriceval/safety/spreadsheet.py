@@ -14,9 +14,10 @@ a plain number, so it is escaped.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:     # frames are only passed through: importing this module must not load pandas
+    import pandas as pd
 
 FORMULA_STARTS = frozenset("=+-@\t\r＝＋－＠")
 ESCAPE = "'"

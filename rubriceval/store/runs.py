@@ -11,9 +11,8 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
-import pandas as pd
 from pydantic import BaseModel, Field
 
 from rubriceval.data.sample import Sample
@@ -24,6 +23,9 @@ from rubriceval.store.datasets import WINDOW, DatasetRef, sample_windows, store_
 from rubriceval.store.liveness import ProcessStamp, current_process, is_gone
 from rubriceval.store.migrations import upgrade
 from rubriceval.scoring.verdict import Evidence, Usage, Verdict
+
+if TYPE_CHECKING:     # only verdict_frame makes a frame: a run does not load pandas
+    import pandas as pd
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -270,6 +272,8 @@ class RunStore:
 
     def verdict_frame(self, run: str) -> pd.DataFrame:
         """One row per sample × scorer, with the sample's fields beside the verdict."""
+        import pandas as pd
+
         samples = {s.id: s for s in self.samples(run)}
         return pd.DataFrame([verdict_record(v, samples.get(v.sample_id)) for v in self.verdicts(run)])
 

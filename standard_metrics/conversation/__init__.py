@@ -7,8 +7,13 @@ tool_call_accuracy, tool_call_f1 (deterministic), agent_goal_accuracy(_without_r
 prompts in `standard_metrics/templates/agent/`), per_turn (any single-turn metric per assistant turn). The names
 are listed by `standard_metrics.registry.list_metrics`.
 """
-from standard_metrics.conversation.catalog import CONVERSATION_METRICS
-from standard_metrics.agent_options import AgentOptions
-from standard_metrics.conversation.scoring import score_conversation
+from rubriceval.common.lazy import lazy_exports
 
-__all__ = ["CONVERSATION_METRICS", "AgentOptions", "score_conversation"]
+# Imported on first use, as standard_metrics' own exports: reading the catalogue (names.py, scope.py) must not
+# import the scorers, whose per-turn part reads names.py back.
+_HOME = {"CONVERSATION_METRICS": "standard_metrics.conversation.catalog",
+         "AgentOptions": "standard_metrics.agent_options",
+         "score_conversation": "standard_metrics.conversation.scoring"}
+__all__ = sorted(_HOME)
+
+__getattr__ = lazy_exports(__name__, _HOME, globals())
