@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
 from rubriceval.common.errors import DatasetError
 from rubriceval.data.conversation import Conversation
-from rubriceval.data.readers.langfuse import looks_like_langfuse, read_langfuse
-from rubriceval.data.readers.otel import looks_like_otlp, read_otel
+from rubriceval.data.readers.langfuse import iter_langfuse, looks_like_langfuse
+from rubriceval.data.readers.otel import iter_otel, looks_like_otlp
 
 Format = Literal["auto", "dataset", "chatlog", "otel", "langfuse"]
 FORMATS: tuple[str, ...] = ("auto", "dataset", "chatlog", "otel", "langfuse")
@@ -33,12 +34,12 @@ def trace_format(path: str | Path) -> str | None:
     return None
 
 
-def read_traces(path: str | Path, fmt: str) -> list[Conversation]:
-    """The conversations of an OTel or Langfuse export."""
+def read_traces(path: str | Path, fmt: str) -> Iterator[Conversation]:
+    """The conversations of an OTel or Langfuse export, one at a time (each reader holds bounded memory)."""
     if fmt == "otel":
-        return read_otel(path)
+        return iter_otel(path)
     if fmt == "langfuse":
-        return read_langfuse(path)
+        return iter_langfuse(path)
     raise DatasetError(f"unknown trace format {fmt!r}", field="--format", hint=f"one of {', '.join(FORMATS)}")
 
 
