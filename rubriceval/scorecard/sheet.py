@@ -45,6 +45,8 @@ HEADERS_OUT = {
     "en": {"dimension": "dimension", "name": "item", "id": "id", "rule": "rule", "points": "points",
            "fatal": "fatal", "applies": "applies when", "predicate": "predicate"},
 }
+# What a 判定规则 cell may hold (a YAML mapping), and what export writes there.
+PREDICATE_KEYS = ("check", "question", "hit_on", "rubric", "per", "cap", "judge_sees_knowledge", "trust")
 YES = {"是", "y", "yes", "true", "1", "√", "✓", "x", "否决", "fatal"}
 NO = {"否", "n", "no", "false", "0", "", "-", "—"}
 
@@ -115,7 +117,7 @@ def _predicate(text: str, rule: str, name: str, lang: str) -> tuple[dict, bool]:
         if not isinstance(value, dict) or not set(value) & {"check", "question", "rubric"}:
             raise ValueError("write a YAML mapping: {check: {type: …}}, {question: …, hit_on: yes} or "
                              "{rubric: {id: …, min_score: 4}}")
-        unknown = set(value) - {"check", "question", "hit_on", "rubric", "per", "cap"}
+        unknown = set(value) - set(PREDICATE_KEYS)
         if unknown:
             raise ValueError(f"unknown key(s) {sorted(unknown)}")
         return value, False
@@ -251,6 +253,9 @@ def read_sheet(path: str | Path, *, sheet: str | None = None, card_id: str | Non
     for key in ("version", "base", "pass_total", "scope", "on_unscored"):
         if info.get(key) not in (None, ""):
             data[key] = info[key]
+    for key in ("trust", "judge_sees"):                   # written as YAML by export
+        if info.get(key) not in (None, ""):
+            data[key] = yaml.safe_load(str(info[key]))
     for key, value in info.items():
         if key.startswith("dimension:") and value not in (None, ""):
             dim_id, _, field = key[len("dimension:"):].partition(".")
@@ -290,9 +295,9 @@ def write_sheet(card: Scorecard, path: str | Path, lang: str | None = None) -> P
     sheet.append([heads[k] for k in order])
     yes, no = ("是", "否") if lang == "zh" else ("yes", "no")
     for item in card.items:
-        predicate = {k: v for k, v in item.model_dump(mode="json", include={"check", "question", "hit_on", "rubric",
-                                                                             "per", "cap"}).items()
-                     if v is not None and not (k == "per" and v == "conversation")}
+        predicate = {k: v for k, v in item.model_dump(mode="json", include=set(PREDICATE_KEYS)).items()
+                     if v is not None and not (k == "per" and v == "conversation")
+                     and not (k == "judge_sees_knowledge" and v is False)}
         applies = item.applies_when.model_dump(mode="json", exclude_defaults=True) if item.applies_when else None
         row = [item.dimension, item.name or item.id, item.id, item.description,
                item.points, yes if item.fatal else no, _flow(applies) if applies else "", _flow(predicate)]
@@ -302,6 +307,10 @@ def write_sheet(card: Scorecard, path: str | Path, lang: str | None = None) -> P
         value = getattr(card, key)
         if value is not None:
             info.append([key, escape_cell(value)])
+    if card.trust is not None:
+        info.append(["trust", _flow(card.trust.model_dump(mode="json"))])
+    if card.judge_sees != Scorecard.model_fields["judge_sees"].default_factory():
+        info.append(["judge_sees", _flow(card.judge_sees)])
     for dim in card.dimensions:
         for field in ("name", "max_deduction", "max_bonus"):
             value = getattr(dim, field)
