@@ -38,9 +38,9 @@ class DraftCheck(BaseModel):
     def errors(self) -> list[Finding]:
         return [f for f in self.findings if f.severity == "error"]
 
-    def report(self) -> str:
+    def report(self, lang: str = "en") -> str:
         if not self.findings:
-            return "✔ valid (0 errors, 0 warnings)"
+            return "✔ 校验通过（0 个错误，0 个警告）" if lang == "zh" else "✔ valid (0 errors, 0 warnings)"
         return "\n".join(f.format() for f in self.findings)
 
 

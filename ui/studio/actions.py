@@ -85,10 +85,10 @@ class Studio:
     def draft_yaml(self, values: tuple[Any, ...], base_text: str) -> str:
         return yaml_from_form(form_of(values), base_text)
 
-    def validate(self, values: tuple[Any, ...], base_text: str) -> tuple[str, str, Rubric | None]:
+    def validate(self, values: tuple[Any, ...], base_text: str, lang: Lang = "en") -> tuple[str, str, Rubric | None]:
         text = self.draft_yaml(values, base_text)
         checked = check_draft(text, f"{form_of(values).id or 'draft'}.yaml")
-        return text, checked.report(), checked.rubric
+        return text, checked.report(lang), checked.rubric
 
     def rubric(self, values: tuple[Any, ...], base_text: str) -> Rubric:
         text, report, rubric = self.validate(values, base_text)

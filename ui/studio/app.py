@@ -65,7 +65,7 @@ def wire(app: gr.Blocks, ui: StudioLayout, h: StudioHandlers) -> None:
     def do_open(choice: str) -> list[Any]:
         rubric_id = None if choice in (None, "", t("studio_new", lang)) else choice
         values, text, fingerprint = s.open(rubric_id)
-        yaml_text, report, _ = s.validate(tuple(values), text) if rubric_id else ("", "", None)
+        yaml_text, report, _ = s.validate(tuple(values), text, lang) if rubric_id else ("", "", None)
         return [*values, text, fingerprint, yaml_text, report,
                 gr.update(choices=s.history(rubric_id or ""), value=None)]
 
@@ -75,7 +75,7 @@ def wire(app: gr.Blocks, ui: StudioLayout, h: StudioHandlers) -> None:
 
     def do_validate(*args: Any) -> list[Any]:
         *values, base_text = args
-        yaml_text, report, _ = s.validate(tuple(values), base_text)
+        yaml_text, report, _ = s.validate(tuple(values), base_text, lang)
         return [yaml_text, report]
 
     ui.validate_btn.click(user_errors(do_validate), [*form, ui.base_text], [ui.yaml_view, ui.findings],

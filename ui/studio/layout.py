@@ -118,7 +118,8 @@ def build_layout(lang: Lang, result_columns: list[str], check_columns: list[str]
             with gr.Row():
                 mark_sample = gr.Dropdown(label=say("studio_mark_sample"), choices=[], elem_id="studio-mark-sample",
                                       allow_custom_value=True)
-                thumb = gr.Radio(["👍", "👎"], value="👍", label=say("studio_thumb"), elem_id="studio-thumb")
+                thumb = gr.Radio([say("studio_up"), say("studio_down")], value=say("studio_up"), label=say("studio_thumb"),
+                                 elem_id="studio-thumb")
                 right_score = gr.Number(label=say("studio_right_score"), minimum=1, maximum=5, precision=0,
                                         elem_id="studio-right-score")
             reason = gr.Textbox(label=say("studio_reason"), elem_id="studio-reason")

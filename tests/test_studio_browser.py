@@ -1,0 +1,159 @@
+"""The rubric studio in a real browser (Debian chromium through Playwright, issue 30): a lead creates a rubric from
+the form, tests a check on a pasted answer, previews the prompt, tries the draft on 5 samples against the stub judge,
+marks two 👎, saves version 2 — and the YAML on disk is what `rubriceval validate` accepts. Each step is a (zh)
+screenshot; with RUBRICEVAL_SCREENSHOTS=DIR they are also written there (docs/img/studio/ holds the committed ones)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from rubriceval import evaluate, load_rubrics, validate_path  # noqa: E402
+from rubriceval.audit.passwords import read_auth_file, write_user  # noqa: E402
+from rubriceval.audit.sessions import TeamAuth  # noqa: E402
+from rubriceval.judge.config import JudgeConfig  # noqa: E402
+from rubriceval.rubric.loader import load_rubric  # noqa: E402
+from rubriceval.store.audit import AuditStore  # noqa: E402
+from rubriceval.testing.stub_server import StubServer  # noqa: E402
+from tests.test_ui_browser import CHROMIUM_ARGS, free_port  # noqa: E402
+from ui.studio.app import close_studio, launch_studio  # noqa: E402
+
+pytestmark = pytest.mark.browser
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (pip install playwright) is not installed")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture()
+def served(tmp_path: Path):
+    with StubServer() as stub:
+        judge = JudgeConfig(base_url=stub.base_url, model="stub", cache_path=str(tmp_path / "cache.sqlite"),
+                            timeout_s=5)
+        rows = [{"id": f"th{i}", "question": f"订单还没到，怎么办？（{i}）", "tags": ["订单延迟"],
+                 "answer": ["非常抱歉让您久等了，包裹预计明天送达，可在 https://example.com/track 查询。",
+                            "请耐心等待。", "抱歉！物流延误是因为暴雨，如需退款请点 https://example.com/refund。"][i % 3]}
+                for i in range(8)]
+        data = tmp_path / "week.jsonl"
+        data.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+        evaluate(data, rubrics=load_rubrics(ROOT / "rubrics", only=["required_link"]), judge=judge,
+                 store=tmp_path / "runs.sqlite", name="第48周会话", progress=False)
+        (tmp_path / "rubrics").mkdir()
+        write_user(tmp_path / "users.auth", "lead", "lead", "lead-password")
+        app = launch_studio(tmp_path / "rubrics", tmp_path / "runs.sqlite", judge, port=free_port(), block=False,
+                            quiet=True, lang="zh", auth=TeamAuth(read_auth_file(tmp_path / "users.auth")))
+        try:
+            yield app, tmp_path
+        finally:
+            close_studio(app)
+
+
+@pytest.fixture()
+def page(chromium: str, served):
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
+        page = browser.new_context(viewport={"width": 1400, "height": 1500}, locale="zh-CN").new_page()
+        page.goto(served[0].local_url)
+        page.fill("input[data-testid=textbox]", "lead")
+        page.fill("input[type=password]", "lead-password")
+        page.locator("button").filter(has_text="Login").or_(page.locator("button").filter(has_text="登录")).click()
+        page.wait_for_function("(document.querySelector('#studio-signed-in')?.innerText || '').includes('lead')",
+                               timeout=30_000)
+        try:
+            yield page
+        finally:
+            browser.close()
+
+
+def shot(page, tmp_path: Path, name: str) -> Path:
+    for close in page.locator(".toast-close").all():
+        close.click()
+    path = tmp_path / f"studio_{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    assert path.stat().st_size > 20_000
+    if os.environ.get("RUBRICEVAL_SCREENSHOTS"):
+        target = Path(os.environ["RUBRICEVAL_SCREENSHOTS"])
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, target / path.name)
+    return path
+
+
+def wait_text(page, selector: str, text: str, timeout: int = 30_000) -> None:
+    """The element's text, or the value of a text box inside it, includes `text`."""
+    page.wait_for_function("([s, t]) => { const e = document.querySelector(s); if (!e) return false;"
+                           " const box = e.querySelector('textarea, input');"
+                           " return (e.innerText || '').includes(t) || (box?.value || '').includes(t); }",
+                           arg=[selector, text], timeout=timeout)
+
+
+def test_create_test_preview_try_mark_and_save_version_2(served, page) -> None:
+    app, tmp_path = served
+    fill = {"#studio-id textarea": "soothe_delay", "#studio-name textarea": "延迟安抚（试写）",
+            "#studio-criterion textarea": "订单延迟时，回答是否先安抚用户，再说明物流状态和后续办法。",
+            "#studio-level-1 textarea": "没有安抚，也没有信息", "#studio-level-2 textarea": "只有一句请耐心等待",
+            "#studio-level-3 textarea": "有安抚或有信息，缺一项", "#studio-level-4 textarea": "先安抚，再给状态和预计时间",
+            "#studio-level-5 textarea": "先安抚，再给状态、预计时间、原因和退款/投诉指引",
+            "#studio-checks textarea": "track_link | required_link | https://example.com/track"}
+    for selector, value in fill.items():
+        page.fill(selector, value)
+    page.click("#studio-validate")
+    wait_text(page, "#studio-findings", "校验通过")
+    shot(page, tmp_path, "1_author")
+
+    page.get_by_role("tab", name="测试检查").click()
+    page.fill("#studio-pasted textarea", "抱歉让您久等，可在 https://example.com/track 查询物流。")
+    page.click("#studio-test")
+    wait_text(page, "#studio-check-results", "track_link")
+    assert "✔" in page.inner_text("#studio-check-results")
+    shot(page, tmp_path, "2_test_check")
+
+    page.locator("#studio-sample input").fill("th1")
+    page.keyboard.press("Enter")
+    page.get_by_role("tab", name="提示预览").click()
+    page.click("#studio-preview")
+    page.wait_for_function("(document.querySelector('#studio-prompt textarea')?.value || '').includes('请耐心等待')",
+                           timeout=30_000)
+    shot(page, tmp_path, "3_preview")
+
+    page.get_by_role("tab", name="试用").click()
+    page.click("#studio-plan")
+    page.wait_for_function("(document.querySelector('#studio-plan-view textarea')?.value || '').includes('judge call')",
+                           timeout=30_000)
+    page.click("#studio-try")
+    wait_text(page, "#studio-results", "th4", timeout=60_000)
+    for sample_id in ("th1", "th2"):
+        page.locator("#studio-mark-sample input").fill(sample_id)
+        page.keyboard.press("Enter")
+        page.locator("#studio-thumb label", has_text="不同意").click()
+        page.fill("#studio-right-score input", "2")
+        page.fill("#studio-reason textarea", "只让用户等待，没有安抚")
+        page.click("#studio-mark")
+        wait_text(page, "#studio-agreement", "/" + ("1" if sample_id == "th1" else "2"))
+    shot(page, tmp_path, "4_try_and_mark")
+
+    page.get_by_role("tab", name="保存版本").click()
+    page.click("#studio-save")
+    wait_text(page, "#studio-save-status", "版本 1")
+    page.get_by_role("tab", name="编写").click()
+    page.fill("#studio-level-2 textarea", "只说请耐心等待，没有任何信息")
+    page.get_by_role("tab", name="保存版本").click()
+    page.click("#studio-diff")
+    wait_text(page, "#studio-diff-view", "只说请耐心等待")
+    page.click("#studio-save")
+    wait_text(page, "#studio-save-status", "版本 2")
+    shot(page, tmp_path, "5_save_version_2")
+
+    saved = tmp_path / "rubrics" / "soothe_delay.yaml"
+    rubrics, findings = validate_path(saved)
+    assert [f.format() for f in findings] == [] and rubrics[0].version == 2
+    assert load_rubric(saved).score_descriptions[2] == "只说请耐心等待，没有任何信息"
+    with AuditStore(tmp_path / "runs.sqlite") as audit:
+        trial_runs = [r.run_id for r in audit.runs.list_runs() if r.name.startswith("studio-soothe_delay-")]
+        marks = [r for run in trial_runs for r in audit.responses(run, scorer="soothe_delay")]
+    assert sorted((m.sample_id, m.score, m.reason) for m in marks) == [("th1", 2, "只让用户等待，没有安抚"),
+                                                                       ("th2", 2, "只让用户等待，没有安抚")]
