@@ -45,7 +45,7 @@ browser-deps:
 	  echo "note: no chromium, and apt-get is not usable here (needs root on Debian); browser tests will be skipped"; \
 	else \
 	  echo "installing Debian chromium for browser tests…"; \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver fonts-wqy-microhei) >/dev/null 2>&1 \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver fonts-wqy-microhei fonts-noto-color-emoji) >/dev/null 2>&1 \
 	  || echo "warning: could not install chromium with apt-get; browser tests will be skipped"; \
 	fi
 
