@@ -15,6 +15,7 @@ from rubriceval.scorecard.score import score_scorecard
 from rubriceval.scorecard.store import ScorecardStore
 from rubriceval.scorecard.summary import run_scorecard_summaries
 from rubriceval.store.appeal_models import AppealError
+from rubriceval.store.appeal_stats import appeal_stats
 from rubriceval.store.appeals import Appeals
 from rubriceval.store.runs import RunConfig, RunStore
 from rubriceval.store.team import TeamStore
@@ -59,6 +60,10 @@ def test_an_accepted_deduction_appeal_recomputes_the_scorecard_total(store_targe
                               expected_version=a.version).ok
     [summary] = run_scorecard_summaries(store, run_id)
     assert summary.totals == [100, 95]
+    with TeamStore(store_target) as team:
+        stats = {r.item: r for r in appeal_stats(team.conn, run_id) if r.scorer == "qa"}
+    assert (stats["refund_time"].n_hits, stats["refund_time"].n_accepted, stats["refund_time"].precision) == (1, 1, 0)
+    assert stats["closing"].n_hits == 1 and stats[""].n_verdicts == 2 and stats[""].n_hits == 1   # pass_total 90
     refund = next(i for i in summary.items if i.item == "refund_time")
     assert refund.n_hit == 0                          # the removed deduction is clear in the official verdict
     assert [v.totals.total for v in ScorecardStore(store).verdicts(run_id)] == [100, 85]   # stored as judged

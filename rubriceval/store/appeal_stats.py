@@ -1,9 +1,10 @@
-"""What appeals teach about a rubric and each of its deductions, in one run: how often agents appeal, how often they
+"""What appeals teach about a rubric or scorecard and each of its deductions, in one run: how often agents appeal, how often they
 win, and the item's precision once accepted appeals are counted as false hits. An item agents keep winning appeals
 on is flagged (reports, `rubriceval trust`, `rubriceval appeals stats`).
 
-A hit is a verdict the item deducted on: a failed check for a deduction (the verdict's item_scores), a verdict below
-the rubric's threshold for the rubric as a whole (item ''). An appeal's outcome is its lead's final judgement when
+A hit is a verdict the item deducted on: a failed check for a deduction (the verdict's item_scores; a scorecard's hit
+items with negative points), a verdict below the rubric's threshold (a total below the scorecard's pass_total) for
+the whole (item ''). An appeal's outcome is its lead's final judgement when
 there is one, else the reviewer's decision.
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from rubriceval.store.appeal_models import WHOLE_VERDICT, ItemAppealStats
 from rubriceval.store.db import Database
 from rubriceval.store.official import deductions
+import rubriceval.scorecard.official  # noqa: F401  (registers the scorecard's deductions)
 
 # Flag an item when agents won at least this many appeals on it and at least this share of the decided ones: two
 # wins keep one odd case from flagging a rubric; half means the item is as often wrong as right when contested.
@@ -44,6 +46,17 @@ def appeal_stats(conn: Database, run_id: str) -> list[ItemAppealStats]:
             if details and '"item_scores"' in details:
                 for item in deductions("rubric", json.loads(details)):
                     hits[(scorer, item)] += 1
+    if conn.table_exists("scorecard_verdicts"):      # a scorecard: its deductions, and conversations below pass
+        cards = {r[0]: json.loads(r[1]).get("pass_total") for r in conn.execute(
+            "SELECT scorecard, definition_json FROM scorecard_defs WHERE run_id = ?", (run_id,)).fetchall()}
+        for chunk in conn.stream("SELECT scorecard, total, verdict_json FROM scorecard_verdicts WHERE run_id = ?",
+                                 (run_id,)):
+            for card, total, verdict in chunk:
+                n_verdicts[card] += 1
+                if total is not None and cards.get(card) is not None and total < cards[card]:
+                    hits[(card, WHOLE_VERDICT)] += 1
+                for item in deductions("scorecard", json.loads(verdict)):
+                    hits[(card, item)] += 1
     appealed: dict[tuple[str, str], list[Any]] = defaultdict(list)
     for r in conn.execute("SELECT scorer, item, state, decision, final_outcome FROM appeals WHERE run_id = ?",
                           (run_id,)).fetchall():
