@@ -166,3 +166,43 @@ def test_save_a_version_diff_first_refuse_a_stale_save_and_restore(tmp_path):
     restored = restore_version(folder, "closing", 1)
     assert restored.version == 3 and "有结束语但敷衍" not in current_text(folder, "closing")
     assert current_text(folder, "closing") == source.replace("version: 1", "version: 3")   # v1's content, as v3
+
+
+def test_agreement_with_grades_picks_the_polarity_and_needs_enough_answers():
+    from rubriceval.studio.selection import _agreement
+
+    good_yes = [(True, True)] * 4 + [(False, False)] * 3 + [(True, False)]
+    assert _agreement(good_yes) == (7 / 8, "yes=good")
+    fault = [(True, False)] * 5 + [(False, True)] * 2
+    assert _agreement(fault) == (1.0, "yes=bad")
+    assert _agreement([(True, True)] * 4) == (None, "yes=good")
+
+
+def test_criteria_from_graded_samples_are_asked_of_every_sample_and_selected(stub_server, judge_config):
+    from rubriceval.run.backends import make_judge
+    from rubriceval.studio.selection import MIN_AGREEMENT, parse_grades, propose_questions, select_questions
+
+    samples = {s.id: s for s in five_samples()}
+    with pytest.raises(RubricEvalError) as raised:
+        parse_grades("s0: 5\ns1: 七", samples)
+    assert raised.value.line == 2
+    with pytest.raises(RubricEvalError, match="at least 5"):
+        parse_grades("s0: 5\ns1: 1", samples)
+    graded = parse_grades("\n".join(f"s{i}: {5 if i % 2 else 1}" for i in range(5)), samples)
+    rubric = load_rubric_text(yaml_from_form(RubricForm(id="sel", name="选", criterion="礼貌吗？",
+                                                        levels={k: f"第{k}档" for k in range(1, 6)})), "sel.yaml")
+
+    async def go():
+        judge = make_judge(judge_config, announce=False)
+        try:
+            proposed, _ = await propose_questions(graded, judge, "zh")
+            return proposed, await select_questions(rubric, proposed, graded, judge)
+        finally:
+            await judge.close()
+
+    proposed, (candidates, usage) = asyncio.run(go())
+    assert proposed and [c.id for c in candidates] == [qid for qid, _ in proposed]
+    assert usage.calls + usage.cache_hits == len(proposed) * len(graded)     # each question once per sample
+    for c in candidates:
+        assert c.answered == len(graded)
+        assert c.kept == (c.agreement is not None and c.agreement >= MIN_AGREEMENT)

@@ -144,3 +144,17 @@ def test_off_loopback_the_studio_needs_logins(tmp_path):
     with pytest.raises(RubricEvalError, match="without authentication"):
         launch_studio(ROOT / "rubrics", tmp_path / "runs.sqlite", JudgeConfig(model="local"), host="0.0.0.0",
                       block=False)
+
+
+def test_criteria_proposed_from_graded_samples_fill_the_questions(studio):
+    app, rubrics, root = studio
+    lead = client(studio, "lead")
+    opened = lead.predict("closing", api_name="/studio_open")
+    values = form_values(opened)
+    run = app.studio.runs()[0][1]
+    grades = "\n".join(f"bx{i}: {5 if i % 3 == 0 else 2}" for i in range(8))
+    questions, table = lead.predict(*values, run, grades, api_name="/studio_propose")
+    assert table["headers"] == ["id", "question", "answered", "agreement", "polarity", "kept"]
+    kept = [row[0] for row in table["data"] if row[5] == "✔"]
+    assert all(row[2] == 8 for row in table["data"])
+    assert questions.startswith(values[13]) and all(f"{k}:" in questions for k in kept)

@@ -31,6 +31,7 @@ FORM_FIELDS = ("id", "name", "language", "description", "criterion", "level1", "
                "level5", "judge_sees", "threshold", "judge_mode", "questions", "level_rule", "checks")
 RESULT_COLUMNS = ["sample_id", "score", "feedback", "evidence", "calls", "prompt_tokens"]
 CHECK_COLUMNS = ["check", "type", "passed", "evidence", "turn"]
+CANDIDATE_COLUMNS = ["id", "question", "answered", "agreement", "polarity", "kept"]
 
 
 def form_of(values: tuple[Any, ...]) -> RubricForm:
@@ -212,6 +213,33 @@ class Studio:
     def restore(self, rubric_id: str, version: float, lang: Lang) -> str:
         saved = versions.restore_version(self.rubrics_dir, rubric_id, int(version))
         return t("studio_saved", lang, path=Path(saved.path).name, version=saved.version, tag=saved.version_tag)
+
+    # -- criteria from graded samples (EvalGen) ------------------------------------------------------------------------
+    def propose(self, values: tuple[Any, ...], base_text: str, run: str | None, grades: str, lang: Lang
+                ) -> tuple[str, pd.DataFrame]:
+        """The kept questions as the form's questions text, and every candidate with its agreement."""
+        from rubriceval.studio.selection import parse_grades, propose_questions, select_questions
+
+        rubric = self.rubric(values, base_text)
+        graded = parse_grades(grades or "", {x.id: x for x in self.samples(run)})
+
+        async def ask() -> Any:
+            judge = make_judge(self.judge, announce=False)
+            try:
+                proposed, _ = await propose_questions(graded, judge, rubric.language)
+                return await select_questions(rubric, proposed, graded, judge)
+            finally:
+                await judge.close()
+
+        candidates, _ = asyncio.run(ask())
+        kept = [f"{c.id}: {c.ask}" for c in candidates if c.kept]
+        frame = pd.DataFrame([[c.id, c.ask, c.answered, None if c.agreement is None else round(c.agreement, 2),
+                               c.polarity, "✔" if c.kept else ""] for c in candidates],
+                             columns=CANDIDATE_COLUMNS)
+        current = form_of(values).questions
+        merged = [f"{qid}: {ask}" for qid, ask in current] + [k for k in kept
+                                                              if k.split(":", 1)[0] not in dict(current)]
+        return "\n".join(merged), frame
 
     # -- drafting -----------------------------------------------------------------------------------------------------
     def draft(self, document: str, upload: str | None, lang: Lang) -> list[Any]:

@@ -26,7 +26,7 @@ from rubriceval.store.team import TeamStore
 from ui.common.assets import APP_CSS
 from ui.common.auth import require_auth_off_loopback
 from ui.common.errors import user_errors
-from ui.studio.actions import CHECK_COLUMNS, RESULT_COLUMNS, Studio
+from ui.studio.actions import CANDIDATE_COLUMNS, CHECK_COLUMNS, RESULT_COLUMNS, Studio
 from ui.studio.layout import StudioLayout, build_layout
 
 EDIT_ROLES = ("lead", "admin")
@@ -165,6 +165,13 @@ def wire(app: gr.Blocks, ui: StudioLayout, h: StudioHandlers) -> None:
     def do_draft(document: str, upload: str | None) -> list[Any]:
         return [*s.draft(document, upload, lang), t("studio_drafted", lang)]
 
+    def do_propose(*args: Any) -> list[Any]:
+        *values, base_text, run, grades = args
+        return list(s.propose(tuple(values), base_text, run, grades, lang))
+
+    ui.propose_btn.click(user_errors(do_propose), [*form, ui.base_text, ui.run, ui.graded],
+                         [form[13], ui.candidates], api_name="studio_propose")
+
     drafted = [*form, ui.draft_status]
     ui.draft_btn.click(user_errors(do_draft, drafted, ui.draft_status), [ui.document, ui.upload], drafted,
                        api_name="studio_draft")
@@ -175,7 +182,7 @@ def build_studio_app(rubrics_dir: str | Path, store_path: str | Path, judge: Jud
     chosen: Lang = check_lang(lang) or "zh"
     studio = Studio(rubrics_dir, store_path, judge)
     with gr.Blocks(title=t("studio_title", chosen), analytics_enabled=False) as app:
-        layout = build_layout(chosen, RESULT_COLUMNS, CHECK_COLUMNS)
+        layout = build_layout(chosen, RESULT_COLUMNS, CHECK_COLUMNS, CANDIDATE_COLUMNS)
         wire(app, layout, StudioHandlers(studio, auth, chosen))
     app.studio = studio
     return app

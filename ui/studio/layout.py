@@ -55,9 +55,13 @@ class StudioLayout:
     upload: gr.File
     draft_btn: gr.Button
     draft_status: gr.Markdown
+    graded: gr.Textbox
+    propose_btn: gr.Button
+    candidates: gr.Dataframe
 
 
-def build_layout(lang: Lang, result_columns: list[str], check_columns: list[str]) -> StudioLayout:
+def build_layout(lang: Lang, result_columns: list[str], check_columns: list[str], candidate_columns: list[str]
+                 ) -> StudioLayout:
     def say(key: str, **kw: Any) -> str:
         return t(key, lang, **kw)
 
@@ -140,10 +144,15 @@ def build_layout(lang: Lang, result_columns: list[str], check_columns: list[str]
             upload = gr.File(label=say("studio_upload"), file_types=[".md", ".txt", ".docx"], type="filepath")
             draft_btn = gr.Button(say("studio_draft"), elem_id="studio-draft")
             draft_status = gr.Markdown(elem_id="studio-draft-status")
+            graded = gr.Textbox(label=say("studio_graded"), lines=6, elem_id="studio-graded")
+            propose_btn = gr.Button(say("studio_propose"), elem_id="studio-propose")
+            candidates = gr.Dataframe(headers=candidate_columns, interactive=False, wrap=True,
+                                      elem_id="studio-candidates")
     form = [rid, name, language, description, criterion, *levels, judge_sees, threshold, judge_mode, questions,
             level_rule, checks]
     return StudioLayout(signed_in, rubric_file, open_btn, base_text, base_fingerprint, trial_run, form, validate_btn,
                         findings, yaml_view, run, sample, pasted, test_btn, check_results, preview_btn, prompt_view,
                         pick_rule, n, tag, plan_btn, plan_view, try_btn, results, mark_sample, thumb, right_score,
                         reason, mark_btn, mark_status, agreement, diff_btn, diff_view, save_btn, save_status,
-                        versions, restore_btn, document, upload, draft_btn, draft_status)
+                        versions, restore_btn, document, upload, draft_btn, draft_status, graded, propose_btn,
+                        candidates)
