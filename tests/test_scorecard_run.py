@@ -119,3 +119,13 @@ def test_run_frame_and_usage_in_the_report(stub_server, config, tmp_path):
     assert len(frame) == 14 and set(frame["scorecard"]) == {"ecommerce_qa_zh"}
     calls = stub_server.stats.calls["chat"]
     assert f"Judge calls {calls} (cache hits 0)" in ScorecardReport(RunStore(store), "latest", "en").markdown()
+
+
+def test_evaluate_takes_scorecards(judge_config, tmp_path):
+    from rubriceval import evaluate
+
+    result = evaluate(CONVERSATIONS, scorecards=str(ROOT / "scorecards" / "ecommerce_qa_zh.yaml"), judge=judge_config,
+                      store=tmp_path / "runs.sqlite", progress=False)
+    frame = result.scorecards()
+    assert len(frame) == 14 and frame.set_index("sample_id").loc["password-ask", "total"] == 0
+    assert result.totals["scorecards"]["done"] == 14

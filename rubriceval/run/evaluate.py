@@ -70,6 +70,13 @@ class EvaluationResult(BaseModel):
     def keys(self) -> list[str]:
         return list(self.scores)
 
+    def scorecards(self) -> pd.DataFrame:
+        """The run's scorecard totals (质检评分表, rubriceval/scorecard/): a row per conversation and scorecard, its
+        total, each dimension's subtotal and a column per item (−20, 0, N/A, unscored, fatal); empty without any."""
+        from rubriceval.scorecard.store import run_frame
+
+        return run_frame(RunStore(self.store_path), self.run_id)
+
     def to_pandas(self, wide: bool = False) -> pd.DataFrame:
         """wide=False: one row per sample × rubric/metric (score or unscored reason, passed, feedback, evidence,
         usage). wide=True: one row per sample — id, question, answer, contexts, ground_truth, a column per
@@ -316,8 +323,8 @@ def evaluate(dataset: Any, *, rubrics: str | Path | list[Rubric | str | Path] | 
              embedder: EmbedderConfig | dict | None = None, store: str | Path | None = None,
              name: str | None = None, progress: bool = True, panel: Any = None,
              metric_options: MetricOptions | dict | None = None,
-             thresholds: dict[str, float] | None = None) -> EvaluationResult:
-    """Evaluate a dataset with rubrics and/or metrics; every verdict is stored and returned.
+             thresholds: dict[str, float] | None = None, scorecards: Any = None) -> EvaluationResult:
+    """Evaluate a dataset with rubrics, metrics and/or scorecards; every verdict is stored and returned.
 
         result = evaluate("datasets/demo_cs_zh.jsonl", rubrics="rubrics", metrics="faithfulness,rouge_l")
         result                      # {'emotional_soothing': 4.2, 'faithfulness': 0.81, …}: means of scored rows
@@ -352,6 +359,8 @@ def evaluate(dataset: Any, *, rubrics: str | Path | list[Rubric | str | Path] | 
               pass rates and the gates use them; unset: standard_metrics/thresholds.py's defaults (faithfulness
               0.8, answer_correctness/answer_relevancy/context_precision/context_recall 0.7, others 0.5). A
               rubric's threshold is its YAML `threshold:`.
+    scorecards  a scorecard YAML file or folder (质检评分表: a 100-point total per conversation, docs/scorecards.md), or
+              a list of Scorecard objects or paths; scored after the rubrics and metrics; `result.scorecards()`.
 
     Returns an EvaluationResult (run id and name, store path, call/token/cost totals, the verdicts). Bad input
     raises a RubricEvalError subclass naming the file (or the in-memory input), line and field.
@@ -370,6 +379,7 @@ def evaluate(dataset: Any, *, rubrics: str | Path | list[Rubric | str | Path] | 
         from rubriceval.scoring.panel import load_panel_config
 
         panel = load_panel_config(panel, base=judge_config)
+    cards = _scorecard_list(scorecards, rubric_list) if scorecards is not None else None
     run_store = RunStore(store)
     metric_list = parse_metric_names(metrics)
     if thresholds:
@@ -379,8 +389,20 @@ def evaluate(dataset: Any, *, rubrics: str | Path | list[Rubric | str | Path] | 
     run_id, totals = asyncio.run(run_async(samples, rubric_list, metric_list, store=run_store,
                                            judge_config=judge_config, embedder_config=embedder_config, name=name,
                                            dataset_path=str(dataset) if isinstance(dataset, (str, Path)) else "",
-                                           progress=progress, panel_config=panel, metric_options=metric_options))
+                                           progress=progress, panel_config=panel, metric_options=metric_options,
+                                           scorecards=cards))
     info = run_store.run_info(run_id)
     return EvaluationResult(run_id=run_id, run_name=info.name, store_path=str(run_store.path),
                             totals=totals.as_dict(), verdicts=run_store.verdicts(run_id),
                             sample_ids=[s.id for window in run_store.sample_windows(run_id) for s, _ in window])
+
+
+def _scorecard_list(scorecards: Any, rubrics: list[Rubric]) -> list:
+    """Scorecards given to evaluate(): loaded, and their rubric: items checked against the run's rubrics."""
+    from rubriceval.scorecard.loader import load_scorecards
+    from rubriceval.scorecard.stage import check_rubric_references
+
+    items = [scorecards] if isinstance(scorecards, (str, Path)) else list(scorecards)
+    cards = [c for item in items for c in (load_scorecards(item) if isinstance(item, (str, Path)) else [item])]
+    check_rubric_references(cards, [r.id for r in rubrics])
+    return cards
