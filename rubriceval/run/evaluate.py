@@ -109,12 +109,21 @@ class EvaluationResult(BaseModel):
         return [CaseResult(sample=s, verdicts=by_sample.get(s.id, []), thresholds=thresholds)
                 for s in store.samples(self.run_id)]
 
-    def summary(self):
-        """Per-rubric and per-metric aggregates (mean, pass rate, distribution, unscored counts)."""
-        from rubriceval.report.aggregate import summarize
+    def summary(self, machine_only: bool = False):
+        """Per-rubric and per-metric aggregates (mean, pass rate, distribution, unscored counts) on official scores:
+        the latest human decision (override, adjudication, accepted appeal) where there is one, with the number of
+        human-decided rows and the machine's figures beside; machine_only=True: the judge's scores alone."""
+        from rubriceval.report.run_data import load_run
 
-        store = RunStore(self.store_path)
-        return summarize(store.verdicts(self.run_id), store.scorers(self.run_id))
+        data = load_run(RunStore(self.store_path), self.run_id, machine_only=machine_only)
+        data.source.close()
+        return data.summary
+
+    def official_scores(self, machine_only: bool = False) -> pd.DataFrame:
+        """One row per verdict: machine score, official score, whether a human decided it, who, when, why."""
+        from rubriceval.store.official import official_scores
+
+        return official_scores(self.store_path, self.run_id, machine_only=machine_only)
 
     @property
     def unscored_counts(self) -> dict[str, int]:
