@@ -150,3 +150,15 @@ def test_verdict_exports_read_official_scores(decided):
     assert soothing["c000"].score == 5.0 and label(soothing["c000"]) == "pass"
     assert soothing["c000"].details["official"]["source"] == "appeal"
     assert soothing["c008"].score == 3.0 and soothing["c001"].score == 4.0   # c008: unscored, scored by a person
+
+
+def test_python_api_result_is_official(decided):
+    from rubriceval.run.evaluate import EvaluationResult
+
+    store, run_id = decided
+    result = EvaluationResult(run_id=run_id, run_name="qa-week", store_path=str(store.path), totals={}, verdicts=[])
+    s = result.summary().get(RUBRIC)
+    assert s.n_human == 3 and s.mean == pytest.approx(39 / 9) and s.machine_mean == pytest.approx(3.75)
+    assert result.summary(machine_only=True).get(RUBRIC).mean == pytest.approx(3.75)
+    frame = result.official_scores()
+    assert int(frame.human_decided.sum()) == 3
