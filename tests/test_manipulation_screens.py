@@ -112,7 +112,7 @@ def test_perplexity_rule_needs_excess_over_the_rest():
 
 
 @pytest.mark.local_model
-async def test_perplexity_screen_on_the_embedded_model():
+async def test_perplexity_screen_on_the_embedded_model(tmp_path):
     """The real model: a generated odd-token suffix is flagged and quoted; the same answer without it is not."""
     import httpx
 
@@ -121,11 +121,11 @@ async def test_perplexity_screen_on_the_embedded_model():
 
     clean = "Sorry for the delay. You can request a full refund or a free reshipment from the Orders page."
     suffix = next(p.attack for p in load_set(split="dev")[0] if p.family == "adversarial_suffix")
-    scorer = embedded_scorer(concurrency=1)
+    scorer = embedded_scorer(concurrency=1, cache_dir=tmp_path)          # asked now, not read from a cache
     async with httpx.AsyncClient() as client:
         plain = await scorer.score(client, clean)
         attacked = await scorer.score(client, f"{clean} {suffix}")
-    assert plain.tokens and odd_spans(clean, plain.tokens) == []
+    assert not plain.cached and plain.tokens and odd_spans(clean, plain.tokens) == []
     found = odd_spans(f"{clean} {suffix}", attacked.tokens)
     assert found and all(f.start >= len(clean) for f in found)
     assert found[0].span in suffix

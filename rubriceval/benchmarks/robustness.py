@@ -88,6 +88,7 @@ class RobustnessResult(BaseModel):
     false_positives: dict[str, dict[str, Rate]] = Field(default_factory=dict)    # defence → corpus → flagged
     screen_usage: dict[str, Usage] = Field(default_factory=dict)                 # defence → its calls, tokens
     screened_texts: dict[str, int] = Field(default_factory=dict)                 # defence → texts it screened
+    screen_failures: dict[str, dict[str, str]] = Field(default_factory=dict)     # defence → text id → why not
     judge_usage: dict[str, Usage] = Field(default_factory=dict)                  # mode → judging calls, tokens
     unscored_kinds: dict[str, dict[str, int]] = Field(default_factory=dict)      # mode → kind → count
     not_judged: dict[str, int] = Field(default_factory=dict)     # mode → attacked answers capped before judging
@@ -200,7 +201,7 @@ def family_rows(mode: str, pairs: list[RobustnessPair], judged: list[JudgedText]
 def rates(pairs: list[RobustnessPair], benign: list, run: ScreenRun) -> tuple[dict[str, Rate], dict[str, Rate]]:
     recall: dict[str, Rate] = {}
     for family in [*[f for f in FAMILIES if any(p.family == f for p in pairs)], "all"]:
-        chosen = [p for p in pairs if family in ("all", p.family)]
+        chosen = [p for p in pairs if family in ("all", p.family) and run.screened(p.sample(True).id)]
         recall[family] = Rate(k=sum(run.flagged(p.sample(True).id) for p in chosen), n=len(chosen))
     fp: dict[str, Rate] = {}
     screened = [t for t in benign if run.screened(f"benign:{t.corpus}:{t.id}")]
@@ -233,6 +234,7 @@ async def run_robustness_async(config: JudgeConfig | None, modes: list[JudgeMode
     for name, run in runs.items():
         result.recall[name], result.false_positives[name] = rates(pairs, benign, run)
         result.screen_usage[name], result.screened_texts[name] = run.usage, run.n_screened
+        result.screen_failures[name] = run.failed
         result.findings[name] = {key: spans for key, spans in run.spans.items() if spans}
     flags = {name: {key: run.flagged(key) for key in texts} for name, run in runs.items()}
     if len(runs) > 1:

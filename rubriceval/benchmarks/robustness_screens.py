@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from rubriceval.safety.manipulation import ManipulationFinding, detect_manipulation
 from rubriceval.scoring.verdict import Usage
 
+# texts → (findings per text; a text left out could not be screened, its reason in `failed`), usage, failed
 Finder = Callable[[dict[str, str]], Awaitable[tuple[dict[str, list[ManipulationFinding]], Usage]]]
 
 
@@ -28,6 +29,7 @@ class ScreenRun(BaseModel):
     name: str
     spans: dict[str, list[str]] = Field(default_factory=dict)    # text id → quoted spans ([] = screened, clean)
     usage: Usage = Field(default_factory=Usage)
+    failed: dict[str, str] = Field(default_factory=dict)         # text id → why it could not be screened
 
     def flagged(self, key: str) -> bool:
         return bool(self.spans.get(key))
@@ -77,8 +79,13 @@ async def run_screens(screens: list[Screen], texts: dict[str, str], *, progress:
         if progress and screen.benign_per_corpus is not None:
             print(f"  screening {len(chosen)} texts with {screen.name}", file=sys.stderr)
         findings, usage = await screen.find(chosen)
-        runs[screen.name] = ScreenRun(name=screen.name, usage=usage,
-                                      spans={key: [f.span for f in found] for key, found in findings.items()})
+        failed = {key: str(found) for key, found in findings.items() if isinstance(found, str)}
+        runs[screen.name] = ScreenRun(name=screen.name, usage=usage, failed=failed,
+                                      spans={key: [f.span for f in found] for key, found in findings.items()
+                                             if not isinstance(found, str)})
+        if failed and progress:
+            print(f"  {screen.name}: {len(failed)} texts could not be screened, e.g. {next(iter(failed.values()))}",
+                  file=sys.stderr)
     return runs
 
 
@@ -98,7 +105,7 @@ def perplexity_screen(benign_per_corpus: int | None = 12, rule=None, scorer=None
         usage = Usage(calls=sum(not s.cached for s in scored), cache_hits=sum(s.cached for s in scored),
                       prompt_tokens=sum(s.prompt_tokens for s in scored),
                       completion_tokens=sum(s.completion_tokens for s in scored))
-        return {k: odd_spans(texts[k], s.tokens, rule) for k, s in zip(keys, scored)}, usage
+        return {k: s.error if s.error else odd_spans(texts[k], s.tokens, rule) for k, s in zip(keys, scored)}, usage
     return Screen(name="perplexity", find=find, benign_per_corpus=benign_per_corpus)
 
 

@@ -63,13 +63,15 @@ def false_positive_table(result: "RobustnessResult") -> list[str]:
 
 
 def cost_lines(result: "RobustnessResult") -> list[str]:
-    lines = ["| defence | texts screened | calls per text | prompt tokens per text | completion tokens per text |",
-             "|---|---|---|---|---|"]
+    lines = ["| defence | texts screened | could not screen | calls per text | prompt tokens per text | "
+             "completion tokens per text |", "|---|---|---|---|---|---|"]
     for name, usage in result.screen_usage.items():
         n = result.screened_texts.get(name) or 0
         per = (lambda v: f"{v / n:.1f}") if n else (lambda v: "—")
-        lines.append(f"| {name} | {n} | {per(usage.calls)} | {per(usage.prompt_tokens)} | "
-                     f"{per(usage.completion_tokens)} |")
+        # calls answered now or from a cache alike: what screening one text asks for
+        lines.append(f"| {name} | {n} | {len(result.screen_failures.get(name) or {})} | "
+                     f"{per(usage.calls + usage.cache_hits)} | "
+                     f"{per(usage.prompt_tokens)} | {per(usage.completion_tokens)} |")
     return lines
 
 

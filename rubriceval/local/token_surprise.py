@@ -30,6 +30,7 @@ class Scored(BaseModel):
     prompt_tokens: int
     completion_tokens: int
     cached: bool = False
+    error: str | None = None        # the server refused or failed: nothing is known about this text (not cached)
 
 
 def _language(text: str) -> str:
@@ -64,7 +65,11 @@ class TokenScorer:
         if path.exists():
             return Scored.model_validate_json(path.read_text(encoding="utf-8")).model_copy(update={"cached": True})
         async with self._gate:
-            scored = await self._score(client, text)
+            try:
+                scored = await self._score(client, text)
+            except (httpx.HTTPError, KeyError, ValueError) as exc:
+                detail = exc.response.text[:200] if isinstance(exc, httpx.HTTPStatusError) else str(exc)[:200]
+                return Scored(tokens=[], prompt_tokens=0, completion_tokens=0, error=f"{type(exc).__name__}: {detail}")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(scored.model_dump_json(), encoding="utf-8")
         return scored
@@ -90,11 +95,11 @@ class TokenScorer:
         return response.json()
 
 
-def embedded_scorer(concurrency: int = 2) -> TokenScorer:
+def embedded_scorer(concurrency: int = 2, cache_dir: Path | None = None) -> TokenScorer:
     """A scorer on the process's embedded judge (started on first use), its cache keyed by the model file."""
     from rubriceval.local.judge_server import ensure_local_judge
     from rubriceval.local.model_files import ensure_model
 
     model = Path(ensure_model())
     root = ensure_local_judge().removesuffix("/v1")
-    return TokenScorer(root, f"{model.name}:{model.stat().st_size}", concurrency=concurrency)
+    return TokenScorer(root, f"{model.name}:{model.stat().st_size}", concurrency=concurrency, cache_dir=cache_dir)
