@@ -108,3 +108,25 @@ def test_cli_plan_and_estimate(run, capsys):
                  "--store", str(path)]) == 2                                  # neither --n nor --plan
     assert main(["audit-task", "create", run_id, "--rubrics", "apology", "--experts", "ann", "--overlap", "1",
                  "--plan", "10% per nobody", "--store", str(path)]) == 0        # every sample in '(none)'
+
+
+def test_reviewers_who_disagreed_with_the_judge_make_a_risk_first_addition(run):
+    path, run_id = run
+    with TeamStore(path) as team:
+        first = team.create_task(TaskSpec(run=run_id, rubrics=["apology"], n=3, overlap=1, experts=["ann"]),
+                                 created_by="lead")
+        items = team.query("SELECT item_no, sample_id, judge_score FROM team_task_items WHERE task_id = :t",
+                           {"t": first.task_id})
+        item_no, sample_id, judge_score = items[0]
+        current = team.assignment(first.task_id, item_no, "ann")        # 2 levels or more from the judge
+        team.save_review(first.task_id, item_no, "ann", score=3 if judge_score >= 4 else 5,
+                         expected_version=current.version)
+        plan = parse_plan("1 per skill_group", risk=["disagreement"]).model_dump()
+        second = team.create_task(TaskSpec(run=run_id, rubrics=["apology"], overlap=1, experts=["bob"], plan=plan,
+                                           name="second"), created_by="lead")
+        rows = plan_rows(team, second.task_id)
+        chosen = team.query("SELECT item_no, sample_id FROM team_task_items WHERE task_id = :t", {"t": second.task_id})
+    risk = {s for no, s in chosen if rows[no]["selection"] == "risk:disagreement"}
+    random_part = {s for no, s in chosen if rows[no]["selection"] == "random"}
+    assert sample_id in risk | random_part and len(random_part) == 1
+    assert risk == ({sample_id} - random_part)

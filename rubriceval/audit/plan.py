@@ -118,10 +118,12 @@ def allocation(size: int, plan: SamplingPlan) -> int:
 
 
 def risk_reasons(details: Mapping[str, Any], evidence: Sequence[Mapping[str, Any]], candidate: Candidate,
-                 must_items: set[str], fatal_samples: set[str], plan: SamplingPlan) -> list[str]:
+                 must_items: set[str], fatal_samples: set[str], plan: SamplingPlan,
+                 disputed_reviews: set[str] = frozenset()) -> list[str]:  # type: ignore[assignment]
     """Why a verdict is a risk-first addition (in the plan's order): a fatal hit (a scorecard's fatal item, or a
     failed `must` item of the rubric), low judge confidence (a holistic tie or margin below `low_margin`, a
-    checklist answer near 50/50), or judges disagreeing (panel or self-consistency)."""
+    checklist answer near 50/50), or disagreement (a judge panel or self-consistency split, or reviewers of an
+    earlier task who differ by 2 levels or more from each other or from the judge: `disputed_reviews`)."""
     reasons = []
     for kind in plan.risk:
         if kind == "fatal" and (candidate.sample_id in fatal_samples or any(
@@ -135,7 +137,7 @@ def risk_reasons(details: Mapping[str, Any], evidence: Sequence[Mapping[str, Any
                                    for e in evidence)
             if unsure:
                 reasons.append(kind)
-        elif kind == "disagreement" and candidate.disputed:
+        elif kind == "disagreement" and (candidate.disputed or candidate.sample_id in disputed_reviews):
             reasons.append(kind)
     return reasons
 

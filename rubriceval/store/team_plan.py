@@ -37,13 +37,31 @@ def plan_items(team: Any, run_id: str, rubric: str, plan: SamplingPlan, seed: in
         fatal = {r[0] for r in team.query("SELECT sample_id FROM scorecard_verdicts WHERE run_id = :run AND fatal = 1",
                                           {"run": run_id})} if has_scorecard_rows(db, run_id) else set()
         by_id = {c.sample_id: c for c in candidates}
+        disputed = disputed_reviews(team, run_id, rubric, by_id) if "disagreement" in plan.risk else set()
         for r in team.query("SELECT sample_id, details_json, evidence_json FROM verdicts WHERE run_id = :run AND "
                             "scorer = :scorer AND kind = 'rubric'", {"run": run_id, "scorer": rubric}):
             reasons = risk_reasons(json.loads(r[1] or "{}"), json.loads(r[2] or "[]"), by_id[r[0]], must, fatal,
-                                   plan)
+                                   plan, disputed)
             if reasons:
                 risks[r[0]] = reasons
     return draw(candidates, strata, plan, seed, risks)
+
+
+def disputed_reviews(team: Any, run_id: str, rubric: str, candidates: dict[str, Any]) -> set[str]:
+    """Samples whose earlier reviews (team tasks on this run) differ by 2 levels or more from each other or from the
+    judge's score."""
+    scores: dict[str, list[int]] = {}
+    for sample_id, score in team.query("SELECT sample_id, score FROM team_reviews WHERE run_id = :run AND "
+                                       "scorer = :scorer AND kind = 'score' AND score IS NOT NULL",
+                                       {"run": run_id, "scorer": rubric}):
+        scores.setdefault(sample_id, []).append(int(score))
+    out = set()
+    for sample_id, given in scores.items():
+        judge = candidates[sample_id].judge_score if sample_id in candidates else None
+        values = given + ([judge] if judge is not None else [])
+        if max(values) - min(values) >= 2:
+            out.add(sample_id)
+    return out
 
 
 def save_plan_rows(conn: Any, task_id: str, items: Sequence[PlannedItem]) -> None:
