@@ -44,6 +44,13 @@ def studio(tmp_path_factory, request):
     data.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
     evaluate(data, rubrics=load_rubrics(ROOT / "rubrics", only=["required_link"]), judge=judge,
              store=root / "runs.sqlite", name="expense-week", progress=False)
+    evaluate(ROOT / "datasets" / "demo_conversations_zh.jsonl",
+             rubrics=load_rubrics(ROOT / "rubrics", only=["closing"]), judge=judge, store=root / "runs.sqlite",
+             name="conversations", progress=False)
+    cards = root / "scorecards"
+    cards.mkdir()
+    (cards / "ecommerce_qa_zh.yaml").write_text((ROOT / "scorecards" / "ecommerce_qa_zh.yaml").read_text(
+        encoding="utf-8"), encoding="utf-8")
     rubrics = root / "rubrics"
     rubrics.mkdir()
     for name in ("closing.yaml", "process_compliance.yaml"):
@@ -52,6 +59,7 @@ def studio(tmp_path_factory, request):
     write_user(auth_path, "lead", "lead", PASSWORDS["lead"])
     write_user(auth_path, "ann", "expert", PASSWORDS["ann"])
     app = launch_studio(rubrics, root / "runs.sqlite", judge, port=free_port(), block=False, quiet=True, lang="en",
+                        scorecards_dir=cards,
                         auth=TeamAuth(read_auth_file(auth_path), ttl_s=3600))
     yield app, rubrics, root
     close_studio(app)
@@ -68,7 +76,7 @@ def form_values(opened: tuple) -> list:
 def test_open_validate_test_preview_try_mark_save_restore(studio):
     app, rubrics, root = studio
     lead = client(studio, "lead")
-    signed, files, run = lead.predict(api_name="/studio_load")
+    signed, files, run, cards = lead.predict(api_name="/studio_load")
     assert "lead" in signed
     opened = lead.predict("process_compliance", api_name="/studio_open")
     values = form_values(opened)      # the file's text and fingerprint stay in the session's state
@@ -79,7 +87,7 @@ def test_open_validate_test_preview_try_mark_save_restore(studio):
     _, report = lead.predict(*broken, api_name="/studio_validate")
     assert report.startswith("error: process_compliance.yaml:") and "no_such_question" in report
     # the check tester on a pasted answer, and on a sample
-    runs = app.studio.runs()
+    runs = [r for r in app.studio.runs() if r[0] == "expense-week"]
     samples = [s.id for s in app.studio.samples(runs[0][1])]
     frame = lead.predict(*values, "请在 https://example.com/expense 提交报销单", runs[0][1], None,
                          api_name="/studio_test_checks")
@@ -151,10 +159,34 @@ def test_criteria_proposed_from_graded_samples_fill_the_questions(studio):
     lead = client(studio, "lead")
     opened = lead.predict("closing", api_name="/studio_open")
     values = form_values(opened)
-    run = app.studio.runs()[0][1]
+    run = next(r[1] for r in app.studio.runs() if r[0] == "expense-week")
     grades = "\n".join(f"bx{i}: {5 if i % 3 == 0 else 2}" for i in range(8))
     questions, table = lead.predict(*values, run, grades, api_name="/studio_propose")
     assert table["headers"] == ["id", "question", "answered", "agreement", "polarity", "kept"]
     kept = [row[0] for row in table["data"] if row[5] == "✔"]
     assert all(row[2] == 8 for row in table["data"])
     assert questions.startswith(values[13]) and all(f"{k}:" in questions for k in kept)
+
+
+def test_a_scorecard_is_edited_as_yaml_validated_tried_and_saved_by_a_lead_only(studio):
+    app, rubrics, root = studio
+    cards = root / "scorecards"
+    lead, ann = client(studio, "lead"), client(studio, "ann")
+    text, status = lead.predict("ecommerce_qa_zh", api_name="/studio_card_open")
+    assert status.startswith("✔ ecommerce_qa_zh") and "# 电商客服质检评分表" in text
+    bad = text.replace("points: -3", "points: -3.5", 1)
+    report = lead.predict(bad, "ecommerce_qa_zh", api_name="/studio_card_validate")
+    assert report.startswith("error: ecommerce_qa_zh.yaml:") and "points" in report
+    edited = text.replace("points: -3", "points: -4", 1)
+    conversations = next(r[1] for r in app.studio.runs() if r[0] == "conversations")
+    tried = lead.predict(edited, "ecommerce_qa_zh", conversations, 3, api_name="/studio_card_try")
+    assert tried["headers"][:2] == ["sample_id", "total"] and len(tried["data"]) == 3
+    assert all(isinstance(row[1], int) or str(row[1]).startswith("unscored") for row in tried["data"])
+    diff = lead.predict(edited, "ecommerce_qa_zh", api_name="/studio_card_diff")
+    assert "+    points: -4" in diff
+    refused = ann.predict(edited, api_name="/studio_card_save")
+    assert "Only a lead or admin" in refused[0]
+    saved = lead.predict(edited, api_name="/studio_card_save")
+    assert "version 3" in saved[0]
+    on_disk = (cards / "ecommerce_qa_zh.yaml").read_text(encoding="utf-8")
+    assert "points: -4" in on_disk and "# 电商客服质检评分表" in on_disk and "version: 3" in on_disk

@@ -11,6 +11,7 @@ from rubriceval.common.errors import RubricEvalError
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("studio", help="rubric studio (Gradio) on 127.0.0.1: author, test, preview, try, save")
     p.add_argument("--rubrics", type=Path, default=Path("rubrics"), help="the rubrics folder it edits")
+    p.add_argument("--scorecards", type=Path, default=Path("scorecards"), help="the scorecards folder it edits")
     add_store_arg(p)
     p.add_argument("--host", default="127.0.0.1", help="anything but loopback requires --auth-file")
     p.add_argument("--port", type=int, default=7862)
@@ -35,5 +36,5 @@ def cmd_studio(args) -> int:
         auth = TeamAuth(read_auth_file(args.auth_file), ttl_s=args.session_hours * 3600)
     print(f"rubric studio for {args.rubrics} on http://{args.host}:{args.port}  (Ctrl-C to stop)")
     launch_studio(args.rubrics, args.store, judge_config_from(args), host=args.host, port=args.port, auth=auth,
-                  lang=args.lang)
+                  lang=args.lang, scorecards_dir=args.scorecards if args.scorecards.is_dir() else None)
     return 0

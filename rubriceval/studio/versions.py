@@ -1,4 +1,4 @@
-"""Saving a draft as a new version of a rubric file, and restoring an older one.
+"""Saving a draft as a new version of a rubric (or scorecard) file, and restoring an older one.
 
 The file in the rubrics folder is the current version (what runs read); every saved version is also kept, as
 written, in `<rubrics folder>/.versions/<rubric id>/v<N>.yaml`, so an older version can be restored (restoring writes
@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -67,9 +68,21 @@ def history(folder: str | Path, rubric_id: str) -> list[int]:
     return sorted(int(p.stem[1:]) for p in kept.glob("v*.yaml") if p.stem[1:].isdigit())
 
 
-def save_version(folder: str | Path, draft_text: str, *, based_on: str) -> SavedVersion:
-    """Write the draft as the rubric's next version. `based_on`: the fingerprint of the file's text the draft was
-    made from ('' for a new rubric). Refused, writing nothing, when the draft does not validate or the file changed."""
+def rubric_tag(text: str, name: str) -> tuple[str | None, str]:
+    """(version tag, report) of a rubric draft, or (None, the validation messages)."""
+    checked = check_draft(text, name)
+    ok = checked.rubric is not None and not checked.errors
+    return (checked.rubric.version_tag if ok else None), checked.report()
+
+
+Validator = Callable[[str, str], "tuple[str | None, str]"]
+
+
+def save_version(folder: str | Path, draft_text: str, *, based_on: str, validate: Validator = rubric_tag
+                 ) -> SavedVersion:
+    """Write the draft as the file's next version (a rubric by default; `validate` says what the file is, e.g.
+    studio/scorecards.scorecard_tag). `based_on`: the fingerprint of the file's text the draft was made from ('' for
+    a new file). Refused, writing nothing, when the draft does not validate or the file changed underneath."""
     tree = load_tree(draft_text)
     rubric_id = str(tree.get("id", ""))
     path = rubric_path(folder, rubric_id)
@@ -81,24 +94,24 @@ def save_version(folder: str | Path, draft_text: str, *, based_on: str) -> Saved
     known = history(folder, rubric_id)
     version = max([old_version, *known]) + 1
     text = _with_version(draft_text, version)
-    checked = check_draft(text, path.name)
-    if checked.rubric is None or checked.errors:
-        raise RubricEvalError("the draft does not validate; nothing was saved", file=path.name,
-                              hint=checked.report())
+    tag, report = validate(text, path.name)
+    if tag is None:
+        raise RubricEvalError("the draft does not validate; nothing was saved", file=path.name, hint=report)
     kept = Path(folder) / HISTORY / rubric_id / f"v{version}.yaml"
     kept.parent.mkdir(parents=True, exist_ok=True)
     if saved and old_version and not (kept.parent / f"v{old_version}.yaml").exists():
         (kept.parent / f"v{old_version}.yaml").write_text(saved, encoding="utf-8")   # the version before the studio
     kept.write_text(text, encoding="utf-8")
     path.write_text(text, encoding="utf-8")
-    return SavedVersion(path=str(path), version=version, version_tag=checked.rubric.version_tag, kept_as=str(kept))
+    return SavedVersion(path=str(path), version=version, version_tag=tag, kept_as=str(kept))
 
 
-def restore_version(folder: str | Path, rubric_id: str, version: int) -> SavedVersion:
+def restore_version(folder: str | Path, rubric_id: str, version: int, *, validate: Validator = rubric_tag
+                    ) -> SavedVersion:
     """Bring back an older version's content as the next version."""
     kept = Path(folder) / HISTORY / rubric_id / f"v{version}.yaml"
     if not kept.is_file():
         raise RubricEvalError(f"no saved version {version} of {rubric_id}", file=str(kept),
                               hint=f"saved versions: {history(folder, rubric_id) or 'none'}")
     return save_version(folder, kept.read_text(encoding="utf-8"),
-                        based_on=fingerprint(current_text(folder, rubric_id)))
+                        based_on=fingerprint(current_text(folder, rubric_id)), validate=validate)

@@ -25,12 +25,14 @@ from rubriceval.store.runs import RunStore
 from rubriceval.studio import trial, versions
 from rubriceval.studio.drafting import draft_from_document, read_document
 from rubriceval.studio.form import CheckSpec, RubricForm, form_from_yaml, parse_lines, yaml_from_form
+from rubriceval.studio.scorecards import load_text, scorecard_tag, try_scorecard
 from rubriceval.studio.workbench import check_draft, pasted_sample, pick_samples, preview, try_checks
 
 FORM_FIELDS = ("id", "name", "language", "description", "criterion", "level1", "level2", "level3", "level4",
                "level5", "judge_sees", "threshold", "judge_mode", "questions", "level_rule", "checks")
 RESULT_COLUMNS = ["sample_id", "score", "feedback", "evidence", "calls", "prompt_tokens"]
 CHECK_COLUMNS = ["check", "type", "passed", "evidence", "turn"]
+CARD_COLUMNS = ["sample_id", "total", "deductions", "fatal", "not_applicable"]
 CANDIDATE_COLUMNS = ["id", "question", "answered", "agreement", "polarity", "kept"]
 
 
@@ -71,8 +73,10 @@ def values_of(form: RubricForm) -> list[Any]:
 class Studio:
     """One studio over a rubrics folder and a run store; the judge tries drafts."""
 
-    def __init__(self, rubrics_dir: str | Path, store_path: str | Path, judge: JudgeConfig):
+    def __init__(self, rubrics_dir: str | Path, store_path: str | Path, judge: JudgeConfig,
+                 scorecards_dir: str | Path | None = None):
         self.rubrics_dir, self.store_path, self.judge = Path(rubrics_dir), str(store_path), judge
+        self.scorecards_dir = Path(scorecards_dir) if scorecards_dir else None
 
     # -- files --------------------------------------------------------------------------------------------------------
     def rubric_files(self) -> list[str]:
@@ -240,6 +244,43 @@ class Studio:
         merged = [f"{qid}: {ask}" for qid, ask in current] + [k for k in kept
                                                               if k.split(":", 1)[0] not in dict(current)]
         return "\n".join(merged), frame
+
+    # -- scorecards (质检评分表): YAML text, validated, tried, versioned ------------------------------------------------
+    def _cards_dir(self) -> Path:
+        if self.scorecards_dir is None or not self.scorecards_dir.is_dir():
+            raise RubricEvalError("no scorecards folder", field="scorecards", hint="start the studio with --scorecards DIR")
+        return self.scorecards_dir
+
+    def scorecard_files(self) -> list[str]:
+        return sorted(p.stem for p in self._cards_dir().glob("*.yaml")) if self.scorecards_dir else []
+
+    def open_scorecard(self, card_id: str) -> tuple[str, str, str]:
+        text = versions.current_text(self._cards_dir(), card_id)
+        return text, versions.fingerprint(text), scorecard_tag(text, f"{card_id}.yaml")[1]
+
+    def try_scorecard(self, text: str, card_id: str, run: str | None, n: float) -> pd.DataFrame:
+        card = load_text(text, f"{card_id or 'scorecard'}.yaml")
+
+        async def ask() -> Any:
+            judge = make_judge(self.judge, announce=False)
+            try:
+                return await try_scorecard(card, self.samples(run), judge, int(n or 5))
+            finally:
+                await judge.close()
+
+        rows = [[r.sample_id, r.total if r.total is not None else f"unscored: {r.unscored_reason}",
+                 ", ".join(r.deductions), ", ".join(r.fatal), ", ".join(r.not_applicable)] for r in asyncio.run(ask())]
+        return pd.DataFrame(rows, columns=CARD_COLUMNS)
+
+    def diff_scorecard(self, text: str, card_id: str, lang: Lang) -> str:
+        saved = versions.current_text(self._cards_dir(), card_id) if card_id else ""
+        return versions.diff(saved, text, f"{card_id}.yaml") or t("studio_no_diff", lang)
+
+    def save_scorecard(self, text: str, based_on: str, lang: Lang) -> tuple[str, str, str]:
+        saved = versions.save_version(self._cards_dir(), text, based_on=based_on, validate=scorecard_tag)
+        new = Path(saved.path).read_text(encoding="utf-8")
+        return (t("studio_saved", lang, path=Path(saved.path).name, version=saved.version, tag=saved.version_tag),
+                new, versions.fingerprint(new))
 
     # -- drafting -----------------------------------------------------------------------------------------------------
     def draft(self, document: str, upload: str | None, lang: Lang) -> list[Any]:

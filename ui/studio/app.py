@@ -26,7 +26,7 @@ from rubriceval.store.team import TeamStore
 from ui.common.assets import APP_CSS
 from ui.common.auth import require_auth_off_loopback
 from ui.common.errors import user_errors
-from ui.studio.actions import CANDIDATE_COLUMNS, CHECK_COLUMNS, RESULT_COLUMNS, Studio
+from ui.studio.actions import CANDIDATE_COLUMNS, CARD_COLUMNS, CHECK_COLUMNS, RESULT_COLUMNS, Studio
 from ui.studio.layout import StudioLayout, build_layout
 
 EDIT_ROLES = ("lead", "admin")
@@ -58,9 +58,37 @@ def wire(app: gr.Blocks, ui: StudioLayout, h: StudioHandlers) -> None:
         signed = t("studio_local_user", lang) if h.auth is None else t("studio_signed_in", lang, name=name, role=role)
         runs = s.runs()
         return [signed, gr.update(choices=[t("studio_new", lang), *s.rubric_files()]),
-                gr.update(choices=runs, value=runs[-1][1] if runs else None)]
+                gr.update(choices=runs, value=runs[-1][1] if runs else None), gr.update(choices=s.scorecard_files())]
 
-    app.load(on_load, None, [ui.signed_in, ui.rubric_file, ui.run], api_name="studio_load")
+    app.load(on_load, None, [ui.signed_in, ui.rubric_file, ui.run, ui.card_file], api_name="studio_load")
+
+    card_fingerprint = gr.State("")
+
+    def do_card_open(card_id: str) -> list[str]:
+        return list(s.open_scorecard(card_id))
+
+    ui.card_open.click(user_errors(do_card_open), [ui.card_file], [ui.card_text, card_fingerprint, ui.card_status],
+                       api_name="studio_card_open")
+
+    def do_card_validate(text: str, card_id: str) -> str:
+        from rubriceval.studio.scorecards import scorecard_tag
+
+        return scorecard_tag(text or "", f"{card_id or 'scorecard'}.yaml")[1]
+
+    ui.card_validate.click(user_errors(do_card_validate), [ui.card_text, ui.card_file], [ui.card_status],
+                           api_name="studio_card_validate")
+    ui.card_try.click(user_errors(s.try_scorecard), [ui.card_text, ui.card_file, ui.run, ui.n], [ui.card_results],
+                      api_name="studio_card_try")
+    ui.card_diff.click(user_errors(lambda text, card_id: s.diff_scorecard(text, card_id, lang)),
+                       [ui.card_text, ui.card_file], [ui.card_diff_view], api_name="studio_card_diff")
+
+    def do_card_save(text: str, based_on: str, request: gr.Request) -> list[str]:
+        h.require_edit(request)
+        return list(s.save_scorecard(text, based_on, lang))
+
+    card_saved = [ui.card_status, ui.card_text, card_fingerprint]
+    ui.card_save.click(user_errors(do_card_save, card_saved, ui.card_status), [ui.card_text, card_fingerprint],
+                       card_saved, api_name="studio_card_save")
 
     def do_open(choice: str) -> list[Any]:
         rubric_id = None if choice in (None, "", t("studio_new", lang)) else choice
@@ -178,11 +206,12 @@ def wire(app: gr.Blocks, ui: StudioLayout, h: StudioHandlers) -> None:
 
 
 def build_studio_app(rubrics_dir: str | Path, store_path: str | Path, judge: JudgeConfig, *,
-                     auth: TeamAuth | None = None, lang: str | None = None) -> gr.Blocks:
+                     auth: TeamAuth | None = None, lang: str | None = None,
+                     scorecards_dir: str | Path | None = None) -> gr.Blocks:
     chosen: Lang = check_lang(lang) or "zh"
-    studio = Studio(rubrics_dir, store_path, judge)
+    studio = Studio(rubrics_dir, store_path, judge, scorecards_dir)
     with gr.Blocks(title=t("studio_title", chosen), analytics_enabled=False) as app:
-        layout = build_layout(chosen, RESULT_COLUMNS, CHECK_COLUMNS, CANDIDATE_COLUMNS)
+        layout = build_layout(chosen, RESULT_COLUMNS, CHECK_COLUMNS, CANDIDATE_COLUMNS, CARD_COLUMNS)
         wire(app, layout, StudioHandlers(studio, auth, chosen))
     app.studio = studio
     return app
@@ -190,7 +219,7 @@ def build_studio_app(rubrics_dir: str | Path, store_path: str | Path, judge: Jud
 
 def launch_studio(rubrics_dir: str | Path, store_path: str | Path, judge: JudgeConfig, *, host: str = "127.0.0.1",
                   port: int = 7862, auth: TeamAuth | None = None, block: bool = True, quiet: bool = True,
-                  lang: str | None = None) -> gr.Blocks:
+                  lang: str | None = None, scorecards_dir: str | Path | None = None) -> gr.Blocks:
     """Serve the studio (never through Gradio's share tunnel); off loopback only with logins."""
     require_auth_off_loopback(host, auth)
     if not Path(rubrics_dir).is_dir():
@@ -200,7 +229,7 @@ def launch_studio(rubrics_dir: str | Path, store_path: str | Path, judge: JudgeC
     if auth is not None:
         team = TeamStore(store_path)          # sessions and login throttling live in the store, as for the team app
         auth.bind(team)
-    app = build_studio_app(rubrics_dir, store_path, judge, auth=auth, lang=lang)
+    app = build_studio_app(rubrics_dir, store_path, judge, auth=auth, lang=lang, scorecards_dir=scorecards_dir)
     app.queue(default_concurrency_limit=2)
     app.launch(server_name=host, server_port=port, auth=auth, prevent_thread_lock=not block, show_error=True,
                share=False, ssr_mode=False, quiet=quiet, css=APP_CSS, footer_links=[])

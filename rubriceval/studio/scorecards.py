@@ -1,0 +1,70 @@
+"""Scorecards (质检评分表) in the studio: the YAML edited as text (comments and all), validated by the scorecard loader
+with file:line [field], tried on N conversations of a stored run — each one's total, deductions with evidence,
+fatal hits and N/A items, through the run's own scorer (scorecard/score.py) — and saved as versions exactly as
+rubrics are (studio/versions.py with this validator).
+
+A tried scorecard's verdicts are shown, not stored: reviews of scorecard deductions happen on runs
+(`rubriceval scorecard review`), where the run store keeps them.
+"""
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from rubriceval.common.errors import RubricEvalError
+from rubriceval.data.sample import Sample
+from rubriceval.scorecard.applicability import card_applies
+from rubriceval.scorecard.loader import load_scorecard
+from rubriceval.scorecard.schema import Scorecard
+from rubriceval.scorecard.score import score_scorecard
+
+
+def load_text(text: str, name: str) -> Scorecard:
+    """The scorecard a draft's text is, or the loader's error naming `name`, line and field."""
+    safe = Path(name).name or "scorecard.yaml"
+    with tempfile.TemporaryDirectory(prefix="rubriceval-studio-") as folder:
+        path = Path(folder) / safe
+        path.write_text(text, encoding="utf-8")
+        try:
+            card = load_scorecard(path)
+        except RubricEvalError as exc:
+            exc.file = safe
+            raise RubricEvalError(exc.message, file=safe, line=exc.line, field=exc.field, hint=exc.hint) from None
+    return card
+
+
+def scorecard_tag(text: str, name: str) -> tuple[str | None, str]:
+    """(version tag, report) of a scorecard draft, or (None, the error) — the validator of its saved versions."""
+    try:
+        card = load_text(text, name)
+    except RubricEvalError as exc:
+        return None, "error: " + exc.format()
+    return card.version_tag, f"✔ {card.id} {card.version_tag}: {len(card.items)} items, base {card.base}"
+
+
+class TriedCard(BaseModel):
+    sample_id: str
+    total: int | None
+    deductions: list[str]
+    fatal: list[str]
+    not_applicable: list[str]
+    unscored_reason: str | None = None
+
+
+async def try_scorecard(card: Scorecard, samples: Sequence[Sample], judge, n: int = 5) -> list[TriedCard]:
+    """The card's verdict on the first `n` samples it applies to (conversations, or single turns by its scope)."""
+    picked = [s for s in samples if card_applies(card, s)][:n]
+    if not picked:
+        raise RubricEvalError(f"scorecard '{card.id}' applies to none of these samples (scope: {card.scope})",
+                              field="samples")
+    tried = []
+    for sample in picked:
+        verdict = await score_scorecard(card, sample, judge)
+        totals = verdict.totals
+        hits = [f"{p.item} {p.points:+d}" for p in totals.items if p.points]
+        tried.append(TriedCard(sample_id=sample.id, total=totals.total, deductions=hits, fatal=totals.fatal,
+                               not_applicable=totals.not_applicable, unscored_reason=totals.unscored_reason))
+    return tried
