@@ -8,6 +8,8 @@ import pytest
 from rubriceval.run.evaluate import evaluate
 from rubriceval.data.io import read_dataset
 from rubriceval.rubric.loader import load_rubrics
+from rubriceval.run.planning import planned_judge_calls
+from rubriceval.scoring.judge_mode import with_judge_mode
 from rubriceval.store.runs import RunStore
 from rubriceval.testing.stub_batches import batch_endpoints
 from rubriceval.testing.stub_server import StubServer
@@ -51,13 +53,21 @@ def test_all_questions_of_a_sample_in_one_round_with_the_online_verdicts(stub, t
     asked = _question_count(online.verdicts)
     assert asked > len(online.verdicts) > 0          # several questions per verdict: the case that matters
 
+    # The checks' per-turn questions (docs/predicates.md): online, a check stops at its first decisive turn; a batch
+    # cannot wait for answers, so round 1 holds every question a check may ask (the dry run's plan, a superset).
+    turn_online = sum(len(v.details.get("turn_questions") or []) for v in online.verdicts)
+    assert online_calls == asked + turn_online
+    planned = sum(1 for call in planned_judge_calls(read_dataset(data), with_judge_mode(
+        rubrics, mode, judge_models=[judge(stub, tmp_path, "x.sqlite", mode).model])[0], [],
+        judge(stub, tmp_path, "x.sqlite", mode)) if call.cache_tag.startswith("turn_question/"))
+    assert planned >= turn_online and (planned > 0) == (data == CONVERSATIONS[0])
     store = RunStore(tmp_path / "runs.sqlite")
     batch_run, first = start(stub, tmp_path, store, judge(stub, tmp_path, "batch.sqlite", mode),
                              samples=read_dataset(data), rubrics=rubrics, metrics=[])
-    assert first.submitted == online_calls == asked   # round 1 holds every question of every sample
+    assert first.submitted == asked + planned         # round 1 holds every question of every sample
     report = collect_until_done(batch_run, stub)
-    assert report.round == 1 and report.requests.requests == asked
-    assert len(submitted_digests(stub)) == asked
+    assert report.round == 1 and report.requests.requests == asked + planned
+    assert len(submitted_digests(stub)) == asked + planned
     batch_verdicts = store.verdicts(batch_run.run_id)
     assert sum("checklist" in v.details for v in batch_verdicts) == len(online.verdicts) - _without_judge(online)
     assert comparable(batch_verdicts) == comparable(online.verdicts)
