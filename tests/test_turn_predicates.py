@@ -243,3 +243,67 @@ def test_knowledge_jsonl_errors_name_file_and_line(tmp_path: Path):
         load_knowledge(bad)
     with pytest.raises(ValidationError):
         item(type="must_not_mention", match={"ask": "单轮回答能问吗？"})     # a question needs a turn
+
+
+# -- only where they count; judge_mode predicates --------------------------------------------------------------------
+
+def test_non_must_question_checks_are_not_asked_under_judge_capped_outside_predicates_mode():
+    judge, asked = answering({"订单号": {6}})
+    items = [{"id": "judge", "type": "judge"},
+             {"id": "leak", "type": "max_count", "max": 0, "match": LEAK},                   # not must: idle
+             {"id": "secret", "type": "must_not_mention", "turns": "assistant", "must": True,
+              "match": {"ask": "这一轮客服是否索要了验证码（订单号无关）？"}}]
+    rubric = Rubric.model_validate({"id": "r", "name": "r", "criterion": "c", "score_descriptions": LEVELS,
+                                    "scope": "conversation", "items": items,
+                                    "predicate_levels": {5: "leak and secret", 1: "otherwise"}})
+
+    def reply(request):
+        if request.cache_tag.startswith("turn_question/"):
+            return yes_no_reply(0.1)
+        return {"feedback": "ok", "score": 4}
+    holistic = asyncio.run(score_rubric(rubric, chat(*CONVO), ScriptedJudge(reply)))
+    leak = next(e for e in holistic.evidence if e.item == "leak")
+    assert leak.passed is None and "not run" in leak.detail
+    assert {a["question"] for a in holistic.details["turn_questions"]} == {items[2]["match"]["ask"]}
+    predicates = asyncio.run(score_rubric(rubric.model_copy(update={"judge_mode": "predicates"}), chat(*CONVO),
+                                          judge))
+    assert predicates.score == 1 and "predicates level 1" in predicates.details["combine"]
+    assert not any(e.item == "judge" for e in predicates.evidence)          # no whole-transcript judgment
+
+
+def test_predicate_levels_name_check_ids_and_predicates_mode_needs_them():
+    base = {"id": "r", "name": "r", "criterion": "c", "score_descriptions": LEVELS, "scope": "conversation",
+            "items": [{"id": "judge", "type": "judge"}, {"id": "b", "type": "before", "first": "核验通过", "then": "订单"}]}
+    with pytest.raises(ValidationError, match="unknown question id"):
+        Rubric.model_validate({**base, "predicate_levels": {5: "b and nope"}})
+    with pytest.raises(ValidationError, match="needs predicate_levels"):
+        Rubric.model_validate({**base, "judge_mode": "predicates"})
+    from rubriceval.scoring.judge_mode import with_judge_mode
+    moded, notes = with_judge_mode([Rubric.model_validate(base)], "predicates", judge_models=["m"])
+    assert moded[0].judge_mode == "holistic" and "cannot run 'predicates'" in notes[0]
+
+
+@pytest.mark.local_model
+def test_questions_about_later_turns_reuse_the_embedded_judges_prefix_cache():
+    """On the embedded judge, the second and later questions of one conversation process far fewer prompt tokens
+    than they send: the transcript up to the earlier turn comes from llama.cpp's prefix cache."""
+    from rubriceval.judge.config import JudgeConfig
+    from rubriceval.run.backends import make_judge
+    from rubriceval.scoring.turn_questions import QuestionAsker
+
+    async def ask_all():
+        judge = make_judge(JudgeConfig(cache=False), announce=False)
+        asker = QuestionAsker(judge, chat(*CONVO).conversation)
+        try:
+            usages = []
+            for turn in (2, 4, 6):
+                before = asker.usage
+                await asker.answer(LEAK["ask"], turn)
+                usages.append(asker.usage.model_copy(update={k: getattr(asker.usage, k) - getattr(before, k)
+                                                             for k in ("prompt_tokens", "cached_prompt_tokens")}))
+            return usages
+        finally:
+            await judge.close()
+    usages = asyncio.run(ask_all())
+    later = usages[1:]
+    assert all(u.cached_prompt_tokens > 0.5 * u.prompt_tokens for u in later)
