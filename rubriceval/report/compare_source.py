@@ -159,6 +159,9 @@ def compare_stored(a: "RunData", b: "RunData", *, n_boot: int, seed: int, confid
         comparison.deltas.append(delta)
     comparison.seesaw_up = [d.scorer for d in comparison.deltas if d.direction == "better"]
     comparison.seesaw_down = [d.scorer for d in comparison.deltas if d.direction == "worse"]
+    if official_a or official_b:      # the seesaw query reads the stored scores in SQL: say so, not silently mix
+        comparison.notes.append("seesaw samples are found on the judge's scores; deltas and drops above are "
+                                "on official scores (human decisions applied)")
     comparison.seesaw_samples, comparison.seesaw_total = _seesaw(a, b, scorers, {s: summary_b[s].kind for s in
                                                                                   scorers}, min_drop, SeesawSample)
     return comparison
