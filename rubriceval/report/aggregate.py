@@ -13,7 +13,7 @@ from typing import Any
 from rubriceval.data.sample import Sample
 from rubriceval.report.summary_models import (RUBRIC_LEVELS, GroupStats, ScorerSummary, Stats, Summary,
                                               UnscoredGroup)
-from rubriceval.safety.manipulation_policy import is_flagged
+from rubriceval.safety.manipulation_policy import count_by_defence, is_flagged
 from rubriceval.trust.panel_agreement import panel_agreement
 from rubriceval.scoring.verdict import Usage, Verdict
 from standard_metrics.thresholds import (DEFAULT_METRIC_THRESHOLDS, FALLBACK_METRIC_THRESHOLD,  # noqa: F401
@@ -92,13 +92,15 @@ def summarize_scorer(scorer: Mapping[str, Any], rows: Sequence[Verdict],
     return scorer_summary(scorer, scores=[v.score for v in rows if v.score is not None], n_total=len(rows),
                           unscored=[(v.unscored_kind, v.sample_id, v.unscored_reason) for v in rows if v.score is None],
                           n_flagged=sum(1 for v in rows if is_flagged(v)), panel_rows=rows,
+                          flagged_by=count_by_defence(v.details for v in rows if is_flagged(v)),
                           usage=sum((v.usage for v in rows), Usage()), metric_thresholds=metric_thresholds)
 
 
 def scorer_summary(scorer: Mapping[str, Any], *, scores: Sequence[float], n_total: int,
                    unscored: Iterable[tuple[str | None, str, str | None]], n_flagged: int,
                    panel_rows: Sequence[Verdict], usage: Usage,
-                   metric_thresholds: Mapping[str, float] | None = None) -> ScorerSummary:
+                   metric_thresholds: Mapping[str, float] | None = None,
+                   flagged_by: Mapping[str, int] | None = None) -> ScorerSummary:
     """One scorer's summary from what its verdicts come to (in memory, or in SQL: report/source.py): scored
     values, row count, unscored (kind, sample id, reason) in verdict order, flagged rows, rows judged by a panel
     (others are ignored), usage."""
@@ -120,9 +122,12 @@ def scorer_summary(scorer: Mapping[str, Any], *, scores: Sequence[float], n_tota
     summary.n_unscored = summary.n_total - summary.n_scored
     summary.unscored = _unscored_groups(unscored)
     summary.n_suspected_manipulation = n_flagged
+    summary.suspected_by_defence = dict(flagged_by or {})
     if summary.n_suspected_manipulation:
+        by = ", ".join(f"{name} {count}" for name, count in summary.suspected_by_defence.items())
         summary.notes.append(f"{summary.n_suspected_manipulation} answer(s) addressed the judge "
-                             "(suspected_manipulation): handled by the rubric's manipulation policy")
+                             f"(suspected_manipulation{'; found by ' + by if by else ''}): handled by the rubric's "
+                             "manipulation policy")
     stats = describe(scored, summary.threshold)
     summary.mean, summary.median, summary.std = stats.mean, stats.median, stats.std
     summary.min, summary.max = stats.min, stats.max

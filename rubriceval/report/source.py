@@ -19,7 +19,7 @@ from rubriceval.report.aggregate import (assemble_summary, breakdown_keys, group
 from rubriceval.report.official_figures import HumanTally, with_machine_figures
 from rubriceval.report.run_sql import FROM_RUN
 from rubriceval.report.summary_models import ScorerSummary, Summary
-from rubriceval.safety.manipulation_policy import DETAILS_KEY as MANIPULATION_KEY
+from rubriceval.safety.manipulation_policy import DETAILS_KEY as MANIPULATION_KEY, count_by_defence
 from rubriceval.scoring.panel_votes import DETAILS_KEY as PANEL_KEY
 from rubriceval.store.db import Database
 from rubriceval.store.official import OfficialScores, with_decision
@@ -143,9 +143,13 @@ class RunSource:
             f"SELECT v.* {FROM_RUN} AND v.scorer = ? AND instr(v.details_json, ?) > 0 "
             f"AND {self.sql.json_kind('v.details_json', '$.' + PANEL_KEY)} = 'object' ORDER BY d.position",
             (name, f'"{PANEL_KEY}"'))] if counts.panel else []
+        # The few flagged rows' findings, for the count per defence (patterns, perplexity, llm_screen)
+        flagged_by = count_by_defence(json.loads(r[0]) for r in self._rows(
+            f"SELECT v.details_json {FROM_RUN} AND v.scorer = ? AND instr(v.details_json, ?) > 0",
+            (name, f'"{MANIPULATION_KEY}"'))) if counts.flagged else {}
         return scorer_summary(row, scores=scores, n_total=counts.n, unscored=unscored, n_flagged=counts.flagged,
                               panel_rows=panel_rows, usage=self._usage(name) if counts.spent else Usage(),
-                              metric_thresholds=metric_thresholds)
+                              metric_thresholds=metric_thresholds, flagged_by=flagged_by)
 
     def _usage(self, scorer: str | None = None) -> Usage:
         """Usage summed in verdict order; rows that spent nothing add nothing, so they are not read."""

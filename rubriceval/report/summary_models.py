@@ -51,6 +51,7 @@ class ScorerSummary(BaseModel):
     unscored: list[UnscoredGroup] = Field(default_factory=list)
     # Answers that addressed the judge (rubriceval/safety/manipulation.py): scored under the rubric's policy, counted.
     n_suspected_manipulation: int = 0
+    suspected_by_defence: dict[str, int] = Field(default_factory=dict)   # patterns, perplexity, llm_screen (issue 31)
     mean: float | None = None
     median: float | None = None
     std: float | None = None
@@ -134,6 +135,7 @@ class Summary(BaseModel):
                 "scorer": s.scorer, "name": s.name, "kind": s.kind, "version": s.version,
                 "n_total": s.n_total, "n_scored": s.n_scored, "n_unscored": s.n_unscored,
                 "n_suspected_manipulation": s.n_suspected_manipulation,
+                "suspected_by_defence": dict(s.suspected_by_defence),
                 "mean": s.mean, "median": s.median, "std": s.std, "min": s.min, "max": s.max,
                 "threshold": s.threshold, "pass_rate": s.pass_rate, "weight": s.weight,
                 "n_human": s.n_human, "machine_mean": s.machine_mean, "machine_pass_rate": s.machine_pass_rate,

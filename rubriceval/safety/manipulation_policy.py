@@ -3,7 +3,7 @@ nothing. The verdict stays a scored verdict (or unscored for its own reason): su
 check with the quoted span as evidence and a flag in `details`, which reports count."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import Iterable, Literal
 
 from pydantic import BaseModel, Field
 
@@ -107,5 +107,19 @@ def is_flagged(verdict: Verdict) -> bool:
 
 def flagging_defences(verdict: Verdict) -> set[str]:
     """For reports: the defences whose findings flagged this verdict (patterns, perplexity, llm_screen)."""
-    flag = verdict.details.get(DETAILS_KEY) or {}
+    return defences_in(verdict.details)
+
+
+def defences_in(details: dict) -> set[str]:
+    """The defences named by a verdict's details (a finding stored before findings named one: patterns)."""
+    flag = details.get(DETAILS_KEY) or {}
     return {f.get("defence") or "patterns" for f in flag.get("findings") or []}
+
+
+def count_by_defence(details: Iterable[dict]) -> dict[str, int]:
+    """Flagged verdicts per defence (a verdict flagged by two counts for each)."""
+    counts: dict[str, int] = {}
+    for one in details:
+        for defence in defences_in(one):
+            counts[defence] = counts.get(defence, 0) + 1
+    return dict(sorted(counts.items()))
