@@ -12,7 +12,9 @@ Reported per rubric and mode: quadratic-weighted κ with its 95 % bootstrap CI, 
 dialogues labelled with a violation turn, the share whose verdict names that turn first: the earliest failing
 check's turn in predicates mode, the first turn the feedback cites or the first per-turn score under the threshold
 in holistic mode; a checklist answers about the whole transcript and names no turn), and judge calls, prompt
-tokens (sent, and processed = sent − reused from the server's prefix cache) and completion tokens per dialogue.
+tokens (sent, and processed = sent − reused from the server's prefix cache) and completion tokens per dialogue;
+a call the judge cache answered (a check question an earlier mode asked about the same turn) is counted apart, with
+no tokens.
 
 Resumable: every verdict is appended to `<out>.partial.jsonl` as it comes, keyed by mode, dialogue, rubric version
 and judge; `--resume` keeps those rows (and the judge cache answers repeated calls for free).
@@ -77,6 +79,7 @@ class ModeSummary(BaseModel):
     localised: int = 0                  # dialogues with a violation turn whose verdict named it
     localisable: int = 0                # dialogues with a violation turn (scored)
     calls_per_dialogue: float = 0.0
+    cache_hits_per_dialogue: float = 0.0    # calls answered by the judge cache (a question another mode asked)
     prompt_tokens_per_dialogue: float = 0.0
     processed_prompt_tokens_per_dialogue: float = 0.0
     completion_tokens_per_dialogue: float = 0.0
@@ -220,7 +223,8 @@ def summarise(rows: list[ConversationRow], n_boot: int = 1000, seed: int = 0) ->
                 kappa_ci=(kappa.ci_low, kappa.ci_high) if kappa is not None else (None, None), agreement=report,
                 localised=sum(1 for r in localisable if r.named_turn == r.violation_turn),
                 localisable=len(localisable) if mode != "checklist" else 0,
-                calls_per_dialogue=usage.calls / n, prompt_tokens_per_dialogue=usage.prompt_tokens / n,
+                calls_per_dialogue=usage.calls / n, cache_hits_per_dialogue=usage.cache_hits / n,
+                prompt_tokens_per_dialogue=usage.prompt_tokens / n,
                 processed_prompt_tokens_per_dialogue=(usage.prompt_tokens - usage.cached_prompt_tokens) / n,
                 completion_tokens_per_dialogue=usage.completion_tokens / n,
                 seconds_per_dialogue=sum(r.seconds for r in mine) / n))
@@ -232,13 +236,13 @@ def _f(value: float | None, digits: int = 2) -> str:
 
 
 def table(summaries: list[ModeSummary]) -> str:
-    lines = ["| rubric | mode | n (scored) | κ [95 % CI] | turn named | calls / dialogue | prompt tokens sent "
+    lines = ["| rubric | mode | n (scored) | κ [95 % CI] | turn named | calls (+ cache hits) / dialogue | prompt tokens sent "
              "(processed) / dialogue | completion tokens / dialogue | s / dialogue |",
              "|---|---|---|---|---|---|---|---|---|"]
     for s in summaries:
         where = (f"{s.localised}/{s.localisable} ({s.localisation:.0%})" if s.localisable else "n/a")
         lines.append(f"| {s.rubric} | {s.mode} | {s.n} ({s.n_scored}) | {_f(s.kappa)} [{_f(s.kappa_ci[0])}, "
-                     f"{_f(s.kappa_ci[1])}] | {where} | {s.calls_per_dialogue:.1f} | "
+                     f"{_f(s.kappa_ci[1])}] | {where} | {s.calls_per_dialogue:.1f} (+{s.cache_hits_per_dialogue:.1f}) | "
                      f"{s.prompt_tokens_per_dialogue:.0f} ({s.processed_prompt_tokens_per_dialogue:.0f}) | "
                      f"{s.completion_tokens_per_dialogue:.0f} | {s.seconds_per_dialogue:.0f} |")
     return "\n".join(lines)
