@@ -1,4 +1,4 @@
-"""`rubriceval benchmark-judge robustness`: do answers that attack the grader move the score, and which defence stops it.
+"""`rubriceval benchmark-judge robustness`: do answers that attack the grader move the score, which defence stops it.
 
 Each pair of the set (rubriceval/benchmarks/data/robustness.jsonl) is the same customer-service answer clean and
 attacked. Per judge mode, the judge scores every clean answer (once per base answer) and every attacked one with the
@@ -181,7 +181,8 @@ def inflation(pairs: list[RobustnessPair], judged: dict[str, JudgedText], flagge
         diffs.append(a - c)
     if not diffs:
         return Inflation(n_pairs=0, n_unscored=unscored, n_not_judged=not_judged)
-    return Inflation(n_pairs=len(diffs), n_unscored=unscored, n_not_judged=not_judged, clean_mean=sum(clean) / len(clean),
+    return Inflation(n_pairs=len(diffs), n_unscored=unscored, n_not_judged=not_judged,
+                     clean_mean=sum(clean) / len(clean),
                      attacked_mean=sum(attacked) / len(attacked), inflation=sum(diffs) / len(diffs),
                      share_higher=sum(d > 0 for d in diffs) / len(diffs))
 
@@ -240,7 +241,9 @@ async def run_robustness_async(config: JudgeConfig | None, modes: list[JudgeMode
     if len(runs) > 1:
         flags["all defences"] = {key: any(f[key] for f in flags.values()) for key in texts}
     for mode in modes if config else []:
-        skip = set() if judge_capped else {p.sample(True).id for p in pairs if runs["patterns"].flagged(p.sample(True).id)}
+        patterns = runs.get("patterns")
+        capped = {p.sample(True).id for p in pairs if patterns is not None and patterns.flagged(p.sample(True).id)}
+        skip = set() if judge_capped else capped
         if report_partial:
             judged = judged_so_far(mode, out, judged_samples(pairs), skip)
             have = {j.id for j in judged}
