@@ -307,3 +307,19 @@ def test_questions_about_later_turns_reuse_the_embedded_judges_prefix_cache():
     usages = asyncio.run(ask_all())
     later = usages[1:]
     assert all(u.cached_prompt_tokens > 0.5 * u.prompt_tokens for u in later)
+
+
+def test_run_knowledge_gives_every_rubric_without_one_the_file(tmp_path: Path, capsys):
+    from rubriceval.cli import main
+
+    policy = tmp_path / "policy.md"
+    policy.write_text("# 运费\n满 99 元包邮。\n", encoding="utf-8")
+    args = ["run", "datasets/demo_conversations_zh.jsonl", "--rubrics", "rubrics", "--only", "closing", "--dry-run",
+            "--no-cache"]
+    assert main(args) == 0
+    plain = capsys.readouterr().out
+    assert main([*args, "--knowledge", str(policy)]) == 0
+    with_file = capsys.readouterr().out
+    tokens = [int(re.search(r"~(\d+) prompt tokens", out).group(1)) for out in (plain, with_file)]
+    assert tokens[1] > tokens[0]                 # the per-turn questions show the policy before the transcript
+    assert main([*args, "--knowledge", str(tmp_path / "missing.md")]) != 0

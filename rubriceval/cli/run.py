@@ -19,6 +19,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("dataset", nargs="?")
     p.add_argument("--rubrics", help="rubric file or directory")
     p.add_argument("--only", help="comma-separated rubric ids to use from --rubrics")
+    p.add_argument("--knowledge", metavar="FILE", help="a knowledge file of policies (.md/.txt/.jsonl) for every "
+                   "rubric without its own knowledge: — context conditions and per-turn questions read it "
+                   "(docs/predicates.md)")
     p.add_argument("--metrics", help="comma-separated metric names (see `rubriceval metrics`)")
     add_store_arg(p)
     p.add_argument("--name", help="run name (default: timestamp)")
@@ -80,6 +83,14 @@ def _load_for_run(args):
     samples = DatasetStream(args.dataset, chatlog=_chatlog_config(args),      # read as a stream, never held whole
                             fmt=args.format)
     rubrics = load_rubrics(args.rubrics, only=args.only.split(",") if args.only else None) if args.rubrics else []
+    if getattr(args, "knowledge", None):          # the run's knowledge file, for rubrics that name none
+        from pathlib import Path
+
+        from rubriceval.data.knowledge import load_knowledge
+
+        load_knowledge(args.knowledge)             # a missing or bad file fails here, naming it
+        where = str(Path(args.knowledge).resolve())
+        rubrics = [r if r.knowledge else r.model_copy(update={"knowledge": where}) for r in rubrics]
     metrics = parse_metric_names(args.metrics)
     if not rubrics and not metrics and not args.scorecards:
         raise RubricEvalError("nothing to evaluate", hint="pass --rubrics DIR, --metrics a,b,c and/or --scorecards DIR")
