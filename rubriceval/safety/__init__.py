@@ -7,6 +7,8 @@ untrusted        neutralise_untrusted: the one step the prompt environment's `fe
 spreadsheet      CSV/Excel formula-injection escaping that the project's own reader undoes
 manipulation     deterministic detector of judge-directed text; manipulation_policy applies a rubric's policy
 pii / redaction  personal data found and masked with typed placeholders, restorable for logged-in experts
+entities         the built-in entities conversation checks look for (order/tracking numbers, money, dates, URLs,
+                 and pii's kinds), with the near misses they keep apart (订单号 vs 手机号, 元旦 vs 元)
 
 See docs/security.md for what each defence covers and what it does not.
 """
