@@ -25,8 +25,9 @@ GENERATED_ID_PREFIX = "s-"
 
 
 def content_id(payload: dict[str, Any]) -> str:
-    """A stable id from a sample's content (what a row without an id gets in the Python API): the same row always
-    gets the same id, so runs of the same data pair up in comparisons."""
+    """A stable id from what identifies a test case (what a row without an id gets): its question and reference —
+    not the answer or the retrieved contexts, which change from one bot version to the next — so two versions'
+    runs of the same questions pair up in comparisons and regression gates."""
     text = json.dumps(payload, ensure_ascii=False, sort_keys=True, default=str)
     return GENERATED_ID_PREFIX + hashlib.sha256(text.encode()).hexdigest()[:12]
 
@@ -34,7 +35,7 @@ def content_id(payload: dict[str, Any]) -> str:
 class Sample(BaseModel):
     """question → answer (with retrieved contexts), judged against an expert ground truth."""
 
-    id: str = ""                 # "": generated from the content (content_id)
+    id: str = ""                 # "": generated from the question and reference (content_id)
     question: str
     answer: str = ""
     contexts: list[str] = Field(default_factory=list)
@@ -60,7 +61,8 @@ class Sample(BaseModel):
     @model_validator(mode="after")
     def _generated_id(self) -> "Sample":
         if not self.id:
-            self.id = content_id(self.model_dump(exclude={"id", "metadata"}))
+            self.id = content_id({"question": self.question, "ground_truth": self.ground_truth,
+                                  "reference_contexts": self.reference_contexts})
         return self
 
     @model_serializer(mode="wrap")
