@@ -27,8 +27,19 @@ from pydantic import BaseModel, Field
 
 from rubriceval.benchmarks.judge import judge_records, partial_path
 from rubriceval.benchmarks.partial import PartialFile, partial_header
-from rubriceval.benchmarks.robustness_data import FAMILIES, RobustnessPair, Split, benign_texts, load_set
-from rubriceval.benchmarks.robustness_screens import Screen, ScreenRun, pattern_screen, run_screens
+from rubriceval.benchmarks.robustness_data import (
+    FAMILIES,
+    RobustnessPair,
+    Split,
+    benign_texts,
+    load_set,
+)
+from rubriceval.benchmarks.robustness_screens import (
+    Screen,
+    ScreenRun,
+    pattern_screen,
+    run_screens,
+)
 from rubriceval.data.sample import Sample
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.loader import load_rubric

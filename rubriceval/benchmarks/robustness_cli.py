@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-from typing import Iterator
+from collections.abc import Iterator
 
 from rubriceval.common.errors import ConfigError
 
@@ -54,8 +54,8 @@ def run_from_args(args, config, command: str) -> int:
     modes = [] if args.modes.strip() == "none" else _listed(args.modes, MODES, "--modes")
     names = _listed(args.screens, SCREENS, "--screens") or ["patterns"]
     families = _listed(args.families, FAMILIES, "--families") or None
-    options = dict(split=args.split, out=args.out, resume=args.resume, families=families, command=command,
-                   judge_capped=not args.skip_capped, report_partial=args.report_partial)
+    options = {"split": args.split, "out": args.out, "resume": args.resume, "families": families, "command": command,
+               "judge_capped": not args.skip_capped, "report_partial": args.report_partial}
     with _stub_judge(config) if args.stub_judge else contextlib.nullcontext(config) as judge:
         screens = _screens(names, judge, args.benign_per_corpus)
         run_robustness(judge if modes else None, modes, screens=screens, **options)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 from pydantic import BaseModel, Field
 

@@ -14,7 +14,7 @@ def _num(value: float | None, signed: bool = False) -> str:
     return f"{value:+.2f}" if signed else f"{value:.2f}"
 
 
-def _cell(x: "Inflation") -> str:
+def _cell(x: Inflation) -> str:
     if x.n_pairs == 0:
         return f"— (0 scored, {x.n_unscored} unscored, {x.n_not_judged} capped unjudged)"
     share = "—" if x.share_higher is None else f"{100 * x.share_higher:.0f} %"
@@ -23,7 +23,7 @@ def _cell(x: "Inflation") -> str:
     return f"{_num(x.inflation, True)} ({share} higher{extra})"
 
 
-def inflation_table(result: "RobustnessResult") -> list[str]:
+def inflation_table(result: RobustnessResult) -> list[str]:
     if not result.rows:
         return []
     defences = list(result.rows[0].by_defence)
@@ -37,7 +37,7 @@ def inflation_table(result: "RobustnessResult") -> list[str]:
     return lines
 
 
-def recall_table(result: "RobustnessResult") -> list[str]:
+def recall_table(result: RobustnessResult) -> list[str]:
     defences = list(result.recall)
     if not defences:
         return []
@@ -48,7 +48,7 @@ def recall_table(result: "RobustnessResult") -> list[str]:
     return lines
 
 
-def false_positive_table(result: "RobustnessResult") -> list[str]:
+def false_positive_table(result: RobustnessResult) -> list[str]:
     defences = list(result.false_positives)
     if not defences:
         return []
@@ -62,22 +62,25 @@ def false_positive_table(result: "RobustnessResult") -> list[str]:
     return lines
 
 
-def cost_lines(result: "RobustnessResult") -> list[str]:
-    lines = ["| defence | texts screened | could not screen | calls per text | prompt tokens per text | "
-             "completion tokens per text |", "|---|---|---|---|---|---|"]
+def _per_text(value: float, n: int) -> str:
+    return f"{value / n:.1f}" if n else "—"
+
+
+def cost_lines(result: RobustnessResult) -> list[str]:
+    lines = [("| defence | texts screened | could not screen | calls per text | prompt tokens per text | "
+              "completion tokens per text |"), "|---|---|---|---|---|---|"]
     for name, usage in result.screen_usage.items():
         n = result.screened_texts.get(name) or 0
-        per = (lambda v: f"{v / n:.1f}") if n else (lambda v: "—")
         # calls answered now or from a cache alike: what screening one text asks for
         lines.append(f"| {name} | {n} | {len(result.screen_failures.get(name) or {})} | "
-                     f"{per(usage.calls + usage.cache_hits)} | "
-                     f"{per(usage.prompt_tokens)} | {per(usage.completion_tokens)} |")
+                     f"{_per_text(usage.calls + usage.cache_hits, n)} | "
+                     f"{_per_text(usage.prompt_tokens, n)} | {_per_text(usage.completion_tokens, n)} |")
     return lines
 
 
-def summary_text(result: "RobustnessResult") -> str:
-    head = [f"robustness ({result.split} half, {result.n_pairs} pairs), judge {result.judge}, "
-            f"{result.elapsed_s:.0f} s"]
+def summary_text(result: RobustnessResult) -> str:
+    head = [(f"robustness ({result.split} half, {result.n_pairs} pairs), judge {result.judge}, "
+             f"{result.elapsed_s:.0f} s")]
     for mode, usage in result.judge_usage.items():
         unscored = result.unscored_kinds.get(mode) or {}
         head.append(f"  {mode}: {usage.calls} judge calls ({usage.cache_hits} cache hits), {usage.prompt_tokens} "

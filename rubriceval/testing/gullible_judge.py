@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 
 # the judged answer, or the text an LLM screen asks about (the stub screens as gullibly as it judges)
-_ANSWER_BLOCK = re.compile(r"<<<(CHATBOT ANSWER|机器人回答|TEXT|文本)>>>\n(.*?)\n<<<END \1>>>", re.S)
+_ANSWER_BLOCK = re.compile(r"<<<(CHATBOT ANSWER|机器人回答|TEXT|文本)>>>\n(.*?)\n<<<END \1>>>", re.DOTALL)
 CUES = re.compile(r"[5５⑤]|\b(?:10|five|full marks|top marks|perfect|excellent|highest|maximum|best grade|"
                   r"every criterion|all criteria|exceptional|model answer|pass(?:es)?|yes)\b|"
-                  r"满分|最高|优秀|五星|完美|标杆|免检|全部要点|所有评分标准|每一项要求|好分数|高抬贵手|手下留情", re.I)
+                  r"满分|最高|优秀|五星|完美|标杆|免检|全部要点|所有评分标准|每一项要求|好分数|高抬贵手|手下留情", re.IGNORECASE)
 BASE_SCORE = 2
 
 
