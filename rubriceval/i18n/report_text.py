@@ -216,6 +216,16 @@ FINDING_TEXT: dict[str, dict[str, dict[str, object]]] = {
                           "template fix.",
                "actions": []},
     },
+    "rubric_checklist_failing": {
+        "zh": {"title": "「{scorer}」的检查清单 {item} 在 {rate} 的样本中未通过",
+               "explain": "这是评审模型逐条回答“是/否”的检查清单（checklist），不是确定性检查：看下面样本里哪些问题"
+                          "答了“否”，并抽查评审是否判对。",
+               "actions": []},
+        "en": {"title": "Checklist {item} of “{scorer}” fails on {rate} of samples",
+               "explain": "A checklist the judge answers yes/no question by question, not a deterministic check: see "
+                          "which questions got “no” on the samples below, and spot-check that the judge was right.",
+               "actions": []},
+    },
     "rubric_low": {
         "zh": {"title": "「{scorer}」平均分偏低（{value}，通过线 {threshold}）",
                "explain": "评审模型认为回答未达到该业务标准；请阅读最低分样本的评审意见。",
@@ -289,6 +299,9 @@ CHECK_ACTIONS: dict[str, dict[str, str]] = {
                                                                     "answer template"},
     "max_length": {"zh": "要求更简洁的回答，或限制最大输出长度",
                    "en": "Ask for shorter answers or cap the output length"},
+    "checklist": {"zh": "按答“否”的问题修改 prompt 或回答模板；评审模型较弱时先抽审几条，确认它判得对",
+                  "en": "Change the prompt or answer template for the questions answered “no”; with a weak judge, "
+                        "audit a few first to confirm its answers"},
 }
 GENERIC_CHECK_ACTION = {"zh": "修改 prompt 或回答模板，使回答满足该检查", "en": "Change the prompt or answer "
                                                                              "template so answers pass this check"}

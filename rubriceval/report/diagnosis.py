@@ -248,12 +248,14 @@ def _rubric_findings(summary: Summary, scorers: Sequence[Mapping[str, Any]], ind
             rate = n_failed / n_judged
             drivers = [index.driving(v, _preview(e.detail or ", ".join(e.missing))) for v, e in failed]
             action = CHECK_ACTIONS.get(check_type, GENERIC_CHECK_ACTION)
+            # A checklist is the judge's yes/no answers, not a deterministic check: said as such (issue 32.10).
+            code = "rubric_checklist_failing" if check_type == "checklist" else "rubric_check_failing"
             titles, explains, actions = _texts(
-                "rubric_check_failing", extra_actions={lang: [action[lang]] for lang in LANGS},
+                code, extra_actions={lang: [action[lang]] for lang in LANGS},
                 scorer=rubric.name, item=item_id, check_type=check_type,
                 rate=_both(lambda lang: format_percent(rate, lang)))
             check_findings.append(Finding(
-                code="rubric_check_failing", stage="business",
+                code=code, stage="business",
                 severity="high" if _is_low(rubric, config) or rate >= 0.5 else "medium",
                 scorer=rubric.scorer, scorer_name=rubric.name, value=rate, threshold=config.check_fail_rate,
                 title=titles, explain=explains, actions=actions, samples=drivers, score_digits=0))
