@@ -1,7 +1,7 @@
 """Appeals in a real browser (Debian chromium through Playwright): an agent logs in and appeals one deduction with
 a reason; a reviewer opens it from the inbox and accepts it; the agent's official score and the HTML report's
 figures change and say they are human-decided. Also the lead's calibration result. Screenshots of the three views
-are written to tmp_path, and to $RUBRICEVAL_SCREENSHOTS when set (docs/images/ was made so)."""
+are written to tmp_path, and to $RUBRICEVAL_SCREENSHOTS when set (docs/img/ was made so)."""
 from __future__ import annotations
 
 import os
