@@ -15,8 +15,8 @@ from rubriceval.scoring.verdict import UnscoredKind, Usage
 from standard_metrics.call_modes import CallModes
 from standard_metrics.grounding import DroppedStatement
 
-# 2: statements are grounded in their source (grounding.py); extraction/contexts may be cut into several requests.
-CALLS_VERSION = "2"
+# 3: skipped answer sentences are added. 2: statements are grounded in their source (grounding.py); extraction/contexts may be cut into several requests.
+CALLS_VERSION = "3"
 
 
 class CallKind(str, Enum):
@@ -139,6 +139,8 @@ class CallOutcome(BaseModel):
     part_error_kinds: dict[str, UnscoredKind] = Field(default_factory=dict)
     # Extraction: statements the grounding check dropped (grounding.py), per output key.
     dropped: dict[str, list[DroppedStatement]] = Field(default_factory=dict)
+    # Extraction: answer sentences no extracted statement covered, added as statements (grounding.py).
+    added: dict[str, list[str]] = Field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import re
 from dataclasses import dataclass, field
 
 from rubriceval.data.sample import Sample
@@ -34,7 +33,7 @@ from standard_metrics.call_modes import CallModes, call_modes, judge_model_of
 from standard_metrics.call_plan import (CALLS_VERSION, EMBEDDING, ROUND_1, ROUND_2, VERDICT_LABELS, CacheLookup,
                                         CallKind, CallOutcome, CallPlan, EmbeddingOutcome, JudgeRequest, Need,
                                         PlannedCall)
-from standard_metrics.grounding import ground, text_supports
+from standard_metrics.grounding import ground, sentences, text_supports, uncovered_sentences
 from standard_metrics.protocols import Embedder, EmbeddingReply, Judge
 from standard_metrics.requests import RequestBuilder, check_examples
 from standard_metrics.schemas import validate
@@ -189,12 +188,16 @@ def grounded(outcome: CallOutcome, sample: Sample, enabled: bool = True) -> Call
     if not outcome.ok or not enabled:
         return outcome
     sources = {"answer_statements": sample.answer, "ground_truth_statements": sample.ground_truth}
-    data, dropped = dict(outcome.data), {}
+    data, dropped, added = dict(outcome.data), {}, {}
     for key in STATEMENT_KEYS:
         if key in data:
             result = ground(data[key], sources[key], sample.question)
             data[key], dropped[key] = result.kept, result.dropped
-    return outcome.model_copy(update={"data": data, "dropped": dropped})
+    if data.get("answer_statements"):   # every claim of the answer is checked, also those the judge skipped
+        # (none kept: a refusal or a greeting, as the judge read it — nothing is added to it)
+        added["answer_statements"] = uncovered_sentences(data["answer_statements"], sample.answer, sample.question)
+        data["answer_statements"] = data["answer_statements"] + added["answer_statements"]
+    return outcome.model_copy(update={"data": data, "dropped": dropped, "added": added})
 
 
 def embedding_texts(plan: CallPlan, sample: Sample, reverse: CallOutcome | None) -> list[str]:
@@ -273,12 +276,9 @@ class SampleRun:
         await asyncio.gather(*jobs)
 
 
-_SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])|(?<=\.)\s+")
-
-
 def stand_in_statements(text: str) -> list[str]:
     """Sentences of a text: what a dry run shows in place of statements the judge has not extracted yet."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+    return sentences(text)
 
 
 def _cached_extraction(requests: list[JudgeRequest], lookup: CacheLookup, sample: Sample,

@@ -98,6 +98,11 @@ class MetricContext:
         outcome = self.outcomes.get(CallKind.EXTRACT.value)
         return list(outcome.dropped.get(which, [])) if outcome is not None else []
 
+    def added_statements(self, which: str) -> list[str]:
+        """Sentences of the text the extraction skipped, added as statements (grounding.uncovered_sentences)."""
+        outcome = self.outcomes.get(CallKind.EXTRACT.value)
+        return list(outcome.added.get(which, [])) if outcome is not None else []
+
     def dropped_evidence(self, which: str) -> tuple[list[Evidence], dict[str, Any]]:
         """The dropped statements as evidence items (neither passed nor failed: not counted) and as details."""
         dropped = self.dropped_statements(which)

@@ -39,7 +39,8 @@ def compute(ctx: MetricContext) -> MetricResult:
         evidence=[Evidence(item=f"{v.id} {v.statement}", passed=v.verdict, detail=v.reason) for v in verdicts]
         + dropped,
         details={"statements": [v.statement for v in verdicts], "supported": [v.verdict for v in verdicts],
-                 "reasons": [v.reason for v in verdicts], **dropped_details})
+                 "reasons": [v.reason for v in verdicts], **dropped_details,
+                 **({"added_statements": added} if (added := ctx.added_statements("answer_statements")) else {})})
 
 
 SPEC = MetricSpec(

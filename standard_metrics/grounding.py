@@ -13,6 +13,10 @@ a "statement". Each statement is therefore kept only when it can be found in its
   its characters and the share of its adjacent character pairs found there — or a number in it occurs in neither
   (an invented 15天 is not grounded by a source that says 10天) → dropped.
 
+Completeness (answers): when some statement was kept, an answer sentence the kept statements do not cover
+(coverage < 0.5) — a claim the judge skipped — is added as a statement of its own (`uncovered_sentences`), so
+faithfulness checks every claim. An answer the judge found no statement in (a refusal) gets none added.
+
 CJK is compared per character, other scripts per word. What is dropped is listed with its reason, and metrics
 show it in their evidence and details (`dropped_statements`): never silently lost.
 """
@@ -37,9 +41,12 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _FUNCTION_CHARS = frozenset("的是了在有和与及或也都就为被把将对于着过")
 _FUNCTION_WORDS = frozenset("a an the is are was were be been of to in on at for and or with by as it its this "
                             "that".split())
+_SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])|(?<=\.)\s+")
+# An answer sentence this little covered by the extracted statements is a claim the extraction skipped.
+MIN_SENTENCE_COVERED = 0.5
 _QUESTION_END = re.compile(r"(?:[?？]|[吗呢][。.!！]?)\s*$")
 _GREETING = re.compile(
-    r"^\s*(?:您好|你好|亲[，,！!]|感谢|谢谢|祝您|祝你|欢迎|很高兴|请问还有|如有其他|如果您还有|如还有|希望(?:以上|这)|"
+    r"^\s*(?:您好|你好|亲[，,！!]|感谢|谢谢|祝您|祝你|欢迎|很高兴|请问还有|如有|如果您还有|如还有|请随时|希望(?:以上|这)|"
     r"hello\b|hi\b|dear\b|thanks?\b|thank you|glad to|happy to help|hope (?:this|that) helps|feel free|"
     r"please let (?:me|us) know|is there anything else)", re.IGNORECASE)
 
@@ -125,3 +132,21 @@ def text_supports(statement: str, contexts: list[str], question: str = "") -> bo
     if not _numbers(statement) <= _numbers(source) | _numbers(question):
         return False
     return coverage(statement, source) >= MIN_SUPPORT_COVERAGE     # words of the question are no support
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a text (split after 。！？；; newlines and ". ")."""
+    return [t.strip() for t in _SENTENCE_END.split(text) if t and t.strip()]
+
+
+def uncovered_sentences(statements: list[str], text: str, question: str = "") -> list[str]:
+    """Sentences of `text` that the extracted statements do not cover (coverage < MIN_SENTENCE_COVERED), questions
+    and greetings excepted: claims the extraction skipped. The 1.5B judge left the invented sentence out of the
+    answer's statements in 5 of 6 inventing answers, so faithfulness never checked it."""
+    said = "\n".join(statements)
+    missed = []
+    for sentence in sentences(text):
+        sentence = sentence.rstrip("。！!；;.")
+        if drop_reason(sentence, text, question)[0] is None and coverage(sentence, said) < MIN_SENTENCE_COVERED:
+            missed.append(sentence)
+    return missed

@@ -94,7 +94,7 @@ async def test_the_question_restated_by_the_judge_does_not_make_faithfulness_zer
 
 async def test_everything_dropped_is_unscored_and_says_so():
     judge = ScriptedJudge({"extract_statements": {"answer_statements": ["请问您还有其他问题吗？"]}})
-    verdict = (await score_sample(sample(), ["faithfulness"], judge=judge))[0]
+    verdict = (await score_sample(sample(), ["faithfulness"], judge=judge))[0]    # nothing kept: nothing added
     assert verdict.score is None and verdict.unscored_kind == "no_statements"
     assert "1" in verdict.unscored_reason and verdict.details["dropped_statements"]
 
@@ -183,3 +183,18 @@ async def test_a_yes_the_contexts_text_does_not_bear_out_is_overruled_with_suppo
     assert checked["faithfulness"].score == 1.0                         # 8123 is: the judge's yes stands
     assert "stext" in checked["context_recall"].scorer_version
     assert trusting["context_recall"].scorer_version != checked["context_recall"].scorer_version
+
+
+async def test_an_answer_sentence_the_judge_skipped_is_still_checked():
+    # the 1.5B judge left the invented sentence out of the answer's statements: it is added from the answer itself
+    judge = ScriptedJudge({"extract_statements": {"answer_statements": [TRUTH.rstrip("。")]},
+                           "judge_contexts": fill_schema(True)})
+    verdict = (await score_sample(sample(), ["faithfulness"], judge=judge, options={"support": "judge_and_text"}))[0]
+    assert verdict.details["statements"] == [TRUTH.rstrip("。"), "另外，" + INVENTED]
+    assert verdict.details["added_statements"] == ["另外，" + INVENTED]
+    assert verdict.score == 0.5                                # the contexts' text does not bear the invention out
+    greeting = sample().model_copy(update={"answer": TRUTH + "如有疑问，请随时联系人事部。"})
+    judge = ScriptedJudge({"extract_statements": {"answer_statements": [TRUTH.rstrip("。")]},
+                           "judge_contexts": fill_schema(True)})
+    verdict = (await score_sample(greeting, ["faithfulness"], judge=judge))[0]
+    assert "added_statements" not in verdict.details and verdict.score == 1.0
