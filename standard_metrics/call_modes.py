@@ -48,14 +48,26 @@ class CallModes(BaseModel):
 
 
 DEFAULT = CallModes()
-# judge model → the cut measured best for it on rubriceval/benchmarks/data/rag_zh.jsonl (held-out half).
-MEASURED: dict[str, CallModes] = {}
+EMBEDDED = "local"      # JudgeConfig.model of the embedded judge (base_url unset)
+# judge model → the cut measured best for it on rubriceval/benchmarks/data/rag_zh.jsonl (held-out half, docs/
+# benchmarks.md "RAG metrics on a small judge"). The embedded 1.5B judge: split extraction (merged: diagnosis 0.52
+# vs 0.76 on 21 samples), all contexts in one request (one context per request was measured on 1 sample only and
+# costs a request per context), and its "supported" checked against the text (0.81 vs 0.76; wrong retrieval 7/7
+# named vs 6/7).
+MEASURED: dict[str, CallModes] = {EMBEDDED: CallModes(extraction="split", context_calls="merged",
+                                                      support="judge_and_text")}
 
 
 def judge_model_of(judge: Any) -> str | None:
-    """The model name of a judge client (JudgeClient, ScriptedJudge), None when it has no config."""
+    """The key of a judge client (JudgeClient, ScriptedJudge) in MEASURED: its model, "local" for the embedded judge
+    (no base_url), None without a config or for an endpoint whose model was left at the "local" default."""
     config = getattr(judge, "config", None)
-    return getattr(config, "model", None)
+    if config is None:
+        return None
+    if getattr(config, "base_url", "") is None:
+        return EMBEDDED
+    model = getattr(config, "model", None)
+    return None if model == EMBEDDED else model
 
 
 def call_modes(options: Any, judge_model: str | None = None) -> CallModes:

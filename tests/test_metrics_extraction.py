@@ -198,3 +198,17 @@ async def test_an_answer_sentence_the_judge_skipped_is_still_checked():
                            "judge_contexts": fill_schema(True)})
     verdict = (await score_sample(greeting, ["faithfulness"], judge=judge))[0]
     assert "added_statements" not in verdict.details and verdict.score == 1.0
+
+
+def test_the_embedded_judge_has_its_measured_cut_and_an_unnamed_endpoint_does_not():
+    from rubriceval import JudgeConfig
+    from standard_metrics.call_modes import EMBEDDED, judge_model_of
+
+    class Client:
+        def __init__(self, config):
+            self.config = config
+    assert judge_model_of(Client(JudgeConfig())) == EMBEDDED
+    assert call_modes(MetricOptions(), EMBEDDED).support == "judge_and_text"
+    assert judge_model_of(Client(JudgeConfig(base_url="http://127.0.0.1:9/v1"))) is None      # model not set
+    assert judge_model_of(Client(JudgeConfig(base_url="http://127.0.0.1:9/v1", model="qwen-max"))) == "qwen-max"
+    assert call_modes(MetricOptions(), "qwen-max") == CallModes()
