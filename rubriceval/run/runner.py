@@ -79,21 +79,66 @@ def with_passed(verdict: Verdict, thresholds: dict[str, float] | None) -> Verdic
 
 
 class _Progress:
-    """Samples done, with the judge's running counters."""
+    """Samples done, with the judge's running counters; with a judge, judge requests against the dry-run plan's
+    count, requests/s and an ETA, refreshed every second (a slow judge finishes a sample only every few calls)."""
 
     def __init__(self, total: int | None, stats: CallStats, enabled: bool):
         self.bar = tqdm(total=total, unit="sample", disable=not enabled, dynamic_ncols=True, desc="evaluating")
         self.stats = stats
+        self.total_samples = total
+        self.planned_calls = 0               # planned for the samples seen so far (window by window)
+        self.planned_samples = 0
+        self.judgments = 0
+        self.started = time.perf_counter()
+        self.first_requests = stats.requests
 
-    def update(self, samples: int, judgments: int) -> None:
+    def plan(self, calls: int, samples: int) -> None:
+        self.planned_calls += calls
+        self.planned_samples += samples
+
+    def calls_line(self) -> str:
+        """'judge 12/40 calls 0.3/s ETA 1:33' — the total extrapolated from the samples planned so far."""
+        if not self.planned_calls:
+            return ""
+        done = self.stats.requests - self.first_requests
+        total = self.planned_calls
+        if self.total_samples and self.planned_samples and self.planned_samples < self.total_samples:
+            total = round(self.planned_calls * self.total_samples / self.planned_samples)
+        elapsed = time.perf_counter() - self.started
+        rate = done / elapsed if elapsed > 0 else 0.0
+        eta = tqdm.format_interval(max(0, total - done) / rate) if rate > 0 else "?"
+        return f"judge {done}/{total} calls {rate:.2f}/s ETA {eta} "
+
+    def update(self, samples: int, judgments: int | None = None) -> None:
         s = self.stats
-        self.bar.set_postfix_str(f"judgments={judgments} calls={s.calls} cached={s.cache_hits} "
-                                 f"tok={s.prompt_tokens + s.completion_tokens} ${s.cost_usd:.4f}"
-                                 + (f" fail={sum(s.failures.values())}" if s.failures else ""), refresh=False)
+        self.judgments = self.judgments if judgments is None else judgments
+        self.bar.set_postfix_str(self.calls_line() + f"judgments={self.judgments} calls={s.calls} "
+                                 f"cached={s.cache_hits} tok={s.prompt_tokens + s.completion_tokens} "
+                                 f"${s.cost_usd:.4f}" + (f" fail={sum(s.failures.values())}" if s.failures else ""),
+                                 refresh=False)
         self.bar.update(samples)
+
+    async def tick(self, every_s: float = 1.0) -> None:
+        while True:
+            await asyncio.sleep(every_s)
+            self.update(0)
+            self.bar.refresh()
 
     def close(self) -> None:
         self.bar.close()
+
+
+def planned_calls(work: list[tuple[Sample, str, list[tuple[str, str]]]], rubrics: dict[str, Rubric], judge: Any,
+                  metric_options: Any) -> int:
+    """The judge calls the dry run plans for these samples' wanted (scorer, kind) pairs (run/planning.py)."""
+    from rubriceval.run.planning import planned_judge_calls
+
+    count = 0
+    for sample, _, wanted in work:
+        count += sum(1 for _ in planned_judge_calls(
+            [sample], [rubrics[sid] for sid, kind in wanted if kind == "rubric"],
+            [sid for sid, kind in wanted if kind == "metric"], judge.config, metric_options=metric_options))
+    return count
 
 
 def _windows(samples: Iterable[Sample], size: int) -> Iterator[list[tuple[Sample, str]]]:
@@ -168,6 +213,7 @@ async def execute(store: RunStore, run_id: str, samples: Iterable[Sample] | None
                 record(verdict, input_hash)
             bar.update(1, totals.units_done)
 
+    ticker = asyncio.ensure_future(bar.tick()) if progress and not offline else None
     try:
         for number, chunk in enumerate(windows):
             if shard is not None and number % shard[1] != shard[0]:
@@ -181,6 +227,8 @@ async def execute(store: RunStore, run_id: str, samples: Iterable[Sample] | None
                 totals.units_skipped += len(units) - len(wanted)
                 if wanted:
                     work.append((sample, input_hash, wanted))
+            if judge is not None and progress and panel is None:
+                bar.plan(planned_calls(work, by_id, judge, metric_options), len(chunk))
             bar.update(len(chunk) - len(work), totals.units_done)     # samples finished before (resume)
             if offline:
                 for job in work:                     # no task per sample: nothing to wait for
@@ -192,6 +240,8 @@ async def execute(store: RunStore, run_id: str, samples: Iterable[Sample] | None
             if on_window:
                 on_window(len(chunk))
     finally:
+        if ticker is not None:
+            ticker.cancel()
         batches.flush()
         bar.close()
         totals.wall_s = time.perf_counter() - started
