@@ -18,6 +18,7 @@ from rubriceval.i18n.evidence_text import EVIDENCE_TEXT
 from rubriceval.i18n.official_text import OFFICIAL_TEXT
 from rubriceval.i18n.pairwise_text import PAIRWISE_TEXT
 from rubriceval.i18n.report_text import REPORT_TEXT
+from rubriceval.i18n.scorecard_review_text import SCORECARD_REVIEW_TEXT
 from rubriceval.i18n.scorecard_text import SCORECARD_TEXT
 from rubriceval.i18n.segment_text import SEGMENT_TEXT
 from rubriceval.i18n.studio_text import STUDIO_TEXT
@@ -43,7 +44,7 @@ def _merge(*parts: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
 
 MESSAGES: dict[str, dict[str, str]] = _merge(REPORT_TEXT, EVIDENCE_TEXT, UI_TEXT, PAIRWISE_TEXT, CONVERSATION_TEXT,
                                              TEAM_TEXT, SEGMENT_TEXT, OFFICIAL_TEXT, SCORECARD_TEXT,
-                                             STUDIO_TEXT)
+                                             STUDIO_TEXT, SCORECARD_REVIEW_TEXT)
 
 
 class Message(BaseModel):

@@ -23,6 +23,7 @@ from ui.common.assets import APP_CSS
 from ui.team.layout import build_team_layout
 from ui.team.page_language import I18N, PageLanguageMiddleware
 from ui.team.appeals_wiring import AppealHandlers, wire_appeals
+from ui.team.scorecard_review_wiring import ScorecardReviewHandlers, wire_scorecard_review
 from ui.team.wiring import TeamHandlers, wire_team
 from ui.common.transcript_view import TRANSCRIPT_CSS
 
@@ -54,6 +55,7 @@ def build_team_app(store_path: str | Path, auth: TeamAuth, lang: str | None = No
         handlers = TeamHandlers(app, team, auth, chosen)
         wire_team(app, layout, handlers)
         wire_appeals(app, layout.appeals, layout.session, AppealHandlers(handlers))   # agents, appeals, 校准会
+        wire_scorecard_review(app, layout.scorecard_review, layout.session, ScorecardReviewHandlers(handlers))
     app.team_store = team            # for tests, and to close the connection with the app
     app.team_lang = chosen           # the page's language, login page included (page_language.py)
     return app

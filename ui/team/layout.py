@@ -12,6 +12,7 @@ from rubriceval.i18n import Lang, t
 from ui.common.wording import LANGUAGE_CHOICES, Relabelled, Wording, Words
 from ui.team.actions import TeamSession
 from ui.team.appeals_layout import AppealTabs, build_appeal_tabs
+from ui.team.scorecard_review_layout import ScorecardReviewTab, build_scorecard_review_tab
 
 SCORES = ["1", "2", "3", "4", "5"]
 
@@ -108,6 +109,7 @@ class TeamLayout(Relabelled):
     lang: Lang = "en"
     wording: list[Wording] = field(default_factory=list)
     appeals: AppealTabs | None = None     # appeals and calibration sessions (ui/team/appeals_layout.py)
+    scorecard_review: ScorecardReviewTab | None = None   # 质检复核 (ui/team/scorecard_review_layout.py)
 
     @property
     def item_outputs(self) -> list[Any]:
@@ -258,4 +260,6 @@ def build_team_layout(lang: Lang) -> TeamLayout:
         tasks = _tasks_tab(words)
         adjudication = _adjudication_tab(words)
         appeals = build_appeal_tabs(words)
-    return TeamLayout(session, signed_in, lang_dd, queue, tasks, adjudication, lang, words.entries, appeals)
+        scorecard_review = build_scorecard_review_tab(words)
+    return TeamLayout(session, signed_in, lang_dd, queue, tasks, adjudication, lang, words.entries, appeals,
+                      scorecard_review)

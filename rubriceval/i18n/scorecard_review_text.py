@@ -1,0 +1,29 @@
+"""Wording of the team app's scorecard review tab (质检复核: confirm or reject each deduction, add a missed one), in
+Chinese and English; part of the one catalogue."""
+from __future__ import annotations
+
+SCORECARD_REVIEW_TEXT: dict[str, dict[str, str]] = {
+    "scr_tab": {"zh": "评分表复核", "en": "Scorecard review"},
+    "scr_run": {"zh": "运行", "en": "Run"},
+    "scr_load": {"zh": "载入", "en": "Load"},
+    "scr_table": {"zh": "对话与扣分", "en": "Conversations and deductions"},
+    "scr_verdict": {"zh": "对话 · 评分表", "en": "Conversation · scorecard"},
+    "scr_item": {"zh": "质检项", "en": "Item"},
+    "scr_decision": {"zh": "复核结论", "en": "Decision"},
+    "scr_confirm": {"zh": "确认扣分（命中正确）", "en": "Confirm (a true hit)"},
+    "scr_reject": {"zh": "驳回扣分（误判）", "en": "Reject (a false hit)"},
+    "scr_missed": {"zh": "补充漏判项", "en": "Add a missed item"},
+    "scr_note": {"zh": "备注", "en": "Note"},
+    "scr_save": {"zh": "保存结论", "en": "Save decision"},
+    "scr_saved": {"zh": "✓ 已保存：{item} {decision}", "en": "✓ saved: {item} {decision}"},
+    "scr_need_pick": {"zh": "请先选择对话、质检项和结论", "en": "pick a conversation, an item and a decision first"},
+    "scr_reviewers_only": {"zh": "只有质检员和组长可以复核评分表", "en": "only reviewers and leads review scorecards"},
+    "scr_total": {"zh": "总分", "en": "Total"},
+    "scr_deductions": {"zh": "扣分项", "en": "Deductions"},
+    "scr_reviewed": {"zh": "已复核", "en": "Reviewed"},
+    "scr_no_deduction": {"zh": "没有扣分项", "en": "No deduction"},
+    "scr_unscored": {"zh": "未评分", "en": "unscored"},
+    "scr_other_items": {"zh": "其他质检项（未命中、N/A、未评分）", "en": "Other items (clear, N/A, unscored)"},
+    "scr_latest": {"zh": "最新复核：{decision}（{reviewer}）", "en": "latest review: {decision} ({reviewer})"},
+    "scr_turn": {"zh": "第 {turn} 轮", "en": "turn {turn}"},
+}

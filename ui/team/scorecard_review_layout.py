@@ -1,0 +1,59 @@
+"""The team app's scorecard review tab (质检复核): a reviewer picks a conversation's scorecard verdict, reads its
+deductions with their evidence beside the transcript, and confirms or rejects each deduction or adds a missed item.
+Built inside the team layout's gr.Tabs, worded through the same `Words`; hidden until the page load says who may
+see it (reviewers and leads)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gradio as gr
+
+from rubriceval.i18n import Lang, t
+from ui.common.wording import Words
+
+
+def decision_choices(lang: Lang) -> list[tuple[str, str]]:
+    return [(t("scr_confirm", lang), "confirm"), (t("scr_reject", lang), "reject"), (t("scr_missed", lang), "missed")]
+
+
+@dataclass
+class ScorecardReviewTab:
+    tab: gr.Tab
+    run_dd: gr.Dropdown
+    load_btn: gr.Button
+    table: gr.Dataframe
+    verdict_dd: gr.Dropdown
+    view: gr.HTML
+    item_dd: gr.Dropdown
+    decision: gr.Radio
+    note: gr.Textbox
+    save_btn: gr.Button
+    status: gr.Markdown
+
+
+def build_scorecard_review_tab(words: Words) -> ScorecardReviewTab:
+    # Choices are filled per user after login (allow_custom_value: a typed value is checked on the server).
+    with words(gr.Tab(words.text("scr_tab"), id="scorecard-review", visible=False), label="scr_tab") as tab:
+        with gr.Row(equal_height=True):
+            run_dd = words(gr.Dropdown(label=words.text("scr_run"), choices=[], allow_custom_value=True, scale=2,
+                                       elem_id="scr-run"), label="scr_run")
+            load_btn = words(gr.Button(words.text("scr_load"), variant="primary", scale=0, min_width=120,
+                                       elem_id="scr-load"), value="scr_load")
+        table = words(gr.Dataframe(interactive=False, max_height=260, elem_id="scr-table",
+                                   label=words.text("scr_table")), label="scr_table")
+        with gr.Row():
+            with gr.Column(scale=3):
+                verdict_dd = words(gr.Dropdown(label=words.text("scr_verdict"), choices=[], allow_custom_value=True,
+                                               elem_id="scr-verdict"), label="scr_verdict")
+                view = gr.HTML(elem_id="scr-view")
+            with gr.Column(scale=2):
+                item_dd = words(gr.Dropdown(label=words.text("scr_item"), choices=[], allow_custom_value=True,
+                                            elem_id="scr-item"), label="scr_item")
+                decision = words(gr.Radio(choices=decision_choices(words.lang), label=words.text("scr_decision"),
+                                          elem_id="scr-decision"), label="scr_decision", choices=decision_choices)
+                note = words(gr.Textbox(label=words.text("scr_note"), lines=2, elem_id="scr-note"), label="scr_note")
+                save_btn = words(gr.Button(words.text("scr_save"), variant="primary", elem_id="scr-save"),
+                                 value="scr_save")
+                status = gr.Markdown(elem_id="scr-status")
+    return ScorecardReviewTab(tab, run_dd, load_btn, table, verdict_dd, view, item_dd, decision, note, save_btn,
+                              status)
