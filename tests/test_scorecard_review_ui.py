@@ -114,3 +114,15 @@ def test_an_agent_is_refused_whatever_the_client_sends(served) -> None:
         assert not [r for r in ReviewStore(runs).reviews(run_id) if r.reviewer == "agent_wang"]
     finally:
         runs.close()
+
+
+def test_the_view_in_chinese_names_a_fatal_deduction_and_its_evidence() -> None:
+    from ui.team.scorecard_review_views import item_choices, verdict_html
+
+    card = Scorecard.model_validate({**CARD, "items": [*CARD["items"], {
+        "id": "code", "dimension": "d", "fatal": True, "check": {"type": "must_not_mention", "phrases": ["验证码"], "turns": "assistant"}}]})
+    sample = conversation("c9", "请告诉我验证码")
+    verdict = asyncio.run(score_scorecard(card, sample, ScriptedJudge(lambda _: yes_no_reply(0.95))))
+    html = verdict_html(verdict, sample, [], "zh")
+    assert verdict.totals.total == 0 and "扣分项" in html and "一票否决" in html and "验证码" in html
+    assert [c[1] for c in item_choices(verdict, [])] == ["closing", "code", "resolve"]     # hits first

@@ -25,5 +25,6 @@ SCORECARD_REVIEW_TEXT: dict[str, dict[str, str]] = {
     "scr_unscored": {"zh": "未评分", "en": "unscored"},
     "scr_other_items": {"zh": "其他质检项（未命中、N/A、未评分）", "en": "Other items (clear, N/A, unscored)"},
     "scr_latest": {"zh": "最新复核：{decision}（{reviewer}）", "en": "latest review: {decision} ({reviewer})"},
+    "scr_fatal": {"zh": "一票否决", "en": "fatal"},
     "scr_turn": {"zh": "第 {turn} 轮", "en": "turn {turn}"},
 }

@@ -73,10 +73,12 @@ def verdict_html(v: ScorecardVerdict, sample: Sample, reviews: Sequence[Review],
 
     def line(o: ItemOutcome) -> str:
         review = decided.get(o.item)
-        said = (f"<div class='scr-review'>{esc(t('scr_latest', lang, decision=review.decision, reviewer=review.reviewer))}"
-                f"{(' · ' + esc(review.note)) if review.note else ''}</div>") if review else ""
-        fatal = " · 一票否决" if lang == "zh" and o.item in v.totals.fatal else (" · fatal" if o.item in v.totals.fatal
-                                                                                 else "")
+        said = ""
+        if review is not None:
+            latest_text = t("scr_latest", lang, decision=review.decision, reviewer=review.reviewer)
+            note = f" · {esc(review.note)}" if review.note else ""
+            said = f"<div class='scr-review'>{esc(latest_text)}{note}</div>"
+        fatal = f" · {t('scr_fatal', lang)}" if o.item in v.totals.fatal else ""
         value = f" {points[o.item]:+d}" if o.status == "hit" and o.item in points else ""
         return (f"<li class='scr-{esc(o.status)}' data-item='{esc(o.item)}'><b>{esc(o.item)}</b> "
                 f"{esc(o.status)}{esc(value)}{esc(fatal)}{_evidence(o, lang)}{said}</li>")

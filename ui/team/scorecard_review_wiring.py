@@ -84,7 +84,9 @@ class ScorecardReviewHandlers:
         verdict = self._verdict(run, key, session)
         if not item or not decision:
             raise RubricEvalError(t("scr_need_pick", session.lang), field="decision")
-        self.reviews.add(run or "", verdict, item, decision, reviewer=me.name, note=note or "")   # type: ignore[arg-type]
+        # check_decision (inside add) refuses a decision that does not fit the outcome, as on the CLI
+        self.reviews.add(run or "", verdict, item, decision,  # type: ignore[arg-type]
+                         reviewer=me.name, note=note or "")
         view, items = self._view(run or "", verdict, session)
         table = verdicts_frame(self.cards.verdicts(run or ""), self.reviews.reviews(run or ""), session.lang)
         return [t("scr_saved", session.lang, item=item, decision=decision), view, items, table]
