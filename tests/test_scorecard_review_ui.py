@@ -120,7 +120,8 @@ def test_the_view_in_chinese_names_a_fatal_deduction_and_its_evidence() -> None:
     from ui.team.scorecard_review_views import item_choices, verdict_html
 
     card = Scorecard.model_validate({**CARD, "items": [*CARD["items"], {
-        "id": "code", "dimension": "d", "fatal": True, "check": {"type": "must_not_mention", "phrases": ["验证码"], "turns": "assistant"}}]})
+        "id": "code", "dimension": "d", "fatal": True,
+        "check": {"type": "must_not_mention", "phrases": ["验证码"], "turns": "assistant"}}]})
     sample = conversation("c9", "请告诉我验证码")
     verdict = asyncio.run(score_scorecard(card, sample, ScriptedJudge(lambda _: yes_no_reply(0.95))))
     html = verdict_html(verdict, sample, [], "zh")
