@@ -7,8 +7,8 @@ from typing import Any
 
 from rubriceval.data.sample import Sample
 from rubriceval.report.run_data import RunData
-from rubriceval.report.conversations import (POSITION_BUCKETS, ConversationReport, conversation_report,
-                                             failing_evidence, rubric_names)
+from rubriceval.report.conversation_stream import ConversationSections
+from rubriceval.report.conversations import POSITION_BUCKETS, ConversationReport, failing_evidence, rubric_names
 from rubriceval.scoring.verdict import Verdict
 
 TURN_PREVIEW_CHARS = 400
@@ -32,7 +32,8 @@ def example_transcript(sample: Sample | None, verdict: Verdict) -> list[dict[str
             for n, turn in sample.conversation.numbered()]
 
 
-def position_charts(report: ConversationReport, names: dict[str, str]) -> list[dict[str, Any]]:
+def position_charts(report: ConversationReport | ConversationSections, names: dict[str, str]
+                    ) -> list[dict[str, Any]]:
     """One column chart per rubric that fails somewhere: failing turns per relative-position bucket."""
     from rubriceval.report.charts import column_chart
 
@@ -45,7 +46,7 @@ def position_charts(report: ConversationReport, names: dict[str, str]) -> list[d
 
 def conversation_context(data: RunData) -> dict[str, Any] | None:
     """The report's conversation section, or None when the run has no conversation samples."""
-    report = conversation_report(*data.conversations, [s.scorer for s in data.summary.rubrics])
+    report = data.conversation_sections          # streamed: the table's rows are read as the template renders them
     if report.empty:
         return None
     names = rubric_names(data.scorers)

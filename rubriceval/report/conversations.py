@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -124,17 +124,51 @@ def _cell(verdict: Verdict) -> RubricCell:
                       first_failing_turn=first_failing_turn(verdict), failing_checks=failing_checks(verdict))
 
 
-def conversation_report(samples: Iterable[Sample], verdicts: Sequence[Verdict],
-                        rubric_order: Sequence[str] = ()) -> ConversationReport:
-    """Rows and failure positions for the conversation samples of a run (rubric verdicts only)."""
+def _by_sample(samples: Iterable[Sample], verdicts: Iterable[Verdict]
+               ) -> tuple[dict[str, Sample], dict[str, dict[str, Verdict]]]:
+    """The conversation samples by id and their rubric verdicts by sample and rubric."""
     conversations = {s.id: s for s in samples if s.conversation is not None}
-    rubric_verdicts = [v for v in verdicts if v.kind == "rubric" and v.sample_id in conversations]
-    seen = list(dict.fromkeys(v.scorer for v in rubric_verdicts))
-    rubrics = [r for r in rubric_order if r in seen] + [r for r in seen if r not in rubric_order]
     by_sample: dict[str, dict[str, Verdict]] = {}
-    for v in rubric_verdicts:
-        by_sample.setdefault(v.sample_id, {})[v.scorer] = v
-    rows, positions = [], {r: PositionCounts(scorer=r, by_bucket=[0] * len(POSITION_BUCKETS)) for r in rubrics}
+    for v in verdicts:
+        if v.kind == "rubric" and v.sample_id in conversations:
+            by_sample.setdefault(v.sample_id, {})[v.scorer] = v
+    return conversations, by_sample
+
+
+class PositionTally:
+    """Where each rubric fails, counted a chunk of conversations at a time (bounded state: a counter per rubric,
+    bucket and turn number), and the rubrics in order of first appearance."""
+
+    def __init__(self) -> None:
+        self.positions: dict[str, PositionCounts] = {}
+        self.n_conversations = 0
+
+    def add(self, samples: Iterable[Sample], verdicts: Iterable[Verdict]) -> None:
+        conversations, by_sample = _by_sample(samples, verdicts)
+        self.n_conversations += len(conversations)
+        for sample_id, cells in by_sample.items():
+            n_turns = len(conversations[sample_id].conversation.turns)  # type: ignore[union-attr]
+            for rubric, verdict in cells.items():
+                counts = self.positions.setdefault(
+                    rubric, PositionCounts(scorer=rubric, by_bucket=[0] * len(POSITION_BUCKETS)))
+                turns = sorted({e.turn for e in failing_evidence(verdict) if e.turn is not None})
+                counts.n_conversations_failing += bool(turns)
+                for turn in turns:
+                    counts.by_bucket[position_bucket(turn, n_turns)] += 1
+                    counts.by_turn[turn] = counts.by_turn.get(turn, 0) + 1
+
+    def rubrics(self, rubric_order: Sequence[str] = ()) -> list[str]:
+        seen = list(self.positions)
+        return [r for r in rubric_order if r in seen] + [r for r in seen if r not in rubric_order]
+
+    def ordered(self, rubrics: Sequence[str]) -> list[PositionCounts]:
+        return [self.positions[r] for r in rubrics]
+
+
+def conversation_rows(samples: Iterable[Sample], verdicts: Iterable[Verdict], rubrics: Sequence[str]
+                      ) -> Iterator[tuple[ConversationRow, Sample]]:
+    """One row per conversation sample (in the samples' order) with its sample, given the report's rubrics."""
+    conversations, by_sample = _by_sample(samples, verdicts)
     for sample_id, sample in conversations.items():
         conversation = sample.conversation
         assert conversation is not None
@@ -150,14 +184,19 @@ def conversation_report(samples: Iterable[Sample], verdicts: Sequence[Verdict],
             if cell.first_failing_turn is not None and (row.first_failing_turn is None
                                                         or cell.first_failing_turn < row.first_failing_turn):
                 row.first_failing_turn, row.first_failing_rubric = cell.first_failing_turn, rubric
-            turns = sorted({e.turn for e in failing_evidence(verdict) if e.turn is not None})
-            counts = positions[rubric]
-            counts.n_conversations_failing += bool(turns)
-            for turn in turns:
-                counts.by_bucket[position_bucket(turn, row.n_turns)] += 1
-                counts.by_turn[turn] = counts.by_turn.get(turn, 0) + 1
-        rows.append(row)
-    return ConversationReport(rows=rows, rubrics=rubrics, positions=list(positions.values()))
+        yield row, sample
+
+
+def conversation_report(samples: Iterable[Sample], verdicts: Sequence[Verdict],
+                        rubric_order: Sequence[str] = ()) -> ConversationReport:
+    """Rows and failure positions for the conversation samples of a run (rubric verdicts only), all in memory:
+    for a small run; stored runs are streamed (report/conversation_stream.py) through the same two steps."""
+    samples = list(samples)
+    tally = PositionTally()
+    tally.add(samples, verdicts)
+    rubrics = tally.rubrics(rubric_order)
+    rows = [row for row, _ in conversation_rows(samples, verdicts, rubrics)]
+    return ConversationReport(rows=rows, rubrics=rubrics, positions=tally.ordered(rubrics))
 
 
 def rubric_names(scorers: Sequence[Mapping]) -> dict[str, str]:

@@ -49,6 +49,14 @@ class RunData:
         """The conversation samples and their rubric verdicts (all a report on conversations needs)."""
         return self.source.conversation_rows()
 
+    @cached_property
+    def conversation_sections(self) -> Any:
+        """The conversation sections, streamed a span of conversations at a time (report/conversation_stream.py):
+        what the reports read, so their memory does not grow with the number of conversations."""
+        from rubriceval.report.conversation_stream import ConversationSections
+
+        return ConversationSections(self.source.conversation_chunks, [s.scorer for s in self.summary.rubrics])
+
     def lowest(self, scorer: str, n: int) -> list[Verdict]:
         return self.source.lowest(scorer, n)
 

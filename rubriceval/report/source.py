@@ -26,6 +26,9 @@ from rubriceval.store.official import OfficialScores, with_decision
 from rubriceval.store.runs import RunInfo, row_to_verdict
 from rubriceval.scoring.verdict import Usage, Verdict
 
+# instr() first: a sample without a conversation is stored without the key (Sample's serializer drops it), so only
+# conversations are parsed as JSON (a run of single-turn rows costs one text scan per sample).
+_CONVERSATION = "instr(d.sample_json, '\"conversation\"') > 0 AND {kind} = 'object'"
 CHUNK = 2000
 SPAN = 400          # dataset positions per ordered read: a few thousand verdicts with their samples in memory
 ZERO_USAGE = Usage().model_dump_json()
@@ -291,6 +294,27 @@ class RunSource:
         from rubriceval.report.source_diagnosis import SqlIndex
 
         return diagnose(summary, (), self.scorers, None, config, index=SqlIndex(self))
+
+    def conversation_chunks(self, span: int | None = None) -> Iterator[tuple[list[Sample], list[Verdict]]]:
+        """The conversation samples and their rubric verdicts one range of `span` dataset positions at a time, in
+        dataset (and verdict) order: what the streamed conversation sections read (report/conversation_stream.py),
+        so at most a span of conversations is held at once."""
+        span, conversation = span or SPAN, _CONVERSATION.format(kind=self.sql.json_kind("d.sample_json",
+                                                                                         "$.conversation"))
+        end = self.conn.execute("SELECT MAX(position) FROM dataset_samples WHERE dataset_id = ?",
+                                (self.dataset,)).fetchone()[0]
+        for low in range(0, (end if end is not None else -1) + 1, span):
+            samples = [Sample.model_validate_json(r[0]) for r in self.conn.execute(
+                "SELECT d.sample_json FROM dataset_samples d WHERE d.dataset_id = ? AND d.position >= ? "
+                f"AND d.position < ? AND {conversation} ORDER BY d.position", (self.dataset, low, low + span))]
+            if not samples:
+                continue
+            ids = {s.id for s in samples}
+            verdicts = [row_to_verdict(r) for r in self.conn.execute(
+                "SELECT v.* FROM dataset_samples d JOIN verdicts v ON v.run_id = ? AND v.sample_id = d.sample_id "
+                f"WHERE d.dataset_id = ? AND d.position >= ? AND d.position < ? AND v.kind = 'rubric' {ORDER}",
+                (self.run_id, self.dataset, low, low + span)) if r["sample_id"] in ids]
+            yield samples, verdicts
 
     def conversation_rows(self) -> tuple[list[Sample], list[Verdict]]:
         """The conversation samples (every one, in dataset order) and their rubric verdicts: what the reports on
