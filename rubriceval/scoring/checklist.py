@@ -32,6 +32,7 @@ from rubriceval.prompt.compile import FIELD_LABELS, CompiledPrompt, environment,
 from rubriceval.prompt.environment import render_text, templates_fingerprint
 from rubriceval.rubric.level_rule import level_from_points, level_from_rule
 from rubriceval.rubric.schema import ChecklistItem, ChecklistQuestion, FittedWeights, Rubric
+from rubriceval.scoring.borderline import borderline, borderline_note
 from rubriceval.scoring.judge_mode import misfitted_weights
 from rubriceval.scoring.verdict import Usage
 
@@ -67,6 +68,7 @@ class ChecklistResult(BaseModel):
     score: int | None = None
     how: str = ""
     usage: Usage = Usage()
+    borderline: dict | None = None     # why the level could flip with the judge's noise (scoring/borderline.py)
 
 
 def _spelling(token: str) -> str:
@@ -228,13 +230,17 @@ async def _ask_all(rubric: Rubric, item: ChecklistItem, sample: Sample, judge, t
     if failed:
         return ChecklistResult(answers=answers, usage=usage,
                                how=f"question '{failed[0].question_id}': {failed[0].reason}")
-    score, how = level_for(item, {a.question_id: a.p_yes for a in answers}, rubric.judge_mode)
+    p_yes = {a.question_id: a.p_yes for a in answers}
+    score, how = level_for(item, p_yes, rubric.judge_mode)
+    near = borderline(item, p_yes, rubric.judge_mode)
     # A guard, reached only by a run resumed with another judge than it started with (it keeps its versions): every
     # other run has its mode decided for its judge by rubriceval/scoring/judge_mode.py, with the same rule.
     fitted_for = misfitted_weights(rubric, [judge.config.model]) if rubric.judge_mode == "checklist_fitted" else None
     if fitted_for:
         how += f" (weights fitted for judge '{fitted_for}', this judge is '{judge.config.model}': refit them)"
-    return ChecklistResult(answers=answers, score=score, how=how, usage=usage)
+    if near:
+        how += f"; {borderline_note(near, rubric.language)}"
+    return ChecklistResult(answers=answers, score=score, how=how, usage=usage, borderline=near)
 
 
 def checklist_feedback(item: ChecklistItem, result: ChecklistResult, lang: str) -> str:
@@ -257,6 +263,7 @@ async def checklist_outcome(rubric: Rubric, item: ChecklistItem, sample: Sample,
 
     result = await judge_checklist(rubric, item, sample, judge)
     details = {"judge_mode": rubric.judge_mode, "how": result.how,
+               **({"borderline": result.borderline} if result.borderline else {}),
                "questions": {a.question_id: a.model_dump(exclude={"question_id"}, exclude_none=True)
                              for a in result.answers}}
     if result.score is None:
