@@ -55,6 +55,8 @@ class _PhrasesOrMatch(StrictModel):
     @field_validator("phrases")
     @classmethod
     def _literal_phrases(cls, value: list[str]) -> list[str]:
+        if not value:       # written empty: say so at the field (left out, `match` alone is enough)
+            raise ValueError("phrases is empty: give at least one phrase, or leave phrases out and use match")
         return [literal_phrase(v) for v in value]
 
     @model_validator(mode="after")
