@@ -151,3 +151,19 @@ def test_calibration_session_is_blind_and_leaves_official_scores(served) -> None
     assert "qa_zhang | 3 | 0.67" in report and "no official score is changed" in report
     with TeamStore(store_path) as team:
         assert official_frame(team.conn, run_id).equals(before)
+
+
+
+
+def test_an_agent_has_no_expert_queue(served) -> None:
+    """Issue 27.4: the queue tab is hidden from agents (team_load), and asking the server for a queue anyway is
+    refused with a message saying why; an expert passes the role check."""
+    wang = login(served, "agent_wang")
+    outputs = wang.predict("any-task", "agent_wang", "", "", "", api_name="/team_open_queue")
+    assert any("no expert queue" in str(o) for o in outputs)
+    zhang = login(served, "qa_zhang")
+    try:
+        outputs = zhang.predict("any-task", "qa_zhang", "", "", "", api_name="/team_open_queue")
+    except Exception:      # the unknown task is the expert's error, not the role
+        outputs = []
+    assert not any("no expert queue" in str(o) for o in outputs)

@@ -18,6 +18,8 @@ TEAM_TEXT: dict[str, dict[str, str]] = {
     "team_tab_adjudicate": {"zh": "裁决（组长）", "en": "Adjudication (lead)"},
     "team_lead_only": {"zh": "只有组长或管理员可以这样做", "en": "only a lead or an admin can do this"},
     "team_not_yours": {"zh": "专家只能看自己的队列", "en": "an expert sees only their own queue"},
+    "team_no_queue_for_agents": {"zh": "坐席没有专家队列，只能在申诉页查看自己的评分",
+                                 "en": "agents have no expert queue; their own verdicts are on the appeals tab"},
     # -- queue -------------------------------------------------------------------------------------------------------
     "team_task": {"zh": "任务", "en": "Task"},
     "team_whose_queue": {"zh": "谁的队列", "en": "Whose queue"},

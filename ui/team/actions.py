@@ -61,6 +61,8 @@ def require_lead(member: Member, lang: Lang) -> None:
 def open_queue(team: TeamStore, member: Member, session: TeamSession, task: str, whose: str | None,
                state: str | None, scorer: str | None, tag: str | None) -> QueuePage:
     whose = (whose or member.name).strip()
+    if member.role == "agent":     # an agent sees only their own verdicts, on the appeals tab
+        raise TeamError(t("team_no_queue_for_agents", session.lang), field="role")
     if whose != member.name and not member.is_lead:
         raise TeamError(t("team_not_yours", session.lang), field="expert")
     info = team.task(task)

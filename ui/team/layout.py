@@ -55,6 +55,7 @@ class QueueTab:
     metric_elements: gr.CheckboxGroup
     metric_reason: gr.Textbox
     metric_save: gr.Button
+    tab: gr.Tab | None = None     # hidden from agents: they see only their own verdicts (the appeal tab)
 
 
 @dataclass
@@ -255,8 +256,9 @@ def build_team_layout(lang: Lang) -> TeamLayout:
         lang_dd = words(gr.Dropdown(label=words.text("team_language"), choices=LANGUAGE_CHOICES, value=lang, scale=0,
                                     min_width=130, elem_id="team-lang"), label="team_language")
     with gr.Tabs():
-        with words(gr.Tab(words.text("team_tab_queue"), id="team-queue-tab"), label="team_tab_queue"):
+        with words(gr.Tab(words.text("team_tab_queue"), id="team-queue-tab"), label="team_tab_queue") as queue_tab:
             queue = _queue_tab(words)
+        queue.tab = queue_tab
         tasks = _tasks_tab(words)
         adjudication = _adjudication_tab(words)
         appeals = build_appeal_tabs(words)

@@ -55,7 +55,7 @@ class TeamHandlers:
                 lead_only, lead_only, gr.update(choices=runs, value=runs[-1][1] if runs and me.is_lead else None),
                 gr.update(choices=people), gr.update(choices=task_choices, value=first),
                 gr.update(choices=task_choices, value=first),
-                act.tasks_frame(self.team, lang) if me.is_lead else None]
+                act.tasks_frame(self.team, lang) if me.is_lead else None, gr.Tab(visible=me.role != "agent")]
 
     def _task_facets(self, me: Member, task: str | None) -> list[Any]:
         """Whose queue (a lead may pick anyone on the task), the task's rubrics and sample tags."""
@@ -224,7 +224,7 @@ def wire_team(app: gr.Blocks, ui: TeamLayout, handlers: TeamHandlers) -> None:
 
     facets = [q.whose_dd, q.rubric_dd, q.tag_dd]
     load_outputs = [ui.signed_in, q.task_dd, *facets, k.tab, a.tab, k.run_dd, k.experts, k.progress_task,
-                    a.task_dd, k.tasks_table]
+                    a.task_dd, k.tasks_table, q.tab]
     app.load(user_errors(handlers.do_load), inputs=[ui.session], outputs=load_outputs, api_name="team_load")
     ui.lang_dd.input(handlers.do_language, inputs=[ui.lang_dd, ui.session], outputs=[ui.session, *ui.worded],
                      api_visibility="private")
