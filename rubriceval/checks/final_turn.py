@@ -16,8 +16,7 @@ def turn_mentions(item: FinalTurn | FirstTurn, sample: Sample, turn: int, found:
     """must_mention of the item's phrases on one turn (1-based), worded with the `found` / `says` messages."""
     conversation = conversation_of(sample)
     # `turns` only tells the model the question (match.ask) is about one turn: this one, passed as `at`.
-    phrases = {"phrases": item.phrases} if item.phrases else {}      # an empty list written by hand is refused
-    as_mention = MustMention(id=item.id, type="must_mention", **phrases, mode=item.mode,
+    as_mention = MustMention(id=item.id, type="must_mention", phrases=item.phrases, mode=item.mode,
                              case_sensitive=item.case_sensitive, match=item.match, turns="assistant")
     evidence = must_mention(as_mention, turn_sample(conversation, turn), at=(conversation, turn))
     message = (msg(found, turn=turn, check=evidence.message) if evidence.passed else

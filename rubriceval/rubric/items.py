@@ -49,14 +49,14 @@ class _PhrasesOrMatch(StrictModel):
     """`phrases` are literal text ('a|b' synonyms); `match` adds a regex, built-in entities and/or a yes/no question
     about the turn (rubriceval/rubric/predicate.py). At least one of them."""
 
+    match: Predicate | None = None      # declared first: the phrases validator reads it
     phrases: list[str] = Field(default_factory=list)
-    match: Predicate | None = None
 
     @field_validator("phrases")
     @classmethod
-    def _literal_phrases(cls, value: list[str]) -> list[str]:
-        if not value:       # written empty: say so at the field (left out, `match` alone is enough)
-            raise ValueError("phrases is empty: give at least one phrase, or leave phrases out and use match")
+    def _literal_phrases(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        if not value and info.data.get("match") is None:     # say so at the field a lead wrote empty
+            raise ValueError("phrases is empty: give at least one phrase, or use match (regex, entity, ask)")
         return [literal_phrase(v) for v in value]
 
     @model_validator(mode="after")

@@ -7,7 +7,7 @@ import random
 import re
 import struct
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from pydantic import BaseModel, Field
 
@@ -114,6 +114,27 @@ def prompt_text(messages: list) -> str:
     return "\x00".join(message_text(m.get("content")) for m in messages if isinstance(m, dict))
 
 
+# Statement extraction (standard_metrics): the metrics keep only statements found in their own text (grounding
+# check), so made-up strings would leave every metric unscored. Like a model that copies sentences, the stub answers
+# with the sentences of the text the prompt shows last under that label (the task's text, after the example's).
+STATEMENT_BLOCKS = {"answer_statements": ("回答", "ANSWER"), "ground_truth_statements": ("标准答案", "REFERENCE")}
+SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=\.)\s+|\n+")
+
+
+def grounded_statements(data: Any, prompt: str) -> Any:
+    if not isinstance(data, dict):
+        return data
+    for key, labels in STATEMENT_BLOCKS.items():
+        if key not in data:
+            continue
+        blocks = [m.group(1) for label in labels
+                  for m in re.finditer(rf"<<<{label}>>>\n(.*?)\n<<<END {label}>>>", prompt, re.S)]
+        if blocks:
+            sentences = [s.strip() for s in SENTENCE_END.split(blocks[-1]) if len(s.strip()) >= 2]
+            data[key] = sentences[:8]
+    return data
+
+
 def _content_for(body: dict, rng: random.Random, responder: Responder | None, default_text: str) -> str:
     if responder is not None:
         answer = responder(body)
@@ -127,7 +148,8 @@ def _content_for(body: dict, rng: random.Random, responder: Responder | None, de
     language = "zh" if CJK.search(prompt) else "en"
     if response_format.get("type") == "json_schema":
         schema = (response_format.get("json_schema") or {}).get("schema") or {}
-        return json.dumps(instance_for_schema(schema, rng, language=language), ensure_ascii=False)
+        return json.dumps(grounded_statements(instance_for_schema(schema, rng, language=language), prompt),
+                          ensure_ascii=False)
     if response_format.get("type") == "json_object":
         return json.dumps({"feedback": "stub feedback", "score": 3})
     return default_text
