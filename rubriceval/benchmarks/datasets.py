@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from rubriceval.data.sample import Sample
+from rubriceval.data.stream import jsonl_record
 from rubriceval.common.errors import DatasetError
 
 SUMMEVAL_INSTRUCTION = "Summarize the document."
@@ -137,15 +138,9 @@ def load_halueval(path: str | Path | None = None) -> list[Sample]:
     path = benchmark_file(path, HALUEVAL_FILE_NAMES)
     records: list[tuple[int, dict[str, Any]]] = []
     for lineno, line in enumerate(_read_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=str(path), line=lineno) from None
-        if not isinstance(record, dict):
-            raise DatasetError("each line must be a JSON object", file=str(path), line=lineno)
-        records.append((lineno, record))
+        record = jsonl_record(line, path, lineno)       # a .gz file is read whole, then line by line
+        if record is not None:
+            records.append((lineno, record))
     if not records:
         raise DatasetError("the file has no rows", file=str(path))
 

@@ -69,16 +69,22 @@ def _jsonl(path: Path) -> Iterator[Record]:
                 raise DatasetError(f"not valid UTF-8 (byte {offset + exc.start})", file=str(path), line=lineno,
                                    hint="re-save the file as UTF-8") from None
             offset += len(raw)
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=str(path),
-                                   line=lineno) from None
-            if not isinstance(obj, dict):
-                raise DatasetError("each line must be a JSON object", file=str(path), line=lineno)
-            yield lineno, obj
+            obj = jsonl_record(line, path, lineno)
+            if obj is not None:
+                yield lineno, obj
+
+
+def jsonl_record(line: str, path: str | Path, lineno: int | None) -> dict[str, Any] | None:
+    """One JSONL line as its record (None for a blank line), or the error naming file and line."""
+    if not line.strip():
+        return None
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=str(path), line=lineno) from None
+    if not isinstance(obj, dict):
+        raise DatasetError("each line must be a JSON object", file=str(path), line=lineno)
+    return obj
 
 
 def _csv(path: Path, delimiter: str) -> Iterator[Record]:

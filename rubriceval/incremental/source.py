@@ -8,7 +8,6 @@ Other formats (CSV, Excel, chat-log configs) are read whole when they changed (a
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -59,19 +58,15 @@ def _line_sample(raw: bytes, path: Path, line: int | None) -> Sample | None:
     """A JSONL line → Sample as the dataset reader reads it (data/io.py); a growing source needs explicit ids."""
     from rubriceval.data.conversation_io import conversation_sample, is_conversation_record, parse_conversation
     from rubriceval.data.io import _single_turn_sample
+    from rubriceval.data.stream import jsonl_record
 
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise DatasetError("not valid UTF-8", file=str(path), line=line, hint="re-save the file as UTF-8") from None
-    if not text.strip():
+    record = jsonl_record(text, path, line)
+    if record is None:
         return None
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=str(path), line=line) from None
-    if not isinstance(record, dict):
-        raise DatasetError("each line must be a JSON object", file=str(path), line=line)
     if record.get("id") in (None, ""):
         raise DatasetError("a growing source needs an id on every conversation (the watermark is kept by id)",
                            file=str(path), line=line, field="id")

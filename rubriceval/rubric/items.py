@@ -3,13 +3,12 @@ checks (single-turn, per-turn, and cross-turn checks over a conversation). `Item
 schema reads (`type:` picks the class)."""
 from __future__ import annotations
 
-import re
 from typing import Annotated, Literal, Union
 
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
 from rubriceval.rubric.level_rule import LevelRuleError, check_condition, check_level_keys, check_points
-from rubriceval.rubric.predicate import Match, Predicate, literal_or_predicate, literal_phrase
+from rubriceval.rubric.predicate import Match, Predicate, literal_or_predicate, literal_phrase, valid_regex
 from rubriceval.rubric.strict import StrictModel
 
 SampleField = Literal["question", "answer", "contexts", "ground_truth", "reference_contexts", "intent", "tags"]
@@ -17,14 +16,6 @@ SampleField = Literal["question", "answer", "contexts", "ground_truth", "referen
 TurnRole = Literal["user", "assistant"]
 LEVELS = (1, 2, 3, 4, 5)
 
-
-def _valid_regex(value: str | None) -> str | None:
-    if value is not None:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"invalid regex {value!r}: {exc}") from None
-    return value
 
 
 class _ItemBase(StrictModel):
@@ -222,7 +213,7 @@ class RegexCheck(_CheckBase):
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, value: str) -> str:
-        return _valid_regex(value)
+        return valid_regex(value)
 
 
 class RequiredLink(_CheckBase):
@@ -238,7 +229,7 @@ class RequiredLink(_CheckBase):
     @field_validator("url_pattern")
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
-        return _valid_regex(value)
+        return valid_regex(value)
 
 
 class StepsInOrder(_CheckBase):

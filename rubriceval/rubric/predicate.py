@@ -35,6 +35,16 @@ def literal_phrase(value: str) -> str:
     return value
 
 
+
+def valid_regex(value: str | None) -> str | None:
+    """The pattern, if Python's re compiles it (the one regex check of rubric fields)."""
+    if value is not None:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"invalid regex {value!r}: {exc}") from None
+    return value
+
 class FittedCutoff(StrictModel):
     """A question's p(yes) cut-off fitted to audited turns, for one judge (`rubriceval calibrate --fit-thresholds`).
     With another judge the default 0.5 applies."""
@@ -67,12 +77,7 @@ class Predicate(StrictModel):
     @field_validator("regex")
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"invalid regex {value!r}: {exc}") from None
-        return value
+        return valid_regex(value)
 
     @field_validator("entity", mode="before")
     @classmethod

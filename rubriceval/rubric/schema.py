@@ -20,10 +20,11 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 from rubriceval.rubric.items import (  # noqa: F401  (re-exported: the item classes were defined here before)
     CONVERSATION_CHECKS, LEVELS, PER_TURN_CHECKS, BeforeCheck, CheckItem, ChecklistItem, ChecklistQuestion,
     EscalateAfter, FinalTurn, FirstTurn, FittedWeights, Item, JudgeItem, LevelCondition, MaxCount, MaxLength, MustMention,
-    MustNotMention, RegexCheck, RequiredLink, SampleField, StepsInOrder, TurnRole, _check_levels, _valid_regex)
+    MustNotMention, RegexCheck, RequiredLink, SampleField, StepsInOrder, TurnRole, _check_levels)
 from rubriceval.rubric.level_rule import check_levels_rule
 from rubriceval.rubric.strict import StrictModel, edit_count
 from rubriceval.rubric.measured import Measurement
+from rubriceval.rubric.predicate import valid_regex
 from rubriceval.safety.manipulation_policy import ManipulationPolicy
 
 Scope = Literal["sample", "conversation", "assistant_turn"]
@@ -58,7 +59,7 @@ class AppliesTo(StrictModel):
     @field_validator("question_pattern")
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
-        return _valid_regex(value)
+        return valid_regex(value)
 
 
 class Combine(StrictModel):

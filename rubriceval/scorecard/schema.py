@@ -20,7 +20,8 @@ from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr, StrictInt, TypeAdapter, ValidationError, field_validator, model_validator
 
-from rubriceval.rubric.items import CONVERSATION_CHECKS, Item, SampleField, _valid_regex
+from rubriceval.rubric.items import CONVERSATION_CHECKS, Item, SampleField
+from rubriceval.rubric.predicate import valid_regex
 from rubriceval.rubric.strict import StrictModel, edit_count
 
 ItemId = Field(pattern=r"^[A-Za-z0-9_\-\u4e00-\u9fff]+$")
@@ -57,7 +58,7 @@ class AppliesWhen(StrictModel):
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
-        return _valid_regex(value)
+        return valid_regex(value)
 
     @model_validator(mode="after")
     def _something(self) -> "AppliesWhen":
