@@ -165,9 +165,10 @@ def _bubble(number: int, turn: Turn, mark: TurnMarks, verdicts: Sequence[TurnVer
 
 
 def transcript_html(conversation: Conversation, verdict: Verdict | None, lang: Lang,
-                    turn_verdicts: Sequence[TurnVerdict] = ()) -> str:
-    """The whole conversation as bubbles, with the turns this verdict cites marked and the experts' turn verdicts."""
-    marks = turn_marks(verdict, conversation, lang)
+                    turn_verdicts: Sequence[TurnVerdict] = (), marks: dict[int, TurnMarks] | None = None) -> str:
+    """The whole conversation as bubbles, with the turns this verdict cites marked and the experts' turn verdicts.
+    `marks`: what cites each turn when it is not a rubric verdict (a scorecard's deductions, scorecard_view.py)."""
+    marks = turn_marks(verdict, conversation, lang) if marks is None else marks
     by_turn: dict[int, list[TurnVerdict]] = {}
     for v in turn_verdicts:
         by_turn.setdefault(v.turn, []).append(v)

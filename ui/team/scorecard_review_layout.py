@@ -8,12 +8,8 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from rubriceval.i18n import Lang, t
+from ui.common.scorecard_view import decision_choices
 from ui.common.wording import Words
-
-
-def decision_choices(lang: Lang) -> list[tuple[str, str]]:
-    return [(t("scr_confirm", lang), "confirm"), (t("scr_reject", lang), "reject"), (t("scr_missed", lang), "missed")]
 
 
 @dataclass

@@ -1,0 +1,137 @@
+"""What a scorecard review shows, in the audit app and the team app alike: the run's scorecard verdicts as a table,
+and one verdict's deductions (each with its evidence: turn and quoted span, or the judge's feedback and p(yes), and
+the latest review) above the transcript, where the turns a deduction cites are marked and its spans highlighted.
+Every piece of conversation and reviewer text is escaped (hostile input)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from rubriceval.data.sample import Sample
+from rubriceval.i18n import Lang, evidence_text, t
+from rubriceval.scorecard.reviews import Review, latest
+from rubriceval.scorecard.verdict import ItemOutcome, ScorecardVerdict
+from ui.common.item_view import esc
+from ui.common.transcript_view import Citation, TurnMarks, transcript_html
+
+
+def decision_choices(lang: Lang) -> list[tuple[str, str]]:
+    return [(t("scr_confirm", lang), "confirm"), (t("scr_reject", lang), "reject"), (t("scr_missed", lang), "missed")]
+
+
+def verdict_key(v: ScorecardVerdict) -> str:
+    return f"{v.sample_id}|{v.scorecard}"
+
+
+def verdict_choices(verdicts: Sequence[ScorecardVerdict]) -> list[tuple[str, str]]:
+    return [(f"{v.sample_id} · {v.scorecard}", verdict_key(v)) for v in verdicts]
+
+
+def _total(v: ScorecardVerdict, lang: Lang) -> str:
+    return t("scr_unscored", lang) if v.totals.total is None else f"{v.totals.total}/{v.totals.base}"
+
+
+def verdicts_frame(verdicts: Sequence[ScorecardVerdict], reviews: Sequence[Review], lang: Lang) -> pd.DataFrame:
+    decided = latest(reviews)
+    rows = []
+    for v in verdicts:
+        hits = [o.item for o in v.outcomes if o.status == "hit"]
+        done = sum((v.sample_id, o.item) in decided and decided[(v.sample_id, o.item)].scorecard == v.scorecard
+                   for o in v.outcomes)
+        rows.append({"sample": v.sample_id, "scorecard": v.scorecard, t("scr_total", lang): _total(v, lang),
+                     t("scr_deductions", lang): ", ".join(hits) or "—", t("scr_reviewed", lang): done})
+    return pd.DataFrame(rows, dtype=object)
+
+
+def _points(v: ScorecardVerdict) -> dict[str, int]:
+    return {p.item: p.points for p in v.totals.items}
+
+
+def _evidence(o: ItemOutcome, lang: Lang) -> str:
+    parts = []
+    for e in o.evidence:
+        where = t("scr_turn", lang, turn=e.turn) + " · " if e.turn is not None else ""
+        said = e.span or e.detail or e.question or ""
+        p_yes = f" · p(yes) {e.p_yes:.2f}" if e.p_yes is not None else ""
+        parts.append(f"<li>{esc(where)}<q>{esc(said)}</q>{esc(p_yes)}</li>")
+    if o.p_yes is not None and not any(e.p_yes is not None for e in o.evidence):
+        parts.append(f"<li>p(yes) {o.p_yes:.2f}</li>")
+    if o.reason:
+        parts.append(f"<li>{esc(o.reason)}</li>")
+    return f"<ul class='scr-evidence'>{''.join(parts)}</ul>" if parts else ""
+
+
+def _flags(v: ScorecardVerdict, lang: Lang) -> str:
+    """Fatal hits and N/A items named on the head line: both change how the total reads."""
+    out = ""
+    if v.totals.fatal:
+        out += f" · <span class='scr-fatal'>{esc(t('scr_fatal', lang))}: {esc(', '.join(v.totals.fatal))}</span>"
+    if v.totals.not_applicable:
+        out += f" · <span class='scr-na'>N/A: {esc(', '.join(v.totals.not_applicable))}</span>"
+    if v.totals.unscored_reason:
+        out += f" · <span class='scr-unscored'>{esc(v.totals.unscored_reason)}</span>"
+    return out
+
+
+def deduction_marks(v: ScorecardVerdict, n_turns: int, lang: Lang) -> dict[int, TurnMarks]:
+    """Turn number → the hit items citing it: the bubble marked, the quoted span highlighted under the item's id."""
+    marks: dict[int, TurnMarks] = {}
+    points = _points(v)
+    for o in v.outcomes:
+        if o.status != "hit":
+            continue
+        for e in o.evidence:
+            if e.turn is None or not 1 <= e.turn <= n_turns:
+                continue
+            mark = marks.setdefault(e.turn, TurnMarks())
+            # A deduction's turn is a failing one even where its check "passed" (a bonus item's hit is green).
+            passed = points.get(o.item, 0) > 0
+            mark.citations.append(Citation(source=o.item, passed=passed, text=evidence_text(e, lang) or e.span or ""))
+            mark.evidence.append(e.model_copy(update={"item": o.item}))
+    return marks
+
+
+def item_choices(v: ScorecardVerdict, reviews: Sequence[Review]) -> list[tuple[str, str]]:
+    """Hits first (to confirm or reject), then the rest (where a missed one can be added)."""
+    decided = {item: r for (sample, item), r in latest(reviews).items() if sample == v.sample_id}
+    points = _points(v)
+    ordered = sorted(v.outcomes, key=lambda o: o.status != "hit")
+    out = []
+    for o in ordered:
+        label = f"{o.item} · {o.status}" + (f" {points[o.item]:+d}" if o.status == "hit" and o.item in points else "")
+        if o.item in decided:
+            label += f" · {decided[o.item].decision}"
+        out.append((label, o.item))
+    return out
+
+
+def verdict_html(v: ScorecardVerdict, sample: Sample, reviews: Sequence[Review], lang: Lang) -> str:
+    decided = {item: r for (sample_id, item), r in latest(reviews).items() if sample_id == v.sample_id}
+    points = _points(v)
+
+    def line(o: ItemOutcome) -> str:
+        review = decided.get(o.item)
+        said = ""
+        if review is not None:
+            latest_text = t("scr_latest", lang, decision=review.decision, reviewer=review.reviewer)
+            note = f" · {esc(review.note)}" if review.note else ""
+            said = f"<div class='scr-review'>{esc(latest_text)}{note}</div>"
+        fatal = f" · {t('scr_fatal', lang)}" if o.item in v.totals.fatal else ""
+        value = f" {points[o.item]:+d}" if o.status == "hit" and o.item in points else ""
+        return (f"<li class='scr-{esc(o.status)}' data-item='{esc(o.item)}'><b>{esc(o.item)}</b> "
+                f"{esc(o.status)}{esc(value)}{esc(fatal)}{_evidence(o, lang)}{said}</li>")
+
+    hits = [line(o) for o in v.outcomes if o.status == "hit"]
+    others = [line(o) for o in v.outcomes if o.status != "hit"]
+    head = (f"<p><b>{esc(v.sample_id)}</b> · {esc(v.scorecard)} ({esc(v.version)}) · {esc(t('scr_total', lang))} "
+            f"<b class='scr-total'>{esc(_total(v, lang))}</b>{_flags(v, lang)}</p>")
+    deductions = (f"<h4>{esc(t('scr_deductions', lang))}</h4><ul class='scr-hits'>{''.join(hits)}</ul>" if hits
+                  else f"<p>{esc(t('scr_no_deduction', lang))}</p>")
+    rest = f"<details><summary>{esc(t('scr_other_items', lang))}</summary><ul>{''.join(others)}</ul></details>"
+    if sample.conversation is not None:
+        marks = deduction_marks(v, len(sample.conversation.turns), lang)
+        body = transcript_html(sample.conversation, None, lang, marks=marks)
+    else:
+        body = f"<p class='q'>{esc(sample.question)}</p><p class='a'>{esc(sample.answer)}</p>"
+    return f"<div class='scorecard-review'>{head}{deductions}{rest}{body}</div>"
