@@ -18,6 +18,10 @@ OFFICIAL_TEXT: dict[str, dict[str, str]] = {
     "official_source_override": {"zh": "改判", "en": "override"},
     "official_source_adjudication": {"zh": "仲裁", "en": "adjudication"},
     "official_source_appeal": {"zh": "申诉通过", "en": "accepted appeal"},
+    "official_source_correction": {"zh": "标注更正后重算", "en": "recomputed after a correction"},
+    "official_corrected_note": {"zh": "{n} 条样本在评分后被更正，大模型指标无法免调用重算：请重新运行以重新评分",
+                                "en": "{n} sample(s) corrected after scoring; an LLM metric is not recomputed "
+                                      "without a judge call: re-run to re-score"},
     "appeal_flag": {"zh": "申诉提示：{scorer} · {item}：坐席在 {decided} 次已裁定申诉中胜 {won} 次，按误判计精确率 {precision}",
                     "en": "Appeals flag {scorer} · {item}: agents won {won} of {decided} decided appeals; "
                           "precision {precision} with them as false hits"},

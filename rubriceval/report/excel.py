@@ -129,7 +129,7 @@ def _sample_rows(data: RunData, lang: Lang) -> tuple[list[str], Iterator[list[An
     if not official:
         return headers, rows(), wrapped
     # Official scores: the score column is the latest human decision where there is one, the judge's beside it.
-    sources = {k: t(f"official_source_{k}", lang) for k in ("override", "adjudication", "appeal")}
+    sources = {k: t(f"official_source_{k}", lang) for k in ("override", "adjudication", "appeal", "correction")}
     thresholds = {s.scorer: s.threshold for s in data.summary.scorers}
 
     def official_rows() -> Iterator[list[Any]]:

@@ -23,12 +23,19 @@ class HumanTally:
     machine: array = field(default_factory=lambda: array("d"))
 
 
-def with_machine_figures(summary: Summary, tallies: Mapping[str, HumanTally], *, machine_only: bool) -> Summary:
-    """Set n_human and the machine's figures on each scorer a human decided rows of, and on the run."""
+def with_machine_figures(summary: Summary, tallies: Mapping[str, HumanTally], *, machine_only: bool,
+                         corrected: Mapping[str, int] | None = None) -> Summary:
+    """Set n_human and the machine's figures on each scorer a human decided rows of, and on the run; `corrected`:
+    per scorer, the rows scored before their sample's correction that could not be recomputed (LLM metrics)."""
     summary.machine_only = machine_only
     if machine_only:
         summary.notes.append("machine-only: the judge's scores, human decisions left out")
         return summary
+    for scorer in summary.scorers:
+        scorer.n_corrected = (corrected or {}).get(scorer.scorer, 0)
+        if scorer.n_corrected:
+            scorer.notes.append(f"{scorer.n_corrected} sample(s) corrected after scoring: re-run to re-score")
+    summary.n_corrected = sum(s.n_corrected for s in summary.scorers)
     for scorer in summary.scorers:
         tally = tallies.get(scorer.scorer)
         if tally is None or not tally.n_human:
@@ -57,11 +64,21 @@ def appeal_flag_lines(flags: list[Any], lang: Lang = "en") -> list[str]:
               decided=f.n_decided, precision=format_number(f.precision, 2, lang)) for f in flags]
 
 
+def corrected_line(summary: Summary, lang: Lang = "en") -> str:
+    """'faithfulness: 2 sample(s) corrected after scoring …; re-run to re-score', or ''."""
+    stale = [s for s in summary.scorers if s.n_corrected]
+    if not stale:
+        return ""
+    return "; ".join(f"{s.scorer}: {t('official_corrected_note', lang, n=s.n_corrected)}" for s in stale)
+
+
 def official_headline(summary: Summary, lang: Lang = "en") -> str:
-    """The run's line about official scores: how many rows people decided, or that these are the judge's alone."""
+    """The run's line about official scores: how many rows people decided, or that these are the judge's alone;
+    then the metrics whose samples were corrected after scoring and could not be recomputed."""
     if summary.machine_only:
         return t("official_machine_only", lang)
-    if not summary.n_human_decided:
-        return ""
-    return t("official_headline", lang, n=summary.n_human_decided,
-             machine=format_number(summary.machine_business_score, 2, lang))
+    parts = [t("official_headline", lang, n=summary.n_human_decided,
+               machine=format_number(summary.machine_business_score, 2, lang))] if summary.n_human_decided else []
+    if stale := corrected_line(summary, lang):
+        parts.append(stale)
+    return " ".join(parts)

@@ -128,7 +128,8 @@ class RunSource:
         summary = assemble_summary(summaries, notes, n_samples=self.n_samples, n_verdicts=sum(r["n"] for r in seen),
                                    n_unscored=sum(r["unscored"] for r in seen) - rescued,
                                    usage=self._usage() if spent else Usage())
-        with_machine_figures(summary, tallies, machine_only=self.machine_only)
+        with_machine_figures(summary, tallies, machine_only=self.machine_only,
+                             corrected=self.official.corrected_counts())
         if breakdown:
             summary.breakdown = group_stats({key: (n, n, values) for key, (n, values) in groups.items()}, summaries)
         else:

@@ -69,6 +69,7 @@ class ScorerSummary(BaseModel):
     machine_n_scored: int | None = None
     machine_mean: float | None = None
     machine_pass_rate: float | None = None
+    n_corrected: int = 0      # rows whose sample was corrected after scoring, not recomputable (LLM metrics)
     notes: list[str] = Field(default_factory=list)
 
     @property
@@ -103,6 +104,7 @@ class Summary(BaseModel):
     machine_only: bool = False                  # True: the judge's scores, human decisions left out (--machine-only)
     n_human_decided: int = 0                    # verdicts whose official score is a human decision
     machine_business_score: float | None = None  # the business score from the judge's scores, when they differ
+    n_corrected: int = 0                        # verdicts scored before their sample's correction, not recomputed
     notes: list[str] = Field(default_factory=list)
 
     @property

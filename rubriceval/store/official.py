@@ -5,7 +5,11 @@ Human decisions are read from the append-only records where they were made, neve
   score given to an unscored verdict);
 - `adjudication`: a lead's final label in a team task (`team_adjudications`);
 - `appeal`: an appeal accepted by a reviewer, or closed as accepted by a lead's final judgement (`appeal_events`,
-  rubriceval/store/appeals.py). A rejected appeal decides nothing: the score stays what it was.
+  rubriceval/store/appeals.py). A rejected appeal decides nothing: the score stays what it was;
+- `correction`: a ground-truth correction or context relevance mark made after a deterministic metric was scored
+  (`audit_gt_edits`): the metric's value recomputed on the corrected sample (rubriceval/store/corrected_metrics.py).
+  An LLM metric cannot be recomputed without a judge call: it keeps the machine's score and is listed in
+  `OfficialScores.corrected` for the reports to say the sample was corrected after scoring (re-run to re-score).
 The latest of them (by time, then by the order they were recorded) is the official score. A team expert's review is
 an opinion, not a decision: several experts' scores are settled by the lead's adjudication.
 
@@ -29,9 +33,10 @@ from pydantic import BaseModel
 
 from rubriceval.rubric.schema import Combine
 from rubriceval.scoring.combine import ItemScore, combine
+from rubriceval.store.corrected_metrics import CorrectedVerdict, corrected_verdicts
 from rubriceval.store.db import Database
 
-DecisionSource = Literal["override", "adjudication", "appeal"]
+DecisionSource = Literal["override", "adjudication", "appeal", "correction"]
 Key = tuple[str, str]                   # (sample id, scorer)
 
 
@@ -95,9 +100,21 @@ def _appeal_rows(conn: Database, run_id: str) -> Iterable[tuple[float, int, Huma
                                             ref=appeal_id, item=r["item"])
 
 
-def human_decisions(conn: Database, run_id: str) -> dict[Key, HumanDecision]:
-    """(sample id, scorer) → the latest human decision on that verdict of the run."""
-    events = [*_override_rows(conn, run_id), *_adjudication_rows(conn, run_id), *_appeal_rows(conn, run_id)]
+def _correction_rows(corrected: Iterable[CorrectedVerdict]) -> Iterable[tuple[float, int, HumanDecision]]:
+    for c in corrected:
+        if c.score is not None:
+            yield c.at, 3, HumanDecision(sample_id=c.sample_id, scorer=c.scorer, score=c.score, source="correction",
+                                         by=c.by, at=c.at, reason=c.reason)
+
+
+def human_decisions(conn: Database, run_id: str, corrected: Sequence[CorrectedVerdict] | None = None
+                    ) -> dict[Key, HumanDecision]:
+    """(sample id, scorer) → the latest human decision on that verdict of the run (`corrected`: the run's
+    corrected metric verdicts when the caller read them already)."""
+    if corrected is None:
+        corrected = list(corrected_verdicts(conn, run_id))
+    events = [*_override_rows(conn, run_id), *_adjudication_rows(conn, run_id), *_appeal_rows(conn, run_id),
+              *_correction_rows(corrected)]
     latest: dict[Key, HumanDecision] = {}
     # Sorted by time; the same instant keeps the order of the sources, and the order within one source.
     for _, _, decision in sorted(events, key=lambda e: (e[0], e[1])):
@@ -108,14 +125,28 @@ def human_decisions(conn: Database, run_id: str) -> dict[Key, HumanDecision]:
 class OfficialScores:
     """What a reader uses for a run's scores: the official one per verdict (or the machine's, machine_only)."""
 
-    def __init__(self, decisions: Mapping[Key, HumanDecision], *, machine_only: bool = False):
+    def __init__(self, decisions: Mapping[Key, HumanDecision], *, machine_only: bool = False,
+                 corrected: Iterable[CorrectedVerdict] = ()):
         self.machine_only = machine_only
         self.decisions: dict[Key, HumanDecision] = {} if machine_only else dict(decisions)
         self._by_scorer = Counter(scorer for _, scorer in self.decisions)
+        # Metric verdicts scored before their sample was corrected and not recomputed (LLM metrics): the machine's
+        # score stands, the reports say "re-run to re-score" — unless a person decided the verdict since.
+        self.corrected: dict[Key, CorrectedVerdict] = {} if machine_only else {
+            (c.sample_id, c.scorer): c for c in corrected if not c.recomputed
+            and not self._decided_since(c.sample_id, c.scorer, c.at)}
+        self._corrected_by_scorer = Counter(scorer for _, scorer in self.corrected)
 
     @classmethod
     def load(cls, conn: Database, run_id: str, *, machine_only: bool = False) -> OfficialScores:
-        return cls({} if machine_only else human_decisions(conn, run_id), machine_only=machine_only)
+        if machine_only:
+            return cls({}, machine_only=True)
+        corrected = list(corrected_verdicts(conn, run_id))
+        return cls(human_decisions(conn, run_id, corrected), corrected=corrected)
+
+    def _decided_since(self, sample_id: str, scorer: str, at: float) -> bool:
+        found = self.decisions.get((sample_id, scorer))
+        return found is not None and found.at >= at
 
     def __bool__(self) -> bool:
         return bool(self.decisions)
@@ -133,6 +164,13 @@ class OfficialScores:
 
     def scorers(self) -> set[str]:
         return set(self._by_scorer)
+
+    def n_corrected(self, scorer: str) -> int:
+        """Verdicts of `scorer` whose sample was corrected after scoring and that could not be recomputed."""
+        return self._corrected_by_scorer.get(scorer, 0)
+
+    def corrected_counts(self) -> dict[str, int]:
+        return dict(self._corrected_by_scorer)
 
     def row(self, sample_id: str, scorer: str, machine: float | None) -> OfficialRow:
         found = self.decision(sample_id, scorer)
@@ -158,7 +196,8 @@ def with_decision(verdict: Any, decision: HumanDecision | None, threshold: float
 
 
 def official_frame(conn: Database, run_id: str, *, machine_only: bool = False) -> pd.DataFrame:
-    """One row per verdict: machine score, official score, whether a human decided it, who, when, why."""
+    """One row per verdict: machine score, official score, whether a human decided it, who, when, why, and whether
+    its sample was corrected after scoring without the score being recomputed (an LLM metric: re-run to re-score)."""
     official = OfficialScores.load(conn, run_id, machine_only=machine_only)
     rows = []
     for r in conn.execute("SELECT sample_id, scorer, score FROM verdicts WHERE run_id = ? ORDER BY sample_id, scorer",
@@ -168,9 +207,11 @@ def official_frame(conn: Database, run_id: str, *, machine_only: bool = False) -
         rows.append({"sample_id": row.sample_id, "scorer": row.scorer, "machine_score": row.machine_score,
                      "official_score": row.official_score, "human_decided": row.human,
                      "decided_by": d.source if d else "machine", "decider": d.by if d else None,
-                     "decided_at": d.at if d else None, "decision_reason": d.reason if d else None})
+                     "decided_at": d.at if d else None, "decision_reason": d.reason if d else None,
+                     "corrected_after_scoring": (row.sample_id, row.scorer) in official.corrected})
     return pd.DataFrame(rows, columns=["sample_id", "scorer", "machine_score", "official_score", "human_decided",
-                                       "decided_by", "decider", "decided_at", "decision_reason"], dtype=object)
+                                       "decided_by", "decider", "decided_at", "decision_reason",
+                                       "corrected_after_scoring"], dtype=object)
 
 
 def official_scores(store: Any, run: str = "latest", *, machine_only: bool = False) -> pd.DataFrame:
