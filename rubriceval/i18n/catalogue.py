@@ -21,6 +21,7 @@ from rubriceval.i18n.report_text import REPORT_TEXT
 from rubriceval.i18n.scorecard_review_text import SCORECARD_REVIEW_TEXT
 from rubriceval.i18n.scorecard_text import SCORECARD_TEXT
 from rubriceval.i18n.segment_text import SEGMENT_TEXT
+from rubriceval.i18n.studio_messages_text import STUDIO_MESSAGES_TEXT
 from rubriceval.i18n.studio_text import STUDIO_TEXT
 from rubriceval.i18n.team_text import TEAM_TEXT
 from rubriceval.i18n.ui_text import UI_TEXT
@@ -44,7 +45,7 @@ def _merge(*parts: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
 
 MESSAGES: dict[str, dict[str, str]] = _merge(REPORT_TEXT, EVIDENCE_TEXT, UI_TEXT, PAIRWISE_TEXT, CONVERSATION_TEXT,
                                              TEAM_TEXT, SEGMENT_TEXT, OFFICIAL_TEXT, SCORECARD_TEXT,
-                                             STUDIO_TEXT, SCORECARD_REVIEW_TEXT)
+                                             STUDIO_TEXT, SCORECARD_REVIEW_TEXT, STUDIO_MESSAGES_TEXT)
 
 
 class Message(BaseModel):

@@ -29,6 +29,7 @@ def _run_liveness(conn: Database) -> None:
 
 def _steps() -> list[Step]:
     from rubriceval.store.datasets import move_run_samples_to_datasets
+    from rubriceval.store.studio_versions import create_studio_version_table
     from rubriceval.store.team_schema import create_team_tables
 
     return [
@@ -37,6 +38,8 @@ def _steps() -> list[Step]:
              move_run_samples_to_datasets),
         Step(3, "team audits: tasks, assignments, reviews, adjudications, metric corrections, sessions",
              create_team_tables),
+        Step(4, "studio versions: every saved rubric/scorecard version, append-only (a server setup's history)",
+             create_studio_version_table),
     ]
 
 

@@ -1,0 +1,83 @@
+"""The studio's version history in the run store, for a server setup with no writable rubrics folder: every saved
+version of a rubric or scorecard is a row of an append-only table (the database refuses UPDATE and DELETE), the
+newest one is the current text. Created by migration step 4 (store/migrations.py); SQLite and PostgreSQL alike.
+
+Two saves made from the same version race for the same (kind, id, version) key: the second one breaks the
+uniqueness constraint and is refused as stale, so a concurrent save never overwrites another lead's.
+"""
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+from pydantic import BaseModel
+
+from rubriceval.common.errors import RubricEvalError
+from rubriceval.store.append_only import make_append_only
+from rubriceval.store.db import Database, IntegrityError
+from rubriceval.store.team_schema import SERIAL_PK
+
+Kind = Literal["rubric", "scorecard"]
+
+TABLE = """CREATE TABLE IF NOT EXISTS studio_versions (
+  row_id {serial_pk}, kind TEXT NOT NULL CHECK (kind IN ('rubric', 'scorecard')), item_id TEXT NOT NULL,
+  version INTEGER NOT NULL CHECK (version >= 1), text TEXT NOT NULL, version_tag TEXT NOT NULL,
+  saved_by TEXT NOT NULL, saved_at DOUBLE PRECISION NOT NULL, UNIQUE (kind, item_id, version)
+)"""
+
+
+def create_studio_version_table(db: Database) -> None:
+    """Migration step 4 (inside the migration's transaction)."""
+    db.execute(TABLE.format(serial_pk=SERIAL_PK[db.engine]))
+    make_append_only(db, {"studio_versions": "studio_versions is append-only"})
+
+
+class StoredVersion(BaseModel):
+    kind: Kind
+    item_id: str
+    version: int
+    text: str
+    version_tag: str
+    saved_by: str
+    saved_at: float
+
+
+class StudioVersionStore:
+    """The versions table on an open store connection (a RunStore's `conn`: the store is upgraded when opened)."""
+
+    def __init__(self, db: Database, location: str = ""):
+        self.db, self.location = db, location or db.location
+
+    def ids(self, kind: Kind) -> list[str]:
+        rows = self.db.execute("SELECT DISTINCT item_id FROM studio_versions WHERE kind = ?", (kind,)).fetchall()
+        return sorted(r[0] for r in rows)
+
+    def versions(self, kind: Kind, item_id: str) -> list[int]:
+        rows = self.db.execute("SELECT version FROM studio_versions WHERE kind = ? AND item_id = ? ORDER BY version",
+                               (kind, item_id)).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def get(self, kind: Kind, item_id: str, version: int | None = None) -> StoredVersion | None:
+        """One saved version (None: the newest), or None when there is none."""
+        sql = ("SELECT kind, item_id, version, text, version_tag, saved_by, saved_at FROM studio_versions "
+               "WHERE kind = ? AND item_id = ?")
+        params: tuple = (kind, item_id)
+        if version is not None:
+            sql, params = sql + " AND version = ?", (*params, version)
+        row = self.db.execute(sql + " ORDER BY version DESC LIMIT 1", params).fetchone()
+        if row is None:
+            return None
+        return StoredVersion(kind=row[0], item_id=row[1], version=int(row[2]), text=row[3], version_tag=row[4],
+                             saved_by=row[5], saved_at=float(row[6]))
+
+    def append(self, kind: Kind, item_id: str, version: int, text: str, version_tag: str, saved_by: str) -> None:
+        """Add a version; refused (nothing written) when that version number was saved meanwhile."""
+        try:
+            with self.db:
+                self.db.execute("INSERT INTO studio_versions (kind, item_id, version, text, version_tag, saved_by, "
+                                "saved_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                (kind, item_id, version, text, version_tag, saved_by, time.time()))
+        except IntegrityError:
+            raise RubricEvalError(f"{kind} {item_id} version {version} was saved meanwhile (another save?)",
+                                  file=self.location, field="version",
+                                  hint="reload it, then apply your edits again") from None
