@@ -48,6 +48,9 @@ class MetricOptions(BaseModel):
     statement_grounding: bool = True
     # Non-LLM context match of structured rows: the fields that identify a row (None → its first field).
     nonllm_key_fields: list[str] | None = None
+    # A run asking for context_recall/context_precision on samples with reference contexts also computes the
+    # non-LLM twin, flagged where they disagree (rubriceval/run/cross_check.py); False: `--no-cross-check`.
+    cross_check: bool = True
 
     # NL2SQL metrics (datacompy_score, llm_sql_equivalence): database, statement timeout, row cap, compare mode.
     sql: SqlOptions = Field(default_factory=SqlOptions)

@@ -9,6 +9,10 @@ against its last agent turn as if they were one question and one answer.
   with, so they are single-turn only.
 
 A metric that applies to no sample of a dataset is left out of the run with a note, as rubrics are.
+
+Cross-check twins (issue 29): an LLM retrieval metric and the non-LLM metric that measures the same thing from the
+reference contexts without a judge call. A run asking for the first on samples with reference contexts computes
+the second beside it (rubriceval/run/cross_check.py); the report flags samples where they disagree strongly.
 """
 from __future__ import annotations
 
@@ -19,6 +23,9 @@ from typing import Literal
 from rubriceval.data.sample import Sample
 
 SampleKind = Literal["sample", "conversation"]
+# LLM retrieval metric → its non-LLM twin (needs reference contexts; no judge call).
+CROSS_CHECK_TWINS: dict[str, str] = {"context_recall": "nonllm_context_recall",
+                                     "context_precision": "nonllm_context_precision"}
 # What a per-turn sample carries (standard_metrics/conversation/per_turn.py: turn_samples).
 TURN_FIELDS = frozenset({"question", "answer", "contexts"})
 

@@ -44,6 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--threshold", action="append", default=[], metavar="METRIC=VALUE",
                    help="a metric's pass threshold (its verdicts' passed, the reports' pass rate), over the "
                         "--config file's metrics: {<metric>: {threshold: …}} (repeatable), e.g. faithfulness=0.8")
+    p.add_argument("--no-cross-check", action="store_true",
+                   help="do not add the non-LLM twin of context_recall/context_precision (computed from the "
+                        "reference contexts, no judge call) that cross-checks them in the report")
     add_judge_args(p)
     add_run_options(p)
     add_scorecard_args(p)
@@ -109,6 +112,8 @@ def cmd_run(args) -> int:
     judge_config = judge_config_from(args)
     panel = _panel_config(args, judge_config)
     metric_options = load_metric_options(args.config, args.metric_option, args.threshold)
+    if args.no_cross_check:
+        metric_options = metric_options.model_copy(update={"cross_check": False})
     if args.resume:
         run_id = store.resolve(args.resume)
         samples = store.samples(run_id) if args.dry_run else None     # a run reads them from the store, by window
@@ -137,7 +142,7 @@ def cmd_run(args) -> int:
     if args.dry_run:
         return _dry_run(samples, rubrics, metrics, judge_config, panel, metric_options, scorecards)
     if wants_batch(args, judge_config) and not args.resume:      # rubriceval/batch/: rounds of batches
-        return start_batch_run(args, store, samples, rubrics, metrics, judge_config, panel, metric_options)
+        return start_batch_run(args, store, samples, rubrics, metrics, judge_config, panel, metric_options, scorecards)
     run_id, totals = asyncio.run(run_async(
         samples, rubrics, metrics, store=store, scorecards=scorecards, judge_config=judge_config,
         embedder_config=embedder_config_from(args),
@@ -166,10 +171,13 @@ def _rescore_changed(args, store, judge_config) -> int:
 
 
 def _dry_run(samples, rubrics, metrics, judge_config, panel=None, metric_options=None, scorecards=()) -> int:
+    from rubriceval.run.cross_check import planned_cross_checks
     from rubriceval.run.planning import plan_cost
 
+    metrics, _, notes = planned_cross_checks(samples, metrics, metric_options)     # as start_run will add them
     plan = plan_cost(samples, rubrics, metrics, judge_config, panel=panel, metric_options=metric_options,
                      scorecards=scorecards)
+    plan.notes += notes
     print(plan.format())
     return 0
 

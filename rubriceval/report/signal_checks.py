@@ -3,8 +3,9 @@ sample, a metric that does not move over differing samples, a checklist question
 
 Rules (the diagnosis turns each hit into a finding, report/diagnosis.py):
 - cross-check: where a sample has both an LLM retrieval metric and its non-LLM twin (context_recall ↔
-  nonllm_context_recall, context_precision ↔ nonllm_context_precision: the latter needs reference contexts), the
-  two differ by ≥ `DISAGREEMENT_GAP` (LLM 1.0, non-LLM 0.2) → the sample is listed;
+  nonllm_context_recall, context_precision ↔ nonllm_context_precision: the latter needs reference contexts, and a
+  run asking for the former computes it when every sample has them, rubriceval/run/cross_check.py), the two
+  differ by ≥ `DISAGREEMENT_GAP` (LLM 1.0, non-LLM 0.2) → the sample is listed;
 - constant metric: ≥ `MIN_ROWS` scored rows of differing samples, all with one value → "no signal";
 - narrow p(yes): a checklist question answered with a p(yes) on ≥ `MIN_ROWS` rows, all within `P_YES_BAND` of
   each other (no separation between yes and no) → "no signal". At most `MAX_P_YES_ROWS` rows are read per rubric.
@@ -17,9 +18,9 @@ from pydantic import BaseModel
 
 from rubriceval.report.summary_models import ScorerSummary
 from rubriceval.scoring.verdict import Verdict
+from standard_metrics.scope import CROSS_CHECK_TWINS
 
-CROSS_CHECK_PAIRS = (("context_recall", "nonllm_context_recall"),
-                     ("context_precision", "nonllm_context_precision"))
+CROSS_CHECK_PAIRS = tuple(CROSS_CHECK_TWINS.items())
 DISAGREEMENT_GAP = 0.5
 MIN_ROWS = 10       # fewer rows of one value can simply be alike
 P_YES_BAND = 0.1

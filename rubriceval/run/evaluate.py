@@ -43,6 +43,9 @@ class EvaluationResult(BaseModel):
     totals: dict[str, Any]
     verdicts: list[Verdict]
     sample_ids: list[str] = []
+    # Metrics the run added beside an LLM retrieval metric to cross-check it (twin → that metric;
+    # rubriceval/run/cross_check.py): in `scores` and the frames like the others, named so in the report.
+    cross_checks: dict[str, str] = {}
 
     @property
     def scores(self) -> dict[str, float | None]:
@@ -166,13 +169,17 @@ def _metric_options(options: MetricOptions | dict | None, store: RunStore, run_i
         raise ConfigError(error["msg"], field=".".join(map(str, ("metric_options", *error["loc"])))) from None
 
 
-def scorer_rows(rubrics: list[Rubric], metrics: list[str],
-                thresholds: dict[str, float] | None = None) -> list[tuple[str, str, str, dict]]:
+def scorer_rows(rubrics: list[Rubric], metrics: list[str], thresholds: dict[str, float] | None = None,
+                twins: dict[str, str] | None = None) -> list[tuple[str, str, str, dict]]:
     """The run's scorers as the store keeps them; a metric's threshold set for the run is in its definition, where
-    reports and gates read it (standard_metrics/thresholds.py)."""
+    reports and gates read it (standard_metrics/thresholds.py); a metric added to cross-check another (`twins`:
+    twin → LLM metric) is marked in its definition (run/cross_check.py)."""
+    from rubriceval.run.cross_check import twin_definition
+
     rows = [(r.id, "rubric", r.version_tag, r.model_dump(mode="json")) for r in rubrics]
-    rows += [(m, "metric", "1", {"name": m, **({"threshold": thresholds[m]} if thresholds and m in thresholds
-                                              else {})}) for m in metrics]
+    rows += [(m, "metric", "1", {"name": m, **(twin_definition(m, twins[m]) if twins and m in twins else {}),
+                                 **({"threshold": thresholds[m]} if thresholds and m in thresholds else {})})
+             for m in metrics]
     return rows
 
 
@@ -204,8 +211,15 @@ def start_run(samples: Iterable[Sample | tuple[int | None, Sample]], rubrics: li
         print(line, file=sys.stderr)
     store.check_name_free(name)
     scan = DatasetScan(rubrics)
+    from rubriceval.run.cross_check import ReferenceTally, cross_check_twins, with_twins
+
+    references = ReferenceTally()
+
+    def observe(sample: Sample, input_hash: str) -> None:
+        scan.observe(sample, input_hash)
+        references.observe(sample)
     numbered = samples.with_lines() if isinstance(samples, DatasetStream) else samples
-    dataset = store.store_dataset(numbered, source=dataset_path, observe=scan.observe)
+    dataset = store.store_dataset(numbered, source=dataset_path, observe=observe)
     # A rubric directory often holds rubrics for other datasets (e.g. a copy of rubriceval/benchmarks/rubrics/);
     # leave out those that apply to no sample here, and say so, rather than reporting empty rows.
     unused = scan.unused_rubrics(rubrics)
@@ -220,6 +234,11 @@ def start_run(samples: Iterable[Sample | tuple[int | None, Sample]], rubrics: li
     if unused_metric:
         print(unused_metrics_note(unused_metric), file=sys.stderr)
         metrics = [m for m in metrics if m not in unused_metric]
+    # An LLM retrieval metric on samples with reference contexts: its non-LLM twin beside it (run/cross_check.py).
+    twins, twin_notes = cross_check_twins(metrics, references, metric_options)
+    for line in twin_notes:
+        print(line, file=sys.stderr)
+    metrics = with_twins(metrics, twins)
     # Say up front which rubrics are used below their own trust bar (the run still goes ahead).
     from rubriceval.trust.release_gate import run_warnings
 
@@ -235,7 +254,7 @@ def start_run(samples: Iterable[Sample | tuple[int | None, Sample]], rubrics: li
                        embedder=(embedder_config.model_dump(exclude={"api_key"}) if embedder_config else {}),
                        rubrics_path=rubrics_path,
                        metric_options=public_metric_options(metric_options) if metric_options else {})
-    rows = scorer_rows(rubrics, metrics, metric_options.thresholds if metric_options else None)
+    rows = scorer_rows(rubrics, metrics, metric_options.thresholds if metric_options else None, twins)
     return store.create_run(config, dataset, rows, name=name), rubrics
 
 
@@ -263,6 +282,7 @@ async def run_async(samples: Iterable[Sample | tuple[int | None, Sample]] | None
         run_id, rubrics = start_run(samples, rubrics, metrics, store=store, judge_config=judge_config,
                                     embedder_config=embedder_config, name=name, dataset_path=dataset_path,
                                     rubrics_path=rubrics_path, panel_config=panel_config, metric_options=options)
+        metrics = store.run_info(run_id).config.metrics     # as started: cross-check twins added (cross_check.py)
     # Scorecards (rubriceval/scorecard/stage.py): stored with a new run, read back on a resume; scored after the
     # rubrics and metrics, whose verdicts their `rubric:` items read. Imported only when there may be some.
     if scorecards or resume_run:
@@ -320,7 +340,10 @@ async def rescore_changed(store: RunStore, run: str, *, judge_config: JudgeConfi
                                             "dataset_path": f"{info.config.dataset_path} (corrected from {info.name})"})
     thresholds = {row["scorer"]: row["definition"]["threshold"] for row in store.scorers(old_id)
                   if row.get("kind") == "metric" and (row.get("definition") or {}).get("threshold") is not None}
-    new_id = store.create_run(config, dataset, scorer_rows(rubrics, metrics, thresholds), name=name)
+    from rubriceval.run.cross_check import stored_twins
+
+    new_id = store.create_run(config, dataset, scorer_rows(rubrics, metrics, thresholds,
+                                                           stored_twins(store.scorers(old_id))), name=name)
     store.copy_verdicts(old_id, new_id, leave_out=list(changed))
     new_id, totals = await run_async(None, rubrics, metrics, store=store, judge_config=judge_config,
                                      embedder_config=embedder_config, progress=progress, resume_run=new_id)
@@ -350,7 +373,9 @@ def evaluate(dataset: Any, *, rubrics: str | Path | list[Rubric | str | Path] | 
     rubrics   a rubric YAML file or a folder of them, or a list of Rubric objects or paths; None: metrics only. Rubrics that
               apply to no sample of the dataset are left out, with a note.
     metrics   standard metric names, as a list or a comma-separated string (`rubriceval metrics` lists them);
-              an unknown name raises ConfigError before anything runs.
+              an unknown name raises ConfigError before anything runs. context_recall/context_precision on samples
+              with reference contexts bring their non-LLM twin along, to cross-check them (`result.cross_checks`;
+              metric_options={"cross_check": False} leaves it out).
     judge     a JudgeConfig, or a dict of its fields; None: the environment (RUBRICEVAL_JUDGE_BASE_URL, …), else the
               embedded local judge (offline, weak: not for trusted grading).
     embedder  an EmbedderConfig, or a dict of its fields, for the metrics that embed text; None: the environment
@@ -401,8 +426,11 @@ def evaluate(dataset: Any, *, rubrics: str | Path | list[Rubric | str | Path] | 
                                            progress=progress, panel_config=panel, metric_options=metric_options,
                                            scorecards=cards))
     info = run_store.run_info(run_id)
+    from rubriceval.run.cross_check import stored_twins
+
     return EvaluationResult(run_id=run_id, run_name=info.name, store_path=str(run_store.path),
                             totals=totals.as_dict(), verdicts=run_store.verdicts(run_id),
+                            cross_checks=stored_twins(run_store.scorers(run_id)),
                             sample_ids=[s.id for window in run_store.sample_windows(run_id) for s, _ in window])
 
 
