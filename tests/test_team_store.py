@@ -251,7 +251,7 @@ def test_a_store_of_the_previous_schema_opens_upgraded(store_target: str | Path)
     verdicts = db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
     db.close()
     with TeamStore(store_target) as team:
-        assert schema_version(team.conn) == 3
+        assert schema_version(team.conn) >= 3          # the team step applied (later steps may follow)
         assert team.conn.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0] == verdicts == 40
         task = team.create_task(spec(n=5, overlap=1, experts=["ann"]), created_by="lead")
         assert task.n_items == 5
