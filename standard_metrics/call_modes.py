@@ -20,7 +20,8 @@ Three choices, each a trade of calls against figures that stay right (issue 29):
 
 `MetricOptions.extraction` / `.context_calls` / `.support` set each for a run
 (`--metric-option context_calls=per_context`); left unset (None), the judge's measured default below applies, else
-`DEFAULT`. Measured defaults are keyed by the judge's `JudgeConfig.model` ("local" = the embedded judge); the figures behind each are in docs/benchmarks.md
+`DEFAULT`. Measured defaults are keyed by `judge_key` (the endpoint's model; "local" = the embedded judge, however
+its model is named); the figures behind each are in docs/benchmarks.md
 ("RAG metrics on a small judge"), made by `python -m rubriceval.benchmarks.rag_zh`.
 """
 from __future__ import annotations
@@ -58,16 +59,21 @@ MEASURED: dict[str, CallModes] = {EMBEDDED: CallModes(extraction="split", contex
                                                       support="judge_and_text")}
 
 
-def judge_model_of(judge: Any) -> str | None:
-    """The key of a judge client (JudgeClient, ScriptedJudge) in MEASURED: its model, "local" for the embedded judge
-    (no base_url), None without a config or for an endpoint whose model was left at the "local" default."""
-    config = getattr(judge, "config", None)
+def judge_key(config: Any) -> str | None:
+    """The key of a judge's `JudgeConfig` in MEASURED, the one rule for the run and its plan (run/planning.py):
+    "local" for the embedded judge (no base_url, whatever its model is named), its model for an endpoint, None
+    without a config or for an endpoint whose model was left at the "local" default (not the embedded judge)."""
     if config is None:
         return None
     if getattr(config, "base_url", "") is None:
         return EMBEDDED
     model = getattr(config, "model", None)
     return None if model == EMBEDDED else model
+
+
+def judge_model_of(judge: Any) -> str | None:
+    """`judge_key` of a judge client (JudgeClient, ScriptedJudge, a Batch API replay judge): of its config."""
+    return judge_key(getattr(judge, "config", None))
 
 
 def call_modes(options: Any, judge_model: str | None = None) -> CallModes:

@@ -337,12 +337,14 @@ def _cache_lookup(config: JudgeConfig, cache: CallCache | None) -> Callable[[Any
 def _metric_calls(sample: Sample, metrics: list[str], config: JudgeConfig, lookup: Callable[[Any], dict | None],
                   options: Any = None) -> Iterator[PlannedJudgeCall]:
     from standard_metrics import registry
+    from standard_metrics.call_modes import judge_key
 
     metrics = metrics_for(sample, metrics)          # the metrics that score this kind of sample
     if not metrics:
         return
     sample = judge_view(sample, config.redact)[0]
-    for call in registry.planned_requests(sample, metrics, options, lookup=lookup, judge_model=config.model):
+    # Cut as the run's judge client cuts them (call_modes.judge_key: the embedded judge by any model name).
+    for call in registry.planned_requests(sample, metrics, options, lookup=lookup, judge_model=judge_key(config)):
         # A shared call is charged to the first requested metric that uses it, as at run time.
         users = [c for c in metrics if c in call.consumers]
         yield PlannedJudgeCall(sample_id=sample.id, scorer=users[0] if users else metrics[0], kind="metric",
