@@ -103,12 +103,6 @@ def test_run_refuses_a_rubric_item_whose_rubric_is_not_in_the_run(config, tmp_pa
     assert not (tmp_path / "runs.sqlite").exists() or not RunStore(tmp_path / "runs.sqlite").list_runs()
 
 
-def test_batch_mode_says_it_does_not_score_scorecards(config, tmp_path, capsys):
-    assert run(CONVERSATIONS, "--scorecards", SCORECARDS, "--config", config, "--store", str(tmp_path / "s.sqlite"),
-               "--batch") == 2
-    assert "Batch API mode does not score scorecards" in capsys.readouterr().err
-
-
 def test_run_frame_and_usage_in_the_report(stub_server, config, tmp_path):
     from rubriceval.scorecard.report import ScorecardReport
     from rubriceval.scorecard.store import run_frame

@@ -93,14 +93,18 @@ class RunJudges:
         return self._by_identity[cache_identity(config)]
 
 
-def judges_of_run(config: JudgeConfig, stored_panel: dict, metrics: list[str], panel: Any = None) -> RunJudges:
+def judges_of_run(config: JudgeConfig, stored_panel: dict, metrics: list[str], panel: Any = None,
+                  scorecards: Any = ()) -> RunJudges:
     """A stored run's judges: `panel` as given (a new run), else the panel the run stored (its public form, the keys
-    from `config` or each judge's api_key_env). The run's judge is kept when the run has standard metrics."""
+    from `config` or each judge's api_key_env). The run's judge is kept when the run has standard metrics or
+    scorecards that ask the judge (as online, the run's judge asks their questions)."""
     if panel is None and stored_panel:
         from rubriceval.scoring.panel import PanelConfig
 
         panel = PanelConfig.from_public(stored_panel, api_key=config.api_key)
-    return RunJudges(config, panel, needs_run_judge=bool(metrics))
+    from rubriceval.scorecard.stage import needs_judge
+
+    return RunJudges(config, panel, needs_run_judge=bool(metrics) or needs_judge(list(scorecards)))
 
 
 def check_providers(judges: RunJudges) -> None:

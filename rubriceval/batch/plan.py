@@ -5,7 +5,7 @@ by the online client's `chat_body`, and nothing the judge cache already answers 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from rubriceval.batch.endpoints import RUN_JUDGE, RunJudges
 from rubriceval.batch.files import safe_part
@@ -53,15 +53,18 @@ class PlannedRequest(NamedTuple):
 
 
 def first_round(windows: Iterable[list[Sample]], rubrics: list[Rubric], metrics: list[str], config: JudgeConfig,
-                cache: CallCache | None, ids: CustomIds, judges: RunJudges | None = None
+                cache: CallCache | None, ids: CustomIds, judges: RunJudges | None = None, scorecards: Any = ()
                 ) -> Iterator[PlannedRequest]:
     """The planner's calls that can be asked now, a window of samples at a time: exact (a second step waits for
     its first step's answer), not in the judge cache, each distinct call once. `judges`: a panel's run plans every
-    panel judge's rubric calls (the planner's own panel planning) and says whose each call is."""
+    panel judge's rubric calls (the planner's own panel planning) and says whose each call is. `scorecards`: the
+    run's scorecards, their questions planned as the dry run plans them (an item behind an `applies_when.question`
+    is asked too: one round, not two)."""
     judges = judges or RunJudges(config)
     seen: set[str] = set()
     for samples in windows:
-        for call in planned_judge_calls(samples, rubrics, metrics, config, cache=cache, panel=judges.panel):
+        for call in planned_judge_calls(samples, rubrics, metrics, config, cache=cache, panel=judges.panel,
+                                        scorecards=scorecards):
             if not call.exact:
                 continue
             key = call.key()
@@ -95,12 +98,14 @@ def prices_by_custom_id(judges: RunJudges) -> Callable[[str], tuple[float, float
     return prices
 
 
-def unit_calls_without_reply(sample: Sample, rubric: Rubric, config: JudgeConfig, judges: RunJudges,
-                             answered: Callable[[str], bool]) -> Iterator[WantedCall]:
-    """Every planned call of one (sample, rubric) with no reply yet (`answered(key)` False), as wanted calls. A
-    scorer that asks one call after another (a checklist's questions) stops at the first without a reply; its other
-    missing calls are asked in the same next round instead of one round each."""
-    for call in planned_judge_calls([sample], [rubric], [], config, panel=judges.panel):
+def unit_calls_without_reply(sample: Sample, rubric: Rubric | None, config: JudgeConfig, judges: RunJudges,
+                             answered: Callable[[str], bool], scorecard: Any = None) -> Iterator[WantedCall]:
+    """Every planned call of one (sample, rubric) — or (sample, scorecard) — with no reply yet (`answered(key)`
+    False), as wanted calls. A scorer that asks one call after another (a checklist's questions, a scorecard's)
+    stops at the first without a reply; its other missing calls are asked in the same next round instead of one
+    round each."""
+    for call in planned_judge_calls([sample], [rubric] if rubric is not None else [], [], config, panel=judges.panel,
+                                    scorecards=[scorecard] if scorecard is not None else []):
         key = call.key()
         if not call.exact or answered(key):
             continue

@@ -1,11 +1,14 @@
 """A batch run, round by round.
 
-  round 1   the dry-run planner's calls (rubric items, first metric steps), minus what the judge cache answers
+  round 1   the dry-run planner's calls (rubric items, first metric steps, scorecard questions), minus what the
+            judge cache answers
   collect   read the finished batches' results; replay every unfinished judgment through its scorer with the
             replies (`replay.BatchJudge`): finished ones are saved as verdicts, the calls still wanted — second
             steps, re-asks, requests that failed or expired — make the next round (or are made online with
             `finish_online`)
   …         until every judgment has its verdict; the run is then `complete`, like an online run
+
+Scorecards are judgments too (batch/scorecards.py): scored after their window's rubric verdicts are stored.
 
 Judgments are replayed a window at a time (samples streamed from the store), so memory does not grow with the run.
 """
@@ -25,6 +28,7 @@ from rubriceval.batch.plan import (CustomIds, first_round, prices_by_custom_id, 
                                    wanted_requests)
 from rubriceval.batch.provider import BatchProvider
 from rubriceval.batch.replay import CURRENT_UNIT, BatchJudge, BatchPending, ReplayBook, WantedCall
+from rubriceval.batch.scorecards import replay_scorecards, run_scorecards, scorecard_units
 from rubriceval.batch.submit import submit_files, write_round
 from rubriceval.data.sample import Sample
 from rubriceval.common.errors import RubricEvalError
@@ -88,7 +92,9 @@ class BatchRun:
         self.metrics = [m for m in ordered if m in metrics] + [m for m in metrics if m not in ordered]
         # The standard metrics' options the run was started with (--metric-option): scored as an online run would be.
         self.metric_options = stored_metric_options(runs.run_info(run_id).config.metric_options, run_id)
-        self.judges = judges_of_run(config, runs.run_info(run_id).config.panel, self.metrics, panel)
+        self.scorecards = run_scorecards(runs, run_id)          # the versions the run started with
+        self.judges = judges_of_run(config, runs.run_info(run_id).config.panel, self.metrics, panel,
+                                    scorecards=self.scorecards)
         if not offline:
             check_providers(self.judges)
         self.cache = CallCache(config.cache_path or default_cache_dir() / "judge_cache.sqlite") if config.cache \
@@ -138,10 +144,11 @@ class BatchRun:
                 samples = [sample for sample, _ in pairs]
                 report.units_total += sum(len(scorers) for sample in samples
                                           for _, _, scorers in units_of(sample, self.rubrics, self.metrics))
+                report.units_total += scorecard_units(self.scorecards, samples)
                 yield samples
 
         requests = first_round(windows(), self.rubrics, self.metrics, self.config, self.cache,
-                               CustomIds(self.run_id, 1), self.judges)
+                               CustomIds(self.run_id, 1), self.judges, scorecards=self.scorecards)
         report.submitted = write_round(self.batches, self.run_id, 1, requests, self.directory, self.judges,
                                        offline=self.offline)
         report.timings["plan_and_write_s"] = time.perf_counter() - started
@@ -210,8 +217,15 @@ class BatchRun:
         if self.workers < 2 or (self.embedder is not None and self.embedder_config is None):
             return False
         info = self.runs.run_info(self.run_id)
-        left = int((info.stats.get("batch") or {}).get("units_total") or 0) - info.n_verdicts
+        left = int((info.stats.get("batch") or {}).get("units_total") or 0) - self.judgments_done()
         return left >= MIN_JUDGMENTS
+
+    def judgments_done(self) -> int:
+        """Verdicts stored: the rubrics' and metrics', and the scorecards' (a table of their own)."""
+        from rubriceval.scorecard.store import ScorecardStore
+
+        done = self.runs.run_info(self.run_id).n_verdicts
+        return done + (ScorecardStore(self.runs).count(self.run_id) if self.scorecards else 0)
 
     def _sort_wanted(self, wanted: list[WantedCall]) -> tuple[list[WantedCall], int]:
         """The wanted calls to ask in a new round (never one still in flight); calls that failed more than
@@ -256,6 +270,7 @@ class BatchRun:
                             units.append((sample, input_hash, rubric, [n for n in names if n in todo]))
                 if units:
                     await self._replay_window(units, judge, panel, report)
+                await replay_scorecards(self, [sample for sample, _ in samples], judge, report)
         finally:
             loop.set_exception_handler(previous_handler)
             book.flush_cache()
@@ -288,21 +303,24 @@ class BatchRun:
             await asyncio.sleep(0)
         finished = [(verdict, input_hash) for (_, input_hash, _, _), verdicts in zip(units, results)
                     for verdict in verdicts or []]
-        self._want_unit_calls([(sample, rubric) for (sample, _, rubric, _), verdicts in zip(units, results)
-                               if verdicts is None and rubric is not None], judge.book)
+        self.want_unit_calls([(sample, rubric) for (sample, _, rubric, _), verdicts in zip(units, results)
+                              if verdicts is None and rubric is not None], judge.book)
         self.runs.save_verdicts(self.run_id, finished)         # one transaction per window
         report.saved += len(finished)
         report.units_done += len(finished)
         judge.book.flush_cache()
 
-    def _want_unit_calls(self, stopped: list[tuple[Sample, Rubric]], book: ReplayBook) -> None:
-        """A rubric stopped for a missing reply: its other planned calls without a reply are wanted now too."""
+    def want_unit_calls(self, stopped: list[tuple[Sample, Rubric]], book: ReplayBook,
+                        stopped_cards: list[tuple[Sample, Any]] = ()) -> None:
+        """A rubric (or a scorecard) stopped for a missing reply: its other planned calls without a reply are wanted
+        now too."""
         def answered(key: str) -> bool:
             return key in book.wanted or book.batches.reply_for(self.run_id, key) is not None or (
                 self.cache is not None and key in self.cache)
 
-        for sample, rubric in stopped:
-            for call in unit_calls_without_reply(sample, rubric, self.config, self.judges, answered):
+        units = [(sample, rubric, None) for sample, rubric in stopped] + [(s, None, c) for s, c in stopped_cards]
+        for sample, rubric, card in units:
+            for call in unit_calls_without_reply(sample, rubric, self.config, self.judges, answered, scorecard=card):
                 book.wanted[call.key] = call
 
     async def _unit(self, sample: Sample, rubric: Rubric | None, names: list[str], judge: BatchJudge,
@@ -321,7 +339,7 @@ def start_batch_run(samples: list[Sample], rubrics: list[Rubric], metrics: list[
                     judge_config: JudgeConfig, directory: Path | None = None, offline: bool = False,
                     embedder_config: object = None, name: str | None = None, dataset_path: str = "",
                     rubrics_path: str = "", metric_options: object = None,
-                    panel_config: Any = None) -> tuple[BatchRun, RoundReport]:
+                    panel_config: Any = None, scorecards: Any = None) -> tuple[BatchRun, RoundReport]:
     """A new run judged through batches: created like an online run (`api.start_run`), round 1 written and (unless
     `offline`) submitted. Files go to `directory` (default: batches/<run id> beside the store file; out/batches/<run
     id> for a PostgreSQL store). Close the returned BatchRun when done; later, `collect` it (a new BatchRun over the
@@ -329,14 +347,21 @@ def start_batch_run(samples: list[Sample], rubrics: list[Rubric], metrics: list[
     metric_options: the standard metrics' `MetricOptions` (None: defaults), stored with the run and read back by
     every BatchRun over it.
     panel_config: a `PanelConfig` whose judges judge the rubrics (the judge then serves the metrics), as online:
-    each judge's calls go to its own endpoint's files and batches (rubriceval/batch/endpoints.py)."""
+    each judge's calls go to its own endpoint's files and batches (rubriceval/batch/endpoints.py).
+    scorecards: `Scorecard`s scored after the rubrics (their questions asked by the run's judge, in the same
+    rounds), stored with the run as an online run stores them."""
     from rubriceval.run.evaluate import start_run
+    from rubriceval.scorecard.stage import check_rubric_references, needs_judge, prepare_scorecards
 
+    check_rubric_references(list(scorecards or []), [r.id for r in rubrics])
     if not offline:          # refused before the run is created
-        check_providers(RunJudges(judge_config, panel_config, needs_run_judge=bool(metrics)))
+        check_providers(RunJudges(judge_config, panel_config,
+                                  needs_run_judge=bool(metrics) or needs_judge(list(scorecards or []))))
     run_id, rubrics = start_run(samples, rubrics, metrics, store=store, judge_config=judge_config,
                                 embedder_config=embedder_config, name=name, dataset_path=dataset_path,
                                 rubrics_path=rubrics_path, metric_options=metric_options, panel_config=panel_config)
+    if scorecards:
+        prepare_scorecards(store, run_id, scorecards, rubrics, resumed=False)
     batch_run = BatchRun(store, run_id, judge_config, offline=offline, panel=panel_config,
                          directory=directory or folder_beside_store(store.path) / "batches" / run_id)
     return batch_run, batch_run.submit_first_round()

@@ -61,8 +61,8 @@ def wants_batch(args: argparse.Namespace, judge_config) -> bool:
 
 
 def start_batch_run(args: argparse.Namespace, store, samples, rubrics, metrics, judge_config, panel=None,
-                    metric_options=None) -> int:
-    """`rubriceval run … --batch`: create the run, write and submit round 1."""
+                    metric_options=None, scorecards=None) -> int:
+    """`rubriceval run … --batch`: create the run, write and submit round 1 (scorecards' questions included)."""
     import asyncio
 
     from rubriceval.batch import rounds
@@ -72,7 +72,7 @@ def start_batch_run(args: argparse.Namespace, store, samples, rubrics, metrics, 
         samples, rubrics, metrics, store=store, judge_config=judge_config, offline=bool(args.batch_file),
         directory=Path(given) if given else None, embedder_config=embedder_config_from(args), name=args.name,
         dataset_path=args.dataset or "", rubrics_path=args.rubrics or "", metric_options=metric_options,
-        panel_config=panel)
+        panel_config=panel, scorecards=scorecards)
     try:
         info = store.run_info(batch_run.run_id)
         print(f"run {info.name} ({info.run_id}): round 1, {report.submitted} request(s) in {batch_run.directory}"
@@ -82,6 +82,7 @@ def start_batch_run(args: argparse.Namespace, store, samples, rubrics, metrics, 
         if report.submitted == 0:           # all cached, or nothing to ask a judge: verdicts now
             report = asyncio.run(batch_run.collect(source=None))
             print(_line(batch_run, report))
+            _scorecard_line(store, batch_run)
         elif batch_run.offline:
             print(f"run the files with your runner (e.g. vllm run-batch -i FILE -o {batch_run.directory}/FILE.out"
                   f".jsonl), then: rubriceval batch collect {info.name} --from {batch_run.directory}")
@@ -157,7 +158,7 @@ def cmd_status(args) -> int:
         units_total = int((info.stats.get("batch") or {}).get("units_total") or 0)
         parts = by_endpoint(batch_run.batches, batch_run.run_id, batch_run.judges)
         print(progress_line(batch_run.batches.counts(batch_run.run_id), batch_run.config,
-                            store.run_info(info.run_id).n_verdicts, units_total, endpoints=parts))
+                            batch_run.judgments_done(), units_total, endpoints=parts))
         for line in endpoint_lines(parts):
             print(line)
     finally:
@@ -186,7 +187,19 @@ def cmd_collect(args) -> int:
         batch_run.close()
     if report.complete and not args.quiet:
         _summary(store, info.run_id, report)
+        _scorecard_line(store, batch_run)
     return 0
+
+
+def _scorecard_line(store, batch_run) -> None:
+    """A batch run's scorecards, as `rubriceval run` prints them (counted from the store)."""
+    if batch_run.scorecards:
+        from types import SimpleNamespace
+
+        from rubriceval.cli.scorecard_run import print_scorecard_line
+        from rubriceval.scorecard.stage import stored_totals
+
+        print_scorecard_line(SimpleNamespace(scorecards=stored_totals(store, batch_run.run_id).as_dict()), stored=True)
 
 
 async def _collect_once(args, batch_run, source):

@@ -15,9 +15,8 @@ def add_scorecard_args(p: argparse.ArgumentParser) -> None:
 
 
 def scorecards_for_run(args: argparse.Namespace, store, rubrics, judge_config) -> list:
-    """The scorecards of this `run`: from --scorecards (a new run), or those a resumed run started with."""
-    from rubriceval.cli.batch import wants_batch
-
+    """The scorecards of this `run`: from --scorecards (a new run), or those a resumed run started with. With
+    --batch their questions join the Batch API's rounds (rubriceval/batch/scorecards.py)."""
     if getattr(args, "resume", None):
         from rubriceval.scorecard.store import ScorecardStore
 
@@ -32,17 +31,17 @@ def scorecards_for_run(args: argparse.Namespace, store, rubrics, judge_config) -
     if only and set(only) - {c.id for c in cards}:
         raise ConfigError(f"unknown scorecard id(s): {sorted(set(only) - {c.id for c in cards})}",
                           file=args.scorecards, field="--only-scorecards")
-    if wants_batch(args, judge_config):
-        raise ConfigError("the Batch API mode does not score scorecards yet", field="--scorecards",
-                          hint="run the scorecards online (without --batch)")
     check_rubric_references(cards, [r.id for r in rubrics])
     return cards
 
 
-def print_scorecard_line(totals) -> None:
+def print_scorecard_line(totals, *, stored: bool = False) -> None:
+    """totals: a run's totals (`.scorecards`: the stage's counts); stored: they count every stored verdict (a batch
+    run's, made over several collects), not those new in this process."""
     done = getattr(totals, "scorecards", None)
     if done:
         usage = done["usage"]
-        print(f"scorecards: {done['done']} verdict(s) new, {done['skipped']} resumed; {done['fatal']} fatal, "
+        made = f"{done['done']} verdict(s)" if stored else f"{done['done']} verdict(s) new, {done['skipped']} resumed"
+        print(f"scorecards: {made}; {done['fatal']} fatal, "
               f"{done['unscored']} unscored; {usage['calls']} judge call(s), {usage['cache_hits']} cached, "
               f"{usage['prompt_tokens'] + usage['completion_tokens']} tokens")

@@ -209,10 +209,11 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
 
 def planned_judge_calls(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], config: JudgeConfig, *,
                         cache: CallCache | None = None, panel: Any = None,
-                        metric_options: Any = None) -> Iterator[PlannedJudgeCall]:
+                        metric_options: Any = None, scorecards: Any = ()) -> Iterator[PlannedJudgeCall]:
     """Every judge call the run makes when every reply parses, as `plan_cost` counts them: each rubric's calls on
-    the samples it applies to, then each sample's metric calls (second steps exact only when `cache` holds the
-    first step's answer, else `exact=False`)."""
+    the samples it applies to, each scorecard's (its questions and its checks' per-turn questions, asked by the run's
+    judge), then each sample's metric calls (second steps exact only when `cache` holds the first step's answer,
+    else `exact=False`)."""
     from rubriceval.run.backends import effective_config
 
     config = effective_config(config)
@@ -222,6 +223,8 @@ def planned_judge_calls(samples: list[Sample], rubrics: list[Rubric], metrics: l
         for sample in samples:
             if applies(rubric, sample):
                 yield from _rubric_calls(rubric, sample, config, rubric_configs)
+    for card in scorecards:
+        yield from _scorecard_calls(card, samples, config, ScorerPlan(scorer=card.scorer, kind="scorecard"))
     if metrics:
         lookup = _cache_lookup(config, cache)
         for sample in samples:

@@ -23,6 +23,19 @@ KNOWLEDGE = {
 }
 
 
+def has_turn_questions(item: ScorecardItem) -> bool:
+    """A check item whose predicates ask the judge about single turns (`ask:`, docs/predicates.md): run through
+    rubriceval/scoring/turn_questions.py, as a rubric's checks are."""
+    from rubriceval.scoring.turn_questions import item_questions
+
+    return item.check is not None and bool(item_questions(item.check_item))
+
+
+def asks_judge(item: ScorecardItem) -> bool:
+    """The item may call the judge: a question, an `applies_when.question`, or a check with per-turn questions."""
+    return bool(item.question or (item.applies_when and item.applies_when.question) or has_turn_questions(item))
+
+
 def item_question(item: ScorecardItem) -> ChecklistQuestion:
     return ChecklistQuestion(id=item.id, ask=item.question or "")
 

@@ -1,45 +1,64 @@
 """Score one sample with one scorecard: every item's outcome, then the totals (arithmetic.scorecard_total).
 
 Order: the deterministic N/A conditions; the `applies_when` questions of the items still in; then each applicable
-item's predicate — checks run on the sample (per-turn checks turn by turn, counting failing turns), rubric items read
-the run's verdict of that rubric for this sample, question items are asked the checklist way (questions.py). Every
-judge call goes through `ask` (rubriceval/judge/ask.py): cached, counted, re-asked once when unreadable. The judge
-reads the sample masked when `judge.redact` is on; text that addresses the judge leaves question items unscored
-(an answer cannot talk its way to a full score)."""
+item's predicate — checks run on the sample (per-turn checks turn by turn, counting failing turns; `ask:`
+predicates asked about single turns as a rubric's checks ask them), rubric items read the run's verdict of that
+rubric for this sample, question items are asked the checklist way (questions.py). Every judge call goes through
+`ask` (rubriceval/judge/ask.py): cached, counted, re-asked once when unreadable. The judge reads the sample masked
+when `judge.redact` is on; text that addresses the judge leaves the items that ask the judge unscored (an answer
+cannot talk its way to a full score)."""
 from __future__ import annotations
 
 from typing import Any
 
-from rubriceval.checks import CHECKS, run_check
+from rubriceval.checks import CHECKS
 from rubriceval.checks.context_condition import conditioned
+from rubriceval.checks.turn_answers import Unanswered
 from rubriceval.checks.turns import conversation_of, turn_sample
 from rubriceval.data.sample import Sample
 from rubriceval.safety.manipulation import scan_fields
 from rubriceval.safety.redaction import judge_view
 from rubriceval.scorecard.applicability import why_not_applicable
 from rubriceval.scorecard.arithmetic import scorecard_total
-from rubriceval.scorecard.questions import (applies_question, checklist_of, item_question, question_rubric,
-                                            sees_knowledge, with_knowledge)
+from rubriceval.scorecard.questions import (applies_question, asks_judge, checklist_of, item_question,
+                                            question_rubric, sees_knowledge, with_knowledge)
 from rubriceval.scorecard.schema import Scorecard, ScorecardItem
 from rubriceval.scorecard.verdict import ItemOutcome, ScorecardVerdict
+from rubriceval.scoring.turn_questions import QuestionAsker, answering, run_check_asking
 from rubriceval.scoring.verdict import Evidence, Usage, Verdict
 
 
-def failing_turns(item: ScorecardItem, sample: Sample) -> list[tuple[int, Evidence]]:
-    """A per-turn check run on every turn of its role (as checks/per_turn.py does): the failing turns' evidence."""
+async def failing_turns(item: ScorecardItem, sample: Sample, asker: QuestionAsker) -> list[tuple[int, Evidence]]:
+    """A per-turn check run on every turn of its role (as checks/per_turn.py does, asking the judge about each turn
+    its predicate needs): the failing turns' evidence."""
     check_item = item.check_item
     conversation = conversation_of(sample)
     check = conditioned(CHECKS[check_item.type])
+    asks_about_turn = getattr(check_item, "match", None) is not None      # the turn is passed on, for a question
     found = []
     for number, _ in conversation.numbered(check_item.turns):
-        evidence = check(check_item, turn_sample(conversation, number))
+        one = turn_sample(conversation, number)
+        evidence = await answering(lambda one=one, number=number: check(check_item, one, at=(conversation, number))
+                                   if asks_about_turn else check(check_item, one), asker, f"scorecard item '{item.id}'")
         if evidence.passed is False:
             found.append((number, evidence.model_copy(update={"turn": number})))
     return found
 
 
-def check_outcome(item: ScorecardItem, sample: Sample) -> ItemOutcome:
-    evidence = run_check(item.check_item, sample)
+async def check_outcome(item: ScorecardItem, sample: Sample, asker: QuestionAsker) -> ItemOutcome:
+    """A check item, its per-turn questions (`ask:` predicates) asked through the rubrics' path
+    (scoring/turn_questions.py: once per turn and question for every item of the sample, cached, counted)."""
+    try:
+        evidence = await run_check_asking(item.check_item, sample, asker)
+        if item.per == "occurrence" and evidence.passed is False and not item.is_bonus:
+            turns = await failing_turns(item, sample, asker)
+            return ItemOutcome(item=item.id, status="hit", occurrences=max(1, len(turns)),
+                               evidence=[ev for _, ev in turns] or [evidence])
+    except Unanswered as why:
+        return ItemOutcome(item=item.id, status="unscored", reason=f"check question on turn {why.turn} "
+                           f"({why.question!r}): {why.reason}",
+                           evidence=[Evidence(item=item.id, passed=None, turn=why.turn, question=why.question,
+                                              detail=f"turn {why.turn}: {why.reason}")])
     if evidence.passed is None:
         return ItemOutcome(item=item.id, status="unscored", evidence=[evidence],
                            reason=evidence.detail or "the check reached no decision")
@@ -48,10 +67,6 @@ def check_outcome(item: ScorecardItem, sample: Sample) -> ItemOutcome:
                            occurrences=int(evidence.passed), evidence=[evidence])
     if evidence.passed:
         return ItemOutcome(item=item.id, status="clear", evidence=[evidence])
-    if item.per == "occurrence":
-        turns = failing_turns(item, sample)
-        return ItemOutcome(item=item.id, status="hit", occurrences=max(1, len(turns)),
-                           evidence=[ev for _, ev in turns] or [evidence])
     return ItemOutcome(item=item.id, status="hit", occurrences=1, evidence=[evidence])
 
 
@@ -116,17 +131,17 @@ async def score_scorecard(card: Scorecard, sample: Sample, judge: Any, rubric_ve
             outcomes[item.id] = ItemOutcome(item=item.id, status="not_applicable", reason=reason)
         else:
             pending.append(item)
-    asks_judge = [i for i in pending if i.question or (i.applies_when and i.applies_when.question)]
+    judging = [i for i in pending if asks_judge(i)]
     usage = Usage()
-    findings = addresses_judge(sample) if asks_judge else []
-    judged = judge_view(sample, judge is not None and judge.config.redact)[0] if asks_judge else sample
-    if asks_judge and (judge is None or findings):
+    findings = addresses_judge(sample) if judging else []
+    judged = judge_view(sample, judge is not None and judge.config.redact)[0] if judging else sample
+    if judging and (judge is None or findings):
         why = ("no judge is configured" if judge is None else
                f"the bot's text addresses the judge ({findings[0].kind}: “{findings[0].span}”); the judge was not "
                "asked")
-        for item in asks_judge:
+        for item in judging:
             outcomes[item.id] = ItemOutcome(item=item.id, status="unscored", reason=why)
-        pending = [i for i in pending if i not in asks_judge]
+        pending = [i for i in pending if i not in judging]
     conditional = [i for i in pending if i.applies_when and i.applies_when.question]
     answers, spent = await _ask(card, [applies_question(i) for i in conditional], judged, judge)
     usage = usage + spent
@@ -140,11 +155,15 @@ async def score_scorecard(card: Scorecard, sample: Sample, judge: Any, rubric_ve
                                             reason=f"applies_when question answered no "
                                                    f"(p(yes)={answer.p_yes:.2f}): {item.applies_when.question}")
     pending = [i for i in pending if i.id not in outcomes]
+    # One asker for the sample: a per-turn answer serves every check item asking it (checks read `sample`, the
+    # judge reads `judged`: masked when redaction is on).
+    asker = QuestionAsker(judge, judged.conversation, card.language)
     for item in pending:
         if item.kind == "check":
-            outcomes[item.id] = check_outcome(item, sample)
+            outcomes[item.id] = await check_outcome(item, sample, asker)
         elif item.kind == "rubric":
             outcomes[item.id] = rubric_outcome(item, rubric_verdicts)
+    usage = usage + asker.usage
     asked = [i for i in pending if i.kind == "question"]
     answers, spent = await _ask(card, [item_question(i) for i in asked], judged, judge)
     usage = usage + spent

@@ -13,6 +13,7 @@ from typing import Any
 
 from rubriceval.common.errors import ConfigError
 from rubriceval.scorecard.applicability import card_applies
+from rubriceval.scorecard.questions import asks_judge
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.score import score_scorecard
 from rubriceval.scorecard.store import ScorecardStore
@@ -36,7 +37,7 @@ class ScorecardTotals:
 
 
 def needs_judge(cards: Sequence[Scorecard]) -> bool:
-    return any(i.question or (i.applies_when and i.applies_when.question) for c in cards for i in c.items)
+    return any(asks_judge(i) for c in cards for i in c.items)
 
 
 def check_rubric_references(cards: Sequence[Scorecard], rubric_ids: Sequence[str]) -> None:
@@ -49,8 +50,10 @@ def check_rubric_references(cards: Sequence[Scorecard], rubric_ids: Sequence[str
                                   hint="add the rubric to --rubrics (and --only)")
 
 
-def _rubric_verdicts(runs: Any, run_id: str, rubric_ids: list[str], sample_ids: list[str]
+def rubric_verdicts_of(runs: Any, run_id: str, rubric_ids: list[str], sample_ids: list[str]
                      ) -> dict[str, dict[str, Verdict]]:
+    """These samples' stored verdicts of these rubrics: sample id → rubric id → verdict (what `rubric:` items read;
+    the online stage and the Batch API's replay read them alike)."""
     from rubriceval.store.runs import row_to_verdict
 
     found: dict[str, dict[str, Verdict]] = {}
@@ -73,7 +76,7 @@ async def score_run_scorecards(runs: Any, run_id: str, cards: Sequence[Scorecard
     if not cards:
         return totals
     limit = asyncio.Semaphore(max(1, concurrency))
-    referenced = sorted({i.rubric.id for c in cards for i in c.items if i.rubric is not None})
+    referenced = referenced_rubrics(cards)
 
     async def one(card: Scorecard, sample, verdicts: dict[str, Verdict]):
         async with limit:
@@ -82,7 +85,7 @@ async def score_run_scorecards(runs: Any, run_id: str, cards: Sequence[Scorecard
     scored_some: set[str] = set()
     for window in runs.sample_windows(run_id):
         samples = [s for s, _ in window]
-        rubric_verdicts = _rubric_verdicts(runs, run_id, referenced, [s.id for s in samples])
+        rubric_verdicts = rubric_verdicts_of(runs, run_id, referenced, [s.id for s in samples])
         jobs = []
         for card in cards:
             mine = [s for s in samples if card_applies(card, s)]
@@ -109,6 +112,22 @@ async def score_run_scorecards(runs: Any, run_id: str, cards: Sequence[Scorecard
     idle = [c.id for c in cards if c.id not in scored_some]
     if idle:                      # said, as for rubrics that apply to no sample (a conversation card, single turns)
         print(f"note: scorecard(s) scoring no sample of this dataset (scope): {', '.join(idle)}", file=sys.stderr)
+    return totals
+
+
+def referenced_rubrics(cards: Sequence[Scorecard]) -> list[str]:
+    return sorted({i.rubric.id for c in cards for i in c.items if i.rubric is not None})
+
+
+def stored_totals(runs: Any, run_id: str) -> ScorecardTotals:
+    """The run's stored scorecard verdicts counted as a stage's totals (a batch run's are made over several
+    collects): every verdict counts as done."""
+    totals = ScorecardTotals()
+    for verdict in ScorecardStore(runs).verdicts(run_id):
+        totals.done += 1
+        totals.unscored += verdict.totals.total is None
+        totals.fatal += bool(verdict.totals.fatal)
+        totals.usage = totals.usage + verdict.usage
     return totals
 
 

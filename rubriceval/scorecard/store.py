@@ -67,6 +67,12 @@ class ScorecardStore:
                 f"({','.join('?' * len(sample_ids))})", (run_id, card_id, *sample_ids)).fetchall()
         return {r[0] for r in rows}
 
+    def count(self, run_id: str) -> int:
+        """Scorecard verdicts stored for the run (every scorecard)."""
+        with self._lock:
+            return int(self.conn.execute("SELECT COUNT(*) FROM scorecard_verdicts WHERE run_id=?",
+                                         (run_id,)).fetchone()[0])
+
     def save(self, run_id: str, verdicts: Sequence[ScorecardVerdict]) -> None:
         if not verdicts:
             return

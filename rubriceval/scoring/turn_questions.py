@@ -19,7 +19,7 @@ fewer; which of them are already cached is looked up as for any planned call).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from rubriceval.checks import dispatch_check
 from rubriceval.checks.turn_answers import NeedAnswer, TurnAnswer, TurnAnswers, Unanswered, using_answers
@@ -90,15 +90,21 @@ class QuestionAsker:
 async def run_check_asking(item: Any, sample: Sample, asker: QuestionAsker) -> Evidence:
     """The check's evidence, asking the judge whatever questions its predicates need (raises Unanswered when one
     cannot be answered: provider error, unreadable reply, no judge)."""
+    return await answering(lambda: dispatch_check(item, sample), asker, f"check '{item.id}'")
+
+
+async def answering(check: Callable[[], Evidence], asker: QuestionAsker, name: str) -> Evidence:
+    """`check()` run until it needs no more answers, each question it raises asked of the judge in turn (the one
+    loop of run_check_asking, also for a scorecard's per-occurrence count that reads every turn)."""
     for _ in range(MAX_QUESTIONS_PER_CHECK):
         needed: NeedAnswer | None = None
         with using_answers(asker.answers):
             try:
-                return dispatch_check(item, sample)
+                return check()
             except NeedAnswer as need:
                 needed = need
         await asker.answer(needed.question, needed.turn)
-    raise RuntimeError(f"check '{item.id}' asked more than {MAX_QUESTIONS_PER_CHECK} questions")
+    raise RuntimeError(f"{name} asked more than {MAX_QUESTIONS_PER_CHECK} questions")
 
 
 def rubric_knowledge(rubric: Any, run_knowledge: str | None = None) -> Knowledge | None:
