@@ -154,3 +154,20 @@ def test_calibration_result_screenshot(served, browser, tmp_path) -> None:
     report = lead.inner_text("#cal-report")
     assert "qa_zhang" in report and "qa_zhao" in report and "不影响任何官方分数" in report
     shoot(lead, tmp_path, "calibration_result.png")
+
+
+def test_an_agent_sees_no_reviewer_tab(served, browser) -> None:
+    """The server refuses an agent's queue, inbox and review requests (test_appeals_ui); the page does not offer them
+    either: an agent's only tab is their own verdicts, and it is the one shown."""
+    app, _, _ = served
+    agent = log_in(browser, app.local_url, "agent_wang")
+    wait_text(agent, "body", "我的申诉")
+    tabs = [t.inner_text().strip() for t in agent.get_by_role("tab").all() if t.is_visible()]
+    assert tabs == ["我的申诉"], tabs
+    for hidden in ("#team-queue", "#appeal-inbox-table", "#team-open-queue", "#cal-items"):
+        assert not agent.locator(hidden).first.is_visible(), hidden
+    assert agent.locator("#appeal-load").is_visible()
+    reviewer = log_in(browser, app.local_url, "qa_zhang")                   # the same page for a reviewer
+    wait_text(reviewer, "body", "申诉复核")
+    shown = [t.inner_text().strip() for t in reviewer.get_by_role("tab").all() if t.is_visible()]
+    assert "我的队列" in shown and "申诉复核" in shown and "我的申诉" not in shown

@@ -81,6 +81,7 @@ class AppealTabs:
     agent: AgentTab
     inbox: InboxTab
     calibration: CalibrationTab
+    tabs: gr.Tabs | None = None       # the team page's tabs: an agent's page opens on their own verdicts
 
 
 def _dd(words: Words, key: str, elem_id: str, **kwargs: Any) -> gr.Dropdown:
@@ -188,4 +189,5 @@ def _calibration_tab(words: Words) -> CalibrationTab:
 
 def build_appeal_tabs(words: Words) -> AppealTabs:
     """Inside the team layout's gr.Tabs."""
-    return AppealTabs(_agent_tab(words), _inbox_tab(words), _calibration_tab(words))
+    agent = _agent_tab(words)
+    return AppealTabs(agent, _inbox_tab(words), _calibration_tab(words), agent.tab.parent)

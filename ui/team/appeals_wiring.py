@@ -47,7 +47,9 @@ class AppealHandlers:
         reviewer = me.role in REVIEWER_ROLES
         sessions = [(s.name, s.session_id) for s in self.calibration.sessions(
             reviewer=None if me.is_lead else me.name)]
-        return [gr.Tab(visible=me.role == "agent"), gr.Tab(visible=reviewer), gr.Tab(visible=reviewer),
+        # The page opens on the first tab built (the queue), which an agent does not have: open theirs instead.
+        opened = gr.Tabs(selected="appeal-mine") if me.role == "agent" else gr.skip()
+        return [opened, gr.Tab(visible=me.role == "agent"), gr.Tab(visible=reviewer), gr.Tab(visible=reviewer),
                 gr.update(choices=runs, value=newest), gr.update(visible=me.is_lead),
                 gr.update(visible=me.is_lead), gr.update(visible=me.is_lead),
                 gr.update(choices=runs, value=newest), gr.update(choices=[m.name for m in self.base.auth.members()
@@ -209,7 +211,7 @@ class AppealHandlers:
 def wire_appeals(app: gr.Blocks, ui: AppealTabs, state: gr.State, handlers: AppealHandlers) -> None:
     a, i, c = ui.agent, ui.inbox, ui.calibration
     app.load(user_errors(handlers.do_load), inputs=[state],
-             outputs=[a.tab, i.tab, c.tab, a.run_dd, i.final_btn, c.lead_box, c.report_btn, c.run_dd, c.reviewers,
+             outputs=[ui.tabs, a.tab, i.tab, c.tab, a.run_dd, i.final_btn, c.lead_box, c.report_btn, c.run_dd, c.reviewers,
                       c.session_dd], api_name="appeals_load")
     a.load_btn.click(user_errors(handlers.do_my_verdicts, [a.closes, a.table, a.verdict_dd, a.status], a.status),
                      inputs=[a.run_dd, state], outputs=[a.closes, a.table, a.verdict_dd], api_name="my_verdicts")

@@ -256,7 +256,10 @@ def build_team_layout(lang: Lang) -> TeamLayout:
         lang_dd = words(gr.Dropdown(label=words.text("team_language"), choices=LANGUAGE_CHOICES, value=lang, scale=0,
                                     min_width=130, elem_id="team-lang"), label="team_language")
     with gr.Tabs():
-        with words(gr.Tab(words.text("team_tab_queue"), id="team-queue-tab"), label="team_tab_queue") as queue_tab:
+        # Hidden until the page load says the user is no agent: Gradio 6 shows a hidden tab on update, but never
+        # hides a tab the page was built with (an agent saw the queue tab's button).
+        with words(gr.Tab(words.text("team_tab_queue"), id="team-queue-tab", visible=False),
+                   label="team_tab_queue") as queue_tab:
             queue = _queue_tab(words)
         queue.tab = queue_tab
         tasks = _tasks_tab(words)
