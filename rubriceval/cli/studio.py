@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from rubriceval.cli.options import add_judge_args, add_store_arg, judge_config_from
@@ -19,22 +20,36 @@ def register(sub: argparse._SubParsersAction) -> None:
                                        "experts author, try and mark")
     p.add_argument("--session-hours", type=float, default=8.0)
     p.add_argument("--lang", choices=["zh", "en"], default="zh")
+    p.add_argument("--versions-in", choices=["auto", "files", "store"], default="auto",
+                   help="where saved versions live: the rubrics/scorecards folders, or the run store (--store; a "
+                        "server setup). auto: the folders when the rubrics folder is writable, else the store")
     add_judge_args(p)
     p.set_defaults(func=cmd_studio)
+
+
+def versions_place(choice: str, rubrics: Path) -> str:
+    """files or store: `auto` keeps versions beside the rubrics when that folder is writable, else in the store."""
+    if choice != "auto":
+        return choice
+    return "files" if rubrics.is_dir() and os.access(rubrics, os.W_OK) else "store"
 
 
 def cmd_studio(args) -> int:
     from ui.studio.app import launch_studio
 
-    if not args.rubrics.is_dir():
-        raise RubricEvalError("rubrics folder not found", file=str(args.rubrics))
+    versions_in = versions_place(args.versions_in, args.rubrics)
+    if versions_in == "files" and not args.rubrics.is_dir():
+        raise RubricEvalError("rubrics folder not found", file=str(args.rubrics),
+                              hint="or keep versions in the run store: --versions-in store")
     auth = None
     if args.auth_file:
         from rubriceval.audit.passwords import read_auth_file
         from rubriceval.audit.sessions import TeamAuth
 
         auth = TeamAuth(read_auth_file(args.auth_file), ttl_s=args.session_hours * 3600)
-    print(f"rubric studio for {args.rubrics} on http://{args.host}:{args.port}  (Ctrl-C to stop)")
+    kept = "the run store" if versions_in == "store" else str(args.rubrics)
+    print(f"rubric studio on http://{args.host}:{args.port}, versions kept in {kept}  (Ctrl-C to stop)")
     launch_studio(args.rubrics, args.store, judge_config_from(args), host=args.host, port=args.port, auth=auth,
-                  lang=args.lang, scorecards_dir=args.scorecards if args.scorecards.is_dir() else None)
+                  lang=args.lang, scorecards_dir=args.scorecards if args.scorecards.is_dir() else None,
+                  versions_in=versions_in)
     return 0

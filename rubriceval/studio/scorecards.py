@@ -16,10 +16,12 @@ from pydantic import BaseModel
 
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.data.sample import Sample
+from rubriceval.i18n import Lang, t
 from rubriceval.scorecard.applicability import card_applies
 from rubriceval.scorecard.loader import load_scorecard
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.score import score_scorecard
+from rubriceval.studio.messages import Problem, say_problem
 
 
 def load_text(text: str, name: str) -> Scorecard:
@@ -43,6 +45,15 @@ def scorecard_tag(text: str, name: str) -> tuple[str | None, str]:
     except RubricEvalError as exc:
         return None, "error: " + exc.format()
     return card.version_tag, f"✔ {card.id} {card.version_tag}: {len(card.items)} items, base {card.base}"
+
+
+def card_report(text: str, name: str, lang: Lang = "en") -> str:
+    """What the page says of a scorecard draft: valid (its id, tag, items, base) or the loader's error, in `lang`."""
+    try:
+        card = load_text(text, name)
+    except RubricEvalError as exc:
+        return say_problem(Problem.of(exc), lang)
+    return t("vframe_valid_card", lang, id=card.id, tag=card.version_tag, items=len(card.items), base=card.base)
 
 
 class TriedCard(BaseModel):

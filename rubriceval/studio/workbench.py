@@ -22,6 +22,7 @@ from rubriceval.rubric.applies import why_not
 from rubriceval.rubric.lint import Finding, validate_path
 from rubriceval.rubric.schema import Rubric
 from rubriceval.store.runs import RunStore
+from rubriceval.studio.messages import Problem, say_problem
 
 PickRule = Literal["random", "tag", "failing", "first"]
 
@@ -41,7 +42,7 @@ class DraftCheck(BaseModel):
     def report(self, lang: str = "en") -> str:
         if not self.findings:
             return "✔ 校验通过（0 个错误，0 个警告）" if lang == "zh" else "✔ valid (0 errors, 0 warnings)"
-        return "\n".join(f.format() for f in self.findings)
+        return "\n".join(say_problem(Problem.of(f), lang) for f in self.findings)     # en: as validate prints
 
 
 def check_draft(yaml_text: str, name: str) -> DraftCheck:
@@ -74,11 +75,24 @@ class CheckLine(BaseModel):
 def try_checks(rubric: Rubric, sample: Sample) -> list[CheckLine]:
     """Every deterministic check of the rubric on one sample (a pasted answer is a sample with that answer)."""
     lines = []
+    knowledge = _knowledge_passages(rubric)
     for item in rubric.check_items:
-        evidence = run_check(item, sample)
+        evidence = run_check(item, sample, knowledge)
         lines.append(CheckLine(item=item.id, type=item.type, passed=evidence.passed, detail=evidence.detail or "",
                                span=evidence.span, turn=evidence.turn))
     return lines
+
+
+def _knowledge_passages(rubric: Rubric) -> list[str] | None:
+    """The rubric's knowledge file, as a run's context conditions read it (None: none, or unreadable — validation
+    names that error)."""
+    from rubriceval.scoring.turn_questions import rubric_knowledge
+
+    try:
+        knowledge = rubric_knowledge(rubric)
+    except RubricEvalError:
+        return None
+    return knowledge.passages if knowledge is not None else None
 
 
 def pasted_sample(answer: str, question: str = "") -> Sample:

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -21,18 +21,20 @@ from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.schema import Rubric
 from rubriceval.run.backends import make_judge
 from rubriceval.store.audit import AuditStore
+from rubriceval.store.location import is_server_url
 from rubriceval.store.runs import RunStore
 from rubriceval.studio import trial, versions
 from rubriceval.studio.drafting import draft_from_document, read_document
 from rubriceval.studio.form import CheckSpec, RubricForm, form_from_yaml, parse_lines, yaml_from_form
-from rubriceval.studio.scorecards import load_text, scorecard_tag, try_scorecard
 from rubriceval.studio.workbench import check_draft, pasted_sample, pick_samples, preview, try_checks
+from ui.studio.card_actions import CARD_COLUMNS, CardActions
+
+VersionsIn = Literal["files", "store"]
 
 FORM_FIELDS = ("id", "name", "language", "description", "criterion", "level1", "level2", "level3", "level4",
                "level5", "judge_sees", "threshold", "judge_mode", "questions", "level_rule", "checks")
 RESULT_COLUMNS = ["sample_id", "score", "feedback", "evidence", "calls", "prompt_tokens"]
 CHECK_COLUMNS = ["check", "type", "passed", "evidence", "turn"]
-CARD_COLUMNS = ["sample_id", "total", "deductions", "fatal", "not_applicable"]
 CANDIDATE_COLUMNS = ["id", "question", "answered", "agreement", "polarity", "kept"]
 
 
@@ -70,21 +72,34 @@ def values_of(form: RubricForm) -> list[Any]:
             "\n".join(f"{level}: {rule}" for level, rule in sorted(form.level_rule.items(), reverse=True)), checks]
 
 
-class Studio:
-    """One studio over a rubrics folder and a run store; the judge tries drafts."""
+class Studio(CardActions):
+    """One studio over a rubrics folder and a run store; the judge tries drafts. Versions are kept in the folders
+    (`versions_in="files"`) or in the run store (`"store"`: a server setup; the folders, if any, only seed it)."""
 
     def __init__(self, rubrics_dir: str | Path, store_path: str | Path, judge: JudgeConfig,
-                 scorecards_dir: str | Path | None = None):
+                 scorecards_dir: str | Path | None = None, versions_in: VersionsIn = "files"):
         self.rubrics_dir, self.store_path, self.judge = Path(rubrics_dir), str(store_path), judge
         self.scorecards_dir = Path(scorecards_dir) if scorecards_dir else None
+        self.versions_in = versions_in
+        if versions_in == "store":
+            seed = self.rubrics_dir if self.rubrics_dir.is_dir() else None
+            self.rubric_shelf: versions.Shelf = versions.StoreShelf(store_path, "rubric", seed)
+            self.card_shelf: versions.Shelf | None = versions.StoreShelf(store_path, "scorecard", self.scorecards_dir)
+        else:
+            self.rubric_shelf = versions.FolderShelf(self.rubrics_dir)
+            self.card_shelf = versions.FolderShelf(self.scorecards_dir) if self.scorecards_dir else None
+
+    def where(self, saved: versions.SavedVersion, item_id: str) -> str:
+        """What a save message names: the file, or the store's row."""
+        return saved.path if self.versions_in == "store" else f"{item_id}.yaml"
 
     # -- files --------------------------------------------------------------------------------------------------------
     def rubric_files(self) -> list[str]:
-        return sorted(p.stem for p in self.rubrics_dir.glob("*.yaml"))
+        return self.rubric_shelf.ids()
 
     def open(self, rubric_id: str | None) -> tuple[list[Any], str, str]:
         """The form's values, the file's text and its fingerprint (a new rubric: a blank form)."""
-        text = versions.current_text(self.rubrics_dir, rubric_id) if rubric_id else ""
+        text = versions.current_text(self.rubric_shelf, rubric_id) if rubric_id else ""
         return values_of(form_from_yaml(text) if text else RubricForm()), text, versions.fingerprint(text)
 
     def draft_yaml(self, values: tuple[Any, ...], base_text: str) -> str:
@@ -103,7 +118,7 @@ class Studio:
 
     # -- samples ------------------------------------------------------------------------------------------------------
     def runs(self) -> list[tuple[str, str]]:
-        if not Path(self.store_path).is_file():
+        if not is_server_url(self.store_path) and not Path(self.store_path).is_file():
             return []
         with closing(RunStore(self.store_path)) as store:
             return [(r.name, r.run_id) for r in store.list_runs()
@@ -201,22 +216,26 @@ class Studio:
     # -- versions -----------------------------------------------------------------------------------------------------
     def diff(self, values: tuple[Any, ...], base_text: str, lang: Lang) -> str:
         form = form_of(values)
-        saved = versions.current_text(self.rubrics_dir, form.id) if form.id else ""
+        saved = versions.current_text(self.rubric_shelf, form.id) if form.id else ""
         return versions.diff(saved, self.draft_yaml(values, base_text), f"{form.id}.yaml") or t("studio_no_diff", lang)
 
-    def save(self, values: tuple[Any, ...], base_text: str, based_on: str, lang: Lang) -> tuple[str, str, str]:
+    def save(self, values: tuple[Any, ...], base_text: str, based_on: str, lang: Lang, saved_by: str = ""
+             ) -> tuple[str, str, str]:
         """Status, the file's new text and its fingerprint (the next save is based on it)."""
-        saved = versions.save_version(self.rubrics_dir, self.draft_yaml(values, base_text), based_on=based_on)
-        text = Path(saved.path).read_text(encoding="utf-8")
-        return (t("studio_saved", lang, path=Path(saved.path).name, version=saved.version, tag=saved.version_tag),
-                text, versions.fingerprint(text))
+        rubric_id = form_of(values).id
+        saved = versions.save_version(self.rubric_shelf, self.draft_yaml(values, base_text), based_on=based_on,
+                                      saved_by=saved_by)
+        text = self.rubric_shelf.current(rubric_id)
+        return (t("studio_saved", lang, path=self.where(saved, rubric_id), version=saved.version,
+                  tag=saved.version_tag), text, versions.fingerprint(text))
 
     def history(self, rubric_id: str) -> list[int]:
-        return versions.history(self.rubrics_dir, rubric_id) if rubric_id else []
+        return versions.history(self.rubric_shelf, rubric_id) if rubric_id else []
 
-    def restore(self, rubric_id: str, version: float, lang: Lang) -> str:
-        saved = versions.restore_version(self.rubrics_dir, rubric_id, int(version))
-        return t("studio_saved", lang, path=Path(saved.path).name, version=saved.version, tag=saved.version_tag)
+    def restore(self, rubric_id: str, version: float, lang: Lang, saved_by: str = "") -> str:
+        saved = versions.restore_version(self.rubric_shelf, rubric_id, int(version), saved_by=saved_by)
+        return t("studio_saved", lang, path=self.where(saved, rubric_id), version=saved.version,
+                 tag=saved.version_tag)
 
     # -- criteria from graded samples (EvalGen) ------------------------------------------------------------------------
     def propose(self, values: tuple[Any, ...], base_text: str, run: str | None, grades: str, lang: Lang
@@ -244,43 +263,6 @@ class Studio:
         merged = [f"{qid}: {ask}" for qid, ask in current] + [k for k in kept
                                                               if k.split(":", 1)[0] not in dict(current)]
         return "\n".join(merged), frame
-
-    # -- scorecards (质检评分表): YAML text, validated, tried, versioned ------------------------------------------------
-    def _cards_dir(self) -> Path:
-        if self.scorecards_dir is None or not self.scorecards_dir.is_dir():
-            raise RubricEvalError("no scorecards folder", field="scorecards", hint="start the studio with --scorecards DIR")
-        return self.scorecards_dir
-
-    def scorecard_files(self) -> list[str]:
-        return sorted(p.stem for p in self._cards_dir().glob("*.yaml")) if self.scorecards_dir else []
-
-    def open_scorecard(self, card_id: str) -> tuple[str, str, str]:
-        text = versions.current_text(self._cards_dir(), card_id)
-        return text, versions.fingerprint(text), scorecard_tag(text, f"{card_id}.yaml")[1]
-
-    def try_scorecard(self, text: str, card_id: str, run: str | None, n: float) -> pd.DataFrame:
-        card = load_text(text, f"{card_id or 'scorecard'}.yaml")
-
-        async def ask() -> Any:
-            judge = make_judge(self.judge, announce=False)
-            try:
-                return await try_scorecard(card, self.samples(run), judge, int(n or 5))
-            finally:
-                await judge.close()
-
-        rows = [[r.sample_id, r.total if r.total is not None else f"unscored: {r.unscored_reason}",
-                 ", ".join(r.deductions), ", ".join(r.fatal), ", ".join(r.not_applicable)] for r in asyncio.run(ask())]
-        return pd.DataFrame(rows, columns=CARD_COLUMNS)
-
-    def diff_scorecard(self, text: str, card_id: str, lang: Lang) -> str:
-        saved = versions.current_text(self._cards_dir(), card_id) if card_id else ""
-        return versions.diff(saved, text, f"{card_id}.yaml") or t("studio_no_diff", lang)
-
-    def save_scorecard(self, text: str, based_on: str, lang: Lang) -> tuple[str, str, str]:
-        saved = versions.save_version(self._cards_dir(), text, based_on=based_on, validate=scorecard_tag)
-        new = Path(saved.path).read_text(encoding="utf-8")
-        return (t("studio_saved", lang, path=Path(saved.path).name, version=saved.version, tag=saved.version_tag),
-                new, versions.fingerprint(new))
 
     # -- drafting -----------------------------------------------------------------------------------------------------
     def draft(self, document: str, upload: str | None, lang: Lang) -> list[Any]:

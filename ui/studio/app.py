@@ -11,10 +11,11 @@ author, try and mark. Without an auth file the studio serves loopback only, to o
 """
 from __future__ import annotations
 
+import functools
 import os
 from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import gradio as gr
 
@@ -26,10 +27,23 @@ from rubriceval.store.team import TeamStore
 from ui.common.assets import APP_CSS
 from ui.common.auth import require_auth_off_loopback
 from ui.common.errors import user_errors
-from ui.studio.actions import CANDIDATE_COLUMNS, CARD_COLUMNS, CHECK_COLUMNS, RESULT_COLUMNS, Studio
+from rubriceval.studio.messages import said_error
+from ui.studio.actions import CANDIDATE_COLUMNS, CARD_COLUMNS, CHECK_COLUMNS, RESULT_COLUMNS, Studio, VersionsIn
+from ui.studio.card_wire import wire_cards
 from ui.studio.layout import StudioLayout, build_layout
 
 EDIT_ROLES = ("lead", "admin")
+
+
+def in_lang(fn: Callable[..., Any], lang: Lang) -> Callable[..., Any]:
+    """The handler, its user errors said in `lang` (message, field and hint; unknown messages stay English)."""
+    @functools.wraps(fn)
+    def said(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except RubricEvalError as exc:
+            raise said_error(exc, lang) from None
+    return said
 
 
 class StudioHandlers:
@@ -60,35 +74,13 @@ def wire(app: gr.Blocks, ui: StudioLayout, h: StudioHandlers) -> None:
         return [signed, gr.update(choices=[t("studio_new", lang), *s.rubric_files()]),
                 gr.update(choices=runs, value=runs[-1][1] if runs else None), gr.update(choices=s.scorecard_files())]
 
-    app.load(on_load, None, [ui.signed_in, ui.rubric_file, ui.run, ui.card_file], api_name="studio_load")
+    app.load(on_load, None, [ui.signed_in, ui.rubric_file, ui.run, ui.cards.card_file], api_name="studio_load")
 
-    card_fingerprint = gr.State("")
+    def shown(fn: Any, outputs: list[Any] | None = None, status: Any = None) -> Any:
+        """user_errors, with the error said in the page's language (studio/messages.py)."""
+        return user_errors(in_lang(fn, lang), outputs, status)
 
-    def do_card_open(card_id: str) -> list[str]:
-        return list(s.open_scorecard(card_id))
-
-    ui.card_open.click(user_errors(do_card_open), [ui.card_file], [ui.card_text, card_fingerprint, ui.card_status],
-                       api_name="studio_card_open")
-
-    def do_card_validate(text: str, card_id: str) -> str:
-        from rubriceval.studio.scorecards import scorecard_tag
-
-        return scorecard_tag(text or "", f"{card_id or 'scorecard'}.yaml")[1]
-
-    ui.card_validate.click(user_errors(do_card_validate), [ui.card_text, ui.card_file], [ui.card_status],
-                           api_name="studio_card_validate")
-    ui.card_try.click(user_errors(s.try_scorecard), [ui.card_text, ui.card_file, ui.run, ui.n], [ui.card_results],
-                      api_name="studio_card_try")
-    ui.card_diff.click(user_errors(lambda text, card_id: s.diff_scorecard(text, card_id, lang)),
-                       [ui.card_text, ui.card_file], [ui.card_diff_view], api_name="studio_card_diff")
-
-    def do_card_save(text: str, based_on: str, request: gr.Request) -> list[str]:
-        h.require_edit(request)
-        return list(s.save_scorecard(text, based_on, lang))
-
-    card_saved = [ui.card_status, ui.card_text, card_fingerprint]
-    ui.card_save.click(user_errors(do_card_save, card_saved, ui.card_status), [ui.card_text, card_fingerprint],
-                       card_saved, api_name="studio_card_save")
+    wire_cards(ui.cards, h, shown, ui.run, ui.n)
 
     def do_open(choice: str) -> list[Any]:
         rubric_id = None if choice in (None, "", t("studio_new", lang)) else choice
@@ -97,7 +89,7 @@ def wire(app: gr.Blocks, ui: StudioLayout, h: StudioHandlers) -> None:
         return [*values, text, fingerprint, yaml_text, report,
                 gr.update(choices=s.history(rubric_id or ""), value=None)]
 
-    ui.open_btn.click(user_errors(do_open), [ui.rubric_file],
+    ui.open_btn.click(shown(do_open), [ui.rubric_file],
                       [*form, ui.base_text, ui.base_fingerprint, ui.yaml_view, ui.findings, ui.versions],
                       api_name="studio_open")
 
@@ -106,7 +98,7 @@ def wire(app: gr.Blocks, ui: StudioLayout, h: StudioHandlers) -> None:
         yaml_text, report, _ = s.validate(tuple(values), base_text, lang)
         return [yaml_text, report]
 
-    ui.validate_btn.click(user_errors(do_validate), [*form, ui.base_text], [ui.yaml_view, ui.findings],
+    ui.validate_btn.click(shown(do_validate), [*form, ui.base_text], [ui.yaml_view, ui.findings],
                           api_name="studio_validate")
 
     def do_samples(run: str | None) -> Any:
@@ -118,14 +110,14 @@ def wire(app: gr.Blocks, ui: StudioLayout, h: StudioHandlers) -> None:
         *values, base_text, pasted, run, sample_id = args
         return s.test_checks(tuple(values), base_text, pasted, run, sample_id)
 
-    ui.test_btn.click(user_errors(do_test), [*form, ui.base_text, ui.pasted, ui.run, ui.sample], [ui.check_results],
+    ui.test_btn.click(shown(do_test), [*form, ui.base_text, ui.pasted, ui.run, ui.sample], [ui.check_results],
                       api_name="studio_test_checks")
 
     def do_preview(*args: Any) -> str:
         *values, base_text, run, sample_id = args
         return s.preview(tuple(values), base_text, run, sample_id)
 
-    ui.preview_btn.click(user_errors(do_preview), [*form, ui.base_text, ui.run, ui.sample], [ui.prompt_view],
+    ui.preview_btn.click(shown(do_preview), [*form, ui.base_text, ui.run, ui.sample], [ui.prompt_view],
                          api_name="studio_preview")
 
     def do_plan(*args: Any) -> str:
@@ -133,14 +125,15 @@ def wire(app: gr.Blocks, ui: StudioLayout, h: StudioHandlers) -> None:
         return s.plan(tuple(values), base_text, run, rule, n, tag)
 
     picks = [ui.run, ui.pick_rule, ui.n, ui.tag]
-    ui.plan_btn.click(user_errors(do_plan), [*form, ui.base_text, *picks], [ui.plan_view], api_name="studio_plan")
+    ui.plan_btn.click(shown(do_plan), [*form, ui.base_text, *picks], [ui.plan_view], api_name="studio_plan")
 
     def do_try(*args: Any):
         *values, base_text, run, rule, n, tag = args
         try:
             for frame, run_id, sample_ids in s.try_draft(tuple(values), base_text, run, rule, n, tag):
                 yield frame, run_id, gr.update(choices=sample_ids, value=sample_ids[0])
-        except RubricEvalError as exc:
+        except RubricEvalError as error:
+            exc = said_error(error, lang)
             gr.Warning(exc.message + (f" ({exc.hint})" if exc.hint else ""))
             yield gr.skip(), gr.skip(), gr.skip()
 
@@ -152,7 +145,7 @@ def wire(app: gr.Blocks, ui: StudioLayout, h: StudioHandlers) -> None:
         name, _ = h.who(request)
         return list(s.mark(run_id, sample_id, rubric_id, name, thumb, score, reason, lang))
 
-    ui.mark_btn.click(user_errors(do_mark, [ui.mark_status, ui.agreement], ui.mark_status),
+    ui.mark_btn.click(shown(do_mark, [ui.mark_status, ui.agreement], ui.mark_status),
                       [ui.trial_run, ui.mark_sample, ui.thumb, ui.right_score, ui.reason, form[0]],
                       [ui.mark_status, ui.agreement], api_name="studio_mark")
 
@@ -160,34 +153,34 @@ def wire(app: gr.Blocks, ui: StudioLayout, h: StudioHandlers) -> None:
         *values, base_text = args
         return s.diff(tuple(values), base_text, lang)
 
-    ui.diff_btn.click(user_errors(do_diff), [*form, ui.base_text], [ui.diff_view], api_name="studio_diff")
+    ui.diff_btn.click(shown(do_diff), [*form, ui.base_text], [ui.diff_view], api_name="studio_diff")
 
     def do_save(rubric_id: str, name: str, language: str, description: str, criterion: str, level1: str,
                 level2: str, level3: str, level4: str, level5: str, judge_sees: list[str], threshold: float,
                 judge_mode: str, questions: str, level_rule: str, checks: str, base_text: str, based_on: str,
                 request: gr.Request) -> list[Any]:
-        h.require_edit(request)     # the signature names gr.Request: Gradio hands the logged-in user in
+        editor = h.require_edit(request)     # the signature names gr.Request: Gradio hands the logged-in user in
         values = [rubric_id, name, language, description, criterion, level1, level2, level3, level4, level5,
                   judge_sees, threshold, judge_mode, questions, level_rule, checks]
-        status, text, fingerprint = s.save(tuple(values), base_text, based_on, lang)
+        status, text, fingerprint = s.save(tuple(values), base_text, based_on, lang, saved_by=editor)
         rubric_id = values[0]
         return [status, text, fingerprint, gr.update(choices=s.history(rubric_id)),
                 gr.update(choices=[t("studio_new", lang), *s.rubric_files()], value=rubric_id)]
 
     saved = [ui.save_status, ui.base_text, ui.base_fingerprint, ui.versions, ui.rubric_file]
-    ui.save_btn.click(user_errors(do_save, saved, ui.save_status), [*form, ui.base_text, ui.base_fingerprint], saved,
+    ui.save_btn.click(shown(do_save, saved, ui.save_status), [*form, ui.base_text, ui.base_fingerprint], saved,
                       api_name="studio_save")
 
     def do_restore(rubric_id: str, version: float | None, request: gr.Request) -> list[Any]:
-        h.require_edit(request)
+        editor = h.require_edit(request)
         if version is None:
             raise RubricEvalError("pick the version to restore", field="version")
-        status = s.restore(rubric_id, version, lang)
+        status = s.restore(rubric_id, version, lang, saved_by=editor)
         values, text, fingerprint = s.open(rubric_id)
         return [status, *values, text, fingerprint, gr.update(choices=s.history(rubric_id))]
 
     restored = [ui.save_status, *form, ui.base_text, ui.base_fingerprint, ui.versions]
-    ui.restore_btn.click(user_errors(do_restore, restored, ui.save_status), [form[0], ui.versions], restored,
+    ui.restore_btn.click(shown(do_restore, restored, ui.save_status), [form[0], ui.versions], restored,
                          api_name="studio_restore")
 
     def do_draft(document: str, upload: str | None) -> list[Any]:
@@ -197,19 +190,19 @@ def wire(app: gr.Blocks, ui: StudioLayout, h: StudioHandlers) -> None:
         *values, base_text, run, grades = args
         return list(s.propose(tuple(values), base_text, run, grades, lang))
 
-    ui.propose_btn.click(user_errors(do_propose), [*form, ui.base_text, ui.run, ui.graded],
+    ui.propose_btn.click(shown(do_propose), [*form, ui.base_text, ui.run, ui.graded],
                          [form[13], ui.candidates], api_name="studio_propose")
 
     drafted = [*form, ui.draft_status]
-    ui.draft_btn.click(user_errors(do_draft, drafted, ui.draft_status), [ui.document, ui.upload], drafted,
+    ui.draft_btn.click(shown(do_draft, drafted, ui.draft_status), [ui.document, ui.upload], drafted,
                        api_name="studio_draft")
 
 
 def build_studio_app(rubrics_dir: str | Path, store_path: str | Path, judge: JudgeConfig, *,
                      auth: TeamAuth | None = None, lang: str | None = None,
-                     scorecards_dir: str | Path | None = None) -> gr.Blocks:
+                     scorecards_dir: str | Path | None = None, versions_in: VersionsIn = "files") -> gr.Blocks:
     chosen: Lang = check_lang(lang) or "zh"
-    studio = Studio(rubrics_dir, store_path, judge, scorecards_dir)
+    studio = Studio(rubrics_dir, store_path, judge, scorecards_dir, versions_in)
     with gr.Blocks(title=t("studio_title", chosen), analytics_enabled=False) as app:
         layout = build_layout(chosen, RESULT_COLUMNS, CHECK_COLUMNS, CANDIDATE_COLUMNS, CARD_COLUMNS)
         wire(app, layout, StudioHandlers(studio, auth, chosen))
@@ -219,17 +212,21 @@ def build_studio_app(rubrics_dir: str | Path, store_path: str | Path, judge: Jud
 
 def launch_studio(rubrics_dir: str | Path, store_path: str | Path, judge: JudgeConfig, *, host: str = "127.0.0.1",
                   port: int = 7862, auth: TeamAuth | None = None, block: bool = True, quiet: bool = True,
-                  lang: str | None = None, scorecards_dir: str | Path | None = None) -> gr.Blocks:
-    """Serve the studio (never through Gradio's share tunnel); off loopback only with logins."""
+                  lang: str | None = None, scorecards_dir: str | Path | None = None,
+                  versions_in: VersionsIn = "files") -> gr.Blocks:
+    """Serve the studio (never through Gradio's share tunnel); off loopback only with logins. Versions in the
+    store need no rubrics folder (one there seeds the store's history)."""
     require_auth_off_loopback(host, auth)
-    if not Path(rubrics_dir).is_dir():
-        raise RubricEvalError("rubrics folder not found", file=str(rubrics_dir))
+    if versions_in == "files" and not Path(rubrics_dir).is_dir():
+        raise RubricEvalError("rubrics folder not found", file=str(rubrics_dir),
+                              hint="or keep versions in the run store: --versions-in store")
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     team = None
     if auth is not None:
         team = TeamStore(store_path)          # sessions and login throttling live in the store, as for the team app
         auth.bind(team)
-    app = build_studio_app(rubrics_dir, store_path, judge, auth=auth, lang=lang, scorecards_dir=scorecards_dir)
+    app = build_studio_app(rubrics_dir, store_path, judge, auth=auth, lang=lang, scorecards_dir=scorecards_dir,
+                           versions_in=versions_in)
     app.queue(default_concurrency_limit=2)
     app.launch(server_name=host, server_port=port, auth=auth, prevent_thread_lock=not block, show_error=True,
                share=False, ssr_mode=False, quiet=quiet, css=APP_CSS, footer_links=[])

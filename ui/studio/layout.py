@@ -7,6 +7,7 @@ from typing import Any
 import gradio as gr
 
 from rubriceval.i18n import Lang, t
+from ui.studio.card_layout import CardLayout, build_card_tab
 
 JUDGE_MODES = ["holistic", "checklist", "checklist_fitted", "predicates"]
 JUDGE_FIELDS = ["question", "answer", "contexts", "ground_truth"]
@@ -58,16 +59,7 @@ class StudioLayout:
     graded: gr.Textbox
     propose_btn: gr.Button
     candidates: gr.Dataframe
-    card_file: gr.Dropdown
-    card_open: gr.Button
-    card_text: gr.Code
-    card_validate: gr.Button
-    card_try: gr.Button
-    card_diff: gr.Button
-    card_save: gr.Button
-    card_status: gr.Textbox
-    card_results: gr.Dataframe
-    card_diff_view: gr.Code
+    cards: CardLayout
 
 
 def build_layout(lang: Lang, result_columns: list[str], check_columns: list[str], candidate_columns: list[str],
@@ -150,21 +142,7 @@ def build_layout(lang: Lang, result_columns: list[str], check_columns: list[str]
                                    allow_custom_value=True)
                 restore_btn = gr.Button(say("studio_restore"), elem_id="studio-restore")
         with gr.Tab(say("studio_tab_scorecard"), elem_id="studio-tab-scorecard"):
-            with gr.Row():
-                card_file = gr.Dropdown(label=say("studio_scorecard"), choices=[], allow_custom_value=True,
-                                        elem_id="studio-card-file", scale=3)
-                card_open = gr.Button(say("studio_open"), elem_id="studio-card-open", scale=1)
-            card_text = gr.Code(language="yaml", interactive=True, label=say("studio_card_yaml"),
-                                elem_id="studio-card-yaml")
-            with gr.Row():
-                card_validate = gr.Button(say("studio_validate"), elem_id="studio-card-validate")
-                card_try = gr.Button(say("studio_try"), elem_id="studio-card-try")
-                card_diff = gr.Button(say("studio_show_diff"), elem_id="studio-card-diff")
-                card_save = gr.Button(say("studio_save"), variant="primary", elem_id="studio-card-save")
-            card_status = gr.Textbox(interactive=False, show_label=False, elem_id="studio-card-status")
-            card_results = gr.Dataframe(headers=card_columns, interactive=False, wrap=True,
-                                        elem_id="studio-card-results")
-            card_diff_view = gr.Code(language=None, interactive=False, elem_id="studio-card-diff-view")
+            cards = build_card_tab(lang, card_columns)
         with gr.Tab(say("studio_tab_draft"), elem_id="studio-tab-draft"):
             document = gr.Textbox(label=say("studio_document"), lines=8, elem_id="studio-document")
             upload = gr.File(label=say("studio_upload"), file_types=[".md", ".txt", ".docx"], type="filepath")
@@ -181,5 +159,4 @@ def build_layout(lang: Lang, result_columns: list[str], check_columns: list[str]
                         pick_rule, n, tag, plan_btn, plan_view, try_btn, results, mark_sample, thumb, right_score,
                         reason, mark_btn, mark_status, agreement, diff_btn, diff_view, save_btn, save_status,
                         versions, restore_btn, document, upload, draft_btn, draft_status, graded, propose_btn,
-                        candidates, card_file, card_open, card_text, card_validate, card_try, card_diff, card_save,
-                        card_status, card_results, card_diff_view)
+                        candidates, cards)
