@@ -58,7 +58,9 @@ def test_rubric_recompute_without_a_deduction():
 
 def test_official_score_latest_human_decision_wins(run):
     team, run_id = run
-    appeals = Appeals(team, clock=Clock(team.audit.runs.run_info(run_id).created_at))
+    # The wall clock, as overrides and adjudications have: a clock counted from the run's creation fell behind them
+    # whenever the test took more than a few seconds to reach the appeal, and the appeal lost to older decisions.
+    appeals = Appeals(team)
     assert official(team, run_id) == 2.0                                  # the machine's, nobody decided
     override(team, run_id, 3)
     assert official(team, run_id) == 3.0
@@ -86,16 +88,21 @@ def test_official_score_latest_human_decision_wins(run):
     assert appeals.decide(b.appeal_id, reviewer="qa_zhang", role="expert", outcome="accepted", reason="同意",
                           score=4, expected_version=b.version).ok
     assert official(team, run_id) == 4.0
+    override(team, run_id, 3, expert="qa_zhao")                           # an override after the appeal: latest
+    assert official(team, run_id) == 3.0
+    assert human_decisions(team.conn, run_id)[("c000", RUBRIC)].source == "override"
     # The machine's score is untouched, and machine_only gives it back.
     assert OfficialScores.load(team.conn, run_id, machine_only=True).score("c000", RUBRIC, 2.0) == 2.0
     frame = official_frame(team.conn, run_id)
     row = frame[(frame.sample_id == "c000") & (frame.scorer == RUBRIC)].iloc[0]
-    assert (row.machine_score, row.official_score, row.decided_by) == (2.0, 4.0, "appeal")
+    assert (row.machine_score, row.official_score, row.decided_by) == (2.0, 3.0, "override")
     assert frame.human_decided.sum() == 1
     # Every step is in the append-only log, with who and when.
     actions = [(e.action, e.expert) for e in team.audit.audit_log(run_id) if e.action.startswith("appeal_")]
     assert actions == [("appeal_submit", "agent_wang"), ("appeal_decide", "qa_zhang"),
                        ("appeal_submit", "agent_wang"), ("appeal_decide", "qa_zhang")]
+    saves = [e.expert for e in team.audit.audit_log(run_id) if e.action == "save_response" and e.outcome == "saved"]
+    assert saves == ["qa_zhang", "qa_zhao", "qa_zhao"]                     # every override kept, none written over
     with pytest.raises(Exception, match="append-only"):
         with team.writing() as conn:
             conn.execute("UPDATE appeal_events SET score = 1")
