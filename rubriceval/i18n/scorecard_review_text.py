@@ -27,4 +27,17 @@ SCORECARD_REVIEW_TEXT: dict[str, dict[str, str]] = {
     "scr_latest": {"zh": "最新复核：{decision}（{reviewer}）", "en": "latest review: {decision} ({reviewer})"},
     "scr_fatal": {"zh": "一票否决", "en": "fatal"},
     "scr_turn": {"zh": "第 {turn} 轮", "en": "turn {turn}"},
+    "scr_status_hit": {"zh": "命中", "en": "hit"},
+    "scr_status_clear": {"zh": "未命中", "en": "clear"},
+    "scr_status_not_applicable": {"zh": "N/A", "en": "N/A"},
+    "scr_status_unscored": {"zh": "未评分", "en": "unscored"},
+    # the single-expert audit app's tab (ui/audit/scorecard_panel.py)
+    "scr_listed": {"zh": "{n} 通对话有评分表结论：逐条确认或驳回扣分，或补充漏判项。",
+                   "en": "{n} conversation(s) with a scorecard verdict: confirm or reject each deduction, or add a "
+                         "missed item."},
+    "scr_need_reason": {"zh": "驳回扣分或补充漏判项时请在备注中写明理由。",
+                        "en": "a reason (the note) is required to reject a deduction or add a missed item"},
+    "scr_none": {"zh": "这次运行没有评分表结论（用 `rubriceval run … --scorecards DIR` 评分后可在此复核扣分）。",
+                 "en": "This run has no scorecard verdicts (score it with `rubriceval run … --scorecards DIR` to "
+                       "review its deductions here)."},
 }

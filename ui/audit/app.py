@@ -22,6 +22,7 @@ from ui.audit.layout import build_layout
 from ui.common.transcript_view import TRANSCRIPT_CSS
 from ui.audit.wiring import AuditHandlers, wire
 from ui.common.auth import Auth, require_auth_off_loopback
+from ui.common.scorecard_view_actions import ScorecardDesk
 
 
 def default_export_dir(store_path: str | Path) -> Path:
@@ -53,9 +54,12 @@ def build_app(store_path: str | Path, run: str | None = None, export_dir: str | 
     with gr.Blocks(title=t("ui_title", chosen), analytics_enabled=False) as app:
         # The browser keeps the expert's name and language (not secrets); one key per store, so they survive restarts.
         secret = hashlib.sha256(store_identity(store_path).encode()).hexdigest()
-        layout = build_layout(runs, initial_run, store.facets(initial_run), export_root, auth_enabled, chosen, secret)
+        scorecards = ScorecardDesk(store.runs).has_verdicts(initial_run)
+        layout = build_layout(runs, initial_run, store.facets(initial_run), export_root, auth_enabled, chosen, secret,
+                              scorecards)
         wire(app, layout, AuditHandlers(store, initial_run, export_root, chosen))
     app.audit_store = store          # for tests and for closing the connection with the app
+    app.audit_layout = layout        # for tests: which tabs the opening run shows
     return app
 
 

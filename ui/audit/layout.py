@@ -14,6 +14,7 @@ import gradio as gr
 from rubriceval.i18n import Lang, t
 from ui.audit import agreement_panel
 from ui.audit.queue import ANY, AuditSession, order_choices, queue_columns, status_choices
+from ui.audit.scorecard_panel import ScorecardTab, build_scorecard_tab
 from ui.audit.turn_panel import TurnPanel, build_turn_panel
 from ui.common.wording import LANGUAGE_CHOICES, Wording, Words, Relabelled
 
@@ -104,6 +105,7 @@ class AuditLayout(Relabelled):
     export: ExportTab
     lang: Lang = "en"
     wording: list[Wording] = field(default_factory=list)
+    scorecard: ScorecardTab | None = None     # 评分表复核 (ui/audit/scorecard_panel.py)
 
     @property
     def item_outputs(self) -> list[Any]:
@@ -124,9 +126,11 @@ class AuditLayout(Relabelled):
 
 
 def build_layout(runs: Sequence[Any], initial_run: str, facets: dict[str, list[str]], export_root: Path,
-                 auth_enabled: bool, lang: Lang = "en", browser_secret: str | None = None) -> AuditLayout:
+                 auth_enabled: bool, lang: Lang = "en", browser_secret: str | None = None,
+                 scorecards: bool = False) -> AuditLayout:
     """Create the components inside the caller's gr.Blocks, worded in `lang`. `runs`: the store's RunInfo list.
-    browser_secret: what the browser's copy of the name and language is sealed with (stable across restarts)."""
+    browser_secret: what the browser's copy of the name and language is sealed with (stable across restarts).
+    scorecards: the opening run has scorecard verdicts (their review tab is shown)."""
     words = Words(lang)
     header = _header(words, runs, initial_run, auth_enabled, browser_secret)
     with gr.Tabs():
@@ -134,11 +138,12 @@ def build_layout(runs: Sequence[Any], initial_run: str, facets: dict[str, list[s
             filters = _filters(words, facets)
             queue = _queue_table(words)
             item = _item_panel(words)
+        scorecard = build_scorecard_tab(words, scorecards)
         with words(gr.Tab(words.text("ui_tab_agreement"), id="agreement"), label="ui_tab_agreement"):
             agreement = _agreement_tab(words)
         with words(gr.Tab(words.text("ui_tab_export"), id="export"), label="ui_tab_export"):
             export = _export_tab(words, export_root)
-    return AuditLayout(header, filters, queue, item, agreement, export, lang, words.entries)
+    return AuditLayout(header, filters, queue, item, agreement, export, lang, words.entries, scorecard)
 
 
 def run_choices(runs: Sequence[Any], lang: Lang) -> list[tuple[str, str]]:

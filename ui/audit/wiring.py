@@ -21,8 +21,10 @@ from ui.audit import agreement_panel
 from ui.audit.actions import ItemView, agree, edit_ground_truth, open_item, save_verdict
 from ui.audit.layout import AuditLayout
 from ui.audit.queue import ANY, PAGE_SIZE, AuditSession, make_filter, open_queue, page_frame, page_label, progress_markdown
+from ui.audit.scorecard_panel import ScorecardHandlers, wire_scorecard
 from ui.audit.turn_panel import TurnHandlers, wire_turns
 from ui.common.errors import user_errors
+from ui.common.scorecard_view_actions import ScorecardDesk
 
 
 def _who(expert: str, request: gr.Request | None) -> str:
@@ -188,18 +190,19 @@ def wire(app: gr.Blocks, ui: AuditLayout, handlers: AuditHandlers) -> None:
         return user_errors(fn, outputs, i.status)
 
     init_outputs = [h.expert, h.lang_dd, *ui.facet_dropdowns, *items, *ui.worded]
-    app.load(guarded(handlers.do_init, init_outputs), inputs=[h.run_dd, h.remembered], outputs=init_outputs,
-             api_visibility="private")
+    loaded = app.load(guarded(handlers.do_init, init_outputs), inputs=[h.run_dd, h.remembered],
+                      outputs=init_outputs, api_visibility="private")
     h.expert.change(handlers.do_remember_name, inputs=[h.expert, h.remembered], outputs=[h.remembered],
                    api_visibility="private")
     language_outputs = [h.remembered, *items, *ui.worded]
-    h.lang_dd.input(guarded(handlers.do_language, language_outputs),
-                    inputs=[h.lang_dd, h.expert, h.session, h.remembered], outputs=language_outputs,
-                    api_visibility="private")
+    relabelled = h.lang_dd.input(guarded(handlers.do_language, language_outputs),
+                                 inputs=[h.lang_dd, h.expert, h.session, h.remembered], outputs=language_outputs,
+                                 api_visibility="private")
     f.apply_btn.click(guarded(handlers.do_open_queue, items), inputs=filters, outputs=items, api_name="open_queue")
-    h.run_dd.change(handlers.do_run_change, inputs=[h.run_dd], outputs=ui.facet_dropdowns,
-                    api_visibility="private").then(guarded(handlers.do_open_queue, items), inputs=filters,
-                                                   outputs=items, api_visibility="private")
+    run_changed = h.run_dd.change(handlers.do_run_change, inputs=[h.run_dd], outputs=ui.facet_dropdowns,
+                                  api_visibility="private").then(guarded(handlers.do_open_queue, items),
+                                                                 inputs=filters, outputs=items,
+                                                                 api_visibility="private")
     q.go_btn.click(guarded(handlers.do_open_item, items), inputs=[h.expert, h.session, q.jump_to], outputs=items,
                    api_name="open_item")
     q.table.select(guarded(handlers.do_select, items), inputs=[h.expert, h.session], outputs=items,
@@ -228,6 +231,10 @@ def wire(app: gr.Blocks, ui: AuditLayout, handlers: AuditHandlers) -> None:
                          outputs=[a.confusion_table, a.worst_table], api_name="agreement_detail")
     ui.export.button.click(user_errors(handlers.do_export), inputs=[h.run_dd, h.session],
                            outputs=[ui.export.status], api_name="export")
+    if ui.scorecard is not None:
+        scorecards = ScorecardHandlers(ScorecardDesk(handlers.store.runs), handlers.initial_run, handlers.lang)
+        wire_scorecard(ui.scorecard, scorecards, h.run_dd, h.lang_dd, h.expert, [loaded, relabelled, run_changed],
+                       _who)
     if i.turns is not None:
         wire_turns(i.turns, TurnHandlers(handlers.store, i.turns), h.session, h.expert, i.sample_view, user_errors,
                    _who)

@@ -52,7 +52,7 @@ def _evidence(o: ItemOutcome, lang: Lang) -> str:
     parts = []
     for e in o.evidence:
         where = t("scr_turn", lang, turn=e.turn) + " · " if e.turn is not None else ""
-        said = e.span or e.detail or e.question or ""
+        said = e.span or evidence_text(e, lang) or e.question or ""      # a check's words in the page's language
         p_yes = f" · p(yes) {e.p_yes:.2f}" if e.p_yes is not None else ""
         parts.append(f"<li>{esc(where)}<q>{esc(said)}</q>{esc(p_yes)}</li>")
     if o.p_yes is not None and not any(e.p_yes is not None for e in o.evidence):
@@ -92,23 +92,39 @@ def deduction_marks(v: ScorecardVerdict, n_turns: int, lang: Lang) -> dict[int, 
     return marks
 
 
-def item_choices(v: ScorecardVerdict, reviews: Sequence[Review]) -> list[tuple[str, str]]:
+def _status(o: ItemOutcome, lang: Lang) -> str:
+    return t(f"scr_status_{o.status}", lang)
+
+
+def _value(v: ScorecardVerdict, o: ItemOutcome, points: dict[str, int]) -> str:
+    """A hit's signed points; a fatal item's are its 一票否决, named beside it, not a "+0"."""
+    if o.status != "hit" or o.item not in points or o.item in v.totals.fatal:
+        return ""
+    return f" {points[o.item]:+d}"
+
+
+def item_choices(v: ScorecardVerdict, reviews: Sequence[Review], lang: Lang = "en") -> list[tuple[str, str]]:
     """Hits first (to confirm or reject), then the rest (where a missed one can be added)."""
     decided = {item: r for (sample, item), r in latest(reviews).items() if sample == v.sample_id}
     points = _points(v)
     ordered = sorted(v.outcomes, key=lambda o: o.status != "hit")
     out = []
     for o in ordered:
-        label = f"{o.item} · {o.status}" + (f" {points[o.item]:+d}" if o.status == "hit" and o.item in points else "")
+        label = f"{o.item} · {_status(o, lang)}{_value(v, o, points)}"
+        if o.item in v.totals.fatal:
+            label += f" · {t('scr_fatal', lang)}"
         if o.item in decided:
             label += f" · {decided[o.item].decision}"
         out.append((label, o.item))
     return out
 
 
-def verdict_html(v: ScorecardVerdict, sample: Sample, reviews: Sequence[Review], lang: Lang) -> str:
+def verdict_html(v: ScorecardVerdict, sample: Sample, reviews: Sequence[Review], lang: Lang,
+                 names: dict[str, str] | None = None) -> str:
+    """names: item id → the name the card gives it (未使用欢迎语), shown beside the id."""
     decided = {item: r for (sample_id, item), r in latest(reviews).items() if sample_id == v.sample_id}
     points = _points(v)
+    names = names or {}
 
     def line(o: ItemOutcome) -> str:
         review = decided.get(o.item)
@@ -118,9 +134,11 @@ def verdict_html(v: ScorecardVerdict, sample: Sample, reviews: Sequence[Review],
             note = f" · {esc(review.note)}" if review.note else ""
             said = f"<div class='scr-review'>{esc(latest_text)}{note}</div>"
         fatal = f" · {t('scr_fatal', lang)}" if o.item in v.totals.fatal else ""
-        value = f" {points[o.item]:+d}" if o.status == "hit" and o.item in points else ""
-        return (f"<li class='scr-{esc(o.status)}' data-item='{esc(o.item)}'><b>{esc(o.item)}</b> "
-                f"{esc(o.status)}{esc(value)}{esc(fatal)}{_evidence(o, lang)}{said}</li>")
+        name = names.get(o.item, "")
+        called = (f"<b>{esc(name)}</b> <code>{esc(o.item)}</code>" if name and name != o.item
+                  else f"<b>{esc(o.item)}</b>")
+        return (f"<li class='scr-{esc(o.status)}' data-item='{esc(o.item)}'>{called} "
+                f"{esc(_status(o, lang))}{esc(_value(v, o, points))}{esc(fatal)}{_evidence(o, lang)}{said}</li>")
 
     hits = [line(o) for o in v.outcomes if o.status == "hit"]
     others = [line(o) for o in v.outcomes if o.status != "hit"]

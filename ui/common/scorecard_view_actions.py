@@ -45,6 +45,12 @@ class ScorecardDesk:
         self.runs = runs
         self.cards, self.reviews = ScorecardStore(runs), ReviewStore(runs)
 
+    def has_verdicts(self, run: str) -> bool:
+        with self.runs._lock:
+            rows = self.runs.conn.execute("SELECT 1 FROM scorecard_verdicts WHERE run_id = ? LIMIT 1",
+                                          (self.runs.resolve(run),)).fetchall()
+        return bool(rows)
+
     def listing(self, run: str, lang: Lang) -> Listing:
         verdicts = self.cards.verdicts(run)
         return Listing(verdicts_frame(verdicts, self.reviews.reviews(run), lang), verdict_choices(verdicts))
@@ -68,8 +74,9 @@ class ScorecardDesk:
 
     def open(self, run: str, verdict: ScorecardVerdict, lang: Lang) -> Opened:
         reviews = self.reviews.reviews(run, verdict.scorecard)
-        return Opened(verdict_html(verdict, self.sample(run, verdict.sample_id), reviews, lang),
-                      item_choices(verdict, reviews))
+        names = {i.id: i.name for card in self.cards.cards(run) if card.id == verdict.scorecard for i in card.items}
+        return Opened(verdict_html(verdict, self.sample(run, verdict.sample_id), reviews, lang, names),
+                      item_choices(verdict, reviews, lang))
 
     def save(self, run: str | None, key: str | None, item: str | None, decision: str | None, note: str,
              reviewer: str, lang: Lang) -> Saved:
