@@ -21,6 +21,9 @@ from rubriceval.common.errors import RubricEvalError
 from rubriceval.i18n import MESSAGES, Lang, t
 
 _NESTED = {"inner"}          # parameters that are messages themselves
+# What some parameters look like (the rest: any text), so a generic kind ("Input should be {choices}") does not
+# swallow a message of another shape.
+_PARAM = {"choices": r"'.+?", "n": r"-?\d+(?:\.\d+)?", "got": r"\d+", "line": r"\d+"}
 _HINT = re.compile(r"^(?P<message>.*?) \(hint: (?P<hint>.*)\)$", re.S)
 
 
@@ -52,7 +55,8 @@ def _kinds() -> list[tuple[str, re.Pattern[str]]]:
     for key, text in MESSAGES.items():
         if key.startswith(("vmsg_", "vhint_")):
             pattern = re.escape(text["en"])
-            pattern = re.sub(r"\\\{(\w+)\\\}", lambda m: f"(?P<{m.group(1)}>.+?)", pattern)
+            pattern = re.sub(r"\\\{(\w+)\\\}", lambda m: f"(?P<{m.group(1)}>{_PARAM.get(m.group(1), '.+?')})",
+                             pattern)
             kinds.append((key, re.compile(f"^{pattern}$", re.S)))
     return sorted(kinds, key=lambda kind: -len(MESSAGES[kind[0]]["en"]))
 
