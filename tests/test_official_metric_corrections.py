@@ -4,6 +4,8 @@ stored verdict and the append-only edits stay; an LLM metric keeps the machine's
 sample was corrected after scoring (re-run to re-score). SQLite and PostgreSQL."""
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from rubriceval.report.official_figures import official_headline
@@ -22,7 +24,8 @@ CONTEXTS = ["退货须在签收后七天内申请。", "会员积分每月清零
 
 def _samples() -> list[Sample]:
     return [Sample(id=f"s{i}", question=f"退货期限是多久{i}？", answer="签收后七天内可以申请退货。",
-                   ground_truth="签收后三十天内可以退货。", contexts=CONTEXTS,
+                   ground_truth="签收后三十天内可以退货。",
+                   contexts=CONTEXTS,
                    reference_contexts=["会员积分每月清零一次。"]) for i in range(3)]
 
 
@@ -38,8 +41,6 @@ async def _score_all(samples: list[Sample]) -> list[tuple[Verdict, str]]:
 
 @pytest.fixture()
 def corrected(store_target):
-    import asyncio
-
     store = RunStore(store_target)
     samples = _samples()
     run_id = store.create_run(RunConfig(metrics=[*METRICS, "faithfulness"]), samples,
@@ -63,7 +64,7 @@ def test_deterministic_metrics_are_recomputed_on_the_corrected_sample(corrected)
     store, run_id = corrected
     official = OfficialScores.load(store.conn, run_id)
     fixed = next(c for _, c in AuditStore(store.path).corrected_samples(run_id) if c.id == "s0")
-    expected = {v.scorer: v.score for v in __import__("asyncio").run(score_sample(fixed, METRICS))}
+    expected = {v.scorer: v.score for v in asyncio.run(score_sample(fixed, METRICS))}
     assert expected["exact_match"] == 1.0 and expected["nonllm_context_recall"] == 1.0   # both changed
     for scorer in METRICS:
         decision = official.decision("s0", scorer)
@@ -115,8 +116,6 @@ def test_report_files_name_the_correction(corrected, tmp_path):
 
 
 def test_a_verdict_rescored_on_the_corrected_row_is_left_alone(corrected):
-    import asyncio
-
     store, run_id = corrected
     fixed = next(c for _, c in AuditStore(store.path).corrected_samples(run_id) if c.id == "s0")
     rescored = asyncio.run(score_sample(fixed, ["exact_match"]))

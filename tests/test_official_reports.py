@@ -72,8 +72,8 @@ def test_gate_and_compare_read_official_scores(decided):
     store.save_verdicts(rerun, [(Verdict.unscored("c008", RUBRIC, "timeout", "slow judge"), "")])
     delta = next(d for d in compare_runs(store, rerun, run_id, n_boot=50).deltas if d.scorer == RUBRIC)
     assert delta.n_paired == 8 and delta.delta == pytest.approx(6 / 8) and delta.n_only_b == 1
-    assert any("seesaw samples are found on the judge's scores" in n
-               for n in compare_runs(store, rerun, run_id, n_boot=50).notes)
+    # seesaw samples are found on official scores too (tests/test_official_segments_trend.py): no caveat note
+    assert not any("judge's scores" in n for n in compare_runs(store, rerun, run_id, n_boot=50).notes)
     judge = next(d for d in compare_runs(store, rerun, run_id, n_boot=50, machine_only=True).deltas
                  if d.scorer == RUBRIC)
     assert judge.delta == 0 and judge.n_only_b == 0

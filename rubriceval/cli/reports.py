@@ -94,7 +94,8 @@ def cmd_report(args) -> int:
         from rubriceval.segments.spec import parse_by
         from rubriceval.segments.table import segment_tables
 
-        segments = segment_tables(store, run_id, parse_by(args.by), segment_settings(args))
+        segments = segment_tables(store, run_id, parse_by(args.by), segment_settings(args),
+                                  machine_only=args.machine_only)
     html = out / f"{name}.html"
     html.write_text(render_html_report(data, lang=args.lang, findings=findings, agreement=agreement,
                                        failure_tags=tags, segments=segments), encoding="utf-8")
@@ -104,7 +105,7 @@ def cmd_report(args) -> int:
                          segments=segments)
     from rubriceval.scorecard.report import ScorecardReport      # the run's scorecards, if any (issue 25)
 
-    cards = ScorecardReport(store, run_id, check_lang(args.lang))
+    cards = ScorecardReport(store, run_id, check_lang(args.lang), machine_only=args.machine_only)
     if cards:
         html.write_text(cards.into_html(html.read_text(encoding="utf-8")), encoding="utf-8")
         cards.add_sheets(xlsx)
@@ -127,7 +128,8 @@ def cmd_compare(args) -> int:
     print(format_comparison(comparison, lang=args.lang))
     from rubriceval.scorecard.compare import compare_scorecards, format_scorecard_deltas     # issue 25
 
-    scorecards = compare_scorecards(store, args.run_a, args.run_b, n_boot=args.n_boot, seed=args.seed)
+    scorecards = compare_scorecards(store, args.run_a, args.run_b, n_boot=args.n_boot, seed=args.seed,
+                                    machine_only=args.machine_only)
     if scorecards:
         print(format_scorecard_deltas(scorecards))
     if args.html:

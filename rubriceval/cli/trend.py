@@ -1,12 +1,13 @@
 """`rubriceval trend`: a rubric's or metric's figure per period (runs, or day/week/month buckets) and segment, with
-CIs and the change against the previous period tested against noise; text, HTML line charts and an Excel sheet."""
+CIs and the change against the previous period tested against noise; text, HTML line charts and an Excel sheet. On
+official scores (each point says how many rows are human-decided); --machine-only: the judge's."""
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
 from rubriceval.cli.options import add_store_arg
-from rubriceval.cli.reports import add_segment_args, segment_settings
+from rubriceval.cli.reports import add_machine_only_arg, add_segment_args, segment_settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,6 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--lang", choices=["zh", "en"], default="en")
     add_segment_args(p)
+    add_machine_only_arg(p)
     add_store_arg(p)
     p.set_defaults(func=cmd_trend)
 
@@ -40,7 +42,7 @@ def cmd_trend(args) -> int:
     trend = compute_trend(store, args.runs, period=args.period, by=groupings[0] if groupings else None,
                           scorers=[s.strip() for s in (args.scorer or "").split(",") if s.strip()],
                           statistic=args.statistic, settings=segment_settings(args), n_boot=args.n_boot,
-                          seed=args.seed)
+                          seed=args.seed, machine_only=args.machine_only)
     print(format_trend(trend, args.lang), end="")
     if args.out:
         out = Path(args.out)

@@ -55,6 +55,13 @@ def _ci_text(d: PairedDelta, lang: Lang) -> str:
     return f"[{d.ci_low:+.2f}, {d.ci_high:+.2f}]"
 
 
+def _human_mark(decided: Sequence[str], lang: Lang) -> str:
+    """'  ✎ human-decided (appeal · qa_zhao → )' for a row whose official score in either run a person decided."""
+    if not any(decided):
+        return ""
+    return f"  ✎ {t('official_human_decided', lang)} ({' → '.join(d or '–' for d in decided)})"
+
+
 def format_comparison(comparison: Comparison, lang: str | None = None, max_samples: int = 5) -> str:
     """The comparison as terminal text: the delta table, then worse samples, new unscored rows and the seesaw."""
     from rubriceval.report.tables import text_table
@@ -79,7 +86,9 @@ def format_comparison(comparison: Comparison, lang: str | None = None, max_sampl
         for c in changes[:max_samples]:
             turns = (f"  [{t('cv_first_failing_turn', lang)} {c.first_failing_turn_a or '–'} → "
                      f"{c.first_failing_turn_b or '–'}]" if c.first_failing_turn_a or c.first_failing_turn_b else "")
-            out.append(f"  {c.sample_id}: {c.score_a:.{digits}f} → {c.score_b:.{digits}f}{turns}  {c.question[:40]}")
+            human = _human_mark([c.decided_a, c.decided_b], lang)
+            out.append(f"  {c.sample_id}: {c.score_a:.{digits}f} → {c.score_b:.{digits}f}{turns}{human}  "
+                       f"{c.question[:40]}")
         if total > max_samples:
             out.append(f"  … +{total - max_samples}")
     if comparison.seesaw_samples:
@@ -87,7 +96,8 @@ def format_comparison(comparison: Comparison, lang: str | None = None, max_sampl
         for s in comparison.seesaw_samples[:max_samples]:
             up = ", ".join(f"{k} {a:g}→{b:g}" for k, (a, b) in s.better.items())
             down = ", ".join(f"{k} {a:g}→{b:g}" for k, (a, b) in s.worse.items())
-            out.append(f"  {s.sample_id}: ↑ {up}  ↓ {down}")
+            human = f"  ✎ {t('official_human_decided', lang)}: {', '.join(s.human)}" if s.human else ""
+            out.append(f"  {s.sample_id}: ↑ {up}  ↓ {down}{human}")
     if comparison.new_unscored:
         out += ["", f"{t('new_unscored', lang)} "
                     f"({max(comparison.new_unscored_total, len(comparison.new_unscored))})"]

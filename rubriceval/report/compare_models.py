@@ -55,6 +55,13 @@ class SampleChange(BaseModel):
     # Conversations: the first turn where each run's verdict failed (a check or a per-turn judge score).
     first_failing_turn_a: int | None = None
     first_failing_turn_b: int | None = None
+    # Official scores: who decided a score that is a human decision ("appeal · qa_zhao"), in each run; "" the judge's
+    decided_a: str = ""
+    decided_b: str = ""
+
+    @property
+    def human(self) -> bool:
+        return bool(self.decided_a or self.decided_b)
 
 
 class NewUnscored(BaseModel):
@@ -71,6 +78,7 @@ class SeesawSample(BaseModel):
     question: str = ""
     better: dict[str, tuple[float, float]] = Field(default_factory=dict)   # scorer → (a, b)
     worse: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    human: list[str] = Field(default_factory=list)     # scorers whose official score here a human decided (a or b)
 
 
 class Comparison(BaseModel):

@@ -21,6 +21,7 @@ from rubriceval.scoring.verdict import Verdict
 
 if TYPE_CHECKING:
     from rubriceval.report.run_data import RunData
+    from rubriceval.store.official import OfficialScores
     from rubriceval.report.compare_models import Comparison
 
 LISTED = 500     # rows listed per scorer (worse, new unscored) and seesaw samples; the totals count them all
@@ -46,6 +47,7 @@ def compare_stored(a: "RunData", b: "RunData", *, n_boot: int, seed: int, confid
         raise ValueError("compare reads both runs from one run store")
     conn = b.source.conn
     official_a, official_b = a.source.official, b.source.official     # human decisions (store/official.py)
+    official = bool(official_a or official_b)
     summary_a = {s.scorer: s for s in a.summary.scorers}
     summary_b = {s.scorer: s for s in b.summary.scorers}
     comparison = Comparison(run_a=a.run_name, run_b=b.run_name, run_a_id=a.run_id, run_b_id=b.run_id,
@@ -70,10 +72,7 @@ def compare_stored(a: "RunData", b: "RunData", *, n_boot: int, seed: int, confid
         sa, sb = summary_a[scorer], summary_b[scorer]
         delta = PairedDelta(scorer=scorer, name=sb.name, kind=sb.kind, n_paired=0, version_a=sa.version,
                             version_b=sb.version)
-        delta.n_only_a = conn.execute(
-            f"SELECT COUNT(*) FROM verdicts a {_IN_RUN.format(x='a')} LEFT JOIN verdicts b ON b.run_id = ? "
-            "AND b.sample_id = a.sample_id AND b.scorer = a.scorer WHERE a.run_id = ? AND a.scorer = ? "
-            "AND a.score IS NOT NULL AND b.score IS NULL", (b.run_id, a.run_id, scorer)).fetchone()[0]
+        delta.n_only_a = _only_in_a(a, b, scorer, official)
         scores_a, scores_b = array("d"), array("d")
         min_change = min_drop.get(sb.kind, 0.0)
         worst: list[tuple[float, str]] = []          # max-heap (negated) of the LISTED largest drops
@@ -84,9 +83,11 @@ def compare_stored(a: "RunData", b: "RunData", *, n_boot: int, seed: int, confid
                 "AND a.scorer = b.scorer WHERE b.run_id = ? AND b.scorer = ? ORDER BY db.position",
                 (a.run_id, b.run_id, scorer), 5000):
             for sid, score_a, score_b, in_a in rows:
-                if official_a or official_b:
+                if official:
                     score_a = official_a.score(sid, scorer, score_a) if in_a else None
                     score_b = official_b.score(sid, scorer, score_b)
+                    if score_b is None and score_a is not None:     # in the SQL count without decisions
+                        delta.n_only_a += 1
                 if score_b is None:
                     if not in_a or score_a is not None:
                         comparison.new_unscored_total += 1
@@ -143,7 +144,8 @@ def compare_stored(a: "RunData", b: "RunData", *, n_boot: int, seed: int, confid
                 answer_a=_preview(answer_at(sample_a, turn_a)) if sample_a else "",
                 answer_b=_preview(answer_at(sample_b, turn_b)) if sample_b else "",
                 feedback_a=_preview(va.feedback), feedback_b=_preview(vb.feedback),
-                first_failing_turn_a=turn_a, first_failing_turn_b=turn_b))
+                first_failing_turn_a=turn_a, first_failing_turn_b=turn_b,
+                decided_a=_decided_by(official_a, sid, scorer), decided_b=_decided_by(official_b, sid, scorer)))
         if changes:
             comparison.worse[scorer] = changes
             comparison.worse_total[scorer] = worse_total
@@ -152,19 +154,37 @@ def compare_stored(a: "RunData", b: "RunData", *, n_boot: int, seed: int, confid
             questions = _questions(a, b, unscored_ids)
             comparison.new_unscored += [NewUnscored(
                 sample_id=sid, scorer=scorer, question=questions.get(sid, ""),
-                score_a=rows_a[sid].score if sid in rows_a else None,
+                score_a=official_a.score(sid, scorer, rows_a[sid].score) if sid in rows_a else None,
                 unscored_kind=rows_b[sid].unscored_kind or "error", unscored_reason=rows_b[sid].unscored_reason or "")
                 for sid in unscored_ids]
         listed_ids.update(ids)
         comparison.deltas.append(delta)
     comparison.seesaw_up = [d.scorer for d in comparison.deltas if d.direction == "better"]
     comparison.seesaw_down = [d.scorer for d in comparison.deltas if d.direction == "worse"]
-    if official_a or official_b:      # the seesaw query reads the stored scores in SQL: say so, not silently mix
-        comparison.notes.append("seesaw samples are found on the judge's scores; deltas and drops above are "
-                                "on official scores (human decisions applied)")
     comparison.seesaw_samples, comparison.seesaw_total = _seesaw(a, b, scorers, {s: summary_b[s].kind for s in
                                                                                   scorers}, min_drop, SeesawSample)
     return comparison
+
+
+def _decided_by(official: "OfficialScores", sample_id: str, scorer: str) -> str:
+    """'appeal · qa_zhao' when the official score is a human decision, else ''."""
+    decision = official.decision(sample_id, scorer)
+    return "" if decision is None else f"{decision.source} · {decision.by}"
+
+
+def _only_in_a(a: "RunData", b: "RunData", scorer: str, official: bool) -> int:
+    """Rows scored in the baseline and unscored or absent in the candidate. With human decisions, only the rows
+    absent from the candidate are counted here (official scores decide them); the candidate's unscored rows are
+    counted as the paired stream reads them."""
+    conn = b.source.conn
+    join = (f"FROM verdicts a {_IN_RUN.format(x='a')} LEFT JOIN verdicts b ON b.run_id = ? "
+            "AND b.sample_id = a.sample_id AND b.scorer = a.scorer WHERE a.run_id = ? AND a.scorer = ?")
+    if not official:
+        return conn.execute(f"SELECT COUNT(*) {join} AND a.score IS NOT NULL AND b.score IS NULL",
+                            (b.run_id, a.run_id, scorer)).fetchone()[0]
+    return sum(1 for sid, score in conn.execute(f"SELECT a.sample_id, a.score {join} AND b.sample_id IS NULL",
+                                                (b.run_id, a.run_id, scorer))
+               if a.source.official.score(sid, scorer, score) is not None)
 
 
 def _questions(a: "RunData", b: "RunData", ids: list[str]) -> dict[str, str]:
@@ -172,42 +192,76 @@ def _questions(a: "RunData", b: "RunData", ids: list[str]) -> dict[str, str]:
     return {sid: s.question for sid, s in samples.items()}
 
 
+def _moves(scores: Mapping[str, tuple[float | None, float | None]], scorers: list[str], kinds: Mapping[str, str],
+           min_drop: Mapping[str, float]) -> tuple[dict[str, tuple[float, float]], dict[str, tuple[float, float]]]:
+    """(better, worse): the scorers, in the comparison's order, whose paired score moved beyond its kind's minimum."""
+    better: dict[str, tuple[float, float]] = {}
+    worse: dict[str, tuple[float, float]] = {}
+    for scorer in scorers:
+        score_a, score_b = scores.get(scorer, (None, None))
+        if score_a is None or score_b is None:
+            continue
+        diff = score_b - score_a
+        if diff == 0 or abs(diff) < min_drop.get(kinds[scorer], 0.0):
+            continue
+        (better if diff > 0 else worse)[scorer] = (score_a, score_b)
+    return better, worse
+
+
 def _seesaw(a: "RunData", b: "RunData", scorers: list[str], kinds: Mapping[str, str], min_drop: Mapping[str, float],
             model: type) -> tuple[list, int]:
-    """Samples better on one scorer and worse on another (each beyond its kind's minimum change), by sample id."""
+    """Samples better on one scorer and worse on another (each beyond its kind's minimum change), by sample id, on
+    official scores: samples without a human decision are found in SQL on the stored scores, the few with one are
+    read and decided here on their official scores."""
     if not scorers:
         return [], 0
     conn = b.source.conn
+    official_a, official_b = a.source.official, b.source.official
+    decided = sorted({sid for sid, scorer in [*official_a.decisions, *official_b.decisions] if scorer in scorers})
     marks = ",".join("?" * len(scorers))
     change = "CASE b.kind WHEN 'rubric' THEN :rubric ELSE :metric END"
-    pairs = (f"FROM verdicts b {_IN_RUN.format(x='b')} JOIN verdicts a ON a.run_id = :a AND a.sample_id = b.sample_id "
-             f"AND a.scorer = b.scorer WHERE b.run_id = :b AND b.scorer IN ({marks}) AND a.score IS NOT NULL "
-             "AND b.score IS NOT NULL")
+    joined = (f"FROM verdicts b {_IN_RUN.format(x='b')} JOIN verdicts a ON a.run_id = :a AND a.sample_id = b.sample_id "
+              f"AND a.scorer = b.scorer WHERE b.run_id = :b AND b.scorer IN ({marks})")
+    pairs = joined + " AND a.score IS NOT NULL AND b.score IS NOT NULL" + (
+        f" AND b.sample_id NOT IN (SELECT i.value FROM {conn.sql.json_items(':decided', 'i')})" if decided else "")
     params = {"a": a.run_id, "b": b.run_id, "rubric": min_drop.get("rubric", 0.0),
-              "metric": min_drop.get("metric", 0.0)}
+              "metric": min_drop.get("metric", 0.0), "decided": json.dumps(decided)}
     named = dict(params, **{f"s{i}": s for i, s in enumerate(scorers)})
-    pairs = pairs.replace(f"IN ({marks})", "IN (" + ",".join(f":s{i}" for i in range(len(scorers))) + ")")
+    named_in = "IN (" + ",".join(f":s{i}" for i in range(len(scorers))) + ")"
+    pairs, joined = pairs.replace(f"IN ({marks})", named_in), joined.replace(f"IN ({marks})", named_in)
     seesaw = (f"SELECT b.sample_id {pairs} GROUP BY b.sample_id HAVING "
               f"SUM(CASE WHEN b.score > a.score AND ABS(b.score - a.score) >= {change} THEN 1 ELSE 0 END) > 0 AND "
               f"SUM(CASE WHEN b.score < a.score AND ABS(b.score - a.score) >= {change} THEN 1 ELSE 0 END) > 0")
     total = conn.execute(f"SELECT COUNT(*) FROM ({seesaw}) AS seesaw", named).fetchone()[0]
     ids = [r[0] for r in conn.execute(f"{seesaw} ORDER BY b.sample_id LIMIT {LISTED}", named)]
+    moved: dict[str, tuple[dict, dict, list[str]]] = {}
+    if decided:                         # the samples a person decided a score of: on their official scores
+        scores: dict[str, dict[str, tuple[float | None, float | None]]] = {}
+        for sid, scorer, score_a, score_b in conn.execute(
+                f"SELECT b.sample_id, b.scorer, a.score, b.score {joined} AND b.sample_id IN "
+                f"(SELECT i.value FROM {conn.sql.json_items(':decided', 'i')})", named):
+            scores.setdefault(sid, {})[scorer] = (official_a.score(sid, scorer, score_a),
+                                                  official_b.score(sid, scorer, score_b))
+        for sid, by_scorer in scores.items():
+            better, worse = _moves(by_scorer, scorers, kinds, min_drop)
+            if better and worse:
+                human = [sc for sc in scorers if official_a.decision(sid, sc) or official_b.decision(sid, sc)]
+                moved[sid] = (better, worse, human)
+        total += len(moved)
+        ids = sorted([*ids, *moved])[:LISTED]
     if not ids:
         return [], total
     questions = _questions(a, b, ids)
-    found: dict[str, object] = {sid: model(sample_id=sid, question=questions.get(sid, "")) for sid in ids}
-    rows = conn.execute(f"SELECT b.sample_id, b.scorer, a.score, b.score {pairs} AND b.sample_id IN "
-                        f"(SELECT i.value FROM {conn.sql.json_items(':ids', 'i')})", dict(named, ids=json.dumps(ids)))
-    by_scorer: dict[str, dict[str, tuple[float, float]]] = {}
-    for sid, scorer, score_a, score_b in rows:
-        by_scorer.setdefault(sid, {})[scorer] = (score_a, score_b)
-    for sid, entry in found.items():
-        for scorer in scorers:                           # the comparison's scorer order
-            if scorer not in by_scorer.get(sid, {}):
-                continue
-            score_a, score_b = by_scorer[sid][scorer]
-            diff = score_b - score_a
-            if diff == 0 or abs(diff) < min_drop.get(kinds[scorer], 0.0):
-                continue
-            (entry.better if diff > 0 else entry.worse)[scorer] = (score_a, score_b)  # type: ignore[attr-defined]
-    return list(found.values()), total
+    from_sql = [sid for sid in ids if sid not in moved]
+    by_sample: dict[str, dict[str, tuple[float, float]]] = {}
+    if from_sql:
+        for sid, scorer, score_a, score_b in conn.execute(
+                f"SELECT b.sample_id, b.scorer, a.score, b.score {pairs} AND b.sample_id IN "
+                f"(SELECT i.value FROM {conn.sql.json_items(':ids', 'i')})", dict(named, ids=json.dumps(from_sql))):
+            by_sample.setdefault(sid, {})[scorer] = (score_a, score_b)
+    found = []
+    for sid in ids:
+        better, worse, human = moved[sid] if sid in moved else (*_moves(by_sample.get(sid, {}), scorers, kinds,
+                                                                         min_drop), [])
+        found.append(model(sample_id=sid, question=questions.get(sid, ""), better=better, worse=worse, human=human))
+    return found, total

@@ -167,7 +167,7 @@ def evaluate_gate(store: Any, run: str, config: GateConfig | Sequence[str], *, b
         if result is None:
             info = store.run_info(run)
             result = GateResult(run=info.name, run_id=info.run_id, checks=[])
-        result.checks += _scorecard_checks(store, result.run_id, scorecard)
+        result.checks += _scorecard_checks(store, result.run_id, scorecard, machine_only)
     if segmented or trend:
         if result is None:
             info = store.run_info(run)
@@ -175,20 +175,21 @@ def evaluate_gate(store: Any, run: str, config: GateConfig | Sequence[str], *, b
         if segmented:
             from rubriceval.segments.gate import evaluate_segment_checks
 
-            result.checks += evaluate_segment_checks(store, result.run_id, segmented, config)
+            result.checks += evaluate_segment_checks(store, result.run_id, segmented, config, machine_only=machine_only)
         if trend:
             from rubriceval.trend.gate import evaluate_trend_checks
 
-            result.checks += evaluate_trend_checks(store, result.run_id, trend, config)
+            result.checks += evaluate_trend_checks(store, result.run_id, trend, config, machine_only=machine_only)
     return result  # type: ignore[return-value]
 
 
-def _scorecard_checks(store: Any, run_id: str, checks: Sequence[GateCheck]) -> list[CheckResult]:
+def _scorecard_checks(store: Any, run_id: str, checks: Sequence[GateCheck], machine_only: bool = False
+                      ) -> list[CheckResult]:
     """Checks on the run's scorecard totals (rubriceval/scorecard/gate.py)."""
     from rubriceval.scorecard.gate import scorecard_figure
     from rubriceval.scorecard.summary import run_scorecard_summaries
 
-    summaries = run_scorecard_summaries(store, run_id)
+    summaries = run_scorecard_summaries(store, run_id, machine_only=machine_only)
     results = []
     for check in checks:
         try:

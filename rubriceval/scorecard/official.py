@@ -64,20 +64,70 @@ def with_decision(card: Scorecard, verdict: ScorecardVerdict, decision: HumanDec
     return reviewed.model_copy(update={"totals": totals})
 
 
+def _reviews_by_verdict(runs: Any, run: str, card_id: str | None = None) -> dict[tuple[str, str], list[Review]]:
+    out: dict[tuple[str, str], list[Review]] = {}
+    for review in ReviewStore(runs).reviews(run, card_id):
+        out.setdefault((review.sample_id, review.scorecard), []).append(review)
+    return out
+
+
+def _official(cards: dict[str, Scorecard], v: ScorecardVerdict, official: OfficialScores,
+              reviews: dict[tuple[str, str], list[Review]]) -> tuple[ScorecardVerdict, bool]:
+    """The verdict as reports count it, and whether a person changed it (a decision, or a reviewer's item
+    decision on this version)."""
+    if v.scorecard not in cards:
+        return v, False
+    decision = official.decision(v.sample_id, v.scorecard)
+    mine = [r for r in reviews.get((v.sample_id, v.scorecard), []) if r.version == v.version]
+    return with_decision(cards[v.scorecard], v, decision, mine), bool(decision is not None or mine)
+
+
 def official_verdicts(runs: Any, run: str, card_id: str | None = None, *, machine_only: bool = False
                       ) -> list[ScorecardVerdict]:
     """ScorecardStore.verdicts with every human decision applied (machine_only: as stored)."""
+    return [v for v, _ in official_pairs(runs, run, card_id, machine_only=machine_only)]
+
+
+def official_pairs(runs: Any, run: str, card_id: str | None = None, *, machine_only: bool = False
+                   ) -> list[tuple[ScorecardVerdict, bool]]:
+    """(official verdict, whether a person changed it) per stored verdict, in dataset order."""
     store = ScorecardStore(runs)
     verdicts = store.verdicts(run, card_id)
     if machine_only or not verdicts:
-        return verdicts
+        return [(v, False) for v in verdicts]
     official = OfficialScores.load(runs.conn, runs.resolve(run))
-    reviews: dict[tuple[str, str], list[Review]] = {}
-    for review in ReviewStore(runs).reviews(run, card_id):
-        reviews.setdefault((review.sample_id, review.scorecard), []).append(review)
+    reviews = _reviews_by_verdict(runs, run, card_id)
     if not official and not reviews:
-        return verdicts
+        return [(v, False) for v in verdicts]
     cards = {c.id: c for c in store.cards(run)}
-    return [with_decision(cards[v.scorecard], v, official.decision(v.sample_id, v.scorecard),
-                          [r for r in reviews.get((v.sample_id, v.scorecard), []) if r.version == v.version])
-            if v.scorecard in cards else v for v in verdicts]
+    return [_official(cards, v, official, reviews) for v in verdicts]
+
+
+def decided_verdicts(runs: Any, run_id: str, official: OfficialScores | None = None
+                     ) -> dict[tuple[str, str], ScorecardVerdict]:
+    """(sample id, scorecard) → the official verdict, for only the verdicts a person changed: what readers that
+    stream the stored totals (segments, trend) put in their place — every other verdict is read as stored."""
+    store = ScorecardStore(runs)
+    official = official if official is not None else OfficialScores.load(runs.conn, run_id)
+    reviews = _reviews_by_verdict(runs, run_id)
+    with runs._lock:
+        ids = {r[0] for r in runs.conn.execute("SELECT scorecard FROM scorecard_defs WHERE run_id = ?", (run_id,))}
+    keys = sorted({k for k in official.decisions if k[1] in ids} | set(reviews))
+    out: dict[tuple[str, str], ScorecardVerdict] = {}
+    if not keys:                      # nothing a person changed: the definitions are not even read
+        return out
+    cards = {c.id: c for c in store.cards(run_id)}
+    for start in range(0, len(keys), 500):
+        part = set(keys[start:start + 500])
+        ids = sorted({sample_id for sample_id, _ in part})
+        with runs._lock:
+            rows = runs.conn.execute(
+                "SELECT verdict_json FROM scorecard_verdicts WHERE run_id = ? AND sample_id IN "
+                f"({','.join('?' * len(ids))})", (run_id, *ids)).fetchall()
+        for row in rows:
+            v = ScorecardVerdict.model_validate_json(row[0])
+            if (v.sample_id, v.scorecard) in part:
+                verdict, changed = _official(cards, v, official, reviews)
+                if changed:
+                    out[(v.sample_id, v.scorecard)] = verdict
+    return out

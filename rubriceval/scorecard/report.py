@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from rubriceval.i18n import Lang, format_number, format_percent, t
-from rubriceval.scorecard.official import official_verdicts
+from rubriceval.scorecard.official import official_pairs
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.store import ScorecardStore, scorecard_frame
-from rubriceval.scorecard.summary import ScorecardSummary, summarize_scorecard
+from rubriceval.scorecard.summary import ScorecardSummary, official_summary
 from rubriceval.scorecard.verdict import ScorecardVerdict
 
 TRANSCRIPTS_SHOWN = 10
@@ -21,16 +21,20 @@ TRANSCRIPTS_SHOWN = 10
 class ScorecardReport:
     """Every scorecard of one run, read once for the three outputs."""
 
-    def __init__(self, runs: Any, run: str, lang: Lang | None = None):
+    def __init__(self, runs: Any, run: str, lang: Lang | None = None, *, machine_only: bool = False):
         store = ScorecardStore(runs)
         self.runs, self.run_id = runs, runs.resolve(run)
         self.cards: list[Scorecard] = store.cards(self.run_id)
-        # official totals: a human decision (an accepted appeal) replaces the machine's (scorecard/official.py)
-        self.verdicts: list[ScorecardVerdict] = official_verdicts(runs, self.run_id) if self.cards else []
+        # official totals: a human decision (an accepted appeal, reviewers' item decisions) replaces the machine's
+        # (scorecard/official.py); machine_only: as the judge scored them
+        pairs = official_pairs(runs, self.run_id, machine_only=machine_only) if self.cards else []
+        self.verdicts: list[ScorecardVerdict] = [v for v, _ in pairs]
+        self.human = {(v.sample_id, v.scorecard) for v, human in pairs if human}
         from rubriceval.scorecard.reviews import ReviewStore
 
         reviews = ReviewStore(runs).reviews(self.run_id) if self.cards else []
-        summaries = [summarize_scorecard(c, self.verdicts, reviews) for c in self.cards]
+        machine = store.verdicts(self.run_id) if self.human else []
+        summaries = [official_summary(c, pairs, machine, reviews, machine_only=machine_only) for c in self.cards]
         # A scorecard that scored no sample of this run (its scope is the other kind) is left out.
         kept = [(c, s) for c, s in zip(self.cards, summaries) if s.n]
         self.cards, self.summaries = [c for c, _ in kept], [s for _, s in kept]
@@ -168,6 +172,11 @@ def _headline(s: ScorecardSummary, lang: Lang) -> list[str]:
                                                                       for why, n in s.unscored_reasons.items()))
     if s.note:
         lines.append(t("sc_version_note", lang, note=s.note))
+    if s.machine_only:
+        lines.append(t("official_machine_only", lang))
+    elif s.n_human:                  # official totals: how many conversations people decided, the judge's beside
+        lines.append(t("official_scorecard_line", lang, n=s.n_human, mean=format_number(s.machine_mean, 1, lang),
+                       fatal=format_percent(s.machine_fatal_rate, lang)))
     u = s.usage
     lines.append(t("sc_usage", lang, calls=u.calls, cached=u.cache_hits, tokens=u.prompt_tokens + u.completion_tokens,
                    cost=f"{u.cost_usd:.4f}"))
@@ -196,8 +205,12 @@ def _item_rows(s: ScorecardSummary, lang: Lang) -> list[list[str]]:
         points = t("sc_fatal", lang) if i.fatal else f"{i.points:+d}"
         tr = i.trust
         trust = "" if tr is None or tr.bar is None else ("⚠ " + tr.untrusted if tr.untrusted else "✓")
+        hit_rate = format_percent(i.hit_rate, lang)
+        if i.n_human:                 # a person changed this item's outcome somewhere: say so, the judge's beside
+            machine = format_percent(i.machine_hit_rate, lang)
+            hit_rate += f" ({t('official_scorer_note', lang, n=i.n_human, machine=machine)})"
         rows.append([i.name, i.dimension, points, t(f"sc_kind_{i.kind}", lang), str(i.n_hit), str(i.n_decided),
-                     format_percent(i.hit_rate, lang), str(i.n_na), str(i.n_unscored), f"{i.points_total:+d}",
+                     hit_rate, str(i.n_na), str(i.n_unscored), f"{i.points_total:+d}",
                      _rate_ci(tr.precision, tr.precision_ci, tr.confirmed + tr.rejected, lang) if tr else "",
                      _rate_ci(tr.recall, tr.recall_ci, tr.confirmed + tr.missed, lang) if tr else "", trust])
     return rows

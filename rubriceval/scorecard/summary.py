@@ -31,6 +31,10 @@ class ItemStats(BaseModel):
     n_unscored: int = 0
     points_total: int = 0            # signed, summed over the conversations
     trust: ItemTrustStats | None = None   # reviewers' precision/recall and the bar (rubriceval/scorecard/reviews.py)
+    # Official outcomes (scorecard/official.py): conversations where a person changed this item's outcome (a
+    # deduction removed by an accepted appeal, a reviewer's rejected or added hit), and the judge's hit rate
+    n_human: int = 0
+    machine_hit_rate: float | None = None
 
     @property
     def n_decided(self) -> int:
@@ -71,6 +75,13 @@ class ScorecardSummary(BaseModel):
     dimensions: list[DimensionStats] = Field(default_factory=list)
     items: list[ItemStats] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)          # the judge calls of these verdicts (questions only)
+    # Official totals: the figures above; of the conversations, n_human were changed by a person (an appeal, a
+    # lead's total, reviewers' item decisions), with the judge's figures kept beside them when any was.
+    machine_only: bool = False
+    n_human: int = 0
+    machine_mean: float | None = None
+    machine_fatal_rate: float | None = None
+    machine_pass_rate: float | None = None
 
     def _stat(self, fn) -> float | None:
         return float(fn(self.totals)) if self.totals else None
@@ -186,9 +197,39 @@ def summarize_scorecard(card: Scorecard, verdicts: Sequence[ScorecardVerdict], r
     return summary
 
 
-def run_scorecard_summaries(runs, run: str) -> list[ScorecardSummary]:
-    """Every scorecard of a stored run, summarized (empty when the run has none)."""
-    from rubriceval.scorecard.official import official_verdicts
+def official_summary(card: Scorecard, pairs: Sequence[tuple[ScorecardVerdict, bool]],
+                     machine: Sequence[ScorecardVerdict], reviews: Sequence[Review] = (), *,
+                     machine_only: bool = False) -> ScorecardSummary:
+    """The summary of the official verdicts (`pairs`: official verdict, whether a person changed it, as
+    scorecard/official.official_pairs gives them), with the count of human-decided conversations and the judge's
+    figures (`machine`: the stored verdicts) beside the total mean, fatal rate, pass rate and each item's hit rate."""
+    summary = summarize_scorecard(card, [v for v, _ in pairs], reviews)
+    summary.machine_only = machine_only
+    decided = [v for v, human in pairs if human and v.scorecard == card.id and v.version == card.version_tag]
+    if not decided:
+        return summary
+    judge = summarize_scorecard(card, machine)
+    summary.n_human = len(decided)
+    summary.machine_mean, summary.machine_fatal_rate = judge.mean, judge.fatal_rate
+    summary.machine_pass_rate = judge.pass_rate
+    before = {v.sample_id: {o.item: o.status for o in v.outcomes} for v in machine
+              if v.scorecard == card.id and v.version == card.version_tag}
+    items = {i.item: i for i in summary.items}
+    for v in decided:
+        for o in v.outcomes:
+            if o.item in items and before.get(v.sample_id, {}).get(o.item) != o.status:
+                items[o.item].n_human += 1
+    machine_items = {i.item: i for i in judge.items}
+    for item in summary.items:
+        if item.n_human:
+            item.machine_hit_rate = machine_items[item.item].hit_rate
+    return summary
+
+
+def run_scorecard_summaries(runs, run: str, *, machine_only: bool = False) -> list[ScorecardSummary]:
+    """Every scorecard of a stored run, summarized on official verdicts (machine_only: the judge's); empty when
+    the run has none."""
+    from rubriceval.scorecard.official import official_pairs
     from rubriceval.scorecard.reviews import ReviewStore
     from rubriceval.scorecard.store import ScorecardStore
 
@@ -196,6 +237,7 @@ def run_scorecard_summaries(runs, run: str) -> list[ScorecardSummary]:
     cards = store.cards(run)
     if not cards:
         return []
-    verdicts = official_verdicts(runs, run)          # official totals: human decisions applied (official.py)
+    pairs = official_pairs(runs, run, machine_only=machine_only)     # human decisions applied (official.py)
+    machine = store.verdicts(run) if any(human for _, human in pairs) else []
     reviews = ReviewStore(runs).reviews(run)
-    return [summarize_scorecard(card, verdicts, reviews) for card in cards]
+    return [official_summary(card, pairs, machine, reviews, machine_only=machine_only) for card in cards]

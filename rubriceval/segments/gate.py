@@ -48,9 +48,10 @@ def scorer_id(scorers: Sequence[dict[str, Any]], name: str, run: str, scorecards
                          field="gate", hint="available: " + ", ".join([*(r["scorer"] for r in scorers), *scorecards]))
 
 
-def evaluate_segment_checks(store: Any, run: str, checks: Sequence[GateCheck], config: GateConfig
-                            ) -> list[CheckResult]:
-    """One result per check: passed when every segment of its groupings passes."""
+def evaluate_segment_checks(store: Any, run: str, checks: Sequence[GateCheck], config: GateConfig, *,
+                            machine_only: bool = False) -> list[CheckResult]:
+    """One result per check: passed when every segment of its groupings passes (official scores; machine_only: the
+    judge's)."""
     settings = TimeSettings(zone=config.tz, naive_zone=config.naive_tz)
     info = store.run_info(run)
     scorers = store.scorers(info.run_id)
@@ -60,7 +61,8 @@ def evaluate_segment_checks(store: Any, run: str, checks: Sequence[GateCheck], c
             raise GateUsageError(f"gate check '{check.label()}': per segment, gate a rubric or metric's "
                                  f"{', '.join(SEGMENT_STATS)}", field="gate")
         scorer = scorer_id(scorers, check.scorer, info.name, scorecard_ids(store, info.run_id))
-        tables = segment_tables(store, info.run_id, parse_by(check.by), settings, config.metric_thresholds or None)
+        tables = segment_tables(store, info.run_id, parse_by(check.by), settings, config.metric_thresholds or None,
+                                machine_only=machine_only)
         rows = [(table.grouping, row) for table in tables for row in table.for_scorer(scorer)]
         failing, missing = [], []
         for grouping, row in rows:

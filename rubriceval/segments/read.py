@@ -3,7 +3,7 @@ scores, a span of dataset positions at a time: memory stays flat whatever the ru
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
 from rubriceval.segments.values import SampleKeys
@@ -17,8 +17,34 @@ SCORECARD, FATAL = "scorecard", "fatal"      # a scorecard total's row kind, and
 class ScoredRow(NamedTuple):
     scorer: str
     kind: str
-    score: float | None
+    score: float | None               # the official score (machine_only: the judge's)
     details_json: str
+    human: bool = False               # the official score is a human decision
+    machine: float | None = None      # the judge's score, when a human decided
+
+
+class OfficialView(NamedTuple):
+    """What a run's rows are read with: official scores (store/official.py) and the scorecard verdicts a person
+    changed, official (scorecard/official.decided_verdicts); empty with machine_only."""
+
+    scores: OfficialScores
+    scorecards: Mapping[tuple[str, str], Any]
+
+
+def official_view(store: Any, run_id: str, *, machine_only: bool = False) -> OfficialView:
+    if machine_only:
+        return OfficialView(OfficialScores({}, machine_only=True), {})
+    scores = OfficialScores.load(store.conn, run_id)
+    db = Database(store.path, read_only=True)
+    try:
+        cards = has_scorecard_rows(db, run_id)
+    finally:
+        db.close()
+    if not cards:
+        return OfficialView(scores, {})
+    from rubriceval.scorecard.official import decided_verdicts
+
+    return OfficialView(scores, decided_verdicts(store, run_id, scores))
 
 
 def _turn_time(db: Database, index: int) -> str:
@@ -78,13 +104,16 @@ def scorecard_thresholds(db: Database, run_id: str) -> dict[str, float | None]:
     return out
 
 
-def run_rows(db: Database, run_id: str, span: int = SPAN, *, details: bool = False
+def run_rows(db: Database, run_id: str, span: int = SPAN, *, details: bool = False, view: OfficialView | None = None
              ) -> Iterator[list[tuple[SampleKeys, list[ScoredRow]]]]:
-    """Each sample of a run with its verdicts (scorer, kind, score, details JSON when asked), in dataset order."""
+    """Each sample of a run with its verdicts (scorer, kind, official score, details JSON when asked), in dataset
+    order. `view`: official_view(…) (None: official scores of verdicts, scorecard totals as stored)."""
     dataset_id = dataset_of(db, run_id)
     detail = "v.details_json" if details else "''"
     has_scorecards = has_scorecard_rows(db, run_id)
-    official = OfficialScores.load(db, run_id)      # official scores: the latest human decision, else the judge's
+    # official scores: the latest human decision, else the judge's
+    official = view.scores if view is not None else OfficialScores.load(db, run_id)
+    decided_cards = view.scorecards if view is not None else {}
     for low, high in _spans(db, dataset_id, span):
         samples = db.execute(f"SELECT {sample_keys_columns(db)} FROM dataset_samples d WHERE d.dataset_id = ? "
                              "AND d.position >= ? AND d.position < ? ORDER BY d.position",
@@ -95,12 +124,22 @@ def run_rows(db: Database, run_id: str, span: int = SPAN, *, details: bool = Fal
         for r in db.execute(f"SELECT v.sample_id, v.scorer, v.kind, v.score, {detail} FROM dataset_samples d "
                             "JOIN verdicts v ON v.run_id = ? AND v.sample_id = d.sample_id WHERE d.dataset_id = ? "
                             "AND d.position >= ? AND d.position < ?", (run_id, dataset_id, low, high)):
-            verdicts.setdefault(r[0], []).append(ScoredRow(r[1], r[2], official.score(r[0], r[1], r[3]), r[4]))
+            decision = official.decision(r[0], r[1])
+            verdicts.setdefault(r[0], []).append(
+                ScoredRow(r[1], r[2], r[3], r[4]) if decision is None else
+                ScoredRow(r[1], r[2], decision.score, r[4], True, r[3]))
         if has_scorecards:            # scorecard totals beside the verdicts (rubriceval/scorecard/store.py)
             for r in db.execute("SELECT c.sample_id, c.scorecard, c.total, c.fatal FROM dataset_samples d "
                                 "JOIN scorecard_verdicts c ON c.run_id = ? AND c.sample_id = d.sample_id "
                                 "WHERE d.dataset_id = ? AND d.position >= ? AND d.position < ?",
                                 (run_id, dataset_id, low, high)):
-                verdicts.setdefault(r[0], []).append(ScoredRow(r[1], SCORECARD, official.score(r[0], r[1], r[2]),
-                                                               FATAL if r[3] else ""))
+                decided = decided_cards.get((r[0], r[1]))
+                if decided is not None:         # a person changed it: its official total and fatal items
+                    row = ScoredRow(r[1], SCORECARD, decided.totals.total, FATAL if decided.totals.fatal else "",
+                                    True, r[2])
+                elif (decision := official.decision(r[0], r[1])) is not None:
+                    row = ScoredRow(r[1], SCORECARD, decision.score, FATAL if r[3] else "", True, r[2])
+                else:
+                    row = ScoredRow(r[1], SCORECARD, r[2], FATAL if r[3] else "")
+                verdicts.setdefault(r[0], []).append(row)
         yield [(to_keys(s), sorted(verdicts.get(s[0], []))) for s in samples]

@@ -13,15 +13,25 @@ from rubriceval.segments.table import SegmentTable
 MAX_SHEET_NAME = 31          # Excel's limit on a sheet name
 
 
+def _decided(table: SegmentTable) -> bool:
+    """Whether any row of the table holds human decisions: then a column says how many, and the judge's mean."""
+    return any(r.n_human for r in table.rows)
+
+
 def headers(table: SegmentTable, lang: Lang) -> list[str]:
-    return [*table.fields, t("scorer", lang), t("samples", lang), t("n_scored", lang), t("n_unscored", lang),
+    head = [*table.fields, t("scorer", lang), t("samples", lang), t("n_scored", lang), t("n_unscored", lang),
             t("mean", lang), t("pass_rate", lang), t("scorecard_total", lang), t("fatal_rate", lang)]
+    if _decided(table):
+        head += [t("official_human_decided", lang), t("official_machine_mean", lang)]
+    return head
 
 
 def sheet_rows(table: SegmentTable, names: Mapping[str, str]) -> list[list[Any]]:
     """One row per segment × scorer, numbers as numbers (None where undefined)."""
+    decided = _decided(table)
     return [[*r.values.values(), names.get(r.scorer, r.scorer), r.n_samples, r.n_scored, r.n_unscored, r.mean,
-             r.pass_rate, r.scorecard_total, r.fatal_rate] for r in table.rows]
+             r.pass_rate, r.scorecard_total, r.fatal_rate] + ([r.n_human, r.machine_mean] if decided else [])
+            for r in table.rows]
 
 
 def sheet_name(table: SegmentTable, taken: set[str]) -> str:
@@ -38,9 +48,12 @@ def sheet_name(table: SegmentTable, taken: set[str]) -> str:
 
 
 def text_rows(table: SegmentTable, names: Mapping[str, str], lang: Lang) -> list[list[str]]:
+    decided = _decided(table)
     return [[*r.values.values(), names.get(r.scorer, r.scorer), str(r.n_samples), str(r.n_scored),
              str(r.n_unscored), format_number(r.mean, 2, lang), format_percent(r.pass_rate, lang),
-             format_number(r.scorecard_total, 1, lang), format_percent(r.fatal_rate, lang)] for r in table.rows]
+             format_number(r.scorecard_total, 1, lang), format_percent(r.fatal_rate, lang)]
+            + ([str(r.n_human), format_number(r.machine_mean, 2, lang) if r.n_human else ""] if decided else [])
+            for r in table.rows]
 
 
 def markdown_section(tables: Sequence[SegmentTable], names: Mapping[str, str], lang: Lang) -> str:

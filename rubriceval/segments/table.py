@@ -14,7 +14,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from rubriceval.report.aggregate import describe, metric_threshold
-from rubriceval.segments.read import FATAL, SCORECARD, ScoredRow, run_rows, scorecard_thresholds
+from rubriceval.segments.read import FATAL, SCORECARD, ScoredRow, official_view, run_rows, scorecard_thresholds
 from rubriceval.segments.spec import Grouping, SegmentError, TimeSettings
 from rubriceval.segments.values import SampleKeys, segment_keys
 
@@ -33,6 +33,9 @@ class SegmentStats(BaseModel):
     threshold: float | None = None
     scorecard_total: float | None = None   # a scorecard's row: its mean total (rubrics and metrics: None)
     fatal_rate: float | None = None        # a scorecard's row: share of conversations with a fatal item hit
+    # Official scores (store/official.py): of the rows, n_human are human decisions; the judge's mean beside them
+    n_human: int = 0
+    machine_mean: float | None = None
 
     @property
     def segment(self) -> str:
@@ -54,23 +57,37 @@ class SegmentTable(BaseModel):
 
 
 class Cell:
-    """What one (segment, scorer) accumulates: rows, unscored rows, scored values."""
+    """What one (segment, scorer) accumulates: rows, unscored rows, scored values; and of the rows a human
+    decided, how many, and the judge's scored values in their place (so the judge's mean can be said beside)."""
 
-    __slots__ = ("n_rows", "n_unscored", "n_fatal", "scores")
+    __slots__ = ("n_rows", "n_unscored", "n_fatal", "scores", "n_human", "machine_sum", "machine_n")
 
     def __init__(self) -> None:
         self.n_rows = 0
         self.n_unscored = 0
         self.n_fatal = 0
         self.scores = array("d")
+        self.n_human = 0
+        self.machine_sum = 0.0          # the judge's scores, summed over all rows (human-decided or not)
+        self.machine_n = 0
 
-    def add(self, score: float | None, fatal: bool = False) -> None:
+    def add(self, score: float | None, fatal: bool = False, human: bool = False, machine: float | None = None
+            ) -> None:
         self.n_rows += 1
         self.n_fatal += fatal
         if score is None:
             self.n_unscored += 1
         else:
             self.scores.append(score)
+        judged = machine if human else score
+        self.n_human += human
+        if judged is not None:
+            self.machine_sum += judged
+            self.machine_n += 1
+
+    @property
+    def machine_mean(self) -> float | None:
+        return self.machine_sum / self.machine_n if self.n_human and self.machine_n else None
 
 
 class SegmentCells:
@@ -96,7 +113,7 @@ class SegmentCells:
                     if cell is None:
                         cell = self.cells[key] = Cell()
                         self.kinds.setdefault(row.scorer, row.kind)
-                    cell.add(row.score, row.details_json == FATAL)
+                    cell.add(row.score, row.details_json == FATAL, row.human, row.machine)
 
     def check_fields(self, where: str = "") -> None:
         """A field that no sample has is a mistake (a typo, an import without that column): say which."""
@@ -145,23 +162,26 @@ def tables_from_cells(cells: SegmentCells, thresholds: Mapping[str, float | None
                                            mean=stats.mean, pass_rate=stats.pass_rate, threshold=threshold,
                                            scorecard_total=stats.mean if scorecard else None,
                                            fatal_rate=cell.n_fatal / cell.n_rows if scorecard and cell.n_rows
-                                           else None))
+                                           else None, n_human=cell.n_human, machine_mean=cell.machine_mean))
         tables.append(table)
     return tables
 
 
 def segment_tables(store: Any, run: str, groupings: Sequence[Grouping], settings: TimeSettings | None = None,
-                   metric_thresholds: Mapping[str, float] | None = None) -> list[SegmentTable]:
-    """The run's per-segment tables, one per grouping, read from the store a span at a time."""
+                   metric_thresholds: Mapping[str, float] | None = None, *, machine_only: bool = False
+                   ) -> list[SegmentTable]:
+    """The run's per-segment tables, one per grouping, read from the store a span at a time; on official scores
+    (each row says how many are human-decided), machine_only: the judge's."""
     from rubriceval.store.db import Database
 
     settings = settings or TimeSettings()
     run_id = store.resolve(run)
     scorers = store.scorers(run_id)
     cells = SegmentCells(groupings, settings)
+    view = official_view(store, run_id, machine_only=machine_only)
     db = Database(store.path, read_only=True)
     try:
-        for chunk in run_rows(db, run_id):
+        for chunk in run_rows(db, run_id, view=view):
             for keys, rows in chunk:
                 cells.add(keys, rows)
         thresholds = {**scorer_thresholds(scorers, metric_thresholds), **scorecard_thresholds(db, run_id)}

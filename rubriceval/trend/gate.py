@@ -41,8 +41,8 @@ def _drop(last: PeriodFigure, previous: PeriodFigure, stat: str) -> float | None
     return None if a is None or b is None else a - b
 
 
-def evaluate_trend_checks(store: Any, run_id: str, checks: Sequence[GateCheck], config: GateConfig
-                          ) -> list[CheckResult]:
+def evaluate_trend_checks(store: Any, run_id: str, checks: Sequence[GateCheck], config: GateConfig, *,
+                          machine_only: bool = False) -> list[CheckResult]:
     settings = TimeSettings(zone=config.tz, naive_zone=config.naive_tz)
     runs = config.trend_runs or _runs_up_to(store, run_id)
     results = []
@@ -51,7 +51,7 @@ def evaluate_trend_checks(store: Any, run_id: str, checks: Sequence[GateCheck], 
         scorer = scorer_id(store.scorers(run_id), check.scorer or "", store.run_info(run_id).name,
                            scorecard_ids(store, run_id))
         trend = compute_trend(store, runs, period=period, by=grouping, scorers=[scorer], statistic=check.stat,  # type: ignore[arg-type]
-                              settings=settings, n_boot=0, seed=config.seed)
+                              settings=settings, n_boot=0, seed=config.seed, machine_only=machine_only)
         expected = f"{check.op} {check.value:g}"
         if len(trend.periods) < 2:
             results.append(CheckResult(name=check.label(), stat=check.stat, scorer=scorer, passed=False,

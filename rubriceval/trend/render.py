@@ -33,23 +33,39 @@ def _change(row: PeriodFigure, statistic: str, lang: Lang) -> tuple[str, str, st
     return delta, f"{c.p_value:.3f}", t("team_yes" if c.beyond_noise() else "team_no", lang)
 
 
+def _decided(trend: Trend) -> bool:
+    """Whether any point holds human decisions: then a column says how many and the judge's mean."""
+    return any(r.n_human for r in trend.rows)
+
+
 def headers(trend: Trend, lang: Lang) -> list[str]:
     keys = [] if trend.grouping == "all" else trend.grouping.split("+")
     return [t("scorer", lang), *keys, t("period", lang), t("samples", lang), t("n_unscored", lang),
-            t(trend.statistic, lang), t("ci95", lang), t("change", lang), t("p_value", lang), t("beyond_noise", lang)]
+            t(trend.statistic, lang), t("ci95", lang), t("change", lang), t("p_value", lang), t("beyond_noise", lang)
+            ] + ([t("official_human_decided", lang)] if _decided(trend) else [])
+
+
+def human_cell(row: PeriodFigure, lang: Lang) -> str:
+    """'3 human-decided; machine 3.90' for a point with human decisions, else ''."""
+    if not row.n_human:
+        return ""
+    return t("official_scorer_note", lang, n=row.n_human, machine=format_number(row.machine_mean, 2, lang))
 
 
 def rows(trend: Trend, lang: Lang) -> list[list[str]]:
     out = []
+    decided = _decided(trend)
     for row in trend.rows:
         value, ci = _figure(row, trend.statistic, lang)
         out.append([row.scorer, *row.segment.values(), row.period, str(row.n_samples), str(row.n_unscored), value, ci,
-                    *_change(row, trend.statistic, lang)])
+                    *_change(row, trend.statistic, lang)] + ([human_cell(row, lang)] if decided else []))
     return out
 
 
 def format_trend(trend: Trend, lang: Lang = "en") -> str:
     lines = [text_table(headers(trend, lang), rows(trend, lang)), "", t("trend_note", lang)]
+    if trend.machine_only:
+        lines.append(t("official_machine_only", lang))
     lines += [f"note: {n}" for n in trend.notes]
     return "\n".join(lines) + "\n"
 
@@ -88,10 +104,12 @@ def write_trend_workbook(trend: Trend, path: str | Path, lang: Lang = "en") -> P
     keys = [] if trend.grouping == "all" else trend.grouping.split("+")
     head = [t("scorer", lang), *keys, t("period", lang), t("samples", lang), t("n_scored", lang), t("n_unscored", lang),
             t("mean", lang), "mean_ci_low", "mean_ci_high", t("pass_rate", lang), "pass_ci_low", "pass_ci_high",
-            t("change", lang), t("p_value", lang), "test"]
+            t("change", lang), t("p_value", lang), "test", t("official_human_decided", lang),
+            t("official_machine_mean", lang)]
     body = [[r.scorer, *r.segment.values(), r.period, r.n_samples, r.n_scored, r.n_unscored, r.mean, r.mean_low,
              r.mean_high, r.pass_rate, r.pass_low, r.pass_high, r.change.delta if r.change else None,
-             r.change.p_value if r.change else None, r.change.test if r.change else None] for r in trend.rows]
+             r.change.p_value if r.change else None, r.change.test if r.change else None, r.n_human, r.machine_mean]
+            for r in trend.rows]
     book = Book(path)
     write_sheet(book.create_sheet("trend"), head, body)
     return book.close()

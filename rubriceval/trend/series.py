@@ -15,7 +15,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from rubriceval.common.errors import RubricEvalError
-from rubriceval.segments.read import run_rows, scorecard_thresholds
+from rubriceval.segments.read import official_view, run_rows, scorecard_thresholds
 from rubriceval.segments.spec import Grouping, SegmentField, TimeSettings, parse_field
 from rubriceval.segments.table import Cell, SegmentCells, scorer_thresholds
 from rubriceval.segments.values import field_values
@@ -40,6 +40,9 @@ class PeriodFigure(BaseModel):
     pass_low: float | None = None
     pass_high: float | None = None
     change: Difference | None = None          # of the trend's statistic, against the previous period
+    # Official scores (store/official.py): of the period's rows, n_human are human decisions; the judge's mean beside
+    n_human: int = 0
+    machine_mean: float | None = None
 
     @property
     def segment_label(self) -> str:
@@ -54,6 +57,7 @@ class Trend(BaseModel):
     period_kind: str = "run"                  # run, day, week, month
     periods: list[str] = Field(default_factory=list)
     grouping: str = "all"
+    machine_only: bool = False                # the judge's scores, human decisions left out
     rows: list[PeriodFigure] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
 
@@ -101,8 +105,9 @@ def ordered_runs(store: Any, runs: Sequence[str], db: Database) -> list[tuple[st
 
 def compute_trend(store: Any, runs: Sequence[str] = (), *, period: str = "run", by: Grouping | None = None,
                   scorers: Sequence[str] = (), statistic: Statistic = "mean", settings: TimeSettings | None = None,
-                  n_boot: int = 2000, seed: int = 0) -> Trend:
-    """The trend over `runs` (default every complete run of the store); period 'run' or day/week/month[:field]."""
+                  n_boot: int = 2000, seed: int = 0, machine_only: bool = False) -> Trend:
+    """The trend over `runs` (default every complete run of the store); period 'run' or day/week/month[:field].
+    On official scores (each point says how many of its rows are human-decided); machine_only: the judge's."""
     settings = settings or TimeSettings()
     grouping = by or Grouping()
     bucket: SegmentField | None = None
@@ -122,7 +127,7 @@ def compute_trend(store: Any, runs: Sequence[str] = (), *, period: str = "run", 
         for run_id, label in reversed(ordered):
             thresholds = {**scorer_thresholds(store.scorers(run_id)), **scorecard_thresholds(db, run_id),
                           **thresholds}
-            for chunk in run_rows(db, run_id):
+            for chunk in run_rows(db, run_id, view=official_view(store, run_id, machine_only=machine_only)):
                 for keys, rows in chunk:
                     if bucket is not None:
                         if keys.sample_id in seen:
@@ -139,7 +144,10 @@ def compute_trend(store: Any, runs: Sequence[str] = (), *, period: str = "run", 
         db.close()
     if grouping.fields:
         cells.check_fields()
-    trend = Trend(statistic=statistic, period_kind="run" if bucket is None else bucket.label, grouping=grouping.label)
+    trend = Trend(statistic=statistic, period_kind="run" if bucket is None else bucket.label, grouping=grouping.label,
+                  machine_only=machine_only)
+    if machine_only:
+        trend.notes.append("machine-only: the judge's scores, human decisions left out")
     if bucket is not None:
         if no_time and no_time == len(seen):
             raise RubricEvalError("no sample has a start time to bucket by", field=bucket.label,
@@ -174,7 +182,8 @@ def _figures(cells: Mapping[tuple[str, tuple[str, ...], str], Cell], periods: Se
         for period, cell in sorted(points, key=lambda p: order.get(p[0], 1 << 30)):
             scores = list(cell.scores)
             figure = PeriodFigure(period=period, segment=fields[segment], scorer=scorer, n_samples=cell.n_rows,
-                                  n_scored=len(scores), n_unscored=cell.n_unscored)
+                                  n_scored=len(scores), n_unscored=cell.n_unscored, n_human=cell.n_human,
+                                  machine_mean=cell.machine_mean)
             if scores:
                 figure.mean = sum(scores) / len(scores)
                 figure.mean_low, figure.mean_high = paired_bootstrap_ci(scores, n_boot, seed)
