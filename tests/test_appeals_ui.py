@@ -167,3 +167,41 @@ def test_an_agent_has_no_expert_queue(served) -> None:
     except Exception:      # the unknown task is the expert's error, not the role
         outputs = []
     assert not any("no expert queue" in str(o) for o in outputs)
+
+
+def test_an_agent_reaches_no_other_agents_conversation(served) -> None:
+    """c001 is agent_li's. Every endpoint that shows a conversation gives it to whoever may see it (the control) and
+    refuses agent_wang, whatever he sends: his verdict view, the inbox's appeal view, a calibration item, an expert's
+    queue item."""
+    from rubriceval.store.calibration import Calibration, CalibrationPick
+    from rubriceval.store.team_models import TaskSpec
+
+    _, store_path, run_id, _ = served
+    marker = "我的快递1天了"                                               # c001's question
+    with TeamStore(store_path) as team:
+        appeal = Appeals(team).submit(run_id, "c001", RUBRIC, agent="agent_li", role="agent", reason="打分太低")
+        task = team.create_task(TaskSpec(run=run_id, rubrics=[RUBRIC], n=12, overlap=1, experts=["qa_zhang"],
+                                         name="c001-visibility"), "lead_chen")
+        item = next(r.item_no for r in team.queue(task.task_id, "qa_zhang", page_size=50).rows if r.sample_id == "c001")
+        session = Calibration(team).create("c001 校准", lead="lead_chen", role="lead", reviewers=["qa_zhang"],
+                                           picks=[CalibrationPick(run=run_id, sample_id="c001", scorer=RUBRIC,
+                                                                  benchmark=4)])
+
+    def shown(client: Client, *calls: tuple) -> str:
+        out = []
+        for args, api in calls:
+            try:
+                out.append(str(client.predict(*args, api_name=api)))
+            except Exception as exc:          # a refusal the client raises is as good as one in a status line
+                out.append(f"refused: {exc}")
+        return "\n".join(out)
+
+    wang, li, zhang = login(served, "agent_wang"), login(served, "agent_li"), login(served, "qa_zhang")
+    mine = ((run_id, f"c001|{RUBRIC}"), "/my_verdict")
+    inbox = ((appeal.appeal_id,), "/appeal_open")
+    calibration = ((session.session_id, 1), "/calibration_item")
+    queue = [((task.task_id, "qa_zhang", "", "", ""), "/team_open_queue"), ((item,), "/team_open_item")]
+    assert marker in shown(li, mine)                                      # the controls: the marker is found
+    assert marker in shown(zhang, inbox) and marker in shown(zhang, calibration) and marker in shown(zhang, *queue)
+    seen = shown(wang, mine, inbox, calibration, ((session.session_id,), "/calibration_open"), *queue)
+    assert marker not in seen and "c001" not in seen.replace(f"c001|{RUBRIC}", "")
