@@ -190,3 +190,66 @@ def test_a_scorecard_is_edited_as_yaml_validated_tried_and_saved_by_a_lead_only(
     assert "version 3" in saved[0]
     on_disk = (cards / "ecommerce_qa_zh.yaml").read_text(encoding="utf-8")
     assert "points: -4" in on_disk and "# 电商客服质检评分表" in on_disk and "version: 3" in on_disk
+
+
+def test_the_scorecard_form_writes_items_into_the_yaml_and_the_loader_checks_them(studio):
+    app, rubrics, root = studio
+    lead = client(studio, "lead")
+    text, _ = lead.predict("ecommerce_qa_zh", api_name="/studio_card_open")
+    card_id, name, base, pass_total, dims, table, pick, _dim = lead.predict(text, "ecommerce_qa_zh",
+                                                                           api_name="/studio_card_form")
+    assert (card_id, base, pass_total) == ("ecommerce_qa_zh", 100, 85) and dims.startswith("服务规范")
+    assert table["headers"][:4] == ["id", "dimension", "name", "predicate"]
+    assert [row[0] for row in table["data"]][:2] == ["greeting", "closing"]
+    item = list(lead.predict(text, "ecommerce_qa_zh", "long_turn", api_name="/studio_card_item"))
+    assert item[4:8] == ["check", "max_length", "max_chars: 80", "assistant"] and item[12:15] == [-1, "occurrence", 3]
+    item[6] = "max_chars: 60"
+    written, status, table, pick = lead.predict(text, "ecommerce_qa_zh", "long_turn", *item,
+                                                api_name="/studio_card_apply_item")
+    assert "max_chars: 60" in written and "# 电商客服质检评分表" in written and "✔ ecommerce_qa_zh" in status
+    new = ["refund_link", "未给退款链接", "业务准确", "", "check", "required_link", 'url: "https://example.com/refund"',
+           "", "", "", "", 4, -3, "conversation", None, False, "", "refund", "", ["user", "assistant"], "", ""]
+    added, status, table, pick = lead.predict(written, "ecommerce_qa_zh", "(new item)", *new,
+                                              api_name="/studio_card_apply_item")
+    assert table["data"][-1][0] == "refund_link" and "applies_when: {intents: [refund]}" in added
+    bad = list(new)
+    bad[12] = None                                                       # no points, not fatal
+    refused, status, _, _ = lead.predict(added, "ecommerce_qa_zh", "refund_link", *bad,
+                                         api_name="/studio_card_apply_item")
+    assert "[item 17 (id: refund_link)]: an item needs points" in status
+    removed, status, table, _ = lead.predict(added, "ecommerce_qa_zh", "greeting", api_name="/studio_card_remove_item")
+    assert "greeting" not in [row[0] for row in table["data"]] and "✔" in status
+    headed, status, _ = lead.predict(removed, "ecommerce_qa_zh", "ecommerce_qa_zh", "电商客服质检评分表", 90, 80, dims,
+                                     api_name="/studio_card_apply_head")
+    assert "base: 90" in headed and "pass_total: 80" in headed and "base 90" in status
+    saved = lead.predict(headed, api_name="/studio_card_save")
+    on_disk = (root / "scorecards" / "ecommerce_qa_zh.yaml").read_text(encoding="utf-8")
+    assert "Saved" in saved[0] and "refund_link" in on_disk and "max_chars: 60" in on_disk and "base: 90" in on_disk
+
+
+def test_a_chinese_studio_says_validation_and_user_errors_in_chinese(tmp_path):
+    from rubriceval.testing.stub_server import StubServer
+
+    cards = tmp_path / "scorecards"
+    cards.mkdir()
+    (cards / "ecommerce_qa_zh.yaml").write_text((ROOT / "scorecards" / "ecommerce_qa_zh.yaml").read_text(
+        encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "rubrics").mkdir()
+    with StubServer() as stub:
+        judge = JudgeConfig(base_url=stub.base_url, model="stub", cache_path=str(tmp_path / "c.sqlite"), timeout_s=5)
+        app = launch_studio(tmp_path / "rubrics", tmp_path / "runs.sqlite", judge, port=free_port(), block=False,
+                            quiet=True, lang="zh", scorecards_dir=cards)
+        try:
+            zh = Client(app.local_url, verbose=False, download_files=False)
+            text, status = zh.predict("ecommerce_qa_zh", api_name="/studio_card_open")
+            assert status.startswith("✔ ecommerce_qa_zh") and "项，基础分 100" in status
+            report = zh.predict(text.replace("points: -3", "points: -3.5", 1), "ecommerce_qa_zh",
+                                api_name="/studio_card_validate")
+            assert report.startswith("错误：文件 ecommerce_qa_zh.yaml，第 ") and "字段 第 1 项（id: greeting）.points：应为整数" in report
+            values = ["closing", "结束语", "zh", "", "是否礼貌结束", *["同一句描述"] * 5, ["question", "answer"], 4,
+                      "holistic", "", "", ""]
+            _, findings = zh.predict(*values, "", api_name="/studio_validate")
+            assert findings.startswith("错误：文件 closing.yaml，第 ") and "字段 score_descriptions：" in findings
+            assert "分的描述与更低等级的相同" in findings
+        finally:
+            close_studio(app)

@@ -141,8 +141,9 @@ def item_form_from_tree(entry: Any) -> ItemForm:
         points=_int(entry.get("points")), per=entry.get("per", "conversation") if entry.get("per") in (
             "conversation", "occurrence") else "conversation",
         cap=_int(entry.get("cap")), fatal=bool(entry.get("fatal", False)),
-        when_tags=", ".join(map(str, when.get("tags") or [])), when_intents=", ".join(map(str, when.get("intents") or [])),
-        when_pattern=str(when.get("pattern") or ""), when_roles=[str(r) for r in when.get("roles") or ["user", "assistant"]],
+        when_tags=", ".join(map(str, when.get("tags") or [])),
+        when_intents=", ".join(map(str, when.get("intents") or [])), when_pattern=str(when.get("pattern") or ""),
+        when_roles=[str(r) for r in when.get("roles") or ["user", "assistant"]],
         when_contexts="" if contexts is None else "yes" if contexts else "no",
         when_question=str(when.get("question") or ""))
 

@@ -173,9 +173,10 @@ class StoreShelf:
               before: tuple[int, str] | None) -> tuple[str, str]:
         runs, table = self._open()
         with closing(runs):
-            if before is not None and before[0] not in table.versions(self.kind, item_id):   # type: ignore[arg-type]
-                table.append(self.kind, item_id, before[0], before[1], "", "(before the studio)")  # type: ignore[arg-type]
-            table.append(self.kind, item_id, version, text, tag, saved_by or "studio")   # type: ignore[arg-type]
+            kind = self.kind                                                    # type: ignore[assignment]
+            if before is not None and before[0] not in table.versions(kind, item_id):   # type: ignore[arg-type]
+                table.append(kind, item_id, before[0], before[1], "", "(before the studio)")   # type: ignore[arg-type]
+            table.append(kind, item_id, version, text, tag, saved_by or "studio")   # type: ignore[arg-type]
             where = f"{runs.location} [{self.kind} {item_id} v{version}]"
         return where, where
 
