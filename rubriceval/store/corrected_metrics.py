@@ -81,32 +81,37 @@ def _options(conn: Database, run_id: str) -> tuple[Any, str]:
         return None, f"the run's metric options cannot be restored ({str(exc).splitlines()[0]})"
 
 
-def _recompute(sample: Sample, scorer: str, options: Any) -> tuple[float | None, str]:
-    """The metric's score on the corrected sample, or None and why it is not recomputed."""
+def _why_not(sample: Sample, scorer: str, options: Any) -> str:
+    """Why the metric cannot be recomputed on the sample without a judge call ('' when it can)."""
     from standard_metrics.catalog import METRICS
-    from standard_metrics.single_turn import score_single_turn
     from standard_metrics.sql.spec import SelfRunMetricSpec
 
     spec = METRICS.get(scorer)
     if spec is None or sample.conversation is not None:
-        return None, "a conversation metric needs a judge call"
-    if options is None:
-        return None, "metric options unknown"
+        return "a conversation metric needs a judge call"
     if (spec.family not in DETERMINISTIC_FAMILIES or isinstance(spec, SelfRunMetricSpec)
             or spec.needs_judge(options) or spec.needs_embedder(options)):
-        return None, "an LLM metric needs a judge call"
-    # A metric without judge or embedder calls never awaits: its coroutine runs to the end on the first step.
-    coroutine = score_single_turn(sample, [scorer], judge=None, embedder=None, options=options)
+        return "an LLM metric needs a judge call"
+    return ""
+
+
+def _recompute(sample: Sample, scorers: list[str], options: Any) -> dict[str, tuple[float | None, str]]:
+    """scorer → its score on the corrected sample, or None and why not (all of `scorers` are deterministic)."""
+    from standard_metrics.single_turn import score_single_turn
+
+    if not scorers:
+        return {}
+    # Metrics without judge or embedder calls never await: the coroutine runs to its end on the first step.
+    coroutine = score_single_turn(sample, scorers, judge=None, embedder=None, options=options)
     try:
         coroutine.send(None)
     except StopIteration as done:
-        [verdict] = done.value
+        verdicts = done.value
     else:                                      # it awaited something after all: not deterministic here
         coroutine.close()
-        return None, "the metric waits on a call"
-    if verdict.score is None:
-        return None, f"unscored on the corrected sample ({verdict.unscored_kind}: {verdict.unscored_reason})"
-    return float(verdict.score), ""
+        return {scorer: (None, "the metric waits on a call") for scorer in scorers}
+    return {v.scorer: (float(v.score), "") if v.score is not None else
+            (None, f"unscored on the corrected sample ({v.unscored_kind}: {v.unscored_reason})") for v in verdicts}
 
 
 def corrected_verdicts(conn: Database, run_id: str) -> Iterator[CorrectedVerdict]:
@@ -125,20 +130,25 @@ def corrected_verdicts(conn: Database, run_id: str) -> Iterator[CorrectedVerdict
         rows = conn.execute("SELECT sample_id, scorer, score, input_hash FROM verdicts WHERE run_id = ? AND "
                             f"kind = 'metric' AND sample_id IN ({marks}) ORDER BY sample_id, scorer",
                             (run_id, *part)).fetchall()
-        corrected: dict[str, tuple[Sample, str]] = {}
+        stale: dict[str, list[tuple[str, float | None]]] = {}
+        hashes: dict[str, str] = {}
         for sample_id, scorer, machine, input_hash in rows:
             if sample_id not in samples:
                 continue
-            if sample_id not in corrected:
-                fixed = apply_corrections(samples[sample_id], edits[sample_id])
-                corrected[sample_id] = (fixed, fixed.input_hash())
-            sample, fixed_hash = corrected[sample_id]
-            if input_hash == fixed_hash:          # scored on the corrected row already
-                continue
-            sample_edits = edits[sample_id]
-            score, why_not = _recompute(sample, scorer, options)
-            yield CorrectedVerdict(
-                sample_id=sample_id, scorer=scorer, machine_score=machine,
-                by=", ".join(sorted({e.editor for e in sample_edits})), at=max(e.edited_at for e in sample_edits),
-                fields=list(dict.fromkeys(_field_label(e.field) for e in sample_edits)), score=score,
-                why_not=why_not or why_options)
+            if sample_id not in stale:
+                samples[sample_id] = apply_corrections(samples[sample_id], edits[sample_id])
+                stale[sample_id], hashes[sample_id] = [], samples[sample_id].input_hash()
+            if input_hash != hashes[sample_id]:      # scored before the correction
+                stale[sample_id].append((scorer, machine))
+        for sample_id, found in stale.items():
+            sample, sample_edits = samples[sample_id], edits[sample_id]
+            why = {scorer: why_options or _why_not(sample, scorer, options) for scorer, _ in found}
+            scores = _recompute(sample, [scorer for scorer, _ in found if not why[scorer]], options)
+            for scorer, machine in found:
+                score, why_not = scores.get(scorer, (None, why[scorer]))
+                yield CorrectedVerdict(
+                    sample_id=sample_id, scorer=scorer, machine_score=machine,
+                    by=", ".join(sorted({e.editor for e in sample_edits})),
+                    at=max(e.edited_at for e in sample_edits),
+                    fields=list(dict.fromkeys(_field_label(e.field) for e in sample_edits)), score=score,
+                    why_not=why_not)
