@@ -207,6 +207,9 @@ def test_scorecard_compare_and_segments_read_official_totals(card_runs, tmp_path
     [table] = segment_tables(store, run_id, parse_by("agent_id"), machine_only=True)
     [qa] = table.for_scorer("qa")
     assert (qa.scorecard_total, qa.fatal_rate, qa.n_human) == (pytest.approx(185 / 3), pytest.approx(1 / 3), 0)
+    # the gate's scorecard checks: official fatal rate 0 (the reviewer rejected the hit), the judge's 1/3
+    gate = ["gate", run_id, "--store", str(store.path), "--check", "scorecard:qa fatal_rate<=0.1"]
+    assert main(gate) == 0 and main(gate + ["--machine-only"]) == 1
     # the CLI's compare hands --machine-only to the scorecard section
     assert main(["compare", run_id, baseline, "--store", str(store.path), "--n-boot", "20", "--machine-only"]) == 0
     assert "(machine only)" in capsys.readouterr().out
