@@ -19,7 +19,7 @@ OFFICIAL_TEXT: dict[str, dict[str, str]] = {
     "official_source_adjudication": {"zh": "仲裁", "en": "adjudication"},
     "official_source_appeal": {"zh": "申诉通过", "en": "accepted appeal"},
     "official_source_correction": {"zh": "标注更正后重算", "en": "recomputed after a correction"},
-    "official_scorecard_line": {"zh": "官方总分：{n} 通会话经人工裁定（申诉、主管改分、复核）；机器均分 {mean}，机器致命率 {fatal}",
+    "official_scorecard_line": {"zh": "官方总分：{n} 通会话经人工裁定（申诉、主管改分、复核）；机器均分 {mean}，机器一票否决率 {fatal}",
                                 "en": "Official totals: {n} conversation(s) human-decided (appeals, a lead's total, "
                                       "reviewers' item decisions); machine mean {mean}, machine fatal rate {fatal}"},
     "official_corrected_note": {"zh": "{n} 条样本在评分后被更正，大模型指标无法免调用重算：请重新运行以重新评分",
