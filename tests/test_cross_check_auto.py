@@ -59,6 +59,8 @@ def test_the_api_adds_the_nonllm_twin_and_the_report_flags_the_sample(tmp_path, 
     assert result["nonllm_context_recall"] == [0.0, 1.0]   # the reference contexts do: the other 张伟's row
     twin = [v for v in result.verdicts if v.scorer == "nonllm_context_recall"]
     assert all(v.usage.calls == 0 for v in twin)           # no judge call
+    frame = result.to_pandas()
+    assert set(frame[frame.cross_check_for == "context_recall"].scorer) == {"nonllm_context_recall"}
     assert len(judge.requests) == 2 * 2                     # ground truth extraction + contexts, per sample: no more
     text = markdown_summary(RunStore(tmp_path / "runs.sqlite"), "auto", lang="en")
     assert "| non-LLM cross-check of context_recall (nonllm_context_recall) | metric | 0.50 |" in text
@@ -96,7 +98,10 @@ def test_the_cli_run_and_dry_run_add_it_and_no_cross_check_leaves_it_out(tmp_pat
     assert main(base + ["--dry-run", "--no-cross-check"]) == 0
     assert "nonllm_context_recall" not in capsys.readouterr().out
 
-    assert main(base + ["--name", "with"]) == 0
+    assert main(base + ["--name", "with", "--out", str(tmp_path / "out")]) == 0
+    rows = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text("utf-8").splitlines()]
+    assert {(r["scorer"], r["cross_check_for"]) for r in rows} == {("context_recall", ""),
+                                                                  ("nonllm_context_recall", "context_recall")}
     assert main(base + ["--name", "without", "--no-cross-check"]) == 0
     runs = RunStore(store)
     assert [r["scorer"] for r in runs.scorers("with")] == ["context_recall", "nonllm_context_recall"]

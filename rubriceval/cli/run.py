@@ -186,15 +186,17 @@ def _write_outputs(store, run_id: str, out: Path) -> None:
     import pandas as pd
 
     from rubriceval.report.source import RunSource
+    from rubriceval.run.cross_check import mark_results, stored_twins
     from rubriceval.safety.spreadsheet import escape_frame
     from rubriceval.store.runs import verdict_record
 
+    twins = stored_twins(store.scorers(run_id))          # metrics the run added for a cross-check: marked
     out.mkdir(parents=True, exist_ok=True)
     # Written a chunk of rows at a time (one header), so a million-row run is never held whole.
     with (out / "results.csv").open("w", encoding="utf-8-sig", newline="") as csv_out, \
             (out / "results.jsonl").open("w", encoding="utf-8") as jsonl_out:
         for i, chunk in enumerate(RunSource(store, run_id).verdict_chunks()):
-            frame = pd.DataFrame([verdict_record(v, s) for v, s in chunk])
+            frame = mark_results(pd.DataFrame([verdict_record(v, s) for v, s in chunk]), twins)
             escape_frame(frame).to_csv(csv_out, index=False, header=i == 0)    # no cell runs as a formula
             frame.to_json(jsonl_out, orient="records", lines=True, force_ascii=False)
     print(f"per-row results: {out / 'results.csv'} and {out / 'results.jsonl'}")

@@ -77,6 +77,14 @@ def stored_twins(scorers: Iterable[Mapping[str, Any]]) -> dict[str, str]:
             and isinstance(definition := row.get("definition") or {}, Mapping) and definition.get(MARK)}
 
 
+def mark_results(frame: Any, twins: Mapping[str, str]) -> Any:
+    """Per-row results (a pandas frame with `scorer`) with `cross_check_for`: the LLM metric the row's metric was
+    added to cross-check ("" for the others); unchanged for a run without twins."""
+    if twins and "scorer" in frame:
+        frame["cross_check_for"] = frame["scorer"].map(dict(twins)).fillna("")
+    return frame
+
+
 def planned_cross_checks(samples: Iterable[Sample], metrics: Sequence[str], options: Any = None
                          ) -> tuple[list[str], dict[str, str], list[str]]:
     """What a new run over these samples computes (the dry run's metric list): (metrics, twins, notes)."""

@@ -82,13 +82,15 @@ class EvaluationResult(BaseModel):
 
     def to_pandas(self, wide: bool = False) -> pd.DataFrame:
         """wide=False: one row per sample × rubric/metric (score or unscored reason, passed, feedback, evidence,
-        usage). wide=True: one row per sample — id, question, answer, contexts, ground_truth, a column per
+        usage; `cross_check_for` when the run added a metric to cross-check another). wide=True: one row per sample — id, question, answer, contexts, ground_truth, a column per
         rubric/metric (pandas NA where unscored or not applicable) and `unscored` (scorer: reason; …)."""
         import pandas as pd            # only when a frame is asked for: a run does not need pandas
 
         store = RunStore(self.store_path)
         if not wide:
-            return store.verdict_frame(self.run_id)
+            from rubriceval.run.cross_check import mark_results
+
+            return mark_results(store.verdict_frame(self.run_id), self.cross_checks)
         scorers = list(self.scores)
         rows = {s.id: {"id": s.id, "question": s.question, "answer": s.answer, "contexts": s.contexts,
                        "ground_truth": s.ground_truth, **{name: None for name in scorers}, "unscored": ""}
