@@ -77,7 +77,7 @@ def test_report_by_and_gate_by_segment_take_machine_only(decided, tmp_path, caps
 
 # -- trend ------------------------------------------------------------------------------------------------------------
 
-def test_trend_points_are_official_and_say_how_many_are_human_decided(decided, capsys):
+def test_trend_points_are_official_and_say_how_many_are_human_decided(decided, tmp_path, capsys):
     store, run_id = decided
     rerun = _rerun(store)
     trend = compute_trend(store, [run_id, rerun], scorers=[RUBRIC], n_boot=50)
@@ -91,8 +91,14 @@ def test_trend_points_are_official_and_say_how_many_are_human_decided(decided, c
     assert week.mean == pytest.approx(3.75) and week.n_human == 0 and week.n_unscored == 1
     assert again.change is not None and again.change.delta == pytest.approx(0)
     assert "human-decided" not in format_trend(judge)
-    assert main(["trend", run_id, rerun, "--store", str(store.path), "--scorer", RUBRIC, "--n-boot", "20"]) == 0
+    assert main(["trend", run_id, rerun, "--store", str(store.path), "--scorer", RUBRIC, "--n-boot", "20",
+                 "--out", str(tmp_path)]) == 0
     assert "3 human-decided; machine 3.75" in capsys.readouterr().out
+    assert "3 human-decided; machine 3.75" in (tmp_path / "trend.html").read_text(encoding="utf-8")
+    from openpyxl import load_workbook
+
+    rows = [[c.value for c in row] for row in load_workbook(tmp_path / "trend.xlsx")["trend"].iter_rows()]
+    assert [r[-2:] for r in rows] == [["human-decided", "Machine mean"], [3, 3.75], [0, None]]
     assert main(["trend", run_id, rerun, "--store", str(store.path), "--scorer", RUBRIC, "--n-boot", "20",
                  "--machine-only"]) == 0
     out = capsys.readouterr().out
