@@ -108,3 +108,29 @@ def test_the_cli_run_and_dry_run_add_it_and_no_cross_check_leaves_it_out(tmp_pat
     assert [r["scorer"] for r in runs.scorers("without")] == ["context_recall"]
     assert "disagree strongly on 1 sample" in markdown_summary(runs, "with", lang="en")
     assert "disagree strongly" not in markdown_summary(runs, "without", lang="en")
+
+
+def test_a_batch_api_run_adds_it_too(tmp_path, monkeypatch):
+    import asyncio
+
+    from rubriceval.batch.rounds import start_batch_run
+    from rubriceval.testing.stub_batches import batch_endpoints
+    from rubriceval.testing.stub_server import StubServer
+
+    monkeypatch.setenv("RUBRICEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    store = RunStore(tmp_path / "batch.sqlite")
+    with StubServer() as stub:
+        config = JudgeConfig(base_url=stub.base_url, model="stub", cache_path=str(tmp_path / "j.sqlite"), timeout_s=5)
+        batch_run, _ = start_batch_run(samples(), [], ["context_recall"], store=store, judge_config=config,
+                                       directory=tmp_path / "batches")
+        endpoints = batch_endpoints(stub)
+        for _ in range(4):
+            endpoints.wait_idle()
+            for batch in endpoints.batches():
+                endpoints.advance(batch.id)
+            if asyncio.run(batch_run.collect()).complete:
+                break
+        batch_run.close()
+    twin = {v.sample_id: v.score for v in store.verdicts(batch_run.run_id) if v.scorer == "nonllm_context_recall"}
+    assert twin == {"wrong": 0.0, "right": 1.0}
+    assert store.run_info(batch_run.run_id).status == "complete"
