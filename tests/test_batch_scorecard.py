@@ -10,7 +10,7 @@ import asyncio
 import pytest
 import yaml
 
-from rubriceval.batch.rounds import BatchRun
+from rubriceval.batch.rounds import BatchRun, start_batch_run
 from rubriceval.data.io import read_dataset
 from rubriceval.rubric.loader import load_rubrics
 from rubriceval.run.evaluate import evaluate
@@ -166,3 +166,31 @@ def test_the_cli_scores_scorecards_in_batch_mode_and_plans_them_in_the_dry_run(s
     out = capsys.readouterr().out
     assert "scorecards: 14 verdict(s);" in out
     assert len(ScorecardStore(RunStore(tmp_path / "runs.sqlite")).verdicts("b")) == 14
+
+
+def test_a_panels_batch_run_asks_the_scorecard_questions_of_the_runs_judge(tmp_path, monkeypatch, card):
+    """A panel judges the rubrics; the scorecards' questions are the run's judge's (as online), so a panel's run
+    without metrics keeps the run's judge and its endpoint for them."""
+    from rubriceval.scoring.panel import load_panel_config
+    from test_batch_panel import collect_until_done as collect_panel, panel_file
+
+    monkeypatch.setenv("RUBRICEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("JUDGE_B_KEY", "key-of-b")
+    with StubServer() as a, StubServer(require_api_key="key-of-b") as b:
+        def setup(cache: str):
+            judge = judge_for(a, tmp_path, cache, judge_mode="checklist")
+            return judge, load_panel_config(panel_file(tmp_path, a, b), base=judge)
+
+        judge, panel = setup("online.sqlite")
+        evaluate(DATA, rubrics=load_rubrics("rubrics", only=[RUBRIC]), scorecards=[card], judge=judge, panel=panel,
+                 store=tmp_path / "online.sqlite", progress=False)
+        online_cards = ScorecardStore(RunStore(tmp_path / "online.sqlite")).verdicts("latest")
+        store = RunStore(tmp_path / "runs.sqlite")
+        judge, panel = setup("batch.sqlite")
+        batch_run, _ = start_batch_run(read_dataset(DATA), load_rubrics("rubrics", only=[RUBRIC]), [], store=store,
+                                       judge_config=judge, panel_config=panel, directory=tmp_path / "batches",
+                                       scorecards=[card])
+        assert "" in batch_run.judges.configs           # the run's judge, for the scorecards
+        collect_panel(batch_run, (a, b))
+        assert verdict_view(ScorecardStore(store).verdicts(batch_run.run_id)) == verdict_view(online_cards)
+        batch_run.close()
