@@ -27,6 +27,8 @@ class ShardResult(BaseModel):
     units_total: int = 0
     units_done: int = 0
     saved: int = 0
+    scorecard_units: int = 0
+    scorecards_saved: int = 0
     wanted: list[WantedCall] = Field(default_factory=list)
 
 
@@ -52,6 +54,7 @@ def _replay_shard(run_class: type[BatchRun], report_class: type[RoundReport], st
         batch_run.close()
         runs.close()
     return ShardResult(units_total=report.units_total, units_done=report.units_done, saved=report.saved,
+                       scorecard_units=report.scorecard_units, scorecards_saved=report.scorecards_saved,
                        wanted=wanted).model_dump()
 
 
@@ -68,5 +71,7 @@ def replay_in_processes(batch_run: BatchRun, report: RoundReport, workers: int) 
     report.units_total = sum(r.units_total for r in results)
     report.units_done = sum(r.units_done for r in results)
     report.saved += sum(r.saved for r in results)
+    report.scorecard_units = sum(r.scorecard_units for r in results)
+    report.scorecards_saved += sum(r.scorecards_saved for r in results)
     wanted = {call.key: call for r in results for call in r.wanted}
     return list(wanted.values())

@@ -61,6 +61,8 @@ class RoundReport(BaseModel):
     saved: int = 0                       # verdicts saved now
     units_total: int = 0
     units_done: int = 0
+    scorecard_units: int = 0             # of units_total: scorecard verdicts (printed on a line of their own)
+    scorecards_saved: int = 0            # of saved
     gave_up: int = 0                     # calls settled as errors after too many failed attempts
     requests: RequestCounts = Field(default_factory=RequestCounts)
     complete: bool = False
@@ -251,7 +253,7 @@ class BatchRun:
         `shard` (i, n): only every n-th window from the i-th (one of n processes)."""
         book = ReplayBook(self.batches, self.run_id, self.cache)
         judge, panel = self._replay_judges(book, finish_online)
-        report.units_total = report.units_done = 0
+        report.units_total = report.units_done = report.scorecard_units = 0
         loop = asyncio.get_running_loop()
         previous_handler = loop.get_exception_handler()
         loop.set_exception_handler(_quiet_pending(previous_handler))

@@ -54,6 +54,7 @@ async def replay_scorecards(batch_run: BatchRun, samples: list[Sample], judge: B
         mine = [s for s in samples if card_applies(card, s)]
         done = store.done(run_id, card.id, [s.id for s in mine])
         report.units_total += len(mine)
+        report.scorecard_units += len(mine)
         report.units_done += len(done)
         for sample in (s for s in mine if s.id not in done):
             have = verdicts.get(sample.id, {})
@@ -67,6 +68,7 @@ async def replay_scorecards(batch_run: BatchRun, samples: list[Sample], judge: B
     batch_run.want_unit_calls([], judge.book, stopped)
     store.save(run_id, finished)
     report.saved += len(finished)
+    report.scorecards_saved += len(finished)
     report.units_done += len(finished)
 
 

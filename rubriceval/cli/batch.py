@@ -224,14 +224,16 @@ async def _collect_once(args, batch_run, source):
 
 
 def _summary(store, run_id: str, report) -> None:
-    """The run's summary, as `rubriceval run` prints it; the counts come from SQL (no verdict is loaded)."""
+    """The run's summary, as `rubriceval run` prints it (scorecards on their own line); the counts come from SQL (no
+    verdict is loaded)."""
     from rubriceval.cli.run_summary import print_run_summary
     from rubriceval.run.totals import RunTotals
     from rubriceval.store.batches import BatchStore
 
-    totals = RunTotals(units_total=report.units_total, units_skipped=report.units_total - report.saved)
+    units, saved = report.units_total - report.scorecard_units, report.saved - report.scorecards_saved
+    totals = RunTotals(units_total=units, units_skipped=units - saved)
     for unscored_kind, n in BatchStore(store).verdict_counts(run_id).items():
         for _ in range(n):
             totals.count(unscored_kind is None, unscored_kind)
-    totals.units_done = report.saved          # new in this collect; the counts above are the whole run's
+    totals.units_done = saved                 # new in this collect; the counts above are the whole run's
     print_run_summary(store, run_id, totals)
