@@ -149,6 +149,8 @@ def test_calibration_result_screenshot(served, browser, tmp_path) -> None:
     lead.get_by_role("tab", name="校准会").click()
     lead.click("#cal-open")
     wait_text(lead, "#cal-items", "c007")
+    wait_text(lead, "#cal-item-view", "不得承诺")                      # opening a session opens its first item
+    assert lead.input_value("#cal-item-no input") == "1"                # not an empty number shown as a refused 0
     lead.click("#cal-report-btn")
     wait_text(lead, "#cal-report", "校准结果")
     report = lead.inner_text("#cal-report")

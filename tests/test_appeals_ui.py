@@ -137,13 +137,16 @@ def test_calibration_session_is_blind_and_leaves_official_scores(served) -> None
     assert status.startswith("✓ calibration session W49 校准 created (3 items)")
     zhang = login(served, "qa_zhang")
     session_id = zhang.predict(api_name="/appeals_load")[-1]["value"]   # the newest session of theirs
-    items = zhang.predict(session_id, api_name="/calibration_open")
+    items, first, opened = zhang.predict(session_id, api_name="/calibration_open")
     assert [r[0] for r in items["data"]] == [1, 2, 3]
+    assert first["value"] == 1 and "不得承诺" in opened and JUDGE_FEEDBACK not in opened    # the first ungraded, blind
     shown = zhang.predict(session_id, 1, api_name="/calibration_item")
     assert "不得承诺" in shown and JUDGE_FEEDBACK not in shown and "benchmark" not in shown    # blind
     for no, score in ((1, "4"), (2, "5"), (3, "3")):
         status, _ = zhang.predict(session_id, no, score, api_name="/calibration_grade")
         assert status.startswith("✓ graded")
+        if no == 2:                                                    # reopened: the one left to grade
+            assert zhang.predict(session_id, api_name="/calibration_open")[1]["value"] == 3
     denied = login(served, "agent_li").predict(session_id, 1, "1", api_name="/calibration_grade")
     assert denied[0].startswith("⚠")
     assert "qa_zhang |" not in str(zhang.predict(session_id, api_name="/calibration_report"))   # leads only

@@ -165,9 +165,11 @@ def _bubble(number: int, turn: Turn, mark: TurnMarks, verdicts: Sequence[TurnVer
 
 
 def transcript_html(conversation: Conversation, verdict: Verdict | None, lang: Lang,
-                    turn_verdicts: Sequence[TurnVerdict] = (), marks: dict[int, TurnMarks] | None = None) -> str:
+                    turn_verdicts: Sequence[TurnVerdict] = (), marks: dict[int, TurnMarks] | None = None,
+                    summary: bool = True) -> str:
     """The whole conversation as bubbles, with the turns this verdict cites marked and the experts' turn verdicts.
-    `marks`: what cites each turn when it is not a rubric verdict (a scorecard's deductions, scorecard_view.py)."""
+    `marks`: what cites each turn when it is not a rubric verdict (a scorecard's deductions, scorecard_view.py).
+    `summary=False` leaves out the line naming the cited turns (a blind view, or one with no verdict to cite)."""
     marks = turn_marks(verdict, conversation, lang) if marks is None else marks
     by_turn: dict[int, list[TurnVerdict]] = {}
     for v in turn_verdicts:
@@ -175,11 +177,11 @@ def transcript_html(conversation: Conversation, verdict: Verdict | None, lang: L
     cited = [n for n, m in sorted(marks.items()) if m.state]
     links = "、".join(f'<a href="#turn-{n}">{n}</a>' for n in cited) if lang == "zh" else ", ".join(
         f'<a href="#turn-{n}">{n}</a>' for n in cited)
-    summary = (t("cv_cited_turns", lang, turns=links) if cited else esc(t("cv_no_cited_turns", lang)))
+    line = (t("cv_cited_turns", lang, turns=links) if cited else esc(t("cv_no_cited_turns", lang)))
     bubbles = "".join(_bubble(n, turn, marks.get(n, TurnMarks()), by_turn.get(n, []), lang)
                       for n, turn in conversation.numbered())
     return (f'<div class="transcript" data-conversation="{esc(conversation.id)}">'
-            f'<div class="cite-summary">{summary}</div>{bubbles}</div>')
+            + (f'<div class="cite-summary">{line}</div>' if summary else "") + f'{bubbles}</div>')
 
 
 def item_lang(item: AuditItem) -> Lang:

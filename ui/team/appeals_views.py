@@ -11,10 +11,18 @@ from rubriceval.store.appeal_models import AgentVerdict, Appeal, AppealEvent
 from rubriceval.store.audit_models import iso_time
 from rubriceval.store.calibration import CalibrationReport
 from ui.common.item_view import esc
+from ui.common.transcript_view import transcript_html
 
 
 def _score(value: float | None) -> str:
     return "—" if value is None else f"{value:g}"
+
+
+def said_html(sample: Any, lang: Lang) -> str:
+    """What was said: a conversation's turns as bubbles (chat logs, scorecards), else the question and the answer."""
+    if sample.conversation is not None:
+        return transcript_html(sample.conversation, None, lang, summary=False)
+    return f"<p class='q'>{esc(sample.question)}</p><p class='a'>{esc(sample.answer)}</p>"
 
 
 def verdict_key(v: AgentVerdict) -> str:
@@ -35,7 +43,7 @@ def verdict_html(v: AgentVerdict, sample: Any, lang: Lang) -> str:
     return (f"<div class='appeal-verdict'><p><b>{esc(v.sample_id)}</b> · {esc(v.scorer)}</p>"
             f"<p>{t('appeal_ui_machine', lang)} <b>{_score(v.machine_score)}</b> · {t('appeal_ui_official', lang)} "
             f"<b class='official-score'>{_score(v.official_score)}</b>{human}</p>"
-            f"<p class='q'>{esc(sample.question)}</p><p class='a'>{esc(sample.answer)}</p>"
+            f"{said_html(sample, lang)}"
             f"<p class='feedback'>{esc(v.feedback)}</p></div>")
 
 
@@ -59,7 +67,7 @@ def appeal_html(a: Appeal, events: list[AppealEvent], sample: Any, feedback: str
             f"<p>{t('appeal_ui_machine', lang)} {_score(a.machine_score)} · {t('appeal_ui_official', lang)} "
             f"{_score(a.official_before)}</p>{proposed}"
             f"<p class='reason'>{esc(a.agent)}: {esc(a.reason)}</p>"
-            f"<p class='q'>{esc(sample.question)}</p><p class='a'>{esc(sample.answer)}</p>"
+            f"{said_html(sample, lang)}"
             f"<p class='feedback'>{esc(feedback)}</p>"
             f"<p>{t('appeal_ui_history', lang)}</p><ul>{history}</ul></div>")
 
@@ -69,11 +77,11 @@ def calibration_items_frame(items: list[Any], mine: dict[int, int], lang: Lang) 
                           t("cal_ui_grade", lang): mine.get(i.item_no, "—")} for i in items], dtype=object)
 
 
-def calibration_item_html(sample: Any, rubric: dict[str, Any]) -> str:
+def calibration_item_html(sample: Any, rubric: dict[str, Any], lang: Lang) -> str:
     """Blind: the sample and the rubric's criterion and levels, nothing of the judge, the benchmark or the others."""
     described = sorted((rubric.get("score_descriptions") or {}).items())
     levels = "".join(f"<li>{esc(k)}: {esc(v)}</li>" for k, v in described)
-    return (f"<div class='cal-item'><p class='q'>{esc(sample.question)}</p><p class='a'>{esc(sample.answer)}</p>"
+    return (f"<div class='cal-item'>{said_html(sample, lang)}"
             f"<p class='criterion'>{esc(rubric.get('criterion', ''))}</p><ul>{levels}</ul></div>")
 
 

@@ -166,14 +166,19 @@ class AppealHandlers:
         return [t("cal_ui_created", session.lang, name=created.name, n=len(created.items)),
                 gr.update(choices=sessions, value=created.session_id)]
 
-    def do_cal_open(self, session_id: str | None, session: TeamSession, request: gr.Request) -> Any:
+    def do_cal_open(self, session_id: str | None, session: TeamSession, request: gr.Request) -> list[Any]:
+        """The session's items, and the first one not yet graded opened (an empty item number showed as 0, refused)."""
         me = self._me(request)
         if not session_id:
             raise TeamError(t("appeal_ui_need_pick", session.lang), field="session")
         info = self.calibration.session(session_id)
         if me.name not in info.reviewers and not me.is_lead:
             raise TeamError(f"you are not a reviewer of session '{info.name}'", field="session")
-        return calibration_items_frame(info.items, self.calibration.my_grades(session_id, me.name), session.lang)
+        graded = self.calibration.my_grades(session_id, me.name)
+        first = next((i for i in info.items if i.item_no not in graded), info.items[0] if info.items else None)
+        view = "" if first is None else self._cal_view(first, session)
+        return [calibration_items_frame(info.items, graded, session.lang),
+                gr.update(value=None if first is None else first.item_no), view]
 
     def do_cal_item(self, session_id: str | None, number: float | None, session: TeamSession,
                     request: gr.Request) -> Any:
@@ -186,8 +191,11 @@ class AppealHandlers:
         item = next((i for i in info.items if i.item_no == int(number)), None)
         if item is None:
             raise TeamError(f"session '{info.name}' has no item {int(number)}", field="item")
+        return self._cal_view(item, session)
+
+    def _cal_view(self, item: Any, session: TeamSession) -> str:
         return calibration_item_html(self._sample(item.run_id, item.sample_id),
-                                     self.team.definition(item.run_id, item.scorer))
+                                     self.team.definition(item.run_id, item.scorer), session.lang)
 
     def do_cal_grade(self, session_id: str | None, number: float | None, score: str | None, session: TeamSession,
                      request: gr.Request) -> list[Any]:
@@ -233,7 +241,8 @@ def wire_appeals(app: gr.Blocks, ui: AppealTabs, state: gr.State, handlers: Appe
     c.create_btn.click(user_errors(handlers.do_cal_create, [c.create_status, c.session_dd], c.create_status),
                        inputs=[c.name, c.run_dd, c.rubric, c.picks, c.reviewers, state],
                        outputs=[c.create_status, c.session_dd], api_name="calibration_create")
-    c.open_btn.click(user_errors(handlers.do_cal_open), inputs=[c.session_dd, state], outputs=[c.items],
+    c.open_btn.click(user_errors(handlers.do_cal_open), inputs=[c.session_dd, state],
+                     outputs=[c.items, c.item_no, c.item_view],
                      api_name="calibration_open")
     c.item_no.change(user_errors(handlers.do_cal_item), inputs=[c.session_dd, c.item_no, state],
                      outputs=[c.item_view], api_name="calibration_item")
