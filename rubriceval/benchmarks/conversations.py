@@ -20,7 +20,10 @@ Resumable: every verdict is appended to `<out>.partial.jsonl` as it comes, keyed
 and judge; `--resume` keeps those rows (and the judge cache answers repeated calls for free).
 
 Run: `nice rubriceval benchmark-judge conversations --out out/bench_conversations.json --resume`
-(or `python -m rubriceval.benchmarks.conversations --out …`).
+(or `python -m rubriceval.benchmarks.conversations --out …`). `--split dev|heldout|all` picks the half (default:
+the held-out one, which is reported; dev is for looking at and fitting), `--rubric ID` one rubric's dialogues, and
+`--data` another labelled set (e.g. `conversations_zh_soothing_v2.jsonl`, a fresh held-out set, `--split all`).
+Per-turn question cut-offs are fitted on the dev half by rubriceval/benchmarks/conversation_cutoffs.py.
 """
 from __future__ import annotations
 
@@ -47,6 +50,8 @@ from rubriceval.scoring.verdict import Usage, Verdict
 from rubriceval.trust.agreement import AgreementReport, agreement_report
 
 DATA = Path(__file__).parent / "data" / "conversations_zh.jsonl"
+SPLITS = ("heldout", "dev", "all")
+RUBRIC_IDS = ("identity_verification", "emotional_soothing_multiturn")
 RUBRICS = Path("rubrics")
 MODES: tuple[JudgeMode, ...] = ("predicates", "checklist", "holistic")
 _TURN_CITED = re.compile(r"第\s*(\d+)\s*轮|\[(\d+)\]|turn\s+(\d+)", re.IGNORECASE)
@@ -66,6 +71,7 @@ class ConversationRow(BaseModel):
     named_turn: int | None = None       # the turn the verdict names first (see named_turn)
     usage: Usage = Field(default_factory=Usage)
     seconds: float = 0.0
+    turn_questions: list[dict[str, Any]] = Field(default_factory=list)    # (turn, question, p_yes) asked
 
 
 class ModeSummary(BaseModel):
@@ -90,9 +96,11 @@ class ModeSummary(BaseModel):
         return self.localised / self.localisable if self.localisable else None
 
 
-def load_set(path: str | Path = DATA, split: str | None = "heldout") -> list[Sample]:
+def load_set(path: str | Path = DATA, split: str | None = "heldout", rubric: str | None = None) -> list[Sample]:
+    """The labelled dialogues of one split (None or "all": every one), optionally of one rubric."""
     samples = list(read_dataset(str(path)))
-    return [s for s in samples if split is None or s.metadata.get("split") == split]
+    return [s for s in samples if (split in (None, "all") or s.metadata.get("split") == split)
+            and (rubric is None or s.metadata["label"]["rubric"] == rubric)]
 
 
 def interleaved(samples: list[Sample]) -> list[Sample]:
@@ -138,12 +146,13 @@ def _row(mode: str, sample: Sample, rubric: Rubric, judge: str, verdict: Verdict
                            label=label["score"], violation_turn=label.get("violation_turn"), score=verdict.score,
                            unscored_kind=verdict.unscored_kind, unscored_reason=verdict.unscored_reason,
                            named_turn=named_turn(verdict, rubric) if verdict.score is not None else None,
-                           usage=verdict.usage, seconds=round(seconds, 2))
+                           usage=verdict.usage, seconds=round(seconds, 2),
+                           turn_questions=list((verdict.details or {}).get("turn_questions", [])))
 
 
-def rubrics_in_mode(mode: JudgeMode, judge_model: str, rubrics_dir: str | Path = RUBRICS) -> dict[str, Rubric]:
-    wanted = ["identity_verification", "emotional_soothing_multiturn"]
-    rubrics = load_rubrics(rubrics_dir, only=wanted)
+def rubrics_in_mode(mode: JudgeMode, judge_model: str, rubrics_dir: str | Path = RUBRICS,
+                    wanted: tuple[str, ...] = RUBRIC_IDS) -> dict[str, Rubric]:
+    rubrics = load_rubrics(rubrics_dir, only=list(wanted))
     moded, notes = with_judge_mode(rubrics, mode, judge_models=[judge_model])
     for rubric in moded:
         if rubric.judge_mode != mode:
@@ -161,19 +170,21 @@ def _done(partial: Path | None) -> dict[tuple[str, str, str, str], ConversationR
 
 async def run_modes(config: JudgeConfig, modes: list[JudgeMode], *, data: str | Path = DATA,
                     rubrics_dir: str | Path = RUBRICS, partial: Path | None = None, resume: bool = False,
-                    progress: bool = True) -> list[ConversationRow]:
-    """Judge every held-out dialogue in each mode, one at a time (the embedded judge's prefix cache stays warm
+                    progress: bool = True, split: str = "heldout", rubric_id: str | None = None
+                    ) -> list[ConversationRow]:
+    """Judge every dialogue of the split in each mode, one at a time (the embedded judge's prefix cache stays warm
     within a dialogue), appending each row to `partial` as it comes."""
     from rubriceval.run.backends import make_judge
     from rubriceval.run.runner import judge_rubric
 
-    samples = interleaved(load_set(data))
+    samples = interleaved(load_set(data, split, rubric_id))
     done = _done(partial) if resume else {}
     if partial is not None and not resume:
         partial.unlink(missing_ok=True)
     judge = make_judge(config, announce=progress)
     rows: list[ConversationRow] = []
-    by_mode = {mode: rubrics_in_mode(mode, config.model, rubrics_dir) for mode in modes}
+    wanted = (rubric_id,) if rubric_id else RUBRIC_IDS
+    by_mode = {mode: rubrics_in_mode(mode, config.model, rubrics_dir, wanted) for mode in modes}
     try:
         # Dialogue by dialogue, every mode on each: a run stopped part-way leaves the same dialogues in every mode
         # (and the modes after the first reuse its cached answers to the questions they share).
@@ -255,6 +266,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="out/bench_conversations.json")
     parser.add_argument("--resume", action="store_true", help="keep the rows of the partial file")
     parser.add_argument("--data", default=str(DATA))
+    parser.add_argument("--split", choices=SPLITS, default="heldout",
+                        help="which half (dev: for looking at and fitting; all: a set that is held out as a whole)")
+    parser.add_argument("--rubric", choices=RUBRIC_IDS, help="only this rubric's dialogues")
     parser.add_argument("--rubrics", default=str(RUBRICS))
     parser.add_argument("--config", help="judge YAML (default: the embedded judge)")
     args = parser.parse_args(argv)
@@ -265,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     partial = Path(f"{out}.partial.jsonl")
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     rows = asyncio.run(run_modes(config, modes, data=args.data, rubrics_dir=args.rubrics, partial=partial,
-                                 resume=args.resume))
+                                 resume=args.resume, split=args.split, rubric_id=args.rubric))
     summaries = summarise(rows)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"command": " ".join(sys.argv), "judge": config.describe(),

@@ -6,7 +6,7 @@ regex, or — per turn (`turns: assistant`), where each_turn passes the turn as 
 from __future__ import annotations
 
 from rubriceval.checks.base import field_text, find_any, quoted, reworded, span_at, synonym_group, worded
-from rubriceval.checks.predicates import TurnMatch, question_match, said, text_match
+from rubriceval.checks.predicates import TurnMatch, question_match, said, settled_no, text_match
 from rubriceval.data.conversation import Conversation
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import msg
@@ -21,7 +21,7 @@ def _hits(text: str, phrases: list[str], case_sensitive: bool) -> list[tuple[str
 def shown(item, text: str, at: tuple[Conversation, int] | None) -> TurnMatch | None:
     """The item's `match` in `text`, else (per turn) the judge's yes to its question about that turn."""
     hit = text_match(item.match, text, at[1] if at else 0, item.case_sensitive)
-    if hit is None and item.match.ask and at is not None:
+    if hit is None and item.match.ask and at is not None and not settled_no(item.match, text, item.case_sensitive):
         yes, answered = question_match(item.match, at[1])
         hit = answered if yes else None
     return hit

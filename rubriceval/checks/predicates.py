@@ -41,6 +41,17 @@ def text_match(predicate: Predicate, text: str, turn: int, case_sensitive: bool 
     return min(found, key=lambda m: m.start) if found else None
 
 
+def settled_no(predicate: Predicate, text: str, case_sensitive: bool = False) -> bool:
+    """The turn says one of the predicate's `unless` phrases: no, without asking its question."""
+    return any(find_any(text, phrase, case_sensitive) for phrase in predicate.unless)
+
+
+def needs_question(predicate: Predicate, text: str, turn: int, case_sensitive: bool = False) -> bool:
+    """Whether the predicate's question decides this turn (no text form matched, no `unless` phrase said)."""
+    return bool(predicate.ask) and text_match(predicate, text, turn, case_sensitive) is None \
+        and not settled_no(predicate, text, case_sensitive)
+
+
 def question_match(predicate: Predicate, turn: int) -> tuple[bool, TurnMatch]:
     """The judge's answer to the predicate's question about `turn` (raises NeedAnswer until it is known)."""
     answers = current_answers()
@@ -52,8 +63,9 @@ def question_match(predicate: Predicate, turn: int) -> tuple[bool, TurnMatch]:
 def turn_match(predicate: Predicate, conversation: Conversation, turn: int, case_sensitive: bool = False,
                ask: bool = True) -> TurnMatch | None:
     """Turn `turn` (from 1) shows the predicate: its earliest text match, else the question's yes (when `ask`)."""
-    hit = text_match(predicate, conversation.turns[turn - 1].content, turn, case_sensitive)
-    if hit is not None or not (ask and predicate.ask):
+    text = conversation.turns[turn - 1].content
+    hit = text_match(predicate, text, turn, case_sensitive)
+    if hit is not None or not (ask and predicate.ask) or settled_no(predicate, text, case_sensitive):
         return hit
     yes, answered = question_match(predicate, turn)
     return answered if yes else None

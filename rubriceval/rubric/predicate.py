@@ -11,13 +11,15 @@ Which fields are literal and which are regular expressions:
   * `ask:` a yes/no question about one turn, asked with the transcript up to that turn; the turn counts when
     p(yes) ≥ the cut-off (0.5, or `cutoff:` fitted by `rubriceval calibrate --fit-thresholds` for one judge).
 A turn matches when ANY given form matches; the deterministic forms are tried first, and the question is asked only
-when none of them matched.
+when none of them matched — and not at all when the turn says one of the `unless:` phrases (literal, as above): such a
+turn does not match (e.g. a brush-off 请耐心等待 with nothing concrete is never "concrete", whatever a lenient judge
+would answer).
 """
 from __future__ import annotations
 
 import re
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_serializer, model_validator
 
 from rubriceval.safety.entities import canonical_entity
 from rubriceval.rubric.strict import StrictModel
@@ -68,11 +70,21 @@ class Predicate(StrictModel):
     #                                            order details at once")
     ask: str | None = Field(default=None, min_length=1)
     cutoff: FittedCutoff | None = None
+    # Literal phrases that settle "no" before the question is asked (when no text form matched).
+    unless: list[str] = Field(default_factory=list)
 
-    @field_validator("phrases")
+    @field_validator("phrases", "unless")
     @classmethod
     def _literal(cls, value: list[str]) -> list[str]:
         return [literal_phrase(v) for v in value]
+
+    @model_serializer(mode="wrap")
+    def _without_empty_unless(self, handler):
+        # Left out while empty, so every rubric written before `unless` keeps its content hash (version tag).
+        data = handler(self)
+        if isinstance(data, dict) and not self.unless:
+            data.pop("unless", None)
+        return data
 
     @field_validator("regex")
     @classmethod
@@ -93,6 +105,8 @@ class Predicate(StrictModel):
             raise ValueError(f"min_kinds {self.min_kinds} needs at least that many entities")
         if self.cutoff is not None and not self.ask:
             raise ValueError("a cutoff applies to a question (ask)")
+        if self.unless and not self.ask:
+            raise ValueError("unless settles a question before it is asked: it needs ask")
         return self
 
     @property
@@ -114,7 +128,8 @@ class Predicate(StrictModel):
         kinds = [f"<{name}>" for name in self.entity]
         parts += kinds if self.min_kinds == 1 else [f"{self.min_kinds}+ of {' '.join(kinds)}"]
         parts += [self.ask] if self.ask else []
-        return "“" + " | ".join(parts) + "”"
+        unless = " / ".join(a for p in self.unless for a in p.split("|") if a.strip())
+        return "“" + " | ".join(parts) + "”" + (f" (not when: {unless})" if unless else "")
 
 
 Match = str | Predicate   # a plain string is literal phrases ('a|b' synonyms)

@@ -31,7 +31,7 @@ from rubriceval.judge.options import choices_schema
 from rubriceval.prompt.compile import CompiledPrompt, environment
 from rubriceval.prompt.environment import render_text, templates_fingerprint
 from rubriceval.prompt.transcript import render_transcript
-from rubriceval.checks.predicates import text_match
+from rubriceval.checks.predicates import needs_question
 from rubriceval.rubric.predicate import Predicate, as_predicate
 from rubriceval.scoring.checklist import CHOICES, SCHEMA_NAME, call_options, read_yes_no
 from rubriceval.scoring.verdict import Evidence, Usage
@@ -167,7 +167,7 @@ def plan_turn_questions(items: list[Any], conversation: Conversation | None, lan
                         knowledge: Knowledge | None = None) -> list[CompiledPrompt]:
     """Every question the checks may ask about this conversation (at most: early stops only remove some), once per
     (question, turn). final_turn/first_turn ask about their one turn; the others about each turn of their roles
-    (without a question's text match the question is asked; a turn whose text already matches is not asked)."""
+    (a turn whose text already matches, or says an `unless` phrase, is not asked)."""
     if conversation is None:
         return []
     wanted: dict[tuple[str, int], None] = {}
@@ -179,7 +179,7 @@ def plan_turn_questions(items: list[Any], conversation: Conversation | None, lan
             else:
                 numbers = [n for n, t in conversation.numbered() if t.role in roles]
             for n in numbers:
-                if text_match(predicate, conversation.turns[n - 1].content, n, item.case_sensitive) is None:
+                if needs_question(predicate, conversation.turns[n - 1].content, n, item.case_sensitive):
                     wanted.setdefault((predicate.ask, n))
     text = knowledge.text if knowledge is not None else ""
     return [compile_turn_question(conversation, n, q, lang, text) for q, n in sorted(wanted, key=lambda k: k[1])]
