@@ -17,7 +17,7 @@ from rubriceval.checks.mention import must_mention, must_not_mention
 from rubriceval.checks.order import steps_in_order
 from rubriceval.checks.per_turn import each_turn
 from rubriceval.checks.regex import regex
-from rubriceval.checks.turn_answers import NeedAnswer, Unanswered
+from rubriceval.checks.turn_answers import NeedAnswer, TurnAnswers, Unanswered, using_answers
 from rubriceval.data.sample import Sample
 from rubriceval.scoring.verdict import Evidence
 
@@ -46,11 +46,15 @@ def dispatch_check(item, sample: Sample) -> Evidence:
     return check(item, sample)
 
 
-def run_check(item, sample: Sample) -> Evidence:
+def run_check(item, sample: Sample, knowledge: list[str] | None = None) -> Evidence:
     """The check's evidence without asking the judge: a check whose question is not answered is neither passed nor
-    failed (passed None), and its evidence says which question on which turn."""
+    failed (passed None), and its evidence says which question on which turn. `knowledge`: the passages of the
+    rubric's knowledge file, which context conditions search after the sample's contexts (as in a run)."""
     try:
-        return dispatch_check(item, sample)
+        if knowledge is None:
+            return dispatch_check(item, sample)
+        with using_answers(TurnAnswers(can_ask=False, knowledge=knowledge)):
+            return dispatch_check(item, sample)
     except (NeedAnswer, Unanswered) as why:
         reason = getattr(why, "reason", "not asked")
         return Evidence(item=item.id, passed=None, turn=why.turn, question=why.question,

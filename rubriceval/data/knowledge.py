@@ -77,12 +77,17 @@ def _jsonl(path: Path) -> list[str]:
 def _load(path: str, mtime: float) -> Knowledge:
     file = Path(path)
     suffix = file.suffix.lower()
-    if suffix == ".jsonl":
-        passages = _jsonl(file)
-    elif suffix in (".md", ".markdown", ".txt"):
-        passages = _paragraphs(file.read_text(encoding="utf-8"), markdown=suffix != ".txt")
-    else:
+    if suffix not in (".jsonl", ".md", ".markdown", ".txt"):
         raise DatasetError("a knowledge file is .md, .txt or .jsonl", file=path, field="knowledge")
+    try:
+        passages = _jsonl(file) if suffix == ".jsonl" else _paragraphs(file.read_text(encoding="utf-8"),
+                                                                      markdown=suffix != ".txt")
+    except UnicodeDecodeError as exc:       # a binary or non-UTF-8 file: say where the first bad byte is
+        line = file.read_bytes()[:exc.start].count(b"\n") + 1
+        raise DatasetError(f"not UTF-8 text (byte {exc.start})", file=path, line=line, field="knowledge") from None
+    except OSError as exc:                  # a folder, no permission …
+        raise DatasetError(f"cannot read the knowledge file: {exc.strerror or exc}", file=path,
+                           field="knowledge") from None
     long = next((i for i, p in enumerate(passages, start=1) if len(p) > MAX_PASSAGE_CHARS), None)
     if long is not None:
         raise DatasetError(f"passage {long} is over {MAX_PASSAGE_CHARS} characters; split it (blank line or "

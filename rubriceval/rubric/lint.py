@@ -9,6 +9,7 @@ from rapidfuzz.distance import Levenshtein
 
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.rubric.checklist_lint import checklist_findings
+from rubriceval.rubric.knowledge_lint import knowledge_findings
 from rubriceval.rubric.loader import load_rubric, rubric_files
 from rubriceval.rubric.measured import measured_findings
 from rubriceval.rubric.schema import CONVERSATION_CHECKS, LEVELS, PER_TURN_CHECKS, Rubric
@@ -70,6 +71,8 @@ def lint_rubric(rubric: Rubric, lines: dict) -> list[Finding]:
     for severity, message, *path in checklist_findings(rubric):      # checklist items, few_shot options
         add(severity, message, *path)
     for severity, message, *path in measured_findings(rubric.measured, rubric.judge_mode, rubric.source_file):
+        add(severity, message, *path)
+    for severity, message, *path in knowledge_findings(rubric):      # the knowledge file exists and reads
         add(severity, message, *path)
     return out
 
