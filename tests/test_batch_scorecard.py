@@ -165,6 +165,7 @@ def test_the_cli_scores_scorecards_in_batch_mode_and_plans_them_in_the_dry_run(s
     assert main(["batch", "collect", "b", "--store", str(tmp_path / "runs.sqlite"), "--config", str(path)]) == 0
     out = capsys.readouterr().out
     assert "scorecards: 14 verdict(s);" in out
+    assert " 8 judgment(s) new" in out           # the rubric's (its 8 conversations); the scorecards on their line
     assert len(ScorecardStore(RunStore(tmp_path / "runs.sqlite")).verdicts("b")) == 14
 
 
@@ -194,3 +195,25 @@ def test_a_panels_batch_run_asks_the_scorecard_questions_of_the_runs_judge(tmp_p
         collect_panel(batch_run, (a, b))
         assert verdict_view(ScorecardStore(store).verdicts(batch_run.run_id)) == verdict_view(online_cards)
         batch_run.close()
+
+
+def test_scorecards_replayed_in_two_processes_equal_the_online_ones(stub, tmp_path, card, monkeypatch):
+    import rubriceval.batch.parallel as parallel
+
+    monkeypatch.setattr(parallel, "MIN_JUDGMENTS", 0)
+    _, online_cards = online(stub, tmp_path, card)
+    store = RunStore(tmp_path / "runs.sqlite")
+    batch_run, _ = start(stub, tmp_path, store, config(stub, tmp_path, "batch.sqlite"), samples=read_dataset(DATA),
+                         rubrics=load_rubrics("rubrics", only=[RUBRIC]), metrics=[], scorecards=[card])
+    batch_run.embedder, batch_run.workers, batch_run.window = None, 2, 4      # 4 windows over 2 processes
+    real, shards = parallel.replay_in_processes, []
+
+    def counted(run, report, workers):
+        shards.append(workers)
+        return real(run, report, workers)
+    monkeypatch.setattr(parallel, "replay_in_processes", counted)
+    report = collect_until_done(batch_run, stub)
+    assert shards == [2]
+    assert report.scorecards_saved == report.scorecard_units == 14
+    assert verdict_view(ScorecardStore(store).verdicts(batch_run.run_id)) == verdict_view(online_cards)
+    batch_run.close()
