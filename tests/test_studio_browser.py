@@ -20,6 +20,7 @@ from rubriceval.audit.passwords import read_auth_file, write_user  # noqa: E402
 from rubriceval.audit.sessions import TeamAuth  # noqa: E402
 from rubriceval.judge.config import JudgeConfig  # noqa: E402
 from rubriceval.rubric.loader import load_rubric  # noqa: E402
+from rubriceval.scorecard.loader import load_scorecard  # noqa: E402
 from rubriceval.store.audit import AuditStore  # noqa: E402
 from rubriceval.testing.stub_server import StubServer  # noqa: E402
 from tests.test_ui_browser import CHROMIUM_ARGS, free_port  # noqa: E402
@@ -44,9 +45,12 @@ def served(tmp_path: Path):
         evaluate(data, rubrics=load_rubrics(ROOT / "rubrics", only=["required_link"]), judge=judge,
                  store=tmp_path / "runs.sqlite", name="第48周会话", progress=False)
         (tmp_path / "rubrics").mkdir()
+        (tmp_path / "scorecards").mkdir()
+        shutil.copy(ROOT / "scorecards" / "ecommerce_qa_zh.yaml", tmp_path / "scorecards" / "ecommerce_qa_zh.yaml")
         write_user(tmp_path / "users.auth", "lead", "lead", "lead-password")
         app = launch_studio(tmp_path / "rubrics", tmp_path / "runs.sqlite", judge, port=free_port(), block=False,
-                            quiet=True, lang="zh", auth=TeamAuth(read_auth_file(tmp_path / "users.auth")))
+                            quiet=True, lang="zh", auth=TeamAuth(read_auth_file(tmp_path / "users.auth")),
+                            scorecards_dir=tmp_path / "scorecards")
         try:
             yield app, tmp_path
         finally:
@@ -157,3 +161,50 @@ def test_create_test_preview_try_mark_and_save_version_2(served, page) -> None:
         marks = [r for run in trial_runs for r in audit.responses(run, scorer="soothe_delay")]
     assert sorted((m.sample_id, m.score, m.reason) for m in marks) == [("th1", 2, "只让用户等待，没有安抚"),
                                                                        ("th2", 2, "只让用户等待，没有安抚")]
+
+
+def choose(page, selector: str, value: str) -> None:
+    """Type a value into a Gradio dropdown and take it."""
+    page.locator(f"{selector} input").fill(value)
+    page.keyboard.press("Enter")
+
+
+def test_edit_and_add_scorecard_items_in_the_form_then_save(served, page) -> None:
+    app, tmp_path = served
+    page.get_by_role("tab", name="评分卡").click()
+    choose(page, "#studio-card-file", "ecommerce_qa_zh")
+    page.click("#studio-card-open")
+    wait_text(page, "#studio-card-status", "✔ ecommerce_qa_zh")
+    wait_text(page, "#studio-card-items", "long_turn")
+    choose(page, "#studio-card-pick", "long_turn")
+    wait_text(page, "#studio-card-check-fields", "max_chars: 80")
+    page.fill("#studio-card-check-fields textarea", "max_chars: 60")
+    page.click("#studio-card-apply-item")
+    wait_text(page, "#studio-card-status", "已写入 YAML")
+
+    choose(page, "#studio-card-pick", "（新增一项）")
+    page.wait_for_function("(document.querySelector('#studio-card-item-id textarea')?.value ?? 'x') === ''",
+                           timeout=30_000)                  # the blank item has arrived before anything is typed
+    page.fill("#studio-card-item-id textarea", "refund_link")
+    page.fill("#studio-card-item-name textarea", "退款问题未给退款链接")
+    choose(page, "#studio-card-item-dimension", "业务准确")
+    page.locator("#studio-card-predicate label", has_text="check").click()
+    choose(page, "#studio-card-check-type", "required_link")
+    page.fill("#studio-card-check-fields textarea", 'url: "https://example.com/refund"')
+    page.fill("#studio-card-when-tags textarea", "退款")
+    page.click("#studio-card-apply-item")                  # no points yet: the loader's message, said in Chinese
+    wait_text(page, "#studio-card-status", "字段 第 17 项（id: refund_link）：每项需要分值")
+    page.fill("#studio-card-points input", "-3")
+    page.click("#studio-card-apply-item")
+    wait_text(page, "#studio-card-items", "refund_link")
+    wait_text(page, "#studio-card-status", "17 项")
+    shot(page, tmp_path, "6_scorecard_form")
+
+    page.click("#studio-card-save")
+    wait_text(page, "#studio-card-status", "已保存")
+    saved = tmp_path / "scorecards" / "ecommerce_qa_zh.yaml"
+    card = load_scorecard(saved)
+    assert card.version == 3 and next(i for i in card.items if i.id == "long_turn").check["max_chars"] == 60
+    refund = next(i for i in card.items if i.id == "refund_link")
+    assert (refund.points, refund.dimension, refund.applies_when.tags) == (-3, "业务准确", ["退款"])
+    assert "# 电商客服质检评分表" in saved.read_text(encoding="utf-8")
