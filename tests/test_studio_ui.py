@@ -253,3 +253,40 @@ def test_a_chinese_studio_says_validation_and_user_errors_in_chinese(tmp_path):
             assert "分的描述与更低等级的相同" in findings
         finally:
             close_studio(app)
+
+
+def test_a_server_studio_keeps_versions_in_the_store_and_writes_no_file(tmp_path, store_target):
+    """--versions-in store with a read-only rubrics folder: open, save, restore through the app (SQLite, PostgreSQL)."""
+    from contextlib import closing
+
+    from rubriceval.store.runs import RunStore
+    from rubriceval.store.studio_versions import StudioVersionStore
+
+    seed = tmp_path / "rubrics"
+    seed.mkdir()
+    (seed / "closing.yaml").write_text((ROOT / "rubrics" / "closing.yaml").read_text(encoding="utf-8"),
+                                       encoding="utf-8")
+    seed.chmod(0o555)
+    try:
+        judge = JudgeConfig(base_url="http://127.0.0.1:9/v1", model="stub", cache_path=str(tmp_path / "c.sqlite"))
+        app = launch_studio(seed, store_target, judge, port=free_port(), block=False, quiet=True, lang="en",
+                            versions_in="store")
+        try:
+            local = Client(app.local_url, verbose=False, download_files=False)
+            opened = local.predict("closing", api_name="/studio_open")
+            edited = form_values(opened)
+            edited[6] = "有结束语但敷衍"
+            saved = local.predict(*edited, api_name="/studio_save")
+            assert "version 2" in saved[0] and "[rubric closing v2]" in saved[0]
+            restored = local.predict("closing", 1, api_name="/studio_restore")
+            assert "version 3" in restored[0]
+        finally:
+            close_studio(app)
+        assert sorted(p.name for p in seed.iterdir()) == ["closing.yaml"]          # no file, no .versions
+        with closing(RunStore(store_target)) as runs:
+            table = StudioVersionStore(runs.conn)
+            assert table.versions("rubric", "closing") == [1, 2, 3]
+            assert table.get("rubric", "closing", 2).saved_by == "local"
+            assert "有结束语但敷衍" in table.get("rubric", "closing", 2).text
+    finally:
+        seed.chmod(0o755)
