@@ -76,3 +76,18 @@ def test_auto_keeps_versions_beside_a_writable_folder_else_in_the_store(tmp_path
     assert versions_place("auto", tmp_path) == "files"
     assert versions_place("auto", tmp_path / "missing") == "store"
     assert versions_place("store", tmp_path) == "store"
+
+
+def test_the_store_versions_export_as_files_runs_read(tmp_path, capsys):
+    from rubriceval.cli import main
+    from rubriceval.scorecard.loader import load_scorecard
+
+    store = tmp_path / "runs.sqlite"
+    save_version(StoreShelf(store, "rubric"), SOURCE, based_on="", saved_by="lead")
+    card = (ROOT / "scorecards" / "ecommerce_qa_zh.yaml").read_text(encoding="utf-8")
+    save_version(StoreShelf(store, "scorecard"), card, based_on="", validate=scorecard_tag, saved_by="lead")
+    assert main(["studio", "--store", str(store), "--export-to", str(tmp_path / "out")]) == 0
+    rubrics, findings = validate_path(tmp_path / "out" / "rubrics")
+    assert findings == [] and [r.id for r in rubrics] == ["closing"] and rubrics[0].version == 1
+    assert load_scorecard(tmp_path / "out" / "scorecards" / "ecommerce_qa_zh.yaml").version == 1
+    assert "wrote 1 rubric(s)" in capsys.readouterr().out

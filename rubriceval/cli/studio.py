@@ -23,6 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--versions-in", choices=["auto", "files", "store"], default="auto",
                    help="where saved versions live: the rubrics/scorecards folders, or the run store (--store; a "
                         "server setup). auto: the folders when the rubrics folder is writable, else the store")
+    p.add_argument("--export-to", type=Path, metavar="DIR",
+                   help="write the current version of every rubric (DIR/rubrics) and scorecard (DIR/scorecards) "
+                        "kept in the run store as YAML files for runs, then exit")
     add_judge_args(p)
     p.set_defaults(func=cmd_studio)
 
@@ -34,10 +37,21 @@ def versions_place(choice: str, rubrics: Path) -> str:
     return "files" if rubrics.is_dir() and os.access(rubrics, os.W_OK) else "store"
 
 
+def export_versions(store, folder: Path) -> int:
+    from rubriceval.studio.versions import StoreShelf, export
+
+    for kind, sub in (("rubric", "rubrics"), ("scorecard", "scorecards")):
+        written = export(StoreShelf(store, kind), folder / sub)
+        print(f"wrote {len(written)} {kind}(s) to {folder / sub}")
+    return 0
+
+
 def cmd_studio(args) -> int:
     from ui.studio.app import launch_studio
 
     versions_in = versions_place(args.versions_in, args.rubrics)
+    if args.export_to:
+        return export_versions(args.store, args.export_to)
     if versions_in == "files" and not args.rubrics.is_dir():
         raise RubricEvalError("rubrics folder not found", file=str(args.rubrics),
                               hint="or keep versions in the run store: --versions-in store")

@@ -181,6 +181,18 @@ class StoreShelf:
         return where, where
 
 
+def export(shelf: Shelf, folder: str | Path) -> list[Path]:
+    """Write the current version of everything on the shelf into `folder` as `<id>.yaml` (what runs read)."""
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for item_id in shelf.ids():
+        path = rubric_path(out, item_id)
+        path.write_text(shelf.current(item_id), encoding="utf-8")
+        written.append(path)
+    return written
+
+
 def as_shelf(target: "str | Path | Shelf") -> Shelf:
     return FolderShelf(target) if isinstance(target, (str, Path)) else target
 
