@@ -288,7 +288,10 @@ def yaml_with_item(text: str, item: ItemForm, replacing: str | None, name: str =
                                           item.predicate != "check" else "question"))
         seq.append(entry)
     else:
-        _write_item(seq[index], item, item_form_from_tree(seq[index]))
+        shown = item_form_from_tree(seq[index])
+        if item == shown:
+            return text         # nothing edited: the file as written (ruamel would reflow a multi-line {…})
+        _write_item(seq[index], item, shown)
     return _dump(tree)
 
 
@@ -321,6 +324,8 @@ def yaml_with_head(text: str, head: CardHead, name: str = "scorecard.yaml") -> s
     by id keeps its own writing; the list follows the form's order)."""
     tree = load_tree(text, name)
     old = head_from_tree(tree)
+    if head == old:
+        return text
     for key in ("id", "name", "base", "pass_total"):
         if getattr(head, key) != getattr(old, key):
             value = getattr(head, key)

@@ -179,6 +179,8 @@ def yaml_from_form(form: RubricForm, base_text: str = "") -> str:
 
     tree = load_tree(base_text)
     shown = form_from_yaml(base_text) if base_text.strip() else None
+    if shown is not None and form == shown:
+        return base_text        # nothing edited: the file as written (ruamel would reflow a multi-line {…})
 
     def put(key: str, value: Any, changed: bool) -> None:      # a key the form shows unchanged stays as written
         if shown is None or changed:
