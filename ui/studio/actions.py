@@ -27,7 +27,7 @@ from rubriceval.studio import trial, versions
 from rubriceval.studio.drafting import draft_from_document, read_document
 from rubriceval.studio.form import CheckSpec, RubricForm, form_from_yaml, parse_lines, yaml_from_form
 from rubriceval.studio.workbench import check_draft, pasted_sample, pick_samples, preview, try_checks
-from ui.studio.card_actions import CARD_COLUMNS, CardActions
+from ui.studio.card_actions import CardActions
 
 VersionsIn = Literal["files", "store"]
 

@@ -28,7 +28,8 @@ from ui.common.assets import APP_CSS
 from ui.common.auth import require_auth_off_loopback
 from ui.common.errors import user_errors
 from rubriceval.studio.messages import said_error
-from ui.studio.actions import CANDIDATE_COLUMNS, CARD_COLUMNS, CHECK_COLUMNS, RESULT_COLUMNS, Studio, VersionsIn
+from ui.studio.actions import CANDIDATE_COLUMNS, CHECK_COLUMNS, RESULT_COLUMNS, Studio, VersionsIn
+from ui.studio.card_actions import CARD_COLUMNS
 from ui.studio.card_wire import wire_cards
 from ui.studio.layout import StudioLayout, build_layout
 
