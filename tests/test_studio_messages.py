@@ -75,3 +75,13 @@ def test_every_message_kind_reads_back_from_its_english_text():
         expected = t(key, "zh", **{**params, **({"inner": t("vmsg_required", "zh")} if "inner" in names else {})})
         assert say_message(english, "zh") == expected, key
         assert say_message(english, "en") == english
+
+
+def test_the_studios_own_errors_are_said_in_chinese_too():
+    from rubriceval.studio.workbench import pick_samples
+
+    with pytest.raises(RubricEvalError) as caught:
+        pick_samples([], None, "first", 0)
+    said = said_error(caught.value, "zh")
+    assert (said.message, said.field) == ("至少选一个样本", "n")
+    assert said_error(caught.value, "en").message == "pick at least one sample"

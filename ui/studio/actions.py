@@ -81,6 +81,7 @@ class Studio(CardActions):
         self.rubrics_dir, self.store_path, self.judge = Path(rubrics_dir), str(store_path), judge
         self.scorecards_dir = Path(scorecards_dir) if scorecards_dir else None
         self.versions_in = versions_in
+        self.lang: Lang = "en"          # the page's: what a refused draft's validation report is said in
         if versions_in == "store":
             seed = self.rubrics_dir if self.rubrics_dir.is_dir() else None
             self.rubric_shelf: versions.Shelf = versions.StoreShelf(store_path, "rubric", seed)
@@ -111,7 +112,7 @@ class Studio(CardActions):
         return text, checked.report(lang), checked.rubric
 
     def rubric(self, values: tuple[Any, ...], base_text: str) -> Rubric:
-        text, report, rubric = self.validate(values, base_text)
+        text, report, rubric = self.validate(values, base_text, self.lang)
         if rubric is None:
             raise RubricEvalError("the draft does not validate yet", hint=report)
         return rubric

@@ -204,6 +204,7 @@ def build_studio_app(rubrics_dir: str | Path, store_path: str | Path, judge: Jud
                      scorecards_dir: str | Path | None = None, versions_in: VersionsIn = "files") -> gr.Blocks:
     chosen: Lang = check_lang(lang) or "zh"
     studio = Studio(rubrics_dir, store_path, judge, scorecards_dir, versions_in)
+    studio.lang = chosen
     with gr.Blocks(title=t("studio_title", chosen), analytics_enabled=False) as app:
         layout = build_layout(chosen, RESULT_COLUMNS, CHECK_COLUMNS, CANDIDATE_COLUMNS, CARD_COLUMNS)
         wire(app, layout, StudioHandlers(studio, auth, chosen))
