@@ -75,3 +75,31 @@ def test_an_accepted_deduction_appeal_recomputes_the_scorecard_total(store_targe
     [summary] = run_scorecard_summaries(store, run_id)
     assert summary.totals == [100, 100]
     store.close()
+
+
+def test_a_scorecard_item_agents_keep_winning_on_is_flagged_in_reports_and_trust(store_target, capsys):
+    from rubriceval.cli import main
+    from rubriceval.report.markdown import render_markdown
+    from rubriceval.report.run_data import load_run
+
+    store = RunStore(store_target)
+    card = Scorecard.model_validate(CARD)
+    samples = [*SAMPLES, conversation("refund-slow-2", "退款", "退了。", tags=["退款"]),
+               conversation("refund-slow-3", "退款", "已退。", tags=["退款"])]
+    run_id = store.create_run(RunConfig(), samples, [], name="week")
+    ScorecardStore(store).register(run_id, [card])
+    ScorecardStore(store).save(run_id, [asyncio.run(score_scorecard(card, s, None, run_id=run_id)) for s in samples])
+    with TeamStore(store_target) as team:
+        appeals = Appeals(team)
+        for sample, outcome in (("refund-slow", "accepted"), ("refund-slow-2", "accepted"),
+                                ("refund-slow-3", "rejected")):
+            a = appeals.submit(run_id, sample, "qa", agent="agent_wang", role="agent", reason="说了时效",
+                               item="refund_time")
+            assert appeals.decide(a.appeal_id, reviewer="qa_zhang", role="expert", outcome=outcome, reason="复核",
+                                  expected_version=a.version).ok
+    assert "> ⚑ Appeals flag qa · refund_time: agents won 2 of 3 decided appeals; precision 0.33" in \
+        render_markdown(load_run(store, run_id), lang="en", findings=[])
+    assert main(["trust", run_id, "--store", str(store_target)]) == 0
+    out = capsys.readouterr().out
+    assert "qa (scorecard): ⚑ appeals: refund_time: agents won 2 of 3" in out and "1 item(s) flagged by appeals" in out
+    store.close()

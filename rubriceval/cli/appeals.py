@@ -163,6 +163,9 @@ def cmd_trust(args) -> int:
         for row in (r for r in stats if r.scorer == rubric.id and r.flagged):
             print(f"  ⚑ appeals: {row.item or 'the whole verdict'}: {row.why}")
     flagged = [r for r in stats if r.flagged]
+    ids = {rubric.id for rubric in rubrics}
+    for row in (r for r in flagged if r.scorer not in ids):      # scorecards: no agreement line, their flags still
+        print(f"{row.scorer} (scorecard): ⚑ appeals: {row.item or 'the whole verdict'}: {row.why}")
     if stats:
         print()
         print(format_appeal_stats(stats))
