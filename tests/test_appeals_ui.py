@@ -208,3 +208,30 @@ def test_an_agent_reaches_no_other_agents_conversation(served) -> None:
     assert marker in shown(zhang, inbox) and marker in shown(zhang, calibration) and marker in shown(zhang, *queue)
     seen = shown(wang, mine, inbox, calibration, ((session.session_id,), "/calibration_open"), *queue)
     assert marker not in seen and "c001" not in seen.replace(f"c001|{RUBRIC}", "")
+
+
+def test_two_reviewers_press_decide_at_the_same_moment(served) -> None:
+    """Both requests sent before either answer: exactly one is saved, the other is told who decided, and the
+    official score is the winner's."""
+    _, store_path, run_id, _ = served
+    status, _ = login(served, "agent_wang").predict(run_id, f"c000|{RUBRIC}", CHECK, "没有承诺包邮",
+                                                    api_name="/appeal_submit")
+    assert status.startswith("✓")
+    zhang, zhao = login(served, "qa_zhang"), login(served, "qa_zhao")
+    frame, _ = zhang.predict("submitted", api_name="/appeals_inbox")
+    appeal_id = next(r[0] for r in frame["data"] if r[1] == "c000")
+    zhang.predict(appeal_id, api_name="/appeal_open")
+    zhao.predict(appeal_id, api_name="/appeal_open")
+    jobs = {"qa_zhang": zhang.submit(appeal_id, "accepted", None, "知识库允许", api_name="/appeal_decide"),
+            "qa_zhao": zhao.submit(appeal_id, "rejected", None, "确有承诺", api_name="/appeal_decide")}
+    said = {name: job.result()[1] for name, job in jobs.items()}
+    winners = [name for name, text in said.items() if text.startswith("✓ saved")]
+    assert len(winners) == 1, said
+    loser = next(name for name in said if name not in winners)
+    assert said[loser].startswith("⚠") and f"by {winners[0]}" in said[loser]
+    with TeamStore(store_path) as team:
+        appeal = Appeals(team).get(appeal_id)
+        frame = official_frame(team.conn, run_id)
+    assert appeal.reviewer == winners[0]
+    c000 = frame[(frame.sample_id == "c000") & (frame.scorer == RUBRIC)].iloc[0]
+    assert c000.official_score == (5.0 if winners[0] == "qa_zhang" else 2.0)
