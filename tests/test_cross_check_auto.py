@@ -134,3 +134,17 @@ def test_a_batch_api_run_adds_it_too(tmp_path, monkeypatch):
     twin = {v.sample_id: v.score for v in store.verdicts(batch_run.run_id) if v.scorer == "nonllm_context_recall"}
     assert twin == {"wrong": 0.0, "right": 1.0}
     assert store.run_info(batch_run.run_id).status == "complete"
+
+
+def test_a_threshold_on_the_added_twin_is_taken_and_refused_when_the_twin_is_not_added(tmp_path, judge):
+    config = JudgeConfig(base_url="http://127.0.0.1:9/v1", model="scripted")
+    result = evaluate(samples(), metrics="context_recall", judge=config, store=tmp_path / "runs.sqlite",
+                      name="twin-threshold", progress=False, thresholds={"nonllm_context_recall": 0.5})
+    twin = {v.sample_id: v.passed for v in result.verdicts if v.scorer == "nonllm_context_recall"}
+    assert twin == {"wrong": False, "right": True}
+    from rubriceval.common.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="cross-check did not add it"):
+        evaluate(samples(with_references=False), metrics="context_recall", judge=config,
+                 store=tmp_path / "runs2.sqlite", name="no-twin", progress=False,
+                 thresholds={"nonllm_context_recall": 0.5})

@@ -186,8 +186,12 @@ def scorer_rows(rubrics: list[Rubric], metrics: list[str], thresholds: dict[str,
 
 
 def check_thresholds(thresholds: dict[str, float], metrics: list[str]) -> None:
-    """A threshold names one of the run's metrics (a rubric's own threshold is in its YAML)."""
-    unknown = [name for name in thresholds if name not in metrics]
+    """A threshold names one of the run's metrics (a rubric's own threshold is in its YAML), or the non-LLM twin
+    the cross-check adds beside one of them (start_run refuses it if the twin is not added after all)."""
+    from standard_metrics.scope import CROSS_CHECK_TWINS
+
+    allowed = {*metrics, *(twin for llm, twin in CROSS_CHECK_TWINS.items() if llm in metrics)}
+    unknown = [name for name in thresholds if name not in allowed]
     if unknown:
         raise ConfigError(f"threshold for {', '.join(map(repr, unknown))}, which is not a metric of this run",
                           field="thresholds", hint=f"metrics of this run: {', '.join(metrics) or 'none'}; a "
@@ -240,6 +244,12 @@ def start_run(samples: Iterable[Sample | tuple[int | None, Sample]], rubrics: li
     twins, twin_notes = cross_check_twins(metrics, references, metric_options)
     for line in twin_notes:
         print(line, file=sys.stderr)
+    unadded = [name for name in (metric_options.thresholds if metric_options else {})
+               if name not in metrics and name not in twins]
+    if unadded:
+        raise ConfigError(f"threshold for {', '.join(map(repr, unadded))}: the cross-check did not add it to this "
+                          "run", field="thresholds", hint="list the metric itself (e.g. --metrics …,"
+                          f"{unadded[0]}), or give every sample reference_contexts")
     metrics = with_twins(metrics, twins)
     # Say up front which rubrics are used below their own trust bar (the run still goes ahead).
     from rubriceval.trust.release_gate import run_warnings
