@@ -82,3 +82,14 @@ def test_the_cutoff_is_fitted_on_turn_labels_and_refused_when_it_does_not_beat_h
     flat = [p.model_copy(update={"p_yes": 0.3}) for p in ranked]
     result, cutoff = fit("q", flat, "local")
     assert not result.accepted and cutoff is None
+
+
+def test_the_dry_run_does_not_plan_questions_that_unless_phrases_settle():
+    from rubriceval.scoring.turn_questions import plan_turn_questions
+
+    rubric = rubrics_in_mode("predicates", "stub", wanted=(SOOTHING,))[SOOTHING]
+    convo = chat(("user", "快递五天没动了"), ("assistant", "您好，请耐心等待。"),
+                 ("user", "到底什么时候到"), ("assistant", "我来看看能不能走更快的线路。"))
+    planned = plan_turn_questions(rubric.check_items, convo.conversation)
+    concrete = [p for p in planned if "具体的原因" in p.messages[-1]["content"].split("# 问题")[-1]]
+    assert [p.item_id for p in concrete] == ["turn4"]          # turn 2 says 请耐心等待 and nothing concrete
