@@ -71,12 +71,14 @@ def test_the_embedded_judge_named_by_alias_is_planned_as_it_runs(stub, tmp_path,
     assert plan.calls == run_calls(stub, tmp_path, config) == 2 * (1 + 3)
 
 
-def test_a_batch_run_submits_the_planned_calls_in_two_rounds(stub, tmp_path):
+def batch_rounds(stub, tmp_path, metric_options=None):
+    """A Batch API run of SAMPLES on the stub to its end: (planned calls, first round's requests, every request's
+    digest, the collect report)."""
     config = JudgeConfig(base_url=stub.base_url, cache_path=str(tmp_path / "batch.sqlite"), timeout_s=5)
-    planned = plan_cost(SAMPLES, [], METRICS, config).calls
+    planned = plan_cost(SAMPLES, [], METRICS, config, metric_options=metric_options).calls
     store = RunStore(tmp_path / "batch-runs.sqlite")
     batch_run, first = start_batch_run(SAMPLES, [], METRICS, store=store, judge_config=config,
-                                       directory=tmp_path / "batches")
+                                       directory=tmp_path / "batches", metric_options=metric_options)
     endpoints = batch_endpoints(stub)
     report = None
     for _ in range(4):
@@ -87,8 +89,23 @@ def test_a_batch_run_submits_the_planned_calls_in_two_rounds(stub, tmp_path):
         if report.complete:
             break
     batch_run.close()
+    return planned, first, [d for batch in endpoints.batches() for d in batch.digests], report
+
+
+def test_a_batch_run_submits_the_planned_calls_in_two_rounds(stub, tmp_path):
+    planned, first, digests, report = batch_rounds(stub, tmp_path)
     assert report is not None and report.complete
     assert report.round == 2                         # statements, then the context verdicts: nothing re-planned
-    digests = [d for batch in endpoints.batches() for d in batch.digests]
     assert len(digests) == len(set(digests)) == planned == 2 * 3
     assert first.submitted == 2 * 2                  # the first round: the split extraction the replay reads
+
+
+def test_a_batch_run_with_its_own_metric_options_plans_its_first_round_with_them(stub, tmp_path):
+    """The run's options (here the merged extraction) cut round 1 as the replay reads it: the default cut's round 1
+    had submitted requests no replay read, and a third round (8 requests for 4 planned)."""
+    from standard_metrics.options import MetricOptions
+
+    planned, first, digests, report = batch_rounds(stub, tmp_path, MetricOptions(extraction="merged"))
+    assert report is not None and report.complete and report.round == 2
+    assert len(digests) == len(set(digests)) == planned == 2 * 2
+    assert first.submitted == 2                      # one merged extraction per sample

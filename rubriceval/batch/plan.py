@@ -53,18 +53,19 @@ class PlannedRequest(NamedTuple):
 
 
 def first_round(windows: Iterable[list[Sample]], rubrics: list[Rubric], metrics: list[str], config: JudgeConfig,
-                cache: CallCache | None, ids: CustomIds, judges: RunJudges | None = None, scorecards: Any = ()
-                ) -> Iterator[PlannedRequest]:
+                cache: CallCache | None, ids: CustomIds, judges: RunJudges | None = None, scorecards: Any = (),
+                metric_options: Any = None) -> Iterator[PlannedRequest]:
     """The planner's calls that can be asked now, a window of samples at a time: exact (a second step waits for
     its first step's answer), not in the judge cache, each distinct call once. `judges`: a panel's run plans every
     panel judge's rubric calls (the planner's own panel planning) and says whose each call is. `scorecards`: the
     run's scorecards, their questions planned as the dry run plans them (an item behind an `applies_when.question`
-    is asked too: one round, not two)."""
+    is asked too: one round, not two). `metric_options`: the run's (its extraction/context-call cut), as the dry run
+    and the replay read them."""
     judges = judges or RunJudges(config)
     seen: set[str] = set()
     for samples in windows:
         for call in planned_judge_calls(samples, rubrics, metrics, config, cache=cache, panel=judges.panel,
-                                        scorecards=scorecards):
+                                        scorecards=scorecards, metric_options=metric_options):
             if not call.exact:
                 continue
             key = call.key()

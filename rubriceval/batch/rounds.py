@@ -150,7 +150,8 @@ class BatchRun:
                 yield samples
 
         requests = first_round(windows(), self.rubrics, self.metrics, self.config, self.cache,
-                               CustomIds(self.run_id, 1), self.judges, scorecards=self.scorecards)
+                               CustomIds(self.run_id, 1), self.judges, scorecards=self.scorecards,
+                               metric_options=self.metric_options)
         report.submitted = write_round(self.batches, self.run_id, 1, requests, self.directory, self.judges,
                                        offline=self.offline)
         report.timings["plan_and_write_s"] = time.perf_counter() - started
