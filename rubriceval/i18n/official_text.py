@@ -19,6 +19,8 @@ OFFICIAL_TEXT: dict[str, dict[str, str]] = {
     "official_source_adjudication": {"zh": "仲裁", "en": "adjudication"},
     "official_source_appeal": {"zh": "申诉通过", "en": "accepted appeal"},
     "official_source_correction": {"zh": "标注更正后重算", "en": "recomputed after a correction"},
+    "official_source_review": {"zh": "质检复核", "en": "reviewers' item decisions"},
+    "official_machine_total": {"zh": "机器总分", "en": "machine total"},
     "official_scorecard_line": {"zh": "官方总分：{n} 通会话经人工裁定（申诉、主管改分、复核）；机器均分 {mean}，机器一票否决率 {fatal}",
                                 "en": "Official totals: {n} conversation(s) human-decided (appeals, a lead's total, "
                                       "reviewers' item decisions); machine mean {mean}, machine fatal rate {fatal}"},
@@ -84,4 +86,24 @@ OFFICIAL_TEXT: dict[str, dict[str, str]] = {
     "cal_ui_between": {"zh": "评审之间", "en": "Between reviewers"},
     "cal_ui_per_item": {"zh": "逐条", "en": "Per item"},
     "cal_ui_alignment": {"zh": "历次校准", "en": "Alignment over sessions"},
+    # an appeal's states and steps as shown (stored in English: store/appeal_models.py); English says the stored word
+    "appeal_state_submitted": {"zh": "已提交", "en": "submitted"},
+    "appeal_state_under_review": {"zh": "复核中", "en": "under_review"},
+    "appeal_state_accepted": {"zh": "申诉成立", "en": "accepted"},
+    "appeal_state_rejected": {"zh": "已驳回", "en": "rejected"},
+    "appeal_state_final": {"zh": "已终审", "en": "final"},
+    "appeal_action_submit": {"zh": "提交", "en": "submit"},
+    "appeal_action_review": {"zh": "领取复核", "en": "review"},
+    "appeal_action_decide": {"zh": "复核结论", "en": "decide"},
+    "appeal_action_final": {"zh": "终审", "en": "final"},
+    # the calibration result's table columns (ui/team/appeals_views.calibration_markdown)
+    "cal_col_reviewer": {"zh": "评审人", "en": "reviewer"},
+    "cal_col_n": {"zh": "条数", "en": "n"},
+    "cal_col_exact": {"zh": "完全一致", "en": "exact"},
+    "cal_col_within_one": {"zh": "相差≤1", "en": "±1"},
+    "cal_col_sample": {"zh": "样本", "en": "sample"},
+    "cal_col_benchmark": {"zh": "标杆", "en": "benchmark"},
+    "cal_col_grades": {"zh": "各人评分", "en": "grades"},
+    "cal_col_correct": {"zh": "正确率", "en": "correct"},
+    "cal_col_session": {"zh": "校准会", "en": "session"},
 }

@@ -20,6 +20,11 @@ def decision_choices(lang: Lang) -> list[tuple[str, str]]:
     return [(t("scr_confirm", lang), "confirm"), (t("scr_reject", lang), "reject"), (t("scr_missed", lang), "missed")]
 
 
+def decision_text(decision: str, lang: Lang) -> str:
+    """A saved decision (stored as confirm / reject / missed) as the page says it."""
+    return t(f"scr_decided_{decision}", lang)
+
+
 def verdict_key(v: ScorecardVerdict) -> str:
     return f"{v.sample_id}|{v.scorecard}"
 
@@ -39,7 +44,8 @@ def verdicts_frame(verdicts: Sequence[ScorecardVerdict], reviews: Sequence[Revie
         hits = [o.item for o in v.outcomes if o.status == "hit"]
         done = sum((v.sample_id, o.item) in decided and decided[(v.sample_id, o.item)].scorecard == v.scorecard
                    for o in v.outcomes)
-        rows.append({"sample": v.sample_id, "scorecard": v.scorecard, t("scr_total", lang): _total(v, lang),
+        rows.append({t("ui_col_sample", lang): v.sample_id, t("ui_col_scorecard", lang): v.scorecard,
+                     t("scr_total", lang): _total(v, lang),
                      t("scr_deductions", lang): ", ".join(hits) or "—", t("scr_reviewed", lang): done})
     return pd.DataFrame(rows, dtype=object)
 
@@ -114,7 +120,7 @@ def item_choices(v: ScorecardVerdict, reviews: Sequence[Review], lang: Lang = "e
         if o.item in v.totals.fatal:
             label += f" · {t('scr_fatal', lang)}"
         if o.item in decided:
-            label += f" · {decided[o.item].decision}"
+            label += f" · {decision_text(decided[o.item].decision, lang)}"
         out.append((label, o.item))
     return out
 
@@ -130,7 +136,8 @@ def verdict_html(v: ScorecardVerdict, sample: Sample, reviews: Sequence[Review],
         review = decided.get(o.item)
         said = ""
         if review is not None:
-            latest_text = t("scr_latest", lang, decision=review.decision, reviewer=review.reviewer)
+            latest_text = t("scr_latest", lang, decision=decision_text(review.decision, lang),
+                            reviewer=review.reviewer)
             note = f" · {esc(review.note)}" if review.note else ""
             said = f"<div class='scr-review'>{esc(latest_text)}{note}</div>"
         fatal = f" · {t('scr_fatal', lang)}" if o.item in v.totals.fatal else ""

@@ -16,7 +16,7 @@ from rubriceval.i18n import Lang, t
 from rubriceval.scorecard.reviews import Decision, ReviewStore
 from rubriceval.scorecard.store import ScorecardStore
 from rubriceval.scorecard.verdict import ScorecardVerdict
-from ui.common.scorecard_view import item_choices, verdict_choices, verdict_html, verdicts_frame
+from ui.common.scorecard_view import decision_text, item_choices, verdict_choices, verdict_html, verdicts_frame
 
 
 @dataclass
@@ -85,5 +85,6 @@ class ScorecardDesk:
             raise RubricEvalError(t("scr_need_pick", lang), field="decision")
         decided: Decision = decision  # type: ignore[assignment]   # check_decision (inside add) refuses others
         self.reviews.add(run or "", verdict, item, decided, reviewer=reviewer, note=note or "")
-        return Saved(t("scr_saved", lang, item=item, decision=decision), self.open(run or "", verdict, lang),
+        return Saved(t("scr_saved", lang, item=item, decision=decision_text(decided, lang)),
+                     self.open(run or "", verdict, lang),
                      self.listing(run or "", lang))

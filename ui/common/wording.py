@@ -1,6 +1,7 @@
 """Page wording from the one catalogue (rubriceval.i18n): components register their text while a layout is built, and a page relabels itself in place when the language changes. Shared by every app."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -9,6 +10,12 @@ import gradio as gr
 from rubriceval.i18n import Lang, t
 
 LANGUAGE_CHOICES = [("中文", "zh"), ("English", "en")]
+
+
+def headers(columns: Iterable[str], lang: Lang) -> list[str]:
+    """A table's column headers in `lang`: column `x` is said by the catalogue's `ui_col_x`, whose English is the
+    column's own name (English pages, and scripts reading a table, see the columns they always had)."""
+    return [t(f"ui_col_{column}", lang) for column in columns]
 
 
 @dataclass

@@ -27,6 +27,7 @@ from rubriceval.studio import trial, versions
 from rubriceval.studio.drafting import draft_from_document, read_document
 from rubriceval.studio.form import CheckSpec, RubricForm, form_from_yaml, parse_lines, yaml_from_form
 from rubriceval.studio.workbench import check_draft, pasted_sample, pick_samples, preview, try_checks
+from ui.common.wording import headers
 from ui.studio.card_actions import CardActions
 
 VersionsIn = Literal["files", "store"]
@@ -143,7 +144,7 @@ class Studio(CardActions):
             raise RubricEvalError("paste an answer or pick a sample", field="sample")
         rows = [[c.item, c.type, {True: "✔", False: "✘", None: "?"}[c.passed], c.detail, c.turn]
                 for c in try_checks(rubric, sample)]
-        return pd.DataFrame(rows, columns=CHECK_COLUMNS)
+        return pd.DataFrame(rows, columns=headers(CHECK_COLUMNS, self.lang))
 
     def preview(self, values: tuple[Any, ...], base_text: str, run: str | None, sample_id: str | None) -> str:
         sample = self.sample(run, sample_id)
@@ -182,7 +183,7 @@ class Studio(CardActions):
                     break
                 rows.append([row.sample_id, row.score if row.score is not None else f"unscored: {row.unscored_reason}",
                              row.feedback, "\n".join(row.evidence), row.calls, row.prompt_tokens])
-                yield pd.DataFrame(rows, columns=RESULT_COLUMNS), row.run_id, [r[0] for r in rows]
+                yield pd.DataFrame(rows, columns=headers(RESULT_COLUMNS, self.lang)), row.run_id, [r[0] for r in rows]
         finally:
             loop.close()
             store.close()
@@ -259,7 +260,7 @@ class Studio(CardActions):
         kept = [f"{c.id}: {c.ask}" for c in candidates if c.kept]
         frame = pd.DataFrame([[c.id, c.ask, c.answered, None if c.agreement is None else round(c.agreement, 2),
                                c.polarity, "✔" if c.kept else ""] for c in candidates],
-                             columns=CANDIDATE_COLUMNS)
+                             columns=headers(CANDIDATE_COLUMNS, self.lang))
         current = form_of(values).questions
         merged = [f"{qid}: {ask}" for qid, ask in current] + [k for k in kept
                                                               if k.split(":", 1)[0] not in dict(current)]

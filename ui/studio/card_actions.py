@@ -19,6 +19,7 @@ from rubriceval.studio import versions
 from rubriceval.studio.card_form import (ITEM_FIELDS, CardForm, CardHead, ItemForm, card_form_from_yaml, item_rows,
                                          item_form_of, yaml_with_head, yaml_with_item, yaml_without_item)
 from rubriceval.studio.scorecards import card_report, load_text, scorecard_tag, try_scorecard
+from ui.common.wording import headers
 from ui.studio.card_layout import CARD_ITEM_COLUMNS
 
 CARD_COLUMNS = ["sample_id", "total", "deductions", "fatal", "not_applicable"]
@@ -34,6 +35,7 @@ class CardActions:
 
     card_shelf: versions.Shelf | None
     judge: JudgeConfig
+    lang: Lang                      # the page's: the tables' headers are said in it
 
     def samples(self, run: str | None) -> list[Any]: ...      # the studio's
 
@@ -62,7 +64,7 @@ class CardActions:
 
         rows = [[r.sample_id, r.total if r.total is not None else f"unscored: {r.unscored_reason}",
                  ", ".join(r.deductions), ", ".join(r.fatal), ", ".join(r.not_applicable)] for r in asyncio.run(ask())]
-        return pd.DataFrame(rows, columns=CARD_COLUMNS)
+        return pd.DataFrame(rows, columns=headers(CARD_COLUMNS, self.lang))
 
     def diff_scorecard(self, text: str, card_id: str, lang: Lang) -> str:
         saved = versions.current_text(self._cards(), card_id) if card_id else ""
@@ -84,9 +86,8 @@ class CardActions:
         dims = [line.split("|")[0].strip() for line in form.head.dimensions.splitlines() if line.strip()]
         return ([getattr(form.head, f) for f in HEAD_FIELDS], self._rows(form), [i.id for i in form.items], dims)
 
-    @staticmethod
-    def _rows(form: CardForm) -> pd.DataFrame:
-        return pd.DataFrame(item_rows(form), columns=CARD_ITEM_COLUMNS)
+    def _rows(self, form: CardForm) -> pd.DataFrame:
+        return pd.DataFrame(item_rows(form), columns=headers(CARD_ITEM_COLUMNS, self.lang))
 
     def card_item(self, text: str, card_id: str | None, item_id: str | None) -> list[Any]:
         """One item's fields (a blank item when `item_id` is not one of the card's)."""

@@ -7,6 +7,7 @@ from typing import Any
 import gradio as gr
 
 from rubriceval.i18n import Lang, t
+from ui.common.wording import headers
 from ui.studio.card_layout import CardLayout, build_card_tab
 
 JUDGE_MODES = ["holistic", "checklist", "checklist_fitted", "predicates"]
@@ -104,7 +105,7 @@ def build_layout(lang: Lang, result_columns: list[str], check_columns: list[str]
         with gr.Tab(say("studio_tab_checks"), elem_id="studio-tab-checks"):
             pasted = gr.Textbox(label=say("studio_pasted"), lines=3, elem_id="studio-pasted")
             test_btn = gr.Button(say("studio_run_checks"), elem_id="studio-test")
-            check_results = gr.Dataframe(headers=check_columns, interactive=False, wrap=True,
+            check_results = gr.Dataframe(headers=headers(check_columns, lang), interactive=False, wrap=True,
                                          elem_id="studio-check-results")
         with gr.Tab(say("studio_tab_preview"), elem_id="studio-tab-preview"):
             preview_btn = gr.Button(say("studio_show_prompt"), elem_id="studio-preview")
@@ -120,7 +121,7 @@ def build_layout(lang: Lang, result_columns: list[str], check_columns: list[str]
                 plan_btn = gr.Button(say("studio_plan"), elem_id="studio-plan")
                 try_btn = gr.Button(say("studio_try"), variant="primary", elem_id="studio-try")
             plan_view = gr.Textbox(lines=4, interactive=False, show_label=False, elem_id="studio-plan-view")
-            results = gr.Dataframe(headers=result_columns, interactive=False, wrap=True, elem_id="studio-results")
+            results = gr.Dataframe(headers=headers(result_columns, lang), interactive=False, wrap=True, elem_id="studio-results")
             with gr.Row():
                 mark_sample = gr.Dropdown(label=say("studio_mark_sample"), choices=[], elem_id="studio-mark-sample",
                                       allow_custom_value=True)
@@ -150,7 +151,7 @@ def build_layout(lang: Lang, result_columns: list[str], check_columns: list[str]
             draft_status = gr.Markdown(elem_id="studio-draft-status")
             graded = gr.Textbox(label=say("studio_graded"), lines=6, elem_id="studio-graded")
             propose_btn = gr.Button(say("studio_propose"), elem_id="studio-propose")
-            candidates = gr.Dataframe(headers=candidate_columns, interactive=False, wrap=True,
+            candidates = gr.Dataframe(headers=headers(candidate_columns, lang), interactive=False, wrap=True,
                                       elem_id="studio-candidates")
     form = [rid, name, language, description, criterion, *levels, judge_sees, threshold, judge_mode, questions,
             level_rule, checks]

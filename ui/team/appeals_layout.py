@@ -10,9 +10,9 @@ import gradio as gr
 
 from rubriceval.i18n import Lang, t
 from ui.common.wording import Words
+from ui.team.appeals_views import state_choices
 
 SCORES = ["1", "2", "3", "4", "5"]
-APPEAL_STATES = ("submitted", "under_review", "accepted", "rejected", "final")
 
 
 def outcome_choices(lang: Lang) -> list[tuple[str, str]]:
@@ -124,8 +124,8 @@ def _inbox_tab(words: Words) -> InboxTab:
                label="appeal_ui_tab_inbox") as tab:
         with gr.Row(equal_height=True):
             state_dd = words(gr.Dropdown(label=words.text("appeal_ui_state"), value="submitted",
-                                         choices=[("—", ""), *[(s, s) for s in APPEAL_STATES]],
-                                         elem_id="appeal-inbox-state", scale=1), label="appeal_ui_state")
+                                         choices=state_choices(words.lang), elem_id="appeal-inbox-state", scale=1),
+                             label="appeal_ui_state", choices=state_choices)
             refresh_btn = _btn(words, "appeal_ui_refresh", "appeal-inbox-refresh", variant="primary", scale=0,
                                min_width=120)
         table = words(gr.Dataframe(interactive=False, max_height=240, elem_id="appeal-inbox-table",

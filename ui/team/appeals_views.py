@@ -6,8 +6,8 @@ from typing import Any
 
 import pandas as pd
 
-from rubriceval.i18n import Lang, format_number, t
-from rubriceval.store.appeal_models import AgentVerdict, Appeal, AppealEvent
+from rubriceval.i18n import MESSAGES, Lang, format_number, t
+from rubriceval.store.appeal_models import APPEAL_STATES, AgentVerdict, Appeal, AppealEvent
 from rubriceval.store.audit_models import iso_time
 from rubriceval.store.calibration import CalibrationReport
 from ui.common.item_view import esc
@@ -18,11 +18,32 @@ def _score(value: float | None) -> str:
     return "—" if value is None else f"{value:g}"
 
 
+def state_text(state: str, lang: Lang) -> str:
+    """An appeal's state (stored in English) as the page says it."""
+    return t(f"appeal_state_{state}", lang)
+
+
+def state_choices(lang: Lang) -> list[tuple[str, str]]:
+    """The inbox's state filter: labels in `lang`, values the stored states ('' = any)."""
+    return [("—", ""), *[(state_text(s, lang), s) for s in APPEAL_STATES]]
+
+
 def said_html(sample: Any, lang: Lang) -> str:
     """What was said: a conversation's turns as bubbles (chat logs, scorecards), else the question and the answer."""
     if sample.conversation is not None:
         return transcript_html(sample.conversation, None, lang, summary=False)
     return f"<p class='q'>{esc(sample.question)}</p><p class='a'>{esc(sample.answer)}</p>"
+
+
+def _role(role: str, lang: Lang) -> str:
+    key = f"team_role_{role}"
+    return t(key, lang) if key in MESSAGES else role
+
+
+def _row(*cells: str | list[str]) -> str:
+    """A Markdown table row of header cells (a list is spread)."""
+    flat = [c for cell in cells for c in (cell if isinstance(cell, list) else [cell])]
+    return "| " + " | ".join(flat) + " |"
 
 
 def verdict_key(v: AgentVerdict) -> str:
@@ -31,11 +52,12 @@ def verdict_key(v: AgentVerdict) -> str:
 
 def my_verdicts_frame(rows: list[AgentVerdict], lang: Lang) -> pd.DataFrame:
     return pd.DataFrame([{
-        "sample": v.sample_id, "rubric": v.scorer, t("appeal_ui_machine", lang): _score(v.machine_score),
+        t("ui_col_sample", lang): v.sample_id, t("ui_col_rubric", lang): v.scorer,
+        t("appeal_ui_machine", lang): _score(v.machine_score),
         t("appeal_ui_official", lang): _score(v.official_score) + (" ✎" if v.human_decided else ""),
         t("appeal_ui_deduction", lang): ", ".join(v.deductions) or "—",
-        t("appeal_ui_state", lang): ", ".join(f"{a.item or t('appeal_ui_whole', lang)}: {a.state}" for a in v.appeals)
-        or "—"} for v in rows], dtype=object)
+        t("appeal_ui_state", lang): ", ".join(f"{a.item or t('appeal_ui_whole', lang)}: {state_text(a.state, lang)}"
+                                              for a in v.appeals) or "—"} for v in rows], dtype=object)
 
 
 def verdict_html(v: AgentVerdict, sample: Any, lang: Lang) -> str:
@@ -49,21 +71,23 @@ def verdict_html(v: AgentVerdict, sample: Any, lang: Lang) -> str:
 
 def inbox_frame(rows: list[Appeal], lang: Lang) -> pd.DataFrame:
     return pd.DataFrame([{
-        "id": a.appeal_id, "sample": a.sample_id, "rubric": a.scorer,
-        t("appeal_ui_deduction", lang): a.item or t("appeal_ui_whole", lang), "agent": a.agent,
-        t("appeal_ui_state", lang): a.state, t("appeal_ui_machine", lang): _score(a.machine_score),
-        "→": _score(a.proposed_score), "reviewer": a.reviewer or "—", "at": iso_time(a.created_at)}
-        for a in rows], dtype=object)
+        t("ui_col_id", lang): a.appeal_id, t("ui_col_sample", lang): a.sample_id, t("ui_col_rubric", lang): a.scorer,
+        t("appeal_ui_deduction", lang): a.item or t("appeal_ui_whole", lang), t("ui_col_agent", lang): a.agent,
+        t("appeal_ui_state", lang): state_text(a.state, lang), t("appeal_ui_machine", lang): _score(a.machine_score),
+        "→": _score(a.proposed_score), t("ui_col_reviewer", lang): a.reviewer or "—",
+        t("ui_col_at", lang): iso_time(a.created_at)} for a in rows], dtype=object)
 
 
 def appeal_html(a: Appeal, events: list[AppealEvent], sample: Any, feedback: str, lang: Lang) -> str:
     proposed = (f"<p>{t('appeal_ui_proposed', lang, score=_score(a.proposed_score))}</p>"
                 if a.proposed_score is not None else "")
-    history = "".join(f"<li>{esc(iso_time(e.at))} · {esc(e.actor)} ({esc(e.role)}) {esc(e.action)}: "
-                      f"{esc(e.from_state or '·')} → {esc(e.to_state)}"
+    history = "".join(f"<li>{esc(iso_time(e.at))} · {esc(e.actor)} ({esc(_role(e.role, lang))}) "
+                      f"{esc(t(f'appeal_action_{e.action}', lang))}: "
+                      f"{esc(state_text(e.from_state, lang) if e.from_state else '·')} → "
+                      f"{esc(state_text(e.to_state, lang))}"
                       f"{(' · ' + esc(e.reason)) if e.reason else ''}</li>" for e in events)
     return (f"<div class='appeal-view'><p><b>{esc(a.appeal_id)}</b> · {esc(a.sample_id)} · {esc(a.scorer)} · "
-            f"{esc(a.item or t('appeal_ui_whole', lang))} · <b>{esc(a.state)}</b></p>"
+            f"{esc(a.item or t('appeal_ui_whole', lang))} · <b>{esc(state_text(a.state, lang))}</b></p>"
             f"<p>{t('appeal_ui_machine', lang)} {_score(a.machine_score)} · {t('appeal_ui_official', lang)} "
             f"{_score(a.official_before)}</p>{proposed}"
             f"<p class='reason'>{esc(a.agent)}: {esc(a.reason)}</p>"
@@ -73,7 +97,8 @@ def appeal_html(a: Appeal, events: list[AppealEvent], sample: Any, feedback: str
 
 
 def calibration_items_frame(items: list[Any], mine: dict[int, int], lang: Lang) -> pd.DataFrame:
-    return pd.DataFrame([{"#": i.item_no, "sample": i.sample_id, "rubric": i.scorer,
+    return pd.DataFrame([{t("ui_col_number", lang): i.item_no, t("ui_col_sample", lang): i.sample_id,
+                          t("ui_col_rubric", lang): i.scorer,
                           t("cal_ui_grade", lang): mine.get(i.item_no, "—")} for i in items], dtype=object)
 
 
@@ -89,22 +114,27 @@ def calibration_markdown(report: CalibrationReport, lang: Lang, alignment: list[
     def cell(text: Any) -> str:
         return str(text).replace("|", "\\|").replace("\n", " ")
 
+    def cols(*names: str) -> list[str]:
+        return [t(f"cal_col_{name}", lang) for name in names]
+
     out = [f"### {cell(t('cal_ui_report_title', lang, name=report.session.name))}", "",
-           f"**{t('cal_ui_vs_benchmark', lang)}**", "", "| reviewer | n | exact | ±1 | κ |", "|---|---|---|---|---|"]
+           f"**{t('cal_ui_vs_benchmark', lang)}**", "", _row(cols("reviewer", "n", "exact", "within_one"), "κ"),
+           "|---|---|---|---|---|"]
     for r in report.reviewers:
         a = r.agreement
         out.append(f"| {cell(r.reviewer)} | {r.n_graded} | {a.exact.format() if a else '—'} | "
                    f"{a.within_one.format() if a else '—'} | {a.kappa_quadratic.format() if a else '—'} |")
     out += ["", f"**{t('cal_ui_between', lang)}**: α {report.alpha.format()}", ""]
     out += [f"- {cell(p.a)} · {cell(p.b)}: κ {p.kappa.format()} (n={p.n})" for p in report.pairs]
-    out += ["", f"**{t('cal_ui_per_item', lang)}**", "", "| # | sample | benchmark | grades | correct |",
+    out += ["", f"**{t('cal_ui_per_item', lang)}**", "", _row("#", cols("sample", "benchmark", "grades", "correct")),
             "|---|---|---|---|---|"]
     for i in report.items:
         grades = ", ".join(f"{cell(k)}={v}" for k, v in i.grades.items()) or "—"
         share = "—" if i.share_correct is None else f"{i.share_correct:.0%}"
         out.append(f"| {i.item_no} | {cell(i.sample_id)} | {i.benchmark} | {grades} | {share} |")
     if alignment:
-        out += ["", f"**{t('cal_ui_alignment', lang)}**", "", "| session | reviewer | exact | κ |", "|---|---|---|---|"]
+        out += ["", f"**{t('cal_ui_alignment', lang)}**", "", _row(cols("session", "reviewer", "exact"), "κ"),
+                "|---|---|---|---|"]
         out += [f"| {cell(r['session'])} | {cell(r['reviewer'])} | {format_number(r['exact'], 2, lang)} | "
                 f"{format_number(r['kappa'], 2, lang)} |" for r in alignment]
     return "\n".join(out)
