@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from rubriceval.cli.options import add_store_arg
+from rubriceval.common.errors import RubricEvalError
 
 STATES = ["submitted", "under_review", "accepted", "rejected", "final"]
 
@@ -36,9 +37,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.add_argument("--by", required=True, help="who decides (recorded with the step)")
         add_store_arg(p)
         p.set_defaults(func=cmd_decide, step=name)
-    p = cmds.add_parser("window", help="how long after a run its verdicts may be appealed (default 7 days)")
-    p.add_argument("run")
-    p.add_argument("--days", type=float, required=True)
+    p = cmds.add_parser("window", help="how long after a run (or an audit task, --task) its verdicts may be appealed "
+                                       "(default 7 days after the run; a task's deadline wins for its samples)")
+    p.add_argument("run", nargs="?", help="the run (or give --task)")
+    p.add_argument("--task", help="an audit task: its samples' verdicts close DAYS after the task was created")
+    p.add_argument("--days", type=float, help="days (required, unless --clear)")
+    p.add_argument("--clear", action="store_true", help="with --task: the run's window applies again")
     p.add_argument("--by", required=True)
     add_store_arg(p)
     p.set_defaults(func=cmd_window)
@@ -64,14 +68,26 @@ def cmd_list(args) -> int:
     from rubriceval.store.team import TeamStore
 
     with TeamStore(args.store) as team:
-        rows = Appeals(team).list(state=args.state, run=args.run, agent=args.agent)
+        appeals = Appeals(team)
+        rows = appeals.list(state=args.state, run=args.run, agent=args.agent)
+        by_run = {run_id: appeals.deadlines(run_id) for run_id in {a.run_id for a in rows}}
+        now = appeals.clock()
     print(text_table(["appeal", "run", "sample", "rubric", "deduction", "agent", "state", "machine", "proposed",
-                      "reviewer", "submitted"],
+                      "reviewer", "submitted", "appeals close"],
                      [[a.appeal_id, a.run_id, a.sample_id, a.scorer, a.item or "(verdict)", a.agent, a.state,
-                       _fmt(a.machine_score), _fmt(a.proposed_score), a.reviewer or "—", iso_time(a.created_at)]
-                      for a in rows]))
+                       _fmt(a.machine_score), _fmt(a.proposed_score), a.reviewer or "—", iso_time(a.created_at),
+                       _deadline(by_run[a.run_id].of(a.sample_id), now)] for a in rows]))
     print(f"{len(rows)} appeal(s)" + (f" {args.state}" if args.state else ""))
     return 0
+
+
+def _deadline(deadline, now: float) -> str:
+    """'2026-12-09 01:37 UTC (6 days left, task W49)': when, how long is left, and whose deadline it is."""
+    from rubriceval.store.appeal_deadlines import days_left_text
+    from rubriceval.store.audit_models import iso_time
+
+    whose = f"task {deadline.task}" if deadline.task else "run"
+    return f"{iso_time(deadline.closes_at)} ({days_left_text(deadline.days_left(now))}, {whose})"
 
 
 def cmd_show(args) -> int:
@@ -117,9 +133,20 @@ def cmd_window(args) -> int:
     from rubriceval.store.audit_models import iso_time
     from rubriceval.store.team import TeamStore
 
+    if bool(args.run) == bool(args.task):
+        raise RubricEvalError("give a run or --task (not both)", field="task")
+    if (args.days is None) != (args.clear and bool(args.task)):
+        raise RubricEvalError("give --days (or, with --task, --clear)", field="days")
     with TeamStore(args.store) as team:
-        closes = Appeals(team).set_window(args.run, days=args.days, by=args.by)
-    print(f"appeals on {args.run} are taken until {iso_time(closes)}")
+        appeals = Appeals(team)
+        if args.task:
+            deadline = appeals.set_task_window(args.task, days=None if args.clear else args.days, by=args.by)
+            print(f"appeals on the verdicts of task {args.task}'s samples are taken until "
+                  f"{iso_time(deadline.closes_at)}" if deadline else
+                  f"task {args.task} has no deadline of its own: the run's window applies")
+            return 0
+        closes = appeals.set_window(args.run, days=args.days, by=args.by)
+    print(f"appeals on {args.run} are taken until {iso_time(closes)} (samples in a task with a deadline: the task's)")
     return 0
 
 

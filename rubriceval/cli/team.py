@@ -47,6 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--open", action="store_true", help="show experts the judge's verdict before they score")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--name")
+    p.add_argument("--appeal-days", type=float, help="appeals on the verdicts of this task's samples close this many "
+                   "days after the task is created (default: the run's window; change it: `appeals window --task`)")
     p.add_argument("--by", default="lead", help="who creates the task (recorded in the log)")
     add_store_arg(p)
     p.set_defaults(func=cmd_task_create)
@@ -112,7 +114,7 @@ def cmd_task_create(args) -> int:
     try:
         spec = TaskSpec(run=args.run, rubrics=_names(args.rubrics), n=args.n, overlap=args.overlap,
                         experts=_names(args.experts), sampling=args.sampling, blind=not args.open, seed=args.seed,
-                        name=args.name or "", plan=plan)
+                        name=args.name or "", plan=plan, appeal_days=args.appeal_days)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise RubricEvalError(first["msg"], field=".".join(str(p) for p in first["loc"])) from None
@@ -122,6 +124,8 @@ def cmd_task_create(args) -> int:
     how = info.sampling if plan is None else f"plan {args.plan}"
     print(f"task {info.name} ({info.task_id}): {info.n_items} items, {how}, overlap {info.overlap}, "
           f"{'blind' if info.blind else 'open'}; shares: {shares}")
+    if info.appeal_days is not None:
+        print(f"  appeals on its samples' verdicts close {info.appeal_days:g} day(s) after the task was created")
     if plan is not None:
         from rubriceval.store.team_plan import plan_rows
 

@@ -12,6 +12,7 @@ APPEAL_STATES: tuple[AppealState, ...] = ("submitted", "under_review", "accepted
 Outcome = Literal["accepted", "rejected"]
 REVIEWER_ROLES = frozenset({"expert", "lead", "admin"})
 DEFAULT_WINDOW_DAYS = 7.0            # appeals are taken this long after a run, unless a lead sets its window
+DAY_S = 86400.0
 WHOLE_VERDICT = ""                   # the `item` of an appeal against the whole verdict, not one deduction
 
 
@@ -74,7 +75,23 @@ class AgentVerdict(BaseModel):
     deductions: list[str]
     feedback: str
     appeal_closes_at: float
+    appeal_deadline_task: str = ""    # the task whose deadline applies ('' : the run's window)
+    appeal_days_left: float | None = None   # when the list was read (negative: closed)
     appeals: list[Appeal]
+
+
+class Deadline(BaseModel):
+    """When appeals on a verdict close: its sample's task deadline (the latest task with one), else the run's."""
+
+    closes_at: float
+    task: str = ""                    # the task's name ('' : the run's window)
+    days: float | None = None         # the setting: days after the task (or run) was made; None: the default
+
+    def what(self) -> str:
+        return f"task '{self.task}'" if self.task else "this run"
+
+    def days_left(self, now: float) -> float:
+        return (self.closes_at - now) / DAY_S
 
 
 class ItemAppealStats(BaseModel):

@@ -3,8 +3,9 @@ with a reason; a reviewer takes it (under review) and accepts or rejects it; a l
 judgement. An accepted appeal changes the official score (rubriceval/store/official.py reads `appeal_events`).
 
 Who may do what is checked here, on the server side, whatever the client: an agent (role `agent`) acts only on
-samples whose metadata names them (`agent_id`, AGENT_FIELD) and only until the run's appeal window closes
-(DEFAULT_WINDOW_DAYS after the run, or what a lead set); reviewers are experts, leads and admins; the final
+samples whose metadata names them (`agent_id`, AGENT_FIELD) and only until the verdict's deadline: its sample's audit
+task's, else the run's window (DEFAULT_WINDOW_DAYS after the run, or what a lead set; store/appeal_deadlines.py);
+reviewers are experts, leads and admins; the final
 judgement is a lead's. Every step is one row of the append-only `appeal_events` and one of the audit log, with who
 and when. Concurrency is optimistic, as elsewhere in the store: a step names the appeal version its author saw; a
 second reviewer deciding the same appeal at once is refused, told who decided it first, and the attempt is logged.
@@ -17,8 +18,10 @@ import uuid
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from rubriceval.store.appeal_models import (DEFAULT_WINDOW_DAYS, REVIEWER_ROLES, WHOLE_VERDICT, AgentVerdict, Appeal,
-                                            AppealError, AppealEvent, AppealResult, AppealState, Outcome)
+from rubriceval.store.appeal_deadlines import (Deadlines, check_days, deadlines, refusal, run_deadline,
+                                               sample_deadline, set_task_deadline)
+from rubriceval.store.appeal_models import (DAY_S, REVIEWER_ROLES, WHOLE_VERDICT, AgentVerdict, Appeal, AppealError,
+                                            AppealEvent, AppealResult, AppealState, Deadline, Outcome)
 from rubriceval.store.append_only import make_append_only
 from rubriceval.store.audit_models import clean_expert_name, iso_time
 from rubriceval.store.official import OfficialScores, deductions, score_without
@@ -116,25 +119,33 @@ class Appeals:
             "SELECT * FROM appeal_events WHERE appeal_id = :id ORDER BY event_id", {"id": appeal_id})]
 
     def closes_at(self, run_id: str) -> float:
-        """When the run's appeal window closes: what a lead set, else DEFAULT_WINDOW_DAYS after the run."""
-        rows = self.team.query("SELECT closes_at FROM appeal_windows WHERE run_id = :r", {"r": run_id})
-        if rows:
-            return float(rows[0][0])
-        return self.team.audit.runs.run_info(run_id).created_at + DEFAULT_WINDOW_DAYS * 86400
+        """When the run's appeal window closes (the default for samples in no task with a deadline)."""
+        return run_deadline(self.team, run_id).closes_at
+
+    def deadline(self, run_id: str, sample_id: str) -> Deadline:
+        """When appeals on the verdicts of one sample close: its task's deadline, else the run's."""
+        return sample_deadline(self.team, run_id, sample_id)
+
+    def deadlines(self, run_id: str) -> Deadlines:
+        return deadlines(self.team, run_id)
 
     def set_window(self, run: str, *, days: float, by: str) -> float:
         """Appeals on `run` are taken until `days` after the run was made (a lead's setting, logged)."""
-        if days < 0:
-            raise AppealError("the appeal window cannot be negative", field="days")
+        days = check_days(days)
         by = clean_expert_name(by)
         run_id = self.team.audit.resolve(run)
-        closes = self.team.audit.runs.run_info(run_id).created_at + days * 86400
+        closes = self.team.audit.runs.run_info(run_id).created_at + days * DAY_S
         with self.team.writing() as conn:
             conn.execute("INSERT INTO appeal_windows (run_id, closes_at, set_by, set_at) VALUES (:r, :c, :b, :a) "
                          "ON CONFLICT (run_id) DO UPDATE SET closes_at = excluded.closes_at, set_by = excluded.set_by, "
                          "set_at = excluded.set_at", {"r": run_id, "c": closes, "b": by, "a": self.clock()})
             self.team.log(by, "appeal_window", run_id, "", "", "saved", {"days": days, "closes_at": closes})
         return closes
+
+    def set_task_window(self, task: str, *, days: float | None, by: str) -> Deadline | None:
+        """Appeals on the verdicts of `task`'s samples are taken until `days` after the task was created (None: the
+        run's window again). A lead's setting, logged."""
+        return set_task_deadline(self.team, task, days=days, by=by, now=self.clock())
 
     def owner(self, run_id: str, sample_id: str) -> str:
         sql = self.team.conn.sql
@@ -161,16 +172,21 @@ class Appeals:
                 f"ORDER BY {self.team.text_order('v.sample_id')}, {self.team.text_order('v.scorecard')}",
                 {"r": run_id, "a": agent})]
         official = OfficialScores.load(self.team.conn, run_id)
-        closes = self.closes_at(run_id)
+        closes, now = self.deadlines(run_id), self.clock()
         mine: dict[tuple[str, str], list[Appeal]] = {}
         for appeal in self.list(run=run_id, agent=agent):
             mine.setdefault((appeal.sample_id, appeal.scorer), []).append(appeal)
-        return [AgentVerdict(run_id=run_id, sample_id=r["sample_id"], scorer=r["scorer"], machine_score=r["score"],
-                             official_score=official.score(r["sample_id"], r["scorer"], r["score"]),
-                             human_decided=official.decision(r["sample_id"], r["scorer"]) is not None,
-                             deductions=deductions(r["kind"], json.loads(r["details_json"] or "{}")),
-                             feedback=r["feedback"] or "", appeal_closes_at=closes,
-                             appeals=mine.get((r["sample_id"], r["scorer"]), [])) for r in rows]
+        out = []
+        for r in rows:
+            deadline = closes.of(r["sample_id"])
+            out.append(AgentVerdict(
+                run_id=run_id, sample_id=r["sample_id"], scorer=r["scorer"], machine_score=r["score"],
+                official_score=official.score(r["sample_id"], r["scorer"], r["score"]),
+                human_decided=official.decision(r["sample_id"], r["scorer"]) is not None,
+                deductions=deductions(r["kind"], json.loads(r["details_json"] or "{}")), feedback=r["feedback"] or "",
+                appeal_closes_at=deadline.closes_at, appeal_deadline_task=deadline.task,
+                appeal_days_left=deadline.days_left(now), appeals=mine.get((r["sample_id"], r["scorer"]), [])))
+        return out
 
     # -- steps ------------------------------------------------------------------------------------------------------
     def submit(self, run: str, sample_id: str, scorer: str, *, agent: str, role: str, reason: str,
@@ -187,9 +203,9 @@ class Appeals:
             # The same words whether the sample is someone else's or has no agent: nothing about others leaks.
             raise AppealError(f"sample '{sample_id}' is not one of your conversations", field="sample")
         now = self.clock()
-        closes = self.closes_at(run_id)
-        if now > closes:
-            raise AppealError(f"appeals on this run closed at {iso_time(closes)}", field="deadline")
+        deadline = self.deadline(run_id, sample_id)
+        if now > deadline.closes_at:
+            raise AppealError(refusal(deadline), field="deadline")
         target = self.target(run_id, sample_id, scorer)
         proposed = None
         if item != WHOLE_VERDICT:

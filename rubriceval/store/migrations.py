@@ -27,6 +27,11 @@ def _run_liveness(conn: Database) -> None:
         conn.execute(f"ALTER TABLE runs ADD COLUMN {column}")
 
 
+def _task_appeal_days(conn: Database) -> None:
+    # A task's own appeal deadline (days after the task was created); NULL: the run's window applies.
+    conn.execute("ALTER TABLE team_tasks ADD COLUMN appeal_days DOUBLE PRECISION")
+
+
 def _steps() -> list[Step]:
     from rubriceval.store.datasets import move_run_samples_to_datasets
     from rubriceval.store.studio_versions import create_studio_version_table
@@ -40,6 +45,8 @@ def _steps() -> list[Step]:
              create_team_tables),
         Step(4, "studio versions: every saved rubric/scorecard version, append-only (a server setup's history)",
              create_studio_version_table),
+        Step(5, "audit tasks may set their own appeal deadline for their samples' verdicts (team_tasks.appeal_days)",
+             _task_appeal_days),
     ]
 
 

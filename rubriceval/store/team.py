@@ -142,11 +142,11 @@ class TeamStore:
         stored_spec = spec.model_copy(update={"run": run_id, "experts": experts, "name": name})
         with self.writing() as conn:
             conn.execute("INSERT INTO team_tasks (task_id, name, run_id, created_by, created_at, sampling, overlap, "
-                         "blind, seed, spec_json) VALUES (:task, :name, :run, :by, :at, :sampling, :overlap, :blind, "
-                         ":seed, :spec)", {"task": task_id, "name": name, "run": run_id, "by": created_by, "at": now,
-                                           "sampling": spec.sampling, "overlap": spec.overlap,
-                                           "blind": int(spec.blind), "seed": spec.seed,
-                                           "spec": stored_spec.model_dump_json()})
+                         "blind, seed, spec_json, appeal_days) VALUES (:task, :name, :run, :by, :at, :sampling, "
+                         ":overlap, :blind, :seed, :spec, :appeal_days)",
+                         {"task": task_id, "name": name, "run": run_id, "by": created_by, "at": now,
+                          "sampling": spec.sampling, "overlap": spec.overlap, "blind": int(spec.blind),
+                          "seed": spec.seed, "spec": stored_spec.model_dump_json(), "appeal_days": spec.appeal_days})
             conn.executemany(
                 "INSERT INTO team_task_items (task_id, item_no, sample_id, scorer, judge_score, threshold, stratum, "
                 "tags, intent) VALUES (:task, :no, :sample, :scorer, :judge, :threshold, :stratum, :tags, :intent)",
@@ -181,7 +181,7 @@ class TeamStore:
         return TaskInfo(task_id=r["task_id"], name=r["name"], run_id=r["run_id"], created_by=r["created_by"],
                         created_at=r["created_at"], sampling=r["sampling"], overlap=r["overlap"],
                         blind=bool(r["blind"]), seed=r["seed"], rubrics=spec.rubrics, experts=spec.experts,
-                        n_items=n_items)
+                        n_items=n_items, appeal_days=r["appeal_days"])    # the column: a lead may change it later
 
     def tasks(self, *, expert: str | None = None) -> list[TaskInfo]:
         """Every task, oldest first; with `expert`, only the tasks that give them items."""

@@ -37,6 +37,9 @@ class TaskSpec(BaseModel):
     # a sampling plan (rubriceval/audit/plan.SamplingPlan's fields: N or p % per segment per period, at least k,
     # risk-first additions) instead of n items per rubric
     plan: dict[str, Any] | None = None
+    # appeals on the verdicts of this task's samples close this many days after the task is created (None: the
+    # run's window; rubriceval/store/appeal_deadlines.py)
+    appeal_days: float | None = Field(default=None, ge=0)
 
     @model_validator(mode="after")
     def _n_or_plan(self) -> "TaskSpec":
@@ -78,6 +81,7 @@ class TaskInfo(BaseModel):
     rubrics: list[str]
     experts: list[str]
     n_items: int
+    appeal_days: float | None = None  # the task's appeal deadline in days after it was created (None: the run's)
 
 
 class QueueRow(BaseModel):
