@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from rubriceval.i18n import Lang, format_number, format_percent, t
 from rubriceval.scorecard.official import official_pairs
 from rubriceval.scorecard.schema import Scorecard
@@ -16,6 +18,39 @@ from rubriceval.scorecard.summary import ScorecardSummary, official_summary
 from rubriceval.scorecard.verdict import ScorecardVerdict
 
 TRANSCRIPTS_SHOWN = 10
+
+
+class HumanMark(BaseModel):
+    """What the conversation view's "human-decided" badge says, as the other report parts do: the latest human
+    act's source (an appeal, a lead's total … or reviewers' item decisions), who, and the judge's own total."""
+
+    source: str                 # official_source_<source> in the catalogue
+    by: str
+    machine_total: int | None
+
+
+def human_marks(runs: Any, run_id: str, human: set[tuple[str, str]], machine: Sequence[ScorecardVerdict],
+                reviews: Sequence[Any]) -> dict[tuple[str, str], HumanMark]:
+    """(sample id, scorecard) → its badge, for the verdicts a person changed. The later of the verdict's decision
+    (store/official.py) and its latest item review names the source, as scorecard/official.with_decision lets
+    a review made after a decision stand."""
+    if not human:
+        return {}
+    from rubriceval.store.official import OfficialScores
+
+    official = OfficialScores.load(runs.conn, run_id)
+    judged = {(v.sample_id, v.scorecard): v.totals.total for v in machine}
+    marks = {}
+    for key in human:
+        decision = official.decision(*key)
+        mine = [r for r in reviews if (r.sample_id, r.scorecard) == key]
+        last = max(mine, key=lambda r: r.created_at) if mine else None
+        if decision is not None and (last is None or decision.at >= last.created_at):
+            source, by = decision.source, decision.by
+        else:
+            source, by = "review", ", ".join(sorted({r.reviewer for r in mine if r.reviewer})) or "—"
+        marks[key] = HumanMark(source=source, by=by, machine_total=judged.get(key))
+    return marks
 
 
 class ScorecardReport:
@@ -35,6 +70,7 @@ class ScorecardReport:
         reviews = ReviewStore(runs).reviews(self.run_id) if self.cards else []
         machine = store.verdicts(self.run_id) if self.human else []
         summaries = [official_summary(c, pairs, machine, reviews, machine_only=machine_only) for c in self.cards]
+        self.marks = human_marks(runs, self.run_id, self.human, machine, reviews)
         # A scorecard that scored no sample of this run (its scope is the other kind) is left out.
         kept = [(c, s) for c, s in zip(self.cards, summaries) if s.n]
         self.cards, self.summaries = [c for c, _ in kept], [s for _, s in kept]
@@ -89,11 +125,14 @@ class ScorecardReport:
 
     def _views(self, card: Scorecard) -> list[dict[str, Any]]:
         """The conversations with deductions, lowest totals first (fatal ones first of all), each turn with the
-        deductions it is cited by."""
+        deductions it is cited by; a conversation a person decided is listed too (its deduction may be gone), with
+        its badge."""
         labels = {i.id: i for i in card.items}
         docked = [v for v in self.mine(card) if any(p.points < 0 for p in v.totals.items) or v.totals.fatal
-                  or v.totals.total is None]
-        docked.sort(key=lambda v: (not v.totals.fatal, -1 if v.totals.total is None else v.totals.total))
+                  or v.totals.total is None or (v.sample_id, v.scorecard) in self.marks]
+        # fatal first, then what people decided (a reader looks for those), then the lowest totals
+        docked.sort(key=lambda v: (not v.totals.fatal, (v.sample_id, v.scorecard) not in self.marks,
+                                   -1 if v.totals.total is None else v.totals.total))
         docked = docked[:TRANSCRIPTS_SHOWN]
         samples = _samples(self.runs, self.run_id, [v.sample_id for v in docked])
         views = []
@@ -119,6 +158,7 @@ class ScorecardReport:
                      for n, turn in sample.conversation.numbered()] if sample and sample.conversation else []
             views.append({"sample_id": v.sample_id, "total": v.totals.total, "fatal": v.totals.fatal,
                           "reason": v.totals.unscored_reason, "whole": whole, "turns": turns,
+                          "official": self.marks.get((v.sample_id, v.scorecard)),
                           "answer": sample.answer if sample and not sample.conversation else ""})
         return views
 
