@@ -5,6 +5,7 @@ import argparse
 import json
 from pathlib import Path
 
+from rubriceval.cli.options import add_store_arg
 from rubriceval.common.errors import RubricEvalError
 
 
@@ -13,8 +14,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Lint rubric files. Exit 0: all valid; 1: every file loads but lint found errors "
                                    "(or warnings, with --strict); 2: a file cannot be read as a rubric (YAML or "
                                    "schema error, the same error `run` stops on).")
-    p.add_argument("path", nargs="?", default="rubrics")
+    p.add_argument("path", nargs="?", default="rubrics", help="a rubric file or directory (default: rubrics), or "
+                   "store: — the rubric versions the studio saved in --store (store:ID, store:ID@N)")
     p.add_argument("--strict", action="store_true", help="warnings fail too")
+    add_store_arg(p, help="the run store a store: PATH reads (default %(default)s)")
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("schema", help="export the rubric JSON Schema (for editors)")
@@ -37,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_validate(args) -> int:
     from rubriceval.rubric.lint import validate_path
 
-    rubrics, findings = validate_path(args.path)
+    rubrics, findings = validate_path(args.path, store=args.store)
     for f in findings:
         print(f.format())
     errors = sum(1 for f in findings if f.severity == "error")

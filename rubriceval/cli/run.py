@@ -17,7 +17,8 @@ from rubriceval.cli.run_summary import print_run_summary
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="evaluate a dataset with rubrics and/or metrics")
     p.add_argument("dataset", nargs="?")
-    p.add_argument("--rubrics", help="rubric file or directory")
+    p.add_argument("--rubrics", help="rubric file or directory, or store: — the newest version of each rubric the "
+                   "studio saved in --store (store:ID for one, store:ID@N for its version N)")
     p.add_argument("--only", help="comma-separated rubric ids to use from --rubrics")
     p.add_argument("--knowledge", metavar="FILE", help="a knowledge file of policies (.md/.txt/.jsonl) for every "
                    "rubric without its own knowledge: — context conditions and per-turn questions read it "
@@ -85,7 +86,8 @@ def _load_for_run(args):
 
     samples = DatasetStream(args.dataset, chatlog=_chatlog_config(args),      # read as a stream, never held whole
                             fmt=args.format)
-    rubrics = load_rubrics(args.rubrics, only=args.only.split(",") if args.only else None) if args.rubrics else []
+    rubrics = load_rubrics(args.rubrics, only=args.only.split(",") if args.only else None,
+                           store=args.store) if args.rubrics else []
     if getattr(args, "knowledge", None):          # the run's knowledge file, for rubrics that name none
         from pathlib import Path
 

@@ -10,7 +10,8 @@ from rubriceval.common.errors import ConfigError
 def add_scorecard_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("scorecards (质检评分表: points, deductions, fatal items; docs/scorecards.md)")
     g.add_argument("--scorecards", metavar="DIR", help="scorecard file or directory (e.g. scorecards/): one total per "
-                   "conversation or sample, after the rubrics and metrics")
+                   "conversation or sample, after the rubrics and metrics; or store: (store:ID, store:ID@N), the "
+                   "versions the studio saved in --store")
     g.add_argument("--only-scorecards", metavar="IDS", help="comma-separated scorecard ids to use from --scorecards")
 
 
@@ -23,11 +24,12 @@ def scorecards_for_run(args: argparse.Namespace, store, rubrics, judge_config) -
         return ScorecardStore(store).cards(args.resume)
     if not getattr(args, "scorecards", None):
         return []
-    from rubriceval.scorecard.loader import load_scorecards
+    from rubriceval.scorecard.loader import load_scorecards, with_run_knowledge
     from rubriceval.scorecard.stage import check_rubric_references
 
     only = args.only_scorecards.split(",") if args.only_scorecards else None
-    cards = load_scorecards(args.scorecards, only=only)
+    cards = load_scorecards(args.scorecards, only=only, store=args.store)
+    cards = with_run_knowledge(cards, getattr(args, "knowledge", None))     # --knowledge: for cards naming none
     if only and set(only) - {c.id for c in cards}:
         raise ConfigError(f"unknown scorecard id(s): {sorted(set(only) - {c.id for c in cards})}",
                           file=args.scorecards, field="--only-scorecards")

@@ -10,11 +10,11 @@ from rapidfuzz.distance import Levenshtein
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.rubric.checklist_lint import checklist_findings
 from rubriceval.rubric.knowledge_lint import knowledge_findings
-from rubriceval.rubric.loader import load_rubric, rubric_files
+from rubriceval.rubric.loader import rubric_sources
 from rubriceval.rubric.measured import measured_findings
 from rubriceval.rubric.schema import CONVERSATION_CHECKS, LEVELS, PER_TURN_CHECKS, Rubric
 from rubriceval.rubric.template_lint import template_findings
-from rubriceval.rubric.yaml_lines import field_label, load_yaml_with_lines
+from rubriceval.rubric.yaml_lines import field_label
 
 NEAR_DUPLICATE = 0.9   # normalized similarity above which two anchors say the same thing
 
@@ -97,22 +97,23 @@ def scope_mismatches(rubric: Rubric) -> list[tuple]:
     return out
 
 
-def validate_path(path: str | Path) -> tuple[list[Rubric], list[Finding]]:
+def validate_path(path: str | Path, store: str | Path | None = None) -> tuple[list[Rubric], list[Finding]]:
+    """Every rubric under `path` (or of a `store:` source in the run store `store`: rubric/loader.rubric_sources)."""
     rubrics: list[Rubric] = []
     findings: list[Finding] = []
     ids: dict[str, str] = {}
-    for file in rubric_files(path):
+    for source in rubric_sources(path, store):
         try:
-            rubric = load_rubric(file)
+            rubric = source.load()
         except RubricEvalError as exc:
-            findings.append(Finding(severity="error", stage="load", file=exc.file or str(file), line=exc.line,
+            findings.append(Finding(severity="error", stage="load", file=exc.file or source.name, line=exc.line,
                                     field=exc.field, message=exc.message + (f" (hint: {exc.hint})" if exc.hint else "")))
             continue
-        _, lines = load_yaml_with_lines(file)
+        _, lines = source.yaml()
         if rubric.id in ids:
-            findings.append(Finding(severity="error", file=str(file), line=_line(lines, "id"), field="id",
+            findings.append(Finding(severity="error", file=source.name, line=_line(lines, "id"), field="id",
                                     message=f"id '{rubric.id}' is also used by {ids[rubric.id]}"))
-        ids[rubric.id] = str(file)
+        ids[rubric.id] = source.name
         findings += lint_rubric(rubric, lines)
         rubrics.append(rubric)
     return rubrics, findings

@@ -1,13 +1,17 @@
-"""Turn rubric YAML files into validated Rubric objects, or errors that name file, line and field."""
+"""Turn rubric YAML files into validated Rubric objects, or errors that name file, line and field. A `store:` source
+(rubriceval/store/stored_sources.py) gives the versions the studio saved in the run store instead of files: each text
+is validated by the same code, its errors naming the version (store:<id>@v<N>)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from rubriceval.common.errors import RubricError
 from rubriceval.rubric.schema import Rubric
-from rubriceval.rubric.yaml_lines import field_label, line_for, load_yaml_with_lines
+from rubriceval.rubric.yaml_lines import field_label, line_for, load_yaml_with_lines, yaml_text_with_lines
+from rubriceval.store.studio_versions import is_store_source
 
 _HINTS = {
     "extra_forbidden": "unknown field; see `rubriceval schema` for the allowed fields",
@@ -29,11 +33,14 @@ def _pretty_loc(loc: tuple) -> tuple:
 
 
 def load_rubric(path: str | Path) -> Rubric:
-    path = Path(path)
     data, lines = load_yaml_with_lines(path)
+    return _rubric_from(data, lines, str(Path(path)))
+
+
+def _rubric_from(data: Any, lines: dict, name: str) -> Rubric:
     if not isinstance(data, dict):
-        raise RubricError("a rubric file must be a YAML mapping (id:, name:, criterion: …)", file=str(path), line=1)
-    _reject_duplicate_item_ids(data, lines, path)
+        raise RubricError("a rubric file must be a YAML mapping (id:, name:, criterion: …)", file=name, line=1)
+    _reject_duplicate_item_ids(data, lines, name)
     try:
         rubric = Rubric.model_validate(data)
     except ValidationError as exc:
@@ -41,13 +48,35 @@ def load_rubric(path: str | Path) -> Rubric:
         loc = _pretty_loc(tuple(err["loc"]))
         field = field_label(loc, data)
         msg = err["msg"].removeprefix("Value error, ")
-        raise RubricError(msg, file=str(path), line=line_for(lines, loc), field=field,
+        raise RubricError(msg, file=name, line=line_for(lines, loc), field=field,
                           hint=_HINTS.get(err["type"])) from None
-    rubric.source_file = str(path)
+    rubric.source_file = name
     return rubric
 
 
-def _reject_duplicate_item_ids(data: dict, lines: dict, path: Path) -> None:
+class RubricSource(BaseModel):
+    """One rubric to load: a file (text None), or a version stored in the run store (its name and text)."""
+
+    name: str
+    text: str | None = None
+
+    def yaml(self) -> tuple[Any, dict]:
+        return load_yaml_with_lines(self.name) if self.text is None else yaml_text_with_lines(self.text, self.name)
+
+    def load(self) -> Rubric:
+        return _rubric_from(*self.yaml(), self.name)
+
+
+def rubric_sources(path: str | Path, store: str | Path | None = None) -> list[RubricSource]:
+    """The rubric files under `path`, or the stored versions a `store:` path names in the run store `store`."""
+    if is_store_source(path):
+        from rubriceval.store.stored_sources import read_store_source
+
+        return [RubricSource(name=v.source_name, text=v.text) for v in read_store_source(store, "rubric", str(path))]
+    return [RubricSource(name=str(file)) for file in rubric_files(path)]
+
+
+def _reject_duplicate_item_ids(data: dict, lines: dict, name: str) -> None:
     """A repeated item id, at the line of its second use (the schema alone can only blame the whole file)."""
     items = data.get("items")
     if not isinstance(items, list):
@@ -59,7 +88,7 @@ def _reject_duplicate_item_ids(data: dict, lines: dict, path: Path) -> None:
             continue
         if ident in first:
             raise RubricError(f"duplicate item id '{ident}' (item {first[ident] + 1} on line "
-                              f"{line_for(lines, ('items', first[ident], 'id'))} has it too)", file=str(path),
+                              f"{line_for(lines, ('items', first[ident], 'id'))} has it too)", file=name,
                               line=line_for(lines, ("items", index, "id")), field=field_label(("items", index, "id"), data),
                               hint="each item needs its own id")
         first[ident] = index
@@ -77,15 +106,17 @@ def rubric_files(path: str | Path) -> list[Path]:
     return files
 
 
-def load_rubrics(path: str | Path, only: list[str] | None = None) -> list[Rubric]:
-    """Load every rubric under a directory (or one file); ids must be unique."""
+def load_rubrics(path: str | Path, only: list[str] | None = None, store: str | Path | None = None) -> list[Rubric]:
+    """Load every rubric under a directory (or one file, or a `store:` source: see rubric_sources); ids must be
+    unique."""
     rubrics: list[Rubric] = []
     seen: dict[str, str] = {}
-    for file in rubric_files(path):
-        rubric = load_rubric(file)
+    for source in rubric_sources(path, store):
+        rubric = source.load()
         if rubric.id in seen:
-            raise RubricError(f"rubric id '{rubric.id}' is also used by {seen[rubric.id]}", file=str(file), field="id")
-        seen[rubric.id] = str(file)
+            raise RubricError(f"rubric id '{rubric.id}' is also used by {seen[rubric.id]}", file=source.name,
+                              field="id")
+        seen[rubric.id] = source.name
         if only is None or rubric.id in only:
             rubrics.append(rubric)
     if only:

@@ -48,13 +48,18 @@ def load_yaml_with_lines(path: str | Path) -> tuple[Any, dict[Path_, int]]:
         raise RubricError("not valid UTF-8", file=str(path), hint="re-save the file as UTF-8") from None
     except FileNotFoundError:
         raise RubricError("file not found", file=str(path)) from None
+    return yaml_text_with_lines(text, str(path))
+
+
+def yaml_text_with_lines(text: str, name: str) -> tuple[Any, dict[Path_, int]]:
+    """YAML text read as a file would be, its errors naming `name` (e.g. a stored version, store:<id>@v<N>)."""
     try:
         node = yaml.compose(text)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise RubricError(f"malformed YAML: {problem}", file=str(path),
+        raise RubricError(f"malformed YAML: {problem}", file=name,
                           line=mark.line + 1 if mark else None,
                           hint="check indentation and quote strings containing ':' or '#'") from None
     lines: dict[Path_, int] = {}
@@ -63,7 +68,7 @@ def load_yaml_with_lines(path: str | Path) -> tuple[Any, dict[Path_, int]]:
             _walk(node, (), lines)
         except DuplicateKey as dup:
             field = ".".join(str(p) for p in ()) or None
-            raise RubricError(f"duplicate key '{dup.key}' (first defined on line {dup.first_line})", file=str(path),
+            raise RubricError(f"duplicate key '{dup.key}' (first defined on line {dup.first_line})", file=name,
                               line=dup.line, field=field, hint="each key, including score levels, may appear once") from None
     return data, lines
 

@@ -383,7 +383,8 @@ def evaluate(dataset: Any, *, rubrics: str | Path | list[Rubric | str | Path] | 
               retrieved_contexts, reference) or ours (question, answer, contexts, ground_truth); `id` is optional
               (generated from the row's content: stable from run to run). See rubriceval/data/inputs.py.
     rubrics   a rubric YAML file or a folder of them, or a list of Rubric objects or paths; None: metrics only. Rubrics that
-              apply to no sample of the dataset are left out, with a note.
+              apply to no sample of the dataset are left out, with a note. "store:" (or "store:ID", "store:ID@N"):
+              the rubric versions the studio saved in `store` (docs/studio.md), the same rubrics as their files.
     metrics   standard metric names, as a list or a comma-separated string (`rubriceval metrics` lists them);
               an unknown name raises ConfigError before anything runs. context_recall/context_precision on samples
               with reference contexts bring their non-LLM twin along, to cross-check them (`result.cross_checks`;
@@ -406,7 +407,8 @@ def evaluate(dataset: Any, *, rubrics: str | Path | list[Rubric | str | Path] | 
               0.8, answer_correctness/answer_relevancy/context_precision/context_recall 0.7, others 0.5). A
               rubric's threshold is its YAML `threshold:`.
     scorecards  a scorecard YAML file or folder (质检评分表: a 100-point total per conversation, docs/scorecards.md), or
-              a list of Scorecard objects or paths; scored after the rubrics and metrics; `result.scorecards()`.
+              a list of Scorecard objects or paths, or "store:" as for rubrics; scored after the rubrics and metrics;
+              `result.scorecards()`.
 
     Returns an EvaluationResult (run id and name, store path, call/token/cost totals, the verdicts). Bad input
     raises a RubricEvalError subclass naming the file (or the in-memory input), line and field.
@@ -415,17 +417,17 @@ def evaluate(dataset: Any, *, rubrics: str | Path | list[Rubric | str | Path] | 
     if rubrics is None:
         rubric_list: list[Rubric] = []
     elif isinstance(rubrics, (str, Path)):
-        rubric_list = load_rubrics(rubrics)
+        rubric_list = load_rubrics(rubrics, store=store)
     else:                                   # Rubric objects, or paths to load
         rubric_list = [r for item in rubrics
-                       for r in (load_rubrics(item) if isinstance(item, (str, Path)) else [item])]
+                       for r in (load_rubrics(item, store=store) if isinstance(item, (str, Path)) else [item])]
     judge_config = judge if isinstance(judge, JudgeConfig) else load_judge_config(**(judge or {}))
     embedder_config = embedder if isinstance(embedder, EmbedderConfig) else load_embedder_config(**(embedder or {}))
     if isinstance(panel, (str, Path)):
         from rubriceval.scoring.panel import load_panel_config
 
         panel = load_panel_config(panel, base=judge_config)
-    cards = _scorecard_list(scorecards, rubric_list) if scorecards is not None else None
+    cards = _scorecard_list(scorecards, rubric_list, store) if scorecards is not None else None
     run_store = RunStore(store)
     metric_list = parse_metric_names(metrics)
     if thresholds:
@@ -446,12 +448,13 @@ def evaluate(dataset: Any, *, rubrics: str | Path | list[Rubric | str | Path] | 
                             sample_ids=[s.id for window in run_store.sample_windows(run_id) for s, _ in window])
 
 
-def _scorecard_list(scorecards: Any, rubrics: list[Rubric]) -> list:
+def _scorecard_list(scorecards: Any, rubrics: list[Rubric], store: str | Path | None = None) -> list:
     """Scorecards given to evaluate(): loaded, and their rubric: items checked against the run's rubrics."""
     from rubriceval.scorecard.loader import load_scorecards
     from rubriceval.scorecard.stage import check_rubric_references
 
     items = [scorecards] if isinstance(scorecards, (str, Path)) else list(scorecards)
-    cards = [c for item in items for c in (load_scorecards(item) if isinstance(item, (str, Path)) else [item])]
+    cards = [c for item in items
+             for c in (load_scorecards(item, store=store) if isinstance(item, (str, Path)) else [item])]
     check_rubric_references(cards, [r.id for r in rubrics])
     return cards

@@ -1,5 +1,7 @@
 """Scorecard YAML files → validated Scorecard objects, or errors naming file, line and field (the rubric loader's
-line map and labels: rubriceval/rubric/yaml_lines.py)."""
+line map and labels: rubriceval/rubric/yaml_lines.py). A card's knowledge file (`knowledge:`, or `run --knowledge`)
+is read here once, through the rubrics' reader (rubriceval/data/knowledge.py), and kept with the card as its
+passages, so the run store holds the policies a run was scored against."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,9 +9,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rubriceval.common.errors import RubricError
-from rubriceval.rubric.yaml_lines import field_label, line_for, load_yaml_with_lines
+from rubriceval.common.errors import RubricError, RubricEvalError
+from rubriceval.data.knowledge import load_knowledge
+from rubriceval.rubric.yaml_lines import field_label, line_for, load_yaml_with_lines, yaml_text_with_lines
 from rubriceval.scorecard.schema import Scorecard
+from rubriceval.store.studio_versions import is_store_source
 
 _HINTS = {
     "extra_forbidden": "unknown field; a scorecard has id, name, base, dimensions, items (see docs/scorecards.md)",
@@ -49,6 +53,35 @@ def _precheck(data: dict, lines: dict, path: Path) -> None:
                            f"dimensions of this scorecard: {', '.join(map(str, known))}")
 
 
+def _read_knowledge(card: Scorecard, data: dict, lines: dict, path: Path) -> None:
+    """Fill `card.knowledge_passages` from its knowledge file, or raise at the card's `knowledge:` line naming the
+    knowledge file (and its line: a bad JSONL row)."""
+    if "knowledge_passages" in data:          # the loader's copy of the file: written in YAML it would bypass it
+        raise _located(data, lines, path, ("knowledge_passages",), "knowledge_passages is read from the knowledge "
+                       "file, not written", "name the file with knowledge: policies.md")
+    if not card.knowledge:
+        return
+    try:
+        knowledge = load_knowledge(card.knowledge, relative_to=path)
+    except RubricEvalError as exc:
+        where = (exc.file or card.knowledge) + (f":{exc.line}" if exc.line else "")
+        where += f" [{exc.field}]" if exc.field and exc.field != "knowledge" else ""
+        message = exc.message if "knowledge" in exc.message else f"knowledge file: {exc.message}"
+        raise _located(data, lines, path, ("knowledge",), f"{where}: {message}",
+                       "a relative path is read beside the scorecard file") from None
+    card.knowledge_passages = knowledge.passages
+
+
+def with_run_knowledge(cards: list[Scorecard], path: str | Path | None) -> list[Scorecard]:
+    """The run's knowledge file (`run --knowledge FILE`) for every card that names none, as rubrics get it."""
+    if not path:
+        return cards
+    knowledge = load_knowledge(path)             # a missing or bad file fails here, naming it
+    where = str(Path(path).resolve())
+    return [c if c.knowledge else c.model_copy(update={"knowledge": where, "knowledge_passages": knowledge.passages})
+            for c in cards]
+
+
 def scorecard_from_data(data: Any, path: Path, lines: dict) -> Scorecard:
     if not isinstance(data, dict):
         raise ScorecardError("a scorecard file must be a YAML mapping (id:, name:, dimensions:, items: …)",
@@ -62,6 +95,7 @@ def scorecard_from_data(data: Any, path: Path, lines: dict) -> Scorecard:
         raise _located(data, lines, path, loc, err["msg"].removeprefix("Value error, "),
                        _HINTS.get(err["type"])) from None
     card.source_file = str(path)
+    _read_knowledge(card, data, lines, path)
     return card
 
 
@@ -71,8 +105,18 @@ def load_scorecard(path: str | Path) -> Scorecard:
     return scorecard_from_data(data, path, lines)
 
 
-def load_scorecards(path: str | Path, only: list[str] | None = None) -> list[Scorecard]:
-    """Every scorecard under a directory (or one file); ids must be unique."""
+def load_scorecards(path: str | Path, only: list[str] | None = None,
+                    store: str | Path | None = None) -> list[Scorecard]:
+    """Every scorecard under a directory (or one file); ids must be unique. A `store:` source (store:, store:ID,
+    store:ID@N) reads the versions the studio saved in the run store `store`, each validated as a file is."""
+    if is_store_source(path):
+        from rubriceval.store.stored_sources import read_store_source
+
+        cards = []
+        for version in read_store_source(store, "scorecard", str(path)):
+            data, lines = yaml_text_with_lines(version.text, version.source_name)
+            cards.append(scorecard_from_data(data, Path(version.source_name), lines))
+        return [card for card in cards if only is None or card.id in only]
     path = Path(path)
     if not path.exists():
         raise ScorecardError("scorecard path not found", file=str(path))

@@ -4,9 +4,13 @@ newest one is the current text. Created by migration step 4 (store/migrations.py
 
 Two saves made from the same version race for the same (kind, id, version) key: the second one breaks the
 uniqueness constraint and is refused as stale, so a concurrent save never overwrites another lead's.
+
+Runs read them through a `store:` source (`--rubrics store:`, `--scorecards store:ID@N`; parsed here, opened by
+store/stored_sources.py): each version is named `store:<id>@v<N>` in what its loader says.
 """
 from __future__ import annotations
 
+import re
 import time
 from typing import Literal
 
@@ -18,6 +22,8 @@ from rubriceval.store.db import Database, IntegrityError
 from rubriceval.store.team_schema import SERIAL_PK
 
 Kind = Literal["rubric", "scorecard"]
+STORE_SOURCE = "store:"
+_SOURCE = re.compile(r"store:(?P<id>[A-Za-z0-9_\-]+)?(?:@v?(?P<version>\d+))?")
 
 TABLE = """CREATE TABLE IF NOT EXISTS studio_versions (
   row_id {serial_pk}, kind TEXT NOT NULL CHECK (kind IN ('rubric', 'scorecard')), item_id TEXT NOT NULL,
@@ -40,6 +46,31 @@ class StoredVersion(BaseModel):
     version_tag: str
     saved_by: str
     saved_at: float
+
+    @property
+    def source_name(self) -> str:
+        """How errors and rubrics' source_file name this version: store:<id>@v<N>."""
+        return f"{STORE_SOURCE}{self.item_id}@v{self.version}"
+
+
+class StoreSource(BaseModel):
+    """What a `store:` source names: every id's newest version (`store:`), one id's (`store:ID`) or one version
+    (`store:ID@N`, or `@vN` as errors write it)."""
+
+    item_id: str | None = None
+    version: int | None = None
+
+
+def is_store_source(source: object) -> bool:
+    return isinstance(source, str) and source.startswith(STORE_SOURCE)
+
+
+def parse_store_source(source: str, kind: Kind) -> StoreSource:
+    found = _SOURCE.fullmatch(source.strip())
+    if found is None or (found["version"] and not found["id"]):
+        raise RubricEvalError(f"'{source}' does not name stored {kind}s", file=source,
+                              hint=f"store: (every {kind} the studio saved), store:ID or store:ID@N")
+    return StoreSource(item_id=found["id"], version=int(found["version"]) if found["version"] else None)
 
 
 class StudioVersionStore:
@@ -69,6 +100,25 @@ class StudioVersionStore:
             return None
         return StoredVersion(kind=row[0], item_id=row[1], version=int(row[2]), text=row[3], version_tag=row[4],
                              saved_by=row[5], saved_at=float(row[6]))
+
+    def select(self, kind: Kind, source: StoreSource) -> list[StoredVersion]:
+        """The versions a `store:` source names (sorted by id); an id or version not stored is refused, naming
+        what is."""
+        ids = self.ids(kind)
+        if source.item_id is None:
+            if not ids:
+                raise RubricEvalError(f"no {kind} versions saved in this run store", file=self.location,
+                                      hint="save one in `rubriceval studio --versions-in store --store …`")
+            return [found for item_id in ids if (found := self.get(kind, item_id)) is not None]
+        name = f"{STORE_SOURCE}{source.item_id}" + (f"@v{source.version}" if source.version else "")
+        if source.item_id not in ids:
+            raise RubricEvalError(f"no stored {kind} '{source.item_id}' in {self.location}", file=name, field="id",
+                                  hint=f"stored {kind}s: {', '.join(ids) or 'none'}")
+        found = self.get(kind, source.item_id, source.version)
+        if found is None:
+            raise RubricEvalError(f"{kind} {source.item_id} has no stored version {source.version}", file=name,
+                                  field="version", hint=f"stored versions: {self.versions(kind, source.item_id)}")
+        return [found]
 
     def append(self, kind: Kind, item_id: str, version: int, text: str, version_tag: str, saved_by: str) -> None:
         """Add a version; refused (nothing written) when that version number was saved meanwhile."""
