@@ -54,7 +54,8 @@ def build_card_tab(lang: Lang, card_columns: list[str]) -> CardLayout:
                 gr.Number(label=say("studio_card_pass"), precision=0, elem_id="studio-card-pass")]
     head.append(gr.Textbox(label=say("studio_card_dimensions"), lines=3, elem_id="studio-card-dimensions"))
     apply_head = gr.Button(say("studio_card_apply_head"), elem_id="studio-card-apply-head")
-    items = gr.Dataframe(headers=headers(CARD_ITEM_COLUMNS, lang), interactive=False, wrap=True, label=say("studio_card_items"),
+    items = gr.Dataframe(headers=headers(CARD_ITEM_COLUMNS, lang), interactive=False, wrap=True,
+                         label=say("studio_card_items"),
                          elem_id="studio-card-items")
     kinds = check_kinds()
     with gr.Row():
@@ -111,7 +112,8 @@ def build_card_tab(lang: Lang, card_columns: list[str]) -> CardLayout:
         card_diff = gr.Button(say("studio_show_diff"), elem_id="studio-card-diff")
         card_save = gr.Button(say("studio_save"), variant="primary", elem_id="studio-card-save")
     card_status = gr.Textbox(interactive=False, show_label=False, elem_id="studio-card-status")
-    card_results = gr.Dataframe(headers=headers(card_columns, lang), interactive=False, wrap=True, elem_id="studio-card-results")
+    card_results = gr.Dataframe(headers=headers(card_columns, lang), interactive=False, wrap=True,
+                                elem_id="studio-card-results")
     card_diff_view = gr.Code(language=None, interactive=False, elem_id="studio-card-diff-view")
     return CardLayout(card_file, card_open, head, apply_head, items, pick, item, check_box, question_box, rubric_box,
                       apply_item, remove_item, card_text, card_validate, card_try, card_diff, card_save, card_status,

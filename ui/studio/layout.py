@@ -121,7 +121,8 @@ def build_layout(lang: Lang, result_columns: list[str], check_columns: list[str]
                 plan_btn = gr.Button(say("studio_plan"), elem_id="studio-plan")
                 try_btn = gr.Button(say("studio_try"), variant="primary", elem_id="studio-try")
             plan_view = gr.Textbox(lines=4, interactive=False, show_label=False, elem_id="studio-plan-view")
-            results = gr.Dataframe(headers=headers(result_columns, lang), interactive=False, wrap=True, elem_id="studio-results")
+            results = gr.Dataframe(headers=headers(result_columns, lang), interactive=False, wrap=True,
+                                   elem_id="studio-results")
             with gr.Row():
                 mark_sample = gr.Dropdown(label=say("studio_mark_sample"), choices=[], elem_id="studio-mark-sample",
                                       allow_custom_value=True)

@@ -20,7 +20,7 @@ from ui.common.errors import user_errors
 from ui.team.actions import TeamSession
 from ui.team.appeals_layout import AppealTabs
 from ui.team.appeals_views import (appeal_html, calibration_item_html, calibration_items_frame, calibration_markdown,
-                                   inbox_frame, my_verdicts_frame, verdict_html, verdict_key)
+                                   inbox_frame, my_verdicts_frame, state_text, verdict_html, verdict_key)
 from ui.team.wiring import TeamHandlers
 
 
@@ -126,8 +126,8 @@ class AppealHandlers:
         if not appeal_id:
             raise AppealError(t("appeal_ui_need_pick", session.lang), field="appeal")
         result = self.appeals.review(appeal_id, reviewer=me.name, role=me.role, expected_version=int(version or 0))
-        return self._view(appeal_id, session, t("appeal_ui_saved", session.lang, state=result.appeal.state)
-                          if result.ok else f"⚠ {result.message}")
+        saved = t("appeal_ui_saved", session.lang, state=state_text(result.appeal.state, session.lang))
+        return self._view(appeal_id, session, saved if result.ok else f"⚠ {result.message}")
 
     def do_decide(self, final: bool):
         def handler(appeal_id: str | None, version: int, outcome: str | None, score: str | None, reason: str,
@@ -139,8 +139,8 @@ class AppealHandlers:
             who = {"lead": me.name} if final else {"reviewer": me.name}
             result = step(appeal_id, **who, role=me.role, outcome=outcome, reason=reason,   # type: ignore[arg-type]
                           score=int(score) if score else None, expected_version=int(version or 0))
-            message = (t("appeal_ui_saved", session.lang, state=result.appeal.state) if result.ok
-                       else f"⚠ {result.message}")
+            message = (t("appeal_ui_saved", session.lang, state=state_text(result.appeal.state, session.lang))
+                       if result.ok else f"⚠ {result.message}")
             return self._view(appeal_id, session, message)
         return handler
 
