@@ -7,16 +7,25 @@ In the fixture run (8 conversations), sampling "lowest" with n=2 takes c000 and 
 c002 (agent_wang's too) is in no task."""
 from __future__ import annotations
 
-import pytest
+import os
 
-from rubriceval.cli import main
-from rubriceval.store.appeal_models import DAY_S, AppealError
-from rubriceval.store.appeals import Appeals
-from rubriceval.store.migrations import schema_version
-from rubriceval.store.runs import RunStore
-from rubriceval.store.team import TeamStore
-from rubriceval.store.team_models import TaskSpec
-from rubriceval.testing.appeal_store import CHECK, RUBRIC, build_appeal_store
+os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
+
+import pytest  # noqa: E402
+
+from rubriceval.cli import main  # noqa: E402
+from rubriceval.data.sample import Sample  # noqa: E402
+from rubriceval.store.appeal_models import DAY_S, AgentVerdict, AppealError  # noqa: E402
+from rubriceval.store.appeals import Appeals  # noqa: E402
+from rubriceval.store.audit_models import iso_time  # noqa: E402
+from rubriceval.store.migrations import schema_version  # noqa: E402
+from rubriceval.store.runs import RunStore  # noqa: E402
+from rubriceval.store.team import TeamStore  # noqa: E402
+from rubriceval.store.team_models import TaskSpec  # noqa: E402
+from rubriceval.testing.appeal_store import CHECK, RUBRIC, build_appeal_store  # noqa: E402
+from ui.team.appeals_views import verdict_html  # noqa: E402
 
 IN_TASK, NO_TASK = ("c000", "c004"), "c002"
 
@@ -154,3 +163,61 @@ def test_an_old_store_gains_the_task_deadline_column(store_target):
         assert team.task(task.task_id).appeal_days is None                # the task kept, the run's window applies
         assert Appeals(team).set_task_window(task.task_id, days=2, by="lead_chen") is not None
         assert team.task(task.task_id).appeal_days == 2
+
+
+def test_the_verdict_view_says_the_deadline_in_the_pages_language_and_escapes_the_task_name():
+    def mine(task: str, left: float | None) -> AgentVerdict:
+        return AgentVerdict(run_id="r", sample_id="c0", scorer=RUBRIC, machine_score=2, official_score=2,
+                            human_decided=False, deductions=[CHECK], feedback="", appeal_closes_at=3 * DAY_S,
+                            appeal_deadline_task=task, appeal_days_left=left, appeals=[])
+
+    sample = Sample(id="c0", question="快递呢", answer="已发出")
+    html = verdict_html(mine("W49 <b>短期</b>", 3.5), sample, "zh")
+    assert f"本条申诉截止：{iso_time(3 * DAY_S)}（还剩 3 天，按审核任务 W49 &lt;b&gt;短期&lt;/b&gt; 的期限）" in html
+    assert "<b>短期" not in html
+    assert "(under a day left, the run's deadline)" in verdict_html(mine("", 0.2), sample, "en")
+    assert "(closed, task W49's deadline)" in verdict_html(mine("W49", -1), sample, "en")
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    from rubriceval.audit.passwords import read_auth_file, write_user
+    from rubriceval.audit.sessions import TeamAuth
+    from rubriceval.testing.store_copy import empty_store
+    from tests.test_team_ui import Clock as ShiftedClock, free_port
+    from ui.team.app import launch_team
+
+    store_path, auth_path = empty_store(request, "appeal_deadlines_ui"), tmp_path_factory.mktemp("dl") / "users.auth"
+    run_id = build_appeal_store(store_path)
+    with TeamStore(store_path) as team:
+        make_task(team, run_id, "W49 短期", appeal_days=1)
+    write_user(auth_path, "agent_wang", "agent", "agent_wang-password")
+    clock = ShiftedClock()
+    auth = TeamAuth(read_auth_file(auth_path), ttl_s=30 * DAY_S, clock=clock)   # the login outlives the shift
+    app = launch_team(store_path, auth, port=free_port(), block=False, quiet=True, lang="en")
+    yield app, store_path, run_id, clock
+    app.close()
+    app.team_store.close()
+
+
+def test_the_agent_sees_each_verdicts_deadline_and_a_late_appeal_is_refused(served) -> None:
+    from gradio_client import Client
+
+    app, store_path, run_id, clock = served
+    wang = Client(app.local_url, auth=("agent_wang", "agent_wang-password"), verbose=False, download_files=False)
+    with TeamStore(store_path) as team:
+        task_closes = iso_time(Appeals(team).deadline(run_id, "c000").closes_at)
+        run_closes = iso_time(Appeals(team).closes_at(run_id))
+    in_task, _ = wang.predict(run_id, f"c000|{RUBRIC}", api_name="/my_verdict")
+    assert f"Appeals on this verdict close {task_closes} (under a day left, task W49 短期's deadline)" in in_task
+    no_task, _ = wang.predict(run_id, f"{NO_TASK}|{RUBRIC}", api_name="/my_verdict")
+    assert f"Appeals on this verdict close {run_closes} (6 day(s) left, the run's deadline)" in no_task
+    clock.shift = 2 * DAY_S                      # past the task's day, inside the run's week
+    status, _ = wang.predict(run_id, f"c000|{RUBRIC}", CHECK, "没有承诺包邮", api_name="/appeal_submit")
+    assert status.startswith("⚠") and f"appeals on task 'W49 短期' closed at {task_closes}" in status
+    in_task, _ = wang.predict(run_id, f"c000|{RUBRIC}", api_name="/my_verdict")
+    assert "(closed, task W49 短期's deadline)" in in_task
+    status, _ = wang.predict(run_id, f"{NO_TASK}|{RUBRIC}", "", "分数太低", api_name="/appeal_submit")
+    assert status.startswith("✓ appeal")
+    with TeamStore(store_path) as team:
+        assert [a.sample_id for a in Appeals(team).list(agent="agent_wang")] == [NO_TASK]

@@ -65,8 +65,19 @@ def verdict_html(v: AgentVerdict, sample: Any, lang: Lang) -> str:
     return (f"<div class='appeal-verdict'><p><b>{esc(v.sample_id)}</b> · {esc(v.scorer)}</p>"
             f"<p>{t('appeal_ui_machine', lang)} <b>{_score(v.machine_score)}</b> · {t('appeal_ui_official', lang)} "
             f"<b class='official-score'>{_score(v.official_score)}</b>{human}</p>"
+            f"<p class='appeal-deadline'>{deadline_text(v, lang)}</p>"
             f"{said_html(sample, lang)}"
             f"<p class='feedback'>{esc(v.feedback)}</p></div>")
+
+
+def deadline_text(v: AgentVerdict, lang: Lang) -> str:
+    """When appeals on this verdict close, how long is left, and whose deadline it is (the task name escaped)."""
+    left = v.appeal_days_left
+    said = ("—" if left is None else t("appeal_ui_deadline_passed", lang) if left < 0 else
+            t("appeal_ui_days_left", lang, n=int(left)) if left >= 1 else t("appeal_ui_under_a_day", lang))
+    whose = (t("appeal_ui_by_task", lang, task=esc(v.appeal_deadline_task)) if v.appeal_deadline_task
+             else t("appeal_ui_by_run", lang))
+    return t("appeal_ui_deadline", lang, at=esc(iso_time(v.appeal_closes_at)), left=said, whose=whose)
 
 
 def inbox_frame(rows: list[Appeal], lang: Lang) -> pd.DataFrame:
