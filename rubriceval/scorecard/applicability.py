@@ -32,8 +32,9 @@ def _has_contexts(sample: Sample) -> bool:
     return bool(sample.contexts)
 
 
-def why_not_applicable(when: AppliesWhen | None, sample: Sample) -> str | None:
-    """None when every deterministic condition holds; else the first that does not, in words."""
+def why_not_applicable(when: AppliesWhen | None, sample: Sample, knowledge: bool = False) -> str | None:
+    """None when every deterministic condition holds; else the first that does not, in words. `knowledge`: the card
+    names a knowledge file, which is read as the context a chat export lacks (so `has_contexts` holds)."""
     if when is None:
         return None
     if when.tags and not set(when.tags) & set(sample.tags):
@@ -42,9 +43,9 @@ def why_not_applicable(when: AppliesWhen | None, sample: Sample) -> str | None:
         return f"applies_when.intents {when.intents} (the sample's intent: {sample.intent or 'none'})"
     if when.pattern and not any(re.search(when.pattern, text) for text in _texts(sample, when.roles)):
         return f"applies_when.pattern /{when.pattern}/ is found in no {'/'.join(when.roles)} turn"
-    if when.has_contexts is not None and _has_contexts(sample) != when.has_contexts:
-        return f"applies_when.has_contexts is {str(when.has_contexts).lower()} and the sample " \
-               f"{'has none' if when.has_contexts else 'has some'}"
+    if when.has_contexts is not None and (knowledge or _has_contexts(sample)) != when.has_contexts:
+        has = "the card's knowledge file" if knowledge else "some" if not when.has_contexts else "none"
+        return f"applies_when.has_contexts is {str(when.has_contexts).lower()} and the sample has {has}"
     metadata = _metadata(sample)
     for key, wanted in when.metadata.items():
         value = metadata.get(key)

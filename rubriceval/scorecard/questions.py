@@ -2,11 +2,14 @@
 sample (or the numbered transcript) first, the question last, answer constrained to yes/no with p(yes) from
 logprobs (rubriceval/scoring/checklist.py). The questions are those of one checklist item of a rubric made from the
 scorecard, so they share their prompt prefix with every checklist question of the run about the same sample; a
-question with `judge_sees_knowledge` is asked with the knowledge base shown after the transcript (the second item)."""
+question with `judge_sees_knowledge` (and that item's `applies_when.question`) is asked with the knowledge base shown
+after the transcript (the second item): the passages the bot was given, then the card's knowledge file — numbered
+after them, as context conditions search them (rubriceval/checks/context_condition.py)."""
 from __future__ import annotations
 
 from functools import lru_cache
 
+from rubriceval.data.knowledge import Knowledge
 from rubriceval.data.sample import Sample
 from rubriceval.prompt.compile import CompiledPrompt
 from rubriceval.rubric.schema import ChecklistItem, ChecklistQuestion, Rubric
@@ -49,10 +52,15 @@ def _all_questions(card: Scorecard) -> list[ChecklistQuestion]:
     return asked + [item_question(i) for i in card.items if i.question]
 
 
+def _knowing(card: Scorecard) -> set[str]:
+    """The questions asked with the knowledge base shown: a judge_sees_knowledge item's, and its N/A question's."""
+    return {qid for i in card.items if i.judge_sees_knowledge for qid in (i.id, i.id + APPLIES_SUFFIX)}
+
+
 @lru_cache(maxsize=64)
 def _question_rubric(card_json: str) -> Rubric:
     card = Scorecard.model_validate_json(card_json)
-    knowing = {i.id for i in card.items if i.judge_sees_knowledge}
+    knowing = _knowing(card)
     questions = _all_questions(card)
     plain = [q for q in questions if q.id not in knowing] or [ChecklistQuestion(id="none", ask="-")]
     with_kb = [q for q in questions if q.id in knowing] or [ChecklistQuestion(id="none", ask="-")]
@@ -75,23 +83,29 @@ def checklist_of(card: Scorecard, knowledge: bool = False) -> ChecklistItem:
 
 
 def sees_knowledge(card: Scorecard, question: ChecklistQuestion) -> bool:
-    return any(i.id == question.id and i.judge_sees_knowledge for i in card.items)
+    return question.id in _knowing(card)
 
 
-def with_knowledge(sample: Sample) -> Sample:
-    """A conversation as the knowledge questions read it: `contexts` = every turn's contexts, each once, in order."""
-    if sample.conversation is None:
+def with_knowledge(sample: Sample, knowledge: Knowledge | None = None) -> Sample:
+    """A sample as the knowledge questions read it: `contexts` = every turn's contexts, each once, in order (a
+    conversation's; a single-turn sample keeps its own), then the knowledge file's passages not among them. The
+    passages are values the template quotes inside the fenced background, never template source."""
+    if sample.conversation is None and knowledge is None:
         return sample
-    seen: dict[str, None] = {}
-    for turn in sample.conversation.turns:
+    seen: dict[str, None] = dict.fromkeys(sample.contexts) if sample.conversation is None else {}
+    for turn in sample.conversation.turns if sample.conversation is not None else []:
         for passage in turn.contexts:
             seen.setdefault(passage, None)
+    for passage in knowledge.passages if knowledge is not None else []:
+        seen.setdefault(passage, None)
     return sample.model_copy(update={"contexts": list(seen)})
 
 
-def compile_scorecard_question(card: Scorecard, question: ChecklistQuestion, sample: Sample) -> CompiledPrompt:
+def compile_scorecard_question(card: Scorecard, question: ChecklistQuestion, sample: Sample,
+                               knowledge: Knowledge | None = None) -> CompiledPrompt:
+    """`knowledge`: the card's knowledge file (card.knowledge_base()), shown to the knowledge questions."""
     from rubriceval.scoring.checklist import compile_question
 
-    knowledge = sees_knowledge(card, question)
-    return compile_question(question_rubric(card), checklist_of(card, knowledge), question,
-                            with_knowledge(sample) if knowledge else sample)
+    sees = sees_knowledge(card, question)
+    return compile_question(question_rubric(card), checklist_of(card, sees), question,
+                            with_knowledge(sample, knowledge) if sees else sample)

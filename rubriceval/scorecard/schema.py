@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr, StrictInt, TypeAdapter, ValidationError, field_validator, model_validator
 
+from rubriceval.data.knowledge import Knowledge, load_knowledge
 from rubriceval.rubric.items import CONVERSATION_CHECKS, Item, SampleField
 from rubriceval.rubric.predicate import valid_regex
 from rubriceval.rubric.strict import StrictModel, edit_count
@@ -52,7 +53,8 @@ class AppliesWhen(StrictModel):
     pattern: str | None = None
     roles: list[Literal["user", "assistant"]] = Field(default_factory=lambda: ["user", "assistant"], min_length=1)
     metadata: dict[str, Any] = Field(default_factory=dict)
-    has_contexts: bool | None = None      # true: only where retrieved contexts (a knowledge base) were shown
+    # true: only where retrieved contexts (a knowledge base) were shown, or the card names a knowledge file
+    has_contexts: bool | None = None
     question: str | None = Field(default=None, min_length=1)
 
     @field_validator("pattern")
@@ -198,6 +200,13 @@ class Scorecard(StrictModel):
     on_unscored: OnUnscored = "unscored"
     # The trust bar of the items the judge decides (question and rubric items) unless an item sets its own.
     trust: ItemTrust | None = None
+    # A knowledge file of policies (.md/.txt/.jsonl, relative to this file; rubriceval/data/knowledge.py), read as
+    # the context a chat export lacks: by unless_context / only_if_context, per-turn `ask:` questions, the
+    # judge_sees_knowledge questions (and their applies_when questions) and `applies_when.has_contexts`.
+    knowledge: str | None = Field(default=None, min_length=1)
+    # Its passages, read by the loader (never written in YAML): kept with the card, so a resumed run and a report
+    # read the version the run started with, whatever the file says later.
+    knowledge_passages: list[str] | None = None
     dimensions: list[Dimension] = Field(min_length=1)
     items: list[ScorecardItem] = Field(min_length=1)
     source_file: str | None = Field(default=None, exclude=True)
@@ -234,14 +243,29 @@ class Scorecard(StrictModel):
     def fatal_items(self) -> list[ScorecardItem]:
         return [i for i in self.items if i.fatal]
 
+    def knowledge_base(self) -> Knowledge | None:
+        """The card's knowledge file as its checks and questions read it: the passages the loader kept, else the
+        file (a card built in Python), read beside the card file as a rubric's is."""
+        if not self.knowledge:
+            return None
+        if self.knowledge_passages is not None:
+            return Knowledge(source=self.knowledge, passages=self.knowledge_passages)
+        return load_knowledge(self.knowledge, relative_to=self.source_file)
+
     def content_hash(self) -> str:
         """Changes with anything that can change a total: points, predicates, fatal flags, N/A conditions, caps,
-        the base. Names, descriptions and the review mark are left out (they change no verdict)."""
+        the base, the knowledge file's passages (a policy edit is a new version; moving the file is not). Names,
+        descriptions and the review mark are left out (they change no verdict)."""
         key = (id(self), edit_count())
         cached = self.__pydantic_private__.get("_hash")
         if cached is None or cached[0] != key:
             # The trust bars judge the verdicts, they change none: left out, like a rubric's.
-            data = self.model_dump(mode="json", exclude={"name", "description", "version", "trust"})
+            data = self.model_dump(mode="json", exclude={"name", "description", "version", "trust", "knowledge",
+                                                         "knowledge_passages"})
+            knowledge = self.knowledge_base()
+            if knowledge is not None:        # absent without one: every card written before keeps its version
+                data["knowledge"] = hashlib.sha256(json.dumps(knowledge.passages, ensure_ascii=False).encode()
+                                                   ).hexdigest()
             for item in data["items"]:
                 for label in ("name", "description", "review", "trust"):
                     item.pop(label, None)

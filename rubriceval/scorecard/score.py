@@ -15,6 +15,7 @@ from rubriceval.checks import CHECKS
 from rubriceval.checks.context_condition import conditioned
 from rubriceval.checks.turn_answers import Unanswered
 from rubriceval.checks.turns import conversation_of, turn_sample
+from rubriceval.data.knowledge import Knowledge
 from rubriceval.data.sample import Sample
 from rubriceval.safety.manipulation import scan_fields
 from rubriceval.safety.redaction import judge_view
@@ -94,18 +95,20 @@ def addresses_judge(sample: Sample) -> list[Any]:
     return scan_fields({"answer": said or ""})
 
 
-async def _ask(card: Scorecard, questions: list, sample: Sample, judge) -> tuple[dict[str, Any], Usage]:
-    """The questions, the plain ones first, then those asked with the knowledge base shown."""
+async def _ask(card: Scorecard, questions: list, sample: Sample, judge, knowledge: Knowledge | None = None
+               ) -> tuple[dict[str, Any], Usage]:
+    """The questions, the plain ones first, then those asked with the knowledge base (and the card's knowledge
+    file) shown."""
     from rubriceval.scoring.checklist import ask_questions, checklist_slots
 
     found, usage = {}, Usage()
-    for knowledge in (False, True):
-        mine = [q for q in questions if sees_knowledge(card, q) == knowledge]
+    for sees in (False, True):
+        mine = [q for q in questions if sees_knowledge(card, q) == sees]
         if not mine:
             continue
         async with checklist_slots(judge):
-            answers, spent = await ask_questions(question_rubric(card), checklist_of(card, knowledge), mine,
-                                                 with_knowledge(sample) if knowledge else sample, judge)
+            answers, spent = await ask_questions(question_rubric(card), checklist_of(card, sees), mine,
+                                                 with_knowledge(sample, knowledge) if sees else sample, judge)
         found.update({a.question_id: a for a in answers})
         usage = usage + spent
     return found, usage
@@ -123,10 +126,11 @@ async def score_scorecard(card: Scorecard, sample: Sample, judge: Any, rubric_ve
     """The scorecard's verdict on this sample. rubric_verdicts: this sample's verdicts of the run's rubrics, by id
     (what `rubric:` items read)."""
     rubric_verdicts = rubric_verdicts or {}
+    knowledge = card.knowledge_base()
     outcomes: dict[str, ItemOutcome] = {}
     pending: list[ScorecardItem] = []
     for item in card.items:
-        reason = why_not_applicable(item.applies_when, sample)
+        reason = why_not_applicable(item.applies_when, sample, knowledge is not None)
         if reason:
             outcomes[item.id] = ItemOutcome(item=item.id, status="not_applicable", reason=reason)
         else:
@@ -143,7 +147,7 @@ async def score_scorecard(card: Scorecard, sample: Sample, judge: Any, rubric_ve
             outcomes[item.id] = ItemOutcome(item=item.id, status="unscored", reason=why)
         pending = [i for i in pending if i not in judging]
     conditional = [i for i in pending if i.applies_when and i.applies_when.question]
-    answers, spent = await _ask(card, [applies_question(i) for i in conditional], judged, judge)
+    answers, spent = await _ask(card, [applies_question(i) for i in conditional], judged, judge, knowledge)
     usage = usage + spent
     for item in conditional:
         answer = answers[applies_question(item).id]
@@ -156,8 +160,9 @@ async def score_scorecard(card: Scorecard, sample: Sample, judge: Any, rubric_ve
                                                    f"(p(yes)={answer.p_yes:.2f}): {item.applies_when.question}")
     pending = [i for i in pending if i.id not in outcomes]
     # One asker for the sample: a per-turn answer serves every check item asking it (checks read `sample`, the
-    # judge reads `judged`: masked when redaction is on).
-    asker = QuestionAsker(judge, judged.conversation, card.language)
+    # judge reads `judged`: masked when redaction is on). It holds the knowledge file as a rubric's does: shown to
+    # per-turn questions, searched by unless_context / only_if_context.
+    asker = QuestionAsker(judge, judged.conversation, card.language, knowledge)
     for item in pending:
         if item.kind == "check":
             outcomes[item.id] = await check_outcome(item, sample, asker)
@@ -165,7 +170,7 @@ async def score_scorecard(card: Scorecard, sample: Sample, judge: Any, rubric_ve
             outcomes[item.id] = rubric_outcome(item, rubric_verdicts)
     usage = usage + asker.usage
     asked = [i for i in pending if i.kind == "question"]
-    answers, spent = await _ask(card, [item_question(i) for i in asked], judged, judge)
+    answers, spent = await _ask(card, [item_question(i) for i in asked], judged, judge, knowledge)
     usage = usage + spent
     for item in asked:
         answer = answers[item.id]
