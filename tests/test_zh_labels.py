@@ -167,3 +167,16 @@ def test_the_chinese_team_page_shows_chinese_headers_and_appeal_states(zh_team):
     assert status == "✓ 已保存：申诉成立"
     with TeamStore(store_path) as team:                # stored in English, as the CLI and reports read it
         assert Appeals(team).get(appeal_id).state == "accepted"
+
+
+def test_the_audit_apps_agreement_tables_are_chinese_on_a_chinese_page():
+    from ui.audit import agreement_panel
+
+    zh = agreement_panel.summary_frame([], "zh")
+    assert list(zh.columns)[:4] == ["评分标准", "版本", "条数", "完全一致"] and all(HAN.search(c) for c in zh.columns)
+    assert list(agreement_panel.summary_frame([], "en").columns) == [
+        "rubric", "version", "items", "exact", "within ±1", "quadratic κ", "Spearman", "judge − human",
+        "items ≥2 experts", "expert α (ordinal)", "unscored", "notes"]
+    assert list(agreement_panel.worst_frame(None, "zh").columns) == ["样本", "评审", "专家", "分差", "理由"]
+    assert list(agreement_panel.worst_frame(None).columns) == ["sample", "judge", "human", "gap", "reasons"]
+    assert agreement_panel.headline([], "zh").startswith("尚无审核")

@@ -9,12 +9,22 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from rubriceval import AuditStore
+from rubriceval.i18n import Lang, t
 from rubriceval.trust.agreement import Estimate
 from rubriceval.trust.human_scores import AuditedItem, RubricAgreementReport, audit_agreement, audited_items
 
-SUMMARY_COLUMNS = ["rubric", "version", "items", "exact", "within ±1", "quadratic κ", "Spearman", "judge − human",
-                   "items ≥2 experts", "expert α (ordinal)", "unscored", "notes"]
-WORST_COLUMNS = ["sample", "judge", "human", "gap", "reasons"]
+# Column ids, said by the catalogue's ui_col_<id> in the page's language (English: the headers as they always were)
+SUMMARY_IDS = ("rubric", "version", "items", "exact", "within_one", "kappa", "spearman", "difference", "multi_expert",
+               "experts_alpha", "unscored", "notes")
+WORST_IDS = ("sample", "judge", "human", "gap", "reasons")
+
+
+def columns(ids: tuple[str, ...], lang: Lang = "en") -> list[str]:
+    return [t(f"ui_col_{i}", lang) for i in ids]
+
+
+SUMMARY_COLUMNS = columns(SUMMARY_IDS)
+WORST_COLUMNS = columns(WORST_IDS)
 N_BOOT = 1000
 WORST_ITEMS = 15
 
@@ -52,7 +62,7 @@ def _fmt(estimate: Estimate, digits: int = 2) -> str:
     return estimate.format(digits) if estimate.value is not None else "—"
 
 
-def summary_frame(results: list[RubricAgreement]) -> pd.DataFrame:
+def summary_frame(results: list[RubricAgreement], lang: Lang = "en") -> pd.DataFrame:
     rows = []
     for a in results:
         r = a.report
@@ -62,31 +72,30 @@ def summary_frame(results: list[RubricAgreement]) -> pd.DataFrame:
         rows.append([a.name, a.version, r.n, _fmt(r.exact), _fmt(r.within_one), _fmt(r.kappa_quadratic),
                      _fmt(r.spearman), _fmt(r.mean_difference), a.n_multi_expert_items, _fmt(a.experts_alpha),
                      r.n_unscored, "; ".join(notes)])
-    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+    return pd.DataFrame(rows, columns=columns(SUMMARY_IDS, lang))
 
 
-def confusion_frame(result: RubricAgreement | None) -> pd.DataFrame:
+def confusion_frame(result: RubricAgreement | None, lang: Lang = "en") -> pd.DataFrame:
     """Rows: human score, columns: judge score (as the agreement module defines them)."""
     if result is None:
         return pd.DataFrame()
     frame = result.report.confusion_frame()
-    frame.index = [f"human {v}" for v in frame.index]
-    frame.columns = [f"judge {v}" for v in frame.columns]
+    frame.index = [t("ui_agreement_human_row", lang, score=v) for v in frame.index]
+    frame.columns = [t("ui_agreement_judge_col", lang, score=v) for v in frame.columns]
     return frame.reset_index(names="")
 
 
-def worst_frame(result: RubricAgreement | None) -> pd.DataFrame:
+def worst_frame(result: RubricAgreement | None, lang: Lang = "en") -> pd.DataFrame:
     if result is None:
-        return pd.DataFrame(columns=WORST_COLUMNS)
+        return pd.DataFrame(columns=columns(WORST_IDS, lang))
     reasons = {item.key: "; ".join(f"{expert}: {why}" for expert, why in sorted(item.reasons.items()))
                for item in result.items}
     return pd.DataFrame([[w.id, w.judge, w.human, w.gap, reasons.get(w.id, "")] for w in result.report.worst_items],
-                        columns=WORST_COLUMNS)
+                        columns=columns(WORST_IDS, lang))
 
 
-def headline(results: list[RubricAgreement]) -> str:
+def headline(results: list[RubricAgreement], lang: Lang = "en") -> str:
     if not results:
-        return "No audits yet: agreement appears once experts have answered some verdicts."
+        return t("ui_agreement_none", lang)
     lines = [f"- {a.report.summary()}" for a in results]
-    return "\n".join(lines) + ("\n\nEach audited item counts once: its human score is a lead's adjudicated label, else "
-                                "the experts' consensus (lower median), as in `rubriceval agree` and the trust gate.")
+    return "\n".join(lines) + "\n\n" + t("ui_agreement_rule", lang)

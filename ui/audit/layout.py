@@ -261,7 +261,8 @@ def _agreement_tab(words: Words) -> AgreementTab:
     refresh_btn = words(gr.Button(words.text("ui_agreement_compute"), variant="primary", elem_id="agreement-btn"),
                         value="ui_agreement_compute")
     headline = gr.Markdown(elem_id="agreement-headline")
-    table = words(gr.Dataframe(headers=agreement_panel.SUMMARY_COLUMNS, interactive=False,
+    table = words(gr.Dataframe(headers=agreement_panel.columns(agreement_panel.SUMMARY_IDS, words.lang),
+                               interactive=False,
                                label=words.text("ui_agreement_table"), elem_id="agreement-table"),
                   label="ui_agreement_table")
     rubric_pick = words(gr.Dropdown(label=words.text("ui_agreement_rubric"), choices=[], elem_id="agreement-rubric"),

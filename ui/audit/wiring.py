@@ -150,16 +150,18 @@ class AuditHandlers:
                 gr.update(choices=[ANY, *facets["tags"]], value=ANY),
                 gr.update(choices=[ANY, *facets["intents"]], value=ANY)]
 
-    def do_agreement(self, run_id: str) -> list[Any]:
+    def do_agreement(self, run_id: str, lang: Any = None) -> list[Any]:
+        lang = lang if lang in LANGS else self.lang          # the page's, for the tables' headers
         results = agreement_panel.compute(self.store, run_id or self.initial_run)
         first = results[0] if results else None
-        return [results, agreement_panel.headline(results), agreement_panel.summary_frame(results),
+        return [results, agreement_panel.headline(results, lang), agreement_panel.summary_frame(results, lang),
                 gr.update(choices=[r.key for r in results], value=first.key if first else None),
-                agreement_panel.confusion_frame(first), agreement_panel.worst_frame(first)]
+                agreement_panel.confusion_frame(first, lang), agreement_panel.worst_frame(first, lang)]
 
-    def do_pick_rubric(self, results: list, key: str) -> list[Any]:
+    def do_pick_rubric(self, results: list, key: str, lang: Any = None) -> list[Any]:
+        lang = lang if lang in LANGS else self.lang
         chosen = next((r for r in results if r.key == key), None)
-        return [agreement_panel.confusion_frame(chosen), agreement_panel.worst_frame(chosen)]
+        return [agreement_panel.confusion_frame(chosen, lang), agreement_panel.worst_frame(chosen, lang)]
 
     def do_export(self, run_id: str, state: AuditSession | None = None) -> str:
         lang = state.lang if state is not None and state.lang else self.lang
@@ -224,10 +226,10 @@ def wire(app: gr.Blocks, ui: AuditLayout, handlers: AuditHandlers) -> None:
                       api_name="agree")
     i.save_gt_btn.click(guarded(handlers.do_edit_gt, items), inputs=[h.expert, h.session, i.gt_box, i.ctx_box],
                         outputs=items, api_name="edit_ground_truth")
-    a.refresh_btn.click(user_errors(handlers.do_agreement), inputs=[h.run_dd],
+    a.refresh_btn.click(user_errors(handlers.do_agreement), inputs=[h.run_dd, h.lang_dd],
                         outputs=[h.agreement_state, a.headline, a.table, a.rubric_pick, a.confusion_table,
                                  a.worst_table], api_name="agreement")
-    a.rubric_pick.change(handlers.do_pick_rubric, inputs=[h.agreement_state, a.rubric_pick],
+    a.rubric_pick.change(handlers.do_pick_rubric, inputs=[h.agreement_state, a.rubric_pick, h.lang_dd],
                          outputs=[a.confusion_table, a.worst_table], api_name="agreement_detail")
     ui.export.button.click(user_errors(handlers.do_export), inputs=[h.run_dd, h.session],
                            outputs=[ui.export.status], api_name="export")
