@@ -157,7 +157,8 @@ def test_the_chinese_team_page_shows_chinese_headers_and_appeal_states(zh_team):
     assert status.startswith("✓ 已提交申诉")
     assert next(r for r in table["data"] if r[0] == "c004")[table["headers"].index("状态")] == f"{CHECK}: 已提交"
     zhang = _login(zh_team, "qa_zhang")
-    frame, _ = zhang.predict("submitted", api_name="/appeals_inbox")
+    frame, picks = zhang.predict("submitted", api_name="/appeals_inbox")
+    assert all(label.endswith(" · 已提交") for label, _ in picks["choices"])
     assert {"编号", "样本", "坐席", "复核人", "时间"} <= set(frame["headers"])
     row = next(r for r in frame["data"] if r[frame["headers"].index("样本")] == "c004")
     assert row[frame["headers"].index("状态")] == "已提交"

@@ -104,7 +104,7 @@ class AppealHandlers:
     def do_inbox(self, state: str | None, session: TeamSession, request: gr.Request) -> list[Any]:
         self._reviewer(request)
         rows = self.appeals.list(state=state or None)            # type: ignore[arg-type]
-        choices = [(f"{a.appeal_id} · {a.sample_id} · {a.state}", a.appeal_id) for a in rows]
+        choices = [(f"{a.appeal_id} · {a.sample_id} · {state_text(a.state, session.lang)}", a.appeal_id) for a in rows]
         return [inbox_frame(rows, session.lang), gr.update(choices=choices, value=choices[0][1] if choices else None)]
 
     def _view(self, appeal_id: str | None, session: TeamSession, message: str = "") -> list[Any]:
