@@ -59,7 +59,7 @@ def test_an_agent_sees_only_their_own_and_appeals_one_deduction(served) -> None:
     assert "agent_wang" in wang.predict(api_name="/team_load")[0]          # the page loads for an agent
     closes, table, choices = my_verdicts(wang, run_id)
     assert {row[0] for row in table["data"]} == {"c000", "c002", "c004", "c006", "c008", "c010"}
-    assert "Appeals close" in closes
+    assert "Appeals on this run close" in closes
     view, deductions = wang.predict(run_id, f"c004|{RUBRIC}", api_name="/my_verdict")
     assert "c004" in view and [c[1] for c in deductions["choices"]] == ["", CHECK]
     # Another agent's conversation, typed in: refused with the same words as any sample not theirs.
@@ -100,7 +100,7 @@ def test_no_appeal_after_the_deadline(served) -> None:
         with TeamStore(store_path) as team:
             Appeals(team).set_window(run_id, days=7, by="lead_chen")
     assert status.startswith("⚠") and "closed" in status
-    assert "Appeals close" in closes
+    assert "Appeals on this run close" in closes
 
 
 def test_two_reviewers_decide_one_appeal_one_wins_the_other_is_told(served) -> None:

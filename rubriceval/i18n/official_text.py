@@ -62,7 +62,9 @@ OFFICIAL_TEXT: dict[str, dict[str, str]] = {
     "appeal_ui_whole": {"zh": "整体评分", "en": "the whole verdict"},
     "appeal_ui_machine": {"zh": "机器分", "en": "machine"},
     "appeal_ui_official": {"zh": "官方分", "en": "official"},
-    "appeal_ui_closes": {"zh": "申诉截止：{at}", "en": "Appeals close {at}"},
+    "appeal_ui_closes": {"zh": "本次运行的申诉截止：{at}（属于审核任务的会话以任务的截止时间为准，见各条判定）",
+                         "en": "Appeals on this run close {at} (a conversation in an audit task follows the task's "
+                               "deadline, shown on its verdict)"},
     # one verdict's deadline: its audit task's, else the run's (store/appeal_deadlines.py)
     "appeal_ui_deadline": {"zh": "本条申诉截止：{at}（{left}，{whose}）",
                            "en": "Appeals on this verdict close {at} ({left}, {whose})"},
