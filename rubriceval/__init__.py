@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     # evaluate a dataset
     "evaluate": "rubriceval.run.evaluate",
-    "EvaluationResult": "rubriceval.run.evaluate",
+    "EvaluationResult": "rubriceval.run.result",
     "plan_cost": "rubriceval.run.planning",
     # data
     "Sample": "rubriceval.data.sample",
