@@ -99,3 +99,18 @@ def test_context_conditions_read_the_knowledge_file_in_a_run_and_in_the_check_te
     no_grant = TypeAdapter(Item).validate_python({"id": "x", "type": "must_not_mention", "turns": "assistant",
                                                   "phrases": ["包邮"], "unless_context": ["满 99 元包邮"]})
     assert run_check(no_grant, CONVO, ["运费 10 元，不包邮。"]).passed is False
+
+
+def test_an_edit_within_the_same_mtime_is_read_again(tmp_path):
+    """The reader's cache is keyed on the file's size too: an edit the clock cannot tell apart is not read stale."""
+    import os
+
+    from rubriceval.data.knowledge import load_knowledge
+
+    kb = tmp_path / "kb.md"
+    kb.write_text("# 退货\n七天无理由退货。\n", encoding="utf-8")
+    stamp = kb.stat().st_mtime_ns
+    assert "七天" in load_knowledge(kb).passages[0]
+    kb.write_text("# 退货\n十五天无理由退货，运费由商家承担。\n", encoding="utf-8")
+    os.utime(kb, ns=(stamp, stamp))                 # same modification time as the first text
+    assert "十五天" in load_knowledge(kb).passages[0]

@@ -74,7 +74,8 @@ def _jsonl(path: Path) -> list[str]:
 
 
 @lru_cache(maxsize=16)
-def _load(path: str, mtime: float) -> Knowledge:
+def _load(path: str, mtime_ns: int, size: int) -> Knowledge:
+    # Keyed on (nanosecond mtime, size): an edit within one coarse clock tick still reads the new text.
     file = Path(path)
     suffix = file.suffix.lower()
     if suffix not in (".jsonl", ".md", ".markdown", ".txt"):
@@ -105,4 +106,5 @@ def load_knowledge(path: str | Path, relative_to: str | Path | None = None) -> K
         file = beside if beside.exists() or not file.exists() else file
     if not file.exists():
         raise DatasetError("knowledge file not found", file=str(file), field="knowledge")
-    return _load(str(file), file.stat().st_mtime)
+    stat = file.stat()
+    return _load(str(file), stat.st_mtime_ns, stat.st_size)
