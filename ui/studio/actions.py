@@ -25,6 +25,7 @@ from rubriceval.store.location import is_server_url
 from rubriceval.store.runs import RunStore
 from rubriceval.studio import trial, versions
 from rubriceval.studio.drafting import draft_from_document, read_document
+from rubriceval.studio.scorecards import CardFolder
 from rubriceval.studio.form import CheckSpec, RubricForm, form_from_yaml, parse_lines, yaml_from_form
 from rubriceval.studio.workbench import check_draft, pasted_sample, pick_samples, preview, try_checks
 from ui.common.wording import headers
@@ -82,6 +83,7 @@ class Studio(CardActions):
         self.rubrics_dir, self.store_path, self.judge = Path(rubrics_dir), str(store_path), judge
         self.scorecards_dir = Path(scorecards_dir) if scorecards_dir else None
         self.versions_in = versions_in
+        self.card_folder = CardFolder.of(self.scorecards_dir)
         self.lang: Lang = "en"          # the page's: what a refused draft's validation report is said in
         if versions_in == "store":
             seed = self.rubrics_dir if self.rubrics_dir.is_dir() else None
@@ -192,9 +194,11 @@ class Studio(CardActions):
              reason: str, lang: Lang) -> tuple[str, str]:
         if not run_id:
             raise RubricEvalError("try the draft first, then mark its verdicts", field="trial")
+        if thumb not in ("up", "down"):        # the radio's values; its labels are the page's language
+            raise RubricEvalError(f"thumb must be up or down, not {thumb!r}", field="thumb")
         with AuditStore(self.store_path) as audit:
             action = trial.mark(audit, run_id, sample_id, rubric_id, expert=expert,
-                                thumb="up" if thumb.startswith("👍") else "down",
+                                thumb="up" if thumb == "up" else "down",
                                 right_score=int(score) if score else None, reason=reason or "")
             found = trial.agreement(audit, run_id, rubric_id)
         return t("studio_marked", lang, action=action), found.text(lang) + "\n\n" + self.changes(run_id, rubric_id,

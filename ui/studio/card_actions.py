@@ -7,6 +7,7 @@ The YAML text is the one state: the form is read from it (YAML → form) and eve
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from typing import Any
 
 import pandas as pd
@@ -18,7 +19,7 @@ from rubriceval.run.backends import make_judge
 from rubriceval.studio import versions
 from rubriceval.studio.card_form import (ITEM_FIELDS, CardForm, CardHead, ItemForm, card_form_from_yaml, item_rows,
                                          item_form_of, yaml_with_head, yaml_with_item, yaml_without_item)
-from rubriceval.studio.scorecards import card_report, load_text, scorecard_tag, try_scorecard
+from rubriceval.studio.scorecards import CardFolder, card_report, load_text, scorecard_tag, try_scorecard
 from ui.common.wording import headers
 from ui.studio.card_layout import CARD_ITEM_COLUMNS
 
@@ -34,6 +35,7 @@ class CardActions:
     """The scorecard half of the studio (mixed into ui/studio/actions.Studio, which sets these)."""
 
     card_shelf: versions.Shelf | None
+    card_folder: CardFolder         # where a draft's relative paths (knowledge:) are read from
     judge: JudgeConfig
     lang: Lang                      # the page's: the tables' headers are said in it
 
@@ -50,10 +52,14 @@ class CardActions:
 
     def open_scorecard(self, card_id: str, lang: Lang = "en") -> tuple[str, str, str]:
         text = versions.current_text(self._cards(), card_id)
-        return text, versions.fingerprint(text), card_report(text, _name(card_id), lang)
+        return text, versions.fingerprint(text), self.card_report(text, card_id, lang)
+
+    def card_report(self, text: str, card_id: str | None, lang: Lang) -> str:
+        """The loader's verdict on the draft, read as the card's file in the studio's scorecards folder."""
+        return card_report(text or "", _name(card_id), lang, self.card_folder)
 
     def try_scorecard(self, text: str, card_id: str, run: str | None, n: float) -> pd.DataFrame:
-        card = load_text(text, _name(card_id))
+        card = load_text(text, _name(card_id), self.card_folder)
 
         async def ask() -> Any:
             judge = make_judge(self.judge, announce=False)
@@ -72,7 +78,8 @@ class CardActions:
 
     def save_scorecard(self, text: str, based_on: str, lang: Lang, saved_by: str = "") -> tuple[str, str, str]:
         shelf = self._cards()
-        saved = versions.save_version(shelf, text, based_on=based_on, validate=scorecard_tag, saved_by=saved_by)
+        saved = versions.save_version(shelf, text, based_on=based_on, saved_by=saved_by,
+                                      validate=partial(scorecard_tag, folder=self.card_folder))
         card_id = str(versions.load_tree(text).get("id", ""))
         new = shelf.current(card_id)
         where = saved.path if isinstance(shelf, versions.StoreShelf) else _name(card_id)
@@ -98,7 +105,7 @@ class CardActions:
 
     def _written(self, text: str, card_id: str | None, lang: Lang) -> tuple[str, str, pd.DataFrame, list[str]]:
         form = card_form_from_yaml(text, _name(card_id))
-        report = t("studio_card_written", lang) + card_report(text, _name(card_id), lang)
+        report = t("studio_card_written", lang) + self.card_report(text, card_id, lang)
         return text, report, self._rows(form), [i.id for i in form.items]
 
     def card_apply_item(self, text: str, card_id: str | None, replacing: str | None, values: tuple[Any, ...],

@@ -83,9 +83,7 @@ def wire_cards(ui: CardLayout, h: "StudioHandlers", shown: Callable[..., Any], r
                       else gr.update(info=None), [ui.item[5]], [ui.item[6]], api_visibility="private")
 
     def do_validate(text: str, card_id: str) -> str:
-        from rubriceval.studio.scorecards import card_report
-
-        return card_report(text or "", f"{card_id or 'scorecard'}.yaml", lang)
+        return s.card_report(text, card_id, lang)
 
     ui.card_validate.click(shown(do_validate), [ui.card_text, ui.card_file], [ui.card_status],
                            api_name="studio_card_validate")
