@@ -102,7 +102,7 @@ def test_open_validate_test_preview_try_mark_save_restore(studio):
     assert len(results["data"]) == 5 and marks            # 8 samples the rubric applies to: 5 picked
     first, second = [row[0] for row in results["data"][:2]]
     for sample_id in (first, second):
-        got = lead.predict(sample_id, "👎 disagree", 1, "misses the approval step",
+        got = lead.predict(sample_id, "down", 1, "misses the approval step",
                            "process_compliance", api_name="/studio_mark")
         status, agreement = got
         assert "Mark saved" in status

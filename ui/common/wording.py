@@ -18,6 +18,12 @@ def headers(columns: Iterable[str], lang: Lang) -> list[str]:
     return [t(f"ui_col_{column}", lang) for column in columns]
 
 
+def choices(values: Iterable[str], lang: Lang, prefix: str) -> list[tuple[str, str]]:
+    """A radio's or dropdown's (label, value) pairs: value `x` is said by the catalogue's `<prefix>x` in `lang`, and
+    the value itself (what handlers, the API and the stored files see) stays as it is."""
+    return [(t(f"{prefix}{value}", lang), value) for value in values]
+
+
 @dataclass
 class Wording:
     """One piece of a component's text (its label, its value, its choices…) as the catalogue says it."""

@@ -9,7 +9,7 @@ import gradio as gr
 
 from rubriceval.i18n import Lang, t
 from rubriceval.studio.card_form import check_kinds
-from ui.common.wording import headers
+from ui.common.wording import choices, headers
 
 CARD_ITEM_COLUMNS = ["id", "dimension", "name", "predicate", "points", "counted", "fatal", "applies_when"]
 
@@ -71,22 +71,25 @@ def build_card_tab(lang: Lang, card_columns: list[str]) -> CardLayout:
                                 elem_id="studio-card-item-dimension")
     description = gr.Textbox(label=say("studio_card_item_description"))
     with gr.Row():
-        predicate = gr.Radio(["check", "question", "rubric"], value="question", label=say("studio_card_predicate"),
-                             elem_id="studio-card-predicate")
+        predicate = gr.Radio(choices(["check", "question", "rubric"], lang, "studio_choice_pred_"), value="question",
+                             label=say("studio_card_predicate"), elem_id="studio-card-predicate")
         points = gr.Number(label=say("studio_card_points"), precision=0, elem_id="studio-card-points")
-        per = gr.Radio(["conversation", "occurrence"], value="conversation", label=say("studio_card_per"))
+        per = gr.Radio(choices(["conversation", "occurrence"], lang, "studio_choice_per_"), value="conversation",
+                       label=say("studio_card_per"))
         cap = gr.Number(label=say("studio_card_cap"), precision=0, minimum=1)
         fatal = gr.Checkbox(label=say("studio_card_fatal"), elem_id="studio-card-fatal")
     with gr.Group(visible=False) as check_box:
         with gr.Row():
             check_type = gr.Dropdown(list(kinds), label=say("studio_card_check_type"), allow_custom_value=True,
                                      elem_id="studio-card-check-type")
-            turns = gr.Dropdown(["", "assistant", "user"], value="", label=say("studio_card_turns"))
+            turns = gr.Dropdown(choices(["", "assistant", "user"], lang, "studio_choice_turns_"), value="",
+                                label=say("studio_card_turns"))
         check_fields = gr.Textbox(label=say("studio_card_check_fields"), lines=3, elem_id="studio-card-check-fields")
     with gr.Group(visible=True) as question_box:
         with gr.Row():
             question = gr.Textbox(label=say("studio_card_question"), scale=3, elem_id="studio-card-question")
-            hit_on = gr.Dropdown(["", "yes", "no"], value="", label=say("studio_card_hit_on"), scale=1)
+            hit_on = gr.Dropdown(choices(["", "yes", "no"], lang, "studio_choice_hit_"), value="",
+                                 label=say("studio_card_hit_on"), scale=1)
     with gr.Group(visible=False) as rubric_box:
         with gr.Row():
             rubric_id = gr.Textbox(label=say("studio_card_rubric"))
@@ -97,9 +100,10 @@ def build_card_tab(lang: Lang, card_columns: list[str]) -> CardLayout:
         when_intents = gr.Textbox(label=say("studio_card_when_intents"))
         when_pattern = gr.Textbox(label=say("studio_card_when_pattern"))
     with gr.Row():
-        when_roles = gr.CheckboxGroup(["user", "assistant"], value=["user", "assistant"],
-                                      label=say("studio_card_when_roles"))
-        when_contexts = gr.Dropdown(["", "yes", "no"], value="", label=say("studio_card_when_contexts"))
+        when_roles = gr.CheckboxGroup(choices(["user", "assistant"], lang, "studio_choice_role_"),
+                                      value=["user", "assistant"], label=say("studio_card_when_roles"))
+        when_contexts = gr.Dropdown(choices(["", "yes", "no"], lang, "studio_choice_contexts_"), value="",
+                                    label=say("studio_card_when_contexts"))
         when_question = gr.Textbox(label=say("studio_card_when_question"))
     apply_item = gr.Button(say("studio_card_apply_item"), variant="primary", elem_id="studio-card-apply-item")
     item = [item_id, name, dimension, description, predicate, check_type, check_fields, turns, question, hit_on,

@@ -7,11 +7,12 @@ from typing import Any
 import gradio as gr
 
 from rubriceval.i18n import Lang, t
-from ui.common.wording import headers
+from ui.common.wording import choices, headers
 from ui.studio.card_layout import CardLayout, build_card_tab
 
 JUDGE_MODES = ["holistic", "checklist", "checklist_fitted", "predicates"]
 JUDGE_FIELDS = ["question", "answer", "contexts", "ground_truth"]
+PICK_RULES = ["random", "tag", "failing", "first"]
 
 
 @dataclass
@@ -85,16 +86,18 @@ def build_layout(lang: Lang, result_columns: list[str], check_columns: list[str]
             with gr.Row():
                 rid = gr.Textbox(label=say("studio_id"), elem_id="studio-id")
                 name = gr.Textbox(label=say("studio_name"), elem_id="studio-name")
-                language = gr.Dropdown(label=say("studio_language"), choices=["zh", "en"], value="zh")
+                language = gr.Dropdown(choices(["zh", "en"], lang, "studio_choice_lang_"), value="zh",
+                                       label=say("studio_language"))
             description = gr.Textbox(label=say("studio_description"))
             criterion = gr.Textbox(label=say("studio_criterion"), lines=4, elem_id="studio-criterion")
             levels = [gr.Textbox(label=say("studio_level", level=k), elem_id=f"studio-level-{k}")
                       for k in range(1, 6)]
             with gr.Row():
-                judge_sees = gr.CheckboxGroup(JUDGE_FIELDS, value=["question", "answer"],
-                                              label=say("studio_judge_sees"))
+                judge_sees = gr.CheckboxGroup(choices(JUDGE_FIELDS, lang, "studio_choice_sees_"),
+                                              value=["question", "answer"], label=say("studio_judge_sees"))
                 threshold = gr.Number(value=4, minimum=1, maximum=5, label=say("studio_threshold"))
-                judge_mode = gr.Dropdown(JUDGE_MODES, value="holistic", label=say("studio_judge_mode"))
+                judge_mode = gr.Dropdown(choices(JUDGE_MODES, lang, "studio_choice_mode_"), value="holistic",
+                                         label=say("studio_judge_mode"))
             questions = gr.Textbox(label=say("studio_questions"), lines=3, elem_id="studio-questions")
             level_rule = gr.Textbox(label=say("studio_level_rule"), lines=3)
             checks = gr.Textbox(label=say("studio_checks"), lines=3, elem_id="studio-checks")
@@ -112,7 +115,7 @@ def build_layout(lang: Lang, result_columns: list[str], check_columns: list[str]
             prompt_view = gr.Textbox(lines=16, interactive=False, show_label=False, elem_id="studio-prompt")
         with gr.Tab(say("studio_tab_try"), elem_id="studio-tab-try"):
             with gr.Row():
-                pick_rule = gr.Dropdown(["random", "tag", "failing", "first"], value="first",
+                pick_rule = gr.Dropdown(choices(PICK_RULES, lang, "studio_choice_pick_"), value="first",
                                         label=say("studio_pick_rule"))
                 n = gr.Number(value=5, minimum=1, maximum=200, precision=0, label=say("studio_n"),
                               elem_id="studio-n")
@@ -126,8 +129,8 @@ def build_layout(lang: Lang, result_columns: list[str], check_columns: list[str]
             with gr.Row():
                 mark_sample = gr.Dropdown(label=say("studio_mark_sample"), choices=[], elem_id="studio-mark-sample",
                                       allow_custom_value=True)
-                thumb = gr.Radio([say("studio_up"), say("studio_down")], value=say("studio_up"), label=say("studio_thumb"),
-                                 elem_id="studio-thumb")
+                thumb = gr.Radio(choices(["up", "down"], lang, "studio_choice_thumb_"), value="up",
+                                 label=say("studio_thumb"), elem_id="studio-thumb")
                 right_score = gr.Number(label=say("studio_right_score"), minimum=1, maximum=5, precision=0,
                                         elem_id="studio-right-score")
             reason = gr.Textbox(label=say("studio_reason"), elem_id="studio-reason")
