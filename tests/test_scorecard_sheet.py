@@ -108,3 +108,65 @@ def test_export_escapes_formulas(tmp_path):
     sheet = openpyxl.load_workbook(write_sheet(card, tmp_path / "x.xlsx")).active
     assert sheet.cell(row=2, column=4).value == "'=HYPERLINK(1)"
     assert read_sheet(tmp_path / "x.xlsx").items[0].description == "=HYPERLINK(1)"
+
+
+POLICIES = "# 退货\n7 天无理由退货，商品完好即可。\n\n# 运费险\n勾选运费险的订单，退货运费由保险承担。\n"
+
+
+def card_with_knowledge(folder: Path, knowledge: str = "policies.md"):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "policies.md").write_text(POLICIES, encoding="utf-8")
+    text = (ROOT / "scorecards" / "support_qa_en.yaml").read_text(encoding="utf-8")
+    (folder / "qa.yaml").write_text(f"knowledge: {knowledge}\n" + text, encoding="utf-8")
+    return load_scorecard(folder / "qa.yaml")
+
+
+def test_the_knowledge_file_goes_out_and_comes_back(tmp_path):
+    card = card_with_knowledge(tmp_path / "cards")
+    assert card.knowledge == "policies.md" and card.knowledge_passages
+    book = write_sheet(card, tmp_path / "cards" / "qa.xlsx")
+    info = {r[0]: r[1] for r in openpyxl.load_workbook(book)["scorecard"].iter_rows(values_only=True)}
+    assert info["knowledge"] == "policies.md"                     # as the YAML names it
+    back = read_sheet(book)                                       # beside the workbook, as the card was
+    assert back.knowledge == "policies.md" and back.knowledge_passages == card.knowledge_passages
+    assert back.version_tag == card.version_tag
+    assert back.model_dump(exclude={"source_file"}) == card.model_dump(exclude={"source_file"})
+    moved = tmp_path / "elsewhere.xlsx"
+    moved.write_bytes(book.read_bytes())                          # the YAML goes back to the cards folder
+    assert read_sheet(moved, card_folder=tmp_path / "cards").version_tag == card.version_tag
+    # a policy edit is a new version: the passages come from the file at import
+    (tmp_path / "cards" / "policies.md").write_text(POLICIES + "\n# 补偿\n延迟发货补偿 5 元。\n", encoding="utf-8")
+    assert read_sheet(book).version_tag != card.version_tag
+
+
+def test_a_bad_knowledge_cell_is_reported_as_sheet_row_column(tmp_path):
+    card = card_with_knowledge(tmp_path / "cards")
+    book = write_sheet(card, tmp_path / "cards" / "qa.xlsx")
+    (tmp_path / "cards" / "policies.pdf").write_bytes(b"%PDF-1.4")
+    for value, said in (("missing.md", "knowledge file not found"), ("policies.pdf", ".md, .txt or .jsonl"),
+                        (42, "not a file name")):
+        wb = openpyxl.load_workbook(book)
+        info = wb["scorecard"]
+        row = next(r for r in info.iter_rows() if r[0].value == "knowledge")
+        row[1].value = value
+        items = wb["items"]
+        items.cell(row=2, column=5).value = "abc"                 # and a bad item row: all reported at once
+        bad = tmp_path / f"bad_{value}.xlsx"
+        wb.save(bad)
+        with pytest.raises(SheetError) as info_error:
+            read_sheet(bad, card_folder=tmp_path / "cards")
+        problems = info_error.value.problems
+        assert problems[0].startswith("items:2 [points]")
+        assert problems[1].startswith(f"scorecard:{row[0].row} [knowledge]: ") and said in problems[1], problems
+        assert (str(tmp_path / "cards") in problems[1]) == isinstance(value, str) and len(problems) == 2
+
+
+def test_the_cli_import_writes_knowledge_and_reads_it_from_the_out_folder(tmp_path, capsys):
+    card = card_with_knowledge(tmp_path / "cards")
+    book = write_sheet(card, tmp_path / "sheets" / "qa.xlsx")     # the workbook elsewhere, without the policies
+    out = tmp_path / "cards" / "imported.yaml"
+    assert main(["scorecard", "import", str(book), "--out", str(out)]) == 0
+    written = yaml.safe_load(out.read_text(encoding="utf-8"))
+    assert written["knowledge"] == "policies.md" and "knowledge_passages" not in written
+    assert load_scorecard(out).version_tag == card.version_tag
+    assert f"version {card.version_tag}" in capsys.readouterr().out

@@ -70,7 +70,7 @@ def cmd_import(args) -> int:
 
     try:
         card = read_sheet(args.workbook, sheet=args.sheet, card_id=args.id, columns=_columns(args.columns),
-                          language=args.lang)
+                          language=args.lang, card_folder=Path(args.out).parent if args.out else Path("scorecards"))
     except SheetError as exc:
         for line in exc.problems:
             print(f"error: {Path(args.workbook).name}:{line}", file=sys.stderr)

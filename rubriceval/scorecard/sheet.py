@@ -8,8 +8,10 @@ Chinese and English (`COLUMNS`, or the caller's own names). One row is one item:
 empty or 全部 (always) / any other text, which becomes a yes/no question to the judge (marked for review).
 `判定规则` is a YAML mapping ({check: {...}}, {question: …, hit_on: yes}, {rubric: {id: …}}, per, cap); a row without
 one becomes a judge question written from its rule text (规则说明, else the item name), marked `review: true`.
-A sheet named 评分表信息 / scorecard (key | value rows: id, name, base, pass_total, language, scope, on_unscored, and
-`dimension:<id>.max_deduction` …) sets the scorecard's own fields. Every row that cannot be read is reported as
+A sheet named 评分表信息 / scorecard (key | value rows: id, name, base, pass_total, language, scope, on_unscored,
+knowledge, and `dimension:<id>.max_deduction` …) sets the scorecard's own fields. `knowledge` names the card's
+knowledge file as its YAML does (relative to the folder the YAML is written to): it is read on import, so a file
+that is missing or unreadable is that row's problem, and the card keeps its passages (the same version). Every row that cannot be read is reported as
 sheet:row [column], all of them at once; nothing is written then.
 
 Writing puts every field back (the predicate and conditions as YAML mappings), so export → import gives the same
@@ -135,17 +137,40 @@ def _slug(name: str, row: int, taken: set[str]) -> str:
     return ident
 
 
-def _info(book: Any) -> dict[str, Any]:
+def _info(book: Any) -> tuple[str, dict[str, Any], dict[str, int]]:
+    """(the info sheet's title, its key → value, key → row number)."""
     for title in book.sheetnames:
         if _norm(title) in {_norm(t) for t in INFO_SHEETS}:
-            rows = book[title].iter_rows(values_only=True)
-            return {_cell(r[0]): r[1] for r in rows if r and _cell(r[0])}
-    return {}
+            values: dict[str, Any] = {}
+            rows: dict[str, int] = {}
+            for number, r in enumerate(book[title].iter_rows(values_only=True), start=1):
+                if r and _cell(r[0]):
+                    values[_cell(r[0])], rows[_cell(r[0])] = (r[1] if len(r) > 1 else None), number
+            return title, values, rows
+    return INFO_SHEETS[0], {}, {}
+
+
+def _knowledge(value: Any, folder: Path) -> list[str]:
+    """The passages of the knowledge file a `knowledge` cell names (relative to `folder`), or ValueError saying why
+    not — as the scorecard loader would refuse the YAML."""
+    from rubriceval.common.errors import RubricEvalError
+    from rubriceval.data.knowledge import load_knowledge
+
+    if not isinstance(value, str) or not _cell(value):
+        raise ValueError(f"{value!r} is not a file name (policies.md, .txt or .jsonl)")
+    try:
+        return load_knowledge(_cell(value), relative_to=folder / "scorecard.yaml").passages
+    except RubricEvalError as exc:
+        where = (exc.file or _cell(value)) + (f":{exc.line}" if exc.line else "")
+        raise ValueError(f"{where}: {exc.message} (a relative path is read from {folder}, where the YAML "
+                         "goes)") from None
 
 
 def read_sheet(path: str | Path, *, sheet: str | None = None, card_id: str | None = None,
-               columns: dict[str, str] | None = None, language: str | None = None) -> Scorecard:
-    """The scorecard in a workbook; raises SheetError listing every unreadable row as sheet:row [column]."""
+               columns: dict[str, str] | None = None, language: str | None = None,
+               card_folder: str | Path | None = None) -> Scorecard:
+    """The scorecard in a workbook; raises SheetError listing every unreadable row as sheet:row [column].
+    `card_folder`: where its YAML is written (a `knowledge` file is read from there); default the workbook's."""
     import openpyxl
 
     path = Path(path)
@@ -169,7 +194,7 @@ def read_sheet(path: str | Path, *, sheet: str | None = None, card_id: str | Non
         header, where = _find_header(rows, names)
     except RubricError as exc:
         raise RubricError(exc.message, file=f"{path.name}:{title}") from None
-    info = _info(book)
+    info_title, info, info_rows = _info(book)
     lang = language or str(info.get("language") or "") or ("zh" if any(re.search(r"[\u4e00-\u9fff]", _cell(c))
                                                                         for c in rows[header]) else "en")
     header_names = {field: _cell(rows[header][col]) for field, col in where.items()}
@@ -243,6 +268,12 @@ def read_sheet(path: str | Path, *, sheet: str | None = None, card_id: str | Non
         if dim not in dimensions:
             dimensions.append(dim)
         items.append(item)
+    passages = None
+    if info.get("knowledge") not in (None, ""):
+        try:
+            passages = _knowledge(info["knowledge"], Path(card_folder) if card_folder else path.parent)
+        except ValueError as exc:
+            problems.append(f"{info_title}:{info_rows['knowledge']} [knowledge]: {exc}")
     if problems:
         raise SheetError(problems)
     if not items:
@@ -253,6 +284,8 @@ def read_sheet(path: str | Path, *, sheet: str | None = None, card_id: str | Non
     for key in ("version", "base", "pass_total", "scope", "on_unscored"):
         if info.get(key) not in (None, ""):
             data[key] = info[key]
+    if passages is not None:
+        data["knowledge"], data["knowledge_passages"] = _cell(info["knowledge"]), passages
     for key in ("trust", "judge_sees"):                   # written as YAML by export
         if info.get(key) not in (None, ""):
             data[key] = yaml.safe_load(str(info[key]))
@@ -307,6 +340,8 @@ def write_sheet(card: Scorecard, path: str | Path, lang: str | None = None) -> P
         value = getattr(card, key)
         if value is not None:
             info.append([key, escape_cell(value)])
+    if card.knowledge:                      # as the YAML names it, relative to the card's folder
+        info.append(["knowledge", escape_cell(card.knowledge)])
     if card.trust is not None:
         info.append(["trust", _flow(card.trust.model_dump(mode="json"))])
     if card.judge_sees != Scorecard.model_fields["judge_sees"].default_factory():
@@ -324,6 +359,6 @@ def write_sheet(card: Scorecard, path: str | Path, lang: str | None = None) -> P
 
 def scorecard_yaml(card: Scorecard) -> str:
     """The YAML of a scorecard (what import writes), fields in the schema's order, defaults left out."""
-    data = card.model_dump(mode="json", exclude_defaults=True, exclude={"source_file"})
+    data = card.model_dump(mode="json", exclude_defaults=True, exclude={"source_file", "knowledge_passages"})
     data = {"id": card.id, "name": card.name, **data}
     return yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=120)
