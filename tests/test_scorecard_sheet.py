@@ -96,7 +96,7 @@ def test_english_and_own_column_names(tmp_path):
 def test_export_then_import_keeps_the_version(tmp_path):
     for name in ("ecommerce_qa_zh.yaml", "support_qa_en.yaml"):
         card = load_scorecard(ROOT / "scorecards" / name)
-        back = read_sheet(write_sheet(card, tmp_path / f"{card.id}.xlsx"))
+        back = read_sheet(write_sheet(card, tmp_path / f"{card.id}.xlsx"), card_folder=ROOT / "scorecards")
         assert back.version_tag == card.version_tag
         assert back.model_dump(exclude={"source_file"}) == card.model_dump(exclude={"source_file"})
 
@@ -107,7 +107,7 @@ def test_export_escapes_formulas(tmp_path):
                                              *card.items[1:]]})
     sheet = openpyxl.load_workbook(write_sheet(card, tmp_path / "x.xlsx")).active
     assert sheet.cell(row=2, column=4).value == "'=HYPERLINK(1)"
-    assert read_sheet(tmp_path / "x.xlsx").items[0].description == "=HYPERLINK(1)"
+    assert read_sheet(tmp_path / "x.xlsx", card_folder=ROOT / "scorecards").items[0].description == "=HYPERLINK(1)"
 
 
 POLICIES = "# 退货\n7 天无理由退货，商品完好即可。\n\n# 运费险\n勾选运费险的订单，退货运费由保险承担。\n"
