@@ -17,7 +17,7 @@ import gradio as gr
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.i18n import LANGS, Lang, t
 from ui.common.errors import user_errors
-from ui.common.scorecard_view import decision_choices
+from ui.common.scorecard_review_form import build_review_form
 from ui.common.scorecard_view_actions import Listing, ScorecardDesk
 from ui.common.wording import Words
 
@@ -44,24 +44,9 @@ def build_scorecard_tab(words: Words, visible: bool) -> ScorecardTab:
             intro = gr.Markdown(elem_id="scr-intro")
             load_btn = words(gr.Button(words.text("scr_load"), scale=0, min_width=120, elem_id="scr-load"),
                              value="scr_load")
-        table = words(gr.Dataframe(interactive=False, max_height=260, elem_id="scr-table",
-                                   label=words.text("scr_table")), label="scr_table")
-        with gr.Row():
-            with gr.Column(scale=3):
-                # Custom values allowed: a value is checked on the server against the run's verdicts.
-                verdict_dd = words(gr.Dropdown(label=words.text("scr_verdict"), choices=[], allow_custom_value=True,
-                                               elem_id="scr-verdict"), label="scr_verdict")
-                view = gr.HTML(elem_id="scr-view")
-            with gr.Column(scale=2):
-                item_dd = words(gr.Dropdown(label=words.text("scr_item"), choices=[], allow_custom_value=True,
-                                            elem_id="scr-item"), label="scr_item")
-                decision = words(gr.Radio(choices=decision_choices(words.lang), label=words.text("scr_decision"),
-                                          elem_id="scr-decision"), label="scr_decision", choices=decision_choices)
-                note = words(gr.Textbox(label=words.text("scr_note"), lines=2, elem_id="scr-note"), label="scr_note")
-                save_btn = words(gr.Button(words.text("scr_save"), variant="primary", elem_id="scr-save"),
-                                 value="scr_save")
-                status = gr.Markdown(elem_id="scr-status")
-    return ScorecardTab(tab, intro, load_btn, table, verdict_dd, view, item_dd, decision, note, save_btn, status)
+        form = build_review_form(words)
+    return ScorecardTab(tab, intro, load_btn, form.table, form.verdict_dd, form.view, form.item_dd, form.decision,
+                        form.note, form.save_btn, form.status)
 
 
 def _first(choices: list[tuple[str, str]]) -> Any:
