@@ -194,10 +194,21 @@ def test_edit_and_add_scorecard_items_in_the_form_then_save(served, page) -> Non
     page.fill("#studio-card-when-tags textarea", "退款")
     page.click("#studio-card-apply-item")                  # no points yet: the loader's message, said in Chinese
     wait_text(page, "#studio-card-status", "字段 第 17 项（id: refund_link）：每项需要分值")
-    page.fill("#studio-card-points input", "-3")
-    page.click("#studio-card-apply-item")
+    # Writing the refused item selected it in "edit which item", and that refills the editor from the YAML (no
+    # points yet) a moment later: points typed before the refill lands are wiped, so type them again until the
+    # written report (not the refusal, which names "第 17 项" too) comes back.
+    written = ("() => { const e = document.querySelector('#studio-card-status textarea'); const t = e ? e.value : '';"
+               " return t.includes('已写入 YAML') && t.includes('17 项') && !t.includes('每项需要分值'); }")
+    for attempt in range(3):
+        page.fill("#studio-card-points input", "-3")
+        page.click("#studio-card-apply-item")
+        try:
+            page.wait_for_function(written, timeout=10_000)
+            break
+        except Exception:
+            if attempt == 2:
+                raise AssertionError("status: " + page.input_value("#studio-card-status textarea")) from None
     wait_text(page, "#studio-card-items", "refund_link")
-    wait_text(page, "#studio-card-status", "17 项")
     shot(page, tmp_path, "6_scorecard_form")
 
     page.click("#studio-card-save")
