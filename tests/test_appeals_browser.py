@@ -104,7 +104,7 @@ def test_agent_appeals_a_deduction_reviewer_accepts_report_says_human_decided(se
     agent.fill("#appeal-reason textarea", "知识库第3条允许补发包邮，不应扣分")
     agent.click("#appeal-submit")
     wait_text(agent, "#appeal-status", "已提交申诉")
-    wait_text(agent, "#appeal-my-verdicts", "submitted")
+    wait_text(agent, "#appeal-my-verdicts", "已提交")           # the state in the page's language
     shoot(agent, tmp_path, "appeal_agent_view.png")
 
     reviewer = log_in(browser, app.local_url, "qa_zhang")
@@ -119,7 +119,7 @@ def test_agent_appeals_a_deduction_reviewer_accepts_report_says_human_decided(se
     reviewer.locator("#appeal-score label", has_text="3").click()   # the judge item was generous too: 3, not 4
     reviewer.fill("#appeal-decision-reason textarea", "包邮属实，但安抚不足：3 分")
     reviewer.click("#appeal-decide")
-    wait_text(reviewer, "#appeal-inbox-status", "已保存：accepted")
+    wait_text(reviewer, "#appeal-inbox-status", "已保存：申诉成立")
 
     agent.click("#appeal-load")
     wait_text(agent, "#appeal-my-verdicts", "3 ✎")
