@@ -17,24 +17,17 @@ import gradio as gr
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.i18n import LANGS, Lang, t
 from ui.common.errors import user_errors
-from ui.common.scorecard_review_form import build_review_form
+from ui.common.scorecard_review_form import ReviewForm, build_review_form
 from ui.common.scorecard_view_actions import Listing, ScorecardDesk
 from ui.common.wording import Words
 
 
 @dataclass
-class ScorecardTab:
+class ScorecardTab(ReviewForm):
+    """The shared table and form, with the audit app's header: the tab, its intro line and load button."""
     tab: gr.Tab
     intro: gr.Markdown
     load_btn: gr.Button
-    table: gr.Dataframe
-    verdict_dd: gr.Dropdown
-    view: gr.HTML
-    item_dd: gr.Dropdown
-    decision: gr.Radio
-    note: gr.Textbox
-    save_btn: gr.Button
-    status: gr.Markdown
 
 
 def build_scorecard_tab(words: Words, visible: bool) -> ScorecardTab:
@@ -45,8 +38,7 @@ def build_scorecard_tab(words: Words, visible: bool) -> ScorecardTab:
             load_btn = words(gr.Button(words.text("scr_load"), scale=0, min_width=120, elem_id="scr-load"),
                              value="scr_load")
         form = build_review_form(words)
-    return ScorecardTab(tab, intro, load_btn, form.table, form.verdict_dd, form.view, form.item_dd, form.decision,
-                        form.note, form.save_btn, form.status)
+    return ScorecardTab(**vars(form), tab=tab, intro=intro, load_btn=load_btn)
 
 
 def _first(choices: list[tuple[str, str]]) -> Any:

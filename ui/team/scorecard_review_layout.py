@@ -8,23 +8,16 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from ui.common.scorecard_review_form import build_review_form
+from ui.common.scorecard_review_form import ReviewForm, build_review_form
 from ui.common.wording import Words
 
 
 @dataclass
-class ScorecardReviewTab:
+class ScorecardReviewTab(ReviewForm):
+    """The shared table and form, with the team app's header: the tab, its run picker and load button."""
     tab: gr.Tab
     run_dd: gr.Dropdown
     load_btn: gr.Button
-    table: gr.Dataframe
-    verdict_dd: gr.Dropdown
-    view: gr.HTML
-    item_dd: gr.Dropdown
-    decision: gr.Radio
-    note: gr.Textbox
-    save_btn: gr.Button
-    status: gr.Markdown
 
 
 def build_scorecard_review_tab(words: Words) -> ScorecardReviewTab:
@@ -36,5 +29,4 @@ def build_scorecard_review_tab(words: Words) -> ScorecardReviewTab:
             load_btn = words(gr.Button(words.text("scr_load"), variant="primary", scale=0, min_width=120,
                                        elem_id="scr-load"), value="scr_load")
         form = build_review_form(words)
-    return ScorecardReviewTab(tab, run_dd, load_btn, form.table, form.verdict_dd, form.view, form.item_dd,
-                              form.decision, form.note, form.save_btn, form.status)
+    return ScorecardReviewTab(**vars(form), tab=tab, run_dd=run_dd, load_btn=load_btn)
