@@ -22,9 +22,9 @@ from rubriceval.store.team import TeamStore
 from tests.test_scorecard_report import CARD
 
 
-def conversation(sid: str, *turns: str, tags=()) -> Sample:
+def conversation(sid: str, *turns: str, tags=(), agent: str = "agent_wang") -> Sample:
     roles = ["user", "assistant"] * len(turns)
-    return Sample.model_validate({"id": sid, "question": "", "tags": list(tags), "metadata": {"agent_id": "agent_wang"},
+    return Sample.model_validate({"id": sid, "question": "", "tags": list(tags), "metadata": {"agent_id": agent},
                                   "conversation": {"id": sid, "turns": [{"role": r, "content": c}
                                                                         for r, c in zip(roles, turns)]}})
 
@@ -33,12 +33,13 @@ SAMPLES = [conversation("good", "在吗", "在的，还有什么可以帮您？"
            conversation("refund-slow", "退款", "已退款。", tags=["退款"])]              # −5 closing, −10 refund_time
 
 
-def make_run(store: RunStore, name: str) -> str:
+def make_run(store: RunStore, name: str, samples: list[Sample] = SAMPLES) -> str:
+    """A run of `samples` scored by CARD (no judge: its items are rules)."""
     card = Scorecard.model_validate(CARD)
-    run_id = store.create_run(RunConfig(), SAMPLES, [], name=name)
+    run_id = store.create_run(RunConfig(), samples, [], name=name)
     cards = ScorecardStore(store)
     cards.register(run_id, [card])
-    cards.save(run_id, [asyncio.run(score_scorecard(card, s, None, run_id=run_id)) for s in SAMPLES])
+    cards.save(run_id, [asyncio.run(score_scorecard(card, s, None, run_id=run_id)) for s in samples])
     return run_id
 
 

@@ -3,18 +3,14 @@ compare's sample lists: each figure says how many rows are human-decided with th
 --machine-only gives the judge's view everywhere. SQLite and PostgreSQL."""
 from __future__ import annotations
 
-import asyncio
 
 import pytest
 
 from rubriceval.cli import main
-from rubriceval.data.sample import Sample
 from rubriceval.report.compare import compare_runs, format_comparison, render_compare_html
 from rubriceval.scorecard.compare import compare_scorecards, format_scorecard_deltas
 from rubriceval.scorecard.report import ScorecardReport
 from rubriceval.scorecard.reviews import ReviewStore
-from rubriceval.scorecard.schema import Scorecard
-from rubriceval.scorecard.score import score_scorecard
 from rubriceval.scorecard.store import ScorecardStore
 from rubriceval.scorecard.summary import run_scorecard_summaries
 from rubriceval.scoring.verdict import Verdict
@@ -22,13 +18,13 @@ from rubriceval.segments.render import markdown_section, sheet_rows
 from rubriceval.segments.spec import parse_by
 from rubriceval.segments.table import segment_tables
 from rubriceval.store.appeals import Appeals
-from rubriceval.store.runs import RunConfig, RunStore
+from rubriceval.store.runs import RunStore
 from rubriceval.store.team import TeamStore
 from rubriceval.testing.appeal_store import RUBRIC, build_appeal_store, rubric_verdict
 from rubriceval.trend.render import format_trend
 from rubriceval.trend.series import compute_trend
+from tests.test_appeals_scorecard import conversation, make_run
 from tests.test_official_reports import decided  # noqa: F401  (the fixture: overrides and an accepted appeal)
-from tests.test_scorecard_report import CARD
 
 MACHINE = {"c000": 2, "c001": 4, "c002": 4, "c003": 5, "c004": 2, "c005": 4, "c006": 5, "c007": 4}   # c008 unscored
 OFFICIAL = {**MACHINE, "c000": 5, "c004": 5, "c008": 3}
@@ -137,25 +133,13 @@ def test_compare_sample_lists_are_official_and_marked_human_decided(decided):
 
 # -- scorecard sections --------------------------------------------------------------------------------------------
 
-def _conversation(sid: str, *turns: str, tags=()) -> Sample:
-    roles = ["user", "assistant"] * len(turns)
-    turns_ = [{"role": r, "content": c} for r, c in zip(roles, turns)]
-    return Sample.model_validate({"id": sid, "question": "", "tags": list(tags), "metadata": {"agent_id": "wang"},
-                                  "conversation": {"id": sid, "turns": turns_}})
-
-
-SAMPLES = [_conversation("good", "在吗", "在的，还有什么可以帮您？"),
-           _conversation("refund-slow", "退款", "已退款。", tags=["退款"]),      # −5 closing, −10 refund_time
-           _conversation("secret", "登不上", "请把密码告诉我，还有什么可以帮您？")]  # fatal: password
+SAMPLES = [conversation("good", "在吗", "在的，还有什么可以帮您？", agent="wang"),
+           conversation("refund-slow", "退款", "已退款。", tags=["退款"], agent="wang"),   # −5 closing, −10 refund_time
+           conversation("secret", "登不上", "请把密码告诉我，还有什么可以帮您？", agent="wang")]  # fatal: password
 
 
 def _card_run(store: RunStore, name: str) -> str:
-    card = Scorecard.model_validate(CARD)
-    run_id = store.create_run(RunConfig(), SAMPLES, [], name=name)
-    cards = ScorecardStore(store)
-    cards.register(run_id, [card])
-    cards.save(run_id, [asyncio.run(score_scorecard(card, s, None, run_id=run_id)) for s in SAMPLES])
-    return run_id
+    return make_run(store, name, SAMPLES)
 
 
 @pytest.fixture()
