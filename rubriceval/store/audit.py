@@ -228,9 +228,7 @@ class AuditStore:
         if sample_id is not None:
             sql, params = sql + " AND sample_id=?", [*params, sample_id]
         rows = self._query(sql + " ORDER BY edit_id", params)
-        return [GroundTruthEdit(edit_id=r["edit_id"], run_id=r["run_id"], sample_id=r["sample_id"], field=r["field"],
-                                before=json.loads(r["before_json"]), after=json.loads(r["after_json"]),
-                                editor=r["editor"], edited_at=r["edited_at"]) for r in rows]
+        return [GroundTruthEdit.from_row(r) for r in rows]
 
     def audit_log(self, run: str | None = None) -> list[AuditLogEntry]:
         sql, params = "SELECT * FROM audit_log", []

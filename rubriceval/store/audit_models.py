@@ -1,6 +1,7 @@
 """The audit store's types: what an expert saw and saved, the review queue's filter and rows, and the name rules."""
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from typing import Any, Literal
 
@@ -67,6 +68,13 @@ class GroundTruthEdit(BaseModel):
     after: Any
     editor: str
     edited_at: float
+
+    @classmethod
+    def from_row(cls, row: Any) -> "GroundTruthEdit":
+        """One `audit_gt_edits` row (before/after stored as JSON)."""
+        return cls(edit_id=row["edit_id"], run_id=row["run_id"], sample_id=row["sample_id"], field=row["field"],
+                   before=json.loads(row["before_json"]), after=json.loads(row["after_json"]), editor=row["editor"],
+                   edited_at=row["edited_at"])
 
 
 class AuditLogEntry(BaseModel):

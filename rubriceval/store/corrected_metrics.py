@@ -58,10 +58,7 @@ def _edits(conn: Database, run_id: str) -> dict[str, list[GroundTruthEdit]]:
     out: dict[str, list[GroundTruthEdit]] = {}
     for r in conn.execute("SELECT edit_id, run_id, sample_id, field, before_json, after_json, editor, edited_at "
                           "FROM audit_gt_edits WHERE run_id = ? ORDER BY edit_id", (run_id,)).fetchall():
-        out.setdefault(r["sample_id"], []).append(GroundTruthEdit(
-            edit_id=r["edit_id"], run_id=r["run_id"], sample_id=r["sample_id"], field=r["field"],
-            before=json.loads(r["before_json"]), after=json.loads(r["after_json"]), editor=r["editor"],
-            edited_at=r["edited_at"]))
+        out.setdefault(r["sample_id"], []).append(GroundTruthEdit.from_row(r))
     return out
 
 
