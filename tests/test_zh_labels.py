@@ -63,7 +63,9 @@ def test_a_studio_opened_in_chinese_returns_its_tables_with_chinese_headers(tmp_
 
 
 def _scorecard_verdict():
-    from tests.test_official_segments_trend import SAMPLES, Scorecard, score_scorecard
+    from rubriceval.scorecard.schema import Scorecard
+    from rubriceval.scorecard.score import score_scorecard
+    from tests.test_official_segments_trend import SAMPLES
     from tests.test_scorecard_report import CARD
     import asyncio
 
