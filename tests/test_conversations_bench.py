@@ -7,6 +7,8 @@ import json
 import math
 from pathlib import Path
 
+import pytest
+
 from rubriceval import Conversation
 from rubriceval.benchmarks.conversation_cutoffs import TurnPoint, fit, labelled_turns
 from rubriceval.benchmarks.conversations import DATA, _row, load_set, rubrics_in_mode
@@ -93,3 +95,28 @@ def test_the_dry_run_does_not_plan_questions_that_unless_phrases_settle():
     planned = plan_turn_questions(rubric.check_items, convo.conversation)
     concrete = [p for p in planned if "具体的原因" in p.messages[-1]["content"].split("# 问题")[-1]]
     assert [p.item_id for p in concrete] == ["turn4"]          # turn 2 says 请耐心等待 and nothing concrete
+
+
+def test_both_entry_points_take_and_forward_split_rubric_modes_and_data(monkeypatch, tmp_path, capsys):
+    from rubriceval.benchmarks import conversations as bench
+    from rubriceval.cli import main as cli
+
+    seen = []
+
+    async def fake_run_modes(config, modes, **kw):
+        seen.append((modes, kw["split"], kw["rubric_id"], str(kw["data"]), kw["resume"]))
+        return []
+
+    monkeypatch.setattr(bench, "run_modes", fake_run_modes)
+    argv = ["--split", "dev", "--rubric", SOOTHING, "--modes", "predicates", "--data", str(V2),
+            "--out", str(tmp_path / "o.json"), "--resume"]
+    assert cli(["benchmark-judge", "conversations", *argv]) == 0
+    assert bench.main(argv) == 0
+    assert seen == [(["predicates"], "dev", SOOTHING, str(V2), True)] * 2
+    assert json.loads((tmp_path / "o.json").read_text(encoding="utf-8"))["rows"] == []
+    seen.clear()                     # the defaults: every mode on the held-out half; --judge-mode as one mode
+    assert cli(["benchmark-judge", "conversations", "--out", str(tmp_path / "d.json")]) == 0
+    assert cli(["benchmark-judge", "conversations", "--judge-mode", "checklist", "--out", str(tmp_path / "e.json")]) == 0
+    assert [s[:3] for s in seen] == [(list(bench.MODES), "heldout", None), (["checklist"], "heldout", None)]
+    with pytest.raises(SystemExit):
+        bench.main(["--modes", "predicate", "--out", str(tmp_path / "f.json")])

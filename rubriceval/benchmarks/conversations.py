@@ -259,35 +259,53 @@ def table(summaries: list[ModeSummary]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="rubriceval benchmark-judge conversations", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated, in this order")
-    parser.add_argument("--out", default="out/bench_conversations.json")
-    parser.add_argument("--resume", action="store_true", help="keep the rows of the partial file")
-    parser.add_argument("--data", default=str(DATA))
-    parser.add_argument("--split", choices=SPLITS, default="heldout",
-                        help="which half (dev: for looking at and fitting; all: a set that is held out as a whole)")
-    parser.add_argument("--rubric", choices=RUBRIC_IDS, help="only this rubric's dialogues")
-    parser.add_argument("--rubrics", default=str(RUBRICS))
-    parser.add_argument("--config", help="judge YAML (default: the embedded judge)")
-    args = parser.parse_args(argv)
-    from rubriceval.judge.config import load_judge_config
+def add_args(p: argparse.ArgumentParser, *, under_benchmark_judge: bool = False) -> None:
+    """This benchmark's options, one set for `python -m rubriceval.benchmarks.conversations` and for `rubriceval
+    benchmark-judge conversations`; that parser already has --out, --resume, --data, --rubrics and the judge options
+    for every kind, and --modes/--split from the robustness group (with no default: each kind has its own)."""
+    if not under_benchmark_judge:
+        p.add_argument("--modes", help=f"comma-separated, in this order (default: {','.join(MODES)})")
+        p.add_argument("--out", default="out/bench_conversations.json")
+        p.add_argument("--resume", action="store_true", help="keep the rows of the partial file")
+        p.add_argument("--data", default=str(DATA))
+        p.add_argument("--split", choices=SPLITS, default="heldout",
+                       help="which half (dev: for looking at and fitting; all: a set that is held out as a whole)")
+        p.add_argument("--rubrics", default=str(RUBRICS))
+        p.add_argument("--config", help="judge YAML (default: the embedded judge)")
+    p.add_argument("--rubric", choices=RUBRIC_IDS, help="conversations: only this rubric's dialogues")
 
-    config = load_judge_config(args.config)
-    out = Path(args.out)
+
+def run_from_args(args: argparse.Namespace, config: JudgeConfig, command: str) -> int:
+    """Run and report from either entry point's options. Modes: --modes, else --judge-mode (the CLI's one-mode
+    spelling), else every mode."""
+    modes = [m.strip() for m in (args.modes or getattr(args, "judge_mode", None) or ",".join(MODES)).split(",")
+             if m.strip()]
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise SystemExit(f"unknown mode(s) {', '.join(unknown)} (use {', '.join(MODES)})")
+    out = Path(args.out or "out/bench_conversations.json")
     partial = Path(f"{out}.partial.jsonl")
-    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    rows = asyncio.run(run_modes(config, modes, data=args.data, rubrics_dir=args.rubrics, partial=partial,
-                                 resume=args.resume, split=args.split, rubric_id=args.rubric))
+    rows = asyncio.run(run_modes(config, modes, data=args.data or DATA, rubrics_dir=args.rubrics or RUBRICS,
+                                 partial=partial, resume=args.resume, split=args.split or "heldout",
+                                 rubric_id=args.rubric))
     summaries = summarise(rows)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"command": " ".join(sys.argv), "judge": config.describe(),
+    out.write_text(json.dumps({"command": command, "judge": config.describe(),
                                "summaries": [s.model_dump(mode="json") for s in summaries],
                                "rows": [r.model_dump(mode="json") for r in rows]}, ensure_ascii=False, indent=2),
                    encoding="utf-8")
     print(table(summaries))
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rubriceval.benchmarks.conversations", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_args(parser)
+    args = parser.parse_args(argv)
+    from rubriceval.judge.config import load_judge_config
+
+    return run_from_args(args, load_judge_config(args.config), " ".join(sys.argv))
 
 
 if __name__ == "__main__":

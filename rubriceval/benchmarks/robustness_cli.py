@@ -13,9 +13,11 @@ MODES = ("holistic", "checklist")
 
 def add_robustness_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("robustness")
-    g.add_argument("--modes", default="holistic", help=f"judge modes, comma-separated ({', '.join(MODES)}), or "
-                                                       "'none' for the defences only (recall, false positives)")
-    g.add_argument("--split", choices=["heldout", "dev", "all"], default="heldout")
+    g.add_argument("--modes", help=f"judge modes, comma-separated (robustness: {', '.join(MODES)}, or 'none' for the "
+                                   "defences only; default holistic. conversations: predicates, checklist, holistic; "
+                                   "default all)")
+    g.add_argument("--split", choices=["heldout", "dev", "all"], default="heldout",
+                   help="robustness, conversations: which half (default heldout)")
     g.add_argument("--screens", default="patterns", help=f"defences measured, comma-separated ({', '.join(SCREENS)})")
     g.add_argument("--families", help="only these attack families, comma-separated")
     g.add_argument("--benign-per-corpus", type=int, default=12,
@@ -51,7 +53,8 @@ def run_from_args(args, config, command: str) -> int:
     from rubriceval.benchmarks.robustness import run_robustness
     from rubriceval.benchmarks.robustness_data import FAMILIES
 
-    modes = [] if args.modes.strip() == "none" else _listed(args.modes, MODES, "--modes")
+    wanted = args.modes or "holistic"
+    modes = [] if wanted.strip() == "none" else _listed(wanted, MODES, "--modes")
     names = _listed(args.screens, SCREENS, "--screens") or ["patterns"]
     families = _listed(args.families, FAMILIES, "--families") or None
     options = {"split": args.split, "out": args.out, "resume": args.resume, "families": families, "command": command,

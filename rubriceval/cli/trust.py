@@ -62,7 +62,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_judge_args(p)
     from rubriceval.benchmarks.robustness_cli import add_robustness_args
 
-    add_robustness_args(p)        # robustness: answers that attack the grader (issue 31)
+    add_robustness_args(p)        # robustness: answers that attack the grader (issue 31); also --modes/--split
+    from rubriceval.benchmarks.conversations import add_args as add_conversation_args
+
+    add_conversation_args(p, under_benchmark_judge=True)      # conversations: --rubric
     p.set_defaults(func=cmd_benchmark_judge)
 
 
@@ -138,14 +141,10 @@ def _benchmark_judge(args) -> int:
         from rubriceval.benchmarks.robustness_cli import run_from_args
 
         return run_from_args(args, judge_config_from(args), "rubriceval " + " ".join(sys.argv[1:]))
-    if args.kind == "conversations":  # the labelled conversation set, per mode (issue 28)
-        from rubriceval.benchmarks.conversations import MODES, main
+    if args.kind == "conversations":  # the labelled conversation set, per mode (issue 28): the module's own reading
+        from rubriceval.benchmarks.conversations import run_from_args as run_conversations
 
-        modes = [args.judge_mode] if args.judge_mode else list(MODES)
-        return main(["--modes", ",".join(modes), "--out", args.out or "out/bench_conversations.json",
-                     *(["--resume"] if args.resume else []), *(["--data", args.data] if args.data else []),
-                     *(["--rubrics", args.rubrics] if args.rubrics else []),
-                     *(["--config", args.config] if getattr(args, "config", None) else [])])
+        return run_conversations(args, judge_config_from(args), "rubriceval " + " ".join(sys.argv[1:]))
     if args.kind == "cs_zh":          # the labelled Chinese customer-service set, per judge mode
         from rubriceval.benchmarks.cs_zh import run_cs_benchmark
 
