@@ -83,3 +83,26 @@ async def test_llm_screen_is_measured_with_its_calls(gullible):
     assert result.screen_usage["llm_screen"].calls == result.screened_texts["llm_screen"]
     assert result.recall["llm_screen"]["score_request"].k > 0
     assert result.screen_usage["patterns"].calls == 0
+
+
+async def test_predicates_mode_judges_the_answer_as_a_chat_turn(gullible):
+    """Per-turn questions about the answer's turn: the stub obeys score requests there too, and the patterns' cap
+    takes the inflation away; each sample is a two-turn chat, so the questions are about turn 2."""
+    result = await run_robustness_async(gullible, ["predicates"], progress=False, halueval_n=50,
+                                        families=["score_request"])
+    rows = {r.family: r.by_defence for r in result.rows}
+    raw, capped = rows["score_request"][NO_DEFENCE], rows["score_request"]["patterns"]
+    assert raw.n_pairs == 12 and raw.inflation > 1
+    assert capped.attacked_mean == 1.0 and capped.inflation < 0
+    usage = result.judge_usage["predicates"]
+    assert 12 + 12 <= usage.calls <= 3 * (12 + 12)     # up to three questions per answer, none when an entity decides
+
+
+async def test_panel_mode_judges_each_answer_with_every_panel_judge(gullible):
+    """Three seeds of the (deterministic) stub agree, so the panel's median is the single judge's verdict."""
+    result = await run_robustness_async(gullible, ["panel", "holistic"], progress=False, halueval_n=50,
+                                        families=["score_request"])
+    assert result.judge_usage["panel"].calls == 3 * result.judge_usage["holistic"].calls == 3 * (12 + 12)
+    rows = {(r.mode, r.family): r.by_defence for r in result.rows}
+    panel, single = rows[("panel", "score_request")][NO_DEFENCE], rows[("holistic", "score_request")][NO_DEFENCE]
+    assert panel.n_pairs == 12 and panel.inflation > 2 and panel == single

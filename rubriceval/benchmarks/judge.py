@@ -18,7 +18,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 from pydantic import BaseModel
@@ -93,19 +93,25 @@ def _load_samples(kind: BenchmarkKind, n: int | None, seed: int, data: str | Pat
 
 
 async def judge_pairs(pairs: list[tuple[Rubric, Sample]], config: JudgeConfig, progress: bool,
-                      on_verdict: Callable[[Sample, Verdict], None] | None = None) -> list[Verdict]:
+                      on_verdict: Callable[[Sample, Verdict], None] | None = None, panel: Any = None
+                      ) -> list[Verdict]:
     """Score every (rubric, sample) pair with one judge started here, as a run scores it (`runner.judge_rubric`:
-    self-consistency too, when the judge config asks for it), printing progress every 10 pairs; `on_verdict` sees
-    each verdict as it comes (a long run stopped part-way keeps what it judged)."""
+    self-consistency too, when the judge config asks for it; by a judge panel when `panel`, a PanelConfig, is
+    given), printing progress every 10 pairs; `on_verdict` sees each verdict as it comes (a long run stopped
+    part-way keeps what it judged)."""
     from rubriceval.run.runner import judge_rubric
 
     judge = make_judge(config, announce=progress)
+    if panel is not None:
+        from rubriceval.scoring.panel import make_panel
+
+        panel = make_panel(panel, stats=judge.stats, announce=progress)
     started = time.perf_counter()
     done = 0
 
     async def one(rubric: Rubric, sample: Sample) -> Verdict:
         nonlocal done
-        verdict = await judge_rubric(rubric, sample, judge)
+        verdict = await judge_rubric(rubric, sample, judge, panel)
         done += 1
         if on_verdict is not None:
             on_verdict(sample, verdict)
@@ -117,11 +123,13 @@ async def judge_pairs(pairs: list[tuple[Rubric, Sample]], config: JudgeConfig, p
         return list(await asyncio.gather(*(one(r, s) for r, s in pairs)))
     finally:
         await judge.close()
+        if panel is not None:
+            await panel.close()
 
 
 async def judge_records(pairs: list[tuple[Rubric, Sample]], config: JudgeConfig,
                         record: Callable[[Sample, Verdict], Record], *, progress: bool,
-                        keep: PartialFile[Record] | None = None, resume: bool = False
+                        keep: PartialFile[Record] | None = None, resume: bool = False, panel: Any = None
                         ) -> tuple[list[Record], float, int]:
     """Every pair's record in pair order — with `keep` and `resume`, those its partial file holds and the others
     judged now — each appended to `keep` as it is judged; the judging seconds (earlier sessions included); and how
@@ -129,7 +137,8 @@ async def judge_records(pairs: list[tuple[Rubric, Sample]], config: JudgeConfig,
     started = time.perf_counter()
     done = keep.open(resume).items if keep is not None else {}
     todo = [(r, s) for r, s in pairs if s.id not in done]
-    verdicts = await judge_pairs(todo, config, progress, on_verdict=keep.writer(record) if keep is not None else None)
+    verdicts = await judge_pairs(todo, config, progress, on_verdict=keep.writer(record) if keep is not None else None,
+                                 panel=panel)
     judged = {s.id: record(s, v) for (_, s), v in zip(todo, verdicts)}
     records = [done[s.id] if s.id in done else judged[s.id] for _, s in pairs]
     return records, keep.elapsed() if keep is not None else time.perf_counter() - started, len(done)

@@ -18,10 +18,12 @@ come, so a stopped run resumes (`--resume`) without judging again.
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -45,10 +47,18 @@ from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.loader import load_rubric
 from rubriceval.rubric.schema import JudgeMode, Rubric
 from rubriceval.scoring.judge_mode import with_judge_mode
+from rubriceval.scoring.panel import PanelConfig, PanelJudge
 from rubriceval.scoring.verdict import Usage, Verdict
 
 RUBRIC_DIR = Path(__file__).resolve().parent / "rubrics"
 RUBRICS = {"zh": "robustness_zh.yaml", "en": "robustness_en.yaml"}
+# predicates: the answer as a chat turn, scored from per-turn questions alone (reference-free: see the files)
+PREDICATE_RUBRICS = {"zh": "robustness_predicates_zh.yaml", "en": "robustness_predicates_en.yaml"}
+# panel, when no --panel file names real judges: the holistic rubric judged by three sampled judgments of the one
+# judge (the only model reachable offline), median score — what a panel of seeds in a config file gives
+PANEL_SEEDS = (1, 2, 3)
+PANEL_TEMPERATURE = 0.7
+RobustnessMode = Literal["holistic", "checklist", "predicates", "panel"]
 CAP_SCORE = 1.0             # the default policy: `manipulation: {action: cap, cap_score: 1}`
 NO_DEFENCE = "none"
 NOT_JUDGED = "not_judged"   # capped before judging (--judge-capped off), as a run with the default policy does
@@ -115,25 +125,34 @@ class RobustnessResult(BaseModel):
         return summary_text(self)
 
 
-def benchmark_rubrics(mode: JudgeMode, judge_model: str) -> dict[str, Rubric]:
-    rubrics = {lang: load_rubric(RUBRIC_DIR / name) for lang, name in RUBRICS.items()}
-    measured, notes = with_judge_mode(list(rubrics.values()), mode, judge_models=[judge_model])
+def benchmark_rubrics(mode: RobustnessMode, judge_model: str) -> dict[str, Rubric]:
+    files = PREDICATE_RUBRICS if mode == "predicates" else RUBRICS
+    rubrics = {lang: load_rubric(RUBRIC_DIR / name) for lang, name in files.items()}
+    judge_mode: JudgeMode = "holistic" if mode == "panel" else mode
+    measured, notes = with_judge_mode(list(rubrics.values()), judge_mode, judge_models=[judge_model])
     for line in notes:
         print(line, file=sys.stderr)
     return dict(zip(rubrics, measured))
 
 
-def judged_samples(pairs: list[RobustnessPair]) -> list[Sample]:
+def seed_panel(config: JudgeConfig) -> PanelConfig:
+    """The default panel: the judge three times, sampling with distinct seeds (PANEL_SEEDS, PANEL_TEMPERATURE)."""
+    return PanelConfig(judges=[PanelJudge(name=f"seed-{seed}", config=config.model_copy(
+        update={"seed": seed, "temperature": PANEL_TEMPERATURE})) for seed in PANEL_SEEDS])
+
+
+def judged_samples(pairs: list[RobustnessPair], as_chat: bool = False) -> list[Sample]:
     """Every clean answer once (shared by its pairs) and every attacked one, base answer by base answer, Chinese and
-    English alternating: a run stopped part-way has whole pairs of both languages (--report-partial)."""
+    English alternating: a run stopped part-way has whole pairs of both languages (--report-partial). `as_chat`:
+    each answer as the assistant turn of a chat (predicates mode)."""
     by_base: dict[str, list[RobustnessPair]] = {}
     for pair in pairs:
         by_base.setdefault(pair.base_id, []).append(pair)
     zh = [b for b in by_base if by_base[b][0].lang == "zh"]
     en = [b for b in by_base if by_base[b][0].lang == "en"]
     order = [b for couple in zip(zh, en) for b in couple] + zh[len(en):] + en[len(zh):]
-    return [s for b in order for s in (by_base[b][0].sample(attacked=False),
-                                       *(p.sample(attacked=True) for p in by_base[b]))]
+    return [s for b in order for s in (by_base[b][0].sample(attacked=False, as_chat=as_chat),
+                                       *(p.sample(attacked=True, as_chat=as_chat) for p in by_base[b]))]
 
 
 def _record(sample: Sample, verdict: Verdict) -> JudgedText:
@@ -141,18 +160,24 @@ def _record(sample: Sample, verdict: Verdict) -> JudgedText:
                       unscored_kind=None if verdict.score is not None else verdict.unscored_kind or "error")
 
 
-async def judge_mode(mode: JudgeMode, pairs: list[RobustnessPair], config: JudgeConfig, *, out: str | Path | None,
-                     resume: bool, progress: bool, skip: set[str] = frozenset()) -> list[JudgedText]:
-    """Raw verdicts of the clean and attacked samples; those in `skip` are not judged (recorded as not judged)."""
+async def judge_mode(mode: RobustnessMode, pairs: list[RobustnessPair], config: JudgeConfig, *,
+                     out: str | Path | None, resume: bool, progress: bool, skip: set[str] = frozenset(),
+                     panel: PanelConfig | None = None) -> list[JudgedText]:
+    """Raw verdicts of the clean and attacked samples; those in `skip` are not judged (recorded as not judged).
+    Mode `panel` judges with `panel` (default: seed_panel of the judge)."""
     rubrics = benchmark_rubrics(mode, config.model)
-    samples = judged_samples(pairs)
+    samples = judged_samples(pairs, as_chat=mode == "predicates")
+    panel = (panel or seed_panel(config)) if mode == "panel" else None
     todo = [(rubrics[s.metadata["lang"]], s) for s in samples if s.id not in skip]
     partial = partial_path(f"{out}.{mode}" if out is not None else None, resume)
     keep = None
     if partial is not None:
-        header = partial_header("robustness", todo, config, judge_mode=mode, few_shot=None)
+        # another panel's verdicts are not these: the panel is part of the header
+        options = {"panel": json.dumps(panel.public(), sort_keys=True, default=str)} if panel is not None else None
+        header = partial_header("robustness", todo, config, judge_mode=mode, few_shot=None, options=options)
         keep = PartialFile(partial, header, JudgedText)
-    records, _, _ = await judge_records(todo, config, _record, progress=progress, keep=keep, resume=resume)
+    records, _, _ = await judge_records(todo, config, _record, progress=progress, keep=keep, resume=resume,
+                                        panel=panel)
     return records + [JudgedText(id=s.id, judge_score=None, unscored_kind=NOT_JUDGED) for s in samples if s.id in skip]
 
 
@@ -223,11 +248,12 @@ def rates(pairs: list[RobustnessPair], benign: list, run: ScreenRun) -> tuple[di
     return recall, fp
 
 
-async def run_robustness_async(config: JudgeConfig | None, modes: list[JudgeMode], *, split: Split = "heldout",
+async def run_robustness_async(config: JudgeConfig | None, modes: list[RobustnessMode], *, split: Split = "heldout",
                                screens: list[Screen] | None = None, out: str | Path | None = None,
                                resume: bool = False, progress: bool = True, data: str | Path | None = None,
                                families: list[str] | None = None, halueval_n: int = 1000,
-                               judge_capped: bool = True, report_partial: bool = False) -> RobustnessResult:
+                               judge_capped: bool = True, report_partial: bool = False,
+                               panel: PanelConfig | None = None) -> RobustnessResult:
     """`config` None: the defences only (recall, false positives), no judging. `judge_capped` False: attacked answers
     the patterns flag are not judged — the default policy caps them at 1 without asking the judge, as a run does —
     so the raw column covers the other pairs only (counted as not judged). `report_partial`: no judging — the tables
@@ -261,7 +287,8 @@ async def run_robustness_async(config: JudgeConfig | None, modes: list[JudgeMode
             done = [p for p in pairs if {p.sample(False).id, p.sample(True).id} <= have]
             result.pending[mode] = len(pairs) - len(done)
         else:
-            judged = await judge_mode(mode, pairs, config, out=out, resume=resume, progress=progress, skip=skip)
+            judged = await judge_mode(mode, pairs, config, out=out, resume=resume, progress=progress, skip=skip,
+                                      panel=panel)
             done = pairs
         result.judged[mode] = judged
         result.rows += family_rows(mode, done, judged, flags)
@@ -273,7 +300,7 @@ async def run_robustness_async(config: JudgeConfig | None, modes: list[JudgeMode
     return result
 
 
-def run_robustness(config: JudgeConfig | None, modes: list[JudgeMode], *, out: str | Path | None = None,
+def run_robustness(config: JudgeConfig | None, modes: list[RobustnessMode], *, out: str | Path | None = None,
                    resume: bool = False, command: str = "", **options) -> RobustnessResult:
     result = asyncio.run(run_robustness_async(config, modes, out=out, resume=resume, **options))
     result.command = command

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from rubriceval.common.errors import ConfigError
 
 SCREENS = ("patterns", "perplexity", "llm_screen")
-MODES = ("holistic", "checklist")
+MODES = ("holistic", "checklist", "predicates", "panel")
 
 
 def add_robustness_args(p: argparse.ArgumentParser) -> None:
@@ -25,6 +25,9 @@ def add_robustness_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--skip-capped", action="store_true",
                    help="do not judge attacked answers the patterns flag: the default policy caps them at 1 without "
                         "the judge, as a run does (fewer calls; the raw column then covers the other pairs)")
+    g.add_argument("--panel", metavar="FILE",
+                   help="mode panel: the judges of this config file's `judges:` list (default: the judge three "
+                        "times, seeds 1-3 at temperature 0.7)")
     g.add_argument("--report-partial", action="store_true",
                    help="judge nothing: report the pairs whose verdicts OUT's partial files already hold")
     g.add_argument("--stub-judge", choices=["gullible"],
@@ -59,6 +62,13 @@ def run_from_args(args, config, command: str) -> int:
     families = _listed(args.families, FAMILIES, "--families") or None
     options = {"split": args.split, "out": args.out, "resume": args.resume, "families": families, "command": command,
                "judge_capped": not args.skip_capped, "report_partial": args.report_partial}
+    if args.panel:
+        from rubriceval.scoring.panel import load_panel_config
+
+        options["panel"] = load_panel_config(args.panel, base=config)
+        if options["panel"] is None:
+            raise ConfigError(f"{args.panel} has no `judges:` list", file=args.panel,
+                              field="judges")
     with _stub_judge(config) if args.stub_judge else contextlib.nullcontext(config) as judge:
         screens = _screens(names, judge, args.benign_per_corpus)
         run_robustness(judge if modes else None, modes, screens=screens, **options)

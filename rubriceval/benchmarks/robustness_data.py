@@ -11,6 +11,8 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from rubriceval.common.errors import DatasetError
+from rubriceval.data.conversation import Conversation, Turn
+from rubriceval.data.conversation_io import conversation_sample
 from rubriceval.data.sample import Sample
 
 DATA = Path(__file__).resolve().parent / "data" / "robustness.jsonl"
@@ -38,10 +40,19 @@ class RobustnessPair(BaseModel):
     attacked: str | None = None
     attack: str = ""
 
-    def sample(self, attacked: bool) -> Sample:
-        """The clean answer is one sample per base answer (`z07:clean`), judged once for all its pairs."""
-        return Sample(id=f"{self.id}:attacked" if attacked else f"{self.base_id}:clean", question=self.question,
-                      answer=self.attacked if attacked else self.clean, contexts=self.contexts,
+    def sample(self, attacked: bool, as_chat: bool = False) -> Sample:
+        """The clean answer is one sample per base answer (`z07:clean`), judged once for all its pairs. `as_chat`:
+        the same answer as the assistant turn of a two-turn chat (the question, then the answer), for rubrics that
+        judge conversations turn by turn (--modes predicates)."""
+        sample_id = f"{self.id}:attacked" if attacked else f"{self.base_id}:clean"
+        answer = self.attacked if attacked else self.clean
+        if as_chat:
+            chat = Conversation(id=sample_id, tags=[TAG], reference_outcome=self.ground_truth,
+                                metadata={"lang": self.lang},
+                                turns=[Turn(role="user", content=self.question),
+                                       Turn(role="assistant", content=answer or "", contexts=self.contexts)])
+            return conversation_sample(chat)
+        return Sample(id=sample_id, question=self.question, answer=answer, contexts=self.contexts,
                       ground_truth=self.ground_truth, tags=[TAG], metadata={"lang": self.lang})
 
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 
 # the judged answer, or the text an LLM screen asks about (the stub screens as gullibly as it judges)
-_ANSWER_BLOCK = re.compile(r"<<<(CHATBOT ANSWER|机器人回答|TEXT|文本)>>>\n(.*?)\n<<<END \1>>>", re.DOTALL)
+# — or, in a per-turn question, the turn asked about (the last turn block: the transcript before it shows it too)
+_ANSWER_BLOCK = re.compile(r"<<<(CHATBOT ANSWER|机器人回答|TEXT|文本|Turn \d+|第 \d+ 轮)>>>\n(.*?)\n<<<END \1>>>",
+                           re.DOTALL)
 CUES = re.compile(r"[5５⑤]|\b(?:10|five|full marks|top marks|perfect|excellent|highest|maximum|best grade|"
                   r"every criterion|all criteria|exceptional|model answer|pass(?:es)?|yes)\b|"
                   r"满分|最高|优秀|五星|完美|标杆|免检|全部要点|所有评分标准|每一项要求|好分数|高抬贵手|手下留情", re.IGNORECASE)
@@ -20,8 +22,8 @@ BASE_SCORE = 2
 
 def answer_in_prompt(body: dict) -> str:
     text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
-    found = _ANSWER_BLOCK.search(text)
-    return found.group(2) if found else ""
+    found = list(_ANSWER_BLOCK.finditer(text))
+    return found[-1].group(2) if found else ""
 
 
 def obeys(body: dict) -> bool:
