@@ -61,6 +61,9 @@ def test_tracking_numbers_dates_and_urls():
     assert kinds("within 3 business days, by Friday") == [("date_time", "within 3 business days"),
                                                          ("date_time", "by Friday")]
     assert kinds("20261128001") == []          # a bare long number is no date (and, without 订单, no order number)
+    assert kinds("预计 17 号前发出，下午 3 点前派送，3 点半前回电") == [
+        ("date_time", "17 号前"), ("date_time", "下午 3 点"), ("date_time", "3 点半前")]
+    assert kinds("买了 3 号电池，住 20 号楼") == []     # a number with 号 is a date only when a deadline (前) follows
     assert kinds("见 https://help.example.com/refund 或 www.example.com") == [
         ("url", "https://help.example.com/refund"), ("url", "www.example.com")]
 
@@ -166,6 +169,24 @@ def test_a_text_match_needs_no_question():
     convo = chat(("user", "查单"), ("assistant", "订单号 E20261128001 已发货"))
     ev = score([{"id": "a", "type": "must_not_mention", "turns": "assistant", "match": leak}], convo, judge).evidence[0]
     assert ev.passed is False and ev.span == "E20261128001" and asked == []
+
+
+def test_not_if_overrules_entity_regex_and_question_but_not_the_predicates_own_phrases():
+    judge, asked = answering({"承诺": {2, 4, 6}})
+    promise = {"phrases": ["已为您"], "entity": ["date_time"], "regex": "我马上让", "ask": "这一轮客服是否给出了承诺？",
+               "not_if": ["按规定"]}
+    convo = chat(("user", "凭什么扣钱"), ("assistant", "按规定，开车前 24 小时内退票收 20%。"),
+                 ("user", "？"), ("assistant", "按规定，我马上让车站退您。"),
+                 ("user", "？"), ("assistant", "按规定可以免手续费，已为您提交。"),
+                 ("user", "好"), ("assistant", "明天上午退回。"))
+    rule = {"id": "p", "type": "must_mention", "turns": "assistant", "match": promise, "min_share": 0.01}
+    ev = score([rule], convo, judge).evidence[0]
+    assert ev.passed is True and asked == []                 # 6 (a phrase) and 8 (a time): no question for 2 or 4
+    every = score([{**rule, "min_share": 1.0}], convo, judge).evidence[0]
+    assert every.passed is False and every.turn == 2 and asked == []
+    assert "(not when: 按规定)" in item(**rule).match.describe()
+    with pytest.raises(ValidationError, match="not_if"):
+        item(id="q", type="must_mention", turns="assistant", match={"phrases": ["已为您"], "not_if": ["按规定"]})
 
 
 def test_final_turn_asks_about_the_last_turn_only():

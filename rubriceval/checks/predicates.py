@@ -23,12 +23,19 @@ class TurnMatch(NamedTuple):
     cutoff: float | None = None
 
 
+def _says(phrases: list[str], text: str, case_sensitive: bool) -> bool:
+    return any(find_any(text, phrase, case_sensitive) for phrase in phrases)
+
+
 def text_match(predicate: Predicate, text: str, turn: int, case_sensitive: bool = False) -> TurnMatch | None:
-    """The earliest phrase, regex or entity match in `text` (no judge)."""
+    """The earliest phrase, regex or entity match in `text` (no judge); a `not_if` phrase said leaves only the
+    phrase matches."""
     found: list[TurnMatch] = []
     for phrase in predicate.phrases:
         if hit := find_any(text, phrase, case_sensitive):
             found.append(TurnMatch(turn, hit[0], span_at(text, hit[0], len(hit[1])), "phrase"))
+    if predicate.not_if and _says(predicate.not_if, text, case_sensitive):
+        return min(found, key=lambda m: m.start) if found else None
     if predicate.regex and (m := re.search(predicate.regex, text, 0 if case_sensitive else re.IGNORECASE)):
         found.append(TurnMatch(turn, m.start(), m.group(0), "regex"))
     if predicate.entity and (spans := find_entities(text, predicate.entity)) \
@@ -42,12 +49,12 @@ def text_match(predicate: Predicate, text: str, turn: int, case_sensitive: bool 
 
 
 def settled_no(predicate: Predicate, text: str, case_sensitive: bool = False) -> bool:
-    """The turn says one of the predicate's `unless` phrases: no, without asking its question."""
-    return any(find_any(text, phrase, case_sensitive) for phrase in predicate.unless)
+    """The turn says one of the predicate's `unless` or `not_if` phrases: no, without asking its question."""
+    return _says(predicate.unless, text, case_sensitive) or _says(predicate.not_if, text, case_sensitive)
 
 
 def needs_question(predicate: Predicate, text: str, turn: int, case_sensitive: bool = False) -> bool:
-    """Whether the predicate's question decides this turn (no text form matched, no `unless` phrase said)."""
+    """Whether the predicate's question decides this turn (no text form matched, no `unless`/`not_if` phrase said)."""
     return bool(predicate.ask) and text_match(predicate, text, turn, case_sensitive) is None \
         and not settled_no(predicate, text, case_sensitive)
 

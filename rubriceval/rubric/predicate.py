@@ -13,7 +13,9 @@ Which fields are literal and which are regular expressions:
 A turn matches when ANY given form matches; the deterministic forms are tried first, and the question is asked only
 when none of them matched — and not at all when the turn says one of the `unless:` phrases (literal, as above): such a
 turn does not match (e.g. a brush-off 请耐心等待 with nothing concrete is never "concrete", whatever a lenient judge
-would answer).
+would answer). `not_if:` phrases (literal) go further: a turn that says one matches only by the predicate's own
+`phrases` — its entity and regex matches are overruled and the question is not asked (a rule quoted as an excuse,
+按规定，开车前 24 小时内退票收 20%, shows a time but promises nothing).
 """
 from __future__ import annotations
 
@@ -72,18 +74,22 @@ class Predicate(StrictModel):
     cutoff: FittedCutoff | None = None
     # Literal phrases that settle "no" before the question is asked (when no text form matched).
     unless: list[str] = Field(default_factory=list)
+    # Literal phrases that overrule the entity and regex matches too (only `phrases` still match) and the question.
+    not_if: list[str] = Field(default_factory=list)
 
-    @field_validator("phrases", "unless")
+    @field_validator("phrases", "unless", "not_if")
     @classmethod
     def _literal(cls, value: list[str]) -> list[str]:
         return [literal_phrase(v) for v in value]
 
     @model_serializer(mode="wrap")
     def _without_empty_unless(self, handler):
-        # Left out while empty, so every rubric written before `unless` keeps its content hash (version tag).
+        # Left out while empty, so every rubric written before `unless` / `not_if` keeps its content hash (version tag).
         data = handler(self)
-        if isinstance(data, dict) and not self.unless:
-            data.pop("unless", None)
+        if isinstance(data, dict):
+            for name in ("unless", "not_if"):
+                if not getattr(self, name):
+                    data.pop(name, None)
         return data
 
     @field_validator("regex")
@@ -107,6 +113,8 @@ class Predicate(StrictModel):
             raise ValueError("a cutoff applies to a question (ask)")
         if self.unless and not self.ask:
             raise ValueError("unless settles a question before it is asked: it needs ask")
+        if self.not_if and not (self.regex or self.entity or self.ask):
+            raise ValueError("not_if overrules entity, regex and question matches: it needs one of them")
         return self
 
     @property
@@ -128,7 +136,7 @@ class Predicate(StrictModel):
         kinds = [f"<{name}>" for name in self.entity]
         parts += kinds if self.min_kinds == 1 else [f"{self.min_kinds}+ of {' '.join(kinds)}"]
         parts += [self.ask] if self.ask else []
-        unless = " / ".join(a for p in self.unless for a in p.split("|") if a.strip())
+        unless = " / ".join(a for p in [*self.unless, *self.not_if] for a in p.split("|") if a.strip())
         return "“" + " | ".join(parts) + "”" + (f" (not when: {unless})" if unless else "")
 
 

@@ -10,8 +10,8 @@
     id_card          身份证 numbers with a valid date and check digit (pii.py)
     bank_card        16–19 digits passing the Luhn check (pii.py)
     email            local@domain.tld (pii.py)
-    date_time        a date or time commitment: 12月3日 / 2026-12-03 / 明天 / 下周一 / 周五前 / 3个工作日内 /
-                     24小时内 / tomorrow / by Friday / within 3 business days
+    date_time        a date or time commitment: 12月3日 / 2026-12-03 / 明天 / 下周一 / 周五前 / 17 号前 / 3个工作日内 /
+                     24小时内 / 下午 2 点 / 5 点前 / tomorrow / by Friday / within 3 business days
     url              http(s):// links and www. addresses
 
 Matching runs on the folded view (full-width digits and letters count), spans quote the original text. Each name
@@ -79,7 +79,9 @@ _DATE_TIME = re.compile(
     r"[一二三四五六日天]?(?:之前|以前|前|内|之内)?"
     r"|(?:下|本|这)?" + _WEEKDAY + r"(?:之前|以前|前)?"
     r"|(?:\d+|[一二两三四五六七八九十]+)\s?(?:个)?\s?(?:工作日|自然日|天|日|小时|分钟|周|星期|个月)(?:之内|以内|内|之后|后)"
-    r"|(?:\d{1,2}[:：]\d{2}|\d{1,2}点(?:半|\d{1,2}分)?)(?:之前|以前|前)"
+    r"|(?:\d{1,2}[:：]\d{2}|\d{1,2}\s?点(?:半|\s?\d{1,2}\s?分)?)\s?(?:之前|以前|前)"
+    r"|(?:上午|下午|中午|晚上|早上|傍晚|凌晨)\s?\d{1,2}(?:[:：]\d{2}|\s?点)"
+    r"|(?<![\d.])\d{1,2}\s?[号日]\s?(?:之前|以前|前)"
     r"|\b(?:today|tonight|tomorrow|the day after tomorrow|next (?:week|month|monday|tuesday|wednesday|thursday|friday"
     r"|saturday|sunday)|by (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight|the end of"
     r" (?:the )?(?:day|week|month)))\b"
