@@ -21,8 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "studio saved in --store (store:ID for one, store:ID@N for its version N)")
     p.add_argument("--only", help="comma-separated rubric ids to use from --rubrics")
     p.add_argument("--knowledge", metavar="FILE", help="a knowledge file of policies (.md/.txt/.jsonl) for every "
-                   "rubric and scorecard without its own knowledge: — context conditions and per-turn questions "
-                   "read it (docs/predicates.md, docs/scorecards.md)")
+                   "rubric and scorecard without its own knowledge: — context conditions, per-turn questions and "
+                   "a rubric's judge items and checklist questions read it (docs/predicates.md, docs/scorecards.md)")
     p.add_argument("--metrics", help="comma-separated metric names (see `rubriceval metrics`)")
     add_store_arg(p)
     p.add_argument("--name", help="run name (default: timestamp)")

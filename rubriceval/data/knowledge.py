@@ -1,6 +1,7 @@
 """A knowledge file of policies (what the company grants: 7 天无理由退货, 运费险, 补偿标准 …), read as the context
 that chat exports lack: `unless_context` / `only_if_context` conditions search it besides the retrieved contexts,
-and per-turn judge questions see it before the transcript.
+and judge prompts show it before the sample or transcript: per-turn questions, holistic judge items and checklist
+questions (rubriceval/prompt/templates/<lang>/knowledge.j2).
 
 Formats, by extension:
   .md / .markdown   one passage per section (a `#` heading starts one) or paragraph (blank line)
@@ -11,6 +12,7 @@ gives every rubric of the run one. A file that cannot be read is a DatasetError 
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from functools import lru_cache
@@ -31,6 +33,11 @@ class Knowledge(BaseModel):
     def text(self) -> str:
         """All passages, as the judge reads them."""
         return "\n\n".join(self.passages)
+
+    @property
+    def digest(self) -> str:
+        """The passages' hash, for a scorer's version: a policy edit is a new version, moving the file is not."""
+        return hashlib.sha256(json.dumps(self.passages, ensure_ascii=False).encode()).hexdigest()
 
 
 def _paragraphs(text: str, markdown: bool) -> list[str]:
@@ -98,12 +105,28 @@ def _load(path: str, mtime_ns: int, size: int) -> Knowledge:
     return Knowledge(source=path, passages=passages)
 
 
-def load_knowledge(path: str | Path, relative_to: str | Path | None = None) -> Knowledge:
-    """The knowledge file at `path` (relative to the file `relative_to`, e.g. the rubric, when not absolute)."""
+def _located(path: str | Path, relative_to: str | Path | None) -> Path:
     file = Path(path)
     if not file.is_absolute() and relative_to is not None:
         beside = Path(relative_to).parent / file
         file = beside if beside.exists() or not file.exists() else file
+    return file
+
+
+def knowledge_stamp(path: str | Path, relative_to: str | Path | None = None) -> tuple | None:
+    """(file, mtime, size) of the knowledge file `load_knowledge` would read, None when there is none: a cached
+    version hash keyed on it sees an edit of the file."""
+    file = _located(path, relative_to)
+    try:
+        stat = file.stat()
+    except OSError:
+        return None
+    return str(file), stat.st_mtime_ns, stat.st_size
+
+
+def load_knowledge(path: str | Path, relative_to: str | Path | None = None) -> Knowledge:
+    """The knowledge file at `path` (relative to the file `relative_to`, e.g. the rubric, when not absolute)."""
+    file = _located(path, relative_to)
     if not file.exists():
         raise DatasetError("knowledge file not found", file=str(file), field="knowledge")
     stat = file.stat()

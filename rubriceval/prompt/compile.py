@@ -47,7 +47,8 @@ class CompiledPrompt(BaseModel):
     item_id: str
     messages: list[dict[str, str]]
     json_schema: dict | None
-    cache_tag: str              # rubric version + hash: an edited rubric never gets a stale cached verdict
+    cache_tag: str              # rubric version + hash (its knowledge file's too): an edited rubric never gets a stale
+                                # cached verdict
     options: CallOptions | None = None   # per-call options (checklist questions: yes/no with logprobs)
     schema_name: str = "verdict"         # the structured answer's name in the request (the scorer sends it)
 
@@ -90,6 +91,19 @@ def render_criterion(rubric: Rubric, item: JudgeItem, sample: Sample | None) -> 
         raise type(exc)(exc.message, file=origin.file, line=origin.line, field=origin.field, hint=exc.hint) from None
 
 
+def knowledge_text(rubric: Rubric) -> str:
+    """The rubric's knowledge file as its judge prompts show it (zh|en/knowledge.j2), "" without one. Shown whatever
+    `judge_sees` says: that lists the sample's fields, and the knowledge file is the rubric's own material."""
+    knowledge = rubric.knowledge_base()
+    return knowledge.text if knowledge is not None else ""
+
+
+def contexts_label(fields: list[tuple[str, str, str]]) -> str:
+    """The label of the retrieved contexts among the shown fields ("" when not shown), for the knowledge block's note
+    telling the two apart."""
+    return next((label for name, label, _ in fields if name == "contexts"), "")
+
+
 def field_value(sample: Sample, name: str, lang: str) -> str:
     value = getattr(sample, name)
     if isinstance(value, list):
@@ -117,7 +131,8 @@ def compile_item(rubric: Rubric, item: JudgeItem, sample: Sample, *, structured:
     listed = [(lvl, " ".join(levels[lvl].split())) for lvl in sorted(levels)]
     messages = render_messages(environment(template_dir), lang, "judge", rubric=rubric, item_id=item.id,
                                criterion=criterion, examples=shown_examples(rubric), fields=fields,
-                               structured=structured, levels=level_order(rubric, sample.id, listed))
+                               structured=structured, levels=level_order(rubric, sample.id, listed),
+                               knowledge=knowledge_text(rubric), contexts_label=contexts_label(fields))
     return CompiledPrompt(
         rubric_id=rubric.id, item_id=item.id, messages=messages,
         json_schema=verdict_schema(feedback_max_chars) if structured else None,

@@ -18,7 +18,8 @@ from typing import Literal
 
 from rubriceval.data.conversation import Conversation
 from rubriceval.data.sample import Sample
-from rubriceval.prompt.compile import CompiledPrompt, environment, render_criterion, verdict_schema
+from rubriceval.prompt.compile import (CompiledPrompt, environment, knowledge_text, render_criterion,
+                                       verdict_schema)
 from rubriceval.prompt.environment import render_messages
 from rubriceval.rubric.schema import JudgeItem, Rubric
 
@@ -86,7 +87,7 @@ def compile_conversation_item(rubric: Rubric, item: JudgeItem, sample: Sample, *
                            reference_outcome=conversation.reference_outcome if "ground_truth" in rubric.judge_sees
                            else "", rubric=rubric, item_id=item.id, criterion=render_criterion(rubric, item, sample),
                            levels=[(lvl, " ".join(levels[lvl].split())) for lvl in sorted(levels)],
-                           examples=rubric.examples, structured=structured)
+                           examples=rubric.examples, structured=structured, knowledge=knowledge_text(rubric))
     # Its own system message (render_messages' is the single-turn one), identical for every conversation rubric.
     system = env.get_template(f"{rubric.language}/conversation_system.j2").render().strip()
     if mode == "turns":

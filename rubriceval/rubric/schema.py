@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
+from rubriceval.common.errors import DatasetError
+from rubriceval.data.knowledge import Knowledge, knowledge_stamp, load_knowledge
 from rubriceval.rubric.items import (  # noqa: F401  (re-exported: the item classes were defined here before)
     CONVERSATION_CHECKS, LEVELS, PER_TURN_CHECKS, BeforeCheck, CheckItem, ChecklistItem, ChecklistQuestion,
     EscalateAfter, FinalTurn, FirstTurn, FittedWeights, Item, JudgeItem, LevelCondition, MaxCount, MaxLength, MustMention,
@@ -120,7 +122,7 @@ class Rubric(StrictModel):
     # Why an answer fails, as experts tick it in the audit app (未先安抚, 缺少链接, 编造政策); reports count them.
     failure_tags: list[str] = Field(default_factory=list)
     # A knowledge file of policies (.md/.txt/.jsonl, relative to this file): context-conditional checks search it
-    # besides the retrieved contexts, per-turn questions show it to the judge (rubriceval/data/knowledge.py).
+    # besides the retrieved contexts; every judge prompt of the rubric shows it (rubriceval/data/knowledge.py).
     knowledge: str | None = None
     # judge_mode predicates: the level from the check items' outcomes, conditions over check ids as in a checklist's
     # `levels` ("verified_first and not asked_secret"); a check passes = true.
@@ -203,6 +205,11 @@ class Rubric(StrictModel):
         """The deterministic checks."""
         return [item for item in self.items if not isinstance(item, (JudgeItem, ChecklistItem))]
 
+    def knowledge_base(self) -> Knowledge | None:
+        """The rubric's knowledge file (`knowledge:`, read beside the rubric file; a run's --knowledge is set here
+        by the CLI), as its checks and judge prompts read it; None without one."""
+        return load_knowledge(self.knowledge, relative_to=self.source_file) if self.knowledge else None
+
     def content_hash(self) -> str:
         """Changes whenever anything that can change a verdict changes.
 
@@ -211,11 +218,13 @@ class Rubric(StrictModel):
         version's audits (and the judge cache) valid.
 
         Cached per rubric object (a run asks for it with every verdict): the cache holds until a field of any
-        rubric model is assigned (`rubric.x = …`, `rubric.items[0].weight = …`, rubriceval/rubric/strict.py) or
-        the manipulation policy changes; a copy (model_copy, pickling) computes its own. An in-place edit of a list
-        or dict field (`rubric.items.append(…)`) is not seen: assign a new list, or use model_copy(update=…)."""
+        rubric model is assigned (`rubric.x = …`, `rubric.items[0].weight = …`, rubriceval/rubric/strict.py), the
+        manipulation policy changes or the knowledge file is edited (its passages are hashed, not its path); a copy
+        (model_copy, pickling) computes its own. An in-place edit of a list or dict field (`rubric.items.append(…)`)
+        is not seen: assign a new list, or use model_copy(update=…)."""
         policy = self.manipulation            # not a StrictModel (rubriceval/safety/): its fields are in the key
-        key = (id(self), edit_count(), policy.action, policy.cap_score, tuple(policy.fields))
+        key = (id(self), edit_count(), policy.action, policy.cap_score, tuple(policy.fields),
+               knowledge_stamp(self.knowledge, self.source_file) if self.knowledge else None)
         private = self.__pydantic_private__   # read directly: pydantic's __getattr__ for it costs 4 µs a call
         cached = private.get("_hash_cache")
         if cached is None or cached[0] != key:
@@ -228,8 +237,13 @@ class Rubric(StrictModel):
 
 
 def _content_hash(rubric: Rubric) -> str:
-    blob = json.dumps(_hashed_fields(rubric.model_dump(mode="json", exclude={"trust", "failure_tags", "measured"})),
-                      ensure_ascii=False, sort_keys=True)
+    data = rubric.model_dump(mode="json", exclude={"trust", "failure_tags", "measured"})
+    if rubric.knowledge:        # the passages the judge reads, not the path (a scorecard's knowledge is hashed so too)
+        try:
+            data["knowledge"] = rubric.knowledge_base().digest
+        except DatasetError:    # validate reports the file; a run stops when it reads it
+            data["knowledge"] = f"unreadable: {rubric.knowledge}"
+    blob = json.dumps(_hashed_fields(data), ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 

@@ -264,8 +264,7 @@ class Scorecard(StrictModel):
                                                          "knowledge_passages"})
             knowledge = self.knowledge_base()
             if knowledge is not None:        # absent without one: every card written before keeps its version
-                data["knowledge"] = hashlib.sha256(json.dumps(knowledge.passages, ensure_ascii=False).encode()
-                                                   ).hexdigest()
+                data["knowledge"] = knowledge.digest
             for item in data["items"]:
                 for label in ("name", "description", "review", "trust"):
                     item.pop(label, None)

@@ -8,7 +8,8 @@ the answer's position; a server without logprobs gives p(yes) = 1 or 0 from the 
 Prompt layout: system + sample first, the question last (no rubric text before the sample), so the questions
 of one sample — of every rubric seeing the same fields — share their whole prompt but the last lines (llama.cpp's slot cache and providers' prompt caches reuse it; the tokens
 actually processed are counted in `Usage.cached_prompt_tokens`). Questions of one sample are asked one after the
-other, so the first call has filled the cache when the next arrives.
+other, so the first call has filled the cache when the next arrives. A rubric's knowledge file comes before the
+sample (zh|en/knowledge.j2), so rubrics reading the same file still share that prefix.
 
 From answers to a score: judge_mode `checklist` uses the item's `levels` (conditions on yes/no, p ≥ 0.5) or
 `points` (weighted mean p(yes) per level); `checklist_fitted` uses the fitted ordinal model
@@ -28,7 +29,8 @@ from rubriceval.data.sample import Sample
 from rubriceval.judge.ask import JudgeRequest, Reading, TemplateReask, ask
 from rubriceval.judge.options import CallOptions, TokenLogprob, choices_schema
 from rubriceval.judge.tokens import estimate_tokens
-from rubriceval.prompt.compile import FIELD_LABELS, CompiledPrompt, environment, field_value, render_criterion
+from rubriceval.prompt.compile import (FIELD_LABELS, CompiledPrompt, contexts_label, environment, field_value,
+                                     knowledge_text, render_criterion)
 from rubriceval.prompt.environment import render_text, templates_fingerprint
 from rubriceval.rubric.level_rule import level_from_points, level_from_rule
 from rubriceval.rubric.schema import ChecklistItem, ChecklistQuestion, FittedWeights, Rubric
@@ -41,7 +43,7 @@ TOP_LOGPROBS = 10
 YES_SPELLINGS = {"yes", "是", "是的", "y"}
 NO_SPELLINGS = {"no", "否", "不是", "n"}
 SCHEMA_NAME = "checklist_answer"
-TEMPLATES = ("checklist_system", "checklist", "checklist_reask")
+TEMPLATES = ("checklist_system", "checklist", "checklist_reask", "knowledge")
 
 
 class YesNo(BaseModel):
@@ -144,7 +146,7 @@ def compile_question(rubric: Rubric, item: ChecklistItem, question: ChecklistQue
     # rubric's questions about this sample share, and the questions carry the rubric's meaning themselves.
     criterion = render_criterion(rubric, item, sample) if item.criterion else ""
     variables = dict(rubric=rubric, criterion=criterion, fields=fields, transcript=transcript,
-                     question=question.ask)
+                     question=question.ask, knowledge=knowledge_text(rubric), contexts_label=contexts_label(fields))
     messages = [{"role": "system", "content": render_text(env, lang, "checklist_system")},
                 {"role": "user", "content": render_text(env, lang, "checklist", **variables)}]
     fingerprint = templates_fingerprint(env, [f"{lang}/{name}.j2" for name in TEMPLATES])

@@ -110,7 +110,7 @@ async def answering(check: Callable[[], Evidence], asker: QuestionAsker, name: s
 def rubric_knowledge(rubric: Any, run_knowledge: str | None = None) -> Knowledge | None:
     """The knowledge file a rubric reads: its own `knowledge:` (relative to the rubric file), else the run's."""
     if getattr(rubric, "knowledge", None):
-        return load_knowledge(rubric.knowledge, relative_to=rubric.source_file)
+        return rubric.knowledge_base()
     return load_knowledge(run_knowledge) if run_knowledge else None
 
 
