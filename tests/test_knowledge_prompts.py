@@ -192,3 +192,18 @@ def test_a_run_sends_the_knowledge_file_to_the_judge(tmp_path, mode):
     assert verdict.score is not None and judge.requests
     assert all(PASSAGE in block(r.messages[-1]["content"], LABEL["zh"]) for r in judge.requests)
     assert verdict.scorer_version == rubric(tmp_path, scope="conversation", mode=mode).version_tag
+
+
+def test_validate_warns_only_when_nothing_reads_the_knowledge_file(tmp_path):
+    from rubriceval.rubric.lint import validate_path
+
+    rubric(tmp_path)
+    _, findings = validate_path(tmp_path / "rubric.yaml")
+    assert not [f for f in findings if f.field == "knowledge"]          # its judge item reads it
+    checks_only = RUBRIC.split("items:")[0].format(lang="zh", scope="sample", mode="holistic", sees="[answer]",
+                                                   knowledge="knowledge: policy.md\n")
+    (tmp_path / "checks.yaml").write_text(checks_only + "items:\n  - {id: link, type: must_mention, phrases: [链接]}\n"
+                                          "combine: {rule: min}\n", encoding="utf-8")
+    _, findings = validate_path(tmp_path / "checks.yaml")
+    [warning] = [f for f in findings if f.field == "knowledge"]
+    assert warning.severity == "warning" and "nothing reads the knowledge file" in warning.message
