@@ -3,6 +3,7 @@ plans its calls in the dry run (the same number the run makes), resumes without 
 and reads the run's rubric verdicts for `rubric:` items instead of judging them again."""
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,7 @@ def test_rubric_items_read_the_runs_rubric_verdict(stub_server, config, tmp_path
     folder = tmp_path / "cards"
     folder.mkdir()
     (folder / "card.yaml").write_text(yaml.safe_dump(card, allow_unicode=True), encoding="utf-8")
+    shutil.copy(ROOT / "scorecards" / card["knowledge"], folder)       # the policies it names, beside it
     store = str(tmp_path / "runs.sqlite")
     assert run(CONVERSATIONS, "--scorecards", str(folder), "--rubrics", str(ROOT / "rubrics"), "--only",
                "identity_verification", "--judge-mode", "checklist", "--config", config, "--store", store, "--quiet",

@@ -47,6 +47,7 @@ def served(tmp_path: Path):
         (tmp_path / "rubrics").mkdir()
         (tmp_path / "scorecards").mkdir()
         shutil.copy(ROOT / "scorecards" / "ecommerce_qa_zh.yaml", tmp_path / "scorecards" / "ecommerce_qa_zh.yaml")
+        shutil.copy(ROOT / "scorecards" / "ecommerce_policies_zh.md", tmp_path / "scorecards")    # its knowledge:
         write_user(tmp_path / "users.auth", "lead", "lead", "lead-password")
         app = launch_studio(tmp_path / "rubrics", tmp_path / "runs.sqlite", judge, port=free_port(), block=False,
                             quiet=True, lang="zh", auth=TeamAuth(read_auth_file(tmp_path / "users.auth")),

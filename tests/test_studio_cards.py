@@ -10,10 +10,12 @@ from rubriceval.rubric.items import CONVERSATION_CHECKS
 from rubriceval.studio.card_form import (CardHead, ItemForm, card_form_from_yaml, check_kinds, item_form_from_tree,
                                          yaml_with_head, yaml_with_item, yaml_without_item)
 from rubriceval.studio.form import load_tree
-from rubriceval.studio.scorecards import card_report, load_text
+from rubriceval.studio.scorecards import CardFolder, card_report, load_text
 
 ROOT = Path(__file__).resolve().parent.parent
 CARD = (ROOT / "scorecards" / "ecommerce_qa_zh.yaml").read_text(encoding="utf-8")
+# The shipped card names its policies (knowledge: ecommerce_policies_zh.md): drafts are read beside it.
+SHIPPED = CardFolder.of(ROOT / "scorecards")
 
 
 def test_every_item_written_back_unchanged_leaves_the_file_as_it_was():
@@ -46,7 +48,7 @@ def test_an_edited_item_changes_only_its_own_lines_and_the_loader_reads_the_edit
     changed = [(a, b) for a, b in zip(CARD.splitlines(), text.splitlines()) if a != b]
     assert len(changed) == 2 and len(text.splitlines()) == len(CARD.splitlines())
     assert "# 电商客服质检评分表" in text
-    card = load_text(text, "ecommerce_qa_zh.yaml")
+    card = load_text(text, "ecommerce_qa_zh.yaml", SHIPPED)
     greeting = card.items[0]
     assert greeting.points == -4 and greeting.check == {"type": "max_count", "phrases": ["您好"], "min": 1, "max": 50}
 
@@ -55,19 +57,19 @@ def test_add_then_remove_an_item_and_change_the_dimensions():
     new = ItemForm(id="refund_link", name="未给退款链接", dimension="业务准确", predicate="check",
                    check_type="required_link", check_fields='url: "https://example.com/refund"', points=-3,
                    when_intents="refund, return")
-    added = load_text(yaml_with_item(CARD, new, None), "c.yaml")
+    added = load_text(yaml_with_item(CARD, new, None), "c.yaml", SHIPPED)
     refund = added.items[-1]
     assert refund.id == "refund_link" and refund.check["url"] == "https://example.com/refund"
     assert refund.applies_when.intents == ["refund", "return"]
-    assert len(added.items) == len(load_text(CARD, "c").items) + 1
-    removed = load_text(yaml_without_item(yaml_with_item(CARD, new, None), "greeting"), "c.yaml")
+    assert len(added.items) == len(load_text(CARD, "c", SHIPPED).items) + 1
+    removed = load_text(yaml_without_item(yaml_with_item(CARD, new, None), "greeting"), "c.yaml", SHIPPED)
     assert [i.id for i in removed.items][:1] == ["closing"] and "refund_link" in [i.id for i in removed.items]
     with pytest.raises(RubricEvalError, match="no item 'nope'"):
         yaml_without_item(CARD, "nope")
     head = card_form_from_yaml(CARD).head
     text = yaml_with_head(CARD, CardHead(**{**head.model_dump(), "base": 90, "pass_total": 80,
                                             "dimensions": head.dimensions + "\n话术 | 话术规范 | 5"}))
-    card = load_text(text, "c.yaml")
+    card = load_text(text, "c.yaml", SHIPPED)
     assert (card.base, card.pass_total) == (90, 80) and card.dimension("话术").max_deduction == 5
     assert "  - {id: 情绪安抚, max_deduction: 10, max_bonus: 2}" in text          # kept as written
 
@@ -75,7 +77,7 @@ def test_add_then_remove_an_item_and_change_the_dimensions():
 def test_a_question_item_turned_into_a_rubric_reference_drops_the_question_keys():
     promise = item_form_from_tree(next(e for e in load_tree(CARD)["items"] if e["id"] == "promise"))
     as_rubric = promise.model_copy(update={"predicate": "rubric", "rubric_id": "faithfulness_zh", "min_score": 3})
-    card = load_text(yaml_with_item(CARD, as_rubric, "promise"), "c.yaml")
+    card = load_text(yaml_with_item(CARD, as_rubric, "promise"), "c.yaml", SHIPPED)
     item = next(i for i in card.items if i.id == "promise")
     assert item.kind == "rubric" and item.rubric.min_score == 3 and item.question is None
     assert not item.judge_sees_knowledge and item.hit_on is None

@@ -2,6 +2,7 @@
 diff and restore as the folder, on SQLite and PostgreSQL; the table is append-only and a racing save is refused."""
 from __future__ import annotations
 
+import shutil
 from contextlib import closing
 from pathlib import Path
 
@@ -59,7 +60,9 @@ def test_save_diff_restore_in_the_store_seeded_by_a_read_only_folder(store_targe
     assert shelf.current("closing") == SOURCE.replace("version: 1", "version: 3")
 
 
-def test_a_scorecard_and_a_new_rubric_without_any_folder(store_target):
+def test_a_scorecard_and_a_new_rubric_without_any_folder(store_target, monkeypatch):
+    # Without a folder a draft's knowledge: is read from the working directory: where the shipped policies are.
+    monkeypatch.chdir(ROOT / "scorecards")
     card = (ROOT / "scorecards" / "ecommerce_qa_zh.yaml").read_text(encoding="utf-8")
     cards = StoreShelf(store_target, "scorecard")
     first = save_version(cards, card, based_on="", validate=scorecard_tag, saved_by="lead")
@@ -78,10 +81,11 @@ def test_auto_keeps_versions_beside_a_writable_folder_else_in_the_store(tmp_path
     assert versions_place("store", tmp_path) == "store"
 
 
-def test_the_store_versions_export_as_files_runs_read(tmp_path, capsys):
+def test_the_store_versions_export_as_files_runs_read(tmp_path, capsys, monkeypatch):
     from rubriceval.cli import main
     from rubriceval.scorecard.loader import load_scorecard
 
+    monkeypatch.chdir(ROOT / "scorecards")          # the shipped card's knowledge: is read from here
     store = tmp_path / "runs.sqlite"
     save_version(StoreShelf(store, "rubric"), SOURCE, based_on="", saved_by="lead")
     card = (ROOT / "scorecards" / "ecommerce_qa_zh.yaml").read_text(encoding="utf-8")
@@ -89,5 +93,7 @@ def test_the_store_versions_export_as_files_runs_read(tmp_path, capsys):
     assert main(["studio", "--store", str(store), "--export-to", str(tmp_path / "out")]) == 0
     rubrics, findings = validate_path(tmp_path / "out" / "rubrics")
     assert findings == [] and [r.id for r in rubrics] == ["closing"] and rubrics[0].version == 1
+    # The store keeps the card's text, not the policies it names: they go beside the exported card.
+    shutil.copy(ROOT / "scorecards" / "ecommerce_policies_zh.md", tmp_path / "out" / "scorecards")
     assert load_scorecard(tmp_path / "out" / "scorecards" / "ecommerce_qa_zh.yaml").version == 1
     assert "wrote 1 rubric(s)" in capsys.readouterr().out

@@ -51,6 +51,8 @@ def studio(tmp_path_factory, request):
     cards.mkdir()
     (cards / "ecommerce_qa_zh.yaml").write_text((ROOT / "scorecards" / "ecommerce_qa_zh.yaml").read_text(
         encoding="utf-8"), encoding="utf-8")
+    (cards / "ecommerce_policies_zh.md").write_text((ROOT / "scorecards" / "ecommerce_policies_zh.md").read_text(
+        encoding="utf-8"), encoding="utf-8")                 # the policies the card names (knowledge:)
     rubrics = root / "rubrics"
     rubrics.mkdir()
     for name in ("closing.yaml", "process_compliance.yaml"):
@@ -234,6 +236,8 @@ def test_a_chinese_studio_says_validation_and_user_errors_in_chinese(tmp_path):
     cards.mkdir()
     (cards / "ecommerce_qa_zh.yaml").write_text((ROOT / "scorecards" / "ecommerce_qa_zh.yaml").read_text(
         encoding="utf-8"), encoding="utf-8")
+    (cards / "ecommerce_policies_zh.md").write_text((ROOT / "scorecards" / "ecommerce_policies_zh.md").read_text(
+        encoding="utf-8"), encoding="utf-8")                 # the policies the card names (knowledge:)
     (tmp_path / "rubrics").mkdir()
     with StubServer() as stub:
         judge = JudgeConfig(base_url=stub.base_url, model="stub", cache_path=str(tmp_path / "c.sqlite"), timeout_s=5)
