@@ -105,10 +105,40 @@ def test_perplexity_rule_leaves_natural_spikes_alone():
     assert odd_spans(text, _tokens(text, surprise)) == []
 
 
-def test_perplexity_rule_needs_excess_over_the_rest():
-    """A text that is odd throughout (code, a foreign script) has no span far above the rest."""
+def test_perplexity_rule_flags_a_suffix_longer_than_the_answer():
+    """The miss of the first rule: 10 ordinary tokens, then 30 odd ones (a few ordinary among them, as '!!!' after
+    ' !!!'). The median of the rest of the text was then suffix itself; the text's low baseline is not."""
+    answer = [2.0, 0.5, 4.0, 1.0, 3.0, 0.3, 6.0, 1.5, 0.8, 2.5]
+    suffix = [14.0, 11.0, 5.0, 16.0, 12.5, 10.0, 13.0, 4.5, 15.0, 12.0] * 3
+    text = "a" * len(answer) + "Z" * len(suffix)
+    found = odd_spans(text, _tokens(text, answer + suffix))
+    assert len(found) == 1 and found[0].start >= len(answer) and found[0].span == "Z" * len(suffix)
+
+
+def test_perplexity_rule_leaves_one_surprising_name_or_order_number_alone():
+    """A customer's name (2 tokens) and an order number (4 tokens) far above the text: spikes, not an odd span."""
+    ordinary = [1.0, 3.0, 0.5, 2.0, 4.0, 1.5]
+    surprise = ordinary * 2 + [13.0, 12.0] + ordinary * 2 + [15.0, 16.0, 14.0, 15.5] + ordinary * 2
+    text = "x" * len(surprise)
+    assert odd_spans(text, _tokens(text, surprise)) == []
+
+
+def test_perplexity_rule_needs_excess_over_the_baseline():
+    """A text that is odd throughout (code, a foreign script) has no span far above its own ordinary tokens."""
     text = "abcdefghijklmnop"
     assert odd_spans(text, _tokens(text, [11.0, 12.0] * 8), PerplexityRule()) == []
+
+
+def test_forcing_grammar_spells_byte_fragments_as_escaped_characters():
+    """Tokens that are pieces of a character (the server cannot force them one by one) become the character's
+    literal; whole tokens stay ids; nothing of the text reaches the grammar unescaped."""
+    from rubriceval.local.token_surprise import forcing_grammar
+
+    pieces = ['"', [32, 230], [187], [161], "分", [226, 129], [181]]        # '"', ' 满' in 3 bytes, '分', '⁵' in 2
+    grammar = forcing_grammar(pieces, [1, 6567, 119, 94, 17177, 52133, 113])
+    assert grammar == r'root ::= <[1]> "\U00000020\U00006EE1" <[17177]> "\U00002075"'
+    with pytest.raises(ValueError):
+        forcing_grammar([[226, 129]], [52133])                                 # the text ends inside a character
 
 
 @pytest.mark.local_model

@@ -4,9 +4,13 @@ llama.cpp's server cannot score a prompt's tokens without generating: measured o
 accepts `echo: true` and ignores it (only generated tokens come back with logprobs), and `/completion` with
 `n_predict: 0` still generates one token. So the text is *generated*, forced token by token: `/tokenize` gives its
 natural tokens, a GBNF grammar of those token ids (`root ::= <[id]> <[id]> …`) leaves the sampler no other choice,
-and `n_probs: 1` returns each forced token's logprob from the model's raw distribution (before the grammar). The
-cost is a generation: ~3 tokens/s on the shared 2-core machine, a few seconds per customer-service answer — which is
-why the screen is opt-in and its answers are cached on disk (per model file and text).
+and `n_probs: 1` returns each forced token's logprob from the model's raw distribution (before the grammar). Tokens
+that are byte fragments of a character (byte fallback: " 满" as three tokens, "⁵" as two) cannot be forced one by one —
+the server fails with "Unexpected empty grammar stack" — so a run of them is forced as the characters they make up (a
+grammar literal, every character \\U-escaped: the text never becomes grammar syntax); the model then spells them with
+tokens of its own choice, each still with its logprob. The cost is a generation: ~3 tokens/s on the shared 2-core
+machine, a few seconds per customer-service answer — which is why the screen is opt-in and its answers are cached
+on disk (per model file and text).
 """
 from __future__ import annotations
 
@@ -48,6 +52,28 @@ def char_offsets(pieces: list[bytes]) -> list[tuple[int, int]]:
     return out
 
 
+def forcing_grammar(pieces: list[str | list[int]], ids: list[int]) -> str:
+    """GBNF that leaves the sampler only the text: each whole-character token by its id, each run of byte fragments
+    (`/tokenize` gives their piece as a list of bytes) as the literal of the characters they complete."""
+    parts, fragment = [], b""
+    for token_id, piece in zip(ids, pieces):
+        if isinstance(piece, list):
+            fragment += bytes(piece)
+            try:
+                chars = fragment.decode("utf-8")
+            except UnicodeDecodeError:
+                continue                        # the character goes on in the next token
+            parts.append('"' + "".join(f"\\U{ord(c):08X}" for c in chars) + '"')
+            fragment = b""
+        else:
+            if fragment:                        # never seen: a fragment the next whole token does not complete
+                raise ValueError(f"token {token_id} follows an incomplete character")
+            parts.append(f"<[{token_id}]>")
+    if fragment:
+        raise ValueError("the text ends inside a character")
+    return "root ::= " + " ".join(parts)
+
+
 class TokenScorer:
     """Scores texts on one llama.cpp server (`root`: its address without /v1), `concurrency` at a time."""
 
@@ -75,14 +101,18 @@ class TokenScorer:
         return scored
 
     async def _score(self, client: httpx.AsyncClient, text: str) -> Scored:
-        ids = (await self._post(client, "/tokenize", {"content": text}))["tokens"]
-        if not ids:
+        found = (await self._post(client, "/tokenize", {"content": text, "with_pieces": True}))["tokens"]
+        if not found:
             return Scored(tokens=[], prompt_tokens=0, completion_tokens=0)
+        ids, pieces = [t["id"] for t in found], [t["piece"] for t in found]
         prefix = PREFIX[_language(text)]
+        fragments = sum(len(p) for p in pieces if isinstance(p, list))      # a character's bytes may each be a token
         reply = await self._post(client, "/completion", {
-            "prompt": prefix, "grammar": "root ::= " + " ".join(f"<[{i}]>" for i in ids), "n_predict": len(ids) + 1,
+            "prompt": prefix, "grammar": forcing_grammar(pieces, ids), "n_predict": len(ids) + fragments + 1,
             "n_probs": 1, "temperature": 0, "cache_prompt": True})
-        probs = (reply.get("completion_probabilities") or [])[:len(ids)]     # the last one is the forced end
+        probs = reply.get("completion_probabilities") or []
+        if probs and not (probs[-1].get("bytes") or probs[-1]["token"]):
+            probs = probs[:-1]                                                  # the forced end of text
         offsets = char_offsets([bytes(p.get("bytes") or p["token"].encode()) for p in probs])
         tokens = [TokenSurprise(start=lo, end=hi, logprob=float(p["logprob"])) for (lo, hi), p in zip(offsets, probs)]
         return Scored(tokens=tokens, prompt_tokens=int(reply.get("tokens_evaluated") or 0),
