@@ -102,6 +102,9 @@ def start_run(samples: Iterable[Sample | tuple[int | None, Sample]], rubrics: li
 
     rubrics, notes = with_judge_mode(rubrics, judge_config.judge_mode,
                                      judge_models=judging_models(judge_config, panel_config))
+    from rubriceval.safety.manipulation_policy import screen_notes
+
+    notes += screen_notes(rubrics, judge_config)
     for line in notes:
         print(line, file=sys.stderr)
     store.check_name_free(name)

@@ -123,3 +123,16 @@ def count_by_defence(details: Iterable[dict]) -> dict[str, int]:
         for defence in defences_in(one):
             counts[defence] = counts.get(defence, 0) + 1
     return dict(sorted(counts.items()))
+
+
+def screen_notes(rubrics, judge_config) -> list[str]:
+    """A note per rubric whose `llm_screen` the embedded judge would answer: measured on the robustness benchmark
+    (docs/benchmarks.md, issue 31), it flagged 113 of 114 benign texts at p(yes) 0.5, so every verdict would be
+    capped or sent to audit. Said, not refused: a user may have fitted `llm_screen_threshold` for it."""
+    if not getattr(judge_config, "is_local", False):
+        return []
+    return [f"note: rubric '{r.id}' asks the llm_screen of the embedded judge, which flagged 113 of 114 benign "
+            "texts at p(yes) 0.5 in docs/benchmarks.md (robustness); use a stronger judge for it, or a cut-off "
+            "(llm_screen_threshold) fitted for this one" for r in rubrics
+            if "llm_screen" in r.manipulation.screens and r.manipulation.action != "off"
+            and r.manipulation.llm_screen_threshold == 0.5]
