@@ -170,5 +170,5 @@ async def test_perplexity_screen_on_the_embedded_model(tmp_path):
     assert not plain.cached and plain.tokens and odd_spans(clean, plain.tokens) == []
     found = odd_spans(f"{clean} {suffix}", attacked.tokens)
     # The span may take in the answer's last surprising word ("Orders" at 10.5+ nats), never more of it.
-    assert found and all(f.start >= len(clean) - len("Orders page.") for f in found)
+    assert found and all(f.start >= clean.rindex(" Orders") for f in found)
     assert suffix[:40] in found[0].span
