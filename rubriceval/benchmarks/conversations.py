@@ -49,11 +49,7 @@ from rubriceval.scoring.judge_mode import with_judge_mode
 from rubriceval.scoring.verdict import Usage, Verdict
 from rubriceval.trust.agreement import AgreementReport, agreement_report
 
-DATA = Path(__file__).parent / "data" / "conversations_zh.jsonl"
-SPLITS = ("heldout", "dev", "all")
-RUBRIC_IDS = ("identity_verification", "emotional_soothing_multiturn")
-RUBRICS = Path("rubrics")
-MODES: tuple[JudgeMode, ...] = ("predicates", "checklist", "holistic")
+from rubriceval.benchmarks.conversations_cli import DATA, MODES, RUBRIC_IDS, RUBRICS, SPLITS, add_args  # noqa: F401
 _TURN_CITED = re.compile(r"第\s*(\d+)\s*轮|\[(\d+)\]|turn\s+(\d+)", re.IGNORECASE)
 
 
@@ -257,22 +253,6 @@ def table(summaries: list[ModeSummary]) -> str:
                      f"{s.prompt_tokens_per_dialogue:.0f} ({s.processed_prompt_tokens_per_dialogue:.0f}) | "
                      f"{s.completion_tokens_per_dialogue:.0f} | {s.seconds_per_dialogue:.0f} |")
     return "\n".join(lines)
-
-
-def add_args(p: argparse.ArgumentParser, *, under_benchmark_judge: bool = False) -> None:
-    """This benchmark's options, one set for `python -m rubriceval.benchmarks.conversations` and for `rubriceval
-    benchmark-judge conversations`; that parser already has --out, --resume, --data, --rubrics and the judge options
-    for every kind, and --modes/--split from the robustness group (with no default: each kind has its own)."""
-    if not under_benchmark_judge:
-        p.add_argument("--modes", help=f"comma-separated, in this order (default: {','.join(MODES)})")
-        p.add_argument("--out", default="out/bench_conversations.json")
-        p.add_argument("--resume", action="store_true", help="keep the rows of the partial file")
-        p.add_argument("--data", default=str(DATA))
-        p.add_argument("--split", choices=SPLITS, default="heldout",
-                       help="which half (dev: for looking at and fitting; all: a set that is held out as a whole)")
-        p.add_argument("--rubrics", default=str(RUBRICS))
-        p.add_argument("--config", help="judge YAML (default: the embedded judge)")
-    p.add_argument("--rubric", choices=RUBRIC_IDS, help="conversations: only this rubric's dialogues")
 
 
 def run_from_args(args: argparse.Namespace, config: JudgeConfig, command: str) -> int:

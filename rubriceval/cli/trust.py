@@ -63,7 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from rubriceval.benchmarks.robustness_cli import add_robustness_args
 
     add_robustness_args(p)        # robustness: answers that attack the grader (issue 31); also --modes/--split
-    from rubriceval.benchmarks.conversations import add_args as add_conversation_args
+    from rubriceval.benchmarks.conversations_cli import add_args as add_conversation_args
 
     add_conversation_args(p, under_benchmark_judge=True)      # conversations: --rubric
     p.set_defaults(func=cmd_benchmark_judge)
