@@ -65,7 +65,7 @@ def test_a_brush_off_fails_the_soothing_rubric_even_when_the_judge_says_yes_to_e
                rubric, "stub", low, 1.0)
     assert row.named_turn == 2
     good = chat(("user", "快递五天没动了"), ("assistant", "让您久等了，真抱歉。包裹卡在武汉中转站，明天发出。"),
-                ("user", "能快点吗"), ("assistant", "明白您着急，我来看看能不能走更快的线路。"))
+                ("user", "能快点吗"), ("assistant", "我来看看能不能走更快的线路。"))
     high = asyncio.run(score_rubric(rubric, good, lenient))   # turn 4 shows nothing concrete: the judge is asked
     assert high.score == 5 and [a["turn"] for a in high.details["turn_questions"]] == [4]
     strict = ScriptedJudge(lambda request: yes_no_reply(0.2))
