@@ -159,3 +159,18 @@ def test_benchmark_judge_and_calibrate_decide_for_their_judge(resolutions):
     assert variant(SOOTHING, "checklist_fitted", None, False, "local").judge_mode == "checklist"   # fitted later
     asyncio.run(_score_all(SOOTHING, [], ScriptedJudge([])))
     assert resolutions == [("holistic", ["qwen-max"]), ("checklist", ["local"]), (None, ["scripted"])]
+
+
+def test_a_checks_only_rubric_runs_predicates_whatever_mode_is_asked():
+    """--judge-mode holistic on a rubric of per-turn checks alone (no judge item) once failed validation
+    (judge_capped needs a judge item); it runs the one mode it has."""
+    from pathlib import Path
+
+    from rubriceval.rubric.loader import load_rubric
+    from rubriceval.scoring.judge_mode import with_judge_mode
+
+    rubric = load_rubric(Path(__file__).resolve().parents[1]
+                         / "rubriceval/benchmarks/rubrics/robustness_predicates_zh.yaml")
+    for wanted in ("holistic", "checklist", "checklist_fitted", "predicates", None):
+        (out,), notes = with_judge_mode([rubric], wanted, judge_models=["local"])
+        assert out.judge_mode == "predicates" and notes == []

@@ -4,7 +4,8 @@ A rubric runs the mode its file declares (`judge_mode`), or the one `--judge-mod
 when it can. A mode a rubric cannot run falls back, and the run says so once per rubric:
 
 - `checklist_fitted` without fitted weights → `checklist`; `checklist` without a checklist item → `holistic`;
-- `predicates` without `predicate_levels` → `checklist` (or `holistic`);
+- `predicates` without `predicate_levels` → `checklist` (or `holistic`); a rubric of checks alone (no judge or
+  checklist item) with `predicate_levels` runs `predicates` whatever is asked: it has no other mode;
 - `checklist_fitted` whose weights were fitted for another judge (`fitted.judge_model` ≠ `JudgeConfig.model`)
   → `checklist`, the rubric's declared level rule: p(yes) scales differ between judges, so weights fitted on one
   judge's answers mean nothing on another's. The note names the fix (`rubriceval calibrate --fit-weights` with
@@ -44,6 +45,8 @@ def misfitted_weights(rubric: Rubric, judge_models: Sequence[str]) -> str | None
 def supported_mode(rubric: Rubric, wanted: JudgeMode, judge_models: Sequence[str]) -> JudgeMode:
     """The closest mode this rubric can run with these judges: `wanted`, else checklist, else holistic."""
     checklists = rubric.checklist_items
+    if not rubric.judge_items and not checklists and rubric.predicate_levels is not None:
+        return "predicates"          # checks and their questions are all it has: the one mode it can run
     if wanted == "predicates":       # the checks alone, leveled by predicate_levels
         return wanted if rubric.predicate_levels is not None else ("checklist" if checklists else "holistic")
     if wanted == "checklist_fitted" and checklists and all(i.fitted for i in checklists) \
