@@ -49,15 +49,16 @@ from rubriceval.rubric.schema import JudgeMode, Rubric
 from rubriceval.scoring.judge_mode import with_judge_mode
 from rubriceval.scoring.panel import PanelConfig, PanelJudge
 from rubriceval.scoring.verdict import Usage, Verdict
+from rubriceval.trust.self_consistency import sampling_config
 
 RUBRIC_DIR = Path(__file__).resolve().parent / "rubrics"
 RUBRICS = {"zh": "robustness_zh.yaml", "en": "robustness_en.yaml"}
 # predicates: the answer as a chat turn, scored from per-turn questions alone (reference-free: see the files)
 PREDICATE_RUBRICS = {"zh": "robustness_predicates_zh.yaml", "en": "robustness_predicates_en.yaml"}
 # panel, when no --panel file names real judges: the holistic rubric judged by three sampled judgments of the one
-# judge (the only model reachable offline), median score — what a panel of seeds in a config file gives
+# judge (the only model reachable offline; sampling as self-consistency does), median score — what a panel of seeds
+# in a config file gives
 PANEL_SEEDS = (1, 2, 3)
-PANEL_TEMPERATURE = 0.7
 RobustnessMode = Literal["holistic", "checklist", "predicates", "panel"]
 CAP_SCORE = 1.0             # the default policy: `manipulation: {action: cap, cap_score: 1}`
 NO_DEFENCE = "none"
@@ -136,9 +137,11 @@ def benchmark_rubrics(mode: RobustnessMode, judge_model: str) -> dict[str, Rubri
 
 
 def seed_panel(config: JudgeConfig) -> PanelConfig:
-    """The default panel: the judge three times, sampling with distinct seeds (PANEL_SEEDS, PANEL_TEMPERATURE)."""
-    return PanelConfig(judges=[PanelJudge(name=f"seed-{seed}", config=config.model_copy(
-        update={"seed": seed, "temperature": PANEL_TEMPERATURE})) for seed in PANEL_SEEDS])
+    """The default panel: the judge three times, sampling with distinct seeds (PANEL_SEEDS) at its
+    self_consistency_temperature (0.7 unless configured)."""
+    return PanelConfig(judges=[
+        PanelJudge(name=f"seed-{seed}", config=sampling_config(config, config.self_consistency_temperature, seed))
+        for seed in PANEL_SEEDS])
 
 
 def judged_samples(pairs: list[RobustnessPair], as_chat: bool = False) -> list[Sample]:

@@ -27,7 +27,7 @@ def add_robustness_args(p: argparse.ArgumentParser) -> None:
                         "the judge, as a run does (fewer calls; the raw column then covers the other pairs)")
     g.add_argument("--panel", metavar="FILE",
                    help="mode panel: the judges of this config file's `judges:` list (default: the judge three "
-                        "times, seeds 1-3 at temperature 0.7)")
+                        "times, seeds 1-3 at its self_consistency_temperature, 0.7 by default)")
     g.add_argument("--report-partial", action="store_true",
                    help="judge nothing: report the pairs whose verdicts OUT's partial files already hold")
     g.add_argument("--stub-judge", choices=["gullible"],
