@@ -80,18 +80,18 @@ test-fast: setup postgres-deps
 	$(PY) -m pytest -q -m "not local_model and not browser"
 
 bench: setup
-	$(PY) bench/run_bench.py
+	$(PY) benchmarks/pipeline/run_bench.py
 
 # Batch API at scale on the loopback stub: 100,000 judgments submitted and collected, 10,000 online beside
 # (docs/benchmarks.md). `nice`: the machine may be shared.
 bench-batch: setup
-	nice -n 10 $(PY) bench/batch_bench.py --n 100000 --online-n 10000
+	nice -n 10 $(PY) benchmarks/pipeline/batch_bench.py --n 100000 --online-n 10000
 
 # Flat memory at scale (issue 19): ROWS synthetic Chinese rows (3 contexts), a checks-and-string-metrics run, then
 # report, compare, gate and opening the audit queue, each step's peak RSS and wall time (docs/benchmarks.md).
 ROWS ?= 1000000
 bench-scale: setup
-	nice -n 10 $(PY) bench/scale_bench.py --rows $(ROWS)
+	nice -n 10 $(PY) benchmarks/pipeline/scale_bench.py --rows $(ROWS)
 
 clean:
 	rm -rf out .pytest_cache

@@ -22,7 +22,7 @@ Three choices, each a trade of calls against figures that stay right (issue 29):
 (`--metric-option context_calls=per_context`); left unset (None), the judge's measured default below applies, else
 `DEFAULT`. Measured defaults are keyed by `judge_key` (the endpoint's model; "local" = the embedded judge, however
 its model is named); the figures behind each are in docs/benchmarks.md
-("RAG metrics on a small judge"), made by `python -m rubriceval.benchmarks.rag_zh`.
+("RAG metrics on a small judge"), made by `python -m benchmarks.judge.rag_zh`.
 """
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ class CallModes(BaseModel):
 
 DEFAULT = CallModes()
 EMBEDDED = "local"      # JudgeConfig.model of the embedded judge (base_url unset)
-# judge model → the cut measured best for it on rubriceval/benchmarks/data/rag_zh.jsonl (held-out half, docs/
+# judge model → the cut measured best for it on benchmarks/judge/data/rag_zh.jsonl (held-out half, docs/
 # benchmarks.md "RAG metrics on a small judge"). The embedded 1.5B judge: split extraction, all contexts in one
 # request, its "supported" checked against the text — diagnosis 13/13 vs 8/13 for the old merged calls (13 held-out
 # samples); 0.81 vs 0.76 without the text check and 0.52 merged on 21 samples before the completeness rule. One

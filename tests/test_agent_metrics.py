@@ -1,4 +1,4 @@
-"""Conversation metrics: Ragas conformance (fixture from bench/agent_conformance.py), the tool-call formulas and
+"""Conversation metrics: Ragas conformance (fixture from benchmarks/pipeline/agent_conformance.py), the tool-call formulas and
 argument comparisons, the judged metrics' calls and failures, per-assistant-turn RAG metrics, the registry."""
 from __future__ import annotations
 

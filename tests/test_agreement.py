@@ -12,7 +12,7 @@ from scipy import stats
 from rubriceval import DatasetError, Verdict, agreement_report
 from rubriceval.trust.agreement import paired, tables
 from rubriceval.trust.agreement import AgreementInputError, Estimate, agreement_from_verdicts, as_binary_label, binary_agreement_report, cohen_kappa, confusion_matrix, fleiss_kappa, fleiss_kappa_from_counts, kendall, krippendorff_alpha, spearman
-from rubriceval.benchmarks.datasets import (
+from benchmarks.judge.datasets import (
     SUMMEVAL_INSTRUCTION,
     balanced_subsample,
     load_halueval,

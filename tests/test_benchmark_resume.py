@@ -1,6 +1,6 @@
 """`benchmark-judge … --resume`: a stopped benchmark keeps its judged items in OUT.partial.jsonl and a resumed run
 judges only the others — the same result as one uninterrupted run — never mixing verdicts of two prompts
-(rubriceval/benchmarks/partial.py). Loopback stub judge, no model."""
+(benchmarks/judge/partial.py). Loopback stub judge, no model."""
 from __future__ import annotations
 
 import asyncio
@@ -13,10 +13,10 @@ import pytest
 from pydantic import BaseModel
 
 from rubriceval.common.errors import DatasetError
-from rubriceval.benchmarks.judge import run_benchmark_async
-from rubriceval.benchmarks.results import BenchmarkItem
-from rubriceval.benchmarks.cs_zh import CsRow, run_cs_benchmark_async
-from rubriceval.benchmarks.partial import read_partial
+from benchmarks.judge.judge import run_benchmark_async
+from benchmarks.judge.results import BenchmarkItem
+from benchmarks.judge.cs_zh import CsRow, run_cs_benchmark_async
+from benchmarks.judge.partial import read_partial
 
 TIMINGS = {"elapsed_s", "seconds_per_item", "resumed_items"}
 
@@ -128,7 +128,7 @@ async def test_a_partial_of_another_prompt_or_judge_is_refused_naming_what_diffe
 
 
 async def test_an_edited_rubric_is_another_prompt(uncached, tmp_path):
-    from rubriceval.benchmarks.judge import DEFAULT_RUBRICS, RUBRIC_DIR
+    from benchmarks.judge.judge import DEFAULT_RUBRICS, RUBRIC_DIR
 
     partial = tmp_path / "p.jsonl"
     await _run("halueval", uncached, partial, 4)
@@ -222,7 +222,7 @@ def test_cli_resume_finishes_the_run_and_removes_the_partial(stub_server, tmp_pa
 
 
 def test_cli_stopped_by_ctrl_c_says_how_to_resume(monkeypatch, tmp_path, capsys):
-    import rubriceval.benchmarks.judge as bench
+    import benchmarks.judge.judge as bench
     from rubriceval.cli import main
 
     def stopped(*args, **kwargs):

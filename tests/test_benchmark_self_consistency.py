@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from rubriceval.benchmarks.cs_zh import run_cs_benchmark_async
+from benchmarks.judge.cs_zh import run_cs_benchmark_async
 
 
 def _score_by_seed(body: dict) -> dict:

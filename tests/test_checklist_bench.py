@@ -5,7 +5,7 @@ import json
 import pytest
 
 from rubriceval.common.errors import DatasetError
-from rubriceval.benchmarks.cs_zh import load_labelled, run_cs_benchmark_async, spread
+from benchmarks.judge.cs_zh import load_labelled, run_cs_benchmark_async, spread
 
 
 def test_labelled_set_is_balanced_over_rubrics_and_levels():

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from rubriceval.common.errors import DatasetError
-from rubriceval.benchmarks.judge import run_benchmark_async
-from rubriceval.benchmarks.results import BenchmarkItem
-from rubriceval.benchmarks.partial import read_partial
-from rubriceval.benchmarks.datasets import balanced_subsample, load_halueval, load_summeval
+from benchmarks.judge.judge import run_benchmark_async
+from benchmarks.judge.results import BenchmarkItem
+from benchmarks.judge.partial import read_partial
+from benchmarks.judge.datasets import balanced_subsample, load_halueval, load_summeval
 
 
 def _prompts(stub) -> list[str]:
@@ -101,7 +101,7 @@ async def test_items_are_kept_as_they_are_judged(stub_server, judge_config, tmp_
 
 
 async def test_cs_rows_are_kept_as_they_are_judged(stub_server, judge_config, tmp_path):
-    from rubriceval.benchmarks.cs_zh import CsRow, run_cs_benchmark_async
+    from benchmarks.judge.cs_zh import CsRow, run_cs_benchmark_async
 
     stub_server.responder = lambda body: {"feedback": "ok", "score": 3}
     result = await run_cs_benchmark_async(judge_config, "holistic", n=6, n_boot=0, progress=False,

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from rubriceval.benchmarks import conversations as bench
+from benchmarks.judge import conversations as bench
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.loader import load_rubric
 from rubriceval.testing.scripted_judge import ScriptedJudge, yes_no_reply

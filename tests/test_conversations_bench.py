@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from rubriceval import Conversation
-from rubriceval.benchmarks.conversation_cutoffs import TurnPoint, fit, labelled_turns
-from rubriceval.benchmarks.conversations import DATA, _row, load_set, rubrics_in_mode
+from benchmarks.judge.conversation_cutoffs import TurnPoint, fit, labelled_turns
+from benchmarks.judge.conversations import DATA, _row, load_set, rubrics_in_mode
 from rubriceval.data.conversation_io import conversation_sample
 from rubriceval.scoring.rubric_scorer import score_rubric
 from rubriceval.testing.scripted_judge import ScriptedJudge, yes_no_reply
@@ -98,7 +98,7 @@ def test_the_dry_run_does_not_plan_questions_that_unless_phrases_settle():
 
 
 def test_both_entry_points_take_and_forward_split_rubric_modes_and_data(monkeypatch, tmp_path, capsys):
-    from rubriceval.benchmarks import conversations as bench
+    from benchmarks.judge import conversations as bench
     from rubriceval.cli import main as cli
 
     seen = []

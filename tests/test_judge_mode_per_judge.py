@@ -116,7 +116,7 @@ def resolutions(monkeypatch):
         calls.append((wanted, list(judge_models)))
         return real(rubrics, wanted, judge_models=judge_models)
     monkeypatch.setattr(judge_mode, "with_judge_mode", spy)
-    monkeypatch.setattr("rubriceval.benchmarks.cs_zh.with_judge_mode", spy)     # imported at its module's top
+    monkeypatch.setattr("benchmarks.judge.cs_zh.with_judge_mode", spy)     # imported at its module's top
     return calls
 
 
@@ -151,7 +151,7 @@ async def test_pairwise_compares_with_the_holistic_judge_item(tmp_path, resoluti
 
 
 def test_benchmark_judge_and_calibrate_decide_for_their_judge(resolutions):
-    from rubriceval.benchmarks.cs_zh import variant
+    from benchmarks.judge.cs_zh import variant
     from rubriceval.trust.calibrate import _score_all
     from rubriceval.testing.scripted_judge import ScriptedJudge
 
@@ -170,7 +170,7 @@ def test_a_checks_only_rubric_runs_predicates_whatever_mode_is_asked():
     from rubriceval.scoring.judge_mode import with_judge_mode
 
     rubric = load_rubric(Path(__file__).resolve().parents[1]
-                         / "rubriceval/benchmarks/rubrics/robustness_predicates_zh.yaml")
+                         / "benchmarks/judge/rubrics/robustness_predicates_zh.yaml")
     for wanted in ("holistic", "checklist", "checklist_fitted", "predicates", None):
         (out,), notes = with_judge_mode([rubric], wanted, judge_models=["local"])
         assert out.judge_mode == "predicates" and notes == []

@@ -158,7 +158,7 @@ async def test_perplexity_screen_on_the_embedded_model(tmp_path):
     """The real model: a generated odd-token suffix is flagged and quoted; the same answer without it is not."""
     import httpx
 
-    from rubriceval.benchmarks.robustness_data import load_set
+    from benchmarks.judge.robustness_data import load_set
     from rubriceval.local.token_surprise import embedded_scorer
 
     clean = "Sorry for the delay. You can request a full refund or a free reshipment from the Orders page."

@@ -1,5 +1,5 @@
 """Conformance with Ragas 0.4.3's DataCompyScore and LLMSQLEquivalence (tests/fixtures/reference/sql_metrics.jsonl,
-written by bench/sql_conformance.py in its own venv). These tests need neither Ragas nor a server: our metrics run
+written by benchmarks/pipeline/sql_conformance.py in its own venv). These tests need neither Ragas nor a server: our metrics run
 again here on the same inputs — the demo database rebuilt from its SQL, the scripted judge answering what the
 stub answered both sides — and must give Ragas's value, or differ exactly where the row declares why."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.sql_conformance import to_csv
+from benchmarks.pipeline.sql_conformance import to_csv
 from rubriceval import Sample
 from rubriceval.testing.scripted_judge import ScriptedJudge
 from standard_metrics import score_sample

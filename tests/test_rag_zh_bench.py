@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from rubriceval.benchmarks.rag_zh import VARIANTS, figures, first_stage, load, samples, score_row
+from benchmarks.judge.rag_zh import VARIANTS, figures, first_stage, load, samples, score_row
 from rubriceval.scoring.verdict import Verdict
 from rubriceval.testing.scripted_judge import ScriptedJudge, fill_schema
 from standard_metrics.grounding import ground

@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
-from rubriceval.benchmarks.robustness import NO_DEFENCE, run_robustness_async
-from rubriceval.benchmarks.robustness_data import FAMILIES, benign_texts, load_set
-from rubriceval.benchmarks.robustness_screens import llm_screen, pattern_screen
+from benchmarks.judge.robustness import NO_DEFENCE, run_robustness_async
+from benchmarks.judge.robustness_data import FAMILIES, benign_texts, load_set
+from benchmarks.judge.robustness_screens import llm_screen, pattern_screen
 from rubriceval.safety.manipulation import detect_manipulation
 from rubriceval.testing.gullible_judge import gullible_responder
 

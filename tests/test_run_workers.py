@@ -25,7 +25,7 @@ from rubriceval.run.pool import WORKERS_ENV, default_workers
 from rubriceval.store.runs import RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
-RUBRICS = str(ROOT / "bench" / "scale_rubrics")      # deterministic checks only: no judge
+RUBRICS = str(ROOT / "benchmarks" / "pipeline" / "scale_rubrics")      # deterministic checks only: no judge
 METRICS = ["rouge_l", "bleu", "nonllm_context_recall"]
 COLUMNS = ("sample_id, scorer, kind, scorer_version, score, unscored_kind, unscored_reason, feedback, evidence_json, "
            "details_json, passed, usage_json, input_hash")

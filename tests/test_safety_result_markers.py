@@ -41,7 +41,7 @@ def assert_no_markers(messages: list[dict], where: str) -> None:
 
 
 def _rubrics() -> list[Path]:
-    return sorted((ROOT / "rubrics").glob("*.yaml")) + sorted((ROOT / "rubriceval/benchmarks/rubrics").glob("*.yaml"))
+    return sorted((ROOT / "rubrics").glob("*.yaml")) + sorted((ROOT / "benchmarks/judge/rubrics").glob("*.yaml"))
 
 
 @pytest.mark.parametrize("mode", ["holistic", "checklist"])

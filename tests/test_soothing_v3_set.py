@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from rubriceval.benchmarks.conversations import DATA, load_set
+from benchmarks.judge.conversations import DATA, load_set
 from rubriceval.rubric.loader import load_rubric
 from rubriceval.scoring.conversation_scorer import TurnVerdict, aggregate_turns
 

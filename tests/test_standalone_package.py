@@ -15,16 +15,16 @@ import pytest
 
 from rubriceval import DatasetError
 from rubriceval.testing.stub_server import StubServer
-from rubriceval.benchmarks.datasets import load_halueval, load_summeval
+from benchmarks.judge.datasets import load_halueval, load_summeval
 
 ROOT = Path(__file__).resolve().parents[1]
 # What the wheel is built from: exactly what pyproject.toml packages, nothing from beside the checkout.
 SOURCES = ("pyproject.toml", "README.md", "rubriceval", "standard_metrics", "ui")
-PACKAGED_DATA = ("rubriceval/benchmarks/data/summeval.json", "rubriceval/benchmarks/data/halueval_general.json.gz",
-                 "rubriceval/benchmarks/data/LICENSE-SummEval", "rubriceval/benchmarks/data/LICENSE-summac",
-                 "rubriceval/benchmarks/data/LICENSE-HaluEval", "rubriceval/benchmarks/data/README.md",
-                 "rubriceval/benchmarks/rubrics/summeval_consistency.yaml",
-                 "rubriceval/benchmarks/rubrics/halueval_hallucination.yaml")
+PACKAGED_DATA = ("benchmarks/judge/data/summeval.json", "benchmarks/judge/data/halueval_general.json.gz",
+                 "benchmarks/judge/data/LICENSE-SummEval", "benchmarks/judge/data/LICENSE-summac",
+                 "benchmarks/judge/data/LICENSE-HaluEval", "benchmarks/judge/data/README.md",
+                 "benchmarks/judge/rubrics/summeval_consistency.yaml",
+                 "benchmarks/judge/rubrics/halueval_hallucination.yaml")
 
 
 def _summeval_row(claim: str, scores: list[int]) -> dict:
@@ -72,7 +72,7 @@ def test_data_folder_without_a_benchmark_file_names_what_it_looked_for(tmp_path:
 
 def test_packaged_data_is_the_full_benchmarks():
     assert len(load_summeval()) == 100
-    assert len(load_halueval()) == 4507               # read from the gzip shipped in rubriceval/benchmarks/data/
+    assert len(load_halueval()) == 4507               # read from the gzip shipped in benchmarks/judge/data/
 
 
 def _build_wheel(tmp_path: Path) -> Path:

@@ -1,5 +1,5 @@
 """The lead's adjudication list in a real browser (Debian chromium through Playwright), on the data of the issue-18
-screenshot (bench/team_screenshot.py): a click on a row opens that item, and after "Save final label" the list's
+screenshot (benchmarks/pipeline/team_screenshot.py): a click on a row opens that item, and after "Save final label" the list's
 "final" column shows the new label without reloading the list — while the item stays open for another save."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-from bench.team_screenshot import CHROMIUM_ARGS, open_adjudication_list, prepare  # noqa: E402
+from benchmarks.pipeline.team_screenshot import CHROMIUM_ARGS, open_adjudication_list, prepare  # noqa: E402
 from rubriceval.audit.passwords import read_auth_file  # noqa: E402
 from rubriceval.audit.sessions import TeamAuth  # noqa: E402
 from rubriceval.store.team import TeamStore  # noqa: E402

@@ -8,8 +8,8 @@ import pytest
 from scipy import stats
 
 from rubriceval import Sample, load_rubrics
-from rubriceval.benchmarks.judge import RUBRIC_DIR, run_benchmark_async, spearman_estimate
-from rubriceval.benchmarks.datasets import load_halueval, load_summeval
+from benchmarks.judge.judge import RUBRIC_DIR, run_benchmark_async, spearman_estimate
+from benchmarks.judge.datasets import load_halueval, load_summeval
 from rubriceval.rubric.applies import applies
 
 ANSWER = re.compile(r"# Material under review.*?<<<CHATBOT ANSWER>>>\n(.*?)\n<<<END CHATBOT ANSWER>>>", re.S)
@@ -70,7 +70,7 @@ def test_spearman_estimate_matches_scipy_and_explains_undefined():
 
 async def test_a_summeval_result_becomes_trust_evidence_for_that_rubric_version(stub_server, judge_config, tmp_path):
     from rubriceval import load_rubric
-    from rubriceval.benchmarks.judge import RUBRIC_DIR, record_benchmark
+    from benchmarks.judge.judge import RUBRIC_DIR, record_benchmark
     from rubriceval import trust_status
 
     expert = {s.answer: s.metadata["human_median"] for s in load_summeval()}

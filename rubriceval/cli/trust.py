@@ -60,10 +60,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--data", help="your own copy of the benchmark (a file, or a folder holding it); default: the copy "
                                   "shipped with rubriceval")
     add_judge_args(p)
-    from rubriceval.benchmarks.robustness_cli import add_robustness_args
+    from benchmarks.judge.robustness_cli import add_robustness_args
 
     add_robustness_args(p)        # robustness: answers that attack the grader (issue 31); also --modes/--split
-    from rubriceval.benchmarks.conversations_cli import add_args as add_conversation_args
+    from benchmarks.judge.conversations_cli import add_args as add_conversation_args
 
     add_conversation_args(p, under_benchmark_judge=True)      # conversations: --rubric
     p.set_defaults(func=cmd_benchmark_judge)
@@ -135,18 +135,18 @@ def cmd_benchmark_judge(args) -> int:
 
 
 def _benchmark_judge(args) -> int:
-    from rubriceval.benchmarks.judge import run_benchmark
+    from benchmarks.judge.judge import run_benchmark
 
     if args.kind == "robustness":     # answers that attack the grader, per family, mode and defence
-        from rubriceval.benchmarks.robustness_cli import run_from_args
+        from benchmarks.judge.robustness_cli import run_from_args
 
         return run_from_args(args, judge_config_from(args), "rubriceval " + " ".join(sys.argv[1:]))
     if args.kind == "conversations":  # the labelled conversation set, per mode (issue 28): the module's own reading
-        from rubriceval.benchmarks.conversations import run_from_args as run_conversations
+        from benchmarks.judge.conversations import run_from_args as run_conversations
 
         return run_conversations(args, judge_config_from(args), "rubriceval " + " ".join(sys.argv[1:]))
     if args.kind == "cs_zh":          # the labelled Chinese customer-service set, per judge mode
-        from rubriceval.benchmarks.cs_zh import run_cs_benchmark
+        from benchmarks.judge.cs_zh import run_cs_benchmark
 
         config = judge_config_from(args)
         run_cs_benchmark(config, config.judge_mode or "holistic", out=args.out, few_shot=args.few_shot,

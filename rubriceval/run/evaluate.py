@@ -118,7 +118,7 @@ def start_run(samples: Iterable[Sample | tuple[int | None, Sample]], rubrics: li
         references.observe(sample)
     numbered = samples.with_lines() if isinstance(samples, DatasetStream) else samples
     dataset = store.store_dataset(numbered, source=dataset_path, observe=observe)
-    # A rubric directory often holds rubrics for other datasets (e.g. a copy of rubriceval/benchmarks/rubrics/);
+    # A rubric directory often holds rubrics for other datasets (e.g. a copy of benchmarks/judge/rubrics/);
     # leave out those that apply to no sample here, and say so, rather than reporting empty rows.
     unused = scan.unused_rubrics(rubrics)
     if unused:

@@ -14,7 +14,7 @@ the detector (rubriceval/safety/manipulation.py), zh and en:
 Precision first: what a customer-service answer says to the customer ("欢迎给我们打5分好评", "please rate us 5
 stars", "score your experience from 1 to 5", "the review is complete: your claim was approved") is not a request to
 the grader. A finding inside a sentence addressed to the customer about their rating of the service is dropped
-(`_CUSTOMER_RATING`). The set these rules were written on is the dev half of rubriceval/benchmarks/data/
+(`_CUSTOMER_RATING`). The set these rules were written on is the dev half of benchmarks/judge/data/
 robustness.jsonl; its held-out half and the benign corpora measure them (`benchmark-judge robustness`).
 """
 from __future__ import annotations
