@@ -9,6 +9,10 @@ imported on first use (module `__getattr__`), so `import rubriceval` loads none 
 """
 from __future__ import annotations
 
+import sys
+from importlib.util import spec_from_file_location
+from pathlib import Path
+
 from rubriceval.common.lazy import lazy_exports
 
 __version__ = "0.1.0"
@@ -29,13 +33,13 @@ _EXPORTS: dict[str, str] = {
     "Rubric": "rubriceval.rubric.schema",
     "TrustBar": "rubriceval.rubric.schema",
     "load_rubric": "rubriceval.rubric.loader",
-    "load_rubrics": "rubriceval.rubric.loader",
-    "validate_path": "rubriceval.rubric.lint",
+    "load_rubrics": "rubriceval.store.stored_sources",
+    "validate_path": "rubriceval.validate.lint",
     "compile_rubric": "rubriceval.prompt.rubric_prompts",
     # verdicts
-    "Verdict": "rubriceval.scoring.verdict",
-    "Usage": "rubriceval.scoring.verdict",
-    "Evidence": "rubriceval.scoring.verdict",
+    "Verdict": "rubriceval.core.verdict",
+    "Usage": "rubriceval.core.verdict",
+    "Evidence": "rubriceval.core.verdict",
     # configuration
     "JudgeConfig": "rubriceval.judge.config",
     "load_judge_config": "rubriceval.judge.config",
@@ -73,6 +77,37 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = sorted(_EXPORTS)
+
+# The design's top-level folders ui/ and standard_metrics/ belong to this package: a wheel installs them as
+# rubriceval/ui and rubriceval/standard_metrics (setup.py's package_dir), so there is one import name.
+MOUNTED_FOLDERS = ("ui", "standard_metrics")
+
+
+class _SourceFolders:
+    """From a source tree (a clone, `pip install -e .`, pytest's pythonpath) `rubriceval.ui` and
+    `rubriceval.standard_metrics` are found in the folders beside this package, as the wheel lays them out. Exactly
+    those two names, and only the folders of this very checkout; first on sys.meta_path, so that a second checkout
+    run with PYTHONPATH (.ci/run's bare clone) loads its own folders, not those an editable install points at."""
+
+    def __init__(self, folders: dict[str, Path]) -> None:
+        self.folders = folders
+
+    def find_spec(self, fullname: str, path=None, target=None):
+        folder = self.folders.get(fullname)
+        if folder is None:
+            return None
+        return spec_from_file_location(fullname, folder / "__init__.py", submodule_search_locations=[str(folder)])
+
+
+def _mount_source_folders() -> None:
+    here = Path(__file__).resolve().parent
+    folders = {f"{__name__}.{name}": here.parent / name for name in MOUNTED_FOLDERS
+               if not (here / name).is_dir() and (here.parent / name / "__init__.py").is_file()}
+    if folders and not any(isinstance(finder, _SourceFolders) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _SourceFolders(folders))
+
+
+_mount_source_folders()
 
 
 __getattr__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -16,12 +16,12 @@ Edge cases:
 """
 from __future__ import annotations
 
-from rubriceval.scoring.verdict import Evidence
-from standard_metrics.call_plan import Need
-from standard_metrics.context import MetricContext, MetricResult, StatementVerdict, Unscorable
-from standard_metrics.formulas import cosine_similarity, fbeta, weighted_average
-from standard_metrics.options import MetricOptions
-from standard_metrics.spec import MetricSpec
+from rubriceval.core.verdict import Evidence
+from rubriceval.standard_metrics.call_plan import Need
+from rubriceval.standard_metrics.context import MetricContext, MetricResult, StatementVerdict, Unscorable
+from rubriceval.standard_metrics.formulas import cosine_similarity, fbeta, weighted_average
+from rubriceval.standard_metrics.options import MetricOptions
+from rubriceval.standard_metrics.spec import MetricSpec
 
 
 def needs(options: MetricOptions) -> frozenset[Need]:

@@ -11,9 +11,9 @@ from typing import Callable
 from pydantic import BaseModel, Field
 
 from rubriceval.judge.ask import JudgeRequest as AskRequest
-from rubriceval.scoring.verdict import UnscoredKind, Usage
-from standard_metrics.call_modes import CallModes
-from standard_metrics.grounding import DroppedStatement
+from rubriceval.core.verdict import UnscoredKind, Usage
+from rubriceval.standard_metrics.call_modes import CallModes
+from rubriceval.standard_metrics.grounding import DroppedStatement
 
 # 3: skipped answer sentences are added. 2: statements are grounded in their source (grounding.py); extraction/contexts may be cut into several requests.
 CALLS_VERSION = "3"

@@ -28,15 +28,15 @@ from dataclasses import dataclass, field
 
 from rubriceval.data.sample import Sample
 from rubriceval.judge.ask import ask, json_reader
-from rubriceval.scoring.verdict import Usage
-from standard_metrics.call_modes import CallModes, call_modes, judge_model_of
-from standard_metrics.call_plan import (CALLS_VERSION, EMBEDDING, ROUND_1, ROUND_2, VERDICT_LABELS, CacheLookup,
+from rubriceval.core.verdict import Usage
+from rubriceval.standard_metrics.call_modes import CallModes, call_modes, judge_model_of
+from rubriceval.standard_metrics.call_plan import (CALLS_VERSION, EMBEDDING, ROUND_1, ROUND_2, VERDICT_LABELS, CacheLookup,
                                         CallKind, CallOutcome, CallPlan, EmbeddingOutcome, JudgeRequest, Need,
                                         PlannedCall)
-from standard_metrics.grounding import ground, sentences, text_supports, uncovered_sentences
-from standard_metrics.protocols import Embedder, EmbeddingReply, Judge
-from standard_metrics.requests import RequestBuilder, check_examples
-from standard_metrics.schemas import validate
+from rubriceval.standard_metrics.grounding import ground, sentences, text_supports, uncovered_sentences
+from rubriceval.standard_metrics.protocols import Embedder, EmbeddingReply, Judge
+from rubriceval.standard_metrics.requests import RequestBuilder, check_examples
+from rubriceval.standard_metrics.schemas import validate
 
 __all__ = ["CALLS_VERSION", "EMBEDDING", "VERDICT_LABELS", "CacheLookup", "CallKind", "CallOutcome", "CallPlan",
            "EmbeddingOutcome", "JudgeRequest", "Need", "PlannedCall", "RequestBuilder", "SampleRun",

@@ -10,10 +10,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from rubriceval.data.sample import Sample
-from rubriceval.scoring.verdict import Evidence, UnscoredKind
-from standard_metrics.call_plan import VERDICT_LABELS, CallKind, CallOutcome, EmbeddingOutcome
-from standard_metrics.grounding import DroppedStatement
-from standard_metrics.options import MetricOptions
+from rubriceval.core.verdict import Evidence, UnscoredKind
+from rubriceval.standard_metrics.call_plan import VERDICT_LABELS, CallKind, CallOutcome, EmbeddingOutcome
+from rubriceval.standard_metrics.grounding import DroppedStatement
+from rubriceval.standard_metrics.options import MetricOptions
 
 
 class Unscorable(Exception):

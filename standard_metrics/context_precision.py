@@ -14,12 +14,12 @@ Edge cases:
 """
 from __future__ import annotations
 
-from rubriceval.scoring.verdict import Evidence
-from standard_metrics.call_plan import Need
-from standard_metrics.context import MetricContext, MetricResult
-from standard_metrics.formulas import average_precision
-from standard_metrics.options import MetricOptions
-from standard_metrics.spec import MetricSpec
+from rubriceval.core.verdict import Evidence
+from rubriceval.standard_metrics.call_plan import Need
+from rubriceval.standard_metrics.context import MetricContext, MetricResult
+from rubriceval.standard_metrics.formulas import average_precision
+from rubriceval.standard_metrics.options import MetricOptions
+from rubriceval.standard_metrics.spec import MetricSpec
 
 
 def _precision(ctx: MetricContext, flag: str, zh_word: str, en_word: str) -> MetricResult:

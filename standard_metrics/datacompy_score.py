@@ -28,14 +28,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from rubriceval.scoring.verdict import Usage
-from standard_metrics.context import MetricContext, MetricResult, Unscorable
-from standard_metrics.protocols import Judge
-from standard_metrics.sql.options import DatacompyMetric, DatacompyMode
-from standard_metrics.sql.readonly import ResultTable, run_query
-from standard_metrics.sql.source import checked_pair, required_database, sql_unscorable
-from standard_metrics.sql.statement import SqlProblem
-from standard_metrics.sql.spec import Outcome, SelfRunMetricSpec
+from rubriceval.core.verdict import Usage
+from rubriceval.standard_metrics.context import MetricContext, MetricResult, Unscorable
+from rubriceval.standard_metrics.protocols import Judge
+from rubriceval.standard_metrics.sql.options import DatacompyMetric, DatacompyMode
+from rubriceval.standard_metrics.sql.readonly import ResultTable, run_query
+from rubriceval.standard_metrics.sql.source import checked_pair, required_database, sql_unscorable
+from rubriceval.standard_metrics.sql.statement import SqlProblem
+from rubriceval.standard_metrics.sql.spec import Outcome, SelfRunMetricSpec
 
 NAME = "datacompy_score"
 

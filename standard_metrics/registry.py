@@ -17,17 +17,17 @@ from typing import Iterable
 from pydantic import BaseModel
 
 from rubriceval.data.sample import Sample
-from rubriceval.scoring.verdict import Verdict
-from standard_metrics.calls import CacheLookup, PlannedCall
-from standard_metrics.catalog import METRICS
-from standard_metrics.conversation.catalog import CONVERSATION_METRICS
-from standard_metrics.conversation.planning import planned_conversation_requests
-from standard_metrics.conversation.scoring import score_conversation
-from standard_metrics.names import resolve_names, split_kinds
-from standard_metrics.options import MetricOptions
-from standard_metrics.protocols import Embedder, Judge
-from standard_metrics.scope import scope_label
-from standard_metrics.single_turn import planned_single_turn_calls, planned_single_turn_requests, score_single_turn
+from rubriceval.core.verdict import Verdict
+from rubriceval.standard_metrics.calls import CacheLookup, PlannedCall
+from rubriceval.standard_metrics.catalog import METRICS
+from rubriceval.standard_metrics.conversation.catalog import CONVERSATION_METRICS
+from rubriceval.standard_metrics.conversation.planning import planned_conversation_requests
+from rubriceval.standard_metrics.conversation.scoring import score_conversation
+from rubriceval.standard_metrics.names import resolve_names, split_kinds
+from rubriceval.standard_metrics.options import MetricOptions
+from rubriceval.standard_metrics.protocols import Embedder, Judge
+from rubriceval.standard_metrics.scope import scope_label
+from rubriceval.standard_metrics.single_turn import planned_single_turn_calls, planned_single_turn_requests, score_single_turn
 
 
 class MetricInfo(BaseModel):

@@ -5,8 +5,8 @@ from typing import Any
 
 from rubriceval.common.errors import ConfigError
 from rubriceval.data.sample import Sample
-from rubriceval.scoring.verdict import Usage, Verdict
-from standard_metrics.calls import (
+from rubriceval.core.verdict import Usage, Verdict
+from rubriceval.standard_metrics.calls import (
     CALLS_VERSION,
     EMBEDDING,
     CacheLookup,
@@ -17,14 +17,14 @@ from standard_metrics.calls import (
     SampleRun,
     plan_requests,
 )
-from standard_metrics.call_modes import call_modes, judge_model_of
-from standard_metrics.catalog import METRICS
-from standard_metrics.context import MetricContext, Unscorable
-from standard_metrics.options import MetricOptions
-from standard_metrics.prompts import prompt_library
-from standard_metrics.protocols import Embedder, Judge
-from standard_metrics.spec import MetricSpec
-from standard_metrics.sql.spec import SelfRunMetricSpec
+from rubriceval.standard_metrics.call_modes import call_modes, judge_model_of
+from rubriceval.standard_metrics.catalog import METRICS
+from rubriceval.standard_metrics.context import MetricContext, Unscorable
+from rubriceval.standard_metrics.options import MetricOptions
+from rubriceval.standard_metrics.prompts import prompt_library
+from rubriceval.standard_metrics.protocols import Embedder, Judge
+from rubriceval.standard_metrics.spec import MetricSpec
+from rubriceval.standard_metrics.sql.spec import SelfRunMetricSpec
 
 
 def _language(sample: Sample, options: MetricOptions) -> str:

@@ -24,14 +24,14 @@ from rubriceval.common.errors import ConfigError
 from rubriceval.judge.ask import JudgeRequest, Reading, TemplateReask, ask
 from rubriceval.judge.parser import ParsedOutput, parse_judge_output
 from rubriceval.prompt.environment import templates_fingerprint
-from rubriceval.scoring.verdict import Usage
-from standard_metrics.context import MetricContext, MetricResult, Unscorable
-from standard_metrics.prompts import prompt_library
-from standard_metrics.protocols import Judge
-from standard_metrics.schemas import STRING, obj
-from standard_metrics.sql.source import SchemaInfo, checked_query, schema_of
-from standard_metrics.sql.spec import Outcome, SelfRunMetricSpec
-from standard_metrics.sql.statement import NoNormalForm, SqlProblem, normal_form, parse_query, same_query
+from rubriceval.core.verdict import Usage
+from rubriceval.standard_metrics.context import MetricContext, MetricResult, Unscorable
+from rubriceval.standard_metrics.prompts import prompt_library
+from rubriceval.standard_metrics.protocols import Judge
+from rubriceval.standard_metrics.schemas import STRING, obj
+from rubriceval.standard_metrics.sql.source import SchemaInfo, checked_query, schema_of
+from rubriceval.standard_metrics.sql.spec import Outcome, SelfRunMetricSpec
+from rubriceval.standard_metrics.sql.statement import NoNormalForm, SqlProblem, normal_form, parse_query, same_query
 
 NAME = "llm_sql_equivalence"
 CALL = "sql_equivalence"

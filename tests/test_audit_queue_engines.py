@@ -18,7 +18,7 @@ from rubriceval.store.team_adjudication import adjudication_queue, opinions
 from rubriceval.store.team_models import QueueFilter as TeamFilter
 from rubriceval.store.team_models import TaskSpec
 from rubriceval.testing.postgres_server import PostgresServer
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 
 # Byte order and a typical server collation (en_US) disagree on these: case, '_' vs '-', CJK.
 SCORERS = ("Tone", "tone_b", "tone-a")

@@ -7,7 +7,7 @@ from rubriceval.store.audit import AuditStore
 from rubriceval.store.audit_models import QueueFilter
 from rubriceval.store.audit_queue import queue_query, queue_row
 from rubriceval.store.runs import RunConfig, RunStore
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 
 
 def _store(path, n=1300):

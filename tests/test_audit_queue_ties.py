@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rubriceval import AuditStore, RunConfig, RunStore, Sample
 from rubriceval.store.audit_models import QueueFilter
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 
 
 def test_tied_verdicts_come_first_when_uncertain_first(store_target):

@@ -317,7 +317,7 @@ def test_costs_online_and_batch_side_by_side():
     from rubriceval.run.planning import plan_cost
     from rubriceval.report.cost import RunCost
     from rubriceval.report.markdown import usage_line
-    from rubriceval.scoring.verdict import Usage
+    from rubriceval.core.verdict import Usage
 
     usage = Usage(calls=2, prompt_tokens=1_000_000, completion_tokens=100_000)
     line = usage_line(usage, "en", RunCost(scorers={}, total=side_by_side([(JudgePrices.of(JudgeConfig(

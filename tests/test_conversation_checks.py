@@ -10,7 +10,7 @@ from rubriceval.checks import run_check
 from rubriceval.data.conversation_io import conversation_sample
 from rubriceval.i18n import evidence_text
 from rubriceval.rubric.applies import applies
-from rubriceval.rubric.lint import lint_rubric
+from rubriceval.validate.lint import lint_rubric
 from rubriceval.rubric.schema import Item
 
 

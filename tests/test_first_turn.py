@@ -9,7 +9,7 @@ from rubriceval import Conversation, Rubric, Sample
 from rubriceval.checks import run_check
 from rubriceval.data.conversation_io import conversation_sample
 from rubriceval.i18n import evidence_text
-from rubriceval.rubric.lint import lint_rubric
+from rubriceval.validate.lint import lint_rubric
 from rubriceval.rubric.schema import Item
 
 GREETING = dict(type="first_turn", phrases=["您好|欢迎"])

@@ -195,7 +195,7 @@ def test_a_run_sends_the_knowledge_file_to_the_judge(tmp_path, mode):
 
 
 def test_validate_warns_only_when_nothing_reads_the_knowledge_file(tmp_path):
-    from rubriceval.rubric.lint import validate_path
+    from rubriceval.validate.lint import validate_path
 
     rubric(tmp_path)
     _, findings = validate_path(tmp_path / "rubric.yaml")

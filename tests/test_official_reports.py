@@ -10,7 +10,7 @@ from rubriceval.report.compare import compare_runs
 from rubriceval.report.gate import evaluate_gate
 from rubriceval.report.official_figures import official_note
 from rubriceval.report.run_data import load_run
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 from rubriceval.store.appeals import Appeals
 from rubriceval.store.official import official_scores
 from rubriceval.store.runs import RunStore

@@ -13,7 +13,7 @@ from rubriceval.scorecard.report import ScorecardReport
 from rubriceval.scorecard.reviews import ReviewStore
 from rubriceval.scorecard.store import ScorecardStore
 from rubriceval.scorecard.summary import run_scorecard_summaries
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 from rubriceval.segments.render import markdown_section, sheet_rows
 from rubriceval.segments.spec import parse_by
 from rubriceval.segments.table import segment_tables

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections import Counter
 
 from benchmarks.judge.rag_zh import VARIANTS, figures, first_stage, load, samples, score_row
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 from rubriceval.testing.scripted_judge import ScriptedJudge, fill_schema
-from standard_metrics.grounding import ground
-from standard_metrics.nonllm_context import nonllm_context_recall
+from rubriceval.standard_metrics.grounding import ground
+from rubriceval.standard_metrics.nonllm_context import nonllm_context_recall
 
 ROWS = load(split="all")
 

@@ -11,7 +11,7 @@ from rubriceval.i18n import evidence_text, msg, t
 from rubriceval.report import excel, source
 from rubriceval.report.run_data import load_run
 from rubriceval.store.runs import RunStore
-from rubriceval.scoring.verdict import Evidence, Usage, Verdict
+from rubriceval.core.verdict import Evidence, Usage, Verdict
 from tests.test_report import EMPATHY, PROCESS, add_run
 
 SAMPLES = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rubriceval.report.html import render_html_report
 from rubriceval.report.run_data import load_run
-from rubriceval.scoring.verdict import Usage, Verdict
+from rubriceval.core.verdict import Usage, Verdict
 from rubriceval.store.runs import RunConfig, RunStore
 from rubriceval import Sample
 

@@ -12,11 +12,12 @@ import pytest
 
 from rubriceval.cli import main
 from rubriceval.common.errors import RubricEvalError
-from rubriceval.rubric.loader import load_rubric, load_rubrics
+from rubriceval.rubric.loader import load_rubric
 from rubriceval.run.evaluate import evaluate
-from rubriceval.scorecard.loader import load_scorecard, load_scorecards
+from rubriceval.scorecard.loader import load_scorecard
 from rubriceval.scorecard.store import ScorecardStore
 from rubriceval.store.runs import RunStore
+from rubriceval.store.stored_sources import load_rubrics, load_scorecards
 from rubriceval.store.studio_versions import StudioVersionStore
 from rubriceval.studio.scorecards import scorecard_tag
 from rubriceval.studio.versions import StoreShelf, export, fingerprint, save_version

@@ -14,7 +14,7 @@ from rubriceval.safety.pii import find_pii
 from rubriceval.safety.redaction import restore_for_expert
 from rubriceval.scoring.rubric_scorer import score_rubric
 from rubriceval.testing.scripted_judge import ScriptedJudge, fill_schema
-from standard_metrics.testing import CharBigramEmbedder
+from rubriceval.standard_metrics.testing import CharBigramEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
 PHONE, CARD = "13800138000", "4111 1111 1111 1111"
@@ -109,8 +109,8 @@ def test_planned_and_batch_requests_are_masked_too():
 
 def test_audit_app_shows_the_expert_the_originals():
     from rubriceval.store.audit_models import AuditItem, ItemVersions
-    from rubriceval.scoring.verdict import Verdict
-    from ui.common.item_view import judge_html
+    from rubriceval.core.verdict import Verdict
+    from rubriceval.ui.common.item_view import judge_html
 
     verdict = Verdict(sample_id="p1", scorer="policy_compliance", score=4.0, feedback="回答复述了 [手机号1]",
                       details={"redactions": {"[手机号1]": PHONE}})

@@ -9,7 +9,7 @@ import pytest
 from openpyxl import load_workbook
 
 from rubriceval import Sample, read_dataset, write_dataset
-from rubriceval.safety.spreadsheet import FORMULA_STARTS, escape_cell, escape_frame, unescape_cell
+from rubriceval.data.spreadsheet import FORMULA_STARTS, escape_cell, escape_frame, unescape_cell
 
 HOSTILE_CELLS = ['=HYPERLINK("http://x","点我")', "@SUM(1,2)", "-5", "+86 138 0013 8000", "=1+1", "+SUM(A1)",
                  "-2+3+cmd|' /C calc'!A0", "\t=1", "\r=1", "＝HYPERLINK(\"http://x\")", "'=already quoted",

@@ -15,7 +15,7 @@ from rubriceval.scorecard.loader import load_scorecard, load_scorecards
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.score import score_scorecard
 from rubriceval.scorecard.verdict import ItemOutcome
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 from rubriceval.testing.scripted_judge import ScriptedJudge, judge_error, yes_no_reply
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,7 +12,7 @@ from rubriceval.store.db import Database
 WRITER = textwrap.dedent("""
     import sys
     from rubriceval import RunConfig, RunStore, Sample
-    from rubriceval.scoring.verdict import Verdict
+    from rubriceval.core.verdict import Verdict
     store, me, rounds = RunStore(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     samples = [Sample(id=f"s{i}", question=f"问题 {i}") for i in range(200)]
     mine = store.create_run(RunConfig(), samples, [("tone", "rubric", "1", {})], name=f"run-{me}")

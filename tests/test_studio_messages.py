@@ -9,7 +9,7 @@ import pytest
 
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.i18n import MESSAGES, t
-from rubriceval.rubric.lint import validate_path
+from rubriceval.validate.lint import validate_path
 from rubriceval.studio.messages import Problem, said_error, say_field, say_message, say_problem
 from rubriceval.studio.scorecards import load_text
 from rubriceval.studio.workbench import check_draft

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from rubriceval.cli import main
-from rubriceval.rubric.template_lint import placeholder_sample
+from rubriceval.validate.template_lint import placeholder_sample
 
 RUBRIC = textwrap.dedent("""\
     id: probe

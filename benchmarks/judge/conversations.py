@@ -46,7 +46,7 @@ from rubriceval.rubric.applies import applies
 from rubriceval.rubric.loader import load_rubrics
 from rubriceval.rubric.schema import JudgeMode, Rubric
 from rubriceval.scoring.judge_mode import with_judge_mode
-from rubriceval.scoring.verdict import Usage, Verdict
+from rubriceval.core.verdict import Usage, Verdict
 from rubriceval.trust.agreement import AgreementReport, agreement_report
 
 from benchmarks.judge.conversations_cli import DATA, MODES, RUBRIC_IDS, RUBRICS, SPLITS, add_args  # noqa: F401

@@ -32,7 +32,7 @@ from rubriceval.trust.agreement import AgreementReport, agreement_report
 from benchmarks.judge.judge import judge_records, partial_path, verdict_p_yes, verdict_score_probs
 from benchmarks.judge.partial import PartialFile, partial_header
 from rubriceval.trust.fit_weights import cross_fitted_levels, fit_ordinal
-from rubriceval.scoring.verdict import Usage, Verdict
+from rubriceval.core.verdict import Usage, Verdict
 
 DEFAULT_DATA = Path("datasets/labelled/cs_zh_labels.jsonl")
 DEFAULT_RUBRICS = Path("rubrics")

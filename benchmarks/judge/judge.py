@@ -39,7 +39,7 @@ from rubriceval.trust.agreement import (
 )
 from benchmarks.judge.partial import PartialFile, partial_header
 from benchmarks.judge.datasets import balanced_subsample, load_halueval, load_summeval, summeval_expert_matrix
-from rubriceval.scoring.verdict import Usage, Verdict
+from rubriceval.core.verdict import Usage, Verdict
 from benchmarks.judge.results import BenchmarkKind, BenchmarkItem, BenchmarkResult
 
 RUBRIC_DIR = Path(__file__).resolve().parent / "rubrics"      # package data: works from an installed wheel

@@ -27,7 +27,7 @@ from rubriceval.data.sample import Sample
 from rubriceval.common.errors import DatasetError
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.schema import Rubric
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 
 Record = TypeVar("Record", bound=BaseModel)
 FORMAT = 1

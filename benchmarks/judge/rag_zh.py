@@ -38,7 +38,7 @@ from rubriceval.data.sample import Sample
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.report.aggregate import summarize
 from rubriceval.report.diagnosis import diagnose
-from rubriceval.scoring.verdict import Usage, Verdict
+from rubriceval.core.verdict import Usage, Verdict
 
 DATA = Path(__file__).resolve().parent / "data" / "rag_zh.jsonl"
 VARIANTS = {  # variant → (retrieval, answer kind, the stage the diagnosis should name first; None = no finding)
@@ -101,7 +101,7 @@ def first_stage(verdicts: list[Verdict]) -> str | None:
 
 async def score_row(row: dict, variant: str, sample: Sample, cut: str, metrics: list[str], judge: Any) -> Row:
     from rubriceval.judge.tokens import estimate_messages_tokens
-    from standard_metrics.registry import planned_requests, score_sample
+    from rubriceval.standard_metrics.registry import planned_requests, score_sample
 
     options = {**CUTS[cut], "semantic_weight": 0.0, "factual_weight": 1.0}   # correctness without an embedder
     planned = planned_requests(sample, [*metrics, CROSS_CHECK], options, judge_model=judge.config.model)

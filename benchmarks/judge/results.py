@@ -6,7 +6,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from rubriceval.rubric.schema import FewShot, JudgeMode
-from rubriceval.scoring.verdict import Usage
+from rubriceval.core.verdict import Usage
 from rubriceval.trust.agreement import (
     AgreementReport,
     BinaryAgreementReport,

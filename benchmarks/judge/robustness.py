@@ -48,7 +48,7 @@ from rubriceval.rubric.loader import load_rubric
 from rubriceval.rubric.schema import JudgeMode, Rubric
 from rubriceval.scoring.judge_mode import with_judge_mode
 from rubriceval.scoring.panel import PanelConfig, PanelJudge
-from rubriceval.scoring.verdict import Usage, Verdict
+from rubriceval.core.verdict import Usage, Verdict
 from rubriceval.trust.self_consistency import sampling_config
 
 RUBRIC_DIR = Path(__file__).resolve().parent / "rubrics"

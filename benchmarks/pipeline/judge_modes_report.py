@@ -171,7 +171,7 @@ def from_partial(path: str, kind: str, mode: str, few_shot: str | None, out: str
     from benchmarks.judge.judge import DEFAULT_RUBRICS, RUBRIC_DIR, _load_samples, _statistics
     from benchmarks.judge.results import BenchmarkItem, BenchmarkResult
     from benchmarks.judge.partial import read_partial
-    from rubriceval.scoring.verdict import Usage
+    from rubriceval.core.verdict import Usage
 
     header, items, judged_s = read_partial(path, BenchmarkItem)
     samples = {s.id: s for s in _load_samples(kind, None, 0, None)[1]}

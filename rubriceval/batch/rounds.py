@@ -43,7 +43,7 @@ from rubriceval.scoring.panel import JudgePanel
 from rubriceval.store.batches import BatchStore, RequestCounts
 from rubriceval.store.runs import RunStore, rubrics_from_run
 from rubriceval.store.location import folder_beside_store
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 
 WINDOW = 256                  # samples whose judgments are replayed together
 PLAN_WINDOW = 1000            # samples planned together for round 1

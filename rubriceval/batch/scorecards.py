@@ -20,7 +20,7 @@ from rubriceval.scorecard.score import score_scorecard
 from rubriceval.scorecard.stage import referenced_rubrics, rubric_verdicts_of
 from rubriceval.scorecard.store import ScorecardStore
 from rubriceval.scorecard.verdict import ScorecardVerdict
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 
 if TYPE_CHECKING:
     from rubriceval.batch.rounds import BatchRun, RoundReport

@@ -1,40 +1,30 @@
 """Deterministic checks, one module per kind. `run_check(item, sample)` dispatches on the item's type; an item with
 `turns:` runs its single-turn check on every turn of that role of a conversation; `unless_context` /
-`only_if_context` condition a check on the retrieved contexts (per turn: that turn's contexts)."""
+`only_if_context` condition a check on the retrieved contexts (per turn: that turn's contexts). Which function runs
+which kind is the check-kind registry's (rubriceval/rubric/check_kinds.py): CHECKS is derived from it."""
 from __future__ import annotations
 
-from typing import Callable
+import importlib
+from typing import Any, Callable
 
-from rubriceval.checks.before import before
 from rubriceval.checks.context_condition import conditioned
-from rubriceval.checks.escalate import escalate_after
-from rubriceval.checks.final_turn import final_turn
-from rubriceval.checks.first_turn import first_turn
-from rubriceval.checks.length import max_length
-from rubriceval.checks.links import required_link
-from rubriceval.checks.max_count import max_count
-from rubriceval.checks.mention import must_mention, must_not_mention
-from rubriceval.checks.order import steps_in_order
 from rubriceval.checks.per_turn import each_turn
-from rubriceval.checks.regex import regex
 from rubriceval.checks.turn_answers import NeedAnswer, TurnAnswers, Unanswered, using_answers
 from rubriceval.data.sample import Sample
-from rubriceval.scoring.verdict import Evidence
+from rubriceval.rubric.check_kinds import registered
+from rubriceval.core.verdict import Evidence
 
-CHECKS: dict[str, Callable] = {
-    "must_mention": must_mention,
-    "must_not_mention": must_not_mention,
-    "regex": regex,
-    "required_link": required_link,
-    "steps_in_order": steps_in_order,
-    "max_length": max_length,
-    # conversations
-    "before": before,
-    "max_count": max_count,
-    "escalate_after": escalate_after,
-    "final_turn": final_turn,
-    "first_turn": first_turn,
-}
+
+def resolve(path: str) -> Callable[..., Any]:
+    """A registered kind's "module:function" (rubriceval/rubric/check_kinds.py) as the function itself."""
+    module, name = path.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+# Every registered kind's run function and, where it lists them, its occurrences: derived from the registry.
+CHECKS: dict[str, Callable[..., Evidence]] = {name: resolve(kind.run) for name, kind in registered().items()}
+OCCURRENCES: dict[str, Callable[..., list[Evidence]]] = {
+    name: resolve(kind.occurrences) for name, kind in registered().items() if kind.occurrences}
 
 
 def dispatch_check(item, sample: Sample) -> Evidence:

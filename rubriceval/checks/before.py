@@ -13,7 +13,7 @@ from rubriceval.checks.turns import conversation_of
 from rubriceval.data.sample import Sample
 from rubriceval.rubric.predicate import Match, as_predicate
 from rubriceval.rubric.schema import BeforeCheck
-from rubriceval.scoring.verdict import Evidence
+from rubriceval.core.verdict import Evidence
 
 
 def described(value: Match) -> str:

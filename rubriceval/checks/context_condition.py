@@ -17,7 +17,7 @@ from rubriceval.checks.turn_answers import current_answers
 from rubriceval.checks.base import find_any, quoted, reworded, span_at, synonym_group
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import msg
-from rubriceval.scoring.verdict import Evidence
+from rubriceval.core.verdict import Evidence
 
 EXCERPT_RADIUS = 12    # characters of context shown on each side of the phrase found
 

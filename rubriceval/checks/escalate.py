@@ -16,7 +16,7 @@ from rubriceval.data.sample import Sample
 from rubriceval.i18n import Message, msg
 from rubriceval.rubric.predicate import as_predicate
 from rubriceval.rubric.schema import EscalateAfter
-from rubriceval.scoring.verdict import Evidence
+from rubriceval.core.verdict import Evidence
 
 
 def _failed(item: EscalateAfter, conversation: Conversation, number: int) -> Message | None:

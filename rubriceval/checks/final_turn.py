@@ -9,7 +9,7 @@ from rubriceval.checks.turns import conversation_of, excerpt, turn_sample
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import msg
 from rubriceval.rubric.schema import FinalTurn, FirstTurn, MustMention
-from rubriceval.scoring.verdict import Evidence
+from rubriceval.core.verdict import Evidence
 
 
 def turn_mentions(item: FinalTurn | FirstTurn, sample: Sample, turn: int, found: str, says: str) -> Evidence:

@@ -5,7 +5,7 @@ from rubriceval.checks.final_turn import turn_mentions
 from rubriceval.checks.turns import conversation_of
 from rubriceval.data.sample import Sample
 from rubriceval.rubric.schema import FirstTurn
-from rubriceval.scoring.verdict import Evidence
+from rubriceval.core.verdict import Evidence
 
 
 def first_turn(item: FirstTurn, sample: Sample) -> Evidence:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from rubriceval.checks.base import field_text, worded
 from rubriceval.data.sample import Sample
 from rubriceval.rubric.schema import MaxLength
-from rubriceval.scoring.verdict import Evidence
+from rubriceval.core.verdict import Evidence
 
 
 def max_length(item: MaxLength, sample: Sample) -> Evidence:

@@ -11,7 +11,7 @@ from rubriceval.data.sample import Sample
 from rubriceval.i18n import msg
 from rubriceval.rubric.predicate import Predicate
 from rubriceval.rubric.schema import MaxCount
-from rubriceval.scoring.verdict import Evidence
+from rubriceval.core.verdict import Evidence
 
 
 def counted_predicate(item) -> Predicate:

@@ -11,7 +11,7 @@ from rubriceval.data.conversation import Conversation
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import msg
 from rubriceval.rubric.schema import MustMention, MustNotMention
-from rubriceval.scoring.verdict import Evidence
+from rubriceval.core.verdict import Evidence
 
 
 def _hits(text: str, phrases: list[str], case_sensitive: bool) -> list[tuple[str, tuple[int, str] | None]]:

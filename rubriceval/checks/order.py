@@ -5,7 +5,7 @@ from rubriceval.checks.base import field_text, find_any, quoted, reworded, span_
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import msg
 from rubriceval.rubric.schema import StepsInOrder
-from rubriceval.scoring.verdict import Evidence
+from rubriceval.core.verdict import Evidence
 
 
 def steps_in_order(item: StepsInOrder, sample: Sample) -> Evidence:

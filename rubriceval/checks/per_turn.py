@@ -10,7 +10,7 @@ from rubriceval.checks.base import reworded, worded
 from rubriceval.checks.turns import conversation_of, role_names, turn_sample
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import msg
-from rubriceval.scoring.verdict import Evidence
+from rubriceval.core.verdict import Evidence
 
 
 def each_turn(item: Any, sample: Sample, check: Callable[[Any, Sample], Evidence]) -> Evidence:

@@ -6,7 +6,7 @@ import re
 from rubriceval.checks.base import field_text, worded
 from rubriceval.data.sample import Sample
 from rubriceval.rubric.schema import RegexCheck
-from rubriceval.scoring.verdict import Evidence
+from rubriceval.core.verdict import Evidence
 
 
 def regex(item: RegexCheck, sample: Sample) -> Evidence:

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
-from rubriceval.cli.options import add_store_arg
+from rubriceval.cli.options import JUDGE_MODES, add_store_arg
 from rubriceval.common.errors import RubricEvalError
 
 
@@ -31,6 +32,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--structured", choices=["json_schema", "text"], default="json_schema")
     p.add_argument("--force", action="store_true",
                    help="print the messages even when the rubric does not apply to the sample (a run skips it)")
+    p.add_argument("--judge-mode", choices=list(JUDGE_MODES),
+                   help="the prompts of this judge mode (default: the mode the judge gets in a run — the one the "
+                        "rubric's measured: block found best on it, else the rubric's judge_mode)")
+    p.add_argument("--judge", metavar="MODEL",
+                   help="the judge model whose mode to show (default: the configured judge — "
+                        "RUBRICEVAL_JUDGE_MODEL — else 'local', the embedded judge)")
     p.set_defaults(func=cmd_compile)
 
     p = sub.add_parser("metrics", help="list the standard metrics")
@@ -38,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_validate(args) -> int:
-    from rubriceval.rubric.lint import validate_path
+    from rubriceval.validate.lint import validate_path
 
     rubrics, findings = validate_path(args.path, store=args.store)
     for f in findings:
@@ -70,8 +77,9 @@ def cmd_compile(args) -> int:
     from rubriceval.prompt.rubric_prompts import compile_rubric, prompts_text
     from rubriceval.rubric.applies import why_not
     from rubriceval.rubric.loader import load_rubric
+    from rubriceval.scoring.turn_questions import item_questions
 
-    rubric = load_rubric(args.rubric)
+    rubric = _in_judge_mode(load_rubric(args.rubric), args.judge_mode, args.judge)
     if args.dataset:
         samples = read_dataset(args.dataset)
         if args.sample is None:
@@ -93,16 +101,46 @@ def cmd_compile(args) -> int:
         if not args.force:
             return 0
     structured = args.structured != "text"
-    prompts = compile_rubric(rubric, sample, structured=structured)
-    if not prompts:
-        print(f"rubric '{rubric.id}' has no judge items: it is scored by deterministic checks only.")
+    prompts = compile_rubric(rubric, sample, structured=structured) + _check_questions(rubric, sample)
     if prompts:
         print(prompts_text(prompts))
+    elif rubric.judge_mode == "predicates" and any(item_questions(i) for i in rubric.check_items) \
+            and sample.conversation is None:
+        print(f"rubric '{rubric.id}' in judge mode predicates asks its checks' per-turn questions about a "
+              "conversation: give --dataset with one to see them.")
+    else:
+        print(f"rubric '{rubric.id}' has no judge items: it is scored by deterministic checks only.")
     return 0
 
 
+def _in_judge_mode(rubric, mode: str | None, judge: str | None):
+    """The rubric in the mode a run gives it with this judge (`mode`, else its measured best, else its own), said
+    on stderr with any note the run would print (scoring/judge_mode.py)."""
+    from rubriceval.scoring.judge_mode import with_judge_mode
+
+    if judge is None:
+        from rubriceval.judge.config import load_judge_config
+
+        judge = load_judge_config().model
+    [rubric], notes = with_judge_mode([rubric], mode, judge_models=[judge])
+    for line in notes:
+        print(line, file=sys.stderr)
+    print(f"judge mode: {rubric.judge_mode} (judge '{judge}')", file=sys.stderr)
+    return rubric
+
+
+def _check_questions(rubric, sample) -> list:
+    """The per-turn questions the rubric's checks may ask about a conversation sample in this mode (a run asks only
+    those its checks reach; in holistic/checklist modes only `must` checks ask)."""
+    from rubriceval.scoring.turn_questions import idle_question_checks, plan_turn_questions, rubric_knowledge
+
+    idle = idle_question_checks(rubric)
+    return plan_turn_questions([i for i in rubric.check_items if i.id not in idle], sample.conversation,
+                               rubric.language, rubric_knowledge(rubric))
+
+
 def cmd_metrics(args) -> int:
-    from standard_metrics.registry import list_metrics
+    from rubriceval.standard_metrics.registry import list_metrics
 
     rows = [("name", "family", "scope", "needs", "fields", "summary")]
     for m in list_metrics():

@@ -82,7 +82,7 @@ def _chatlog_config(args):
 def _load_for_run(args):
     from rubriceval.run.evaluate import parse_metric_names
     from rubriceval.data.io import DatasetStream
-    from rubriceval.rubric.loader import load_rubrics
+    from rubriceval.store.stored_sources import load_rubrics
 
     samples = DatasetStream(args.dataset, chatlog=_chatlog_config(args),      # read as a stream, never held whole
                             fmt=args.format)
@@ -189,7 +189,7 @@ def _write_outputs(store, run_id: str, out: Path) -> None:
 
     from rubriceval.report.source import RunSource
     from rubriceval.run.cross_check import mark_results, stored_twins
-    from rubriceval.safety.spreadsheet import escape_frame
+    from rubriceval.data.spreadsheet import escape_frame
     from rubriceval.store.runs import verdict_record
 
     twins = stored_twins(store.scorers(run_id))          # metrics the run added for a cross-check: marked

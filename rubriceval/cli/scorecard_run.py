@@ -24,7 +24,8 @@ def scorecards_for_run(args: argparse.Namespace, store, rubrics, judge_config) -
         return ScorecardStore(store).cards(args.resume)
     if not getattr(args, "scorecards", None):
         return []
-    from rubriceval.scorecard.loader import load_scorecards, with_run_knowledge
+    from rubriceval.scorecard.loader import with_run_knowledge
+    from rubriceval.store.stored_sources import load_scorecards
     from rubriceval.scorecard.stage import check_rubric_references
 
     only = args.only_scorecards.split(",") if args.only_scorecards else None

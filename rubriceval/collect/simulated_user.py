@@ -16,7 +16,7 @@ from rubriceval.collect.scripts import SimulatedUser
 from rubriceval.data.conversation import Turn
 from rubriceval.judge.ask import Judge, JudgeRequest, TemplateReask, ask, json_reader
 from rubriceval.prompt.environment import prompt_environment, render_messages
-from rubriceval.scoring.verdict import Usage
+from rubriceval.core.verdict import Usage
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 MOVE_SCHEMA: dict = {"type": "object", "additionalProperties": False, "required": ["reason", "stop", "message"],

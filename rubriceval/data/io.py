@@ -15,7 +15,7 @@ from rubriceval.data.conversation import Conversation
 from rubriceval.data.readers.formats import read_traces, trace_format
 from rubriceval.data.sample import COLUMN_ALIASES, Sample
 from rubriceval.data.stream import iter_records
-from rubriceval.safety.spreadsheet import escape_frame
+from rubriceval.data.spreadsheet import escape_frame
 
 if TYPE_CHECKING:
     import pandas as pd

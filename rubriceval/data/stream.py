@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rubriceval.common.errors import DatasetError
-from rubriceval.safety.spreadsheet import unescape_cell
+from rubriceval.data.spreadsheet import unescape_cell
 
 JSON_SUFFIXES = (".jsonl", ".ndjson", ".json")
 CSV_SUFFIXES = (".csv", ".tsv")
@@ -145,7 +145,7 @@ def _excel(path: Path) -> Iterator[Record]:
 def _legacy_excel(path: Path) -> Iterator[Record]:
     import pandas as pd
 
-    from rubriceval.safety.spreadsheet import unescape_frame
+    from rubriceval.data.spreadsheet import unescape_frame
 
     frame = pd.read_excel(path, dtype=str).fillna("")
     for i, record in enumerate(unescape_frame(frame).to_dict(orient="records")):

@@ -28,7 +28,7 @@ from rubriceval.data.sample import Sample
 from rubriceval.generate.chunking import Chunk, chunk_documents, load_documents
 from rubriceval.judge.ask import Judge, JudgeRequest, ask, json_reader
 from rubriceval.prompt.environment import prompt_environment, render_messages
-from rubriceval.scoring.verdict import UnscoredKind, Usage
+from rubriceval.core.verdict import UnscoredKind, Usage
 
 CRITERIA: tuple[str, ...] = ("groundedness", "standalone", "usefulness")
 Language = Literal["zh", "en"]

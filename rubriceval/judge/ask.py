@@ -58,7 +58,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rubriceval.judge.options import CallOptions
 from rubriceval.judge.tokens import estimate_messages_tokens
 from rubriceval.safety.untrusted import neutralise_untrusted
-from rubriceval.scoring.verdict import UnscoredKind, Usage
+from rubriceval.core.verdict import UnscoredKind, Usage
 
 MAX_REASKS = 1   # one bounded re-ask after an unreadable reply
 T = TypeVar("T")

@@ -78,7 +78,7 @@ def endpoint_identity(base_url: str | None) -> str:
     path; no trailing slash, query or credentials), or the embedded judge by its model file (its port changes every
     start). Without it a test stub and a real judge serving the same model name would share cached replies."""
     if base_url is None:
-        from rubriceval.local.model_files import embedded_judge_identity
+        from rubriceval.judge.embedded_model import embedded_judge_identity
 
         return embedded_judge_identity()
     parts = urlsplit(base_url.strip())

@@ -18,18 +18,11 @@ from pydantic import BaseModel
 
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.judge.config import default_cache_dir
+from rubriceval.judge.embedded_model import MODEL_FILENAME, MODEL_SHA256, MODEL_SIZE, embedded_judge_identity  # noqa: F401 (re-exported)
 
-MODEL_FILENAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
-MODEL_SIZE = 1_117_320_768
-MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 PART_COUNT = 22
 PART_PACKAGE_VERSION = "0.2.0"
 _CHUNK = 8 * 1024 * 1024
-
-
-def embedded_judge_identity() -> str:
-    """The embedded judge as a judge-cache endpoint: its verified model file, never its port (new every start)."""
-    return f"embedded:{MODEL_FILENAME}@{MODEL_SHA256[:16]}"
 
 
 class ModelFileError(RubricEvalError):

@@ -18,7 +18,7 @@ from rubriceval.judge.parser import ParsedPreference, parse_pairwise_output
 from rubriceval.pairwise.models import Choice, OrderReading, PairwiseVerdict, Preferred
 from rubriceval.pairwise.prompt import SCHEMA_NAME, compile_pairwise, pairwise_reask_template
 from rubriceval.rubric.schema import JudgeItem, Rubric
-from rubriceval.scoring.verdict import Usage
+from rubriceval.core.verdict import Usage
 
 CHOICES = ("A", "B", "tie")
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from rubriceval.scoring.verdict import UnscoredKind, Usage
+from rubriceval.core.verdict import UnscoredKind, Usage
 
 Choice = Literal["A", "B", "tie"]          # what the judge picked, as it saw the answers
 Preferred = Literal["a", "b", "tie"]       # the same, as versions: a = the earlier version of the pair

@@ -22,7 +22,7 @@ from rubriceval.common.errors import RubricEvalError
 from rubriceval.pairwise.models import OrderReading, PairwiseVerdict, Version
 from rubriceval.store.db import Database, IntegrityError
 from rubriceval.store.location import display_location, store_target
-from rubriceval.scoring.verdict import Usage
+from rubriceval.core.verdict import Usage
 
 PAIRWISE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS pairwise_comparisons (

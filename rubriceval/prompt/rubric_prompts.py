@@ -8,7 +8,7 @@ from rubriceval.data.sample import Sample
 from rubriceval.prompt.compile import CompiledPrompt, compile_item
 from rubriceval.prompt.transcript import compile_conversation_rubric
 from rubriceval.rubric.schema import Rubric
-from rubriceval.scoring.checklist import compile_checklist
+from rubriceval.prompt.checklist import compile_checklist
 
 
 def compile_rubric(rubric: Rubric, sample: Sample, *, structured: bool = True,

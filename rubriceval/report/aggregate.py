@@ -15,8 +15,8 @@ from rubriceval.report.summary_models import (RUBRIC_LEVELS, GroupStats, ScorerS
                                               UnscoredGroup)
 from rubriceval.safety.manipulation_policy import count_by_defence, is_flagged
 from rubriceval.trust.panel_agreement import panel_agreement
-from rubriceval.scoring.verdict import Usage, Verdict
-from standard_metrics.thresholds import (DEFAULT_METRIC_THRESHOLDS, FALLBACK_METRIC_THRESHOLD,  # noqa: F401
+from rubriceval.core.verdict import Usage, Verdict
+from rubriceval.standard_metrics.thresholds import (DEFAULT_METRIC_THRESHOLDS, FALLBACK_METRIC_THRESHOLD,  # noqa: F401
                                         metric_threshold)
 
 MAX_EXAMPLE_REASONS = 3

@@ -17,7 +17,7 @@ from rubriceval.i18n import Lang
 from rubriceval.report.conversations import answer_at, first_failing_turn
 from rubriceval.report.reversed_order import Reversed
 from rubriceval.store.runs import row_to_verdict
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 
 if TYPE_CHECKING:
     from rubriceval.report.run_data import RunData

@@ -9,7 +9,7 @@ from rubriceval.data.sample import Sample
 from rubriceval.report.run_data import RunData
 from rubriceval.report.conversation_stream import ConversationSections
 from rubriceval.report.conversations import POSITION_BUCKETS, ConversationReport, failing_evidence, rubric_names
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 
 TURN_PREVIEW_CHARS = 400
 

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from rubriceval.judge.pricing import JudgePrices, SideBySide, side_by_side
 from rubriceval.report.summary_models import ScorerSummary, Summary
 from rubriceval.scoring.panel_votes import RUN_JUDGE
-from rubriceval.scoring.verdict import Usage
+from rubriceval.core.verdict import Usage
 
 UNPRICED = JudgePrices(online=(0.0, 0.0), batch=(0.0, 0.0))
 

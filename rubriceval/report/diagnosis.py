@@ -19,7 +19,7 @@ from rubriceval.report.signal_checks import (DISAGREEMENT_GAP, MAX_P_YES_ROWS, c
 from rubriceval.report.summary_models import ScorerSummary, Summary
 from rubriceval.i18n import LANGS, Lang, format_number, format_percent
 from rubriceval.i18n.report_text import CHECK_ACTIONS, FINDING_TEXT, GENERIC_CHECK_ACTION, UNSCORED_ACTIONS
-from rubriceval.scoring.verdict import Evidence, Verdict
+from rubriceval.core.verdict import Evidence, Verdict
 
 Stage = Literal["retrieval", "generation", "business", "judge"]
 STAGE_ORDER: dict[str, int] = {"retrieval": 0, "generation": 1, "business": 2, "judge": 3}

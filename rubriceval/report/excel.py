@@ -11,25 +11,22 @@ import json
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
-from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rubriceval.report.run_data import RunData, load_run
-from rubriceval.report.conversation_tables import SHEETS as CONVERSATION_SHEETS
-from rubriceval.report.conversation_tables import conversation_rows, position_rows, run_conversations
+from rubriceval.report.run_data import RunData
 from rubriceval.report.cost import run_cost
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
-from rubriceval.report.failure_tags import FailureTagReport, failure_tag_sheet, run_failure_tags
-from rubriceval.report.xlsx_stream import Book
-from rubriceval.report.xlsx_stream import write_sheet as _write_sheet
+from rubriceval.report.excel_book import EXCEL_MAX_ROWS, ExcelBook, split_names
+from rubriceval.report.failure_tags import FailureTagReport
 from rubriceval.i18n import Lang, check_lang, evidence_text, t
 from rubriceval.judge.pricing import SideBySide
-from rubriceval.scoring.verdict import Evidence, Usage
+from rubriceval.core.verdict import Evidence, Usage
 
-EXCEL_MAX_ROWS = 1_048_576        # rows an Excel worksheet holds, its header row included
 SHEET_NAMES = ("summary", "samples", "breakdown", "diagnosis")   # stable names, for scripts reading the workbook
-FAILURE_TAGS_SHEET = "failure_tags"                              # only when experts ticked failure tags
+
+if TYPE_CHECKING:
+    from rubriceval.report.compose import ReportInputs
 
 
 def _summary_rows(data: RunData, lang: Lang) -> tuple[list[str], list[list[Any]]]:
@@ -165,62 +162,57 @@ def _diagnosis_rows(findings: Sequence[Finding], lang: Lang) -> tuple[list[str],
     return headers, rows, [2, 3]
 
 
-def _split_names(name: str, n_rows: int, max_rows: int) -> list[str]:
-    """Rows beyond Excel's sheet limit continue on name_2, name_3, … (Excel would refuse to open the file, or drop
-    them silently)."""
-    parts = max(1, -(-n_rows // (max_rows - 1)))
-    return [name] + [f"{name}_{i}" for i in range(2, parts + 1)]
+def summary_sheet(data: RunData, book: ExcelBook, inputs: ReportInputs) -> None:
+    """The summary sheet; when the samples do not fit one sheet, a note under it says where they continue."""
+    lang = book.lang
+    sheet = book.sheet(SHEET_NAMES[0], *_summary_rows(data, lang))
+    n_rows = data.summary.n_verdicts
+    sample_sheets = split_names(SHEET_NAMES[1], n_rows, book.max_rows)
+    if len(sample_sheets) > 1:        # said in the workbook (under the summary) and on the console
+        note = t("samples_sheet_split", lang, rows=f"{n_rows:,}", limit=f"{book.max_rows:,}",
+                 sheets=", ".join(sample_sheets))
+        sheet.append([note])
+        print(f"note: {note}", file=sys.stderr)
 
 
-def _write_split_sheet(wb: Book, names: Sequence[str], headers: Sequence[str], rows: Iterator[Sequence[Any]],
-                       wrapped: Sequence[int], max_rows: int) -> None:
-    for name in names:
-        _write_sheet(wb.create_sheet(name), headers, islice(rows, max_rows - 1), wrapped)
+def samples_sheets(data: RunData, book: ExcelBook, inputs: ReportInputs) -> None:
+    """One row per sample × scorer, streamed from the store a chunk at a time, over as many sheets as it takes."""
+    headers, rows, wrapped = _sample_rows(data, book.lang)
+    book.split_sheet(split_names(SHEET_NAMES[1], data.summary.n_verdicts, book.max_rows), headers, rows, wrapped)
+
+
+def breakdown_sheet(data: RunData, book: ExcelBook, inputs: ReportInputs) -> None:
+    book.sheet(SHEET_NAMES[2], *_breakdown_rows(data, book.lang))
+
+
+def diagnosis_sheet(findings: Sequence[Finding], book: ExcelBook, inputs: ReportInputs) -> None:
+    book.sheet(SHEET_NAMES[3], *_diagnosis_rows(findings, book.lang))
 
 
 def write_workbook(data: RunData, path: str | Path, *, lang: Lang | None = None,
                    findings: Sequence[Finding] = (), max_rows: int = EXCEL_MAX_ROWS,
-                   failure_tags: FailureTagReport | None = None, segments: Sequence[Any] = ()) -> Path:
-    """segments: per-segment tables (`report --by`), a sheet each (by_<grouping>)."""
-    lang = lang or data.language
-    wb = Book(path)
-    ws = wb.create_sheet(SHEET_NAMES[0])
-    _write_sheet(ws, *_summary_rows(data, lang))
-    n_rows = data.summary.n_verdicts
-    sample_sheets = _split_names(SHEET_NAMES[1], n_rows, max_rows)
-    if len(sample_sheets) > 1:        # said in the workbook (under the summary) and on the console
-        note = t("samples_sheet_split", lang, rows=f"{n_rows:,}", limit=f"{max_rows:,}",
-                 sheets=", ".join(sample_sheets))
-        ws.append([note])
-        print(f"note: {note}", file=sys.stderr)
-    headers, rows, wrapped = _sample_rows(data, lang)
-    _write_split_sheet(wb, sample_sheets, headers, rows, wrapped, max_rows)
-    _write_sheet(wb.create_sheet(SHEET_NAMES[2]), *_breakdown_rows(data, lang))
-    headers, rows, wrapped = _diagnosis_rows(findings, lang)
-    _write_sheet(wb.create_sheet(SHEET_NAMES[3]), headers, rows, wrapped)
-    if failure_tags is not None and failure_tags.counts:
-        _write_sheet(wb.create_sheet(FAILURE_TAGS_SHEET), *failure_tag_sheet(failure_tags, lang))
-    if segments:
-        from rubriceval.segments.render import headers as segment_headers, sheet_name, sheet_rows
+                   failure_tags: FailureTagReport | None = None, segments: Sequence[Any] = (),
+                   scorecards: Any = None) -> Path:
+    """The workbook of an already-loaded run with the parts given (the report's composition, report/compose.py);
+    `write_excel_report` and `rubriceval report` read every part from the store. segments: per-segment tables
+    (`report --by`), a sheet each (by_<grouping>); scorecards: a ScorecardReport, a sheet per scorecard."""
+    from rubriceval.report.compose import ReportInputs, RunReport
 
-        names, taken = {s.scorer: s.name for s in data.summary.scorers}, {sheet.name for sheet in wb.sheets}
-        for table in segments:
-            _write_sheet(wb.create_sheet(sheet_name(table, taken)), segment_headers(table, lang),
-                         sheet_rows(table, names))
-    conversations = run_conversations(data)
-    if not conversations.empty:                   # runs with conversations: two more sheets
-        headers, rows = conversation_rows(data, conversations, lang)
-        _write_sheet(wb.create_sheet(CONVERSATION_SHEETS[0]), headers, rows, [len(headers) - 1])
-        _write_sheet(wb.create_sheet(CONVERSATION_SHEETS[1]), *position_rows(data, conversations, lang))
-    return wb.close()
+    return RunReport(ReportInputs(data=data, lang=lang or data.language, findings=findings,
+                                  failure_tags=failure_tags, segments=segments, scorecards=scorecards,
+                                  max_rows=max_rows)).write_excel(path)
 
 
 def write_excel_report(store: Any, run: str, path: str | Path, lang: str | None = None, *,
                        metric_thresholds: Mapping[str, float] | None = None,
-                       diagnosis: DiagnosisConfig | None = None) -> Path:
-    """Write the workbook of a stored run: sheets summary, samples (one row per sample × scorer), breakdown,
-    diagnosis; failure_tags when experts ticked some; and for conversations, conversations (one row per
-    conversation) and where_rules_fail."""
-    data = load_run(store, run, metric_thresholds)
-    return write_workbook(data, path, lang=check_lang(lang), findings=data.findings(diagnosis),
-                          failure_tags=run_failure_tags(store.path, data.run_id))
+                       diagnosis: DiagnosisConfig | None = None, by: str | Sequence[Any] | None = None,
+                       time: Any = None, machine_only: bool = False) -> Path:
+    """Write the workbook `rubriceval report` writes of a stored run: sheets summary, samples (one row per sample ×
+    scorer), breakdown, diagnosis; failure_tags when experts ticked some; by_<grouping> per segment table (`by`,
+    e.g. 'agent_id,week', in the zones of `time`); for conversations, conversations (one row per conversation) and
+    where_rules_fail; a sheet per scorecard. machine_only: the judge's scores alone."""
+    from rubriceval.report.compose import RunReport
+
+    report = RunReport.read(store, run, lang=lang, machine_only=machine_only, by=by, time=time,
+                            metric_thresholds=metric_thresholds, diagnosis=diagnosis)
+    return report.write_excel(path)

@@ -8,22 +8,22 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-import markupsafe
+from typing import TYPE_CHECKING, Any
 
 from rubriceval.report.official_figures import appeal_flag_lines, official_headline, official_note
 from rubriceval.store.official import OFFICIAL_KEY
-from rubriceval.report.run_data import RunData, load_run
+from rubriceval.report.run_data import RunData
 from rubriceval.report.summary_models import GroupStats, ScorerSummary, Summary
-from rubriceval.report.conversation_view import conversation_context, example_transcript
+from rubriceval.report.conversation_view import example_transcript
 from rubriceval.report.cost import run_cost
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
-from rubriceval.report.failure_tags import FailureTagReport, failure_tags_html, run_failure_tags
-from rubriceval.i18n import (Lang, Message, check_lang, evidence_text, format_number, say, t)
-from rubriceval.scoring.verdict import Verdict
-from rubriceval.report.html_env import template_env
+from rubriceval.report.failure_tags import FailureTagReport
+from rubriceval.i18n import Lang, Message, check_lang, format_number, say
+from rubriceval.core.verdict import Verdict
 from rubriceval.report.charts import hbar_chart, column_chart
+
+if TYPE_CHECKING:
+    from rubriceval.report.compose import ReportInputs
 
 WORST_EXAMPLES = 3
 ANSWER_PREVIEW_CHARS = 600
@@ -98,7 +98,7 @@ def _breakdown_cell(g: GroupStats | None, s: ScorerSummary) -> dict[str, Any] | 
             "passed": passed}
 
 
-def _format_time(timestamp: float | None) -> str:
+def format_time(timestamp: float | None) -> str:
     if timestamp is None:
         return ""
     return dt.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
@@ -118,72 +118,68 @@ def judge_label(stored: Mapping[str, Any]) -> str:
         return str(stored.get("model", ""))
 
 
-def report_context(data: RunData, lang: Lang, findings: Sequence[Finding],
-                   agreement: Mapping[str, Message | str] | None = None,
-                   failure_tags: FailureTagReport | None = None) -> dict[str, Any]:
-    summary = data.summary
+def overview_values(inputs: ReportInputs) -> dict[str, Any]:
+    """The overview section: headline figures, the means charts and the per-scorer table."""
+    summary, lang = inputs.data.summary, inputs.lang
     rubric_chart = hbar_chart([(s.name, s.mean, s.threshold, format_number(s.mean, 2, lang))
                                for s in summary.rubrics], 1, 5) if summary.rubrics else None
     metric_chart = hbar_chart([(s.name, s.mean, s.threshold, format_number(s.mean, 2, lang))
                                for s in summary.metrics], 0, 1) if summary.metrics else None
-    sections = [{"s": s, "chart": distribution_chart(s), "worst": worst_examples(data, s.scorer),
-                 "agreement": say(line, lang) if (line := (agreement or {}).get(s.scorer)) is not None else None}
-                for s in summary.scorers]
-    config = data.info.get("config", {})
-    return {
-        "lang": lang, "t": lambda key, **kw: t(key, lang, **kw), "say": lambda e: evidence_text(e, lang),
-        "run": data.info, "run_name": data.run_name,
-        "created": _format_time(data.info.get("created_at")), "dataset": config.get("dataset_path", ""),
-        "judge_model": judge_label(config.get("judge") or {}), "n_samples": data.n_samples,
-        "summary": summary, "rubric_chart": rubric_chart, "metric_chart": metric_chart,
-        # official scores: how many rows people decided, the judge's figure beside (report/official_figures.py)
-        "official_headline": official_headline(summary, lang), "official_note": lambda s: official_note(s, lang),
-        "appeal_flags": appeal_flag_lines(data.appeal_flags, lang),       # items agents keep winning appeals on
-        "rubric_sections": [x for x in sections if x["s"].kind == "rubric"],
-        "metric_sections": [x for x in sections if x["s"].kind == "metric"],
-        "findings": findings, "breakdowns": breakdown_tables(summary),
-        "conversation_section": conversation_context(data),
-        # failure_tags_html escapes every cell itself (rubric ids, tags, intents are user text)
-        "failure_tags_section": markupsafe.Markup(failure_tags_html(failure_tags, lang))
-        if failure_tags is not None and failure_tags.counts else None,
-        "unscored": [(s, g) for s in summary.scorers for g in s.unscored],
-        # online and Batch API prices of each scorer's tokens and of the total, each judge's at its own prices
-        # (report/cost.py), when known; a scorer's None: not available (cells "—", and a note says why)
-        "priced": cost.scorers if (cost := run_cost(data.info, summary)) is not None else None,
-        "priced_total": cost.total if cost is not None else None,
-        "generated_at": dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
-    }
+    # official scores: how many rows people decided, the judge's figure beside (report/official_figures.py)
+    return {"rubric_chart": rubric_chart, "metric_chart": metric_chart,
+            "official_headline": official_headline(summary, lang),
+            "appeal_flags": appeal_flag_lines(inputs.data.appeal_flags, lang)}   # items agents keep winning appeals on
+
+
+def scorer_sections(inputs: ReportInputs, kind: str) -> list[dict[str, Any]]:
+    """A card per rubric (kind 'rubric') or metric ('metric'): distribution, worst examples, judge agreement."""
+    agreement = inputs.agreement or {}
+    return [{"s": s, "chart": distribution_chart(s), "worst": worst_examples(inputs.data, s.scorer),
+             "agreement": say(line, inputs.lang) if (line := agreement.get(s.scorer)) is not None else None}
+            for s in inputs.data.summary.scorers if s.kind == kind]
+
+
+def cost_values(inputs: ReportInputs) -> dict[str, Any]:
+    """Online and Batch API prices of each scorer's tokens and of the total, each judge's at its own prices
+    (report/cost.py), when known; a scorer's None: not available (cells "—", and a note says why)."""
+    cost = run_cost(inputs.data.info, inputs.data.summary)
+    return {"priced": cost.scorers if cost is not None else None,
+            "priced_total": cost.total if cost is not None else None}
 
 
 def render_html_report(data: RunData, *, lang: Lang | None = None, findings: Sequence[Finding] | None = None,
                        agreement: Mapping[str, Message | str] | None = None,
-                       failure_tags: FailureTagReport | None = None, segments: Sequence[Any] = ()) -> str:
-    """failure_tags: the experts' failure-tag counts of the run (`run_failure_tags`); a section when some were ticked.
-    segments: per-segment tables (`rubriceval.segments.table.segment_tables`, `report --by`), a section each."""
-    lang = check_lang(lang) or data.language
-    if findings is None:
-        findings = data.findings()
-    context = report_context(data, lang, findings, agreement, failure_tags)
-    if segments:
-        from rubriceval.segments.render import html_section
+                       failure_tags: FailureTagReport | None = None, segments: Sequence[Any] = (),
+                       scorecards: Any = None) -> str:
+    """The page of an already-loaded run with the parts given (the report's composition, report/compose.py);
+    `write_html_report` and `rubriceval report` read every part from the store. failure_tags: the experts'
+    failure-tag counts (`run_failure_tags`); segments: per-segment tables (`segment_tables`); scorecards: a
+    ScorecardReport (report/scorecards.py)."""
+    from rubriceval.report.compose import ReportInputs, RunReport
 
-        context["segments_section"] = html_section(segments, {s.scorer: s.name for s in data.summary.scorers}, lang)
-    return template_env().get_template("report.html.j2").render(**context)
+    return RunReport(ReportInputs(data=data, lang=check_lang(lang) or data.language,
+                                  findings=data.findings() if findings is None else findings, agreement=agreement,
+                                  failure_tags=failure_tags, segments=segments, scorecards=scorecards)).html()
 
 
 def write_html_report(store: Any, run: str, path: str | Path, lang: str | None = None, *,
                       agreement: Mapping[str, Message | str] | None = None,
                       metric_thresholds: Mapping[str, float] | None = None,
-                      diagnosis: DiagnosisConfig | None = None) -> Path:
-    """Write the report of a stored run to `path` (one HTML file) and return the path.
+                      diagnosis: DiagnosisConfig | None = None, by: str | Sequence[Any] | None = None,
+                      time: Any = None, machine_only: bool = False) -> Path:
+    """Write the report of a stored run to `path` (one HTML file) and return the path: the page `rubriceval report`
+    writes (scorecards, failure tags and, with `by`, segments included).
 
     lang: 'zh' or 'en'; default Chinese when most samples are Chinese. agreement: rubric id → a message such as
-    'agreement 0.71 [0.58, 0.80] on 120 audited item(s) — trusted …' (`agreement_lines`), shown under that rubric.
+    'agreement 0.71 [0.58, 0.80] on 120 audited item(s) — trusted …' (`agreement_lines`), shown under that rubric;
+    default: each rubric's agreement measured in the store. by: segments, e.g. 'agent_id,week' (`report --by`),
+    counted in the zones of `time` (rubriceval.segments.spec.TimeSettings). machine_only: the judge's scores alone.
     """
-    data = load_run(store, run, metric_thresholds)
-    html = render_html_report(data, lang=check_lang(lang), findings=data.findings(diagnosis), agreement=agreement,
-                              failure_tags=run_failure_tags(store.path, data.run_id))
+    from rubriceval.report.compose import RunReport
+
+    report = RunReport.read(store, run, lang=lang, machine_only=machine_only, by=by, time=time,
+                            metric_thresholds=metric_thresholds, diagnosis=diagnosis, agreement=agreement)
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(html, encoding="utf-8")
+    out.write_text(report.html(), encoding="utf-8")
     return out

@@ -6,16 +6,15 @@ from typing import TYPE_CHECKING, Any
 
 from rubriceval.i18n import Lang, Message, check_lang, format_number, format_percent, say, t
 from rubriceval.report.official_figures import appeal_flag_lines, official_headline, official_note
-from rubriceval.report.run_data import RunData, load_run
+from rubriceval.report.run_data import RunData
 from rubriceval.report.summary_models import Summary
-from rubriceval.report.conversation_tables import markdown_lines as conversation_lines
 from rubriceval.report.cost import RunCost, run_cost
-from rubriceval.report.measured import measured_section
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
-from rubriceval.scoring.verdict import Usage
+from rubriceval.core.verdict import Usage
 from rubriceval.report.tables import text_table, markdown_table
 
-if TYPE_CHECKING:                         # failure_tags.py imports markdown_table from here
+if TYPE_CHECKING:
+    from rubriceval.report.compose import ReportInputs
     from rubriceval.report.failure_tags import FailureTagReport
 
 MAX_FINDINGS_IN_MARKDOWN = 5
@@ -67,13 +66,9 @@ def usage_line(u: Usage, lang: Lang, cost: RunCost | None = None) -> str:
     return line
 
 
-def render_markdown(data: RunData, *, lang: Lang | None = None, findings: Sequence[Finding] | None = None,
-                    agreement: Mapping[str, Message | str] | None = None, gate: Any = None,
-                    failure_tags: FailureTagReport | None = None, segments: Sequence[Any] = ()) -> str:
-    """The Markdown text for an already-loaded run. `gate`: a GateResult to append, if any. `failure_tags`: the
-    experts' failure-tag counts (`run_failure_tags`), a section when some were ticked. `segments`: per-segment
-    tables (`report --by`), a section each."""
-    lang = check_lang(lang) or data.language
+def overview_lines(data: RunData, inputs: ReportInputs) -> list[str]:
+    """Title, business score, official and appeal notes, the per-scorer table, and the judge panels' agreement."""
+    lang, agreement = inputs.lang, inputs.agreement
     summary = data.summary
     out = [f"## {t('report_title', lang)} · {data.run_name}", ""]
     headline = [f"**{t('business_score', lang)}**: {format_number(summary.business_score, 2, lang)} / 5"]
@@ -96,42 +91,62 @@ def render_markdown(data: RunData, *, lang: Lang | None = None, findings: Sequen
     if panels:                                         # rubrics judged by a judge panel: do the judges agree?
         out.append(f"**{t('panel_agreement', lang)}**")
         out += [f"- {s.name}: {s.panel.format(lang)}" for s in panels] + [""]  # type: ignore[union-attr]
-    out += conversation_lines(data, lang)
-    out += measured_section(data.scorers, data.info.get("config", {}).get("judge") or {}, lang)
-    if segments:
-        from rubriceval.segments.render import markdown_section
+    return out
 
-        out += [markdown_section(segments, {s.scorer: s.name for s in summary.scorers}, lang), ""]
-    if failure_tags is not None and failure_tags.counts:
-        from rubriceval.report.failure_tags import failure_tags_markdown
 
-        out += [failure_tags_markdown(failure_tags, lang)]
-    if findings:
-        out.append(f"**{t('diagnosis', lang)}**")
-        for finding in list(findings)[:MAX_FINDINGS_IN_MARKDOWN]:
-            title, _, actions = finding.text(lang)
-            ids = ", ".join(d.sample_id for d in finding.samples[:3])
-            line = f"- {title}"
-            if actions:
-                line += f" → {actions[0]}"
-            if ids:
-                line += f" ({t('driving_samples', lang)}: {ids})"
-            out.append(line)
-        out.append("")
-    out.append(usage_line(summary.usage, lang, run_cost(data.info, summary)))
-    if gate is not None:
-        out += ["", f"**{t('gate', lang)}**: {t('gate_passed' if gate.passed else 'gate_failed', lang)}"]
-        out += [f"- {'✅' if c.passed else '❌'} `{c.name}` — {c.reason}" for c in gate.checks]
-    return "\n".join(out).rstrip() + "\n"
+def diagnosis_lines(findings: Sequence[Finding], inputs: ReportInputs) -> list[str]:
+    """The first findings, each with its first action and the samples driving it."""
+    lang = inputs.lang
+    if not findings:
+        return []
+    out = [f"**{t('diagnosis', lang)}**"]
+    for finding in list(findings)[:MAX_FINDINGS_IN_MARKDOWN]:
+        title, _, actions = finding.text(lang)
+        ids = ", ".join(d.sample_id for d in finding.samples[:3])
+        line = f"- {title}"
+        if actions:
+            line += f" → {actions[0]}"
+        if ids:
+            line += f" ({t('driving_samples', lang)}: {ids})"
+        out.append(line)
+    return out + [""]
+
+
+def cost_lines(data: RunData, inputs: ReportInputs) -> list[str]:
+    return [usage_line(data.summary.usage, inputs.lang, run_cost(data.info, data.summary)), ""]
+
+
+def gate_lines(gate: Any, inputs: ReportInputs) -> list[str]:
+    lang = inputs.lang
+    return [f"**{t('gate', lang)}**: {t('gate_passed' if gate.passed else 'gate_failed', lang)}",
+            *(f"- {'✅' if c.passed else '❌'} `{c.name}` — {c.reason}" for c in gate.checks), ""]
+
+
+def render_markdown(data: RunData, *, lang: Lang | None = None, findings: Sequence[Finding] | None = None,
+                    agreement: Mapping[str, Message | str] | None = None, gate: Any = None,
+                    failure_tags: FailureTagReport | None = None, segments: Sequence[Any] = (),
+                    scorecards: Any = None) -> str:
+    """The Markdown text of an already-loaded run with the parts given (the report's composition,
+    report/compose.py); `markdown_summary` and `rubriceval report` read every part from the store. `gate`: a
+    GateResult to end with. `failure_tags`: the experts' failure-tag counts (`run_failure_tags`). `segments`:
+    per-segment tables (`report --by`). scorecards: a ScorecardReport (report/scorecards.py)."""
+    from rubriceval.report.compose import ReportInputs, RunReport
+
+    return RunReport(ReportInputs(data=data, lang=check_lang(lang) or data.language,
+                                  findings=data.findings() if findings is None else findings, agreement=agreement,
+                                  failure_tags=failure_tags, segments=segments, scorecards=scorecards,
+                                  gate=gate)).markdown()
 
 
 def markdown_summary(store: Any, run: str, *, lang: str | None = None,
                      agreement: Mapping[str, Message | str] | None = None,
                      metric_thresholds: Mapping[str, float] | None = None,
-                     diagnosis: DiagnosisConfig | None = None, gate: Any = None) -> str:
-    """Short Markdown summary of a stored run (business score, per-scorer table, top findings, cost)."""
-    from rubriceval.report.failure_tags import run_failure_tags
+                     diagnosis: DiagnosisConfig | None = None, gate: Any = None,
+                     by: str | Sequence[Any] | None = None, time: Any = None, machine_only: bool = False) -> str:
+    """The Markdown summary `rubriceval report` writes of a stored run (business score, per-scorer table, top
+    findings, cost; scorecards, failure tags and, with `by`, segments), ending with `gate` when given."""
+    from rubriceval.report.compose import RunReport
 
-    data = load_run(store, run, metric_thresholds)
-    return render_markdown(data, lang=check_lang(lang), findings=data.findings(diagnosis), agreement=agreement,
-                           gate=gate, failure_tags=run_failure_tags(store.path, data.run_id))
+    return RunReport.read(store, run, lang=lang, machine_only=machine_only, by=by, time=time,
+                          metric_thresholds=metric_thresholds, diagnosis=diagnosis, agreement=agreement,
+                          gate=gate).markdown()

@@ -10,7 +10,7 @@ from rubriceval.data.sample import Sample
 from rubriceval.i18n import Lang
 from rubriceval.report.source import RunSource
 from rubriceval.report.summary_models import Summary
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 
 
 class RunData:

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pydantic import BaseModel
 
 from rubriceval.report.summary_models import ScorerSummary
-from rubriceval.scoring.verdict import Verdict
-from standard_metrics.scope import CROSS_CHECK_TWINS
+from rubriceval.core.verdict import Verdict
+from rubriceval.standard_metrics.scope import CROSS_CHECK_TWINS
 
 CROSS_CHECK_PAIRS = tuple(CROSS_CHECK_TWINS.items())
 DISAGREEMENT_GAP = 0.5

@@ -24,7 +24,7 @@ from rubriceval.scoring.panel_votes import DETAILS_KEY as PANEL_KEY
 from rubriceval.store.db import Database
 from rubriceval.store.official import OfficialScores, with_decision
 from rubriceval.store.runs import RunInfo, row_to_verdict
-from rubriceval.scoring.verdict import Usage, Verdict
+from rubriceval.core.verdict import Usage, Verdict
 
 # instr() first: a sample without a conversation is stored without the key (Sample's serializer drops it), so only
 # conversations are parsed as JSON (a run of single-turn rows costs one text scan per sample).

@@ -13,7 +13,7 @@ from rubriceval.report.reversed_order import Reversed
 from rubriceval.report.run_sql import FROM_RUN
 from rubriceval.report.signal_checks import MAX_P_YES_ROWS, p_yes_by_question
 from rubriceval.store.runs import row_to_verdict
-from rubriceval.scoring.verdict import Evidence, Verdict
+from rubriceval.core.verdict import Evidence, Verdict
 
 if TYPE_CHECKING:
     from rubriceval.report.source import RunSource

@@ -8,7 +8,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from rubriceval.trust.panel_agreement import PanelAgreement
-from rubriceval.scoring.verdict import Usage
+from rubriceval.core.verdict import Usage
 
 RUBRIC_LEVELS = (1, 2, 3, 4, 5)
 

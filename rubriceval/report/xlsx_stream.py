@@ -24,7 +24,7 @@ from typing import Any
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.utils import get_column_letter
 
-from rubriceval.safety.spreadsheet import ESCAPE, FORMULA_STARTS, escape_cell
+from rubriceval.data.spreadsheet import ESCAPE, FORMULA_STARTS, escape_cell
 
 EXCEL_CELL_LIMIT = 32767
 MAX_COLUMN_WIDTH = 60

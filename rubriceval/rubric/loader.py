@@ -1,6 +1,7 @@
-"""Turn rubric YAML files into validated Rubric objects, or errors that name file, line and field. A `store:` source
-(rubriceval/store/stored_sources.py) gives the versions the studio saved in the run store instead of files: each text
-is validated by the same code, its errors naming the version (store:<id>@v<N>)."""
+"""Turn rubric YAML files into validated Rubric objects, or errors that name file, line and field. Texts read from
+elsewhere (a `store:` source: the versions the studio saved in the run store, read by store/stored_sources.py, the
+layer above) are handed in as `stored` and validated by the same code, their errors naming the version
+(store:<id>@v<N>)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,16 +10,17 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from rubriceval.common.errors import RubricError
+from rubriceval.rubric.check_kinds import kind_names
 from rubriceval.rubric.schema import Rubric
 from rubriceval.rubric.yaml_lines import field_label, line_for, load_yaml_with_lines, yaml_text_with_lines
-from rubriceval.store.studio_versions import is_store_source
+from rubriceval.rubric.source_names import SourceText, is_store_source, store_source_unread
 
 _HINTS = {
     "extra_forbidden": "unknown field; see `rubriceval schema` for the allowed fields",
     "missing": "this field is required",
-    "union_tag_invalid": "type must be one of: judge, checklist, must_mention, must_not_mention, regex, "
-                         "required_link, steps_in_order, max_length; in conversation rubrics also before, max_count, "
-                         "escalate_after, final_turn, first_turn",
+    # The kinds from the check-kind registry (rubric/check_kinds.py), so a new kind is named here by itself.
+    "union_tag_invalid": (f"type must be one of: {', '.join(('judge', 'checklist', *kind_names('answer')))}; in "
+                          f"conversation rubrics also {', '.join(kind_names('conversation'))}"),
 }
 
 
@@ -67,12 +69,12 @@ class RubricSource(BaseModel):
         return _rubric_from(*self.yaml(), self.name)
 
 
-def rubric_sources(path: str | Path, store: str | Path | None = None) -> list[RubricSource]:
-    """The rubric files under `path`, or the stored versions a `store:` path names in the run store `store`."""
+def rubric_sources(path: str | Path, stored: list[SourceText] | None = None) -> list[RubricSource]:
+    """The rubric files under `path`, or the texts a `store:` path names, read by the caller (`stored`)."""
     if is_store_source(path):
-        from rubriceval.store.stored_sources import read_store_source
-
-        return [RubricSource(name=v.source_name, text=v.text) for v in read_store_source(store, "rubric", str(path))]
+        if stored is None:
+            raise store_source_unread(str(path), "rubric")
+        return [RubricSource(name=text.name, text=text.text) for text in stored]
     return [RubricSource(name=str(file)) for file in rubric_files(path)]
 
 
@@ -106,12 +108,13 @@ def rubric_files(path: str | Path) -> list[Path]:
     return files
 
 
-def load_rubrics(path: str | Path, only: list[str] | None = None, store: str | Path | None = None) -> list[Rubric]:
-    """Load every rubric under a directory (or one file, or a `store:` source: see rubric_sources); ids must be
-    unique."""
+def load_rubrics(path: str | Path, only: list[str] | None = None, stored: list[SourceText] | None = None
+                 ) -> list[Rubric]:
+    """Load every rubric under a directory (or one file, or a `store:` source's texts: see rubric_sources); ids must
+    be unique."""
     rubrics: list[Rubric] = []
     seen: dict[str, str] = {}
-    for source in rubric_sources(path, store):
+    for source in rubric_sources(path, stored):
         rubric = source.load()
         if rubric.id in seen:
             raise RubricError(f"rubric id '{rubric.id}' is also used by {seen[rubric.id]}", file=source.name,

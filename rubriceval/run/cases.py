@@ -9,8 +9,8 @@ from pydantic import BaseModel
 
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import evidence_text
-from rubriceval.scoring.verdict import Verdict
-from standard_metrics.thresholds import metric_threshold
+from rubriceval.core.verdict import Verdict
+from rubriceval.standard_metrics.thresholds import metric_threshold
 
 _SHOWN_TEXT = 300     # characters of question/answer/feedback in a failure message
 

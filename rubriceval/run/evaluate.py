@@ -17,7 +17,7 @@ from rubriceval.run.dataset_scan import DatasetScan
 from rubriceval.embed.config import EmbedderConfig, load_embedder_config
 from rubriceval.common.errors import ConfigError
 from rubriceval.judge.config import JudgeConfig, load_judge_config
-from rubriceval.rubric.loader import load_rubrics
+from rubriceval.store.stored_sources import load_rubrics
 from rubriceval.rubric.schema import Rubric
 from rubriceval.run.result import EvaluationResult  # noqa: F401  (public here too)
 from rubriceval.run.runner import execute
@@ -25,7 +25,7 @@ from rubriceval.run.totals import RunTotals
 from rubriceval.store.runs import RunConfig, RunStore, rubrics_from_run  # noqa: F401  (rubrics_from_run: public here too)
 
 if TYPE_CHECKING:
-    from standard_metrics.options import MetricOptions
+    from rubriceval.standard_metrics.options import MetricOptions
 
 
 def parse_metric_names(metrics: list[str] | str | None) -> list[str]:
@@ -33,7 +33,7 @@ def parse_metric_names(metrics: list[str] | str | None) -> list[str]:
     if not metrics:
         return []
     names = [m.strip() for m in (metrics.split(",") if isinstance(metrics, str) else metrics) if m.strip()]
-    from standard_metrics.names import check_known
+    from rubriceval.standard_metrics.names import check_known
 
     return check_known(names)
 
@@ -41,7 +41,7 @@ def parse_metric_names(metrics: list[str] | str | None) -> list[str]:
 def _needs(metrics: list[str], what: str, options: MetricOptions | None = None) -> bool:
     if not metrics:
         return False
-    from standard_metrics import registry
+    from rubriceval.standard_metrics import registry
 
     return getattr(registry, f"needs_{what}")(metrics, options)
 
@@ -49,7 +49,7 @@ def _needs(metrics: list[str], what: str, options: MetricOptions | None = None) 
 def _metric_options(options: MetricOptions | dict | None, store: RunStore, run_id: str | None) -> MetricOptions:
     """The options given (a dict is validated); none given on a resumed run: the ones it was started with."""
     from rubriceval.run.metric_config import stored_metric_options
-    from standard_metrics.options import MetricOptions
+    from rubriceval.standard_metrics.options import MetricOptions
 
     if options is None and run_id is not None:
         return stored_metric_options(store.run_info(run_id).config.metric_options, run_id)
@@ -77,7 +77,7 @@ def scorer_rows(rubrics: list[Rubric], metrics: list[str], thresholds: dict[str,
 def check_thresholds(thresholds: dict[str, float], metrics: list[str]) -> None:
     """A threshold names one of the run's metrics (a rubric's own threshold is in its YAML), or the non-LLM twin
     the cross-check adds beside one of them (start_run refuses it if the twin is not added after all)."""
-    from standard_metrics.scope import CROSS_CHECK_TWINS
+    from rubriceval.standard_metrics.scope import CROSS_CHECK_TWINS
 
     allowed = {*metrics, *(twin for llm, twin in CROSS_CHECK_TWINS.items() if llm in metrics)}
     unknown = [name for name in thresholds if name not in allowed]
@@ -126,7 +126,7 @@ def start_run(samples: Iterable[Sample | tuple[int | None, Sample]], rubrics: li
               file=sys.stderr)
         rubrics = [r for r in rubrics if r.id not in unused]
     # Likewise metrics for a kind of sample the dataset lacks (agent metrics without conversations …).
-    from standard_metrics.scope import unused_metrics, unused_metrics_note
+    from rubriceval.standard_metrics.scope import unused_metrics, unused_metrics_note
 
     unused_metric = unused_metrics(list(scan.examples.values()), metrics)     # one sample of each kind
     if unused_metric:
@@ -195,8 +195,11 @@ async def run_async(samples: Iterable[Sample | tuple[int | None, Sample]] | None
         scorecards = prepare_scorecards(store, run_id, scorecards, rubrics, resumed=bool(resume_run))
     scorecards = scorecards or []
     use_panel = panel_config is not None and any(r.judge_items for r in rubrics)
-    need_judge = (bool(any(r.judge_items for r in rubrics)) and not use_panel) or _needs(metrics, "judge", options) \
-        or (bool(scorecards) and needs_judge(scorecards))
+    from rubriceval.scoring.turn_questions import asks_judge
+
+    # A rubric scored without the panel asks the run's judge: checks' per-turn questions (predicates mode) too.
+    need_judge = any(asks_judge(r) for r in rubrics if not (use_panel and r.judge_items)) \
+        or _needs(metrics, "judge", options) or (bool(scorecards) and needs_judge(scorecards))
     need_embedder = _needs(metrics, "embedder", options)
     judge = make_judge(judge_config) if need_judge else None
     panel = None
@@ -342,7 +345,7 @@ def evaluate(dataset: Any, *, rubrics: str | Path | list[Rubric | str | Path] | 
 
 def _scorecard_list(scorecards: Any, rubrics: list[Rubric], store: str | Path | None = None) -> list:
     """Scorecards given to evaluate(): loaded, and their rubric: items checked against the run's rubrics."""
-    from rubriceval.scorecard.loader import load_scorecards
+    from rubriceval.store.stored_sources import load_scorecards
     from rubriceval.scorecard.stage import check_rubric_references
 
     items = [scorecards] if isinstance(scorecards, (str, Path)) else list(scorecards)

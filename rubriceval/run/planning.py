@@ -19,7 +19,7 @@ from rubriceval.judge.config import JudgeConfig, default_cache_dir
 from rubriceval.judge.options import CallOptions
 from rubriceval.judge.pricing import JudgePrices, SideBySide, side_by_side
 from rubriceval.judge.tokens import estimate_messages_tokens
-from standard_metrics.scope import metrics_for
+from rubriceval.standard_metrics.scope import metrics_for
 from rubriceval.prompt.rubric_prompts import compile_rubric
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.schema import Rubric
@@ -70,7 +70,7 @@ class PlannedJudgeCall(BaseModel):
     def expected_completion_tokens(self) -> int:
         """A constrained answer's size from its choices (a checklist yes/no: ~2 tokens), else a typical verdict."""
         if self.options is not None and self.options.choices:
-            from rubriceval.scoring.checklist import choice_answer_tokens
+            from rubriceval.prompt.checklist import choice_answer_tokens
 
             return choice_answer_tokens(self.options, self.config.choice_constraint)
         return EXPECTED_COMPLETION_TOKENS
@@ -339,8 +339,8 @@ def _cache_lookup(config: JudgeConfig, cache: CallCache | None) -> Callable[[Any
 
 def _metric_calls(sample: Sample, metrics: list[str], config: JudgeConfig, lookup: Callable[[Any], dict | None],
                   options: Any = None) -> Iterator[PlannedJudgeCall]:
-    from standard_metrics import registry
-    from standard_metrics.call_modes import judge_key
+    from rubriceval.standard_metrics import registry
+    from rubriceval.standard_metrics.call_modes import judge_key
 
     metrics = metrics_for(sample, metrics)          # the metrics that score this kind of sample
     if not metrics:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from rubriceval.run.cases import CaseResult, scorer_thresholds
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 from rubriceval.store.runs import RunStore
 
 if TYPE_CHECKING:

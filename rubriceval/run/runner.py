@@ -17,8 +17,8 @@ from tqdm import tqdm
 
 from rubriceval.data.sample import Sample
 from rubriceval.judge.client import CallStats, JudgeClient
-from standard_metrics.scope import metrics_for
-from standard_metrics.thresholds import metric_threshold
+from rubriceval.standard_metrics.scope import metrics_for
+from rubriceval.standard_metrics.thresholds import metric_threshold
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.schema import Rubric
 from rubriceval.run.pool import default_workers, run_in_processes
@@ -27,7 +27,7 @@ from rubriceval.scoring.rubric_scorer import score_rubric
 from rubriceval.store.datasets import WINDOW
 from rubriceval.store.runs import RunStore
 from rubriceval.store.verdict_batches import VerdictBatches
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 from rubriceval.run.totals import RunTotals
 
 
@@ -62,7 +62,7 @@ async def score_metrics(sample: Sample, metric_names: list[str], *, judge: Any, 
                         options: Any = None) -> list[Verdict]:
     """A sample's standard metrics as a run scores them, together (they share judge calls); options: the run's
     `MetricOptions` (None: defaults)."""
-    from standard_metrics.registry import score_sample
+    from rubriceval.standard_metrics.registry import score_sample
 
     judged, redaction = judge_view(sample, judge is not None and judge.config.redact)
     thresholds = getattr(options, "thresholds", None)

@@ -8,7 +8,7 @@ from typing import Iterable, Literal
 from pydantic import BaseModel, Field
 
 from rubriceval.safety.manipulation import ManipulationFinding, scan_fields
-from rubriceval.scoring.verdict import Evidence, Verdict
+from rubriceval.core.verdict import Evidence, Verdict
 
 CHECK_ID = "suspected_manipulation"
 DETAILS_KEY = "suspected_manipulation"

@@ -13,7 +13,7 @@ from rubriceval.common.errors import RubricError, RubricEvalError
 from rubriceval.data.knowledge import load_knowledge
 from rubriceval.rubric.yaml_lines import field_label, line_for, load_yaml_with_lines, yaml_text_with_lines
 from rubriceval.scorecard.schema import Scorecard
-from rubriceval.store.studio_versions import is_store_source
+from rubriceval.rubric.source_names import SourceText, is_store_source, store_source_unread
 
 _HINTS = {
     "extra_forbidden": "unknown field; a scorecard has id, name, base, dimensions, items (see docs/scorecards.md)",
@@ -106,16 +106,16 @@ def load_scorecard(path: str | Path) -> Scorecard:
 
 
 def load_scorecards(path: str | Path, only: list[str] | None = None,
-                    store: str | Path | None = None) -> list[Scorecard]:
+                    stored: list[SourceText] | None = None) -> list[Scorecard]:
     """Every scorecard under a directory (or one file); ids must be unique. A `store:` source (store:, store:ID,
-    store:ID@N) reads the versions the studio saved in the run store `store`, each validated as a file is."""
+    store:ID@N) takes the texts its caller read from the run store (`stored`), each validated as a file is."""
     if is_store_source(path):
-        from rubriceval.store.stored_sources import read_store_source
-
+        if stored is None:
+            raise store_source_unread(str(path), "scorecard")
         cards = []
-        for version in read_store_source(store, "scorecard", str(path)):
-            data, lines = yaml_text_with_lines(version.text, version.source_name)
-            cards.append(scorecard_from_data(data, Path(version.source_name), lines))
+        for version in stored:
+            data, lines = yaml_text_with_lines(version.text, version.name)
+            cards.append(scorecard_from_data(data, Path(version.name), lines))
         return [card for card in cards if only is None or card.id in only]
     path = Path(path)
     if not path.exists():

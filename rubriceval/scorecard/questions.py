@@ -104,7 +104,7 @@ def with_knowledge(sample: Sample, knowledge: Knowledge | None = None) -> Sample
 def compile_scorecard_question(card: Scorecard, question: ChecklistQuestion, sample: Sample,
                                knowledge: Knowledge | None = None) -> CompiledPrompt:
     """`knowledge`: the card's knowledge file (card.knowledge_base()), shown to the knowledge questions."""
-    from rubriceval.scoring.checklist import compile_question
+    from rubriceval.prompt.checklist import compile_question
 
     sees = sees_knowledge(card, question)
     return compile_question(question_rubric(card), checklist_of(card, sees), question,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rubriceval.checks import CHECKS
+from rubriceval.checks import CHECKS, OCCURRENCES
 from rubriceval.checks.context_condition import conditioned
 from rubriceval.checks.turn_answers import Unanswered
 from rubriceval.checks.turns import conversation_of, turn_sample
@@ -26,13 +26,15 @@ from rubriceval.scorecard.questions import (applies_question, asks_judge, checkl
 from rubriceval.scorecard.schema import Scorecard, ScorecardItem
 from rubriceval.scorecard.verdict import ItemOutcome, ScorecardVerdict
 from rubriceval.scoring.turn_questions import QuestionAsker, answering, run_check_asking
-from rubriceval.scoring.verdict import Evidence, Usage, Verdict
+from rubriceval.core.verdict import Evidence, Usage, Verdict
 
 
 async def failing_turns(item: ScorecardItem, sample: Sample, asker: QuestionAsker) -> list[tuple[int, Evidence]]:
     """A per-turn check run on every turn of its role (as checks/per_turn.py does, asking the judge about each turn
     its predicate needs): the failing turns' evidence."""
     check_item = item.check_item
+    if check_item.type in OCCURRENCES:       # a kind that lists its own occurrences (rubric/check_kinds.py)
+        return [(ev.turn or 0, ev) for ev in OCCURRENCES[check_item.type](check_item, sample)]
     conversation = conversation_of(sample)
     check = conditioned(CHECKS[check_item.type])
     asks_about_turn = getattr(check_item, "match", None) is not None      # the turn is passed on, for a question

@@ -67,7 +67,7 @@ def _norm(text: Any) -> str:
 
 def _cell(value: Any) -> str:
     """A cell as text; a formula-looking text the export escaped ('=…) is read back as written."""
-    from rubriceval.safety.spreadsheet import unescape_cell
+    from rubriceval.data.spreadsheet import unescape_cell
 
     return "" if value is None else str(unescape_cell(value)).strip()
 
@@ -317,7 +317,7 @@ def write_sheet(card: Scorecard, path: str | Path, lang: str | None = None) -> P
     """The scorecard as a workbook: one item per row, and its own fields on the 评分表信息 / scorecard sheet."""
     import openpyxl
 
-    from rubriceval.safety.spreadsheet import escape_cell
+    from rubriceval.data.spreadsheet import escape_cell
 
     lang = lang or card.language
     heads = HEADERS_OUT["zh" if lang == "zh" else "en"]

@@ -17,7 +17,7 @@ from rubriceval.scorecard.questions import asks_judge
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.score import score_scorecard
 from rubriceval.scorecard.store import ScorecardStore
-from rubriceval.scoring.verdict import Usage, Verdict
+from rubriceval.core.verdict import Usage, Verdict
 
 
 SAVE_EVERY, SAVE_SECONDS = 200, 0.5

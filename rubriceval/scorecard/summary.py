@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from rubriceval.scorecard.reviews import ItemTrustStats, Review, item_trust
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.verdict import ScorecardVerdict
-from rubriceval.scoring.verdict import Usage
+from rubriceval.core.verdict import Usage
 
 # Total bands of the distribution, as QA teams read them.
 BANDS = ((100, 100, "100"), (90, 99, "90–99"), (80, 89, "80–89"), (60, 79, "60–79"), (1, 59, "1–59"), (0, 0, "0"))

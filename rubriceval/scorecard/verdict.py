@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from rubriceval.scoring.verdict import Evidence, Usage
+from rubriceval.core.verdict import Evidence, Usage
 
 Status = Literal["hit", "clear", "not_applicable", "unscored"]
 

@@ -18,7 +18,6 @@ From answers to a score: judge_mode `checklist` uses the item's `levels` (condit
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import weakref
 from typing import Any, Literal
@@ -27,23 +26,17 @@ from pydantic import BaseModel
 
 from rubriceval.data.sample import Sample
 from rubriceval.judge.ask import JudgeRequest, Reading, TemplateReask, ask
-from rubriceval.judge.options import CallOptions, TokenLogprob, choices_schema
-from rubriceval.judge.tokens import estimate_tokens
-from rubriceval.prompt.compile import (FIELD_LABELS, CompiledPrompt, contexts_label, environment, field_value,
-                                     knowledge_text, render_criterion)
-from rubriceval.prompt.environment import render_text, templates_fingerprint
+from rubriceval.judge.options import TokenLogprob
+from rubriceval.prompt.checklist import SCHEMA_NAME, compile_question
+from rubriceval.prompt.compile import environment
 from rubriceval.rubric.level_rule import level_from_points, level_from_rule
 from rubriceval.rubric.schema import ChecklistItem, ChecklistQuestion, FittedWeights, Rubric
 from rubriceval.scoring.borderline import borderline, borderline_note
 from rubriceval.scoring.judge_mode import misfitted_weights
-from rubriceval.scoring.verdict import Usage
+from rubriceval.core.verdict import Usage
 
-CHOICES = ["yes", "no"]
-TOP_LOGPROBS = 10
 YES_SPELLINGS = {"yes", "是", "是的", "y"}
 NO_SPELLINGS = {"no", "否", "不是", "n"}
-SCHEMA_NAME = "checklist_answer"
-TEMPLATES = ("checklist_system", "checklist", "checklist_reask", "knowledge")
 
 
 class YesNo(BaseModel):
@@ -112,53 +105,6 @@ def read_yes_no(reply) -> Reading[YesNo]:
     if p_yes is None:
         return Reading(value=YesNo(label=label == "yes", p_yes=1.0 if label == "yes" else 0.0, source="label"))
     return Reading(value=YesNo(label=label == "yes", p_yes=p_yes, source="logprobs"))
-
-
-def call_options() -> CallOptions:
-    return CallOptions(max_tokens=8, logprobs=True, top_logprobs=TOP_LOGPROBS, choices=list(CHOICES))
-
-
-def choice_answer_tokens(options: CallOptions, constraint: str) -> int:
-    """Completion tokens a constrained answer takes, for the dry run: the longest choice as the reply is written —
-    bare under a grammar or no constraint (llama.cpp: "yes" is one token), else `{"answer": "…"}` — plus the end
-    of the turn, within the call's max_tokens. The embedded judge measured ~2 per question (docs/benchmarks.md)."""
-    longest = max(options.choices or [""], key=len)
-    reply = longest if constraint in ("grammar", "none") else json.dumps({"answer": longest}, ensure_ascii=False)
-    expected = estimate_tokens(reply) + 1
-    return min(expected, options.max_tokens) if options.max_tokens else expected
-
-
-def compile_question(rubric: Rubric, item: ChecklistItem, question: ChecklistQuestion, sample: Sample, *,
-                     template_dir: str | None = None) -> CompiledPrompt:
-    """The messages for one question: identical to every other question of this sample but for the last lines."""
-    lang = rubric.language
-    env = environment(template_dir)
-    transcript = ""
-    fields: list[tuple[str, str, str]] = []
-    if rubric.is_conversation and sample.conversation is not None:
-        from rubriceval.prompt.transcript import render_transcript
-
-        transcript = render_transcript(sample.conversation, lang)
-    else:
-        labels = FIELD_LABELS[lang]
-        fields = [(name, labels[name], field_value(sample, name, lang)) for name in rubric.judge_sees]
-    # Only the item's own criterion is shown (after the sample): the rubric's would break the prefix that every
-    # rubric's questions about this sample share, and the questions carry the rubric's meaning themselves.
-    criterion = render_criterion(rubric, item, sample) if item.criterion else ""
-    variables = dict(rubric=rubric, criterion=criterion, fields=fields, transcript=transcript,
-                     question=question.ask, knowledge=knowledge_text(rubric), contexts_label=contexts_label(fields))
-    messages = [{"role": "system", "content": render_text(env, lang, "checklist_system")},
-                {"role": "user", "content": render_text(env, lang, "checklist", **variables)}]
-    fingerprint = templates_fingerprint(env, [f"{lang}/{name}.j2" for name in TEMPLATES])
-    return CompiledPrompt(rubric_id=rubric.id, item_id=f"{item.id}.{question.id}", messages=messages,
-                          json_schema=choices_schema(CHOICES), options=call_options(), schema_name=SCHEMA_NAME,
-                          # No rubric version here: the messages (criterion, sample, question) are in the cache key
-                          # already, so a version that only changes the rule or the fitted weights reuses the answers.
-                          cache_tag=f"{rubric.id}/{item.id}/{question.id}/{fingerprint}")
-
-
-def compile_checklist(rubric: Rubric, item: ChecklistItem, sample: Sample) -> list[CompiledPrompt]:
-    return [compile_question(rubric, item, q, sample) for q in item.questions]
 
 
 def fitted_level(fitted: FittedWeights, p_yes: dict[str, float]) -> tuple[int, str]:

@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from rubriceval.scoring.combine import round_half_up
-from rubriceval.scoring.verdict import Usage, Verdict
+from rubriceval.core.verdict import Usage, Verdict
 
 DISAGREEMENT_SPREAD = 2.0
 

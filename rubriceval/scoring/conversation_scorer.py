@@ -24,7 +24,7 @@ from rubriceval.scoring.combine import round_half_up
 from rubriceval.scoring.item_outcome import ItemOutcome, read_verdict
 from rubriceval.scoring.score_probs import holistic_options
 from rubriceval.data.sample import Sample
-from rubriceval.scoring.verdict import Evidence, Usage
+from rubriceval.core.verdict import Evidence, Usage
 
 # Replies that the per-turn fallback can fix; a provider error or timeout would only repeat per turn.
 UNREADABLE = ("parse_error", "invalid_output")

@@ -12,7 +12,7 @@ from rubriceval.scoring.score_probs import (
     ScoreDistribution,
     score_distribution,
 )
-from rubriceval.scoring.verdict import Evidence, UnscoredKind, Usage
+from rubriceval.core.verdict import Evidence, UnscoredKind, Usage
 
 
 class ReadVerdict(ParsedOutput):

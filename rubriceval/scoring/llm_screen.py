@@ -16,8 +16,9 @@ from rubriceval.judge.options import choices_schema
 from rubriceval.prompt.compile import environment
 from rubriceval.prompt.environment import render_text, templates_fingerprint
 from rubriceval.safety.manipulation import ManipulationFinding
-from rubriceval.scoring.checklist import CHOICES, call_options, read_yes_no
-from rubriceval.scoring.verdict import Usage
+from rubriceval.prompt.checklist import CHOICES, call_options
+from rubriceval.scoring.checklist import read_yes_no
+from rubriceval.core.verdict import Usage
 
 THRESHOLD = 0.5
 SCHEMA_NAME = "llm_screen_answer"

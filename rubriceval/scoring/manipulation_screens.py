@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rubriceval.safety.manipulation import ManipulationFinding
 from rubriceval.safety.manipulation_policy import ManipulationPolicy, screened_texts
-from rubriceval.scoring.verdict import Usage
+from rubriceval.core.verdict import Usage
 
 
 async def screen_sample(sample, policy: ManipulationPolicy, judge) -> tuple[list[ManipulationFinding], Usage]:

@@ -37,7 +37,7 @@ from rubriceval.rubric.yaml_lines import line_for, load_yaml_with_lines
 from rubriceval.scoring.consensus import Consensus, consensus_verdict, default_min_scored
 from rubriceval.scoring.panel_votes import DETAILS_KEY, PanelVote
 from rubriceval.scoring.rubric_scorer import score_rubric
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 
 MEMBER_KEYS = ("name", "api_key_env")       # panel-only keys of a `judges:` entry; the rest are JudgeConfig fields
 

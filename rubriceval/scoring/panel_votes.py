@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, field_serializer
 
-from rubriceval.scoring.verdict import Usage, Verdict
+from rubriceval.core.verdict import Usage, Verdict
 
 # The run's own judge among a run's judges (it judges the standard metrics; without a panel, everything): the name
 # the Batch API's endpoints and the reports' per-judge costs give it beside the panel judges' names.

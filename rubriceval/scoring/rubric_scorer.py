@@ -13,7 +13,7 @@ from rubriceval.safety.redaction import judge_view, record_redactions
 from rubriceval.scoring.combine import ItemScore, combine, predicate_level
 from rubriceval.scoring.turn_questions import idle_question_checks, rubric_knowledge, run_checks_asking
 from rubriceval.scoring.score_probs import holistic_options, tie_details
-from rubriceval.scoring.verdict import Evidence, Usage, Verdict
+from rubriceval.core.verdict import Evidence, Usage, Verdict
 from rubriceval.scoring.item_outcome import read_verdict, ItemOutcome
 
 

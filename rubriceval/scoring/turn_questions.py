@@ -33,8 +33,9 @@ from rubriceval.prompt.environment import render_text, templates_fingerprint
 from rubriceval.prompt.transcript import render_transcript
 from rubriceval.checks.predicates import needs_question
 from rubriceval.rubric.predicate import Predicate, as_predicate
-from rubriceval.scoring.checklist import CHOICES, SCHEMA_NAME, call_options, read_yes_no
-from rubriceval.scoring.verdict import Evidence, Usage
+from rubriceval.prompt.checklist import CHOICES, SCHEMA_NAME, call_options
+from rubriceval.scoring.checklist import read_yes_no
+from rubriceval.core.verdict import Evidence, Usage
 
 TEMPLATES = ("turn_question_system", "turn_question", "checklist_reask")
 ROLE_NAMES = {"zh": {"user": "用户", "assistant": "客服", "tool": "工具结果", "system": "系统"},
@@ -143,6 +144,15 @@ async def run_checks_asking(items: list[Any], sample: Sample, judged: Sample, ju
             evidence.append(Evidence(item=item.id, passed=None, turn=why.turn, question=why.question,
                                      detail=f"turn {why.turn}: {why.reason}"))
     return evidence, asker.usage, asker.answers.asked(), failed
+
+
+def asks_judge(rubric: Any) -> bool:
+    """Whether scoring this rubric (in its judge_mode) may call a judge: its judge or checklist items, or a check's
+    per-turn question that counts (judge_mode predicates asks only those). A run makes its judge when any rubric
+    does; counting judge items alone left predicates mode without one (every question unscored, issue 43.1)."""
+    idle = idle_question_checks(rubric)
+    return bool(rubric.judge_items) or any(item_questions(item) for item in rubric.check_items
+                                           if item.id not in idle)
 
 
 def item_questions(item: Any) -> list[tuple[Predicate, list[str]]]:

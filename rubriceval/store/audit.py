@@ -31,7 +31,7 @@ from rubriceval.store.location import display_location, is_server_url, store_tar
 from rubriceval.store.runs import RunStore, row_to_verdict
 from rubriceval.store.turn_audit import (TURN_AUDIT_APPEND_ONLY, TURN_AUDIT_SCHEMA, TurnVerdict, save_turn_verdict,
                                          turn_verdicts)
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 
 AUDIT_SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit_responses (

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from rubriceval.data.sample import Sample
 from rubriceval.common.errors import RubricEvalError
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 
 SAMPLE_LEVEL = ""          # the scorer column value of a sample's own version row (ground truth, contexts)
 GROUND_TRUTH_FIELD = "ground_truth"

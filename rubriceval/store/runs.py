@@ -22,7 +22,7 @@ from rubriceval.store.location import display_location, store_target
 from rubriceval.store.datasets import WINDOW, DatasetRef, sample_windows, store_dataset
 from rubriceval.store.liveness import ProcessStamp, current_process, is_gone
 from rubriceval.store.migrations import upgrade
-from rubriceval.scoring.verdict import Evidence, Usage, Verdict
+from rubriceval.core.verdict import Evidence, Usage, Verdict
 
 if TYPE_CHECKING:     # only verdict_frame makes a frame: a run does not load pandas
     import pandas as pd

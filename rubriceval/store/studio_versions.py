@@ -10,20 +10,15 @@ store/stored_sources.py): each version is named `store:<id>@v<N>` in what its lo
 """
 from __future__ import annotations
 
-import re
 import time
-from typing import Literal
 
 from pydantic import BaseModel
 
 from rubriceval.common.errors import RubricEvalError
+from rubriceval.rubric.source_names import STORE_SOURCE, Kind, StoreSource
 from rubriceval.store.append_only import make_append_only
 from rubriceval.store.db import Database, IntegrityError
 from rubriceval.store.team_schema import SERIAL_PK
-
-Kind = Literal["rubric", "scorecard"]
-STORE_SOURCE = "store:"
-_SOURCE = re.compile(r"store:(?P<id>[A-Za-z0-9_\-]+)?(?:@v?(?P<version>\d+))?")
 
 TABLE = """CREATE TABLE IF NOT EXISTS studio_versions (
   row_id {serial_pk}, kind TEXT NOT NULL CHECK (kind IN ('rubric', 'scorecard')), item_id TEXT NOT NULL,
@@ -51,26 +46,6 @@ class StoredVersion(BaseModel):
     def source_name(self) -> str:
         """How errors and rubrics' source_file name this version: store:<id>@v<N>."""
         return f"{STORE_SOURCE}{self.item_id}@v{self.version}"
-
-
-class StoreSource(BaseModel):
-    """What a `store:` source names: every id's newest version (`store:`), one id's (`store:ID`) or one version
-    (`store:ID@N`, or `@vN` as errors write it)."""
-
-    item_id: str | None = None
-    version: int | None = None
-
-
-def is_store_source(source: object) -> bool:
-    return isinstance(source, str) and source.startswith(STORE_SOURCE)
-
-
-def parse_store_source(source: str, kind: Kind) -> StoreSource:
-    found = _SOURCE.fullmatch(source.strip())
-    if found is None or (found["version"] and not found["id"]):
-        raise RubricEvalError(f"'{source}' does not name stored {kind}s", file=source,
-                              hint=f"store: (every {kind} the studio saved), store:ID or store:ID@N")
-    return StoreSource(item_id=found["id"], version=int(found["version"]) if found["version"] else None)
 
 
 class StudioVersionStore:

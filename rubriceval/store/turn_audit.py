@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from rubriceval.safety.spreadsheet import escape_cell
+from rubriceval.data.spreadsheet import escape_cell
 from rubriceval.store.audit_models import AuditError, ItemVersions, ResponseAction, SaveResult, clean_expert_name
-from rubriceval.scoring.verdict import Evidence, Verdict
+from rubriceval.core.verdict import Evidence, Verdict
 
 if TYPE_CHECKING:
     from rubriceval.store.audit import AuditStore

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from rubriceval.store.runs import RunStore
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 
 BATCH_SIZE = 1000
 BATCH_EVERY_S = 0.25

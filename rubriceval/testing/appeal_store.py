@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rubriceval.data.sample import Sample
 from rubriceval.rubric.schema import Rubric
-from rubriceval.scoring.verdict import Evidence, Verdict
+from rubriceval.core.verdict import Evidence, Verdict
 from rubriceval.store.runs import RunConfig, RunStore
 
 RUBRIC = "soothing"

@@ -42,7 +42,7 @@ from rubriceval.store.location import folder_beside_store
 from rubriceval.trust.agreement import AgreementReport, agreement_from_verdicts
 from rubriceval.trust.human_scores import SCALE, AuditedItem, audited_items
 from rubriceval.trust.store import RubricVersionRecord, TrustStore
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 
 MIN_EVAL_ITEMS = 2
 UNSCORED_PRIORITY = 0.5     # an unscored verdict ranks between a real disagreement (≥ 1) and an agreement (0)

@@ -32,7 +32,7 @@ from rubriceval.trust.calibrate import CalibrationError, _score_all, next_versio
 from rubriceval.trust.fit_weights import fit_ordinal
 from rubriceval.trust.human_scores import SCALE, audited_items
 from rubriceval.trust.store import RubricVersionRecord, TrustStore
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 
 MIN_TRAIN = 5
 MIN_HELDOUT = 3

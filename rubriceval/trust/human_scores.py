@@ -37,7 +37,7 @@ from rubriceval.trust.agreement import (
     krippendorff_alpha,
 )
 from rubriceval.trust.store import TrustStore
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 
 SCALE = (1, 5)
 _ID_COLUMNS = ("sample_id", "id")

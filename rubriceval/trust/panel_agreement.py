@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from rubriceval.i18n import Lang, format_number, t
 from rubriceval.scoring.panel_votes import DETAILS_KEY, panel_votes
 from rubriceval.trust.agreement import Estimate, fleiss_kappa, krippendorff_alpha
-from rubriceval.scoring.verdict import Usage, Verdict
+from rubriceval.core.verdict import Usage, Verdict
 
 REPORT_N_BOOT = 1000
 

@@ -24,7 +24,7 @@ from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.schema import Rubric
 from rubriceval.scoring.consensus import Consensus, consensus_verdict, default_min_scored, summarize_scores  # noqa: F401
 from rubriceval.scoring.rubric_scorer import score_rubric
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 
 DETAILS_KEY = "self_consistency"
 

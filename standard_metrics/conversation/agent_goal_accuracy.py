@@ -16,12 +16,12 @@ answer breaking the schema after one re-ask → unscored "invalid_output".
 """
 from __future__ import annotations
 
-from rubriceval.scoring.verdict import Evidence
-from standard_metrics.context import MetricResult
-from standard_metrics.calls import CacheLookup, PlannedCall
-from standard_metrics.conversation.judging import ask_judge, planned
-from standard_metrics.conversation.spec import ConversationContext, ConversationMetricSpec
-from standard_metrics.schemas import BOOLEAN, STRING, obj
+from rubriceval.core.verdict import Evidence
+from rubriceval.standard_metrics.context import MetricResult
+from rubriceval.standard_metrics.calls import CacheLookup, PlannedCall
+from rubriceval.standard_metrics.conversation.judging import ask_judge, planned
+from rubriceval.standard_metrics.conversation.spec import ConversationContext, ConversationMetricSpec
+from rubriceval.standard_metrics.schemas import BOOLEAN, STRING, obj
 
 WITH_REFERENCE = obj({"end_state": STRING, "reason": STRING, "achieved": BOOLEAN})
 WITHOUT_REFERENCE = obj({"user_goal": STRING, "end_state": STRING, "reason": STRING, "achieved": BOOLEAN})

@@ -21,11 +21,11 @@ from pydantic import BaseModel
 
 from rubriceval.data.conversation import Conversation
 from rubriceval.data.sample import Sample
-from rubriceval.scoring.verdict import Evidence, Usage, Verdict
-from standard_metrics.catalog import METRICS
-from standard_metrics.names import resolve_names
-from standard_metrics.options import MetricOptions
-from standard_metrics.single_turn import score_single_turn
+from rubriceval.core.verdict import Evidence, Usage, Verdict
+from rubriceval.standard_metrics.catalog import METRICS
+from rubriceval.standard_metrics.names import resolve_names
+from rubriceval.standard_metrics.options import MetricOptions
+from rubriceval.standard_metrics.single_turn import score_single_turn
 
 TURN_VERSION = "turns1"
 

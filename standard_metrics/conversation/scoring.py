@@ -14,14 +14,14 @@ from typing import Any, Iterable
 
 from rubriceval.data.conversation import Conversation
 from rubriceval.common.errors import ConfigError
-from rubriceval.scoring.verdict import Verdict
-from standard_metrics.context import Unscorable
-from standard_metrics.conversation.catalog import CONVERSATION_METRICS
-from standard_metrics.conversation.judging import fingerprint
-from standard_metrics.agent_options import AgentOptions
-from standard_metrics.conversation.per_turn import score_turns
-from standard_metrics.conversation.spec import ConversationContext, ConversationMetricSpec, conversation_language
-from standard_metrics.options import MetricOptions
+from rubriceval.core.verdict import Verdict
+from rubriceval.standard_metrics.context import Unscorable
+from rubriceval.standard_metrics.conversation.catalog import CONVERSATION_METRICS
+from rubriceval.standard_metrics.conversation.judging import fingerprint
+from rubriceval.standard_metrics.agent_options import AgentOptions
+from rubriceval.standard_metrics.conversation.per_turn import score_turns
+from rubriceval.standard_metrics.conversation.spec import ConversationContext, ConversationMetricSpec, conversation_language
+from rubriceval.standard_metrics.options import MetricOptions
 
 
 def _version(spec: ConversationMetricSpec, ctx: ConversationContext) -> str:
@@ -51,8 +51,8 @@ async def _score_one(spec: ConversationMetricSpec, ctx: ConversationContext) -> 
 async def score_conversation(conversation: Conversation, metric_names: Iterable[str], *, judge: Any = None,
                              embedder: Any = None, options: MetricOptions | dict | None = None,
                              agent_options: AgentOptions | dict | None = None) -> list[Verdict]:
-    from standard_metrics.names import check_known
-    from standard_metrics.catalog import METRICS
+    from rubriceval.standard_metrics.names import check_known
+    from rubriceval.standard_metrics.catalog import METRICS
 
     opts = MetricOptions.coerce(options)
     agent = (opts.agent if agent_options is None else agent_options if isinstance(agent_options, AgentOptions)

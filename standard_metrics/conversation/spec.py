@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Literal
 
 from rubriceval.data.conversation import Conversation
-from rubriceval.scoring.verdict import Usage
-from standard_metrics.calls import CacheLookup, PlannedCall
-from standard_metrics.context import MetricResult, Unscorable
-from standard_metrics.agent_options import AgentOptions
-from standard_metrics.options import MetricOptions
+from rubriceval.core.verdict import Usage
+from rubriceval.standard_metrics.calls import CacheLookup, PlannedCall
+from rubriceval.standard_metrics.context import MetricResult, Unscorable
+from rubriceval.standard_metrics.agent_options import AgentOptions
+from rubriceval.standard_metrics.options import MetricOptions
 
 # tool: deterministic tool-call metrics; llm: judged ones.
 ConversationFamily = Literal["tool", "llm"]

@@ -12,11 +12,11 @@ Edge cases (Ragas → ours):
 """
 from __future__ import annotations
 
-from rubriceval.scoring.verdict import Evidence
-from standard_metrics.context import MetricResult
-from standard_metrics.conversation.spec import ConversationContext, ConversationMetricSpec
-from standard_metrics.conversation.tool_calls import call_key, made_calls
-from standard_metrics.formulas import fbeta
+from rubriceval.core.verdict import Evidence
+from rubriceval.standard_metrics.context import MetricResult
+from rubriceval.standard_metrics.conversation.spec import ConversationContext, ConversationMetricSpec
+from rubriceval.standard_metrics.conversation.tool_calls import call_key, made_calls
+from rubriceval.standard_metrics.formulas import fbeta
 
 
 async def compute(ctx: ConversationContext) -> MetricResult:

@@ -12,11 +12,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from rubriceval.judge.ask import JudgeRequest
-from rubriceval.scoring.verdict import Usage
-from standard_metrics.context import MetricContext, MetricResult, Unscorable
-from standard_metrics.options import MetricOptions
-from standard_metrics.protocols import Judge
-from standard_metrics.spec import MetricSpec
+from rubriceval.core.verdict import Usage
+from rubriceval.standard_metrics.context import MetricContext, MetricResult, Unscorable
+from rubriceval.standard_metrics.options import MetricOptions
+from rubriceval.standard_metrics.protocols import Judge
+from rubriceval.standard_metrics.spec import MetricSpec
 
 Outcome = tuple[MetricResult | Unscorable, Usage]
 Runner = Callable[[MetricContext, Judge | None], Awaitable[Outcome]]

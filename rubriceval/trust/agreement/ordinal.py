@@ -14,7 +14,7 @@ from rubriceval.trust.agreement.paired import (PairedScores, WorstItem, correlat
                                                paired_estimate)
 from rubriceval.trust.agreement.tables import (KappaWeights, kappa_disagreement_weights, table_mean_difference,
                                                table_share_within)
-from rubriceval.scoring.verdict import Verdict
+from rubriceval.core.verdict import Verdict
 
 if TYPE_CHECKING:  # pandas is only needed for the DataFrame helper
     import pandas as pd
