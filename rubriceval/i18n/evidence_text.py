@@ -85,6 +85,19 @@ EVIDENCE_TEXT: dict[str, dict[str, str]] = {
     "ev_first_turn": {"zh": "第一轮客服回复（第 {turn} 轮）：{check}", "en": "first assistant turn ({turn}): {check}"},
     "ev_first_turn_says": {"zh": "第一轮客服回复（第 {turn} 轮）：{check}；它说的是：“{said}”",
                            "en": "first assistant turn ({turn}): {check}; it says: “{said}”"},
+    # -- response_time (首响 / 回复超时) ------------------------------------------------------------------------------
+    "ev_response_time_ok": {"zh": "{n} 次回复都在 {max} 秒内（最慢：第 {turn} 轮，{delay} 秒）",
+                            "en": "all {n} repl(ies) within {max} s (slowest: turn {turn}, {delay} s)"},
+    "ev_response_time_late": {"zh": "第 {turn} 轮客服在用户消息（第 {asked} 轮）{delay} 秒后才回复，超过上限 {max} 秒",
+                              "en": "turn {turn} replies {delay} s after the customer's message (turn {asked}), over "
+                                    "the {max} s limit"},
+    "ev_response_time_late_many": {"zh": "{first}（共 {n} 次超时：第 {turns} 轮）",
+                                   "en": "{first} ({n} late replies: turns {turns})"},
+    "ev_response_time_unknown": {"zh": "无法判断：第 {turn} 轮没有可读的时间戳，第 {reply} 轮回复用户消息（第 {asked} 轮）"
+                                       "用了多久不得而知",
+                                 "en": "cannot decide: turn {turn} has no readable timestamp, so how long turn {reply} "
+                                       "took to answer the customer (turn {asked}) is unknown"},
+    "ev_response_time_none": {"zh": "没有等待客服回复的用户消息", "en": "no customer message waits for a reply"},
     # -- predicates: entities, regex, per-turn questions (rubriceval/rubric/predicate.py) ----------------------------
     "ev_before_first": {"zh": "{first}（第 {first_turn} 轮）出现时，{then} 还没有出现",
                         "en": "{first} (turn {first_turn}) comes before any {then}"},

@@ -118,6 +118,8 @@ REPORT_TEXT: dict[str, dict[str, str]] = {
     "none": {"zh": "无", "en": "none"},
     # -- gate --------------------------------------------------------------------------------------------------------
     "gate": {"zh": "质量门禁", "en": "Quality gate"},
+    "measured_title": {"zh": "与人工标注的一致性（细则文件的 measured:）",
+                       "en": "Agreement with people (the rubric files' measured:)"},
     "gate_passed": {"zh": "门禁通过", "en": "gate passed"},
     "gate_failed": {"zh": "门禁未通过", "en": "gate failed"},
     "check": {"zh": "检查项", "en": "Check"},
@@ -285,7 +287,8 @@ FINDING_TEXT: dict[str, dict[str, dict[str, object]]] = {
     },
 }
 
-# Actions for a failing deterministic check, by check type.
+# Actions for a failing deterministic check, by check type: one for every registered check kind
+# (rubriceval/rubric/check_kinds.py; tests/test_check_registry.py), and for checklists.
 CHECK_ACTIONS: dict[str, dict[str, str]] = {
     "required_link": {"zh": "把正确链接写进系统 prompt 或回答模板，并在知识库中放入该链接",
                       "en": "Put the required link into the system prompt or answer template, and into the "
@@ -299,6 +302,19 @@ CHECK_ACTIONS: dict[str, dict[str, str]] = {
                                                                     "answer template"},
     "max_length": {"zh": "要求更简洁的回答，或限制最大输出长度",
                    "en": "Ask for shorter answers or cap the output length"},
+    # conversation checks
+    "before": {"zh": "在流程或 prompt 中规定先完成前一步（如身份核验），再透露后面的信息",
+               "en": "Make the flow or prompt finish the first step (e.g. identity verification) before revealing "
+                     "what must follow it"},
+    "max_count": {"zh": "在 prompt 中限制这类说法出现的轮次（如道歉只说一次）",
+                  "en": "Limit in the prompt how many turns may say this (e.g. apologise once)"},
+    "escalate_after": {"zh": "连续未解决时按规定转人工：在流程中加入转人工的条件",
+                       "en": "Hand over to a human after repeated failures: add the handover rule to the flow"},
+    "final_turn": {"zh": "在结束语模板中加入规定的结束语", "en": "Put the required closing into the closing template"},
+    "first_turn": {"zh": "在开场白模板中加入规定的问候语", "en": "Put the required greeting into the opening template"},
+    "response_time": {"zh": "查看超时的会话：排班与分流是否跟得上进线量，机器人或坐席是否卡在查询上",
+                      "en": "Read the late conversations: whether staffing and routing keep up with the load, or the "
+                            "bot or agent waits on a lookup"},
     "checklist": {"zh": "按答“否”的问题修改 prompt 或回答模板；评审模型较弱时先抽审几条，确认它判得对",
                   "en": "Change the prompt or answer template for the questions answered “no”; with a weak judge, "
                         "audit a few first to confirm its answers"},

@@ -1,12 +1,14 @@
 """The items a rubric lists: judge items, checklists (yes/no questions turned into a level), and deterministic
 checks (single-turn, per-turn, and cross-turn checks over a conversation). `Item` is the discriminated union the rubric
-schema reads (`type:` picks the class)."""
+schema reads (`type:` picks the class), built from the check-kind registry: each check model registers itself with
+`@check_kind` (rubric/check_kinds.py), and the unions and kind lists at the end are derived from it."""
 from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
+from rubriceval.rubric.check_kinds import CHECK_KINDS, check_kind, conversation_kinds, per_turn_kinds
 from rubriceval.rubric.level_rule import LevelRuleError, check_condition, check_level_keys, check_points
 from rubriceval.rubric.predicate import Match, Predicate, literal_or_predicate, literal_phrase, valid_regex
 from rubriceval.rubric.strict import StrictModel
@@ -168,6 +170,10 @@ class JudgeItem(_ItemBase):
         return value
 
 
+@check_kind(run="rubriceval.checks.mention:must_mention", scope="answer", per_turn=True,
+            wording=("ev_mention_all_ok", "ev_mention_all_missing", "ev_mention_any_ok", "ev_mention_any_missing",
+                     "ev_match_shown", "ev_match_missing", "ev_match_and"),
+            form_fields=("phrases", "mode", "match"), example={"phrases": ["退款|退货"]})
 class MustMention(_PhrasesOrMatch, _CheckBase):
     """The answer must mention all (or any) of these phrases; each phrase may list synonyms as 'a|b'. With `match`,
     the answer (or turn) must also show it (an entity, a regex, a yes to the question)."""
@@ -190,6 +196,9 @@ class MustMention(_PhrasesOrMatch, _CheckBase):
         return self
 
 
+@check_kind(run="rubriceval.checks.mention:must_not_mention", scope="answer", per_turn=True,
+            wording=("ev_forbidden_none", "ev_forbidden_found", "ev_match_shown", "ev_match_missing", "ev_match_and"),
+            form_fields=("phrases", "match"), example={"phrases": ["保证到账"]})
 class MustNotMention(_PhrasesOrMatch, _CheckBase):
     """None of these phrases, and (with `match`) nothing that shows it: an entity, a regex, a yes to the question."""
 
@@ -202,6 +211,9 @@ class MustNotMention(_PhrasesOrMatch, _CheckBase):
         return self.turns is not None
 
 
+@check_kind(run="rubriceval.checks.regex:regex", scope="answer", per_turn=True,
+            wording=("ev_regex_matched", "ev_regex_matched_forbidden", "ev_regex_not_found"),
+            form_fields=("pattern", "should_match", "flags"), example={"pattern": r"[A-Z]\d{4}"})
 class RegexCheck(_CheckBase):
     type: Literal["regex"]
     pattern: str
@@ -216,6 +228,11 @@ class RegexCheck(_CheckBase):
         return valid_regex(value)
 
 
+@check_kind(run="rubriceval.checks.links:required_link", scope="answer",
+            wording=("ev_link_found", "ev_link_missing", "ev_link_wanted_url", "ev_link_wanted_pattern",
+                     "ev_link_wanted_any", "ev_link_off_domain", "ev_link_invented", "ev_note"),
+            form_fields=("url", "url_pattern", "allowed_domains"),
+            example={"url_pattern": r"https://help\.example\.com/\S+"})
 class RequiredLink(_CheckBase):
     """The answer must contain a link matching `url` (exact) or `url_pattern` (regex)."""
 
@@ -232,6 +249,9 @@ class RequiredLink(_CheckBase):
         return valid_regex(value)
 
 
+@check_kind(run="rubriceval.checks.order:steps_in_order", scope="answer",
+            wording=("ev_steps_ok", "ev_steps_swapped", "ev_steps_missing", "ev_steps_order"),
+            form_fields=("steps", "require_all"), example={"steps": ["抱歉|不好意思", "订单号"]})
 class StepsInOrder(_CheckBase):
     """Steps must appear in this order (each step: phrases separated by '|', any of which counts)."""
 
@@ -241,6 +261,8 @@ class StepsInOrder(_CheckBase):
     field: SampleField = "answer"
 
 
+@check_kind(run="rubriceval.checks.length:max_length", scope="answer", per_turn=True, wording=("ev_length",),
+            form_fields=("max_chars",), example={"max_chars": 80})
 class MaxLength(_CheckBase):
     type: Literal["max_length"]
     max_chars: int = Field(gt=0)
@@ -248,6 +270,10 @@ class MaxLength(_CheckBase):
     turns: TurnRole | None = None
 
 
+@check_kind(run="rubriceval.checks.before:before", scope="conversation",
+            wording=("ev_before_never", "ev_before_ok", "ev_before_first", "ev_before_late", "ev_before_absent"),
+            form_fields=("first", "then", "first_roles", "then_roles"),
+            example={"first": "身份核验通过", "then": "收货地址"})
 class BeforeCheck(_ItemBase):
     """Conversations: `first` must occur before `then` (e.g. identity verified before any order detail is
     revealed). Passes when `then` never occurs. Each is literal phrases separated by '|', any of which counts, or a
@@ -267,6 +293,9 @@ class BeforeCheck(_ItemBase):
         return literal_or_predicate(value)
 
 
+@check_kind(run="rubriceval.checks.max_count:max_count", scope="conversation",
+            wording=("ev_count", "ev_count_where", "ev_count_over", "ev_count_under", "ev_count_ok"),
+            form_fields=("phrases", "max", "min", "roles", "match"), example={"phrases": ["抱歉"], "max": 1})
 class MaxCount(_PhrasesOrMatch, _ItemBase):
     """Conversations: at most `max` (and at least `min`) turns of these roles contain any of the phrases or show
     `match` (e.g. apologise in at most one assistant turn)."""
@@ -284,6 +313,11 @@ class MaxCount(_PhrasesOrMatch, _ItemBase):
         return self
 
 
+@check_kind(run="rubriceval.checks.escalate:escalate_after", scope="conversation",
+            wording=("ev_escalate_ok", "ev_escalate_missed", "ev_escalate_ended", "ev_escalate_early",
+                     "ev_escalate_never", "ev_failed_bot_turn", "ev_failed_user_turn"),
+            form_fields=("handover", "bot_failure", "user_failure", "failures", "within"),
+            example={"user_failure": "还是不行|没用", "handover": "转人工"})
 class EscalateAfter(_ItemBase):
     """Conversations: after `failures` consecutive failed bot turns, a handover must follow within the next
     `within` bot turn(s). A bot turn failed when it matches `bot_failure`, or when the user's next turn matches
@@ -309,6 +343,9 @@ class EscalateAfter(_ItemBase):
         return self
 
 
+@check_kind(run="rubriceval.checks.final_turn:final_turn", scope="conversation",
+            wording=("ev_final_turn", "ev_final_turn_says"), form_fields=("phrases", "mode", "match"),
+            example={"phrases": ["还有什么可以帮您"]})
 class FinalTurn(_PhrasesOrMatch, _ItemBase):
     """Conversations: the last assistant turn mentions all (or any) of these phrases (e.g. 还有什么可以帮您), and
     shows `match` when given."""
@@ -318,6 +355,9 @@ class FinalTurn(_PhrasesOrMatch, _ItemBase):
     case_sensitive: bool = False
 
 
+@check_kind(run="rubriceval.checks.first_turn:first_turn", scope="conversation",
+            wording=("ev_first_turn", "ev_first_turn_says"), form_fields=("phrases", "mode", "match"),
+            example={"phrases": ["您好|欢迎"]})
 class FirstTurn(_PhrasesOrMatch, _ItemBase):
     """Conversations: the first assistant turn mentions all (or any) of these phrases (a greeting: 您好|欢迎), and
     shows `match` when given."""
@@ -327,15 +367,32 @@ class FirstTurn(_PhrasesOrMatch, _ItemBase):
     case_sensitive: bool = False
 
 
-CheckItem = Union[MustMention, MustNotMention, RegexCheck, RequiredLink, StepsInOrder, MaxLength, BeforeCheck,
-                  MaxCount, EscalateAfter, FinalTurn, FirstTurn]
-Item = Annotated[Union[JudgeItem, ChecklistItem, MustMention, MustNotMention, RegexCheck, RequiredLink, StepsInOrder, MaxLength,
-                       BeforeCheck, MaxCount, EscalateAfter, FinalTurn, FirstTurn],
+@check_kind(run="rubriceval.checks.response_time:response_time", scope="conversation",
+            occurrences="rubriceval.checks.response_time:late_replies",
+            wording=("ev_response_time_ok", "ev_response_time_late", "ev_response_time_late_many",
+                     "ev_response_time_unknown", "ev_response_time_none"),
+            form_fields=("max_seconds", "replies"), example={"max_seconds": 60})
+class ResponseTime(_ItemBase):
+    """Conversations (首响 / 回复超时): every agent reply comes within `max_seconds` of the customer's message it
+    answers — from the first customer turn since the agent last spoke to the agent's next turn, by the turn
+    timestamps chat-log exports keep. `replies: first` times the first reply only (首响). Each late reply is an
+    occurrence (a scorecard's `per: occurrence`); a reply whose delay a missing timestamp hides leaves the check
+    undecided rather than passed."""
+
+    type: Literal["response_time"]
+    max_seconds: float = Field(gt=0)
+    replies: Literal["every", "first"] = "every"
+
+
+# Derived from the registry (rubric/check_kinds.py): a kind registered above is in every list below.
+_CHECK_MODELS = tuple(kind.model for kind in CHECK_KINDS.values())
+CheckItem = Union[_CHECK_MODELS]  # type: ignore[valid-type]
+Item = Annotated[Union[(JudgeItem, ChecklistItem, *_CHECK_MODELS)],  # type: ignore[valid-type]
                  Field(discriminator="type")]
 # Checks that only make sense over a conversation's turns.
-CONVERSATION_CHECKS = ("before", "max_count", "escalate_after", "final_turn", "first_turn")
+CONVERSATION_CHECKS = conversation_kinds()
 # Single-turn checks that have a per-turn form (`turns: assistant`).
-PER_TURN_CHECKS = ("must_mention", "must_not_mention", "regex", "max_length")
+PER_TURN_CHECKS = per_turn_kinds()
 
 
 def _check_levels(value: dict[int, str]) -> None:

@@ -6,7 +6,8 @@ An item is a predicate plus its points:
   with `turns: assistant`, or cross-turn), `question:` (a yes/no question to the judge, asked the checklist way),
   or `rubric:` (a rubric of the same run, hit when its score is below `min_score`);
 * points — an exact integer: negative is a deduction (扣分 −3), positive a bonus (+2); `per: occurrence` counts
-  every failing turn of a per-turn check (capped by `cap`); `fatal: true` (一票否决) makes the total 0.
+  every failing turn of a per-turn check, or every occurrence of a check kind that lists them (response_time's late
+  replies; rubriceval/rubric/check_kinds.py), capped by `cap`; `fatal: true` (一票否决) makes the total 0.
 
 When the item is "hit": a check that fails, a rubric below its minimum, a question answered `hit_on` (default: `no`
 for deductions and fatal items — the question asks whether the standard was met —, `yes` for bonuses). A bonus item
@@ -21,12 +22,19 @@ from typing import Any, Literal
 from pydantic import Field, PrivateAttr, StrictInt, TypeAdapter, ValidationError, field_validator, model_validator
 
 from rubriceval.data.knowledge import Knowledge, load_knowledge
+from rubriceval.rubric.check_kinds import kind_names, listed, registered
 from rubriceval.rubric.items import CONVERSATION_CHECKS, Item, SampleField
 from rubriceval.rubric.predicate import valid_regex
 from rubriceval.rubric.strict import StrictModel, edit_count
 
 ItemId = Field(pattern=r"^[A-Za-z0-9_\-\u4e00-\u9fff]+$")
 _CHECKS = TypeAdapter(Item)
+
+
+def counts_occurrences(check: dict[str, Any]) -> bool:
+    """A check kind that lists its own occurrences (response_time's late replies): `per: occurrence` without turns."""
+    kind = registered().get(check.get("type"))       # type: ignore[arg-type]
+    return kind is not None and kind.counts_occurrences
 
 
 class Dimension(StrictModel):
@@ -120,11 +128,13 @@ class ScorecardItem(StrictModel):
         if value is None:
             return None
         if not isinstance(value.get("type"), str):
-            raise ValueError("a check needs a type: must_mention, must_not_mention, regex, required_link, "
-                             "steps_in_order, max_length, before, max_count, escalate_after or final_turn")
+            raise ValueError(f"a check needs a type: {listed(kind_names(scorecard=True))}")
         if value["type"] in ("judge", "checklist"):
             raise ValueError(f"'{value['type']}' is not a check; write the item as question: (a yes/no question) or "
                              "rubric: (a rubric with min_score)")
+        if value["type"] in registered() and not registered()[value["type"]].scorecard:
+            raise ValueError(f"check type '{value['type']}' cannot be a scorecard predicate; use one of: "
+                             f"{listed(kind_names(scorecard=True))}")
         try:
             _CHECKS.validate_python({"id": info.data.get("id") or "item", **value})
         except ValidationError as exc:
@@ -151,7 +161,8 @@ class ScorecardItem(StrictModel):
             raise ValueError("judge_sees_knowledge belongs to question items")
         if self.hit_on is not None and self.question is None:
             raise ValueError("hit_on belongs to question items")
-        if self.per == "occurrence" and not (self.check and self.check.get("turns")):
+        occurring = self.check is not None and bool(self.check.get("turns") or counts_occurrences(self.check))
+        if self.per == "occurrence" and not occurring:
             raise ValueError("per: occurrence counts failing turns: it needs a per-turn check (check with turns: "
                              "assistant or user)")
         if self.cap is not None and self.per != "occurrence":
