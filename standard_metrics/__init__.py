@@ -13,12 +13,12 @@ from rubriceval.common.lazy import lazy_exports
 # Imported on first use: a run that asks for no metric (or reads only scope.py / thresholds.py) does not load the
 # metrics, their prompts and sqlglot (issue 32.14: 0.3 s of an evaluate() with one rubric).
 _HOME = {
-    "MetricOptions": "standard_metrics.options",
-    "list_metrics": "standard_metrics.registry", "needs_embedder": "standard_metrics.registry",
-    "needs_judge": "standard_metrics.registry", "planned_calls": "standard_metrics.registry",
-    "planned_requests": "standard_metrics.registry", "score_sample": "standard_metrics.registry",
-    "judge_cache_lookup": "standard_metrics.single_turn",
-    "METRICS": "standard_metrics.catalog", "RAGAS_FIVE": "standard_metrics.catalog",
+    "MetricOptions": "rubriceval.standard_metrics.options",
+    "list_metrics": "rubriceval.standard_metrics.registry", "needs_embedder": "rubriceval.standard_metrics.registry",
+    "needs_judge": "rubriceval.standard_metrics.registry", "planned_calls": "rubriceval.standard_metrics.registry",
+    "planned_requests": "rubriceval.standard_metrics.registry", "score_sample": "rubriceval.standard_metrics.registry",
+    "judge_cache_lookup": "rubriceval.standard_metrics.single_turn",
+    "METRICS": "rubriceval.standard_metrics.catalog", "RAGAS_FIVE": "rubriceval.standard_metrics.catalog",
 }
 __all__ = sorted(_HOME)
 

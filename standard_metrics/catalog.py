@@ -1,7 +1,7 @@
 """The single-turn metrics that exist, one spec per metric module (conversation metrics: conversation/catalog.py)."""
 from __future__ import annotations
 
-from standard_metrics import (
+from rubriceval.standard_metrics import (
                               answer_correctness,
                               answer_relevancy,
                               context_precision,
@@ -13,7 +13,7 @@ from standard_metrics import (
                               sql_equivalence,
                               string_verdicts,
 )
-from standard_metrics.spec import MetricSpec
+from rubriceval.standard_metrics.spec import MetricSpec
 
 METRICS: dict[str, MetricSpec] = {spec.name: spec for spec in [
     answer_correctness.SPEC,

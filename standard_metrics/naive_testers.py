@@ -9,10 +9,10 @@ Edge cases: empty question/answer/contexts → unscored "missing_field".
 """
 from __future__ import annotations
 
-from standard_metrics.call_plan import Need
-from standard_metrics.context import MetricContext, MetricResult
-from standard_metrics.options import MetricOptions
-from standard_metrics.spec import MetricSpec
+from rubriceval.standard_metrics.call_plan import Need
+from rubriceval.standard_metrics.context import MetricContext, MetricResult
+from rubriceval.standard_metrics.options import MetricOptions
+from rubriceval.standard_metrics.spec import MetricSpec
 
 
 def compute_validity(ctx: MetricContext) -> MetricResult:

@@ -4,8 +4,8 @@ from __future__ import annotations
 from typing import Iterable
 
 from rubriceval.common.errors import ConfigError
-from standard_metrics.catalog import METRICS
-from standard_metrics.conversation.catalog import CONVERSATION_METRICS
+from rubriceval.standard_metrics.catalog import METRICS
+from rubriceval.standard_metrics.conversation.catalog import CONVERSATION_METRICS
 
 
 def check_known(names: Iterable[str]) -> list[str]:

@@ -29,10 +29,10 @@ import unicodedata
 
 from pydantic import BaseModel
 
-from standard_metrics.context import MetricContext, MetricResult
-from standard_metrics.formulas import average_precision
-from standard_metrics.spec import MetricSpec
-from standard_metrics.string_metrics import SimilarityMeasure, string_similarity
+from rubriceval.standard_metrics.context import MetricContext, MetricResult
+from rubriceval.standard_metrics.formulas import average_precision
+from rubriceval.standard_metrics.spec import MetricSpec
+from rubriceval.standard_metrics.string_metrics import SimilarityMeasure, string_similarity
 
 DEFAULT_THRESHOLD = 0.5
 MIN_ROW_FIELDS = 3

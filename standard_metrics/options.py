@@ -5,10 +5,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from standard_metrics.agent_options import AgentOptions
-from standard_metrics.call_modes import ContextCalls, Extraction, Support
-from standard_metrics.sql.options import SqlOptions
-from standard_metrics.text import RougeTokenizer, SimilarityMeasure
+from rubriceval.standard_metrics.agent_options import AgentOptions
+from rubriceval.standard_metrics.call_modes import ContextCalls, Extraction, Support
+from rubriceval.standard_metrics.sql.options import SqlOptions
+from rubriceval.standard_metrics.text import RougeTokenizer, SimilarityMeasure
 
 
 class MetricOptions(BaseModel):

@@ -6,10 +6,10 @@ from typing import Any
 
 from rubriceval.data.sample import Sample
 from rubriceval.judge.ask import TemplateReask
-from standard_metrics.call_plan import CALLS_VERSION, VERDICT_LABELS, CallKind, JudgeRequest
-from standard_metrics.options import MetricOptions
-from standard_metrics.prompts import PromptLibrary
-from standard_metrics.schemas import BOOLEAN, STRING, array_of, keyed, obj, validate, verdict_item
+from rubriceval.standard_metrics.call_plan import CALLS_VERSION, VERDICT_LABELS, CallKind, JudgeRequest
+from rubriceval.standard_metrics.options import MetricOptions
+from rubriceval.standard_metrics.prompts import PromptLibrary
+from rubriceval.standard_metrics.schemas import BOOLEAN, STRING, array_of, keyed, obj, validate, verdict_item
 
 
 def _prune(verdict: dict, flags: tuple[str, ...]) -> dict:

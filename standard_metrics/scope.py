@@ -38,8 +38,8 @@ def sample_kind(sample: Sample) -> SampleKind:
 def metric_kinds(name: str) -> tuple[SampleKind, ...]:
     """The kinds of sample a metric scores (the name must be known to the registry)."""
     # Read on first use: every run imports this module, a run with no metric must not load the metrics (32.14).
-    from standard_metrics.catalog import METRICS
-    from standard_metrics.conversation.catalog import CONVERSATION_METRICS
+    from rubriceval.standard_metrics.catalog import METRICS
+    from rubriceval.standard_metrics.conversation.catalog import CONVERSATION_METRICS
 
     if name in CONVERSATION_METRICS:
         return ("conversation",)

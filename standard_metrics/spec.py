@@ -4,9 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Literal
 
-from standard_metrics.call_plan import CALL_OF_NEED, EMBEDDING, Need
-from standard_metrics.context import MetricContext, MetricResult
-from standard_metrics.options import MetricOptions
+from rubriceval.standard_metrics.call_plan import CALL_OF_NEED, EMBEDDING, Need
+from rubriceval.standard_metrics.context import MetricContext, MetricResult
+from rubriceval.standard_metrics.options import MetricOptions
 
 Family = Literal["llm", "string", "retrieval", "sql"]
 

@@ -28,7 +28,7 @@ from pydantic import BaseModel
 from rapidfuzz.distance import Hamming, Jaro, JaroWinkler, LCSseq, Levenshtein
 from sacrebleu.metrics import BLEU, CHRF
 
-from standard_metrics.text import RougeTokenizer, SimilarityMeasure, detect_language, rouge_tokens
+from rubriceval.standard_metrics.text import RougeTokenizer, SimilarityMeasure, detect_language, rouge_tokens
 _MEASURES = {"levenshtein": Levenshtein, "hamming": Hamming, "jaro": Jaro, "jaro_winkler": JaroWinkler}
 
 

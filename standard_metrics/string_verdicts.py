@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-from standard_metrics import string_metrics as sm
-from standard_metrics.context import MetricContext, MetricResult, Unscorable
-from standard_metrics.spec import MetricSpec
-from standard_metrics.text import rouge_tokens
+from rubriceval.standard_metrics import string_metrics as sm
+from rubriceval.standard_metrics.context import MetricContext, MetricResult, Unscorable
+from rubriceval.standard_metrics.spec import MetricSpec
+from rubriceval.standard_metrics.text import rouge_tokens
 
 _FIELDS = ("answer", "ground_truth")
 

@@ -10,10 +10,10 @@ import pytest
 
 from rubriceval import ConfigError, Conversation
 from rubriceval.testing.scripted_judge import ScriptedJudge, judge_error
-from standard_metrics.conversation import score_conversation
-from standard_metrics.conversation.per_turn import turn_samples
-from standard_metrics.registry import list_metrics, needs_judge, score_sample
-from standard_metrics.names import resolve_names
+from rubriceval.standard_metrics.conversation import score_conversation
+from rubriceval.standard_metrics.conversation.per_turn import turn_samples
+from rubriceval.standard_metrics.registry import list_metrics, needs_judge, score_sample
+from rubriceval.standard_metrics.names import resolve_names
 
 FIXTURE = Path(__file__).parent / "fixtures" / "reference" / "agent_metrics.jsonl"
 ROWS = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -358,7 +358,7 @@ def conversation_sample(conv: Conversation):
 
 
 async def test_score_sample_scores_a_conversation_sample_as_a_conversation():
-    from standard_metrics.registry import score_sample as entry
+    from rubriceval.standard_metrics.registry import score_sample as entry
 
     judge = ScriptedJudge({"goal_with_reference": GOAL_ANSWER})
     verdicts = await entry(conversation_sample(GOAL_CONV), ["agent_goal_accuracy", "tool_call_f1"], judge=judge)
@@ -367,7 +367,7 @@ async def test_score_sample_scores_a_conversation_sample_as_a_conversation():
 
 
 async def test_planned_requests_of_a_conversation_match_what_scoring_sends():
-    from standard_metrics.registry import planned_calls, planned_requests
+    from rubriceval.standard_metrics.registry import planned_calls, planned_requests
 
     sample = conversation_sample(TOPIC_CONV.model_copy(update={"reference_outcome": "答复物流与发票"}))
     names = ["topic_adherence", "agent_goal_accuracy", "tool_call_accuracy", "answer_validity"]

@@ -11,7 +11,7 @@ from rubriceval.store.team_adjudication import adjudicate
 from rubriceval.store.team_models import TaskSpec
 from rubriceval.testing.team_store import build_team_store
 from rubriceval.trust.human_scores import agreement_for_rubric
-from ui.audit import agreement_panel
+from rubriceval.ui.audit import agreement_panel
 
 
 def test_panel_counts_items_once_and_uses_the_adjudicated_label(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from rubriceval.store.runs import RunStore  # noqa: E402
 from rubriceval.store.team import TeamStore  # noqa: E402
 from rubriceval.store.team_models import TaskSpec  # noqa: E402
 from rubriceval.testing.appeal_store import CHECK, RUBRIC, build_appeal_store  # noqa: E402
-from ui.team.appeals_views import verdict_html  # noqa: E402
+from rubriceval.ui.team.appeals_views import verdict_html  # noqa: E402
 
 IN_TASK, NO_TASK = ("c000", "c004"), "c002"
 
@@ -185,7 +185,7 @@ def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     from rubriceval.audit.sessions import TeamAuth
     from rubriceval.testing.store_copy import empty_store
     from tests.test_team_ui import Clock as ShiftedClock, free_port
-    from ui.team.app import launch_team
+    from rubriceval.ui.team.app import launch_team
 
     store_path, auth_path = empty_store(request, "appeal_deadlines_ui"), tmp_path_factory.mktemp("dl") / "users.auth"
     run_id = build_appeal_store(store_path)

@@ -26,7 +26,7 @@ from rubriceval.store.team import TeamStore  # noqa: E402
 from rubriceval.testing.appeal_store import RUBRIC, build_appeal_store  # noqa: E402
 from tests.test_team_browser import browser  # noqa: E402,F401  (the chromium fixture)
 from tests.test_ui_browser import free_port  # noqa: E402
-from ui.team.app import launch_team  # noqa: E402
+from rubriceval.ui.team.app import launch_team  # noqa: E402
 
 pytestmark = pytest.mark.browser
 

@@ -20,7 +20,7 @@ from rubriceval.store.official import official_frame  # noqa: E402
 from rubriceval.store.team import TeamStore  # noqa: E402
 from rubriceval.testing.appeal_store import CHECK, JUDGE_FEEDBACK, RUBRIC, build_appeal_store  # noqa: E402
 from rubriceval.testing.store_copy import empty_store  # noqa: E402
-from ui.team.app import launch_team  # noqa: E402
+from rubriceval.ui.team.app import launch_team  # noqa: E402
 from tests.test_team_ui import Clock, free_port  # noqa: E402
 
 USERS = {"agent_wang": "agent", "agent_li": "agent", "qa_zhang": "expert", "qa_zhao": "expert", "lead_chen": "lead"}

@@ -25,7 +25,7 @@ from rubriceval.store.runs import RunConfig, RunStore  # noqa: E402
 from rubriceval.testing.scripted_judge import ScriptedJudge, yes_no_reply  # noqa: E402
 from rubriceval.testing.store_copy import empty_store  # noqa: E402
 from tests.test_ui_app import free_port  # noqa: E402
-from ui.audit.app import build_app, launch  # noqa: E402
+from rubriceval.ui.audit.app import build_app, launch  # noqa: E402
 
 HOSTILE = '<img src=x onerror="window.__pwned=1">验证码'
 CARD = {"id": "qa", "name": "qa", "dimensions": [{"id": "d"}],

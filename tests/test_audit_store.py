@@ -15,7 +15,7 @@ from rubriceval.store.db import Database
 from rubriceval.store.location import is_server_url
 from rubriceval.store.export import changed_samples, export_corrected_dataset
 from rubriceval.testing.store_copy import DATABASE_ERRORS
-from ui.audit.demo import build_demo_store
+from rubriceval.ui.audit.demo import build_demo_store
 
 
 @pytest.fixture()

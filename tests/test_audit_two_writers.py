@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rubriceval.store.audit import AuditStore
 from rubriceval.testing.store_writers import race_saves
-from ui.audit.demo import build_demo_store
+from rubriceval.ui.audit.demo import build_demo_store
 
 ROUNDS = 8
 ITEM = ("exp-partial", "process_compliance")

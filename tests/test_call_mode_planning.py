@@ -17,8 +17,8 @@ from rubriceval.run.backends import effective_config, make_judge
 from rubriceval.store.runs import RunStore
 from rubriceval.testing.stub_batches import batch_endpoints
 from rubriceval.testing.stub_server import StubServer
-from standard_metrics import call_modes
-from standard_metrics.call_modes import EMBEDDED, CallModes, judge_key, judge_model_of
+from rubriceval.standard_metrics import call_modes
+from rubriceval.standard_metrics.call_modes import EMBEDDED, CallModes, judge_key, judge_model_of
 
 METRICS = ["faithfulness", "context_recall"]
 SAMPLES = [Sample(id=f"q{i}", question=f"第{i}条规定是什么？", answer=f"第{i}条规定员工每年有{i + 4}天年假。",
@@ -103,7 +103,7 @@ def test_a_batch_run_submits_the_planned_calls_in_two_rounds(stub, tmp_path):
 def test_a_batch_run_with_its_own_metric_options_plans_its_first_round_with_them(stub, tmp_path):
     """The run's options (here the merged extraction) cut round 1 as the replay reads it: the default cut's round 1
     had submitted requests no replay read, and a third round (8 requests for 4 planned)."""
-    from standard_metrics.options import MetricOptions
+    from rubriceval.standard_metrics.options import MetricOptions
 
     planned, first, digests, report = batch_rounds(stub, tmp_path, MetricOptions(extraction="merged"))
     assert report is not None and report.complete and report.round == 2

@@ -12,11 +12,11 @@ from rubriceval import AuditStore, Conversation, Evidence, Verdict
 from rubriceval.store.audit_models import AuditError
 from rubriceval.store.turn_audit import TurnVerdict
 from rubriceval.testing.conversation_run import conversation_run
-from ui.audit.actions import open_item, save_verdict
-from ui.audit.demo import build_demo_store
-from ui.audit.queue import make_filter, open_queue
-from ui.common.transcript_view import transcript_html, turn_marks
-from ui.audit.turn_actions import save_turn, turn_choices, turn_pane
+from rubriceval.ui.audit.actions import open_item, save_verdict
+from rubriceval.ui.audit.demo import build_demo_store
+from rubriceval.ui.audit.queue import make_filter, open_queue
+from rubriceval.ui.common.transcript_view import transcript_html, turn_marks
+from rubriceval.ui.audit.turn_actions import save_turn, turn_choices, turn_pane
 
 HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 
@@ -146,7 +146,7 @@ def test_a_stale_turn_save_is_reported_as_a_conflict(store: AuditStore) -> None:
 
 
 def test_the_export_tab_writes_the_turn_verdicts_beside_the_dataset(store: AuditStore, tmp_path: Path) -> None:
-    from ui.audit.wiring import AuditHandlers
+    from rubriceval.ui.audit.wiring import AuditHandlers
 
     session, _ = session_on(store, "emotional_soothing_multiturn", "delay-escalated")
     assert save_turn(store, session, "王工", 6, "5", "转人工及时").saved

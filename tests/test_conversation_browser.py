@@ -12,7 +12,7 @@ from tests.test_ui_browser import browser_page, free_port  # noqa: F401  (browse
 from rubriceval import AuditStore, Conversation
 from rubriceval.data.conversation_io import conversation_sample
 from rubriceval.testing.conversation_run import conversation_run
-from ui.audit.app import launch
+from rubriceval.ui.audit.app import launch
 
 pytestmark = pytest.mark.browser
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rubriceval import JudgeConfig, RunConfig, RunStore, evaluate, plan_cost, read_dataset
-from standard_metrics.scope import metric_kinds, metrics_for, unused_metrics
+from rubriceval.standard_metrics.scope import metric_kinds, metrics_for, unused_metrics
 from rubriceval.run.runner import execute, plan_units
 
 CONVERSATIONS = "datasets/demo_conversations_zh.jsonl"

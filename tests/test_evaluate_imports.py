@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ("pandas", "standard_metrics.registry", "standard_metrics.catalog", "sqlglot", "sacrebleu",
+HEAVY = ("pandas", "rubriceval.standard_metrics.registry", "rubriceval.standard_metrics.catalog", "sqlglot", "sacrebleu",
          "rubriceval.scorecard.stage")
 SCRIPT = """
 import json, sys
@@ -40,4 +40,4 @@ def test_one_rubric_and_no_metric_loads_no_metric_machinery(tmp_path: Path):
 
 def test_asking_for_a_metric_loads_it(tmp_path: Path):
     modules = loaded(tmp_path, "rouge_l")
-    assert {"standard_metrics.registry", "standard_metrics.catalog", "sacrebleu"} <= modules
+    assert {"rubriceval.standard_metrics.registry", "rubriceval.standard_metrics.catalog", "sacrebleu"} <= modules

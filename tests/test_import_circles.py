@@ -22,7 +22,8 @@ def module_files(root: Path) -> dict[str, Path]:
         for path in (root / package).rglob("*.py"):
             parts = path.relative_to(root).with_suffix("").parts
             name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-            modules[name] = path
+            # ui/ and standard_metrics/ install as rubriceval.ui and rubriceval.standard_metrics (setup.py)
+            modules[name if package == "rubriceval" else f"rubriceval.{name}"] = path
     return modules
 
 

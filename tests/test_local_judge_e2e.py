@@ -30,7 +30,7 @@ def test_emotional_soothing_good_answer_scores_above_curt_answer(tmp_path):
 
 
 def test_every_llm_metric_runs_on_the_embedded_judge(tmp_path):
-    from standard_metrics.registry import score_sample
+    from rubriceval.standard_metrics.registry import score_sample
 
     names = ["answer_correctness", "faithfulness", "answer_relevancy", "context_precision", "context_recall",
              "answer_validity", "context_usefulness"]

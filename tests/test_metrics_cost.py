@@ -16,11 +16,11 @@ import pytest
 
 from rubriceval import Sample
 from rubriceval.testing.scripted_judge import ScriptedJudge, fill_schema
-from standard_metrics.calls import JudgeRequest
-from standard_metrics.registry import planned_calls, planned_requests, score_sample
-from standard_metrics.catalog import RAGAS_FIVE
-from standard_metrics.testing import CharBigramEmbedder
-from standard_metrics.text import estimate_messages_tokens
+from rubriceval.standard_metrics.calls import JudgeRequest
+from rubriceval.standard_metrics.registry import planned_calls, planned_requests, score_sample
+from rubriceval.standard_metrics.catalog import RAGAS_FIVE
+from rubriceval.standard_metrics.testing import CharBigramEmbedder
+from rubriceval.standard_metrics.text import estimate_messages_tokens
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "metrics" / "zh_five_contexts.json").read_text("utf-8"))
 MAX_CALLS = 5
@@ -147,7 +147,7 @@ async def test_judge_cache_lookup_reads_a_judge_client_cache(tmp_path):
     from rubriceval.judge.cache import CallCache
     from rubriceval.judge.client import JudgeClient
     from rubriceval import JudgeConfig
-    from standard_metrics.single_turn import judge_cache_lookup
+    from rubriceval.standard_metrics.single_turn import judge_cache_lookup
 
     client = JudgeClient(JudgeConfig(base_url="http://127.0.0.1:9/v1"), cache=CallCache(tmp_path / "c.sqlite"))
     sample = _sample()

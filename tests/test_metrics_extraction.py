@@ -7,10 +7,10 @@ import pytest
 
 from rubriceval import Sample
 from rubriceval.testing.scripted_judge import ScriptedJudge, fill_schema
-from standard_metrics.call_modes import MEASURED, CallModes, call_modes
-from standard_metrics.grounding import ground
-from standard_metrics.options import MetricOptions
-from standard_metrics.registry import planned_calls, planned_requests, score_sample
+from rubriceval.standard_metrics.call_modes import MEASURED, CallModes, call_modes
+from rubriceval.standard_metrics.grounding import ground
+from rubriceval.standard_metrics.options import MetricOptions
+from rubriceval.standard_metrics.registry import planned_calls, planned_requests, score_sample
 
 QUESTION = "我入职满3年了，一年有几天年假？"
 TRUTH = "入职满1年不满10年的员工每年有5天带薪年假。"
@@ -202,7 +202,7 @@ async def test_an_answer_sentence_the_judge_skipped_is_still_checked():
 
 def test_the_embedded_judge_has_its_measured_cut_and_an_unnamed_endpoint_does_not():
     from rubriceval import JudgeConfig
-    from standard_metrics.call_modes import EMBEDDED, judge_model_of
+    from rubriceval.standard_metrics.call_modes import EMBEDDED, judge_model_of
 
     class Client:
         def __init__(self, config):

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from standard_metrics.formulas import average_precision, cosine_similarity, fbeta, weighted_average
+from rubriceval.standard_metrics.formulas import average_precision, cosine_similarity, fbeta, weighted_average
 from tests.fixture_files import fixture_path
 
 REFERENCE = fixture_path("reference")

@@ -6,8 +6,8 @@ import json
 import pytest
 
 from rubriceval import Sample
-from standard_metrics.nonllm_context import nonllm_context_precision, nonllm_context_recall, similarity_matrix
-from standard_metrics.registry import score_sample
+from rubriceval.standard_metrics.nonllm_context import nonllm_context_precision, nonllm_context_recall, similarity_matrix
+from rubriceval.standard_metrics.registry import score_sample
 from tests.fixture_files import fixture_path
 
 REFERENCE = fixture_path("reference")

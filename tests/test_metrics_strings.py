@@ -6,11 +6,11 @@ import json
 import pytest
 
 from rubriceval import Sample
-from standard_metrics.registry import score_sample
-from standard_metrics.string_metrics import (bleu, chrf, exact_match, levenshtein_distance,
+from rubriceval.standard_metrics.registry import score_sample
+from rubriceval.standard_metrics.string_metrics import (bleu, chrf, exact_match, levenshtein_distance,
                                              normalized_levenshtein_distance, rouge_l, rouge_n, string_presence,
                                              string_similarity)
-from standard_metrics.text import has_cjk, rouge_tokens
+from rubriceval.standard_metrics.text import has_cjk, rouge_tokens
 from tests.fixture_files import fixture_path
 
 REFERENCE = fixture_path("reference")
@@ -141,7 +141,7 @@ def test_rouge_score_drops_chinese_but_we_do_not():
 def test_rouge_jieba_mode_scores_words_from_the_segmenter(monkeypatch):
     # A stub segmenter keeps the test fast (jieba builds its dictionary in ~4 s); what is tested is that CJK runs
     # go through the segmenter and its words, not characters, become the ROUGE tokens.
-    import standard_metrics.text as text
+    import rubriceval.standard_metrics.text as text
 
     class StubJieba:
         @staticmethod

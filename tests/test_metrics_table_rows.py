@@ -3,9 +3,9 @@ not by edit similarity over the layout every row of the table shares."""
 from __future__ import annotations
 
 from rubriceval import Sample
-from standard_metrics.nonllm_context import (nonllm_context_precision, nonllm_context_recall, rows_match,
+from rubriceval.standard_metrics.nonllm_context import (nonllm_context_precision, nonllm_context_recall, rows_match,
                                              similarity_matrix, table_row)
-from standard_metrics.registry import score_sample
+from rubriceval.standard_metrics.registry import score_sample
 
 ZHANG_TEACHING = "员工信息表｜工号：E1023｜姓名：张伟｜部门：教研部｜职位：课程研发工程师｜分机：8123｜办公地点：A座5楼"
 ZHANG_MARKETING = "员工信息表｜工号：E2041｜姓名：张伟｜部门：市场部｜职位：品牌经理｜分机：8311｜办公地点：B座2楼"
@@ -13,7 +13,7 @@ OTHER = "员工信息表｜工号：E1230｜姓名：王芳｜部门：技术部
 
 
 def test_edit_similarity_alone_would_call_the_other_zhang_wei_the_same_chunk():
-    from standard_metrics.string_metrics import string_similarity
+    from rubriceval.standard_metrics.string_metrics import string_similarity
     assert string_similarity(ZHANG_TEACHING, ZHANG_MARKETING, "levenshtein") > 0.5
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from rubriceval import Sample
-from standard_metrics import datacompy_score as dc
-from standard_metrics.context import MetricContext, MetricResult, Unscorable
-from standard_metrics.options import MetricOptions
-from standard_metrics.sql.readonly import ResultTable
+from rubriceval.standard_metrics import datacompy_score as dc
+from rubriceval.standard_metrics.context import MetricContext, MetricResult, Unscorable
+from rubriceval.standard_metrics.options import MetricOptions
+from rubriceval.standard_metrics.sql.readonly import ResultTable
 from tests.test_nl2sql_readonly import digest, orders_db  # noqa: F401 — fixture
 
 REFERENCE = ResultTable(columns=["id", "name", "city"], rows=[(1, "张伟", "上海"), (2, "王芳", "北京"),

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from standard_metrics.sql.readonly import connect_read_only, read_schema, run_query
-from standard_metrics.sql.statement import SqlProblem, parse_query
+from rubriceval.standard_metrics.sql.readonly import connect_read_only, read_schema, run_query
+from rubriceval.standard_metrics.sql.statement import SqlProblem, parse_query
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD_SCRIPT = ROOT / "datasets" / "nl2sql" / "build_orders_db.py"

@@ -9,7 +9,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from rubriceval import RubricEvalError, Sample, compile_rubric, load_rubric
 from rubriceval.prompt.compile import environment as rubric_environment
 from rubriceval.prompt.environment import PromptTemplateError, fence, prompt_environment, tojson
-from standard_metrics.prompts import prompt_library
+from rubriceval.standard_metrics.prompts import prompt_library
 
 SAMPLE = Sample(id="s1", question="订单怎么还没到？", answer="抱歉，包裹明天送达。")
 

@@ -25,7 +25,7 @@ from rubriceval.scorecard.store import ScorecardStore  # noqa: E402
 from rubriceval.store.runs import RunConfig, RunStore  # noqa: E402
 from rubriceval.testing.scripted_judge import ScriptedJudge, yes_no_reply  # noqa: E402
 from rubriceval.testing.store_copy import empty_store  # noqa: E402
-from ui.team.app import launch_team  # noqa: E402
+from rubriceval.ui.team.app import launch_team  # noqa: E402
 from tests.test_team_ui import Clock, free_port  # noqa: E402
 
 USERS = {"qa_zhang": "expert", "lead_chen": "lead", "agent_wang": "agent"}
@@ -117,7 +117,7 @@ def test_an_agent_is_refused_whatever_the_client_sends(served) -> None:
 
 
 def test_the_view_in_chinese_names_a_fatal_deduction_and_its_evidence() -> None:
-    from ui.team.scorecard_review_views import item_choices, verdict_html
+    from rubriceval.ui.team.scorecard_review_views import item_choices, verdict_html
 
     card = Scorecard.model_validate({**CARD, "items": [*CARD["items"], {
         "id": "code", "dimension": "d", "fatal": True,

@@ -11,9 +11,9 @@ import pytest
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.studio.scorecards import CardFolder, load_text
-from ui.studio.actions import CANDIDATE_COLUMNS, CHECK_COLUMNS, RESULT_COLUMNS, Studio
-from ui.studio.card_actions import CARD_COLUMNS
-from ui.studio.layout import build_layout
+from rubriceval.ui.studio.actions import CANDIDATE_COLUMNS, CHECK_COLUMNS, RESULT_COLUMNS, Studio
+from rubriceval.ui.studio.card_actions import CARD_COLUMNS
+from rubriceval.ui.studio.layout import build_layout
 
 POLICIES = "# 退货\n7 天无理由退货，商品完好即可。\n\n# 运费险\n下单时勾选运费险的订单，退货运费由保险承担。\n"
 CARD = """id: kb_card

@@ -15,7 +15,7 @@ from rubriceval.audit.passwords import read_auth_file, write_user  # noqa: E402
 from rubriceval.audit.sessions import TeamAuth  # noqa: E402
 from rubriceval.judge.config import JudgeConfig  # noqa: E402
 from rubriceval.rubric.loader import load_rubric  # noqa: E402
-from ui.studio.app import close_studio, launch_studio  # noqa: E402
+from rubriceval.ui.studio.app import close_studio, launch_studio  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORDS = {"lead": "lead-password", "ann": "ann-password"}

@@ -6,7 +6,7 @@ import re
 
 from rubriceval import Verdict
 from rubriceval.store.team_models import Opinion
-from ui.team.views import opinions_html
+from rubriceval.ui.team.views import opinions_html
 
 SPLIT = [Opinion(expert="张专家", state="scored", score=4, note="有道歉", blind=True),
          Opinion(expert="李专家", state="scored", score=3, tags=["未先安抚"], note="道歉太晚", blind=True),
@@ -44,7 +44,7 @@ def test_the_lead_list_and_refusals_speak_the_page_language():
     import pytest
 
     from rubriceval.store.team_models import Opinion, TeamError, TeamSaveResult
-    from ui.team.actions import _opinions_text, saved_version
+    from rubriceval.ui.team.actions import _opinions_text, saved_version
 
     opinions = [Opinion(expert="李专家", state="scored", score=2), Opinion(expert="张专家", state="unsure", score=None)]
     assert _opinions_text(opinions, "zh") == "李专家=2, 张专家=不确定"

@@ -16,9 +16,9 @@ from gradio_client import Client  # noqa: E402
 
 from rubriceval import AuditStore, RubricEvalError  # noqa: E402
 from rubriceval.testing.store_copy import empty_store  # noqa: E402
-from ui.audit.app import launch
-from ui.common.auth import is_loopback
-from ui.audit.demo import build_demo_store  # noqa: E402
+from rubriceval.ui.audit.app import launch
+from rubriceval.ui.common.auth import is_loopback
+from rubriceval.ui.audit.demo import build_demo_store  # noqa: E402
 
 TITLE, SAMPLE, JUDGE, HISTORY, GT, CONTEXTS, SCORE, REASON, PROGRESS, QUEUE, PAGE, STATUS = range(12)
 
@@ -195,7 +195,7 @@ def test_with_auth_the_login_name_signs_the_response(tmp_path: Path) -> None:
 
 def test_chinese_data_gets_a_chinese_app_from_the_one_catalogue(tmp_path: Path) -> None:
     from rubriceval.i18n import t
-    from ui.audit.app import build_app
+    from rubriceval.ui.audit.app import build_app
 
     store_path = tmp_path / "runs.sqlite"
     build_demo_store(store_path)                       # mostly Chinese samples, like the report's choice

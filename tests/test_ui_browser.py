@@ -15,8 +15,8 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 
 from rubriceval import AuditStore  # noqa: E402
-from ui.audit.app import launch  # noqa: E402
-from ui.audit.demo import build_demo_store  # noqa: E402
+from rubriceval.ui.audit.app import launch  # noqa: E402
+from rubriceval.ui.audit.demo import build_demo_store  # noqa: E402
 
 pytestmark = pytest.mark.browser
 

@@ -25,14 +25,14 @@ from rubriceval.store.appeal_models import APPEAL_STATES, Appeal, AppealEvent  #
 from rubriceval.store.appeals import Appeals  # noqa: E402
 from rubriceval.store.team import TeamStore  # noqa: E402
 from rubriceval.testing.appeal_store import CHECK, RUBRIC, build_appeal_store  # noqa: E402
-from ui.common.scorecard_view import item_choices, verdict_html, verdicts_frame  # noqa: E402
-from ui.common.wording import Words, headers  # noqa: E402
-from ui.studio.actions import CANDIDATE_COLUMNS, CHECK_COLUMNS, RESULT_COLUMNS  # noqa: E402
-from ui.studio.card_actions import CARD_COLUMNS  # noqa: E402
-from ui.studio.card_layout import CARD_ITEM_COLUMNS  # noqa: E402
-from ui.team.app import launch_team  # noqa: E402
-from ui.team.appeals_layout import build_appeal_tabs  # noqa: E402
-from ui.team.appeals_views import appeal_html, inbox_frame, state_choices  # noqa: E402
+from rubriceval.ui.common.scorecard_view import item_choices, verdict_html, verdicts_frame  # noqa: E402
+from rubriceval.ui.common.wording import Words, headers  # noqa: E402
+from rubriceval.ui.studio.actions import CANDIDATE_COLUMNS, CHECK_COLUMNS, RESULT_COLUMNS  # noqa: E402
+from rubriceval.ui.studio.card_actions import CARD_COLUMNS  # noqa: E402
+from rubriceval.ui.studio.card_layout import CARD_ITEM_COLUMNS  # noqa: E402
+from rubriceval.ui.team.app import launch_team  # noqa: E402
+from rubriceval.ui.team.appeals_layout import build_appeal_tabs  # noqa: E402
+from rubriceval.ui.team.appeals_views import appeal_html, inbox_frame, state_choices  # noqa: E402
 from tests.test_team_ui import free_port  # noqa: E402
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
@@ -49,7 +49,7 @@ def test_studio_headers_are_chinese_on_a_chinese_page_and_unchanged_in_english(c
 
 def test_a_studio_opened_in_chinese_returns_its_tables_with_chinese_headers(tmp_path):
     from rubriceval.judge.config import JudgeConfig
-    from ui.studio.actions import Studio
+    from rubriceval.ui.studio.actions import Studio
 
     studio = Studio(tmp_path, tmp_path / "runs.sqlite", JudgeConfig(model="stub"), tmp_path)
     card = ("id: qa\nname: 质检\ndimensions:\n  - id: 服务\nitems:\n  - id: closing\n    name: 未询问其他问题\n"
@@ -173,7 +173,7 @@ def test_the_chinese_team_page_shows_chinese_headers_and_appeal_states(zh_team):
 
 
 def test_the_audit_apps_agreement_tables_are_chinese_on_a_chinese_page():
-    from ui.audit import agreement_panel
+    from rubriceval.ui.audit import agreement_panel
 
     zh = agreement_panel.summary_frame([], "zh")
     assert list(zh.columns)[:4] == ["评分标准", "版本", "条数", "完全一致"] and all(HAN.search(c) for c in zh.columns)

@@ -23,4 +23,4 @@ def __getattr__(name: str) -> Any:
     if name in __all__:
         from ui.audit import app
         return getattr(app, name)
-    raise AttributeError(f"module 'ui' has no attribute {name!r}")
+    raise AttributeError(f"module 'rubriceval.ui' has no attribute {name!r}")

@@ -34,7 +34,7 @@ from benchmarks.pipeline.responder import prompt_text, ragas_prompt_parts  # noq
 from rubriceval import Conversation, JudgeConfig  # noqa: E402
 from rubriceval.judge.client import JudgeClient  # noqa: E402
 from rubriceval.testing.stub_server import StubServer  # noqa: E402
-from standard_metrics.conversation import score_conversation  # noqa: E402
+from rubriceval.standard_metrics.conversation import score_conversation  # noqa: E402
 
 RAGAS_VERSION = "0.4.3"
 OUT = REPO / "tests" / "fixtures" / "reference" / "agent_metrics.jsonl"

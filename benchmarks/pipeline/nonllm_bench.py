@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.pipeline.dataset import generate_samples  # noqa: E402
 from rubriceval import Sample  # noqa: E402
-from standard_metrics.registry import list_metrics, score_sample  # noqa: E402
+from rubriceval.standard_metrics.registry import list_metrics, score_sample  # noqa: E402
 
 
 def nonllm_metric_names() -> list[str]:

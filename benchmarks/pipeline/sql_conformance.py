@@ -271,8 +271,8 @@ async def _project_side(base_url: str, db: Path, schema_text: str, eq_cases: lis
     from rubriceval import Sample
     from rubriceval.judge.client import JudgeClient
     from rubriceval import JudgeConfig
-    from standard_metrics import score_sample
-    from standard_metrics.sql.readonly import run_query
+    from rubriceval.standard_metrics import score_sample
+    from rubriceval.standard_metrics.sql.readonly import run_query
 
     datacompy_rows = []
     for case in DATACOMPY_CASES:
@@ -314,7 +314,7 @@ async def _project_side(base_url: str, db: Path, schema_text: str, eq_cases: lis
 def main() -> None:
     sys.path.insert(0, str(REPO))
     from rubriceval.testing.stub_server import StubServer
-    from standard_metrics.sql.readonly import read_schema
+    from rubriceval.standard_metrics.sql.readonly import read_schema
 
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "orders.sqlite"

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from rubriceval import evaluate, load_rubrics
 from rubriceval.judge.config import JudgeConfig
-from ui.studio.actions import Studio, values_of
+from rubriceval.ui.studio.actions import Studio, values_of
 from rubriceval.studio.form import RubricForm, CheckSpec
 root = Path(sys.argv[1] if len(sys.argv) > 1 else "out/studio_loop"); (root / "rubrics").mkdir(parents=True, exist_ok=True)
 store = root / "runs.sqlite"

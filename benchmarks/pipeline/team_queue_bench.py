@@ -30,7 +30,7 @@ from rubriceval.store.team import TeamStore
 from rubriceval.store.team_adjudication import adjudication_queue
 from rubriceval.store.team_models import TaskSpec
 from rubriceval.testing.team_store import build_team_store
-from ui.team import actions as act
+from rubriceval.ui.team import actions as act
 
 
 def timed(fn, repeat: int) -> tuple[float, object]:

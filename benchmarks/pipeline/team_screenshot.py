@@ -31,8 +31,8 @@ from rubriceval.audit.sessions import Member, TeamAuth  # noqa: E402
 from rubriceval.store.team import TeamStore  # noqa: E402
 from rubriceval.store.team_models import TaskSpec  # noqa: E402
 from rubriceval.testing.team_store import build_team_store  # noqa: E402
-from ui.team import actions as act  # noqa: E402
-from ui.team.app import launch_team  # noqa: E402
+from rubriceval.ui.team import actions as act  # noqa: E402
+from rubriceval.ui.team.app import launch_team  # noqa: E402
 
 LEAD, FIRST, SECOND = "王组长", "李专家", "张专家"
 PASSWORD = "screenshot-only-password"

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from rubriceval.store.team import TeamStore
 from rubriceval.store.team_metrics import judge_elements, metric_kind, metric_labels
 from rubriceval.trust.agreement import BinaryAgreementReport, binary_agreement_report
-from standard_metrics.formulas import average_precision
+from rubriceval.standard_metrics.formulas import average_precision
 
 
 class MetricAgreement(BaseModel):

@@ -38,7 +38,7 @@ def cmd_audit(args) -> int:
     if args.auth_file:
         from rubriceval.audit.passwords import read_auth_file
         from rubriceval.audit.sessions import TeamAuth, proxy_networks
-        from ui.team.app import launch_team
+        from rubriceval.ui.team.app import launch_team
 
         try:
             proxies = proxy_networks(args.trusted_proxy)
@@ -49,7 +49,7 @@ def cmd_audit(args) -> int:
         print(f"team audit app for {where} on http://{args.host}:{args.port}  (Ctrl-C to stop)")
         launch_team(args.store, auth, host=args.host, port=args.port, lang=args.lang, trusted_proxies=proxies)
         return 0
-    from ui.audit.app import launch
+    from rubriceval.ui.audit.app import launch
 
     print(f"audit app for {where} on http://{args.host}:{args.port}  (Ctrl-C to stop)")
     launch(args.store, run=args.run, host=args.host, port=args.port, export_dir=args.export_dir, auth=None,

@@ -204,7 +204,7 @@ def _scorecard_line(store, batch_run) -> None:
 
 async def _collect_once(args, batch_run, source):
     from rubriceval.run.backends import make_embedder
-    from standard_metrics.registry import needs_embedder
+    from rubriceval.standard_metrics.registry import needs_embedder
 
     only = args.finish_online_judge or None
     if only and not batch_run.judges.is_panel:

@@ -47,7 +47,7 @@ def export_versions(store, folder: Path) -> int:
 
 
 def cmd_studio(args) -> int:
-    from ui.studio.app import launch_studio
+    from rubriceval.ui.studio.app import launch_studio
 
     versions_in = versions_place(args.versions_in, args.rubrics)
     if args.export_to:

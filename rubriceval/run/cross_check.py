@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rubriceval.data.sample import Sample
-from standard_metrics.scope import CROSS_CHECK_TWINS
+from rubriceval.standard_metrics.scope import CROSS_CHECK_TWINS
 
 MARK = "cross_check_for"        # key of a twin's stored definition: the LLM metric it checks
 

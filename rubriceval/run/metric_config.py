@@ -25,7 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from rubriceval.common.errors import ConfigError, RubricEvalError
 from rubriceval.rubric.yaml_lines import line_for, load_yaml_with_lines
-from standard_metrics.options import MetricOptions
+from rubriceval.standard_metrics.options import MetricOptions
 
 FLAG = "--metric-option"
 SECTION = "metrics"

@@ -11,9 +11,9 @@ from rubriceval.common.lazy import lazy_exports
 
 # Imported on first use, as standard_metrics' own exports: reading the catalogue (names.py, scope.py) must not
 # import the scorers, whose per-turn part reads names.py back.
-_HOME = {"CONVERSATION_METRICS": "standard_metrics.conversation.catalog",
-         "AgentOptions": "standard_metrics.agent_options",
-         "score_conversation": "standard_metrics.conversation.scoring"}
+_HOME = {"CONVERSATION_METRICS": "rubriceval.standard_metrics.conversation.catalog",
+         "AgentOptions": "rubriceval.standard_metrics.agent_options",
+         "score_conversation": "rubriceval.standard_metrics.conversation.scoring"}
 __all__ = sorted(_HOME)
 
 __getattr__ = lazy_exports(__name__, _HOME, globals())

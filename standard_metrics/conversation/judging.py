@@ -16,11 +16,11 @@ import jinja2
 
 from rubriceval.judge.ask import JudgeRequest, TemplateReask, ask, json_reader
 from rubriceval.prompt.environment import prompt_environment, render_messages, template_source
-from standard_metrics.calls import CacheLookup, PlannedCall
-from standard_metrics.context import Unscorable
-from standard_metrics.conversation.spec import ConversationContext
-from standard_metrics.prompts import TEMPLATE_DIR_ENV
-from standard_metrics.schemas import validate
+from rubriceval.standard_metrics.calls import CacheLookup, PlannedCall
+from rubriceval.standard_metrics.context import Unscorable
+from rubriceval.standard_metrics.conversation.spec import ConversationContext
+from rubriceval.standard_metrics.prompts import TEMPLATE_DIR_ENV
+from rubriceval.standard_metrics.schemas import validate
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 AGENT_TEMPLATES = TEMPLATES / "agent"

@@ -7,14 +7,14 @@ required field is empty plans nothing (it will be unscored without a call).
 from __future__ import annotations
 
 from rubriceval.data.conversation import Conversation
-from standard_metrics.calls import CacheLookup, PlannedCall
-from standard_metrics.conversation.catalog import CONVERSATION_METRICS
-from standard_metrics.agent_options import AgentOptions
-from standard_metrics.conversation.per_turn import eligible_names, turn_samples
-from standard_metrics.conversation.spec import ConversationContext, conversation_language
-from standard_metrics.names import resolve_names
-from standard_metrics.options import MetricOptions
-from standard_metrics.single_turn import planned_single_turn_requests
+from rubriceval.standard_metrics.calls import CacheLookup, PlannedCall
+from rubriceval.standard_metrics.conversation.catalog import CONVERSATION_METRICS
+from rubriceval.standard_metrics.agent_options import AgentOptions
+from rubriceval.standard_metrics.conversation.per_turn import eligible_names, turn_samples
+from rubriceval.standard_metrics.conversation.spec import ConversationContext, conversation_language
+from rubriceval.standard_metrics.names import resolve_names
+from rubriceval.standard_metrics.options import MetricOptions
+from rubriceval.standard_metrics.single_turn import planned_single_turn_requests
 
 
 def planned_conversation_requests(conversation: Conversation, names: list[str], options: MetricOptions,

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from rubriceval.data.conversation import Conversation, ToolCall
 from rubriceval.common.errors import ConfigError
-from standard_metrics.agent_options import AgentOptions
+from rubriceval.standard_metrics.agent_options import AgentOptions
 
 
 class MadeCall(BaseModel):

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from standard_metrics.sql.statement import Schema, SqlProblem
+from rubriceval.standard_metrics.sql.statement import Schema, SqlProblem
 
 MAX_VALUE_BYTES = 1_000_000          # one string/blob value; SQLite's default allows 1 GB
 _PROGRESS_EVERY = 1_000              # VM instructions between two looks at the clock

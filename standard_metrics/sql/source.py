@@ -15,9 +15,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 from sqlglot import exp
 
-from standard_metrics.context import MetricContext, Unscorable
-from standard_metrics.sql.readonly import read_schema
-from standard_metrics.sql.statement import Schema, SqlProblem, parse_query
+from rubriceval.standard_metrics.context import MetricContext, Unscorable
+from rubriceval.standard_metrics.sql.readonly import read_schema
+from rubriceval.standard_metrics.sql.statement import Schema, SqlProblem, parse_query
 
 Side = Literal["generated", "reference"]
 DATABASE_FIELD = "database"

@@ -17,12 +17,12 @@ from rubriceval import AuditStore, RubricEvalError
 from rubriceval.i18n import Lang, check_lang, detect_language, t
 from rubriceval.store.location import display_location, is_server_url
 from rubriceval.store.location import folder_beside_store
-from ui.common.assets import APP_CSS, KEYBOARD_HEAD
-from ui.audit.layout import build_layout
-from ui.common.transcript_view import TRANSCRIPT_CSS
-from ui.audit.wiring import AuditHandlers, wire
-from ui.common.auth import Auth, require_auth_off_loopback
-from ui.common.scorecard_view_actions import ScorecardDesk
+from rubriceval.ui.common.assets import APP_CSS, KEYBOARD_HEAD
+from rubriceval.ui.audit.layout import build_layout
+from rubriceval.ui.common.transcript_view import TRANSCRIPT_CSS
+from rubriceval.ui.audit.wiring import AuditHandlers, wire
+from rubriceval.ui.common.auth import Auth, require_auth_off_loopback
+from rubriceval.ui.common.scorecard_view_actions import ScorecardDesk
 
 
 def default_export_dir(store_path: str | Path) -> Path:

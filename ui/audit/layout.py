@@ -12,11 +12,11 @@ from typing import Any, Sequence
 import gradio as gr
 
 from rubriceval.i18n import Lang, t
-from ui.audit import agreement_panel
-from ui.audit.queue import ANY, AuditSession, order_choices, queue_columns, status_choices
-from ui.audit.scorecard_panel import ScorecardTab, build_scorecard_tab
-from ui.audit.turn_panel import TurnPanel, build_turn_panel
-from ui.common.wording import LANGUAGE_CHOICES, Wording, Words, Relabelled
+from rubriceval.ui.audit import agreement_panel
+from rubriceval.ui.audit.queue import ANY, AuditSession, order_choices, queue_columns, status_choices
+from rubriceval.ui.audit.scorecard_panel import ScorecardTab, build_scorecard_tab
+from rubriceval.ui.audit.turn_panel import TurnPanel, build_turn_panel
+from rubriceval.ui.common.wording import LANGUAGE_CHOICES, Wording, Words, Relabelled
 
 # Where the browser keeps the expert's name and language across reloads (localStorage).
 BROWSER_KEY = "rubriceval-audit"

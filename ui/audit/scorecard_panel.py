@@ -16,10 +16,10 @@ import gradio as gr
 
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.i18n import LANGS, Lang, t
-from ui.common.errors import user_errors
-from ui.common.scorecard_review_form import ReviewForm, build_review_form
-from ui.common.scorecard_view_actions import Listing, ScorecardDesk
-from ui.common.wording import Words
+from rubriceval.ui.common.errors import user_errors
+from rubriceval.ui.common.scorecard_review_form import ReviewForm, build_review_form
+from rubriceval.ui.common.scorecard_view_actions import Listing, ScorecardDesk
+from rubriceval.ui.common.wording import Words
 
 
 @dataclass

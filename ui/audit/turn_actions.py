@@ -15,9 +15,9 @@ from rubriceval import AuditStore
 from rubriceval.i18n import Lang, t
 from rubriceval.store.audit_models import AuditError, AuditItem, clean_expert_name
 from rubriceval.store.turn_audit import turn_scores
-from ui.audit.actions import ActionOutcome, parse_score
-from ui.audit.queue import AuditSession, refresh_current
-from ui.common.transcript_view import item_conversation_panel, item_lang
+from rubriceval.ui.audit.actions import ActionOutcome, parse_score
+from rubriceval.ui.audit.queue import AuditSession, refresh_current
+from rubriceval.ui.common.transcript_view import item_conversation_panel, item_lang
 
 
 class TurnPane(BaseModel):

@@ -14,8 +14,8 @@ import gradio as gr
 
 from rubriceval import AuditStore
 from rubriceval.i18n import Lang, t
-from ui.audit.queue import AuditSession
-from ui.audit.turn_actions import save_turn, turn_pane
+from rubriceval.ui.audit.queue import AuditSession
+from rubriceval.ui.audit.turn_actions import save_turn, turn_pane
 
 
 @dataclass

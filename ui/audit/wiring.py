@@ -17,14 +17,14 @@ from rubriceval import AuditStore, RubricEvalError
 from rubriceval.i18n import LANGS, Lang, t
 from rubriceval.store.export import export_corrected_dataset
 from rubriceval.store.turn_audit import export_turn_verdicts
-from ui.audit import agreement_panel
-from ui.audit.actions import ItemView, agree, edit_ground_truth, open_item, save_verdict
-from ui.audit.layout import AuditLayout
-from ui.audit.queue import ANY, PAGE_SIZE, AuditSession, make_filter, open_queue, page_frame, page_label, progress_markdown
-from ui.audit.scorecard_panel import ScorecardHandlers, wire_scorecard
-from ui.audit.turn_panel import TurnHandlers, wire_turns
-from ui.common.errors import user_errors
-from ui.common.scorecard_view_actions import ScorecardDesk
+from rubriceval.ui.audit import agreement_panel
+from rubriceval.ui.audit.actions import ItemView, agree, edit_ground_truth, open_item, save_verdict
+from rubriceval.ui.audit.layout import AuditLayout
+from rubriceval.ui.audit.queue import ANY, PAGE_SIZE, AuditSession, make_filter, open_queue, page_frame, page_label, progress_markdown
+from rubriceval.ui.audit.scorecard_panel import ScorecardHandlers, wire_scorecard
+from rubriceval.ui.audit.turn_panel import TurnHandlers, wire_turns
+from rubriceval.ui.common.errors import user_errors
+from rubriceval.ui.common.scorecard_view_actions import ScorecardDesk
 
 
 def _who(expert: str, request: gr.Request | None) -> str:

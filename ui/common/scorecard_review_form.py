@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from ui.common.scorecard_view import decision_choices
-from ui.common.wording import Words
+from rubriceval.ui.common.scorecard_view import decision_choices
+from rubriceval.ui.common.wording import Words
 
 
 @dataclass

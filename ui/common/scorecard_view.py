@@ -12,8 +12,8 @@ from rubriceval.data.sample import Sample
 from rubriceval.i18n import Lang, evidence_text, t
 from rubriceval.scorecard.reviews import Review, latest
 from rubriceval.scorecard.verdict import ItemOutcome, ScorecardVerdict
-from ui.common.item_view import esc
-from ui.common.transcript_view import Citation, TurnMarks, transcript_html
+from rubriceval.ui.common.item_view import esc
+from rubriceval.ui.common.transcript_view import Citation, TurnMarks, transcript_html
 
 
 def decision_choices(lang: Lang) -> list[tuple[str, str]]:

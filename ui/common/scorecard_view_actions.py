@@ -16,7 +16,7 @@ from rubriceval.i18n import Lang, t
 from rubriceval.scorecard.reviews import Decision, ReviewStore
 from rubriceval.scorecard.store import ScorecardStore
 from rubriceval.scorecard.verdict import ScorecardVerdict
-from ui.common.scorecard_view import decision_text, item_choices, verdict_choices, verdict_html, verdicts_frame
+from rubriceval.ui.common.scorecard_view import decision_text, item_choices, verdict_choices, verdict_html, verdicts_frame
 
 
 @dataclass

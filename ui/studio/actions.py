@@ -28,8 +28,8 @@ from rubriceval.studio.drafting import draft_from_document, read_document
 from rubriceval.studio.scorecards import CardFolder
 from rubriceval.studio.form import CheckSpec, RubricForm, form_from_yaml, parse_lines, yaml_from_form
 from rubriceval.studio.workbench import check_draft, pasted_sample, pick_samples, preview, try_checks
-from ui.common.wording import headers
-from ui.studio.card_actions import CardActions
+from rubriceval.ui.common.wording import headers
+from rubriceval.ui.studio.card_actions import CardActions
 
 VersionsIn = Literal["files", "store"]
 

@@ -24,14 +24,14 @@ from rubriceval.common.errors import RubricEvalError
 from rubriceval.i18n import Lang, check_lang, t
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.store.team import TeamStore
-from ui.common.assets import APP_CSS
-from ui.common.auth import require_auth_off_loopback
-from ui.common.errors import user_errors
+from rubriceval.ui.common.assets import APP_CSS
+from rubriceval.ui.common.auth import require_auth_off_loopback
+from rubriceval.ui.common.errors import user_errors
 from rubriceval.studio.messages import said_error
-from ui.studio.actions import CANDIDATE_COLUMNS, CHECK_COLUMNS, RESULT_COLUMNS, Studio, VersionsIn
-from ui.studio.card_actions import CARD_COLUMNS
-from ui.studio.card_wire import wire_cards
-from ui.studio.layout import StudioLayout, build_layout
+from rubriceval.ui.studio.actions import CANDIDATE_COLUMNS, CHECK_COLUMNS, RESULT_COLUMNS, Studio, VersionsIn
+from rubriceval.ui.studio.card_actions import CARD_COLUMNS
+from rubriceval.ui.studio.card_wire import wire_cards
+from rubriceval.ui.studio.layout import StudioLayout, build_layout
 
 EDIT_ROLES = ("lead", "admin")
 

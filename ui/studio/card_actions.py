@@ -20,8 +20,8 @@ from rubriceval.studio import versions
 from rubriceval.studio.card_form import (ITEM_FIELDS, CardForm, CardHead, ItemForm, card_form_from_yaml, item_rows,
                                          item_form_of, yaml_with_head, yaml_with_item, yaml_without_item)
 from rubriceval.studio.scorecards import CardFolder, card_report, load_text, scorecard_tag, try_scorecard
-from ui.common.wording import headers
-from ui.studio.card_layout import CARD_ITEM_COLUMNS
+from rubriceval.ui.common.wording import headers
+from rubriceval.ui.studio.card_layout import CARD_ITEM_COLUMNS
 
 CARD_COLUMNS = ["sample_id", "total", "deductions", "fatal", "not_applicable"]
 HEAD_FIELDS = tuple(CardHead.model_fields)

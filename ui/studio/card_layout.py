@@ -9,7 +9,7 @@ import gradio as gr
 
 from rubriceval.i18n import Lang, t
 from rubriceval.studio.card_form import check_kinds
-from ui.common.wording import choices, headers
+from rubriceval.ui.common.wording import choices, headers
 
 CARD_ITEM_COLUMNS = ["id", "dimension", "name", "predicate", "points", "counted", "fatal", "applies_when"]
 

@@ -9,10 +9,10 @@ import gradio as gr
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.i18n import t
 from rubriceval.studio.card_form import check_kinds
-from ui.studio.card_layout import CardLayout
+from rubriceval.ui.studio.card_layout import CardLayout
 
 if TYPE_CHECKING:
-    from ui.studio.app import StudioHandlers
+    from rubriceval.ui.studio.app import StudioHandlers
 
 
 def wire_cards(ui: CardLayout, h: "StudioHandlers", shown: Callable[..., Any], run: Any, n: Any) -> None:

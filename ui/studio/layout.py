@@ -7,8 +7,8 @@ from typing import Any
 import gradio as gr
 
 from rubriceval.i18n import Lang, t
-from ui.common.wording import choices, headers
-from ui.studio.card_layout import CardLayout, build_card_tab
+from rubriceval.ui.common.wording import choices, headers
+from rubriceval.ui.studio.card_layout import CardLayout, build_card_tab
 
 JUDGE_MODES = ["holistic", "checklist", "checklist_fitted", "predicates"]
 JUDGE_FIELDS = ["question", "answer", "contexts", "ground_truth"]

@@ -19,7 +19,7 @@ from rubriceval.store.team import TeamStore
 from rubriceval.store.team_adjudication import adjudicate, adjudication_queue, item_version, opinions
 from rubriceval.store.team_metrics import AUDITABLE_METRICS, metric_elements, save_metric_review
 from rubriceval.store.team_models import Opinion, QueueFilter, QueuePage, TaskSpec, TeamError, TeamSaveResult
-from ui.team.views import item_sample_html, judge_panel_html, opinions_html, rubric_html
+from rubriceval.ui.team.views import item_sample_html, judge_panel_html, opinions_html, rubric_html
 
 PAGE_SIZE = 25
 ANY = ""

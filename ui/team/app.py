@@ -18,14 +18,14 @@ from rubriceval.audit.sessions import LoginAddressMiddleware, ProxyNetwork, Team
 from rubriceval.i18n import Lang, check_lang, detect_language, t
 from rubriceval.store.location import is_server_url
 from rubriceval.store.team import TeamStore
-from ui.common.auth import require_auth_off_loopback
-from ui.common.assets import APP_CSS
-from ui.team.layout import build_team_layout
-from ui.team.page_language import I18N, PageLanguageMiddleware
-from ui.team.appeals_wiring import AppealHandlers, wire_appeals
-from ui.team.scorecard_review_wiring import ScorecardReviewHandlers, wire_scorecard_review
-from ui.team.wiring import TeamHandlers, wire_team
-from ui.common.transcript_view import TRANSCRIPT_CSS
+from rubriceval.ui.common.auth import require_auth_off_loopback
+from rubriceval.ui.common.assets import APP_CSS
+from rubriceval.ui.team.layout import build_team_layout
+from rubriceval.ui.team.page_language import I18N, PageLanguageMiddleware
+from rubriceval.ui.team.appeals_wiring import AppealHandlers, wire_appeals
+from rubriceval.ui.team.scorecard_review_wiring import ScorecardReviewHandlers, wire_scorecard_review
+from rubriceval.ui.team.wiring import TeamHandlers, wire_team
+from rubriceval.ui.common.transcript_view import TRANSCRIPT_CSS
 
 TEAM_CSS = """
 .judge-hidden { padding: 12px; border: 1px dashed #999; border-radius: 6px; color: #555; }

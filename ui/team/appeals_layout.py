@@ -9,8 +9,8 @@ from typing import Any
 import gradio as gr
 
 from rubriceval.i18n import Lang, t
-from ui.common.wording import Words
-from ui.team.appeals_views import state_choices
+from rubriceval.ui.common.wording import Words
+from rubriceval.ui.team.appeals_views import state_choices
 
 SCORES = ["1", "2", "3", "4", "5"]
 

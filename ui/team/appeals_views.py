@@ -10,8 +10,8 @@ from rubriceval.i18n import MESSAGES, Lang, format_number, t
 from rubriceval.store.appeal_models import APPEAL_STATES, AgentVerdict, Appeal, AppealEvent
 from rubriceval.store.audit_models import iso_time
 from rubriceval.store.calibration import CalibrationReport
-from ui.common.item_view import esc
-from ui.common.transcript_view import transcript_html
+from rubriceval.ui.common.item_view import esc
+from rubriceval.ui.common.transcript_view import transcript_html
 
 
 def _score(value: float | None) -> str:

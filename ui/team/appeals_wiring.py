@@ -16,12 +16,12 @@ from rubriceval.store.appeals import Appeals
 from rubriceval.store.audit_models import iso_time
 from rubriceval.store.calibration import Calibration, CalibrationPick
 from rubriceval.store.team_models import TeamError
-from ui.common.errors import user_errors
-from ui.team.actions import TeamSession
-from ui.team.appeals_layout import AppealTabs
-from ui.team.appeals_views import (appeal_html, calibration_item_html, calibration_items_frame, calibration_markdown,
+from rubriceval.ui.common.errors import user_errors
+from rubriceval.ui.team.actions import TeamSession
+from rubriceval.ui.team.appeals_layout import AppealTabs
+from rubriceval.ui.team.appeals_views import (appeal_html, calibration_item_html, calibration_items_frame, calibration_markdown,
                                    inbox_frame, my_verdicts_frame, state_text, verdict_html, verdict_key)
-from ui.team.wiring import TeamHandlers
+from rubriceval.ui.team.wiring import TeamHandlers
 
 
 class AppealHandlers:

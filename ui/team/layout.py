@@ -9,10 +9,10 @@ from typing import Any
 import gradio as gr
 
 from rubriceval.i18n import Lang, t
-from ui.common.wording import LANGUAGE_CHOICES, Relabelled, Wording, Words
-from ui.team.actions import TeamSession
-from ui.team.appeals_layout import AppealTabs, build_appeal_tabs
-from ui.team.scorecard_review_layout import ScorecardReviewTab, build_scorecard_review_tab
+from rubriceval.ui.common.wording import LANGUAGE_CHOICES, Relabelled, Wording, Words
+from rubriceval.ui.team.actions import TeamSession
+from rubriceval.ui.team.appeals_layout import AppealTabs, build_appeal_tabs
+from rubriceval.ui.team.scorecard_review_layout import ScorecardReviewTab, build_scorecard_review_tab
 
 SCORES = ["1", "2", "3", "4", "5"]
 

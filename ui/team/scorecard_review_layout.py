@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from ui.common.scorecard_review_form import ReviewForm, build_review_form
-from ui.common.wording import Words
+from rubriceval.ui.common.scorecard_review_form import ReviewForm, build_review_form
+from rubriceval.ui.common.wording import Words
 
 
 @dataclass

@@ -2,6 +2,6 @@
 named here for the team app's modules."""
 from __future__ import annotations
 
-from ui.common.scorecard_view import item_choices, verdict_html, verdict_key, verdicts_frame
+from rubriceval.ui.common.scorecard_view import item_choices, verdict_html, verdict_key, verdicts_frame
 
 __all__ = ["item_choices", "verdict_html", "verdict_key", "verdicts_frame"]

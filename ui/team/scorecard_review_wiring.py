@@ -13,11 +13,11 @@ from rubriceval.audit.sessions import Member
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.i18n import t
 from rubriceval.store.appeal_models import REVIEWER_ROLES
-from ui.common.errors import user_errors
-from ui.common.scorecard_view_actions import ScorecardDesk
-from ui.team.actions import TeamSession
-from ui.team.scorecard_review_layout import ScorecardReviewTab
-from ui.team.wiring import TeamHandlers
+from rubriceval.ui.common.errors import user_errors
+from rubriceval.ui.common.scorecard_view_actions import ScorecardDesk
+from rubriceval.ui.team.actions import TeamSession
+from rubriceval.ui.team.scorecard_review_layout import ScorecardReviewTab
+from rubriceval.ui.team.wiring import TeamHandlers
 
 
 class ScorecardReviewHandlers:

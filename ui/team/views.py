@@ -13,8 +13,8 @@ from rubriceval import Verdict
 from rubriceval.i18n import Lang, t
 from rubriceval.store.audit_models import AuditItem
 from rubriceval.store.team_models import Opinion
-from ui.common.item_view import esc, judge_html, rubric_levels, sample_html
-from ui.common.transcript_view import conversation_panel
+from rubriceval.ui.common.item_view import esc, judge_html, rubric_levels, sample_html
+from rubriceval.ui.common.transcript_view import conversation_panel
 
 
 def without_judge(item: AuditItem) -> AuditItem:

@@ -11,10 +11,10 @@ import gradio as gr
 from rubriceval.audit.sessions import Member, SessionExpired, TeamAuth
 from rubriceval.i18n import LANGS, Lang, t
 from rubriceval.store.team import TeamStore
-from ui.team import actions as act
-from ui.team.actions import ItemView, TeamSession
-from ui.team.layout import TeamLayout
-from ui.common.errors import user_errors
+from rubriceval.ui.team import actions as act
+from rubriceval.ui.team.actions import ItemView, TeamSession
+from rubriceval.ui.team.layout import TeamLayout
+from rubriceval.ui.common.errors import user_errors
 
 
 def forget_login(app: gr.Blocks, username: str) -> None:
