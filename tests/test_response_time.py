@@ -145,3 +145,16 @@ def test_the_shipped_weekly_qa_export_times_its_replies():
     first = samples[0]
     assert [ev.message.params["delay"] for ev in late_replies(check(max_seconds=30), first)] == [40, 40]
     assert run_check(check(max_seconds=40), first).passed is True
+
+
+def test_a_rubric_whose_check_cannot_decide_is_unscored_not_failed():
+    from rubriceval.scoring.rubric_scorer import score_rubric
+
+    rubric = Rubric.model_validate({"id": "r", "name": "r", "criterion": "c", "scope": "conversation",
+                                    "score_descriptions": {n: f"level {n}" for n in range(1, 6)},
+                                    "combine": {"rule": "min"},
+                                    "items": [{"id": "slow", "type": "response_time", "max_seconds": 60}]})
+    verdict = asyncio.run(score_rubric(rubric, chat(("user", "在吗", None), ("assistant", "您好", None)), None))
+    assert verdict.score is None and verdict.unscored_kind == "missing_field"
+    assert verdict.unscored_reason.startswith("check 'slow' cannot decide:")
+    assert asyncio.run(score_rubric(rubric, LATE_TWICE, None)).score == 1

@@ -71,14 +71,19 @@ async def _score(rubric: Rubric, sample: Sample, judged: Sample, judge: JudgeCli
     """Checks read `sample`; the judge reads `judged` (the same sample, masked when redaction is on)."""
     base = dict(sample_id=sample.id, scorer=rubric.id, scorer_version=rubric.version_tag, kind="rubric")
     # Checks whose predicates ask the judge about single turns (rubriceval/scoring/turn_questions.py).
+    idle = idle_question_checks(rubric)
     evidence, check_usage, answered, unanswered = await run_checks_asking(
-        rubric.check_items, sample, judged, judge, rubric.language, rubric_knowledge(rubric),
-        idle=idle_question_checks(rubric))
+        rubric.check_items, sample, judged, judge, rubric.language, rubric_knowledge(rubric), idle=idle)
     asked = {"turn_questions": [a.model_dump(exclude_none=True) for a in answered]} if answered else {}
     if unanswered is not None:
         return Verdict(**base, unscored_kind=unanswered.kind, evidence=evidence, usage=check_usage, details=asked,
                        unscored_reason=f"check question on turn {unanswered.turn} ({unanswered.question!r}): "
                                        f"{unanswered.reason}")
+    # A check that cannot decide (response_time without timestamps) is neither a pass nor a silent fail.
+    undecided = next((ev for ev in evidence if ev.passed is None and ev.item not in idle), None)
+    if undecided is not None:
+        return Verdict(**base, unscored_kind="missing_field", evidence=evidence, usage=check_usage, details=asked,
+                       unscored_reason=f"check '{undecided.item}' cannot decide: {undecided.detail}")
     missing = missing_fields(rubric, sample)
     if missing:
         return Verdict(
