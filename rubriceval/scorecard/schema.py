@@ -26,6 +26,7 @@ from rubriceval.rubric.check_kinds import kind_names, listed, registered
 from rubriceval.rubric.items import CONVERSATION_CHECKS, Item, SampleField
 from rubriceval.rubric.predicate import valid_regex
 from rubriceval.rubric.strict import StrictModel, edit_count
+from rubriceval.scorecard.predicate_kinds import PREDICATE_KINDS, PREDICATE_NAMES, PredicateName, predicate_choices
 
 ItemId = Field(pattern=r"^[A-Za-z0-9_\-\u4e00-\u9fff]+$")
 _CHECKS = TypeAdapter(Item)
@@ -145,10 +146,9 @@ class ScorecardItem(StrictModel):
 
     @model_validator(mode="after")
     def _predicate_and_points(self) -> "ScorecardItem":
-        given = [name for name in ("check", "question", "rubric") if getattr(self, name) is not None]
+        given = [name for name in PREDICATE_NAMES if getattr(self, name) is not None]
         if not given:
-            raise ValueError("an item needs a predicate: check: (a deterministic check), question: (a yes/no "
-                             "question to the judge) or rubric: (a rubric with min_score)")
+            raise ValueError(f"an item needs a predicate: {predicate_choices()}")
         if len(given) > 1:
             raise ValueError(f"an item has one predicate; this one has {' and '.join(given)}")
         if self.points is None and not self.fatal:
@@ -170,8 +170,9 @@ class ScorecardItem(StrictModel):
         return self
 
     @property
-    def kind(self) -> Literal["check", "question", "rubric"]:
-        return "check" if self.check is not None else "question" if self.question is not None else "rubric"
+    def kind(self) -> PredicateName:
+        """Which predicate kind decides the item (scorecard/predicate_kinds.py)."""
+        return next(name for name in PREDICATE_NAMES if getattr(self, name) is not None)  # type: ignore[return-value]
 
     @property
     def check_item(self) -> Any:
@@ -248,7 +249,7 @@ class Scorecard(StrictModel):
 
     def trust_bar(self, item: ScorecardItem) -> ItemTrust | None:
         """The item's own bar, else the card's for items the judge decides (deterministic checks need none)."""
-        return item.trust or (self.trust if item.kind != "check" else None)
+        return item.trust or (self.trust if PREDICATE_KINDS[item.kind].judge_decided else None)
 
     @property
     def fatal_items(self) -> list[ScorecardItem]:

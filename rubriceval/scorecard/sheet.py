@@ -26,6 +26,7 @@ import yaml
 from pydantic import ValidationError
 
 from rubriceval.common.errors import RubricError
+from rubriceval.scorecard.predicate_kinds import PREDICATE_NAMES
 from rubriceval.scorecard.schema import Scorecard
 
 COLUMNS: dict[str, tuple[str, ...]] = {
@@ -48,7 +49,8 @@ HEADERS_OUT = {
            "fatal": "fatal", "applies": "applies when", "predicate": "predicate"},
 }
 # What a 判定规则 cell may hold (a YAML mapping), and what export writes there.
-PREDICATE_KEYS = ("check", "question", "hit_on", "rubric", "per", "cap", "judge_sees_knowledge", "trust")
+# The predicate kinds (scorecard/predicate_kinds.py) and the keys that go with them.
+PREDICATE_KEYS = (*PREDICATE_NAMES, "hit_on", "per", "cap", "judge_sees_knowledge", "trust")
 YES = {"是", "y", "yes", "true", "1", "√", "✓", "x", "否决", "fatal"}
 NO = {"否", "n", "no", "false", "0", "", "-", "—"}
 
@@ -116,7 +118,7 @@ def _applies(text: str) -> tuple[dict | None, bool]:
 def _predicate(text: str, rule: str, name: str, lang: str) -> tuple[dict, bool]:
     if text:
         value = yaml.safe_load(text)
-        if not isinstance(value, dict) or not set(value) & {"check", "question", "rubric"}:
+        if not isinstance(value, dict) or not set(value) & set(PREDICATE_NAMES):
             raise ValueError("write a YAML mapping: {check: {type: …}}, {question: …, hit_on: yes} or "
                              "{rubric: {id: …, min_score: 4}}")
         unknown = set(value) - set(PREDICATE_KEYS)
