@@ -1,37 +1,15 @@
-"""`rubriceval benchmark-judge robustness`'s own options and their reading (the parser lives in cli/trust.py)."""
+"""`rubriceval benchmark-judge robustness`: reading its options (defined in rubriceval/cli/benchmark_judge.py)."""
 from __future__ import annotations
 
-import argparse
 import contextlib
 from collections.abc import Iterator
 
+from rubriceval.cli.benchmark_judge import ROBUSTNESS_MODES, ROBUSTNESS_SCREENS
 from rubriceval.common.errors import ConfigError
 
-SCREENS = ("patterns", "perplexity", "llm_screen")
-MODES = ("holistic", "checklist", "predicates", "panel")
-
-
-def add_robustness_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("robustness")
-    g.add_argument("--modes", help=f"judge modes, comma-separated (robustness: {', '.join(MODES)}, or 'none' for the "
-                                   "defences only; default holistic. conversations: predicates, checklist, holistic; "
-                                   "default all)")
-    g.add_argument("--split", choices=["heldout", "dev", "all"], default="heldout",
-                   help="robustness, conversations: which half (default heldout)")
-    g.add_argument("--screens", default="patterns", help=f"defences measured, comma-separated ({', '.join(SCREENS)})")
-    g.add_argument("--families", help="only these attack families, comma-separated")
-    g.add_argument("--benign-per-corpus", type=int, default=12,
-                   help="model screens (perplexity, llm_screen): benign texts screened per corpus")
-    g.add_argument("--skip-capped", action="store_true",
-                   help="do not judge attacked answers the patterns flag: the default policy caps them at 1 without "
-                        "the judge, as a run does (fewer calls; the raw column then covers the other pairs)")
-    g.add_argument("--panel", metavar="FILE",
-                   help="mode panel: the judges of this config file's `judges:` list (default: the judge three "
-                        "times, seeds 1-3 at its self_consistency_temperature, 0.7 by default)")
-    g.add_argument("--report-partial", action="store_true",
-                   help="judge nothing: report the pairs whose verdicts OUT's partial files already hold")
-    g.add_argument("--stub-judge", choices=["gullible"],
-                   help="judge with the loopback stub that obeys readable score cues (no model; tests the plumbing)")
+# The options themselves are the CLI's (rubriceval/cli/benchmark_judge.py): its parser is built without the benchmarks.
+SCREENS = ROBUSTNESS_SCREENS
+MODES = ROBUSTNESS_MODES
 
 
 def _listed(value: str | None, allowed: tuple[str, ...], field: str) -> list[str]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from rubriceval.cli.benchmark_judge import (NOT_INSTALLED, add_conversation_rubric_arg, add_robustness_args,
+                                            find_benchmarks, use_benchmarks)
 from rubriceval.cli.options import add_judge_args, add_store_arg, judge_config_from
 
 
@@ -57,15 +59,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "these very prompts and judge (else refused, naming what differs), judge only the others")
     add_store_arg(p, default=None, help="record the SummEval κ as trust evidence for the rubric version in this run "
                                          "store (a SQLite file or postgresql://…)")
-    p.add_argument("--data", help="your own copy of the benchmark (a file, or a folder holding it); default: the copy "
-                                  "shipped with rubriceval")
+    p.add_argument("--data", help="your own copy of the benchmark (a file, or a folder holding it), or a clone of "
+                                  "rubriceval (its benchmarks/); default: the benchmarks/ tree of this checkout "
+                                  "(the benchmarks ship with the source repository, not with the package)")
     add_judge_args(p)
-    from benchmarks.judge.robustness_cli import add_robustness_args
-
     add_robustness_args(p)        # robustness: answers that attack the grader (issue 31); also --modes/--split
-    from benchmarks.judge.conversations_cli import add_args as add_conversation_args
-
-    add_conversation_args(p, under_benchmark_judge=True)      # conversations: --rubric
+    add_conversation_rubric_arg(p)                            # conversations: --rubric
     p.set_defaults(func=cmd_benchmark_judge)
 
 
@@ -135,6 +134,12 @@ def cmd_benchmark_judge(args) -> int:
 
 
 def _benchmark_judge(args) -> int:
+    found = find_benchmarks(args.data)
+    if found is None:                 # an installed wheel: the benchmarks stay in the repository
+        print(NOT_INSTALLED, file=sys.stderr)
+        return 2
+    root, args.data = found
+    use_benchmarks(root)
     from benchmarks.judge.judge import run_benchmark
 
     if args.kind == "robustness":     # answers that attack the grader, per family, mode and defence
