@@ -92,6 +92,12 @@ def docs_problems(kinds: dict[str, CheckKind]) -> list[str]:
     wanted = [k.name for k in kinds.values() if k.scope == "conversation"]
     if listed != wanted:
         problems.append(f"docs/rubrics.md's conversation row lists {listed}, the registry {wanted}")
+    # …and so does the README's sentence on them.
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    sentence = readme[readme.index("Conversations add "):].split(".\n")[0]
+    in_readme = re.findall(r"`(\w+)`", sentence)
+    if in_readme != wanted:
+        problems.append(f"README's 'Conversations add' sentence lists {in_readme}")
     return problems
 
 
@@ -122,6 +128,7 @@ def test_a_kind_registered_without_its_lists_is_named():
     assert "too_slow: no table row in docs/rubrics.md" in problems
     assert "too_slow: form fields ['minutes'] are not fields of its model" in problems
     assert any("conversation row lists" in p for p in problems)
+    assert any("README's 'Conversations add' sentence" in p for p in problems)
 
 
 # -- the lists derived from the registry --------------------------------------------------------------------------
