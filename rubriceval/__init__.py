@@ -61,12 +61,12 @@ _EXPORTS: dict[str, str] = {
     "assert_gate": "rubriceval.report.pytest_helper",
     # production QA: segments, trends, incremental runs (docs/production_qa.md)
     "segment_tables": "rubriceval.segments.table",
-    "parse_by": "rubriceval.segments.spec",
+    "parse_by": "rubriceval.data.segment_spec",
     "compute_trend": "rubriceval.trend.series",
     "run_increment": "rubriceval.incremental.increment",
     # trust in the judge
-    "agreement_report": "rubriceval.trust.agreement",
-    "AgreementReport": "rubriceval.trust.agreement",
+    "agreement_report": "rubriceval.stats.agreement",
+    "AgreementReport": "rubriceval.stats.agreement",
     "trust_status": "rubriceval.trust.release_gate",
     "TrustStatus": "rubriceval.trust.release_gate",
     # errors: every bad input is one of these, naming file, line and field

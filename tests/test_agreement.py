@@ -10,8 +10,8 @@ import pytest
 from scipy import stats
 
 from rubriceval import DatasetError, Verdict, agreement_report
-from rubriceval.trust.agreement import paired, tables
-from rubriceval.trust.agreement import AgreementInputError, Estimate, agreement_from_verdicts, as_binary_label, binary_agreement_report, cohen_kappa, confusion_matrix, fleiss_kappa, fleiss_kappa_from_counts, kendall, krippendorff_alpha, spearman
+from rubriceval.stats.agreement import paired, tables
+from rubriceval.stats.agreement import AgreementInputError, Estimate, agreement_from_verdicts, as_binary_label, binary_agreement_report, cohen_kappa, confusion_matrix, fleiss_kappa, fleiss_kappa_from_counts, kendall, krippendorff_alpha, spearman
 from benchmarks.judge.datasets import (
     SUMMEVAL_INSTRUCTION,
     balanced_subsample,

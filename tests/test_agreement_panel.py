@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from rubriceval import AuditStore
-from rubriceval.store.team import TeamStore
-from rubriceval.store.team_adjudication import adjudicate
+from rubriceval.audit.team import TeamStore
+from rubriceval.audit.team_adjudication import adjudicate
 from rubriceval.store.team_models import TaskSpec
-from rubriceval.testing.team_store import build_team_store
+from tests.helpers.team_store import build_team_store
 from rubriceval.trust.human_scores import agreement_for_rubric
 from rubriceval.ui.audit import agreement_panel
 

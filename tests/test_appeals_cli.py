@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from rubriceval.cli import main
-from rubriceval.store.appeal_stats import appeal_stats
-from rubriceval.store.appeals import Appeals
-from rubriceval.store.team import TeamStore
-from rubriceval.testing.appeal_store import CHECK, RUBRIC, build_appeal_store
+from rubriceval.audit.appeal_stats import appeal_stats
+from rubriceval.audit.appeals import Appeals
+from rubriceval.audit.team import TeamStore
+from tests.helpers.appeal_store import CHECK, RUBRIC, build_appeal_store
 
 
 @pytest.fixture()

@@ -15,11 +15,11 @@ from gradio_client import Client  # noqa: E402
 
 from rubriceval.audit.passwords import read_auth_file, write_user  # noqa: E402
 from rubriceval.audit.sessions import TeamAuth  # noqa: E402
-from rubriceval.store.appeals import Appeals  # noqa: E402
-from rubriceval.store.official import official_frame  # noqa: E402
-from rubriceval.store.team import TeamStore  # noqa: E402
-from rubriceval.testing.appeal_store import CHECK, JUDGE_FEEDBACK, RUBRIC, build_appeal_store  # noqa: E402
-from rubriceval.testing.store_copy import empty_store  # noqa: E402
+from rubriceval.audit.appeals import Appeals  # noqa: E402
+from rubriceval.audit.official import official_frame  # noqa: E402
+from rubriceval.audit.team import TeamStore  # noqa: E402
+from tests.helpers.appeal_store import CHECK, JUDGE_FEEDBACK, RUBRIC, build_appeal_store  # noqa: E402
+from tests.helpers.store_copy import empty_store  # noqa: E402
 from rubriceval.ui.team.app import launch_team  # noqa: E402
 from tests.test_team_ui import Clock, free_port  # noqa: E402
 
@@ -176,7 +176,7 @@ def test_an_agent_reaches_no_other_agents_conversation(served) -> None:
     """c001 is agent_li's. Every endpoint that shows a conversation gives it to whoever may see it (the control) and
     refuses agent_wang, whatever he sends: his verdict view, the inbox's appeal view, a calibration item, an expert's
     queue item."""
-    from rubriceval.store.calibration import Calibration, CalibrationPick
+    from rubriceval.audit.calibration import Calibration, CalibrationPick
     from rubriceval.store.team_models import TaskSpec
 
     _, store_path, run_id, _ = served

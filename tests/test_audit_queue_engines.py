@@ -13,11 +13,11 @@ from rubriceval.data.sample import Sample
 from rubriceval.store.audit import AuditStore
 from rubriceval.store.audit_models import QueueFilter
 from rubriceval.store.runs import RunConfig, RunStore
-from rubriceval.store.team import TeamStore
-from rubriceval.store.team_adjudication import adjudication_queue, opinions
+from rubriceval.audit.team import TeamStore
+from rubriceval.audit.team_adjudication import adjudication_queue, opinions
 from rubriceval.store.team_models import QueueFilter as TeamFilter
 from rubriceval.store.team_models import TaskSpec
-from rubriceval.testing.postgres_server import PostgresServer
+from tests.helpers.postgres_server import PostgresServer
 from rubriceval.core.verdict import Verdict
 
 # Byte order and a typical server collation (en_US) disagree on these: case, '_' vs '-', CJK.

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from rubriceval.run.evaluate import evaluate
-from rubriceval.run.backends import make_embedder
+from rubriceval.local.backends import make_embedder
 from rubriceval.batch.files import request_line
 from rubriceval.batch.rounds import BatchRun, start_batch_run
 from rubriceval.batch.submit import submit_files
@@ -231,7 +231,7 @@ def test_an_unreadable_reply_is_re_asked_in_the_next_round(stub, tmp_path):
 
 
 def test_finish_online_makes_the_missing_calls_online(stub, tmp_path):
-    from rubriceval.run.backends import make_judge
+    from rubriceval.local.backends import make_judge
 
     store = RunStore(tmp_path / "runs.sqlite")
     batch_endpoints(stub).script(["expire_half"])

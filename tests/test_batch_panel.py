@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rubriceval.run.evaluate import evaluate
-from rubriceval.run.backends import make_embedder
+from rubriceval.local.backends import make_embedder
 from rubriceval.batch.rounds import BatchRun, start_batch_run
 from rubriceval.data.io import read_dataset
 from rubriceval.judge.config import JudgeConfig

@@ -16,7 +16,7 @@ from rubriceval.rubric.loader import load_rubrics
 from rubriceval.run.evaluate import evaluate
 from rubriceval.run.planning import plan_cost
 from rubriceval.scorecard.loader import load_scorecards
-from rubriceval.scorecard.store import ScorecardStore
+from rubriceval.store.scorecards import ScorecardStore
 from rubriceval.store.runs import RunStore
 from rubriceval.testing.stub_batches import batch_endpoints
 from rubriceval.testing.stub_server import StubServer

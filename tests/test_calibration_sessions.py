@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from rubriceval.store.calibration import Calibration, CalibrationPick
-from rubriceval.store.official import official_frame
-from rubriceval.store.team import TeamStore
-from rubriceval.store.team_adjudication import adjudicate, item_version
+from rubriceval.audit.calibration import Calibration, CalibrationPick
+from rubriceval.audit.official import official_frame
+from rubriceval.audit.team import TeamStore
+from rubriceval.audit.team_adjudication import adjudicate, item_version
 from rubriceval.store.team_models import TaskSpec, TeamError
-from rubriceval.testing.appeal_store import RUBRIC, build_appeal_store
+from tests.helpers.appeal_store import RUBRIC, build_appeal_store
 
 BENCHMARK = [5, 2, 4, 4, 3, 5, 1, 4]
 ZHANG = [5, 2, 4, 4, 3, 5, 1, 4]           # agrees with the benchmark on every item

@@ -13,7 +13,7 @@ import pytest
 from rubriceval import JudgeConfig, Sample, evaluate, plan_cost
 from rubriceval.batch.rounds import start_batch_run
 from rubriceval.judge.client import JudgeClient
-from rubriceval.run.backends import effective_config, make_judge
+from rubriceval.local.backends import effective_config, make_judge
 from rubriceval.store.runs import RunStore
 from rubriceval.testing.stub_batches import batch_endpoints
 from rubriceval.testing.stub_server import StubServer

@@ -42,7 +42,7 @@ def reply(request):
 
 def test_every_mode_runs_resumes_and_reports(monkeypatch, tmp_path):
     judge = ScriptedJudge(reply)
-    monkeypatch.setattr("rubriceval.run.backends.make_judge", lambda config, announce=True: judge)
+    monkeypatch.setattr("rubriceval.local.backends.make_judge", lambda config, announce=True: judge)
     partial = tmp_path / "b.partial.jsonl"
     rows = asyncio.run(bench.run_modes(JudgeConfig(model="scripted"), list(bench.MODES), partial=partial,
                                        progress=False))

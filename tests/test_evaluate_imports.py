@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("pandas", "rubriceval.standard_metrics.registry", "rubriceval.standard_metrics.catalog", "sqlglot", "sacrebleu",
-         "rubriceval.scorecard.stage")
+         "rubriceval.run.scorecard_stage")
 SCRIPT = """
 import json, sys
 from rubriceval.testing.stub_server import StubServer

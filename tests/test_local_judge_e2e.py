@@ -4,7 +4,7 @@ import asyncio
 import pytest
 
 from rubriceval import EmbedderConfig, JudgeConfig, load_rubric, read_dataset
-from rubriceval.run.backends import make_embedder, make_judge
+from rubriceval.local.backends import make_embedder, make_judge
 from rubriceval.scoring.rubric_scorer import score_rubric
 
 pytestmark = pytest.mark.local_model

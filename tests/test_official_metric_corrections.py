@@ -14,7 +14,7 @@ from rubriceval.core.verdict import Verdict
 from rubriceval.store.audit import AuditStore
 from rubriceval.store.audit_models import SAMPLE_LEVEL
 from rubriceval.data.sample import Sample
-from rubriceval.store.official import OfficialScores, official_scores
+from rubriceval.audit.official import OfficialScores, official_scores
 from rubriceval.store.runs import RunConfig, RunStore
 from rubriceval.standard_metrics.registry import score_sample
 

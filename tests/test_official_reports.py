@@ -11,11 +11,11 @@ from rubriceval.report.gate import evaluate_gate
 from rubriceval.report.official_figures import official_note
 from rubriceval.report.run_data import load_run
 from rubriceval.core.verdict import Verdict
-from rubriceval.store.appeals import Appeals
-from rubriceval.store.official import official_scores
+from rubriceval.audit.appeals import Appeals
+from rubriceval.audit.official import official_scores
 from rubriceval.store.runs import RunStore
-from rubriceval.store.team import TeamStore
-from rubriceval.testing.appeal_store import CHECK, RUBRIC, build_appeal_store
+from rubriceval.audit.team import TeamStore
+from tests.helpers.appeal_store import CHECK, RUBRIC, build_appeal_store
 
 
 def _override(team: TeamStore, run_id: str, sample: str, score: int) -> None:
@@ -132,7 +132,7 @@ def test_lowest_examples_are_ordered_by_official_score_and_say_who_decided(decid
 
 
 def test_segments_per_agent_read_official_scores(decided):
-    from rubriceval.segments.spec import parse_by
+    from rubriceval.data.segment_spec import parse_by
     from rubriceval.segments.table import segment_tables
 
     store, run_id = decided

@@ -12,7 +12,7 @@ from rubriceval.scoring.consensus import is_disagreement, majority_pass
 from rubriceval.scoring.panel import JudgePanel, PanelConfig, load_panel_config, score_with_panel
 from rubriceval.scoring.panel_votes import DETAILS_KEY, panel_votes
 from rubriceval.testing.scripted_judge import ScriptedJudge, judge_error
-from rubriceval.trust.agreement import fleiss_kappa, krippendorff_alpha
+from rubriceval.stats.agreement import fleiss_kappa, krippendorff_alpha
 from rubriceval.trust.panel_agreement import panel_agreement
 from tests.test_trust_audits import sample, tone_rubric
 

@@ -14,7 +14,7 @@ from rubriceval import (Evidence, Rubric, RunConfig, RunStore, Sample, TrustBar,
                         summarize, write_excel_report, write_html_report)
 from rubriceval.report.diagnosis import DiagnosisConfig, diagnose
 from rubriceval.report.i18n import detect_language
-from rubriceval.report.tables import text_table
+from rubriceval.common.tables import text_table
 from rubriceval.rubric.schema import JudgeItem, RequiredLink
 
 LINK = "https://oa.example.com/reimburse"
@@ -348,7 +348,7 @@ def test_markdown_summary_and_cjk_table(store: RunStore):
     assert "context_recall 偏低" in text and "s4, s6" in text
     table = text_table(["评分项", "mean"], [["情绪安抚", "3.50"], ["faithfulness", "0.76"]], right_align=(1,))
     lines = table.splitlines()
-    from rubriceval.report.tables import display_width
+    from rubriceval.common.tables import display_width
     assert len({display_width(line) for line in lines}) == 1                  # columns line up with CJK text
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 from openpyxl import load_workbook
 
 from rubriceval.cli import main
-from rubriceval.store.team import TeamStore
+from rubriceval.audit.team import TeamStore
 from rubriceval.store.team_models import TaskSpec
-from rubriceval.testing.team_store import build_team_store
+from tests.helpers.team_store import build_team_store
 
 
 def _report(store: Path, run: str, out: Path) -> tuple[str, str, list[str], list[tuple]]:

@@ -13,9 +13,9 @@ from rubriceval import evaluate
 from rubriceval.audit.plan import allocation, parse_plan
 from rubriceval.audit.plan_estimate import STATEMENT, plan_estimates
 from rubriceval.cli import main
-from rubriceval.store.team import TeamStore
+from rubriceval.audit.team import TeamStore
 from rubriceval.store.team_models import TaskSpec, TeamError
-from rubriceval.store.team_plan import plan_rows
+from rubriceval.audit.team_plan import plan_rows
 
 W46 = datetime(2026, 11, 9, 2, tzinfo=timezone.utc)
 # agent → (conversations in W46, in W47, share that apologise): a big good agent and a small bad one

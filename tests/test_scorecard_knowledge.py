@@ -21,7 +21,7 @@ from rubriceval.scorecard.loader import ScorecardError, load_scorecard, with_run
 from rubriceval.scorecard.plan import planned_questions
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.score import score_scorecard
-from rubriceval.scorecard.store import ScorecardStore
+from rubriceval.store.scorecards import ScorecardStore
 from rubriceval.store.runs import RunStore
 from rubriceval.testing.scripted_judge import ScriptedJudge, yes_no_reply
 

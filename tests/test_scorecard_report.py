@@ -10,12 +10,13 @@ import pytest
 from rubriceval.cli import main
 from rubriceval.data.sample import Sample
 from rubriceval.report.gate import evaluate_gate
-from rubriceval.scorecard.compare import compare_scorecards
-from rubriceval.scorecard.report import ScorecardReport
+from rubriceval.report.scorecard_compare import compare_scorecards
+from rubriceval.report.excel_book import ExcelBook
+from rubriceval.report.scorecards import ScorecardReport
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.score import score_scorecard
-from rubriceval.scorecard.store import ScorecardStore
-from rubriceval.scorecard.summary import run_scorecard_summaries
+from rubriceval.store.scorecards import ScorecardStore
+from rubriceval.report.scorecard_summary import run_scorecard_summaries
 from rubriceval.store.runs import RunConfig, RunStore
 
 CARD = {
@@ -82,14 +83,14 @@ def test_markdown_html_and_excel(store, tmp_path):
     md = report.markdown()
     assert "一票否决的对话" in md and "| secret | password |" in md
     assert "| 未说到账时效 | 服务 | -10 | 规则 | 1 | 2 | 50.0% | 3 | 0 | -10 |" in md
-    html = report.into_html("<html><body><p>report</p></body></html>")
-    assert html.index("<p>report</p>") < html.index("质检评分表") < html.index("</body>")
+    html = report.html()
+    assert html.startswith('<section class="scorecards">') and "质检评分表" in html
     assert "<script>alert(1)" not in html and "&lt;script&gt;" in html
     assert "<mark>索要密码 (一票否决)</mark>" in html
-    book = tmp_path / "r.xlsx"
-    openpyxl.Workbook().save(book)
-    report.add_sheets(book)
-    sheet = openpyxl.load_workbook(book)["scorecard qa"]
+    book = ExcelBook(tmp_path / "r.xlsx", "zh")           # streamed, as the report's workbook writes it
+    for name, rows in report.sheets(book.taken):
+        book.plain_sheet(name, rows)
+    sheet = openpyxl.load_workbook(book.close())["scorecard qa"]
     rows = list(sheet.iter_rows(values_only=True))
     header = next(i for i, r in enumerate(rows) if r[0] == "sample_id")
     body = {r[0]: dict(zip(rows[header], r)) for r in rows[header + 1:]}

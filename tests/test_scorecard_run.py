@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from rubriceval.cli import main
-from rubriceval.scorecard.store import ScorecardStore, scorecard_frame
+from rubriceval.store.scorecards import ScorecardStore, scorecard_frame
 from rubriceval.store.runs import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -106,8 +106,8 @@ def test_run_refuses_a_rubric_item_whose_rubric_is_not_in_the_run(config, tmp_pa
 
 
 def test_run_frame_and_usage_in_the_report(stub_server, config, tmp_path):
-    from rubriceval.scorecard.report import ScorecardReport
-    from rubriceval.scorecard.store import run_frame
+    from rubriceval.report.scorecards import ScorecardReport
+    from rubriceval.store.scorecards import run_frame
 
     store = str(tmp_path / "runs.sqlite")
     assert run(CONVERSATIONS, "--scorecards", SCORECARDS, "--config", config, "--store", store, "--quiet") == 0

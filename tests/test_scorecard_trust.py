@@ -10,11 +10,11 @@ from rubriceval.cli import main
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.data.sample import Sample
 from rubriceval.scorecard.arithmetic import scorecard_total
-from rubriceval.scorecard.report import ScorecardReport
-from rubriceval.scorecard.reviews import ReviewStore, item_trust, reviewed_outcomes
+from rubriceval.report.scorecards import ScorecardReport
+from rubriceval.audit.scorecard_reviews import ReviewStore, item_trust, reviewed_outcomes
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.score import score_scorecard
-from rubriceval.scorecard.store import ScorecardStore
+from rubriceval.store.scorecards import ScorecardStore
 from rubriceval.store.runs import RunConfig, RunStore
 from rubriceval.testing.scripted_judge import ScriptedJudge, yes_no_reply
 

@@ -179,7 +179,7 @@ def test_agreement_with_grades_picks_the_polarity_and_needs_enough_answers():
 
 
 def test_criteria_from_graded_samples_are_asked_of_every_sample_and_selected(stub_server, judge_config):
-    from rubriceval.run.backends import make_judge
+    from rubriceval.local.backends import make_judge
     from rubriceval.studio.selection import MIN_AGREEMENT, parse_grades, propose_questions, select_questions
 
     samples = {s.id: s for s in five_samples()}

@@ -15,7 +15,7 @@ import pytest  # noqa: E402
 from benchmarks.pipeline.team_screenshot import CHROMIUM_ARGS, open_adjudication_list, prepare  # noqa: E402
 from rubriceval.audit.passwords import read_auth_file  # noqa: E402
 from rubriceval.audit.sessions import TeamAuth  # noqa: E402
-from rubriceval.store.team import TeamStore  # noqa: E402
+from rubriceval.audit.team import TeamStore  # noqa: E402
 from tests.test_ui_browser import free_port  # noqa: E402
 from rubriceval.ui.team.app import launch_team  # noqa: E402
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from rubriceval import AuditStore
-from rubriceval.store.team import TeamStore
-from rubriceval.store.team_adjudication import adjudicate
+from rubriceval.audit.team import TeamStore
+from rubriceval.audit.team_adjudication import adjudicate
 from rubriceval.store.team_models import TaskSpec
-from rubriceval.testing.team_store import build_team_store
+from tests.helpers.team_store import build_team_store
 from rubriceval.trust.human_scores import agreement_for_rubric, audited_items
 
 

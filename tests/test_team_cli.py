@@ -9,8 +9,8 @@ import pytest
 
 from rubriceval.audit.passwords import read_auth_file, verify_password
 from rubriceval.cli import main
-from rubriceval.store.team import TeamStore
-from rubriceval.testing.team_store import build_team_store
+from rubriceval.audit.team import TeamStore
+from tests.helpers.team_store import build_team_store
 
 
 def test_users_tasks_and_errors(store_target: str | Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

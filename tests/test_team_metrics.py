@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from rubriceval.audit.metric_agreement import metric_agreement
-from rubriceval.store.team import TeamStore
-from rubriceval.store.team_metrics import judge_elements, metric_elements, metric_labels, save_metric_review
+from rubriceval.audit.team import TeamStore
+from rubriceval.audit.team_metrics import judge_elements, metric_elements, metric_labels, save_metric_review
 from rubriceval.store.team_models import TeamError
-from rubriceval.testing.team_store import build_team_store
+from tests.helpers.team_store import build_team_store
 
 
 @pytest.fixture()

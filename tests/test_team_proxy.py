@@ -10,8 +10,8 @@ import pytest
 from rubriceval.audit.passwords import read_auth_file, write_user
 from rubriceval.audit.sessions import (CLIENT_ADDRESS, FREE_FAILURES, LoginAddressMiddleware, TeamAuth,
                                        client_address, proxy_networks)
-from rubriceval.store.team import TeamStore
-from rubriceval.testing.team_store import build_team_store
+from rubriceval.audit.team import TeamStore
+from tests.helpers.team_store import build_team_store
 
 PROXY = proxy_networks(["10.0.0.5", "192.168.0.0/16"])
 

@@ -15,7 +15,7 @@ from rubriceval import RunStore, evaluate
 from rubriceval.cli import main
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.report.gate import evaluate_gate
-from rubriceval.segments.spec import parse_by
+from rubriceval.data.segment_spec import parse_by
 from rubriceval.stats.unpaired import mean_difference, wilson_interval
 from rubriceval.trend.series import compute_trend
 

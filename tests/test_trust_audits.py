@@ -13,7 +13,7 @@ import pytest
 from rubriceval import (AuditStore, DatasetError, Rubric, RubricEvalError, RunConfig, RunStore, Sample, TrustBar,
                         Verdict, agreement_report)
 from rubriceval.run.evaluate import scorer_rows
-from rubriceval.trust.agreement import krippendorff_alpha
+from rubriceval.stats.agreement import krippendorff_alpha
 from rubriceval.trust.human_scores import (
     agreement_for_rubric,
     audited_items,

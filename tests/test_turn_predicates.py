@@ -309,7 +309,7 @@ def test_questions_about_later_turns_reuse_the_embedded_judges_prefix_cache():
     """On the embedded judge, the second and later questions of one conversation process far fewer prompt tokens
     than they send: the transcript up to the earlier turn comes from llama.cpp's prefix cache."""
     from rubriceval.judge.config import JudgeConfig
-    from rubriceval.run.backends import make_judge
+    from rubriceval.local.backends import make_judge
     from rubriceval.scoring.turn_questions import QuestionAsker
 
     async def ask_all():

@@ -20,11 +20,11 @@ from gradio_client import Client  # noqa: E402
 from rubriceval.audit.passwords import read_auth_file, write_user  # noqa: E402
 from rubriceval.audit.sessions import TeamAuth  # noqa: E402
 from rubriceval.data.sample import Sample  # noqa: E402
-from rubriceval.scorecard.reviews import Review  # noqa: E402
+from rubriceval.audit.scorecard_reviews import Review  # noqa: E402
 from rubriceval.store.appeal_models import APPEAL_STATES, Appeal, AppealEvent  # noqa: E402
-from rubriceval.store.appeals import Appeals  # noqa: E402
-from rubriceval.store.team import TeamStore  # noqa: E402
-from rubriceval.testing.appeal_store import CHECK, RUBRIC, build_appeal_store  # noqa: E402
+from rubriceval.audit.appeals import Appeals  # noqa: E402
+from rubriceval.audit.team import TeamStore  # noqa: E402
+from tests.helpers.appeal_store import CHECK, RUBRIC, build_appeal_store  # noqa: E402
 from rubriceval.ui.common.scorecard_view import item_choices, verdict_html, verdicts_frame  # noqa: E402
 from rubriceval.ui.common.wording import Words, headers  # noqa: E402
 from rubriceval.ui.studio.actions import CANDIDATE_COLUMNS, CHECK_COLUMNS, RESULT_COLUMNS  # noqa: E402

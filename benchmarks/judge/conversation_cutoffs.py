@@ -63,7 +63,7 @@ async def ask_every_turn(config: JudgeConfig, question: str, samples: list[Sampl
                          progress: bool = True) -> list[TurnPoint]:
     """The judge's p(yes) to `question` about every labelled assistant turn, dialogue by dialogue in turn order (the
     prefix cache stays warm)."""
-    from rubriceval.run.backends import make_judge
+    from rubriceval.local.backends import make_judge
     from rubriceval.scoring.turn_questions import QuestionAsker
 
     judge = make_judge(config, announce=progress)

@@ -47,7 +47,7 @@ from rubriceval.rubric.loader import load_rubrics
 from rubriceval.rubric.schema import JudgeMode, Rubric
 from rubriceval.scoring.judge_mode import with_judge_mode
 from rubriceval.core.verdict import Usage, Verdict
-from rubriceval.trust.agreement import AgreementReport, agreement_report
+from rubriceval.stats.agreement import AgreementReport, agreement_report
 
 from benchmarks.judge.conversations_cli import DATA, MODES, RUBRIC_IDS, RUBRICS, SPLITS, add_args  # noqa: F401
 _TURN_CITED = re.compile(r"第\s*(\d+)\s*轮|\[(\d+)\]|turn\s+(\d+)", re.IGNORECASE)
@@ -170,7 +170,7 @@ async def run_modes(config: JudgeConfig, modes: list[JudgeMode], *, data: str | 
                     ) -> list[ConversationRow]:
     """Judge every dialogue of the split in each mode, one at a time (the embedded judge's prefix cache stays warm
     within a dialogue), appending each row to `partial` as it comes."""
-    from rubriceval.run.backends import make_judge
+    from rubriceval.local.backends import make_judge
     from rubriceval.run.runner import judge_rubric
 
     samples = interleaved(load_set(data, split, rubric_id))

@@ -28,7 +28,7 @@ from rubriceval.rubric.applies import applies
 from rubriceval.rubric.loader import load_rubrics
 from rubriceval.rubric.schema import FewShot, FittedWeights, JudgeMode, Rubric
 from rubriceval.scoring.judge_mode import with_judge_mode
-from rubriceval.trust.agreement import AgreementReport, agreement_report
+from rubriceval.stats.agreement import AgreementReport, agreement_report
 from benchmarks.judge.judge import judge_records, partial_path, verdict_p_yes, verdict_score_probs
 from benchmarks.judge.partial import PartialFile, partial_header
 from rubriceval.trust.fit_weights import cross_fitted_levels, fit_ordinal

@@ -24,14 +24,14 @@ import numpy as np
 from pydantic import BaseModel
 from scipy import stats
 
-from rubriceval.run.backends import make_judge
+from rubriceval.local.backends import make_judge
 from rubriceval.data.sample import Sample
 from rubriceval.common.errors import DatasetError
 from rubriceval.judge.config import JudgeConfig, load_judge_config
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.loader import load_rubric
 from rubriceval.rubric.schema import FewShot, JudgeMode, Rubric
-from rubriceval.trust.agreement import (
+from rubriceval.stats.agreement import (
     Estimate,
     agreement_report,
     binary_agreement_report,

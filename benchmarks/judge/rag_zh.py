@@ -195,7 +195,7 @@ def judge_config(kind: str, cache_path: Path) -> Iterator[JudgeConfig]:
 
 async def run(rows: list[dict], variants: list[str], cuts: list[str], metrics: list[str], config: JudgeConfig,
               rows_path: Path, progress: bool = True) -> list[Row]:
-    from rubriceval.run.backends import make_judge
+    from rubriceval.local.backends import make_judge
 
     judge = make_judge(config, announce=progress)
     done: list[Row] = []

@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field
 
 from rubriceval.rubric.schema import FewShot, JudgeMode
 from rubriceval.core.verdict import Usage
-from rubriceval.trust.agreement import (
+from rubriceval.stats.agreement import (
     AgreementReport,
     BinaryAgreementReport,
     Estimate,

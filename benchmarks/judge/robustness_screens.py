@@ -112,7 +112,7 @@ def perplexity_screen(benign_per_corpus: int | None = 12, rule=None, scorer=None
 def llm_screen(config, benign_per_corpus: int | None = 12) -> Screen:
     """The judge's yes/no screen, "does this text address the grader?" (one cached call per text)."""
     async def find(texts: dict[str, str]) -> tuple[dict[str, list[ManipulationFinding]], Usage]:
-        from rubriceval.run.backends import make_judge
+        from rubriceval.local.backends import make_judge
         from rubriceval.scoring.llm_screen import screen_texts
 
         judge = make_judge(config, announce=False)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from rubriceval.scoring.combine import round_half_up
 from rubriceval.scoring.score_probs import TIE_MARGIN
-from rubriceval.trust.agreement import agreement_report, binary_agreement_report
+from rubriceval.stats.agreement import agreement_report, binary_agreement_report
 
 THRESHOLD = 4          # the benchmark rubrics' threshold: score ≥ 4 = no hallucination
 

@@ -13,7 +13,7 @@ import json
 from rubriceval import load_rubric, read_dataset
 from rubriceval.judge.ask import JudgeRequest, Reading, ask
 from rubriceval.judge.config import JudgeConfig
-from rubriceval.run.backends import make_judge
+from rubriceval.local.backends import make_judge
 from rubriceval.scoring.checklist import ask_questions, fitted_level
 
 

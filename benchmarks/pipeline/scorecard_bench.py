@@ -37,7 +37,7 @@ def _labelled_subset(folder: Path) -> Path:
 
 def hand(run: str = RUN) -> int:
     from rubriceval.cli import main
-    from rubriceval.scorecard.store import ScorecardStore
+    from rubriceval.store.scorecards import ScorecardStore
     from rubriceval.store.runs import RunStore
 
     STORE.parent.mkdir(parents=True, exist_ok=True)

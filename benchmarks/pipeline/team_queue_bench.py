@@ -1,7 +1,7 @@
 """Time to open a team-audit queue of 100,000 verdicts on SQLite or PostgreSQL, server side, with and without
 filters.
 
-Builds a run of N/2 samples × 2 rubrics (rubriceval/testing/team_store.py: tags, intents, skewed judge scores), a
+Builds a run of N/2 samples × 2 rubrics (tests/helpers/team_store.py: tags, intents, skewed judge scores), a
 task holding every verdict (overlap 1, one expert: a queue of N items), then times what the app does when a queue is
 opened (ui/team/actions: the task, one page of 25 rows with the total count, the expert's progress, the first item),
 the lead's adjudication queue, and the single-expert audit app's queue over the same N verdicts (count + first page
@@ -11,7 +11,7 @@ the lead's adjudication queue, and the single-expert audit app's queue over the 
     nice -n 10 .venv/bin/python benchmarks/pipeline/team_queue_bench.py --n 100000 --store postgresql://user@host:5432/empty_db
     nice -n 10 .venv/bin/python benchmarks/pipeline/team_queue_bench.py --n 100000 --postgres           # a throw-away server
 
---postgres starts a PostgreSQL server from Debian's binaries on 127.0.0.1 (rubriceval/testing/postgres_server.py, as
+--postgres starts a PostgreSQL server from Debian's binaries on 127.0.0.1 (tests/helpers/postgres_server.py, as
 the tests do: fsync off, so build times are not a production server's; read times are what is measured).
 """
 from __future__ import annotations
@@ -26,10 +26,10 @@ from pathlib import Path
 from rubriceval.audit.sessions import Member
 from rubriceval.store.audit_models import QueueFilter as AuditFilter
 from rubriceval.store.location import display_location
-from rubriceval.store.team import TeamStore
-from rubriceval.store.team_adjudication import adjudication_queue
+from rubriceval.audit.team import TeamStore
+from rubriceval.audit.team_adjudication import adjudication_queue
 from rubriceval.store.team_models import TaskSpec
-from rubriceval.testing.team_store import build_team_store
+from tests.helpers.team_store import build_team_store
 from rubriceval.ui.team import actions as act
 
 
@@ -53,7 +53,7 @@ def main() -> None:
     root = Path(args.dir or tempfile.mkdtemp(prefix="team-bench-"))
     server = None
     if args.postgres:
-        from rubriceval.testing.postgres_server import PostgresServer
+        from tests.helpers.postgres_server import PostgresServer
 
         server = PostgresServer.start(Path(tempfile.mkdtemp(prefix="team-bench-pg-")))
         args.store = server.create_database("bench")

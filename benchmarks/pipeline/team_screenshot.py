@@ -1,6 +1,6 @@
 """A screenshot of the team app's adjudication view as a lead sees it (issue 18), regenerated from scratch.
 
-Builds a run store (rubriceval/testing/team_store.py), a blind task of six 情绪安抚 (soothing) items for two experts, and has the
+Builds a run store (tests/helpers/team_store.py), a blind task of six 情绪安抚 (soothing) items for two experts, and has the
 experts review through the app's own actions (ui/team/actions.py: open their queue, open an item, save a score with
 failure tags and a note, or mark it unsure), so that the lead's list holds one item of each kind: two scores ≥ 2
 apart, a pass/fail split (3 vs 4 at threshold 4) and an "unsure" with its note — plus agreed items that stay off it.
@@ -28,9 +28,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from rubriceval.audit.passwords import read_auth_file, write_user  # noqa: E402
 from rubriceval.audit.sessions import Member, TeamAuth  # noqa: E402
-from rubriceval.store.team import TeamStore  # noqa: E402
+from rubriceval.audit.team import TeamStore  # noqa: E402
 from rubriceval.store.team_models import TaskSpec  # noqa: E402
-from rubriceval.testing.team_store import build_team_store  # noqa: E402
+from tests.helpers.team_store import build_team_store  # noqa: E402
 from rubriceval.ui.team import actions as act  # noqa: E402
 from rubriceval.ui.team.app import launch_team  # noqa: E402
 
@@ -139,7 +139,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="team-shot-") as tmp:
         if args.postgres:
-            from rubriceval.testing.postgres_server import PostgresServer
+            from tests.helpers.postgres_server import PostgresServer
 
             # Its own folder in /tmp: as root the server runs as `postgres`, who cannot enter this 0700 one.
             with tempfile.TemporaryDirectory(prefix="team-shot-pg-") as folder, \

@@ -11,9 +11,9 @@ from collections import defaultdict
 
 from pydantic import BaseModel, Field
 
-from rubriceval.store.team import TeamStore
-from rubriceval.store.team_metrics import judge_elements, metric_kind, metric_labels
-from rubriceval.trust.agreement import BinaryAgreementReport, binary_agreement_report
+from rubriceval.audit.team import TeamStore
+from rubriceval.audit.team_metrics import judge_elements, metric_kind, metric_labels
+from rubriceval.stats.agreement import BinaryAgreementReport, binary_agreement_report
 from rubriceval.standard_metrics.formulas import average_precision
 
 

@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from rubriceval.segments.spec import TimeSettings, parse_field
-from rubriceval.segments.values import SampleKeys, field_values
+from rubriceval.data.segment_spec import TimeSettings, parse_field
+from rubriceval.data.segment_values import SampleKeys, field_values
 from rubriceval.store.team_models import Candidate, TeamError
 
 RiskKind = Literal["fatal", "low_confidence", "disagreement"]

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from rubriceval.store.team_plan import plan_rows
+from rubriceval.audit.team_plan import plan_rows
 from rubriceval.store.team_models import TeamError
 
 STATEMENT = ("Estimates use the random part only, each item weighted by N_h/n_h (its stratum's verdicts over those "
@@ -107,7 +107,7 @@ def plan_estimates(team: Any, task: str) -> list[PlanEstimate]:
 
 
 def format_estimates(estimates: Sequence[PlanEstimate]) -> str:
-    from rubriceval.report.tables import text_table
+    from rubriceval.common.tables import text_table
 
     def pct(rate: Rate) -> str:
         if rate.weighted is None:

@@ -24,9 +24,9 @@ from typing import Any, Callable
 from pydantic import BaseModel
 
 from rubriceval.audit.passwords import AuthEntry, burn_time, verify_password
-from rubriceval.store.team import TeamStore
+from rubriceval.audit.team import TeamStore
 from rubriceval.store.team_models import LEAD_ROLES, Role, TeamError
-from rubriceval.store.team_sessions import (clear_failures, end_sessions, failures, locked_until, session_expires,
+from rubriceval.audit.team_sessions import (clear_failures, end_sessions, failures, locked_until, session_expires,
                                             set_failures, start_session)
 
 CLIENT_ADDRESS: ContextVar[str] = ContextVar("rubriceval_client_address", default="")

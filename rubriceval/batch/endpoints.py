@@ -40,7 +40,7 @@ class RunJudges:
     endpoints. `panel`: a `rubriceval.scoring.panel.PanelConfig`, or None."""
 
     def __init__(self, config: JudgeConfig, panel: Any = None, *, needs_run_judge: bool = True):
-        from rubriceval.run.backends import effective_config
+        from rubriceval.local.backends import effective_config
 
         self.panel = panel
         self.min_scored = panel.required if panel is not None else None
@@ -102,7 +102,7 @@ def judges_of_run(config: JudgeConfig, stored_panel: dict, metrics: list[str], p
         from rubriceval.scoring.panel import PanelConfig
 
         panel = PanelConfig.from_public(stored_panel, api_key=config.api_key)
-    from rubriceval.scorecard.stage import needs_judge
+    from rubriceval.run.scorecard_stage import needs_judge
 
     return RunJudges(config, panel, needs_run_judge=bool(metrics) or needs_judge(list(scorecards)))
 

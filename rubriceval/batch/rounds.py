@@ -119,7 +119,7 @@ class BatchRun:
 
     def online_judges(self, only: list[str] | None = None) -> dict[str, JudgeClient]:
         """Online clients for `batch collect --finish-online`: every judge's, or only those named (panel judges)."""
-        from rubriceval.run.backends import make_judge
+        from rubriceval.local.backends import make_judge
 
         unknown = [name for name in only or [] if name not in self.judges.configs]
         if unknown:
@@ -225,7 +225,7 @@ class BatchRun:
 
     def judgments_done(self) -> int:
         """Verdicts stored: the rubrics' and metrics', and the scorecards' (a table of their own)."""
-        from rubriceval.scorecard.store import ScorecardStore
+        from rubriceval.store.scorecards import ScorecardStore
 
         done = self.runs.run_info(self.run_id).n_verdicts
         return done + (ScorecardStore(self.runs).count(self.run_id) if self.scorecards else 0)
@@ -354,7 +354,7 @@ def start_batch_run(samples: list[Sample], rubrics: list[Rubric], metrics: list[
     scorecards: `Scorecard`s scored after the rubrics (their questions asked by the run's judge, in the same
     rounds), stored with the run as an online run stores them."""
     from rubriceval.run.evaluate import start_run
-    from rubriceval.scorecard.stage import check_rubric_references, needs_judge, prepare_scorecards
+    from rubriceval.run.scorecard_stage import check_rubric_references, needs_judge, prepare_scorecards
 
     check_rubric_references(list(scorecards or []), [r.id for r in rubrics])
     if not offline:          # refused before the run is created

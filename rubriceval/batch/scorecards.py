@@ -17,8 +17,8 @@ from rubriceval.rubric.applies import applies
 from rubriceval.scorecard.applicability import card_applies
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.score import score_scorecard
-from rubriceval.scorecard.stage import referenced_rubrics, rubric_verdicts_of
-from rubriceval.scorecard.store import ScorecardStore
+from rubriceval.run.scorecard_stage import referenced_rubrics, rubric_verdicts_of
+from rubriceval.store.scorecards import ScorecardStore
 from rubriceval.scorecard.verdict import ScorecardVerdict
 from rubriceval.core.verdict import Verdict
 

@@ -62,10 +62,10 @@ def _fmt(value: float | None) -> str:
 
 
 def cmd_list(args) -> int:
-    from rubriceval.report.tables import text_table
-    from rubriceval.store.appeals import Appeals
+    from rubriceval.common.tables import text_table
+    from rubriceval.audit.appeals import Appeals
     from rubriceval.store.audit_models import iso_time
-    from rubriceval.store.team import TeamStore
+    from rubriceval.audit.team import TeamStore
 
     with TeamStore(args.store) as team:
         appeals = Appeals(team)
@@ -83,7 +83,7 @@ def cmd_list(args) -> int:
 
 def _deadline(deadline, now: float) -> str:
     """'2026-12-09 01:37 UTC (6 days left, task W49)': when, how long is left, and whose deadline it is."""
-    from rubriceval.store.appeal_deadlines import days_left_text
+    from rubriceval.audit.appeal_deadlines import days_left_text
     from rubriceval.store.audit_models import iso_time
 
     whose = f"task {deadline.task}" if deadline.task else "run"
@@ -91,9 +91,9 @@ def _deadline(deadline, now: float) -> str:
 
 
 def cmd_show(args) -> int:
-    from rubriceval.store.appeals import Appeals
+    from rubriceval.audit.appeals import Appeals
     from rubriceval.store.audit_models import iso_time
-    from rubriceval.store.team import TeamStore
+    from rubriceval.audit.team import TeamStore
 
     with TeamStore(args.store) as team:
         appeals = Appeals(team)
@@ -109,8 +109,8 @@ def cmd_show(args) -> int:
 
 
 def cmd_decide(args) -> int:
-    from rubriceval.store.appeals import Appeals
-    from rubriceval.store.team import TeamStore
+    from rubriceval.audit.appeals import Appeals
+    from rubriceval.audit.team import TeamStore
 
     with TeamStore(args.store) as team:
         appeals = Appeals(team)
@@ -129,9 +129,9 @@ def cmd_decide(args) -> int:
 
 
 def cmd_window(args) -> int:
-    from rubriceval.store.appeals import Appeals
+    from rubriceval.audit.appeals import Appeals
     from rubriceval.store.audit_models import iso_time
-    from rubriceval.store.team import TeamStore
+    from rubriceval.audit.team import TeamStore
 
     if bool(args.run) == bool(args.task):
         raise RubricEvalError("give a run or --task (not both)", field="task")
@@ -151,7 +151,7 @@ def cmd_window(args) -> int:
 
 
 def format_appeal_stats(rows) -> str:
-    from rubriceval.report.tables import text_table
+    from rubriceval.common.tables import text_table
 
     def pct(value: float | None) -> str:
         return "—" if value is None else f"{value:.0%}"
@@ -165,7 +165,7 @@ def format_appeal_stats(rows) -> str:
 
 
 def cmd_stats(args) -> int:
-    from rubriceval.store.appeal_stats import appeal_stats
+    from rubriceval.audit.appeal_stats import appeal_stats
     from rubriceval.store.runs import RunStore
 
     store = RunStore(args.store)
@@ -175,7 +175,7 @@ def cmd_stats(args) -> int:
 
 def cmd_trust(args) -> int:
     from rubriceval.i18n import render
-    from rubriceval.store.appeal_stats import appeal_stats
+    from rubriceval.audit.appeal_stats import appeal_stats
     from rubriceval.store.runs import RunStore, rubrics_from_run
     from rubriceval.trust.release_gate import agreement_lines
 

@@ -197,13 +197,13 @@ def _scorecard_line(store, batch_run) -> None:
         from types import SimpleNamespace
 
         from rubriceval.cli.scorecard_run import print_scorecard_line
-        from rubriceval.scorecard.stage import stored_totals
+        from rubriceval.run.scorecard_stage import stored_totals
 
         print_scorecard_line(SimpleNamespace(scorecards=stored_totals(store, batch_run.run_id).as_dict()), stored=True)
 
 
 async def _collect_once(args, batch_run, source):
-    from rubriceval.run.backends import make_embedder
+    from rubriceval.local.backends import make_embedder
     from rubriceval.standard_metrics.registry import needs_embedder
 
     only = args.finish_online_judge or None
@@ -227,7 +227,7 @@ def _summary(store, run_id: str, report) -> None:
     """The run's summary, as `rubriceval run` prints it (scorecards on their own line); the counts come from SQL (no
     verdict is loaded)."""
     from rubriceval.cli.run_summary import print_run_summary
-    from rubriceval.run.totals import RunTotals
+    from rubriceval.core.totals import RunTotals
     from rubriceval.store.batches import BatchStore
 
     units, saved = report.units_total - report.scorecard_units, report.saved - report.scorecards_saved

@@ -68,7 +68,7 @@ def cmd_collect(args) -> int:
 def cmd_generate(args) -> int:
     import asyncio
 
-    from rubriceval.run.backends import make_judge
+    from rubriceval.local.backends import make_judge
     from rubriceval.generate import generate
 
     async def go():

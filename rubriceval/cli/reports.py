@@ -8,7 +8,7 @@ from rubriceval.cli.options import add_store_arg
 
 
 def add_segment_args(p: argparse.ArgumentParser, *, by: bool = True) -> None:
-    """--by and the time zones of its buckets (rubriceval/segments/spec.py)."""
+    """--by and the time zones of its buckets (rubriceval/data/segment_spec.py)."""
     if by:
         p.add_argument("--by", help="segments: metadata fields, tag, intent or day/week/month[:timestamp field]; "
                        "',' separates tables, '+' crosses fields (e.g. agent_id,skill_group,agent_id+week)")
@@ -18,7 +18,7 @@ def add_segment_args(p: argparse.ArgumentParser, *, by: bool = True) -> None:
 
 
 def segment_settings(args):
-    from rubriceval.segments.spec import TimeSettings
+    from rubriceval.data.segment_spec import TimeSettings
 
     return TimeSettings(zone=args.tz, naive_zone=args.naive_tz)
 
@@ -67,54 +67,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_report(args) -> int:
-    from rubriceval.i18n import check_lang
-    from rubriceval.report.run_data import load_run
-    from rubriceval.report.excel import write_workbook
-    from rubriceval.report.failure_tags import run_failure_tags
-    from rubriceval.report.html import render_html_report
-    from rubriceval.report.markdown import render_markdown
-    from rubriceval.store.runs import RunStore, rubrics_from_run
-    from rubriceval.trust.release_gate import agreement_lines
+    from rubriceval.report.compose import RunReport
+    from rubriceval.store.runs import RunStore
 
-    store = RunStore(args.store)
-    run_id = store.resolve(args.run)
-    out = Path(args.out or "out/reports")
-    out.mkdir(parents=True, exist_ok=True)
-    info = store.run_info(run_id)
-    name = info.name
-    # Judge–expert agreement of each rubric version (audits, imported labels, calibration), for this judge model.
-    rubrics, _ = rubrics_from_run(store, run_id)
-    agreement = agreement_lines(store.path, rubrics, judge_model=str(info.config.judge.get("model") or "") or None)
-    # The run is read once (summary in SQL, rows in chunks) for all three outputs.
-    data = load_run(store, run_id, machine_only=args.machine_only)
-    findings = data.findings()
-    tags = run_failure_tags(store.path, run_id)          # experts' failure tags from team audits, if any
-    segments = []
-    if args.by:                                          # per-segment tables, read from the store a span at a time
-        from rubriceval.segments.spec import parse_by
-        from rubriceval.segments.table import segment_tables
-
-        segments = segment_tables(store, run_id, parse_by(args.by), segment_settings(args),
-                                  machine_only=args.machine_only)
-    html = out / f"{name}.html"
-    html.write_text(render_html_report(data, lang=args.lang, findings=findings, agreement=agreement,
-                                       failure_tags=tags, segments=segments), encoding="utf-8")
-    xlsx = write_workbook(data, out / f"{name}.xlsx", lang=check_lang(args.lang), findings=findings,
-                          failure_tags=tags, segments=segments)
-    md = render_markdown(data, lang=args.lang, findings=findings, agreement=agreement, failure_tags=tags,
-                         segments=segments)
-    from rubriceval.scorecard.report import ScorecardReport      # the run's scorecards, if any (issue 25)
-
-    cards = ScorecardReport(store, run_id, check_lang(args.lang), machine_only=args.machine_only)
-    if cards:
-        html.write_text(cards.into_html(html.read_text(encoding="utf-8")), encoding="utf-8")
-        cards.add_sheets(xlsx)
-        md += "\n" + cards.markdown()
-    (out / f"{name}.md").write_text(md, encoding="utf-8")
-    print(md)
-    print(f"HTML report: {html.resolve()}")
-    print(f"Excel workbook: {xlsx.resolve()}")
-    print(f"Markdown summary: {(out / f'{name}.md').resolve()}")
+    # The run is read once (summary in SQL, rows in chunks) for all three outputs, by the composer the public
+    # writers use too (report/compose.py): same sections, same order, whichever way a report is asked for.
+    report = RunReport.read(RunStore(args.store), args.run, lang=args.lang, machine_only=args.machine_only,
+                            by=args.by, time=segment_settings(args) if args.by else None)
+    files = report.write(args.out or "out/reports")
+    print(files.markdown_text)
+    print(f"HTML report: {files.html.resolve()}")
+    print(f"Excel workbook: {files.excel.resolve()}")
+    print(f"Markdown summary: {files.markdown.resolve()}")
     return 0
 
 
@@ -126,7 +90,7 @@ def cmd_compare(args) -> int:
     comparison = compare_runs(store, args.run_a, args.run_b, n_boot=args.n_boot, seed=args.seed, lang=args.lang,
                               machine_only=args.machine_only)
     print(format_comparison(comparison, lang=args.lang))
-    from rubriceval.scorecard.compare import compare_scorecards, format_scorecard_deltas     # issue 25
+    from rubriceval.report.scorecard_compare import compare_scorecards, format_scorecard_deltas     # issue 25
 
     scorecards = compare_scorecards(store, args.run_a, args.run_b, n_boot=args.n_boot, seed=args.seed,
                                     machine_only=args.machine_only)

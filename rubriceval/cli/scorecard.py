@@ -128,8 +128,8 @@ def _card_id(cards, wanted: str | None) -> str:
 
 def cmd_review(args) -> int:
     from rubriceval.common.errors import RubricEvalError
-    from rubriceval.scorecard.reviews import ReviewStore, check_decision
-    from rubriceval.scorecard.store import ScorecardStore
+    from rubriceval.audit.scorecard_reviews import ReviewStore, check_decision
+    from rubriceval.store.scorecards import ScorecardStore
     from rubriceval.store.runs import RunStore
 
     runs = RunStore(args.store)
@@ -171,7 +171,7 @@ def cmd_review(args) -> int:
 
 
 def cmd_trust(args) -> int:
-    from rubriceval.scorecard.summary import run_scorecard_summaries
+    from rubriceval.report.scorecard_summary import run_scorecard_summaries
     from rubriceval.store.runs import RunStore
 
     for s in run_scorecard_summaries(RunStore(args.store), args.run):

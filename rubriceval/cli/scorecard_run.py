@@ -19,14 +19,14 @@ def scorecards_for_run(args: argparse.Namespace, store, rubrics, judge_config) -
     """The scorecards of this `run`: from --scorecards (a new run), or those a resumed run started with. With
     --batch their questions join the Batch API's rounds (rubriceval/batch/scorecards.py)."""
     if getattr(args, "resume", None):
-        from rubriceval.scorecard.store import ScorecardStore
+        from rubriceval.store.scorecards import ScorecardStore
 
         return ScorecardStore(store).cards(args.resume)
     if not getattr(args, "scorecards", None):
         return []
     from rubriceval.scorecard.loader import with_run_knowledge
     from rubriceval.store.stored_sources import load_scorecards
-    from rubriceval.scorecard.stage import check_rubric_references
+    from rubriceval.run.scorecard_stage import check_rubric_references
 
     only = args.only_scorecards.split(",") if args.only_scorecards else None
     cards = load_scorecards(args.scorecards, only=only, store=args.store)

@@ -100,7 +100,7 @@ def cmd_user_list(args) -> int:
 def cmd_task_create(args) -> int:
     from pydantic import ValidationError
 
-    from rubriceval.store.team import TeamStore
+    from rubriceval.audit.team import TeamStore
     from rubriceval.store.team_models import TaskSpec
 
     plan = None
@@ -127,7 +127,7 @@ def cmd_task_create(args) -> int:
     if info.appeal_days is not None:
         print(f"  appeals on its samples' verdicts close {info.appeal_days:g} day(s) after the task was created")
     if plan is not None:
-        from rubriceval.store.team_plan import plan_rows
+        from rubriceval.audit.team_plan import plan_rows
 
         with TeamStore(args.store) as team:
             rows = plan_rows(team, info.task_id).values()
@@ -140,7 +140,7 @@ def cmd_task_create(args) -> int:
 
 def cmd_task_estimate(args) -> int:
     from rubriceval.audit.plan_estimate import format_estimates, plan_estimates
-    from rubriceval.store.team import TeamStore
+    from rubriceval.audit.team import TeamStore
 
     with TeamStore(args.store) as team:
         print(format_estimates(plan_estimates(team, args.task)), end="")
@@ -148,7 +148,7 @@ def cmd_task_estimate(args) -> int:
 
 
 def cmd_task_list(args) -> int:
-    from rubriceval.store.team import TeamStore
+    from rubriceval.audit.team import TeamStore
 
     with TeamStore(args.store) as team:
         for info in team.tasks():
@@ -168,7 +168,7 @@ def cmd_task_tags(args) -> int:
 
 def cmd_metric_agreement(args) -> int:
     from rubriceval.audit.metric_agreement import metric_agreement
-    from rubriceval.store.team import TeamStore
+    from rubriceval.audit.team import TeamStore
 
     with TeamStore(args.store) as team:
         print(metric_agreement(team, args.run, args.metric).summary())

@@ -29,9 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_trend(args) -> int:
-    from rubriceval.segments.spec import SegmentError, parse_by
+    from rubriceval.data.segment_spec import SegmentError, parse_by
     from rubriceval.store.runs import RunStore
-    from rubriceval.trend.render import format_trend, render_trend_html, write_trend_workbook
+    from rubriceval.report.trend_views import format_trend, render_trend_html, write_trend_workbook
     from rubriceval.trend.series import compute_trend
 
     groupings = parse_by(args.by)

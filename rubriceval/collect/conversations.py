@@ -158,7 +158,7 @@ async def collect_conversations_with_judge(judge_config: Any, script_path: str |
     simulated users, so a scripted collection starts no judge — and closed afterwards. For the CLI."""
     if not any(s.simulated_user for s in load_scripts(script_path)):
         return await collect_conversations(script_path, target, out_path, **options)
-    from rubriceval.run.backends import make_judge   # the embedded judge is only started when a user is simulated
+    from rubriceval.local.backends import make_judge   # the embedded judge is only started when a user is simulated
 
     judge = make_judge(judge_config)
     try:

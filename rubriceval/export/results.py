@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from rubriceval.data import metadata as meta
 from rubriceval.data.sample import Sample
 from rubriceval.core.verdict import Verdict
-from rubriceval.store.official import OfficialScores, with_decision
+from rubriceval.audit.official import OfficialScores, with_decision
 from rubriceval.store.runs import RunInfo, RunStore
 from rubriceval.store.turn_audit import turn_scores
 

@@ -96,7 +96,7 @@ class JudgeClient:
         self.config = config
         url = base_url or config.base_url
         if url is None:
-            raise ValueError("JudgeClient needs a base_url; use rubriceval.run.backends.make_judge(), which starts the embedded judge")
+            raise ValueError("JudgeClient needs a base_url; use rubriceval.local.backends.make_judge(), which starts the embedded judge")
         # One connection state, shared by shallow copies of this client (self-consistency's sampling variants).
         self._conn = _Connection(start_server=url if callable(url) else None,
                                  client=None if callable(url) else self._make_client(url),

@@ -22,7 +22,7 @@ def _unscored(p: PairStats) -> str:
 
 
 def format_pairwise(summary: PairwiseSummary, lang: Lang = "zh") -> str:
-    from rubriceval.report.tables import text_table
+    from rubriceval.common.tables import text_table
 
     headers = [t("scorer", lang), t("pairwise_pair", lang), t("pairwise_n", lang), t("pairwise_wins_b", lang),
                t("pairwise_ties", lang), t("pairwise_wins_a", lang), f"{t('pairwise_win_rate', lang)} "

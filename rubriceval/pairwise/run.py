@@ -30,7 +30,7 @@ from rubriceval.pairwise.models import PairwiseVerdict, Version
 from rubriceval.pairwise.store import PairwiseConfig, PairwiseStore
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.schema import JudgeItem, Rubric
-from rubriceval.run.totals import RunTotals
+from rubriceval.core.totals import RunTotals
 from rubriceval.store.runs import RunStore
 
 
@@ -159,7 +159,7 @@ async def run_pairwise(sources: list[str], rubrics: list[Rubric] | None, *, stor
                        judge: Any = None) -> tuple[str, RunTotals]:
     """Create (or resume) a comparison and judge it; `judge` replaces the client built from `judge_config`
     (tests). Without `rubrics`, the rubrics of the first version that is a run are used."""
-    from rubriceval.run.backends import make_judge, public_judge_config
+    from rubriceval.local.backends import make_judge, public_judge_config
     from rubriceval.store.runs import rubrics_from_run
 
     store = PairwiseStore(store_path)

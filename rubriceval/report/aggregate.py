@@ -11,7 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rubriceval.data.sample import Sample
-from rubriceval.report.summary_models import (RUBRIC_LEVELS, GroupStats, ScorerSummary, Stats, Summary,
+from rubriceval.stats.describe import Stats, _finite, describe  # noqa: F401  (describe is read through here too)
+from rubriceval.report.summary_models import (RUBRIC_LEVELS, GroupStats, ScorerSummary, Summary,
                                               UnscoredGroup)
 from rubriceval.safety.manipulation_policy import count_by_defence, is_flagged
 from rubriceval.trust.panel_agreement import panel_agreement
@@ -23,33 +24,6 @@ MAX_EXAMPLE_REASONS = 3
 
 
 # -------------------------------------------------------------------------------------------------------------------
-
-def describe(scores: Sequence[float], threshold: float | None) -> Stats:
-    """mean / median / std / pass rate of scored values; undefined statistics are None with a note."""
-    stats = Stats(n_scored=len(scores))
-    if not scores:
-        stats.notes.append("no scored rows: mean, median and pass rate are undefined")
-        return stats
-    stats.mean = _finite(statistics.fmean(scores))
-    stats.median = _finite(statistics.median(scores))
-    stats.min, stats.max = min(scores), max(scores)
-    if len(scores) >= 2:
-        stats.std = _finite(statistics.stdev(scores))
-    else:
-        stats.notes.append("std needs at least two scored rows")
-    if threshold is None:
-        stats.notes.append("no threshold: pass rate is undefined")
-    else:
-        stats.n_passed = sum(1 for s in scores if s >= threshold)
-        stats.pass_rate = stats.n_passed / len(scores)
-    return stats
-
-
-def _finite(value: float) -> float:
-    # Inputs are validated finite scores, so this only guards arithmetic surprises (e.g. overflow).
-    if not math.isfinite(value):
-        raise ValueError(f"non-finite aggregate {value}")
-    return value
 
 
 def _unscored_groups(rows: Iterable[tuple[str | None, str, str | None]]) -> list[UnscoredGroup]:

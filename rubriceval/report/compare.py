@@ -64,7 +64,7 @@ def _human_mark(decided: Sequence[str], lang: Lang) -> str:
 
 def format_comparison(comparison: Comparison, lang: str | None = None, max_samples: int = 5) -> str:
     """The comparison as terminal text: the delta table, then worse samples, new unscored rows and the seesaw."""
-    from rubriceval.report.tables import text_table
+    from rubriceval.common.tables import text_table
 
     lang = check_lang(lang) or comparison.language
     headers = [t("scorer", lang), f"{t('baseline', lang)}", f"{t('candidate', lang)}", t("delta", lang),

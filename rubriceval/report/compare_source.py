@@ -21,7 +21,7 @@ from rubriceval.core.verdict import Verdict
 
 if TYPE_CHECKING:
     from rubriceval.report.run_data import RunData
-    from rubriceval.store.official import OfficialScores
+    from rubriceval.audit.official import OfficialScores
     from rubriceval.report.compare_models import Comparison
 
 LISTED = 500     # rows listed per scorer (worse, new unscored) and seesaw samples; the totals count them all

@@ -76,7 +76,7 @@ def _cell_text(cell: Any, lang: Lang) -> str:
 def markdown_lines(data: RunData, lang: Lang, limit: int = MARKDOWN_ROWS) -> list[str]:
     """The Markdown summary's conversation part: failures by turn position per rubric, then the conversations
     that fail somewhere (first failing turn first), at most `limit` of them; [] for a run without conversations."""
-    from rubriceval.report.tables import markdown_table
+    from rubriceval.common.tables import markdown_table
 
     report = run_conversations(data)
     if report.empty:

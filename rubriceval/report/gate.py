@@ -173,11 +173,11 @@ def evaluate_gate(store: Any, run: str, config: GateConfig | Sequence[str], *, b
             info = store.run_info(run)
             result = GateResult(run=info.name, run_id=info.run_id, checks=[])
         if segmented:
-            from rubriceval.segments.gate import evaluate_segment_checks
+            from rubriceval.report.gate_segments import evaluate_segment_checks
 
             result.checks += evaluate_segment_checks(store, result.run_id, segmented, config, machine_only=machine_only)
         if trend:
-            from rubriceval.trend.gate import evaluate_trend_checks
+            from rubriceval.report.gate_trend import evaluate_trend_checks
 
             result.checks += evaluate_trend_checks(store, result.run_id, trend, config, machine_only=machine_only)
     return result  # type: ignore[return-value]
@@ -185,9 +185,9 @@ def evaluate_gate(store: Any, run: str, config: GateConfig | Sequence[str], *, b
 
 def _scorecard_checks(store: Any, run_id: str, checks: Sequence[GateCheck], machine_only: bool = False
                       ) -> list[CheckResult]:
-    """Checks on the run's scorecard totals (rubriceval/scorecard/gate.py)."""
-    from rubriceval.scorecard.gate import scorecard_figure
-    from rubriceval.scorecard.summary import run_scorecard_summaries
+    """Checks on the run's scorecard totals (rubriceval/report/gate_scorecard.py)."""
+    from rubriceval.report.gate_scorecard import scorecard_figure
+    from rubriceval.report.scorecard_summary import run_scorecard_summaries
 
     summaries = run_scorecard_summaries(store, run_id, machine_only=machine_only)
     results = []
@@ -235,7 +235,7 @@ def write_junit_xml(result: GateResult, path: str | Path) -> Path:
 
 
 def format_gate_result(result: GateResult, lang: Lang = "en") -> str:
-    from rubriceval.report.tables import text_table
+    from rubriceval.common.tables import text_table
 
     rows = [[("✓ " if c.passed else "✗ ") + c.name, c.reason] for c in result.checks]   # the reason holds the value
     head = f"{t('gate', lang)} · {result.run}" + (f" vs {result.baseline}" if result.baseline else "")

@@ -14,7 +14,7 @@ Check syntax (one string each; full-width ≥ ≤ ： are accepted):
                                     rate against the baseline version; stats: win_rate (default), win_rate_low (its
                                     95% CI lower bound), loss_rate, tie_rate, unscored_rate, n_scored
     <check> by <fields>             the check in every segment (`report --by` syntax: "qa mean>=4 by agent_id"):
-                                    fails naming the segments that fail (rubriceval/segments/gate.py)
+                                    fails naming the segments that fail (rubriceval/report/gate_segments.py)
     trend:<scorer> [mean|pass_rate] drop<=0.3   the latest period's fall against the previous period (runs in
                                     period order, or time buckets with "by week"): rubriceval/trend/
 Values may be percentages ("90%").
@@ -60,7 +60,7 @@ class GateCheck(BaseModel):
     value: float
     name: str = ""                   # how the check is shown; defaults to its text
     source: Literal["run", "pairwise", "trend", "scorecard"] = "run"   # pairwise: a stored pairwise comparison;
-    # trend: periods; scorecard: a run's scorecard totals (rubriceval/scorecard/gate.py)
+    # trend: periods; scorecard: a run's scorecard totals (rubriceval/report/gate_scorecard.py)
     by: str | None = None            # checked in every segment of these groupings (`--by` syntax)
 
     def label(self) -> str:
@@ -132,8 +132,8 @@ def parse_check(text: str) -> GateCheck:
         stat, scorer = _split_pairwise(lhs[len(PAIRWISE_PREFIX):].strip(), text)
         return GateCheck(stat=stat, scorer=scorer, op=op, value=value, name=text.strip(),  # type: ignore[arg-type]
                          source="pairwise")
-    if lhs.lower().startswith("scorecard:") or lhs.lower() == "fatal_rate":      # rubriceval/scorecard/gate.py
-        from rubriceval.scorecard.gate import split_scorecard
+    if lhs.lower().startswith("scorecard:") or lhs.lower() == "fatal_rate":      # rubriceval/report/gate_scorecard.py
+        from rubriceval.report.gate_scorecard import split_scorecard
 
         parsed = split_scorecard(lhs[len("scorecard:"):]) if lhs.lower().startswith("scorecard:") else \
             ("fatal_rate", None)

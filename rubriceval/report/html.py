@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rubriceval.report.official_figures import appeal_flag_lines, official_headline, official_note
-from rubriceval.store.official import OFFICIAL_KEY
+from rubriceval.audit.official import OFFICIAL_KEY
 from rubriceval.report.run_data import RunData
 from rubriceval.report.summary_models import GroupStats, ScorerSummary, Summary
 from rubriceval.report.conversation_view import example_transcript
@@ -173,7 +173,7 @@ def write_html_report(store: Any, run: str, path: str | Path, lang: str | None =
     lang: 'zh' or 'en'; default Chinese when most samples are Chinese. agreement: rubric id → a message such as
     'agreement 0.71 [0.58, 0.80] on 120 audited item(s) — trusted …' (`agreement_lines`), shown under that rubric;
     default: each rubric's agreement measured in the store. by: segments, e.g. 'agent_id,week' (`report --by`),
-    counted in the zones of `time` (rubriceval.segments.spec.TimeSettings). machine_only: the judge's scores alone.
+    counted in the zones of `time` (rubriceval.data.segment_spec.TimeSettings). machine_only: the judge's scores alone.
     """
     from rubriceval.report.compose import RunReport
 

@@ -11,7 +11,7 @@ from rubriceval.report.summary_models import Summary
 from rubriceval.report.cost import RunCost, run_cost
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
 from rubriceval.core.verdict import Usage
-from rubriceval.report.tables import text_table, markdown_table
+from rubriceval.common.tables import text_table, markdown_table
 
 if TYPE_CHECKING:
     from rubriceval.report.compose import ReportInputs

@@ -66,7 +66,7 @@ class RunData:
     @cached_property
     def appeal_flags(self) -> list[Any]:
         """Rubric items agents keep winning appeals on (store/appeal_stats.py), for every report to flag."""
-        from rubriceval.store.appeal_stats import appeal_flags
+        from rubriceval.audit.appeal_stats import appeal_flags
 
         return appeal_flags(self.source.conn, self.run_id)
 

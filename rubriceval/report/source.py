@@ -22,7 +22,7 @@ from rubriceval.report.summary_models import ScorerSummary, Summary
 from rubriceval.safety.manipulation_policy import DETAILS_KEY as MANIPULATION_KEY, count_by_defence
 from rubriceval.scoring.panel_votes import DETAILS_KEY as PANEL_KEY
 from rubriceval.store.db import Database
-from rubriceval.store.official import OfficialScores, with_decision
+from rubriceval.audit.official import OfficialScores, with_decision
 from rubriceval.store.runs import RunInfo, row_to_verdict
 from rubriceval.core.verdict import Usage, Verdict
 

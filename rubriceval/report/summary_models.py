@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from rubriceval.trust.panel_agreement import PanelAgreement
 from rubriceval.core.verdict import Usage
+from rubriceval.stats.describe import Stats  # noqa: F401  (part of the summary's model)
 
 RUBRIC_LEVELS = (1, 2, 3, 4, 5)
 
@@ -20,20 +21,6 @@ class UnscoredGroup(BaseModel):
     count: int
     example_reasons: list[str] = Field(default_factory=list)
     sample_ids: list[str] = Field(default_factory=list)
-
-
-class Stats(BaseModel):
-    """Descriptive statistics of scored rows; `None` values come with a note."""
-
-    n_scored: int = 0
-    mean: float | None = None
-    median: float | None = None
-    std: float | None = None          # sample standard deviation (n − 1)
-    min: float | None = None
-    max: float | None = None
-    n_passed: int | None = None
-    pass_rate: float | None = None
-    notes: list[str] = Field(default_factory=list)
 
 
 class ScorerSummary(BaseModel):
@@ -63,7 +50,7 @@ class ScorerSummary(BaseModel):
     histogram: list[int] | None = None           # metrics: counts in [0,.2) [.2,.4) [.4,.6) [.6,.8) [.8,1]
     usage: Usage = Field(default_factory=Usage)
     panel: PanelAgreement | None = None          # rubrics judged by a judge panel: inter-judge agreement
-    # Official scores (rubriceval/store/official.py): the figures above are the official ones; of the rows, n_human
+    # Official scores (rubriceval/audit/official.py): the figures above are the official ones; of the rows, n_human
     # are human decisions, and the machine's (the judge's) figures are kept beside them when any is.
     n_human: int = 0
     machine_n_scored: int | None = None

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from rubriceval.run.backends import make_embedder, make_judge, public_judge_config
+from rubriceval.local.backends import make_embedder, make_judge, public_judge_config
 from rubriceval.data.inputs import dataset_samples
 from rubriceval.data.io import DatasetStream
 from rubriceval.data.sample import Sample
@@ -21,7 +21,7 @@ from rubriceval.store.stored_sources import load_rubrics
 from rubriceval.rubric.schema import Rubric
 from rubriceval.run.result import EvaluationResult  # noqa: F401  (public here too)
 from rubriceval.run.runner import execute
-from rubriceval.run.totals import RunTotals
+from rubriceval.core.totals import RunTotals
 from rubriceval.store.runs import RunConfig, RunStore, rubrics_from_run  # noqa: F401  (rubrics_from_run: public here too)
 
 if TYPE_CHECKING:
@@ -187,10 +187,10 @@ async def run_async(samples: Iterable[Sample | tuple[int | None, Sample]] | None
                                     embedder_config=embedder_config, name=name, dataset_path=dataset_path,
                                     rubrics_path=rubrics_path, panel_config=panel_config, metric_options=options)
         metrics = store.run_info(run_id).config.metrics     # as started: cross-check twins added (cross_check.py)
-    # Scorecards (rubriceval/scorecard/stage.py): stored with a new run, read back on a resume; scored after the
+    # Scorecards (rubriceval/run/scorecard_stage.py): stored with a new run, read back on a resume; scored after the
     # rubrics and metrics, whose verdicts their `rubric:` items read. Imported only when there may be some.
     if scorecards or resume_run:
-        from rubriceval.scorecard.stage import needs_judge, prepare_scorecards, score_run_scorecards
+        from rubriceval.run.scorecard_stage import needs_judge, prepare_scorecards, score_run_scorecards
 
         scorecards = prepare_scorecards(store, run_id, scorecards, rubrics, resumed=bool(resume_run))
     scorecards = scorecards or []
@@ -346,7 +346,7 @@ def evaluate(dataset: Any, *, rubrics: str | Path | list[Rubric | str | Path] | 
 def _scorecard_list(scorecards: Any, rubrics: list[Rubric], store: str | Path | None = None) -> list:
     """Scorecards given to evaluate(): loaded, and their rubric: items checked against the run's rubrics."""
     from rubriceval.store.stored_sources import load_scorecards
-    from rubriceval.scorecard.stage import check_rubric_references
+    from rubriceval.run.scorecard_stage import check_rubric_references
 
     items = [scorecards] if isinstance(scorecards, (str, Path)) else list(scorecards)
     cards = [c for item in items

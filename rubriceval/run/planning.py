@@ -156,7 +156,7 @@ def plan_cost(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], 
     """panel: a `rubriceval.scoring.panel.PanelConfig` judging the rubrics (one call per judge and judge item);
     metric_options: the run's `MetricOptions` (None: defaults); scorecards: the run's scorecards (their questions,
     asked by the run's judge)."""
-    from rubriceval.run.backends import effective_config
+    from rubriceval.local.backends import effective_config
 
     config = effective_config(config)
     if cache is None and config.cache:
@@ -214,7 +214,7 @@ def planned_judge_calls(samples: list[Sample], rubrics: list[Rubric], metrics: l
     the samples it applies to, each scorecard's (its questions and its checks' per-turn questions, asked by the run's
     judge), then each sample's metric calls (second steps exact only when `cache` holds the first step's answer,
     else `exact=False`)."""
-    from rubriceval.run.backends import effective_config
+    from rubriceval.local.backends import effective_config
 
     config = effective_config(config)
     rubric_configs = _rubric_configs(config, panel)
@@ -262,7 +262,7 @@ def _judge_tokens(plan: CostPlan, config: JudgeConfig, rubric_configs: list[Judg
 def _rubric_configs(config: JudgeConfig, panel: Any) -> list[JudgeConfig]:
     """The rubric calls as the runner makes them: once, n times with self-consistency's seeds and temperature, or
     once per judge of a panel."""
-    from rubriceval.run.backends import effective_config
+    from rubriceval.local.backends import effective_config
 
     if panel is not None:
         return [effective_config(judge.config) for judge in panel.judges]

@@ -30,7 +30,7 @@ from tqdm import tqdm
 
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.rubric.schema import Rubric
-from rubriceval.run.totals import RunTotals
+from rubriceval.core.totals import RunTotals
 
 if TYPE_CHECKING:
     from rubriceval.store.runs import RunStore

@@ -60,7 +60,7 @@ class EvaluationResult(BaseModel):
     def scorecards(self) -> pd.DataFrame:
         """The run's scorecard totals (质检评分表, rubriceval/scorecard/): a row per conversation and scorecard, its
         total, each dimension's subtotal and a column per item (−20, 0, N/A, unscored, fatal); empty without any."""
-        from rubriceval.scorecard.store import run_frame
+        from rubriceval.store.scorecards import run_frame
 
         return run_frame(RunStore(self.store_path), self.run_id)
 
@@ -110,7 +110,7 @@ class EvaluationResult(BaseModel):
 
     def official_scores(self, machine_only: bool = False) -> pd.DataFrame:
         """One row per verdict: machine score, official score, whether a human decided it, who, when, why."""
-        from rubriceval.store.official import official_scores
+        from rubriceval.audit.official import official_scores
 
         return official_scores(self.store_path, self.run_id, machine_only=machine_only)
 

@@ -28,7 +28,7 @@ from rubriceval.store.datasets import WINDOW
 from rubriceval.store.runs import RunStore
 from rubriceval.store.verdict_batches import VerdictBatches
 from rubriceval.core.verdict import Verdict
-from rubriceval.run.totals import RunTotals
+from rubriceval.core.totals import RunTotals
 
 
 def plan_units(samples: list[Sample], rubrics: list[Rubric], metrics: list[str]) -> list[tuple[Sample, str, str]]:

@@ -196,7 +196,7 @@ class JudgePanel:
 def make_panel(config: PanelConfig, *, stats: Any = None, announce: bool = True) -> JudgePanel:
     """The clients of a configured panel, sharing one CallStats (`stats`, or a new one) so a run counts every
     judge's calls in one place."""
-    from rubriceval.run.backends import make_judge
+    from rubriceval.local.backends import make_judge
 
     from rubriceval.judge.client import CallStats
 

@@ -19,7 +19,7 @@ from rubriceval.common.errors import RubricEvalError
 from rubriceval.data.sample import Sample
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.schema import Rubric
-from rubriceval.run.backends import make_judge
+from rubriceval.local.backends import make_judge
 from rubriceval.run.evaluate import start_run
 from rubriceval.run.planning import CostPlan, plan_cost
 from rubriceval.run.runner import judge_rubric
@@ -39,6 +39,23 @@ class TrialRow(BaseModel):
     calls: int = 0
     prompt_tokens: int = 0
     cost_usd: float = 0.0
+
+
+def quoting(detail: str, span: str | None) -> str:
+    """A check's evidence with what it matched quoted, when its wording does not quote it already (a regex's
+    wording names the pattern, not the text it found)."""
+    if not span or span in detail:
+        return detail
+    return f"{detail}：「{span}」" if detail else f"「{span}」"
+
+
+def plan_text(plan: CostPlan, samples: int, lang: str) -> str:
+    """The cost of a trial, said in the page's language (the dry run's table is the CLI's, in English)."""
+    from rubriceval.i18n import t
+
+    cost = f"~${plan.cost_usd:.4f}" if plan.priced is not None else t("studio_plan_unpriced", lang)
+    return t("studio_plan_text", lang, judge=plan.judge, samples=samples, calls=plan.calls, cached=plan.cached,
+             to_pay=plan.calls - plan.cached, prompt=plan.prompt_tokens, completion=plan.completion_tokens, cost=cost)
 
 
 def plan_trial(rubric: Rubric, samples: Sequence[Sample], judge: JudgeConfig) -> CostPlan:
@@ -65,7 +82,8 @@ async def run_trial(store: RunStore, rubric: Rubric, samples: Sequence[Sample], 
             unscored += verdict.score is None
             yield TrialRow(run_id=run_id, sample_id=sample.id, score=verdict.score,
                            unscored_reason=verdict.unscored_reason, feedback=verdict.feedback or "",
-                           evidence=[f"{'✔' if e.passed else '✘'} {e.item}: {e.detail}" for e in verdict.evidence],
+                           evidence=[f"{'✔' if e.passed else '✘'} {e.item}: {quoting(e.detail or '', e.span)}"
+                                     for e in verdict.evidence],
                            calls=verdict.usage.calls, prompt_tokens=verdict.usage.prompt_tokens,
                            cost_usd=verdict.usage.cost_usd or 0.0)
     finally:
@@ -100,12 +118,14 @@ class TrialAgreement(BaseModel):
     mean_abs_diff: float | None
 
     def text(self, lang: str = "zh") -> str:
+        from rubriceval.i18n import t
+
         if not self.marked:
-            return "还没有标记" if lang == "zh" else "nothing marked yet"
+            return t("studio_nothing_marked", lang)
         share = self.agreed / self.marked
         gap = f"{self.mean_abs_diff:.2f}" if self.mean_abs_diff is not None else "–"
-        return (f"草稿与您的标记一致 {self.agreed}/{self.marked}（{share:.0%}），平均相差 {gap} 分" if lang == "zh"
-                else f"the draft agrees with your marks on {self.agreed}/{self.marked} ({share:.0%}), mean gap {gap}")
+        return t("studio_agreement_text", lang, agreed=self.agreed, marked=self.marked, share=f"{share:.0%}",
+                 gap=gap)
 
 
 def agreement(audit: AuditStore, run_id: str, rubric_id: str) -> TrialAgreement:

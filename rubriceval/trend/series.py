@@ -15,10 +15,10 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from rubriceval.common.errors import RubricEvalError
-from rubriceval.segments.read import official_view, run_rows, scorecard_thresholds
-from rubriceval.segments.spec import Grouping, SegmentField, TimeSettings, parse_field
+from rubriceval.audit.scored_rows import official_view, run_rows, scorecard_thresholds
+from rubriceval.data.segment_spec import Grouping, SegmentField, TimeSettings, parse_field
 from rubriceval.segments.table import Cell, SegmentCells, scorer_thresholds
-from rubriceval.segments.values import field_values
+from rubriceval.data.segment_values import field_values
 from rubriceval.stats.bootstrap import paired_bootstrap_ci
 from rubriceval.stats.unpaired import Difference, mean_difference, wilson_interval
 from rubriceval.store.db import Database

@@ -39,7 +39,7 @@ from rubriceval.rubric.schema import Example, Rubric
 from rubriceval.scoring.rubric_scorer import score_rubric
 from rubriceval.store.location import display_location, store_target
 from rubriceval.store.location import folder_beside_store
-from rubriceval.trust.agreement import AgreementReport, agreement_from_verdicts
+from rubriceval.stats.agreement import AgreementReport, agreement_from_verdicts
 from rubriceval.trust.human_scores import SCALE, AuditedItem, audited_items
 from rubriceval.trust.store import RubricVersionRecord, TrustStore
 from rubriceval.core.verdict import Verdict
@@ -292,7 +292,7 @@ async def calibrate_async(store_path: str | Path, rubric_id: str, judge: JudgeCl
     proposed = Rubric.model_validate(proposed.model_dump())        # re-validated, as a file would be
 
     if isinstance(judge, JudgeConfig):
-        from rubriceval.run.backends import make_judge
+        from rubriceval.local.backends import make_judge
 
         client = make_judge(judge)
     else:

@@ -27,7 +27,7 @@ from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.schema import Rubric
 from rubriceval.store.location import store_target
 from rubriceval.store.location import folder_beside_store
-from rubriceval.trust.agreement import AgreementReport, agreement_from_verdicts
+from rubriceval.stats.agreement import AgreementReport, agreement_from_verdicts
 from rubriceval.trust.calibrate import CalibrationError, _score_all, next_version, rubric_yaml, split_holdout
 from rubriceval.trust.fit_weights import fit_ordinal
 from rubriceval.trust.human_scores import SCALE, audited_items
@@ -96,7 +96,7 @@ async def fit_weights_async(store_path: str | Path, rubric_id: str, judge: Judge
     item = base.checklist_items[0]
     client = judge
     if isinstance(judge, JudgeConfig):
-        from rubriceval.run.backends import make_judge
+        from rubriceval.local.backends import make_judge
 
         client = make_judge(judge)
     try:

@@ -27,9 +27,9 @@ from rubriceval.common.errors import DatasetError, RubricEvalError
 from rubriceval.store.audit import AuditStore
 from rubriceval.store.location import store_target
 from rubriceval.store.runs import RunInfo
-from rubriceval.store.team import TeamStore
-from rubriceval.store.team_adjudication import final_labels, review_modes
-from rubriceval.trust.agreement import (
+from rubriceval.audit.team import TeamStore
+from rubriceval.audit.team_adjudication import final_labels, review_modes
+from rubriceval.stats.agreement import (
     AgreementReport,
     Estimate,
     agreement_from_verdicts,

@@ -1,5 +1,5 @@
 """How far the judges of a panel agree with each other, per rubric: Krippendorff's alpha (ordinal) on their 1–5
-scores and Fleiss' kappa on their pass/fail votes, each with a seeded bootstrap CI (`rubriceval.trust.agreement`),
+scores and Fleiss' kappa on their pass/fail votes, each with a seeded bootstrap CI (`rubriceval.stats.agreement`),
 plus how many rows they disagreed on and how often each judge left a row unscored.
 
 Low inter-judge agreement says the rubric is read differently by different models: the panel median is then
@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from rubriceval.i18n import Lang, format_number, t
 from rubriceval.scoring.panel_votes import DETAILS_KEY, panel_votes
-from rubriceval.trust.agreement import Estimate, fleiss_kappa, krippendorff_alpha
+from rubriceval.stats.agreement import Estimate, fleiss_kappa, krippendorff_alpha
 from rubriceval.core.verdict import Usage, Verdict
 
 REPORT_N_BOOT = 1000

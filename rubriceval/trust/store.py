@@ -24,27 +24,8 @@ from pydantic import BaseModel, Field
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.store.db import Database, IntegrityError
 from rubriceval.store.location import display_location, store_target
-from rubriceval.trust.agreement import AgreementReport
-
-TRUST_SCHEMA = """
-CREATE TABLE IF NOT EXISTS agreement_results (
-  result_id INTEGER PRIMARY KEY AUTOINCREMENT, rubric_id TEXT NOT NULL, version_tag TEXT NOT NULL,
-  source TEXT NOT NULL, source_detail TEXT NOT NULL DEFAULT '', judge_model TEXT NOT NULL DEFAULT '',
-  n INTEGER NOT NULL, kappa REAL, kappa_ci_low REAL, kappa_ci_high REAL, report_json TEXT NOT NULL,
-  experts_json TEXT, created_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS agreement_results_by_version ON agreement_results (rubric_id, version_tag);
-CREATE TABLE IF NOT EXISTS rubric_versions (
-  rubric_id TEXT NOT NULL, version TEXT NOT NULL, version_tag TEXT NOT NULL, parent_version_tag TEXT,
-  status TEXT NOT NULL CHECK (status IN ('proposed', 'accepted', 'rejected')),
-  rubric_json TEXT NOT NULL, yaml_text TEXT NOT NULL DEFAULT '', yaml_path TEXT,
-  judge_model TEXT NOT NULL DEFAULT '', n_eval INTEGER NOT NULL DEFAULT 0, kappa_before REAL, kappa_after REAL,
-  agreement_before_json TEXT, agreement_after_json TEXT, example_keys_json TEXT NOT NULL DEFAULT '[]',
-  eval_keys_json TEXT NOT NULL DEFAULT '[]', created_at REAL NOT NULL, decided_at REAL,
-  decided_by TEXT NOT NULL DEFAULT '', note TEXT NOT NULL DEFAULT '',
-  PRIMARY KEY (rubric_id, version_tag), UNIQUE (rubric_id, version)
-);
-"""
+from rubriceval.store.migrations import upgrade
+from rubriceval.stats.agreement import AgreementReport
 
 _VERSION_COLUMNS = ("rubric_id", "version", "version_tag", "parent_version_tag", "status", "rubric_json", "yaml_text",
                     "yaml_path", "judge_model", "n_eval", "kappa_before", "kappa_after", "agreement_before_json",
@@ -121,7 +102,7 @@ class TrustStore:
         if must_exist and not self.db.table_exists("runs"):       # a server database nothing was recorded in yet
             self.db.close()
             raise self._no_store()
-        self.db.executescript(TRUST_SCHEMA)
+        upgrade(self.db, path=self.location)          # the tables are declared in store/schema.py
 
     def _no_store(self) -> TrustStoreError:
         return TrustStoreError("no run store here", file=self.location,

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from rubriceval import AuditStore
 from rubriceval.i18n import Lang, t
-from rubriceval.trust.agreement import Estimate
+from rubriceval.stats.agreement import Estimate
 from rubriceval.trust.human_scores import AuditedItem, RubricAgreementReport, audit_agreement, audited_items
 
 # Column ids, said by the catalogue's ui_col_<id> in the page's language (English: the headers as they always were)

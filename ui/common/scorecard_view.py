@@ -10,7 +10,7 @@ import pandas as pd
 
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import Lang, evidence_text, t
-from rubriceval.scorecard.reviews import Review, latest
+from rubriceval.audit.scorecard_reviews import Review, latest
 from rubriceval.scorecard.verdict import ItemOutcome, ScorecardVerdict
 from rubriceval.ui.common.item_view import esc
 from rubriceval.ui.common.transcript_view import Citation, TurnMarks, transcript_html

@@ -13,8 +13,8 @@ import pandas as pd
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import Lang, t
-from rubriceval.scorecard.reviews import Decision, ReviewStore
-from rubriceval.scorecard.store import ScorecardStore
+from rubriceval.audit.scorecard_reviews import Decision, ReviewStore
+from rubriceval.store.scorecards import ScorecardStore
 from rubriceval.scorecard.verdict import ScorecardVerdict
 from rubriceval.ui.common.scorecard_view import decision_text, item_choices, verdict_choices, verdict_html, verdicts_frame
 

@@ -1,13 +1,16 @@
 """What each studio event does, without Gradio: the form's values in, what the page shows out.
 
-The form travels as its 16 field values (FORM_FIELDS order); `form_of` turns them into a RubricForm and
-`studio/form.yaml_from_form` into the YAML that is validated, tried and saved — the page never holds a second
-representation of a rubric.
+The form travels as its field values (ui/studio/form_values.FORM_FIELDS order); `form_of` turns them into a
+RubricForm and `studio/form.yaml_from_form` into the YAML that is validated, tried and saved — the page never holds
+a second representation of a rubric. Opening, validating and saving: ui/studio/rubric_editing.py.
 """
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import closing
 from pathlib import Path
 from typing import Any, Literal
@@ -19,62 +22,29 @@ from rubriceval.data.sample import Sample
 from rubriceval.i18n import Lang, t
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.schema import Rubric
-from rubriceval.run.backends import make_judge
+from rubriceval.local.backends import make_judge
 from rubriceval.store.audit import AuditStore
 from rubriceval.store.location import is_server_url
 from rubriceval.store.runs import RunStore
 from rubriceval.studio import trial, versions
 from rubriceval.studio.drafting import draft_from_document, read_document
 from rubriceval.studio.scorecards import CardFolder
-from rubriceval.studio.form import CheckSpec, RubricForm, form_from_yaml, parse_lines, yaml_from_form
-from rubriceval.studio.workbench import check_draft, pasted_sample, pick_samples, preview, try_checks
+from rubriceval.studio.workbench import pasted_sample, pick_samples, preview, try_checks
 from rubriceval.ui.common.wording import headers
 from rubriceval.ui.studio.card_actions import CardActions
+from rubriceval.ui.studio.form_values import FORM_FIELDS, form_of, values_of
+from rubriceval.ui.studio.rubric_editing import RubricEditing
+
+__all__ = ["FORM_FIELDS", "Studio", "form_of", "values_of"]
 
 VersionsIn = Literal["files", "store"]
 
-FORM_FIELDS = ("id", "name", "language", "description", "criterion", "level1", "level2", "level3", "level4",
-               "level5", "judge_sees", "threshold", "judge_mode", "questions", "level_rule", "checks")
 RESULT_COLUMNS = ["sample_id", "score", "feedback", "evidence", "calls", "prompt_tokens"]
 CHECK_COLUMNS = ["check", "type", "passed", "evidence", "turn"]
 CANDIDATE_COLUMNS = ["id", "question", "answered", "agreement", "polarity", "kept"]
 
 
-def form_of(values: tuple[Any, ...]) -> RubricForm:
-    v = dict(zip(FORM_FIELDS, values))
-    checks = []
-    for number, line in enumerate((v["checks"] or "").splitlines(), start=1):
-        if not line.strip():
-            continue
-        parts = [p.strip() for p in line.split("|")]
-        if len(parts) < 3:
-            raise RubricEvalError(f"line {number} of the checks is not 'id | type | values'", field="checks",
-                                  line=number, hint="e.g. link | required_link | https://example.com/refund")
-        try:
-            checks.append(CheckSpec(id=parts[0], type=parts[1], values=[x.strip() for x in parts[2].split(";")]))
-        except ValueError:
-            raise RubricEvalError(f"line {number} of the checks: unknown check type {parts[1]!r}", field="checks",
-                                  line=number, hint="must_mention, must_not_mention, regex, required_link, "
-                                                    "max_length, steps_in_order") from None
-    return RubricForm(
-        id=v["id"] or "", name=v["name"] or "", language=v["language"] or "zh", description=v["description"] or "",
-        criterion=v["criterion"] or "", levels={k: v[f"level{k}"] or "" for k in range(1, 6)},
-        judge_sees=list(v["judge_sees"] or []), threshold=float(v["threshold"] or 4),
-        judge_mode=v["judge_mode"] or "holistic",
-        questions=parse_lines(v["questions"] or "", what="questions"),
-        level_rule={int(k): c for k, c in parse_lines(v["level_rule"] or "", what="level_rule")},
-        checks=checks)
-
-
-def values_of(form: RubricForm) -> list[Any]:
-    checks = "\n".join(f"{c.id} | {c.type} | {'; '.join(c.values)}" for c in form.checks)
-    return [form.id, form.name, form.language, form.description, form.criterion,
-            *[form.levels.get(k, "") for k in range(1, 6)], form.judge_sees, form.threshold, form.judge_mode,
-            "\n".join(f"{qid}: {ask}" for qid, ask in form.questions),
-            "\n".join(f"{level}: {rule}" for level, rule in sorted(form.level_rule.items(), reverse=True)), checks]
-
-
-class Studio(CardActions):
+class Studio(RubricEditing, CardActions):
     """One studio over a rubrics folder and a run store; the judge tries drafts. Versions are kept in the folders
     (`versions_in="files"`) or in the run store (`"store"`: a server setup; the folders, if any, only seed it)."""
 
@@ -101,25 +71,6 @@ class Studio(CardActions):
     def rubric_files(self) -> list[str]:
         return self.rubric_shelf.ids()
 
-    def open(self, rubric_id: str | None) -> tuple[list[Any], str, str]:
-        """The form's values, the file's text and its fingerprint (a new rubric: a blank form)."""
-        text = versions.current_text(self.rubric_shelf, rubric_id) if rubric_id else ""
-        return values_of(form_from_yaml(text) if text else RubricForm()), text, versions.fingerprint(text)
-
-    def draft_yaml(self, values: tuple[Any, ...], base_text: str) -> str:
-        return yaml_from_form(form_of(values), base_text)
-
-    def validate(self, values: tuple[Any, ...], base_text: str, lang: Lang = "en") -> tuple[str, str, Rubric | None]:
-        text = self.draft_yaml(values, base_text)
-        checked = check_draft(text, f"{form_of(values).id or 'draft'}.yaml")
-        return text, checked.report(lang), checked.rubric
-
-    def rubric(self, values: tuple[Any, ...], base_text: str) -> Rubric:
-        text, report, rubric = self.validate(values, base_text, self.lang)
-        if rubric is None:
-            raise RubricEvalError("the draft does not validate yet", hint=report)
-        return rubric
-
     # -- samples ------------------------------------------------------------------------------------------------------
     def runs(self) -> list[tuple[str, str]]:
         if not is_server_url(self.store_path) and not Path(self.store_path).is_file():
@@ -144,7 +95,9 @@ class Studio(CardActions):
         sample = pasted_sample(pasted) if (pasted or "").strip() else self.sample(run, sample_id)
         if sample is None:
             raise RubricEvalError("paste an answer or pick a sample", field="sample")
-        rows = [[c.item, c.type, {True: "✔", False: "✘", None: "?"}[c.passed], c.detail, c.turn]
+        named = {item.id: item.description.strip() for item in rubric.items}
+        rows = [[f"{named[c.item]}（{c.item}）" if named.get(c.item) else c.item, c.type,
+                 {True: "✔", False: "✘", None: "?"}[c.passed], trial.quoting(c.detail, c.span), c.turn]
                 for c in try_checks(rubric, sample)]
         return pd.DataFrame(rows, columns=headers(CHECK_COLUMNS, self.lang))
 
@@ -166,7 +119,8 @@ class Studio(CardActions):
 
     def plan(self, values: tuple[Any, ...], base_text: str, run: str | None, rule: str, n: float, tag: str) -> str:
         rubric = self.rubric(values, base_text)
-        return trial.plan_trial(rubric, self.picked(rubric, run, rule, n, tag), self.judge).format()
+        samples = self.picked(rubric, run, rule, n, tag)
+        return trial.plan_text(trial.plan_trial(rubric, samples, self.judge), len(samples), self.lang)
 
     def try_draft(self, values: tuple[Any, ...], base_text: str, run: str | None, rule: str, n: float, tag: str
                   ) -> Iterator[tuple[pd.DataFrame, str, list[str]]]:
@@ -183,7 +137,8 @@ class Studio(CardActions):
                     row = loop.run_until_complete(agen.__anext__())
                 except StopAsyncIteration:
                     break
-                rows.append([row.sample_id, row.score if row.score is not None else f"unscored: {row.unscored_reason}",
+                unscored = t("studio_unscored", self.lang, reason=row.unscored_reason or "")
+                rows.append([row.sample_id, row.score if row.score is not None else unscored,
                              row.feedback, "\n".join(row.evidence), row.calls, row.prompt_tokens])
                 yield pd.DataFrame(rows, columns=headers(RESULT_COLUMNS, self.lang)), row.run_id, [r[0] for r in rows]
         finally:
@@ -194,15 +149,25 @@ class Studio(CardActions):
              reason: str, lang: Lang) -> tuple[str, str]:
         if not run_id:
             raise RubricEvalError("try the draft first, then mark its verdicts", field="trial")
+        if not thumb:
+            raise RubricEvalError("choose 👍 or 👎 first", field="thumb")
         if thumb not in ("up", "down"):        # the radio's values; its labels are the page's language
             raise RubricEvalError(f"thumb must be up or down, not {thumb!r}", field="thumb")
+        right = None
+        if thumb == "down" and score not in (None, ""):      # a 👍 agrees with the judge: a score box is not read
+            try:
+                right = float(score)
+            except (TypeError, ValueError):
+                right = -1
+            if not right.is_integer() or not 1 <= right <= 5:
+                raise RubricEvalError("the right score is a whole number from 1 to 5", field="score")
         with AuditStore(self.store_path) as audit:
             action = trial.mark(audit, run_id, sample_id, rubric_id, expert=expert,
                                 thumb="up" if thumb == "up" else "down",
-                                right_score=int(score) if score else None, reason=reason or "")
+                                right_score=int(right) if right is not None else None, reason=reason or "")
             found = trial.agreement(audit, run_id, rubric_id)
-        return t("studio_marked", lang, action=action), found.text(lang) + "\n\n" + self.changes(run_id, rubric_id,
-                                                                                                  lang)
+        return (t("studio_marked", lang, action=t(f"studio_mark_{action}", lang)),
+                found.text(lang) + "\n\n" + self.changes(run_id, rubric_id, lang))
 
     def changes(self, run_id: str, rubric_id: str, lang: Lang) -> str:
         with closing(RunStore(self.store_path)) as store:
@@ -218,30 +183,6 @@ class Studio(CardActions):
         if not changed:
             return t("studio_unchanged", lang)
         return t("studio_changed", lang, changes=", ".join(f"{c.sample_id} {c.before}→{c.after}" for c in changed))
-
-    # -- versions -----------------------------------------------------------------------------------------------------
-    def diff(self, values: tuple[Any, ...], base_text: str, lang: Lang) -> str:
-        form = form_of(values)
-        saved = versions.current_text(self.rubric_shelf, form.id) if form.id else ""
-        return versions.diff(saved, self.draft_yaml(values, base_text), f"{form.id}.yaml") or t("studio_no_diff", lang)
-
-    def save(self, values: tuple[Any, ...], base_text: str, based_on: str, lang: Lang, saved_by: str = ""
-             ) -> tuple[str, str, str]:
-        """Status, the file's new text and its fingerprint (the next save is based on it)."""
-        rubric_id = form_of(values).id
-        saved = versions.save_version(self.rubric_shelf, self.draft_yaml(values, base_text), based_on=based_on,
-                                      saved_by=saved_by)
-        text = self.rubric_shelf.current(rubric_id)
-        return (t("studio_saved", lang, path=self.where(saved, rubric_id), version=saved.version,
-                  tag=saved.version_tag), text, versions.fingerprint(text))
-
-    def history(self, rubric_id: str) -> list[int]:
-        return versions.history(self.rubric_shelf, rubric_id) if rubric_id else []
-
-    def restore(self, rubric_id: str, version: float, lang: Lang, saved_by: str = "") -> str:
-        saved = versions.restore_version(self.rubric_shelf, rubric_id, int(version), saved_by=saved_by)
-        return t("studio_saved", lang, path=self.where(saved, rubric_id), version=saved.version,
-                 tag=saved.version_tag)
 
     # -- criteria from graded samples (EvalGen) ------------------------------------------------------------------------
     def propose(self, values: tuple[Any, ...], base_text: str, run: str | None, grades: str, lang: Lang
@@ -271,8 +212,12 @@ class Studio(CardActions):
         return "\n".join(merged), frame
 
     # -- drafting -----------------------------------------------------------------------------------------------------
-    def draft(self, document: str, upload: str | None, lang: Lang) -> list[Any]:
+    def draft(self, document: str, upload: str | None, lang: Lang) -> Iterator[tuple[str, list[Any] | None]]:
+        """(progress, None) every second while the judge drafts — it can take minutes on a small local judge — then
+        (done, the form's values)."""
         text = read_document(upload) if upload else document
+        if not (text or "").strip():
+            raise RubricEvalError("paste or upload the procedure to draft from", field="document")
 
         async def ask() -> Any:
             judge = make_judge(self.judge, announce=False)
@@ -281,8 +226,17 @@ class Studio(CardActions):
             finally:
                 await judge.close()
 
-        form, asked = asyncio.run(ask())
+        started = time.monotonic()
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            future = pool.submit(asyncio.run, ask())
+            while True:
+                try:
+                    form, asked = future.result(timeout=1.0)
+                    break
+                except FutureTimeout:
+                    yield t("studio_drafting", lang, seconds=int(time.monotonic() - started),
+                            chars=len(text)), None
         if form is None:
             raise RubricEvalError(f"the judge gave no usable draft: {asked.reason or asked.unscored_kind}",
                                   field="document", hint="try again, or shorten the document")
-        return values_of(form)
+        yield t("studio_drafted", lang, seconds=int(time.monotonic() - started)), values_of(form)

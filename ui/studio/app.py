@@ -23,12 +23,14 @@ from rubriceval.audit.sessions import TeamAuth
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.i18n import Lang, check_lang, t
 from rubriceval.judge.config import JudgeConfig
-from rubriceval.store.team import TeamStore
+from rubriceval.audit.team import TeamStore
 from rubriceval.ui.common.assets import APP_CSS
-from rubriceval.ui.common.auth import require_auth_off_loopback
+from rubriceval.ui.common.auth import is_loopback, require_auth_off_loopback
 from rubriceval.ui.common.errors import user_errors
 from rubriceval.studio.messages import said_error
 from rubriceval.ui.studio.actions import CANDIDATE_COLUMNS, CHECK_COLUMNS, RESULT_COLUMNS, Studio, VersionsIn
+from rubriceval.ui.studio.form_values import FIELD_INDEX
+from rubriceval.ui.studio.rubric_editing import Shown
 from rubriceval.ui.studio.card_actions import CARD_COLUMNS
 from rubriceval.ui.studio.card_wire import wire_cards
 from rubriceval.ui.studio.layout import StudioLayout, build_layout
@@ -72,10 +74,16 @@ def wire(app: gr.Blocks, ui: StudioLayout, h: StudioHandlers) -> None:
         name, role = h.who(request)
         signed = t("studio_local_user", lang) if h.auth is None else t("studio_signed_in", lang, name=name, role=role)
         runs = s.runs()
-        return [signed, gr.update(choices=[t("studio_new", lang), *s.rubric_files()]),
-                gr.update(choices=runs, value=runs[-1][1] if runs else None), gr.update(choices=s.scorecard_files())]
+        return [signed, gr.update(choices=s.rubric_choices(lang)),
+                gr.update(choices=runs, value=runs[-1][1] if runs else None),
+                gr.update(choices=s.scorecard_choices())]
 
     app.load(on_load, None, [ui.signed_in, ui.rubric_file, ui.run, ui.cards.card_file], api_name="studio_load")
+    # a file added on disk (or by another lead) is listed when the list is opened, without reloading the page
+    ui.rubric_file.focus(lambda: gr.update(choices=s.rubric_choices(lang)), None, [ui.rubric_file],
+                         api_visibility="private")
+    ui.cards.card_file.focus(lambda: gr.update(choices=s.scorecard_choices()), None, [ui.cards.card_file],
+                             api_visibility="private")
 
     def shown(fn: Any, outputs: list[Any] | None = None, status: Any = None) -> Any:
         """user_errors, with the error said in the page's language (studio/messages.py)."""
@@ -83,24 +91,34 @@ def wire(app: gr.Blocks, ui: StudioLayout, h: StudioHandlers) -> None:
 
     wire_cards(ui.cards, h, shown, ui.run, ui.n)
 
+    def page(view: Shown) -> list[Any]:
+        """The form, the text it writes into, the YAML editor (and what was put there), the report, the read-only
+        checks — in `page_out` order."""
+        return [*view.values, view.base_text, view.yaml, view.yaml, view.report, view.readonly]
+
+    page_out = [*form, ui.base_text, ui.yaml_view, ui.yaml_shown, ui.findings, ui.readonly_view]
+
     def do_open(choice: str) -> list[Any]:
         rubric_id = None if choice in (None, "", t("studio_new", lang)) else choice
-        values, text, fingerprint = s.open(rubric_id)
-        yaml_text, report, _ = s.validate(tuple(values), text, lang) if rubric_id else ("", "", None)
-        return [*values, text, fingerprint, yaml_text, report,
-                gr.update(choices=s.history(rubric_id or ""), value=None)]
+        view, fingerprint = s.open(rubric_id, lang)
+        return [*page(view), fingerprint, gr.update(choices=s.history(rubric_id or ""), value=None), "", ""]
 
-    ui.open_btn.click(shown(do_open), [ui.rubric_file],
-                      [*form, ui.base_text, ui.base_fingerprint, ui.yaml_view, ui.findings, ui.versions],
-                      api_name="studio_open")
+    opened = [*page_out, ui.base_fingerprint, ui.versions, ui.diff_view, ui.save_status]
+    ui.open_btn.click(shown(do_open), [ui.rubric_file], opened, api_name="studio_open")
 
     def do_validate(*args: Any) -> list[Any]:
         *values, base_text = args
         yaml_text, report, _ = s.validate(tuple(values), base_text, lang)
-        return [yaml_text, report]
+        return [yaml_text, yaml_text, report]
 
-    ui.validate_btn.click(shown(do_validate), [*form, ui.base_text], [ui.yaml_view, ui.findings],
+    ui.validate_btn.click(shown(do_validate), [*form, ui.base_text], [ui.yaml_view, ui.yaml_shown, ui.findings],
                           api_name="studio_validate")
+
+    def do_apply_yaml(yaml_text: str) -> list[Any]:
+        return page(s.apply_yaml(yaml_text, lang))
+
+    ui.apply_yaml_btn.click(shown(do_apply_yaml, page_out, ui.findings), [ui.yaml_view], page_out,
+                            api_name="studio_apply_yaml")
 
     def do_samples(run: str | None) -> Any:
         return gr.update(choices=[x.id for x in s.samples(run)], value=None)
@@ -128,17 +146,21 @@ def wire(app: gr.Blocks, ui: StudioLayout, h: StudioHandlers) -> None:
     picks = [ui.run, ui.pick_rule, ui.n, ui.tag]
     ui.plan_btn.click(shown(do_plan), [*form, ui.base_text, *picks], [ui.plan_view], api_name="studio_plan")
 
+    # a new trial's rows are new verdicts: the mark form starts empty, so no click records a mark meant for another
+    cleared = [None, None, "", ""]
+
     def do_try(*args: Any):
         *values, base_text, run, rule, n, tag = args
         try:
             for frame, run_id, sample_ids in s.try_draft(tuple(values), base_text, run, rule, n, tag):
-                yield frame, run_id, gr.update(choices=sample_ids, value=sample_ids[0])
+                yield frame, run_id, gr.update(choices=sample_ids, value=sample_ids[0]), *cleared
         except RubricEvalError as error:
             exc = said_error(error, lang)
             gr.Warning(exc.message + (f" ({exc.hint})" if exc.hint else ""))
-            yield gr.skip(), gr.skip(), gr.skip()
+            yield (gr.skip(),) * (3 + len(cleared))
 
-    ui.try_btn.click(do_try, [*form, ui.base_text, *picks], [ui.results, ui.trial_run, ui.mark_sample],
+    ui.try_btn.click(do_try, [*form, ui.base_text, *picks],
+                     [ui.results, ui.trial_run, ui.mark_sample, ui.thumb, ui.right_score, ui.reason, ui.mark_status],
                      api_name="studio_try")
 
     def do_mark(run_id: str, sample_id: str, thumb: str, score: float | None, reason: str, rubric_id: str,
@@ -156,20 +178,18 @@ def wire(app: gr.Blocks, ui: StudioLayout, h: StudioHandlers) -> None:
 
     ui.diff_btn.click(shown(do_diff), [*form, ui.base_text], [ui.diff_view], api_name="studio_diff")
 
-    def do_save(rubric_id: str, name: str, language: str, description: str, criterion: str, level1: str,
-                level2: str, level3: str, level4: str, level5: str, judge_sees: list[str], threshold: float,
-                judge_mode: str, questions: str, level_rule: str, checks: str, base_text: str, based_on: str,
-                request: gr.Request) -> list[Any]:
-        editor = h.require_edit(request)     # the signature names gr.Request: Gradio hands the logged-in user in
-        values = [rubric_id, name, language, description, criterion, level1, level2, level3, level4, level5,
-                  judge_sees, threshold, judge_mode, questions, level_rule, checks]
-        status, text, fingerprint = s.save(tuple(values), base_text, based_on, lang, saved_by=editor)
+    def do_save(request: gr.Request, *args: Any) -> list[Any]:
+        editor = h.require_edit(request)     # a gr.Request parameter: Gradio hands the logged-in user in
+        *values, base_text, based_on, yaml_text, yaml_shown = args
+        status, view, fingerprint = s.save(tuple(values), base_text, based_on, lang, saved_by=editor,
+                                           yaml_text=yaml_text, yaml_shown=yaml_shown)
         rubric_id = values[0]
-        return [status, text, fingerprint, gr.update(choices=s.history(rubric_id)),
-                gr.update(choices=[t("studio_new", lang), *s.rubric_files()], value=rubric_id)]
+        return [status, *page(view), fingerprint, gr.update(choices=s.history(rubric_id)),
+                gr.update(choices=s.rubric_choices(lang), value=rubric_id), t("studio_no_diff", lang)]
 
-    saved = [ui.save_status, ui.base_text, ui.base_fingerprint, ui.versions, ui.rubric_file]
-    ui.save_btn.click(shown(do_save, saved, ui.save_status), [*form, ui.base_text, ui.base_fingerprint], saved,
+    saved = [ui.save_status, *page_out, ui.base_fingerprint, ui.versions, ui.rubric_file, ui.diff_view]
+    ui.save_btn.click(shown(do_save, saved, ui.save_status),
+                      [*form, ui.base_text, ui.base_fingerprint, ui.yaml_view, ui.yaml_shown], saved,
                       api_name="studio_save")
 
     def do_restore(rubric_id: str, version: float | None, request: gr.Request) -> list[Any]:
@@ -177,26 +197,31 @@ def wire(app: gr.Blocks, ui: StudioLayout, h: StudioHandlers) -> None:
         if version is None:
             raise RubricEvalError("pick the version to restore", field="version")
         status = s.restore(rubric_id, version, lang, saved_by=editor)
-        values, text, fingerprint = s.open(rubric_id)
-        return [status, *values, text, fingerprint, gr.update(choices=s.history(rubric_id))]
+        view, fingerprint = s.open(rubric_id, lang)
+        return [status, *page(view), fingerprint, gr.update(choices=s.history(rubric_id)), t("studio_no_diff", lang)]
 
-    restored = [ui.save_status, *form, ui.base_text, ui.base_fingerprint, ui.versions]
+    restored = [ui.save_status, *page_out, ui.base_fingerprint, ui.versions, ui.diff_view]
     ui.restore_btn.click(shown(do_restore, restored, ui.save_status), [form[0], ui.versions], restored,
                          api_name="studio_restore")
 
-    def do_draft(document: str, upload: str | None) -> list[Any]:
-        return [*s.draft(document, upload, lang), t("studio_drafted", lang)]
+    def do_draft(document: str, upload: str | None):
+        try:
+            for status, values in s.draft(document, upload, lang):
+                yield [*(values if values is not None else [gr.skip()] * len(form)), status]
+        except RubricEvalError as error:
+            exc = said_error(error, lang)
+            gr.Warning(exc.message + (f" ({exc.hint})" if exc.hint else ""))
+            yield [*[gr.skip()] * len(form), f"⚠ {exc.message}"]
 
     def do_propose(*args: Any) -> list[Any]:
         *values, base_text, run, grades = args
         return list(s.propose(tuple(values), base_text, run, grades, lang))
 
     ui.propose_btn.click(shown(do_propose), [*form, ui.base_text, ui.run, ui.graded],
-                         [form[13], ui.candidates], api_name="studio_propose")
+                         [form[FIELD_INDEX["questions"]], ui.candidates], api_name="studio_propose")
 
     drafted = [*form, ui.draft_status]
-    ui.draft_btn.click(shown(do_draft, drafted, ui.draft_status), [ui.document, ui.upload], drafted,
-                       api_name="studio_draft")
+    ui.draft_btn.click(do_draft, [ui.document, ui.upload], drafted, api_name="studio_draft")
 
 
 def build_studio_app(rubrics_dir: str | Path, store_path: str | Path, judge: JudgeConfig, *,
@@ -218,6 +243,9 @@ def launch_studio(rubrics_dir: str | Path, store_path: str | Path, judge: JudgeC
                   versions_in: VersionsIn = "files") -> gr.Blocks:
     """Serve the studio (never through Gradio's share tunnel); off loopback only with logins. Versions in the
     store need no rubrics folder (one there seeds the store's history)."""
+    if auth is None and not is_loopback(host):
+        raise RubricEvalError(f"refusing to serve the studio on {host} without logins", field="host",
+                              hint="give the team's users with --auth-file FILE, or serve on 127.0.0.1")
     require_auth_off_loopback(host, auth)
     if versions_in == "files" and not Path(rubrics_dir).is_dir():
         raise RubricEvalError("rubrics folder not found", file=str(rubrics_dir),

@@ -15,7 +15,7 @@ import pandas as pd
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.i18n import Lang, t
 from rubriceval.judge.config import JudgeConfig
-from rubriceval.run.backends import make_judge
+from rubriceval.local.backends import make_judge
 from rubriceval.studio import versions
 from rubriceval.studio.card_form import (ITEM_FIELDS, CardForm, CardHead, ItemForm, card_form_from_yaml, item_rows,
                                          item_form_of, yaml_with_head, yaml_with_item, yaml_without_item)
@@ -29,6 +29,23 @@ HEAD_FIELDS = tuple(CardHead.model_fields)
 
 def _name(card_id: str | None) -> str:
     return f"{card_id or 'scorecard'}.yaml"
+
+
+def _number(value: Any, field: str) -> int | None:
+    if value in (None, ""):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = 0.5
+    if not number.is_integer():
+        raise RubricEvalError(f"{field}: '{value}' is not a whole number", field=field)
+    return int(number)
+
+
+def _named(form: CardForm) -> list[tuple[str, str]]:
+    """The items as a dropdown lists them: by name (and id), the value the id."""
+    return [(f"{i.name}（{i.id}）" if i.name.strip() else i.id, i.id) for i in form.items]
 
 
 class CardActions:
@@ -50,6 +67,17 @@ class CardActions:
     def scorecard_files(self) -> list[str]:
         return self.card_shelf.ids() if self.card_shelf is not None else []
 
+    def scorecard_choices(self) -> list[tuple[str, str]]:
+        """The scorecard dropdown: each card by its name (and id)."""
+        named = []
+        for card_id in self.scorecard_files():
+            try:
+                name = str(versions.load_tree(self.card_shelf.current(card_id)).get("name") or "").strip()
+            except RubricEvalError:
+                name = ""
+            named.append((f"{name}（{card_id}）" if name else card_id, card_id))
+        return named
+
     def open_scorecard(self, card_id: str, lang: Lang = "en") -> tuple[str, str, str]:
         text = versions.current_text(self._cards(), card_id)
         return text, versions.fingerprint(text), self.card_report(text, card_id, lang)
@@ -68,7 +96,8 @@ class CardActions:
             finally:
                 await judge.close()
 
-        rows = [[r.sample_id, r.total if r.total is not None else f"unscored: {r.unscored_reason}",
+        rows = [[r.sample_id, r.total if r.total is not None else t("studio_unscored", self.lang,
+                                                                     reason=r.unscored_reason or ""),
                  ", ".join(r.deductions), ", ".join(r.fatal), ", ".join(r.not_applicable)] for r in asyncio.run(ask())]
         return pd.DataFrame(rows, columns=headers(CARD_COLUMNS, self.lang))
 
@@ -93,8 +122,12 @@ class CardActions:
         dims = [line.split("|")[0].strip() for line in form.head.dimensions.splitlines() if line.strip()]
         return ([getattr(form.head, f) for f in HEAD_FIELDS], self._rows(form), [i.id for i in form.items], dims)
 
+    def card_items(self, text: str, card_id: str | None) -> list[tuple[str, str]]:
+        """The items as the item dropdown lists them: (name (id), id)."""
+        return _named(card_form_from_yaml(text or "", _name(card_id)))
+
     def _rows(self, form: CardForm) -> pd.DataFrame:
-        return pd.DataFrame(item_rows(form), columns=headers(CARD_ITEM_COLUMNS, self.lang))
+        return pd.DataFrame(item_rows(form, self.lang), columns=headers(CARD_ITEM_COLUMNS, self.lang))
 
     def card_item(self, text: str, card_id: str | None, item_id: str | None) -> list[Any]:
         """One item's fields (a blank item when `item_id` is not one of the card's)."""
@@ -103,13 +136,14 @@ class CardActions:
         item = found or ItemForm(dimension=form.items[-1].dimension if form.items else "")
         return [getattr(item, f) for f in ITEM_FIELDS]
 
-    def _written(self, text: str, card_id: str | None, lang: Lang) -> tuple[str, str, pd.DataFrame, list[str]]:
+    def _written(self, text: str, card_id: str | None, lang: Lang
+                 ) -> tuple[str, str, pd.DataFrame, list[tuple[str, str]]]:
         form = card_form_from_yaml(text, _name(card_id))
         report = t("studio_card_written", lang) + self.card_report(text, card_id, lang)
-        return text, report, self._rows(form), [i.id for i in form.items]
+        return text, report, self._rows(form), _named(form)
 
     def card_apply_item(self, text: str, card_id: str | None, replacing: str | None, values: tuple[Any, ...],
-                        lang: Lang) -> tuple[str, str, pd.DataFrame, list[str], str]:
+                        lang: Lang) -> tuple[str, str, pd.DataFrame, list[tuple[str, str]], str]:
         """Form → YAML for one item (over the item it was opened from, or added); the loader's verdict on it."""
         item = item_form_of(dict(zip(ITEM_FIELDS, values)))
         if not item.id.strip():
@@ -118,13 +152,12 @@ class CardActions:
         return (*self._written(written, card_id, lang), item.id.strip())
 
     def card_remove_item(self, text: str, card_id: str | None, item_id: str, lang: Lang
-                         ) -> tuple[str, str, pd.DataFrame, list[str]]:
+                         ) -> tuple[str, str, pd.DataFrame, list[tuple[str, str]]]:
         return self._written(yaml_without_item(text or "", item_id, _name(card_id)), card_id, lang)
 
     def card_apply_head(self, text: str, card_id: str | None, values: tuple[Any, ...], lang: Lang
-                        ) -> tuple[str, str, pd.DataFrame, list[str]]:
+                        ) -> tuple[str, str, pd.DataFrame, list[tuple[str, str]]]:
         raw = dict(zip(HEAD_FIELDS, values))
-        head = CardHead(id=raw["id"] or "", name=raw["name"] or "", base=int(raw["base"] or 100),
-                        pass_total=None if raw["pass_total"] in (None, "") else int(raw["pass_total"]),
-                        dimensions=raw["dimensions"] or "")
+        head = CardHead(id=raw["id"] or "", name=raw["name"] or "", base=_number(raw["base"], "base") or 100,
+                        pass_total=_number(raw["pass_total"], "pass_total"), dimensions=raw["dimensions"] or "")
         return self._written(yaml_with_head(text or "", head, _name(card_id)), card_id, lang)

@@ -15,9 +15,9 @@ from pydantic import BaseModel, Field
 from rubriceval.audit.sessions import Member
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.i18n import Lang, t
-from rubriceval.store.team import TeamStore
-from rubriceval.store.team_adjudication import adjudicate, adjudication_queue, item_version, opinions
-from rubriceval.store.team_metrics import AUDITABLE_METRICS, metric_elements, save_metric_review
+from rubriceval.audit.team import TeamStore
+from rubriceval.audit.team_adjudication import adjudicate, adjudication_queue, item_version, opinions
+from rubriceval.audit.team_metrics import AUDITABLE_METRICS, metric_elements, save_metric_review
 from rubriceval.store.team_models import Opinion, QueueFilter, QueuePage, TaskSpec, TeamError, TeamSaveResult
 from rubriceval.ui.team.views import item_sample_html, judge_panel_html, opinions_html, rubric_html
 

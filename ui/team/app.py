@@ -17,7 +17,7 @@ from starlette.middleware import Middleware
 from rubriceval.audit.sessions import LoginAddressMiddleware, ProxyNetwork, TeamAuth
 from rubriceval.i18n import Lang, check_lang, detect_language, t
 from rubriceval.store.location import is_server_url
-from rubriceval.store.team import TeamStore
+from rubriceval.audit.team import TeamStore
 from rubriceval.ui.common.auth import require_auth_off_loopback
 from rubriceval.ui.common.assets import APP_CSS
 from rubriceval.ui.team.layout import build_team_layout

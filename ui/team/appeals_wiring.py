@@ -1,5 +1,5 @@
 """Events of the appeal and calibration tabs. Who asks is the login behind the request (TeamHandlers.member, refused
-once the session ended); what they may do is checked by the store (rubriceval/store/appeals.py, calibration.py): an
+once the session ended); what they may do is checked by the store (rubriceval/audit/appeals.py, calibration.py): an
 agent sees and appeals only their own conversations, before the run's deadline; reviewers decide; leads close
 appeals and run calibration sessions. A refused step is a warning plus the same words in the tab's status line."""
 from __future__ import annotations
@@ -12,9 +12,9 @@ from rubriceval.audit.sessions import Member
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import t
 from rubriceval.store.appeal_models import REVIEWER_ROLES, AppealError
-from rubriceval.store.appeals import Appeals
+from rubriceval.audit.appeals import Appeals
 from rubriceval.store.audit_models import iso_time
-from rubriceval.store.calibration import Calibration, CalibrationPick
+from rubriceval.audit.calibration import Calibration, CalibrationPick
 from rubriceval.store.team_models import TeamError
 from rubriceval.ui.common.errors import user_errors
 from rubriceval.ui.team.actions import TeamSession

@@ -10,7 +10,7 @@ import gradio as gr
 
 from rubriceval.audit.sessions import Member, SessionExpired, TeamAuth
 from rubriceval.i18n import LANGS, Lang, t
-from rubriceval.store.team import TeamStore
+from rubriceval.audit.team import TeamStore
 from rubriceval.ui.team import actions as act
 from rubriceval.ui.team.actions import ItemView, TeamSession
 from rubriceval.ui.team.layout import TeamLayout

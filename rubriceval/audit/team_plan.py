@@ -1,6 +1,6 @@
 """A planned audit task's sampling in the store: which items are the random part (stratum, N_h, n_h, weight) and
-which are risk-first additions — a table of its own (`team_task_plan`, created on first use), one row per item of a
-task created with a plan (rubriceval/audit/plan.py), read by `audit-task estimate`."""
+which are risk-first additions — a table of its own (`team_task_plan`, declared in store/schema.py), one row per
+item of a task created with a plan (rubriceval/audit/plan.py), read by `audit-task estimate`."""
 from __future__ import annotations
 
 import json
@@ -8,15 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from rubriceval.audit.plan import PlannedItem, SamplingPlan, draw, risk_reasons, stratum_of
-from rubriceval.segments.read import dataset_keys, dataset_of, has_scorecard_rows
-from rubriceval.segments.spec import TimeSettings
-
-PLAN_TABLE = """
-CREATE TABLE IF NOT EXISTS team_task_plan (
-  task_id TEXT NOT NULL, item_no INTEGER NOT NULL, selection TEXT NOT NULL, stratum TEXT NOT NULL,
-  stratum_size INTEGER, stratum_drawn INTEGER, weight DOUBLE PRECISION, PRIMARY KEY (task_id, item_no)
-);
-"""
+from rubriceval.audit.scored_rows import dataset_keys, dataset_of, has_scorecard_rows
+from rubriceval.data.segment_spec import TimeSettings
 
 
 def plan_items(team: Any, run_id: str, rubric: str, plan: SamplingPlan, seed: int) -> list[PlannedItem]:
@@ -66,7 +59,6 @@ def disputed_reviews(team: Any, run_id: str, rubric: str, candidates: dict[str, 
 
 def save_plan_rows(conn: Any, task_id: str, items: Sequence[PlannedItem]) -> None:
     """Inside the task's write transaction: one row per item, numbered as the task's items are."""
-    conn.executescript(PLAN_TABLE)
     conn.executemany("INSERT INTO team_task_plan VALUES (?,?,?,?,?,?,?)",
                      [(task_id, no, i.selection, i.stratum, i.stratum_size, i.stratum_drawn, i.weight)
                       for no, i in enumerate(items, start=1)])

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from rubriceval.trust.agreement.estimate import (AgreementInputError, Estimate, TableStatistic, bootstrap_tables,
+from rubriceval.stats.agreement.estimate import (AgreementInputError, Estimate, TableStatistic, bootstrap_tables,
                                                  check_bootstrap_args, estimate_with_ci)
-from rubriceval.trust.agreement.paired import PairedScores, kappa_estimate, natural_key
-from rubriceval.trust.agreement.tables import binary_accuracy, binary_f1, binary_precision, binary_recall
+from rubriceval.stats.agreement.paired import PairedScores, kappa_estimate, natural_key
+from rubriceval.stats.agreement.tables import binary_accuracy, binary_f1, binary_precision, binary_recall
 
 if TYPE_CHECKING:  # pandas is only needed for the DataFrame helper
     import pandas as pd

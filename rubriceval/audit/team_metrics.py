@@ -14,7 +14,7 @@ import time
 from pydantic import BaseModel
 
 from rubriceval.store.audit_models import clean_expert_name
-from rubriceval.store.team import TeamStore
+from rubriceval.audit.team import TeamStore
 from rubriceval.store.team_models import TeamError
 
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from rubriceval.scorecard.reviews import ItemTrustStats, Review, item_trust
+from rubriceval.audit.scorecard_reviews import ItemTrustStats, Review, item_trust
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.verdict import ScorecardVerdict
 from rubriceval.core.verdict import Usage
@@ -30,7 +30,7 @@ class ItemStats(BaseModel):
     n_na: int = 0
     n_unscored: int = 0
     points_total: int = 0            # signed, summed over the conversations
-    trust: ItemTrustStats | None = None   # reviewers' precision/recall and the bar (rubriceval/scorecard/reviews.py)
+    trust: ItemTrustStats | None = None   # reviewers' precision/recall and the bar (rubriceval/audit/scorecard_reviews.py)
     # Official outcomes (scorecard/official.py): conversations where a person changed this item's outcome (a
     # deduction removed by an accepted appeal, a reviewer's rejected or added hit), and the judge's hit rate
     n_human: int = 0
@@ -229,9 +229,9 @@ def official_summary(card: Scorecard, pairs: Sequence[tuple[ScorecardVerdict, bo
 def run_scorecard_summaries(runs, run: str, *, machine_only: bool = False) -> list[ScorecardSummary]:
     """Every scorecard of a stored run, summarized on official verdicts (machine_only: the judge's); empty when
     the run has none."""
-    from rubriceval.scorecard.official import official_pairs
-    from rubriceval.scorecard.reviews import ReviewStore
-    from rubriceval.scorecard.store import ScorecardStore
+    from rubriceval.audit.scorecard_official import official_pairs
+    from rubriceval.audit.scorecard_reviews import ReviewStore
+    from rubriceval.store.scorecards import ScorecardStore
 
     store = ScorecardStore(runs)
     cards = store.cards(run)

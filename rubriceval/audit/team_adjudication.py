@@ -13,7 +13,7 @@ from collections import defaultdict
 from rubriceval.audit.routing import route
 from rubriceval.store.audit import check_score
 from rubriceval.store.audit_models import clean_expert_name
-from rubriceval.store.team import TeamStore
+from rubriceval.audit.team import TeamStore
 from rubriceval.store.team_models import (Adjudication, AdjudicationRow, Opinion, TeamError, TeamSaveResult,
                                           tags_of)
 

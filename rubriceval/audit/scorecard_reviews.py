@@ -21,13 +21,6 @@ from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.verdict import ItemOutcome, ScorecardVerdict
 
 Decision = Literal["confirm", "reject", "missed"]
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS scorecard_reviews (
-  run_id TEXT NOT NULL, sample_id TEXT NOT NULL, scorecard TEXT NOT NULL, item TEXT NOT NULL, version TEXT NOT NULL,
-  decision TEXT NOT NULL, reviewer TEXT NOT NULL, note TEXT NOT NULL, created_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS scorecard_reviews_by_run ON scorecard_reviews (run_id, scorecard);
-"""
 
 
 class Review(BaseModel):
@@ -61,8 +54,6 @@ class ItemTrustStats(BaseModel):
 class ReviewStore:
     def __init__(self, runs: Any):
         self.runs, self.conn, self._lock = runs, runs.conn, runs._lock
-        with self._lock:
-            self.conn.executescript(SCHEMA)
 
     def add(self, run: str, verdict: ScorecardVerdict, item: str, decision: Decision, reviewer: str = "",
             note: str = "") -> Review:

@@ -1,6 +1,6 @@
 """Appeals (申诉/复核) in the run store: an agent appeals a verdict of their own conversation, or one deduction of it,
 with a reason; a reviewer takes it (under review) and accepts or rejects it; a lead may close it with a final
-judgement. An accepted appeal changes the official score (rubriceval/store/official.py reads `appeal_events`).
+judgement. An accepted appeal changes the official score (rubriceval/audit/official.py reads `appeal_events`).
 
 Who may do what is checked here, on the server side, whatever the client: an agent (role `agent`) acts only on
 samples whose metadata names them (`agent_id`, AGENT_FIELD) and only until the verdict's deadline: its sample's audit
@@ -18,53 +18,17 @@ import uuid
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from rubriceval.store.appeal_deadlines import (Deadlines, check_days, deadlines, refusal, run_deadline,
+from rubriceval.audit.appeal_deadlines import (Deadlines, check_days, deadlines, refusal, run_deadline,
                                                sample_deadline, set_task_deadline)
 from rubriceval.store.appeal_models import (DAY_S, REVIEWER_ROLES, WHOLE_VERDICT, AgentVerdict, Appeal, AppealError,
                                             AppealEvent, AppealResult, AppealState, Deadline, Outcome)
-from rubriceval.store.append_only import make_append_only
 from rubriceval.store.audit_models import clean_expert_name, iso_time
-from rubriceval.store.official import OfficialScores, deductions, score_without
-from rubriceval.store.team import TeamStore
+from rubriceval.audit.official import OfficialScores, deductions, score_without
+from rubriceval.audit.team import TeamStore
 from rubriceval.store.team_models import LEAD_ROLES
-from rubriceval.store.team_schema import SERIAL_PK
-import rubriceval.scorecard.official  # noqa: F401  (registers the scorecard's deductions and recompute)
+import rubriceval.audit.scorecard_official  # noqa: F401  (registers the scorecard's deductions and recompute)
 
 AGENT_FIELD = "agent_id"              # the sample metadata naming the agent who handled the conversation
-
-APPEAL_TABLES = """
-CREATE TABLE IF NOT EXISTS appeals (
-  appeal_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, sample_id TEXT NOT NULL, scorer TEXT NOT NULL,
-  item TEXT NOT NULL DEFAULT '', agent TEXT NOT NULL, reason TEXT NOT NULL,
-  state TEXT NOT NULL CHECK (state IN ('submitted', 'under_review', 'accepted', 'rejected', 'final')),
-  machine_score DOUBLE PRECISION, official_before DOUBLE PRECISION, proposed_score DOUBLE PRECISION,
-  reviewer TEXT NOT NULL DEFAULT '', decision TEXT, decided_score DOUBLE PRECISION,
-  decision_reason TEXT NOT NULL DEFAULT '', final_by TEXT NOT NULL DEFAULT '', final_outcome TEXT,
-  created_at DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION NOT NULL, version INTEGER NOT NULL,
-  UNIQUE (run_id, sample_id, scorer, item)
-);
-CREATE INDEX IF NOT EXISTS appeals_by_state ON appeals (state, created_at);
-CREATE INDEX IF NOT EXISTS appeals_by_agent ON appeals (agent, run_id);
-CREATE TABLE IF NOT EXISTS appeal_events (
-  event_id {serial_pk}, appeal_id TEXT NOT NULL, run_id TEXT NOT NULL, sample_id TEXT NOT NULL,
-  scorer TEXT NOT NULL, item TEXT NOT NULL, actor TEXT NOT NULL, role TEXT NOT NULL, action TEXT NOT NULL,
-  from_state TEXT NOT NULL, to_state TEXT NOT NULL, outcome TEXT, score DOUBLE PRECISION,
-  reason TEXT NOT NULL DEFAULT '', at DOUBLE PRECISION NOT NULL
-);
-CREATE INDEX IF NOT EXISTS appeal_events_by_run ON appeal_events (run_id, action);
-CREATE TABLE IF NOT EXISTS appeal_windows (
-  run_id TEXT PRIMARY KEY, closes_at DOUBLE PRECISION NOT NULL, set_by TEXT NOT NULL, set_at DOUBLE PRECISION NOT NULL
-)
-"""
-
-
-def create_appeal_tables(team: TeamStore) -> None:
-    with team.writing() as conn:
-        for statement in APPEAL_TABLES.format(serial_pk=SERIAL_PK[conn.engine]).split(";"):
-            if statement.strip():
-                conn.execute(statement)
-        make_append_only(conn, {"appeal_events": "appeal_events is append-only"})
-
 
 class Target(NamedTuple):
     """What an appeal is against: a rubric verdict (1–5) or a scorecard verdict (its total, 0–base)."""
@@ -90,7 +54,6 @@ class Appeals:
 
     def __init__(self, team: TeamStore, *, clock: Callable[[], float] = time.time):
         self.team, self.clock = team, clock
-        create_appeal_tables(team)
 
     # -- reading ----------------------------------------------------------------------------------------------------
     def get(self, appeal_id: str) -> Appeal:

@@ -8,8 +8,8 @@ from typing import Any
 
 from rubriceval.report.gate_checks import GateCheck, GateConfig, GateUsageError
 from rubriceval.report.gate_result import CheckResult, _compare, _fmt
-from rubriceval.segments.gate import scorecard_ids, scorer_id
-from rubriceval.segments.spec import Grouping, TimeSettings, parse_by
+from rubriceval.report.gate_segments import scorecard_ids, scorer_id
+from rubriceval.data.segment_spec import Grouping, TimeSettings, parse_by
 from rubriceval.trend.series import PeriodFigure, compute_trend
 
 MAX_NAMED = 10

@@ -11,7 +11,7 @@ from typing import Literal
 
 import numpy as np
 
-from rubriceval.trust.agreement.estimate import AgreementInputError
+from rubriceval.stats.agreement.estimate import AgreementInputError
 
 KappaWeights = Literal["quadratic", "linear", "unweighted"]
 

@@ -6,9 +6,9 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-from rubriceval.segments.values import SampleKeys
+from rubriceval.data.segment_values import SampleKeys
 from rubriceval.store.db import Database
-from rubriceval.store.official import OfficialScores
+from rubriceval.audit.official import OfficialScores
 
 SPAN = 2000          # dataset positions per read
 SCORECARD, FATAL = "scorecard", "fatal"      # a scorecard total's row kind, and its details when a fatal item hit
@@ -42,7 +42,7 @@ def official_view(store: Any, run_id: str, *, machine_only: bool = False) -> Off
         db.close()
     if not cards:
         return OfficialView(scores, {})
-    from rubriceval.scorecard.official import decided_verdicts
+    from rubriceval.audit.scorecard_official import decided_verdicts
 
     return OfficialView(scores, decided_verdicts(store, run_id, scores))
 
@@ -128,7 +128,7 @@ def run_rows(db: Database, run_id: str, span: int = SPAN, *, details: bool = Fal
             verdicts.setdefault(r[0], []).append(
                 ScoredRow(r[1], r[2], r[3], r[4]) if decision is None else
                 ScoredRow(r[1], r[2], decision.score, r[4], True, r[3]))
-        if has_scorecards:            # scorecard totals beside the verdicts (rubriceval/scorecard/store.py)
+        if has_scorecards:            # scorecard totals beside the verdicts (rubriceval/store/scorecards.py)
             for r in db.execute("SELECT c.sample_id, c.scorecard, c.total, c.fatal FROM dataset_samples d "
                                 "JOIN scorecard_verdicts c ON c.run_id = ? AND c.sample_id = d.sample_id "
                                 "WHERE d.dataset_id = ? AND d.position >= ? AND d.position < ?",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from rubriceval.store.team import TeamStore
+from rubriceval.audit.team import TeamStore
 
 
 def start_session(store: TeamStore, username: str, role: str, ip: str, *, now: float, ttl_s: float) -> str:

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from rubriceval.trust.agreement.estimate import Estimate, bootstrap_tables, check_bootstrap_args
-from rubriceval.trust.agreement.paired import (PairedScores, WorstItem, correlation_estimate, kappa_estimate,
+from rubriceval.stats.agreement.estimate import Estimate, bootstrap_tables, check_bootstrap_args
+from rubriceval.stats.agreement.paired import (PairedScores, WorstItem, correlation_estimate, kappa_estimate,
                                                paired_estimate)
-from rubriceval.trust.agreement.tables import (KappaWeights, kappa_disagreement_weights, table_mean_difference,
+from rubriceval.stats.agreement.tables import (KappaWeights, kappa_disagreement_weights, table_mean_difference,
                                                table_share_within)
 from rubriceval.core.verdict import Verdict
 

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from rubriceval.data.metadata import ENDED_AT, STARTED_AT, TIME_HINT, parse_moment
-from rubriceval.segments.spec import MISSING, Grouping, SegmentError, SegmentField, TimeSettings, zone_info
+from rubriceval.data.segment_spec import MISSING, Grouping, SegmentError, SegmentField, TimeSettings, zone_info
 
 # Where a sample's start and end times are looked for when a bucket names no field: metadata keys in this order
 # (importers write started_at/ended_at), then the conversation's first/last turn timestamp.

@@ -7,8 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rubriceval.scorecard.store import ScorecardStore
-from rubriceval.scorecard.summary import summarize_scorecard
+from rubriceval.store.scorecards import ScorecardStore
+from rubriceval.report.scorecard_summary import summarize_scorecard
 
 
 class ScorecardDelta(BaseModel):
@@ -37,7 +37,7 @@ class ScorecardDelta(BaseModel):
 def compare_scorecards(runs: Any, run_a: str, run_b: str, *, n_boot: int = 2000, seed: int = 0,
                        max_worse: int = 5, machine_only: bool = False) -> list[ScorecardDelta]:
     """On official totals (machine_only: the judge's)."""
-    from rubriceval.scorecard.official import official_pairs
+    from rubriceval.audit.scorecard_official import official_pairs
     from rubriceval.stats.bootstrap import paired_bootstrap_ci
 
     store = ScorecardStore(runs)

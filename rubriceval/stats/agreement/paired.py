@@ -8,8 +8,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel
 
-from rubriceval.trust.agreement.estimate import AgreementInputError, Estimate, TableStatistic, estimate_with_ci
-from rubriceval.trust.agreement.tables import KappaWeights, table_kappa, table_kendall_tau_b, table_spearman
+from rubriceval.stats.agreement.estimate import AgreementInputError, Estimate, TableStatistic, estimate_with_ci
+from rubriceval.stats.agreement.tables import KappaWeights, table_kappa, table_kendall_tau_b, table_spearman
 
 
 class WorstItem(BaseModel):

@@ -16,7 +16,7 @@ from rubriceval.scorecard.applicability import card_applies
 from rubriceval.scorecard.questions import asks_judge
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.score import score_scorecard
-from rubriceval.scorecard.store import ScorecardStore
+from rubriceval.store.scorecards import ScorecardStore
 from rubriceval.core.verdict import Usage, Verdict
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from rubriceval.report.gate_checks import GateCheck, GateConfig, GateUsageError
 from rubriceval.report.gate_result import CheckResult, _compare, _fmt
-from rubriceval.segments.spec import TimeSettings, parse_by
+from rubriceval.data.segment_spec import TimeSettings, parse_by
 from rubriceval.segments.table import SegmentStats, segment_tables
 
 SEGMENT_STATS = ("mean", "pass_rate", "n_scored", "unscored_rate")
@@ -23,7 +23,7 @@ def _value(row: SegmentStats, stat: str) -> float | None:
 
 
 def scorecard_ids(store: Any, run_id: str) -> list[str]:
-    from rubriceval.segments.read import scorecard_thresholds
+    from rubriceval.audit.scored_rows import scorecard_thresholds
     from rubriceval.store.db import Database
 
     db = Database(store.path, read_only=True)

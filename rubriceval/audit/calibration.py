@@ -4,7 +4,7 @@ one else's grade — and the session reports each reviewer's agreement with the 
 other (pairwise κ, Krippendorff's α), with the statistics of rubriceval/trust/agreement.
 
 A session never changes an official score: its grades live in tables of their own (`calibration_grades`,
-append-only) that rubriceval/store/official.py does not read, and its log lines are not audit saves.
+append-only) that rubriceval/audit/official.py does not read, and its log lines are not audit saves.
 """
 from __future__ import annotations
 
@@ -17,32 +17,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rubriceval.store.append_only import make_append_only
 from rubriceval.store.audit import check_score
 from rubriceval.store.audit_models import clean_expert_name
-from rubriceval.store.team import TeamStore
-from rubriceval.store.team_adjudication import final_labels
+from rubriceval.audit.team import TeamStore
+from rubriceval.audit.team_adjudication import final_labels
 from rubriceval.store.team_models import LEAD_ROLES, TeamError
-from rubriceval.store.team_schema import SERIAL_PK
-from rubriceval.trust.agreement import AgreementReport, Estimate, agreement_report, cohen_kappa, krippendorff_alpha
+from rubriceval.stats.agreement import AgreementReport, Estimate, agreement_report, cohen_kappa, krippendorff_alpha
 
-CALIBRATION_TABLES = """
-CREATE TABLE IF NOT EXISTS calibration_sessions (
-  session_id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, lead TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL,
-  reviewers_json TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS calibration_items (
-  session_id TEXT NOT NULL, item_no INTEGER NOT NULL, run_id TEXT NOT NULL, sample_id TEXT NOT NULL,
-  scorer TEXT NOT NULL, benchmark INTEGER NOT NULL CHECK (benchmark BETWEEN 1 AND 5), source TEXT NOT NULL,
-  PRIMARY KEY (session_id, item_no)
-);
-CREATE TABLE IF NOT EXISTS calibration_grades (
-  grade_id {serial_pk}, session_id TEXT NOT NULL, item_no INTEGER NOT NULL, reviewer TEXT NOT NULL,
-  score INTEGER NOT NULL CHECK (score BETWEEN 1 AND 5), note TEXT NOT NULL DEFAULT '',
-  saved_at DOUBLE PRECISION NOT NULL
-);
-CREATE INDEX IF NOT EXISTS calibration_grades_by_item ON calibration_grades (session_id, item_no, reviewer)
-"""
 N_BOOT = 500
 
 
@@ -106,11 +87,6 @@ class Calibration:
 
     def __init__(self, team: TeamStore, *, clock: Callable[[], float] = time.time):
         self.team, self.clock = team, clock
-        with team.writing() as conn:
-            for statement in CALIBRATION_TABLES.format(serial_pk=SERIAL_PK[conn.engine]).split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            make_append_only(conn, {"calibration_grades": "calibration_grades is append-only"})
 
     def create(self, name: str, *, lead: str, role: str, reviewers: Sequence[str],
                picks: Sequence[CalibrationPick]) -> CalibrationSession:

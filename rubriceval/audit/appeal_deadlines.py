@@ -15,7 +15,7 @@ from rubriceval.store.appeal_models import DAY_S, DEFAULT_WINDOW_DAYS, AppealErr
 from rubriceval.store.audit_models import clean_expert_name, iso_time
 
 if TYPE_CHECKING:
-    from rubriceval.store.team import TeamStore
+    from rubriceval.audit.team import TeamStore
 
 _TASK_DEADLINES = ("SELECT DISTINCT i.sample_id, t.task_id, t.name, t.created_at, t.appeal_days FROM team_task_items i "
                    "JOIN team_tasks t ON t.task_id = i.task_id WHERE t.run_id = :r AND t.appeal_days IS NOT NULL")

@@ -15,8 +15,8 @@ from typing import Any
 
 from rubriceval.store.appeal_models import WHOLE_VERDICT, ItemAppealStats
 from rubriceval.store.db import Database
-from rubriceval.store.official import deductions
-import rubriceval.scorecard.official  # noqa: F401  (registers the scorecard's deductions)
+from rubriceval.audit.official import deductions
+import rubriceval.audit.scorecard_official  # noqa: F401  (registers the scorecard's deductions)
 
 # Flag an item when agents won at least this many appeals on it and at least this share of the decided ones: two
 # wins keep one odd case from flagging a rubric; half means the item is as often wrong as right when contested.

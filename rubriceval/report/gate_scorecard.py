@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rubriceval.scorecard.summary import ScorecardSummary
+from rubriceval.report.scorecard_summary import ScorecardSummary
 
 SCORECARD_PREFIX = "scorecard:"
 SCORECARD_STATS = ("mean", "median", "min", "max", "std", "pass_rate", "fatal_rate", "unscored_rate", "n_scored")

@@ -1,6 +1,6 @@
 """Official scorecard totals (issue 27): reviewers' item decisions (a rejected deduction, a missed one added:
 scorecard/reviews.py) and human decisions on a conversation's verdict (an accepted appeal against one deduction, a
-lead's total) give the official total, derived at read time (rubriceval/store/official.py); the stored verdict is
+lead's total) give the official total, derived at read time (rubriceval/audit/official.py); the stored verdict is
 never rewritten.
 
 Registered with the official-score module on import: which items of a scorecard verdict are deductions (its hit
@@ -13,11 +13,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rubriceval.scorecard.arithmetic import scorecard_total
-from rubriceval.scorecard.reviews import Review, ReviewStore, reviewed_outcomes
+from rubriceval.audit.scorecard_reviews import Review, ReviewStore, reviewed_outcomes
 from rubriceval.scorecard.schema import Scorecard
-from rubriceval.scorecard.store import ScorecardStore
+from rubriceval.store.scorecards import ScorecardStore
 from rubriceval.scorecard.verdict import ScorecardVerdict
-from rubriceval.store.official import HumanDecision, OfficialScores, register_deductions, register_recompute
+from rubriceval.audit.official import HumanDecision, OfficialScores, register_deductions, register_recompute
 
 KIND = "scorecard"
 

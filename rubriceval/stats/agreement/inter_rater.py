@@ -5,8 +5,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rubriceval.trust.agreement.estimate import AgreementInputError, Estimate, check_bootstrap_args, estimate_with_ci
-from rubriceval.trust.agreement.tables import safe_divide
+from rubriceval.stats.agreement.estimate import AgreementInputError, Estimate, check_bootstrap_args, estimate_with_ci
+from rubriceval.stats.agreement.tables import safe_divide
 
 AlphaLevel = Literal["nominal", "ordinal", "interval"]
 

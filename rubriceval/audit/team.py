@@ -122,7 +122,7 @@ class TeamStore:
         planned = None                   # a sampling plan's items (store/team_plan.py): strata, weights, risks
         if spec.plan is not None:
             from rubriceval.audit.plan import SamplingPlan
-            from rubriceval.store.team_plan import plan_items
+            from rubriceval.audit.team_plan import plan_items
 
             plan = SamplingPlan.model_validate(spec.plan)
             planned = [i for rubric in spec.rubrics for i in plan_items(self, run_id, rubric, plan, spec.seed)]
@@ -155,7 +155,7 @@ class TeamStore:
                   "stratum": stratum(c) if planned is None else planned[no - 1].stratum,
                   "tags": tag_field(c.tags), "intent": c.intent} for no, c in enumerate(items, start=1)])
             if planned is not None:
-                from rubriceval.store.team_plan import save_plan_rows
+                from rubriceval.audit.team_plan import save_plan_rows
 
                 save_plan_rows(conn, task_id, planned)
             conn.executemany(

@@ -5,9 +5,9 @@ Human decisions are read from the append-only records where they were made, neve
   score given to an unscored verdict);
 - `adjudication`: a lead's final label in a team task (`team_adjudications`);
 - `appeal`: an appeal accepted by a reviewer, or closed as accepted by a lead's final judgement (`appeal_events`,
-  rubriceval/store/appeals.py). A rejected appeal decides nothing: the score stays what it was;
+  rubriceval/audit/appeals.py). A rejected appeal decides nothing: the score stays what it was;
 - `correction`: a ground-truth correction or context relevance mark made after a deterministic metric was scored
-  (`audit_gt_edits`): the metric's value recomputed on the corrected sample (rubriceval/store/corrected_metrics.py).
+  (`audit_gt_edits`): the metric's value recomputed on the corrected sample (rubriceval/audit/corrected_metrics.py).
   An LLM metric cannot be recomputed without a judge call: it keeps the machine's score and is listed in
   `OfficialScores.corrected` for the reports to say the sample was corrected after scoring (re-run to re-score).
 The latest of them (by time, then by the order they were recorded) is the official score. A team expert's review is
@@ -15,7 +15,7 @@ an opinion, not a decision: several experts' scores are settled by the lead's ad
 
 Every reader (reports, compare, gate, exports, the Python API) takes its scores through `OfficialScores`; with
 `machine_only=True` it gives the judge's view unchanged (for measuring the judge). Calibration sessions
-(rubriceval/store/calibration.py) are kept in tables of their own and are never read here.
+(rubriceval/audit/calibration.py) are kept in tables of their own and are never read here.
 
 A decision that removes one deduction recomputes the verdict's score from the items it was combined from:
 `score_without` asks the recompute function registered for the scorer's kind (rubrics are built in; scorecards
@@ -33,7 +33,7 @@ from pydantic import BaseModel
 
 from rubriceval.rubric.schema import Combine
 from rubriceval.scoring.combine import ItemScore, combine
-from rubriceval.store.corrected_metrics import CorrectedVerdict, corrected_verdicts
+from rubriceval.audit.corrected_metrics import CorrectedVerdict, corrected_verdicts
 from rubriceval.store.db import Database
 
 DecisionSource = Literal["override", "adjudication", "appeal", "correction"]

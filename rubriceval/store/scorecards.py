@@ -1,5 +1,5 @@
-"""Scorecard verdicts in the run store, beside the run's verdicts: tables of their own (created on first use, as
-the audit, trust and pairwise tables are), so the rubric and metric reports read exactly what they read before.
+"""Scorecard verdicts in the run store, beside the run's verdicts: tables of their own (declared in store/schema.py),
+so the rubric and metric reports read exactly what they read before.
 
 scorecard_defs      the exact scorecard version a run started with (a resume scores with it, never a newer file);
 scorecard_verdicts  one row per (run, sample, scorecard): the total (NULL: unscored), fatal flag, the whole verdict.
@@ -16,17 +16,6 @@ import pandas as pd
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.verdict import ScorecardVerdict
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS scorecard_defs (
-  run_id TEXT NOT NULL, scorecard TEXT NOT NULL, version TEXT NOT NULL, definition_json TEXT NOT NULL,
-  PRIMARY KEY (run_id, scorecard)
-);
-CREATE TABLE IF NOT EXISTS scorecard_verdicts (
-  run_id TEXT NOT NULL, sample_id TEXT NOT NULL, scorecard TEXT NOT NULL, version TEXT NOT NULL,
-  total INTEGER, fatal INTEGER NOT NULL, unscored_reason TEXT, verdict_json TEXT NOT NULL, created_at REAL NOT NULL,
-  PRIMARY KEY (run_id, sample_id, scorecard)
-);
-"""
 _SAVE = ("INSERT INTO scorecard_verdicts (run_id, sample_id, scorecard, version, total, fatal, unscored_reason, "
          "verdict_json, created_at) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (run_id, sample_id, scorecard) DO UPDATE "
          "SET version = excluded.version, total = excluded.total, fatal = excluded.fatal, "
@@ -41,8 +30,6 @@ class ScorecardStore:
         self.runs = runs
         self.conn = runs.conn
         self._lock = runs._lock
-        with self._lock:
-            self.conn.executescript(SCHEMA)
 
     def register(self, run: str, cards: Iterable[Scorecard]) -> None:
         run_id = self.runs.resolve(run)
