@@ -1,4 +1,4 @@
-"""Reports, compare, gate and the Python API read official scores (store/official.py): a human decision replaces the
+"""Reports, compare, gate and the Python API read official scores (audit/official.py): a human decision replaces the
 judge's score in every figure, each figure says how many rows are human-decided with the machine's figure beside it,
 and --machine-only gives the judge's view. SQLite and PostgreSQL."""
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Reviewer calibration sessions (校准会, grade the grader): a lead picks verdicts with a benchmark label (their own,
 or a lead's adjudicated label of a team task), each reviewer grades them blind — no judge score, no benchmark, no
 one else's grade — and the session reports each reviewer's agreement with the benchmark (exact, ±1, κ) and with each
-other (pairwise κ, Krippendorff's α), with the statistics of rubriceval/trust/agreement.
+other (pairwise κ, Krippendorff's α), with the statistics of rubriceval/stats/agreement.
 
 A session never changes an official score: its grades live in tables of their own (`calibration_grades`,
 append-only) that rubriceval/audit/official.py does not read, and its log lines are not audit saves.

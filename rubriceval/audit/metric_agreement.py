@@ -1,7 +1,7 @@
 """A metric's agreement with the experts who corrected its verdicts statement by statement (or context by context).
 
 Two views of the same corrections: per element, the judge's yes/no against each expert's (accuracy, Cohen's κ,
-precision/recall, with bootstrap CIs — trust/agreement/binary.py); per sample, the metric's score recomputed with
+precision/recall, with bootstrap CIs — stats/agreement/binary.py); per sample, the metric's score recomputed with
 the experts' verdicts in place of the judge's (the majority of experts on an element; a tie keeps the judge's), and
 how far it moves.
 """

@@ -1,5 +1,5 @@
 """Official scorecard totals (issue 27): reviewers' item decisions (a rejected deduction, a missed one added:
-scorecard/reviews.py) and human decisions on a conversation's verdict (an accepted appeal against one deduction, a
+audit/scorecard_reviews.py) and human decisions on a conversation's verdict (an accepted appeal against one deduction, a
 lead's total) give the official total, derived at read time (rubriceval/audit/official.py); the stored verdict is
 never rewritten.
 
@@ -45,7 +45,7 @@ register_deductions(KIND, scorecard_deductions)
 
 def with_decision(card: Scorecard, verdict: ScorecardVerdict, decision: HumanDecision | None,
                   reviews: Sequence[Review] = ()) -> ScorecardVerdict:
-    """The verdict as reports count it. Reviewers' item decisions first (scorecard/reviews.py: a rejected hit is
+    """The verdict as reports count it. Reviewers' item decisions first (audit/scorecard_reviews.py: a rejected hit is
     clear, a missed one a hit), the total recomputed; then an appeal that removed one deduction clears that item too
     (when the decided score is the total without it), and any other decision sets the total — unless a reviewer's
     item decision came after it."""

@@ -24,8 +24,8 @@ class ScoredRow(NamedTuple):
 
 
 class OfficialView(NamedTuple):
-    """What a run's rows are read with: official scores (store/official.py) and the scorecard verdicts a person
-    changed, official (scorecard/official.decided_verdicts); empty with machine_only."""
+    """What a run's rows are read with: official scores (audit/official.py) and the scorecard verdicts a person
+    changed, official (audit/scorecard_official.decided_verdicts); empty with machine_only."""
 
     scores: OfficialScores
     scorecards: Mapping[tuple[str, str], Any]

@@ -119,7 +119,7 @@ class TeamStore:
             raise TeamError(f"run has no rubric {', '.join(unknown)}", field="rubrics",
                             hint="rubrics of this run: " + (", ".join(sorted(known)) or "none"))
         picked: list[list[Candidate]] = []
-        planned = None                   # a sampling plan's items (store/team_plan.py): strata, weights, risks
+        planned = None                   # a sampling plan's items (audit/team_plan.py): strata, weights, risks
         if spec.plan is not None:
             from rubriceval.audit.plan import SamplingPlan
             from rubriceval.audit.team_plan import plan_items

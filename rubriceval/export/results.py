@@ -82,7 +82,7 @@ def judged_items(store: RunStore, run: str) -> tuple[RunInfo, Iterator[JudgedIte
     run_id = store.resolve(run)
     info = store.run_info(run_id)
     samples = {s.id: s for s in store.samples(run_id)}
-    # Official scores: a human decision replaces the judge's (store/official.py), its provenance in details.
+    # Official scores: a human decision replaces the judge's (audit/official.py), its provenance in details.
     official = OfficialScores.load(store.conn, run_id)
     thresholds = {s["scorer"]: (s.get("definition") or {}).get("threshold") for s in store.scorers(run_id)}
 

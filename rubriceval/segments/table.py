@@ -34,7 +34,7 @@ class SegmentStats(BaseModel):
     threshold: float | None = None
     scorecard_total: float | None = None   # a scorecard's row: its mean total (rubrics and metrics: None)
     fatal_rate: float | None = None        # a scorecard's row: share of conversations with a fatal item hit
-    # Official scores (store/official.py): of the rows, n_human are human decisions; the judge's mean beside them
+    # Official scores (audit/official.py): of the rows, n_human are human decisions; the judge's mean beside them
     n_human: int = 0
     machine_mean: float | None = None
 

@@ -40,7 +40,7 @@ class PeriodFigure(BaseModel):
     pass_low: float | None = None
     pass_high: float | None = None
     change: Difference | None = None          # of the trend's statistic, against the previous period
-    # Official scores (store/official.py): of the period's rows, n_human are human decisions; the judge's mean beside
+    # Official scores (audit/official.py): of the period's rows, n_human are human decisions; the judge's mean beside
     n_human: int = 0
     machine_mean: float | None = None
 
