@@ -70,8 +70,8 @@ def test_a_scorecard_and_a_new_rubric_without_any_folder(store_target, monkeypat
     assert "# 电商客服质检评分表" in cards.current("ecommerce_qa_zh")
     studio = Studio(Path("/nonexistent/rubrics"), store_target, JudgeConfig(model="stub"), versions_in="store")
     values = values_of(form_from_yaml(SOURCE.replace("id: closing", "id: closing_new")))
-    status, text, printed = studio.save(tuple(values), "", "", "en", saved_by="lead")
-    assert "version 1" in status and studio.rubric_files() == ["closing_new"] and fingerprint(text) == printed
+    status, view, printed = studio.save(tuple(values), "", "", "en", saved_by="lead")
+    assert "version 1" in status and studio.rubric_files() == ["closing_new"] and fingerprint(view.base_text) == printed
     assert studio.history("closing_new") == [1] and studio.scorecard_files() == ["ecommerce_qa_zh"]
 
 

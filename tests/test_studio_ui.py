@@ -71,8 +71,12 @@ def client(studio, name: str) -> Client:
     return Client(studio[0].local_url, auth=(name, PASSWORDS[name]), verbose=False, download_files=False)
 
 
+FIELDS = 20                 # the form's fields (ui/studio/form_values.FORM_FIELDS); then the YAML editor, the report …
+YAML, REPORT, READONLY = FIELDS, FIELDS + 1, FIELDS + 2
+
+
 def form_values(opened: tuple) -> list:
-    return list(opened[:16])
+    return list(opened[:FIELDS])
 
 
 def test_open_validate_test_preview_try_mark_save_restore(studio):
@@ -82,10 +86,11 @@ def test_open_validate_test_preview_try_mark_save_restore(studio):
     assert "lead" in signed
     opened = lead.predict("process_compliance", api_name="/studio_open")
     values = form_values(opened)      # the file's text and fingerprint stay in the session's state
-    assert values[0] == "process_compliance" and opened[17].startswith("✔") and "id: process_compliance" in opened[16]
+    assert values[0] == "process_compliance" and opened[REPORT].startswith("✔")
+    assert "id: process_compliance" in opened[YAML]
     # an invalid edit: the same messages as rubriceval validate
     broken = values.copy()
-    broken[14] = "5: approval and no_such_question\n1: otherwise"
+    broken[18] = "5: approval and no_such_question\n1: otherwise"
     _, report = lead.predict(*broken, api_name="/studio_validate")
     assert report.startswith("error: process_compliance.yaml:") and "no_such_question" in report
     # the check tester on a pasted answer, and on a sample
@@ -100,7 +105,7 @@ def test_open_validate_test_preview_try_mark_save_restore(studio):
     # plan, then try on 5 samples with the stub judge
     plan = lead.predict(*values, runs[0][1], "random", 5, "", api_name="/studio_plan")
     assert "dry run" in plan and "judge call" in plan
-    results, marks = lead.predict(*values, runs[0][1], "random", 5, "", api_name="/studio_try")
+    results, marks, *cleared = lead.predict(*values, runs[0][1], "random", 5, "", api_name="/studio_try")
     assert len(results["data"]) == 5 and marks            # 8 samples the rubric applies to: 5 picked
     first, second = [row[0] for row in results["data"][:2]]
     for sample_id in (first, second):
@@ -116,11 +121,11 @@ def test_open_validate_test_preview_try_mark_save_restore(studio):
     assert "+  3: 给出报销入口，但没有说明二级主管审批" in diff
     other = client(studio, "lead")                       # a second tab, opened before the save
     other.predict("process_compliance", api_name="/studio_open")
-    saved = lead.predict(*edited, api_name="/studio_save")
+    saved = lead.predict(*edited, opened[YAML], api_name="/studio_save")
     assert "version 2" in saved[0]
     on_disk = load_rubric(rubrics / "process_compliance.yaml")
     assert on_disk.version == 2 and on_disk.score_descriptions[3] == "给出报销入口，但没有说明二级主管审批"
-    stale = other.predict(*edited, api_name="/studio_save")   # made from version 1: refused, nothing written
+    stale = other.predict(*edited, opened[YAML], api_name="/studio_save")   # made from version 1: refused, nothing written
     assert "changed since" in stale[0]
     assert load_rubric(rubrics / "process_compliance.yaml").version == 2
     restored = lead.predict("process_compliance", 1, api_name="/studio_restore")
@@ -133,7 +138,7 @@ def test_an_expert_may_try_but_not_save(studio):
     opened = ann.predict("closing", api_name="/studio_open")
     values = form_values(opened)
     before = (rubrics / "closing.yaml").read_text(encoding="utf-8")
-    saved = ann.predict(*values, api_name="/studio_save")
+    saved = ann.predict(*values, opened[YAML], api_name="/studio_save")
     assert "Only a lead or admin" in saved[0]
     assert (rubrics / "closing.yaml").read_text(encoding="utf-8") == before
 
@@ -151,7 +156,7 @@ def test_a_draft_from_a_procedure_fills_the_form_without_saving(studio):
 def test_off_loopback_the_studio_needs_logins(tmp_path):
     from rubriceval.common.errors import RubricEvalError
 
-    with pytest.raises(RubricEvalError, match="without authentication"):
+    with pytest.raises(RubricEvalError, match="--auth-file"):
         launch_studio(ROOT / "rubrics", tmp_path / "runs.sqlite", JudgeConfig(model="local"), host="0.0.0.0",
                       block=False)
 
@@ -167,7 +172,7 @@ def test_criteria_proposed_from_graded_samples_fill_the_questions(studio):
     assert table["headers"] == ["id", "question", "answered", "agreement", "polarity", "kept"]
     kept = [row[0] for row in table["data"] if row[5] == "✔"]
     assert all(row[2] == 8 for row in table["data"])
-    assert questions.startswith(values[13]) and all(f"{k}:" in questions for k in kept)
+    assert questions.startswith(values[17]) and all(f"{k}:" in questions for k in kept)
 
 
 def test_a_scorecard_is_edited_as_yaml_validated_tried_and_saved_by_a_lead_only(studio):
@@ -251,7 +256,7 @@ def test_a_chinese_studio_says_validation_and_user_errors_in_chinese(tmp_path):
                                 api_name="/studio_card_validate")
             assert report.startswith("错误：文件 ecommerce_qa_zh.yaml，第 ") and "字段 第 1 项（id: greeting）.points：应为整数" in report
             values = ["closing", "结束语", "zh", "", "是否礼貌结束", *["同一句描述"] * 5, ["question", "answer"], 4,
-                      "holistic", "", "", ""]
+                      "holistic", [], "", "", "", "", "", ""]
             _, findings = zh.predict(*values, "", api_name="/studio_validate")
             assert findings.startswith("错误：文件 closing.yaml，第 ") and "字段 score_descriptions：" in findings
             assert "分的描述与更低等级的相同" in findings
@@ -280,7 +285,7 @@ def test_a_server_studio_keeps_versions_in_the_store_and_writes_no_file(tmp_path
             opened = local.predict("closing", api_name="/studio_open")
             edited = form_values(opened)
             edited[6] = "有结束语但敷衍"
-            saved = local.predict(*edited, api_name="/studio_save")
+            saved = local.predict(*edited, opened[YAML], api_name="/studio_save")
             assert "version 2" in saved[0] and "[rubric closing v2]" in saved[0]
             restored = local.predict("closing", 1, api_name="/studio_restore")
             assert "version 3" in restored[0]

@@ -133,6 +133,13 @@ class Rubric(StrictModel):
     source_file: str | None = Field(default=None, exclude=True)
     _hash_cache: tuple[tuple, str] | None = PrivateAttr(default=None)      # see content_hash
 
+    @field_validator("name")
+    @classmethod
+    def _named(cls, value: str) -> str:
+        if not value.strip():           # reports, the audit app and the studio list a rubric by its name
+            raise ValueError("the rubric's name is empty: give it the name reports show (name: 政策合规性)")
+        return value
+
     @field_validator("score_descriptions")
     @classmethod
     def _levels(cls, value: dict[int, str]) -> dict[int, str]:

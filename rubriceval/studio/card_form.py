@@ -8,7 +8,6 @@ ScorecardItem), on the text this produces — the form has no validation of its 
 """
 from __future__ import annotations
 
-import io
 import json
 import typing
 from typing import Any, Literal
@@ -17,7 +16,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.rubric.items import Item, _ItemBase
-from rubriceval.studio.form import _yaml, load_tree
+from rubriceval.studio.form import load_tree, written_back
 
 Predicate = Literal["check", "question", "rubric"]
 _BASE_FIELDS = set(_ItemBase.model_fields)
@@ -86,6 +85,13 @@ def _int(value: Any) -> int | None:
         return value
 
 
+def _whole(value: Any) -> int | None:
+    """A number read from the card's YAML for the form: a whole number, else None — the box shows it empty and the
+    loader's report names the line (`points: x3`); an unchanged box never writes over what the file has."""
+    number = _int(value)
+    return number if isinstance(number, int) and not isinstance(number, bool) else None
+
+
 def item_form_of(values: dict[str, Any]) -> ItemForm:
     clean = {k: v for k, v in values.items() if v is not None or k in ("points", "cap")}
     for key in ("points", "cap", "min_score"):
@@ -137,10 +143,10 @@ def item_form_from_tree(entry: Any) -> ItemForm:
         turns=str((check or {}).get("turns") or "") if (check or {}).get("turns") in ("assistant", "user") else "",
         question=str(entry.get("question") or ""),
         hit_on={True: "yes", False: "no"}.get(hit_on, hit_on) if hit_on in (True, False, "yes", "no") else "",
-        rubric_id=str(rubric.get("id", "")), min_score=_int(rubric.get("min_score", 4)) or 4,
-        points=_int(entry.get("points")), per=entry.get("per", "conversation") if entry.get("per") in (
+        rubric_id=str(rubric.get("id", "")), min_score=_whole(rubric.get("min_score", 4)) or 4,
+        points=_whole(entry.get("points")), per=entry.get("per", "conversation") if entry.get("per") in (
             "conversation", "occurrence") else "conversation",
-        cap=_int(entry.get("cap")), fatal=bool(entry.get("fatal", False)),
+        cap=_whole(entry.get("cap")), fatal=entry.get("fatal") is True,
         when_tags=", ".join(map(str, when.get("tags") or [])),
         when_intents=", ".join(map(str, when.get("intents") or [])), when_pattern=str(when.get("pattern") or ""),
         when_roles=[str(r) for r in when.get("roles") or ["user", "assistant"]],
@@ -157,8 +163,9 @@ def head_from_tree(tree: Any) -> CardHead:
             while parts and not parts[-1]:
                 parts.pop()
             dims.append(" | ".join(parts))
-    return CardHead(id=str(tree.get("id", "")), name=str(tree.get("name", "")), base=_int(tree.get("base", 100)) or 100,
-                    pass_total=_int(tree.get("pass_total")), dimensions="\n".join(dims))
+    return CardHead(id=str(tree.get("id", "")), name=str(tree.get("name", "")),
+                    base=_whole(tree.get("base", 100)) or 100, pass_total=_whole(tree.get("pass_total")),
+                    dimensions="\n".join(dims))
 
 
 class CardForm(BaseModel):
@@ -172,10 +179,9 @@ def card_form_from_yaml(text: str, name: str = "scorecard.yaml") -> CardForm:
     return CardForm(head=head_from_tree(tree), items=[item_form_from_tree(e) for e in items])
 
 
-def _dump(tree: Any) -> str:
-    out = io.StringIO()
-    _yaml().dump(tree, out)
-    return out.getvalue()
+def _dump(tree: Any, text: str = "") -> str:
+    """The edited tree as text: only the lines the edit changed (studio/form.written_back)."""
+    return written_back(text, tree)
 
 
 def _flow(mapping: dict[str, Any]) -> Any:
@@ -292,7 +298,7 @@ def yaml_with_item(text: str, item: ItemForm, replacing: str | None, name: str =
         if item == shown:
             return text         # nothing edited: the file as written (ruamel would reflow a multi-line {…})
         _write_item(seq[index], item, shown)
-    return _dump(tree)
+    return _dump(tree, text)
 
 
 def yaml_without_item(text: str, item_id: str, name: str = "scorecard.yaml") -> str:
@@ -302,7 +308,7 @@ def yaml_without_item(text: str, item_id: str, name: str = "scorecard.yaml") -> 
     if not found:
         raise RubricEvalError(f"the scorecard has no item '{item_id}'", file=name, field="items")
     del seq[found[0]]
-    return _dump(tree)
+    return _dump(tree, text)
 
 
 def _dimension_rows(text: str) -> list[dict[str, Any]]:
@@ -343,23 +349,25 @@ def yaml_with_head(text: str, head: CardHead, name: str = "scorecard.yaml") -> s
         seq = tree.get("dimensions") if isinstance(tree.get("dimensions"), CommentedSeq) else CommentedSeq()
         seq[:] = dims
         tree["dimensions"] = seq
-    return _dump(tree)
+    return _dump(tree, text)
 
 
-def item_rows(form: CardForm) -> list[list[Any]]:
-    """The overview table: one row per item."""
+def item_rows(form: CardForm, lang: str = "en") -> list[list[Any]]:
+    """The overview table: one row per item, how it is counted said in the page's language."""
+    from rubriceval.i18n import t
+
     rows = []
     for item in form.items:
         predicate = {"check": f"check: {item.check_type}" + (f" ({item.turns})" if item.turns else ""),
-                     "question": f"question: {item.question}",
+                     "question": f"question: {item.question}",          # as the YAML says it
                      "rubric": f"rubric: {item.rubric_id} < {item.min_score}"}[item.predicate]
         when = "; ".join(x for x in (item.when_tags and f"tags: {item.when_tags}",
                                      item.when_intents and f"intents: {item.when_intents}",
                                      item.when_pattern and f"pattern: {item.when_pattern}",
                                      item.when_contexts and f"has_contexts: {item.when_contexts}",
                                      item.when_question and f"question: {item.when_question}") if x)
-        count = "once" if item.per == "conversation" else f"per occurrence (cap {item.cap})" if item.cap else \
-            "per occurrence"
+        count = t("studio_card_once", lang) if item.per == "conversation" else t(
+            "studio_card_per_capped", lang, cap=item.cap) if item.cap else t("studio_card_per_each", lang)
         rows.append([item.id, item.dimension, item.name, predicate, item.points, count, "✔" if item.fatal else "",
                      when])
     return rows

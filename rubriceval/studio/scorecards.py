@@ -100,10 +100,13 @@ async def try_scorecard(card: Scorecard, samples: Sequence[Sample], judge, n: in
         raise RubricEvalError(f"scorecard '{card.id}' applies to none of these samples (scope: {card.scope})",
                               field="samples")
     tried = []
+    names = {item.id: (item.name or "").strip() or item.id for item in card.items}     # a lead reads names
     for sample in picked:
         verdict = await score_scorecard(card, sample, judge)
         totals = verdict.totals
-        hits = [f"{p.item} {p.points:+d}" for p in totals.items if p.points]
-        tried.append(TriedCard(sample_id=sample.id, total=totals.total, deductions=hits, fatal=totals.fatal,
-                               not_applicable=totals.not_applicable, unscored_reason=totals.unscored_reason))
+        hits = [f"{names.get(p.item, p.item)} {p.points:+d}" for p in totals.items if p.points]
+        tried.append(TriedCard(sample_id=sample.id, total=totals.total, deductions=hits,
+                               fatal=[names.get(i, i) for i in totals.fatal],
+                               not_applicable=[names.get(i, i) for i in totals.not_applicable],
+                               unscored_reason=totals.unscored_reason))
     return tried

@@ -50,18 +50,29 @@ def current_text(folder: "str | Path | Shelf", rubric_id: str) -> str:
     return as_shelf(folder).current(rubric_id)
 
 
-def diff(old: str, new: str, name: str) -> str:
-    """The change a save would make, as a unified diff (empty: nothing changes)."""
+def diff(old: str, new: str, name: str, labels: tuple[str, str] = ("saved", "draft")) -> str:
+    """The change a save would make, as a unified diff (empty: nothing changes); `labels` name the two sides in the
+    page's language."""
     return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                        fromfile=f"{name} (saved)", tofile=f"{name} (draft)"))
+                                        fromfile=f"{name} ({labels[0]})", tofile=f"{name} ({labels[1]})"))
+
+
+_VERSION_LINE = re.compile(r"^version:[ \t]*(?P<value>[^#\n]*?)[ \t]*(?:#.*)?$", re.M)
 
 
 def _with_version(text: str, version: int) -> str:
+    """The text with its top-level `version:` set — on that line alone, so the rest of the file keeps its bytes (a
+    ruamel dump would reflow a multi-line flow mapping); a file without one gets it added by ruamel."""
     import io
 
     from rubriceval.studio.form import _yaml
 
     tree = load_tree(text)
+    found = _VERSION_LINE.search(text)
+    if found is not None and "version" in tree:
+        edited = text[:found.start("value")] + str(version) + text[found.end("value"):]
+        if load_tree(edited).get("version") == version:
+            return edited
     tree["version"] = version
     out = io.StringIO()
     _yaml().dump(tree, out)

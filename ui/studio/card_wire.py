@@ -25,8 +25,9 @@ def wire_cards(ui: CardLayout, h: "StudioHandlers", shown: Callable[..., Any], r
 
     def form_outputs(text: str, card_id: str | None, keep: str | None = None) -> list[Any]:
         head, rows, ids, dims = s.card_form(text, card_id)
+        named = s.card_items(text, card_id)
         value = keep if keep in ids else new_item
-        return [*head, rows, gr.update(choices=[new_item, *ids], value=value), gr.update(choices=dims)]
+        return [*head, rows, gr.update(choices=[(new_item, new_item), *named], value=value), gr.update(choices=dims)]
 
     form_out = [*ui.head, ui.items, ui.pick, ui.item[2]]
 
@@ -52,8 +53,8 @@ def wire_cards(ui: CardLayout, h: "StudioHandlers", shown: Callable[..., Any], r
     ui.pick.change(shown(do_item), [ui.card_text, ui.card_file, ui.pick], ui.item, api_name="studio_card_item")
 
     def do_apply_item(text: str, card_id: str, choice: str, *values: Any) -> list[Any]:
-        written, report, rows, ids, item_id = s.card_apply_item(text, card_id, picked(choice), values, lang)
-        return [written, report, rows, gr.update(choices=[new_item, *ids], value=item_id)]
+        written, report, rows, named, item_id = s.card_apply_item(text, card_id, picked(choice), values, lang)
+        return [written, report, rows, gr.update(choices=[(new_item, new_item), *named], value=item_id)]
 
     ui.apply_item.click(shown(do_apply_item), [ui.card_text, ui.card_file, ui.pick, *ui.item],
                         [ui.card_text, ui.card_status, ui.items, ui.pick], api_name="studio_card_apply_item")
@@ -61,8 +62,8 @@ def wire_cards(ui: CardLayout, h: "StudioHandlers", shown: Callable[..., Any], r
     def do_remove(text: str, card_id: str, choice: str) -> list[Any]:
         if picked(choice) is None:
             raise RubricEvalError("pick the item to remove", field="item")
-        written, report, rows, ids = s.card_remove_item(text, card_id, choice, lang)
-        return [written, report, rows, gr.update(choices=[new_item, *ids], value=new_item)]
+        written, report, rows, named = s.card_remove_item(text, card_id, choice, lang)
+        return [written, report, rows, gr.update(choices=[(new_item, new_item), *named], value=new_item)]
 
     ui.remove_item.click(shown(do_remove), [ui.card_text, ui.card_file, ui.pick],
                          [ui.card_text, ui.card_status, ui.items, ui.pick], api_name="studio_card_remove_item")

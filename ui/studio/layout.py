@@ -11,7 +11,7 @@ from rubriceval.ui.common.wording import choices, headers
 from rubriceval.ui.studio.card_layout import CardLayout, build_card_tab
 
 JUDGE_MODES = ["holistic", "checklist", "checklist_fitted", "predicates"]
-JUDGE_FIELDS = ["question", "answer", "contexts", "ground_truth"]
+JUDGE_FIELDS = ["question", "answer", "contexts", "ground_truth", "reference_contexts", "intent", "tags"]
 PICK_RULES = ["random", "tag", "failing", "first"]
 
 
@@ -27,6 +27,9 @@ class StudioLayout:
     validate_btn: gr.Button
     findings: gr.Textbox
     yaml_view: gr.Code
+    yaml_shown: gr.State          # what the page last put in the YAML editor (unapplied edits are not saved)
+    apply_yaml_btn: gr.Button
+    readonly_view: gr.Markdown
     run: gr.Dropdown
     sample: gr.Dropdown
     pasted: gr.Textbox
@@ -95,24 +98,42 @@ def build_layout(lang: Lang, result_columns: list[str], check_columns: list[str]
             with gr.Row():
                 judge_sees = gr.CheckboxGroup(choices(JUDGE_FIELDS, lang, "studio_choice_sees_"),
                                               value=["question", "answer"], label=say("studio_judge_sees"))
-                threshold = gr.Number(value=4, minimum=1, maximum=5, label=say("studio_threshold"))
+                # no minimum/maximum here: Gradio would refuse a bad number in English; validate says it in the
+                # page's language, in the findings box
+                threshold = gr.Number(value=4, label=say("studio_threshold"), elem_id="studio-threshold")
                 judge_mode = gr.Dropdown(choices(JUDGE_MODES, lang, "studio_choice_mode_"), value="holistic",
                                          label=say("studio_judge_mode"))
+            gr.Markdown(f"**{say('studio_applies')}**")
+            with gr.Row():
+                applies_languages = gr.CheckboxGroup(choices(["zh", "en"], lang, "studio_choice_lang_"), value=[],
+                                                     label=say("studio_applies_languages"))
+                applies_tags = gr.Textbox(label=say("studio_applies_tags"), elem_id="studio-applies-tags")
+                applies_intents = gr.Textbox(label=say("studio_applies_intents"))
+                applies_pattern = gr.Textbox(label=say("studio_applies_pattern"))
             questions = gr.Textbox(label=say("studio_questions"), lines=3, elem_id="studio-questions")
             level_rule = gr.Textbox(label=say("studio_level_rule"), lines=3)
-            checks = gr.Textbox(label=say("studio_checks"), lines=3, elem_id="studio-checks")
+            with gr.Row():
+                with gr.Column():
+                    checks = gr.Textbox(label=say("studio_checks"), info=say("studio_checks_info"), lines=8,
+                                        elem_id="studio-checks")
+                    readonly_view = gr.Markdown(elem_id="studio-readonly")
+                with gr.Column():
+                    yaml_view = gr.Code(label=say("studio_yaml"), language="yaml", interactive=True,
+                                        elem_id="studio-yaml")
+                    apply_yaml_btn = gr.Button(say("studio_apply_yaml"), elem_id="studio-apply-yaml")
             validate_btn = gr.Button(say("studio_validate"), variant="primary", elem_id="studio-validate")
             findings = gr.Textbox(label=say("studio_findings"), lines=3, interactive=False,
                                   elem_id="studio-findings")
-            yaml_view = gr.Code(label=say("studio_yaml"), language="yaml", interactive=False)
+            yaml_shown = gr.State("")
         with gr.Tab(say("studio_tab_checks"), elem_id="studio-tab-checks"):
             pasted = gr.Textbox(label=say("studio_pasted"), lines=3, elem_id="studio-pasted")
             test_btn = gr.Button(say("studio_run_checks"), elem_id="studio-test")
             check_results = gr.Dataframe(headers=headers(check_columns, lang), interactive=False, wrap=True,
-                                         elem_id="studio-check-results")
+                                         label=say("studio_check_results"), elem_id="studio-check-results")
         with gr.Tab(say("studio_tab_preview"), elem_id="studio-tab-preview"):
             preview_btn = gr.Button(say("studio_show_prompt"), elem_id="studio-preview")
-            prompt_view = gr.Textbox(lines=16, interactive=False, show_label=False, elem_id="studio-prompt")
+            prompt_view = gr.Textbox(label=say("studio_prompt_view"), lines=16, interactive=False, show_label=False,
+                                     elem_id="studio-prompt")
         with gr.Tab(say("studio_tab_try"), elem_id="studio-tab-try"):
             with gr.Row():
                 pick_rule = gr.Dropdown(choices(PICK_RULES, lang, "studio_choice_pick_"), value="first",
@@ -123,23 +144,25 @@ def build_layout(lang: Lang, result_columns: list[str], check_columns: list[str]
             with gr.Row():
                 plan_btn = gr.Button(say("studio_plan"), elem_id="studio-plan")
                 try_btn = gr.Button(say("studio_try"), variant="primary", elem_id="studio-try")
-            plan_view = gr.Textbox(lines=4, interactive=False, show_label=False, elem_id="studio-plan-view")
+            plan_view = gr.Textbox(label=say("studio_plan_view"), lines=4, interactive=False, show_label=False,
+                                   elem_id="studio-plan-view")
             results = gr.Dataframe(headers=headers(result_columns, lang), interactive=False, wrap=True,
-                                   elem_id="studio-results")
+                                   label=say("studio_results"), elem_id="studio-results")
             with gr.Row():
                 mark_sample = gr.Dropdown(label=say("studio_mark_sample"), choices=[], elem_id="studio-mark-sample",
                                       allow_custom_value=True)
-                thumb = gr.Radio(choices(["up", "down"], lang, "studio_choice_thumb_"), value="up",
+                thumb = gr.Radio(choices(["up", "down"], lang, "studio_choice_thumb_"), value=None,
                                  label=say("studio_thumb"), elem_id="studio-thumb")
-                right_score = gr.Number(label=say("studio_right_score"), minimum=1, maximum=5, precision=0,
-                                        elem_id="studio-right-score")
+                # no minimum here: an empty box would be refused (in English) even with 👍, which needs no score
+                right_score = gr.Number(label=say("studio_right_score"), precision=0, elem_id="studio-right-score")
             reason = gr.Textbox(label=say("studio_reason"), elem_id="studio-reason")
             mark_btn = gr.Button(say("studio_mark"), elem_id="studio-mark")
             mark_status = gr.Markdown(elem_id="studio-mark-status")
             agreement = gr.Markdown(elem_id="studio-agreement")
         with gr.Tab(say("studio_tab_save"), elem_id="studio-tab-save"):
             diff_btn = gr.Button(say("studio_show_diff"), elem_id="studio-diff")
-            diff_view = gr.Code(language=None, interactive=False, elem_id="studio-diff-view")
+            diff_view = gr.Code(label=say("studio_diff_view"), language=None, interactive=False,
+                                elem_id="studio-diff-view")
             save_btn = gr.Button(say("studio_save"), variant="primary", elem_id="studio-save")
             save_status = gr.Markdown(elem_id="studio-save-status")
             with gr.Row():
@@ -156,11 +179,11 @@ def build_layout(lang: Lang, result_columns: list[str], check_columns: list[str]
             graded = gr.Textbox(label=say("studio_graded"), lines=6, elem_id="studio-graded")
             propose_btn = gr.Button(say("studio_propose"), elem_id="studio-propose")
             candidates = gr.Dataframe(headers=headers(candidate_columns, lang), interactive=False, wrap=True,
-                                      elem_id="studio-candidates")
-    form = [rid, name, language, description, criterion, *levels, judge_sees, threshold, judge_mode, questions,
-            level_rule, checks]
+                                      label=say("studio_candidates"), elem_id="studio-candidates")
+    form = [rid, name, language, description, criterion, *levels, judge_sees, threshold, judge_mode,
+            applies_languages, applies_tags, applies_intents, applies_pattern, questions, level_rule, checks]
     return StudioLayout(signed_in, rubric_file, open_btn, base_text, base_fingerprint, trial_run, form, validate_btn,
-                        findings, yaml_view, run, sample, pasted, test_btn, check_results, preview_btn, prompt_view,
+                        findings, yaml_view, yaml_shown, apply_yaml_btn, readonly_view, run, sample, pasted, test_btn, check_results, preview_btn, prompt_view,
                         pick_rule, n, tag, plan_btn, plan_view, try_btn, results, mark_sample, thumb, right_score,
                         reason, mark_btn, mark_status, agreement, diff_btn, diff_view, save_btn, save_status,
                         versions, restore_btn, document, upload, draft_btn, draft_status, graded, propose_btn,
