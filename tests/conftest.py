@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rubriceval import JudgeConfig
-from rubriceval.testing.postgres_server import NOT_FOUND, PostgresServer, server_binaries
+from tests.helpers.postgres_server import NOT_FOUND, PostgresServer, server_binaries
 from rubriceval.testing.stub_server import StubServer
 
 

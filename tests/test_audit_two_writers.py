@@ -7,7 +7,7 @@ import multiprocessing
 from pathlib import Path
 
 from rubriceval.store.audit import AuditStore
-from rubriceval.testing.store_writers import race_saves
+from tests.helpers.store_writers import race_saves
 from rubriceval.ui.audit.demo import build_demo_store
 
 ROUNDS = 8

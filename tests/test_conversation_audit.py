@@ -11,8 +11,8 @@ import pytest
 from rubriceval import AuditStore
 from rubriceval.store.audit_models import AuditError, ItemVersions
 from rubriceval.store.turn_audit import export_turn_verdicts
-from rubriceval.testing.conversation_run import conversation_run
-from rubriceval.testing.store_copy import DATABASE_ERRORS, empty_store, fresh_copy
+from tests.helpers.conversation_run import conversation_run
+from tests.helpers.store_copy import DATABASE_ERRORS, empty_store, fresh_copy
 from rubriceval.ui.audit import agreement_panel
 
 SOOTHING = "emotional_soothing_multiturn"     # scope assistant_turn: one judge score per agent turn

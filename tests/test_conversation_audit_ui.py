@@ -11,7 +11,7 @@ import pytest
 from rubriceval import AuditStore, Conversation, Evidence, Verdict
 from rubriceval.store.audit_models import AuditError
 from rubriceval.store.turn_audit import TurnVerdict
-from rubriceval.testing.conversation_run import conversation_run
+from tests.helpers.conversation_run import conversation_run
 from rubriceval.ui.audit.actions import open_item, save_verdict
 from rubriceval.ui.audit.demo import build_demo_store
 from rubriceval.ui.audit.queue import make_filter, open_queue

@@ -11,7 +11,7 @@ import pytest
 from tests.test_ui_browser import browser_page, free_port  # noqa: F401  (browser_page: a fixture)
 from rubriceval import AuditStore, Conversation
 from rubriceval.data.conversation_io import conversation_sample
-from rubriceval.testing.conversation_run import conversation_run
+from tests.helpers.conversation_run import conversation_run
 from rubriceval.ui.audit.app import launch
 
 pytestmark = pytest.mark.browser

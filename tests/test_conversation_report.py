@@ -17,7 +17,7 @@ from rubriceval.report.compare import format_comparison, render_compare_html
 from rubriceval.report.conversations import (conversation_report, feedback_turns, first_failing_turn,
                                              position_bucket)
 from rubriceval.report.html import render_html_report
-from rubriceval.testing.conversation_run import conversation_run
+from tests.helpers.conversation_run import conversation_run
 
 SOOTHING = "emotional_soothing_multiturn"
 

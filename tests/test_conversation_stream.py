@@ -11,7 +11,7 @@ from rubriceval.data.sample import Sample
 from rubriceval.report.conversation_stream import ConversationSections, top_failing
 from rubriceval.report.conversations import conversation_report
 from rubriceval.report.run_data import load_run
-from rubriceval.testing.conversation_run import conversation_run
+from tests.helpers.conversation_run import conversation_run
 
 SPAN = 2          # dataset positions per read: several reads even on the demo conversations
 

@@ -96,7 +96,7 @@ def test_conversation_rows_are_found_on_both_engines(store_target, store):
     """The conversation views' rows (instr() before the JSON test, both engines) are the conversation samples and
     their rubric verdicts, as the loaded run holds them; a run without conversations has none."""
     from rubriceval.report.source import RunSource
-    from rubriceval.testing.conversation_run import conversation_run
+    from tests.helpers.conversation_run import conversation_run
 
     run = conversation_run(store_target, limit=3, name="talks")
     samples, verdicts = RunSource(store, run).conversation_rows()
