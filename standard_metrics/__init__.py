@@ -1,6 +1,6 @@
 """Standard RAG metrics — Ragas's formulas, correct in Chinese and English, at a fraction of the judge calls.
 
-    from standard_metrics import score_sample, list_metrics, RAGAS_FIVE
+    from rubriceval.standard_metrics import score_sample, list_metrics, RAGAS_FIVE
     verdicts = await score_sample(sample, RAGAS_FIVE, judge=judge_client, embedder=embedding_client)
 
 One module per metric, each reading like its formula: answer_correctness, faithfulness, answer_relevancy,

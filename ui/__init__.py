@@ -10,7 +10,7 @@ agreement_panel.py  — judge-vs-expert and expert-vs-expert statistics per rubr
 assets.py           — keyboard shortcuts (head script) and CSS
 demo.py             — a small demo store, to try the app without running a judge
 
-`from ui import launch` starts the audit app (Gradio loads on first use).
+`from rubriceval.ui import launch` starts the audit app (Gradio loads on first use).
 """
 from __future__ import annotations
 
@@ -21,6 +21,6 @@ __all__ = ["build_app", "launch"]
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from ui.audit import app
+        from rubriceval.ui.audit import app
         return getattr(app, name)
     raise AttributeError(f"module 'rubriceval.ui' has no attribute {name!r}")

@@ -1,6 +1,6 @@
 """Metrics over whole conversations: Ragas's agent metrics and single-turn metrics per assistant turn.
 
-    from standard_metrics.conversation import score_conversation
+    from rubriceval.standard_metrics.conversation import score_conversation
     verdicts = await score_conversation(conversation, ["tool_call_accuracy", "faithfulness"], judge=judge)
 
 tool_call_accuracy, tool_call_f1 (deterministic), agent_goal_accuracy(_without_reference), topic_adherence (judged,
