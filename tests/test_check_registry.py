@@ -21,15 +21,15 @@ from rubriceval.i18n import LANGS, evidence_text
 from rubriceval.i18n.evidence_text import EVIDENCE_TEXT
 from rubriceval.i18n.report_text import CHECK_ACTIONS
 from rubriceval.rubric import loader
-from rubriceval.rubric.check_kinds import CheckKind, kind_names, registered
-from rubriceval.rubric.items import CONVERSATION_CHECKS, PER_TURN_CHECKS, CheckItem, Item
+from rubriceval.rubric.check_kinds import CheckKind, kind_names
+from rubriceval.rubric.items import CHECK_KINDS, CONVERSATION_CHECKS, PER_TURN_CHECKS, CheckItem, Item
 from rubriceval.rubric.schema import Rubric
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.validate.lint import scope_mismatches
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKS_DIR = ROOT / "rubriceval" / "checks"
-KINDS = registered()
+KINDS = CHECK_KINDS
 EV_KEY = re.compile(r"""["'](ev_[a-z_]+)["']""")
 
 

@@ -11,7 +11,7 @@ from rubriceval.checks.context_condition import conditioned
 from rubriceval.checks.per_turn import each_turn
 from rubriceval.checks.turn_answers import NeedAnswer, TurnAnswers, Unanswered, using_answers
 from rubriceval.data.sample import Sample
-from rubriceval.rubric.check_kinds import registered
+from rubriceval.rubric.items import CHECK_KINDS
 from rubriceval.core.verdict import Evidence
 
 
@@ -22,9 +22,9 @@ def resolve(path: str) -> Callable[..., Any]:
 
 
 # Every registered kind's run function and, where it lists them, its occurrences: derived from the registry.
-CHECKS: dict[str, Callable[..., Evidence]] = {name: resolve(kind.run) for name, kind in registered().items()}
+CHECKS: dict[str, Callable[..., Evidence]] = {name: resolve(kind.run) for name, kind in CHECK_KINDS.items()}
 OCCURRENCES: dict[str, Callable[..., list[Evidence]]] = {
-    name: resolve(kind.occurrences) for name, kind in registered().items() if kind.occurrences}
+    name: resolve(kind.occurrences) for name, kind in CHECK_KINDS.items() if kind.occurrences}
 
 
 def dispatch_check(item, sample: Sample) -> Evidence:

@@ -1,6 +1,6 @@
 """The check-kind registry: one typed record per deterministic check kind, the single table every other list of check
 kinds is derived from — the rubric item union and the loader's hint (rubric/items.py, rubric/loader.py), the
-scorecard's check types (scorecard/schema.py), the conversation/per-turn lints (rubric/lint.py), the function that
+scorecard's check types (scorecard/schema.py), the conversation/per-turn lints (validate/lint.py), the function that
 runs each kind (checks/__init__.py) and the studio's check forms. tests/test_check_registry.py fails when the
 wording tables, the report's advice, the docs tables or the studio disagree with it.
 
@@ -45,15 +45,9 @@ class CheckKind:
         return self.occurrences is not None
 
 
-# Filled by the @check_kind decorators of rubric/items.py as it is imported: read it through `registered()`.
+# Filled by the @check_kind decorators of rubric/items.py as it is imported: read it from there
+# (`from rubriceval.rubric.items import CHECK_KINDS`), where every built-in kind is registered by then.
 CHECK_KINDS: dict[str, CheckKind] = {}
-
-
-def registered() -> dict[str, CheckKind]:
-    """Every check kind, the built-in ones registered (importing rubric/items.py registers them)."""
-    import rubriceval.rubric.items  # noqa: F401
-
-    return CHECK_KINDS
 
 
 def check_kind(*, run: str, scope: Scope, wording: tuple[str, ...], form_fields: tuple[str, ...],
@@ -82,7 +76,7 @@ def kind_of(model: type[BaseModel]) -> str:
 
 def kind_names(scope: Scope | None = None, *, scorecard: bool | None = None) -> tuple[str, ...]:
     """Registered kinds in registration order, optionally of one scope / usable on a scorecard."""
-    return tuple(k.name for k in registered().values()
+    return tuple(k.name for k in CHECK_KINDS.values()
                  if (scope is None or k.scope == scope) and (scorecard is None or k.scorecard == scorecard))
 
 
@@ -93,7 +87,7 @@ def conversation_kinds() -> tuple[str, ...]:
 
 def per_turn_kinds() -> tuple[str, ...]:
     """Answer checks that have a per-turn form (`turns: assistant`)."""
-    return tuple(k.name for k in registered().values() if k.per_turn)
+    return tuple(k.name for k in CHECK_KINDS.values() if k.per_turn)
 
 
 def listed(names: typing.Iterable[str], last: str = "or") -> str:

@@ -22,8 +22,8 @@ from typing import Any, Literal
 from pydantic import Field, PrivateAttr, StrictInt, TypeAdapter, ValidationError, field_validator, model_validator
 
 from rubriceval.data.knowledge import Knowledge, load_knowledge
-from rubriceval.rubric.check_kinds import kind_names, listed, registered
-from rubriceval.rubric.items import CONVERSATION_CHECKS, Item, SampleField
+from rubriceval.rubric.check_kinds import kind_names, listed
+from rubriceval.rubric.items import CHECK_KINDS, CONVERSATION_CHECKS, Item, SampleField
 from rubriceval.rubric.predicate import valid_regex
 from rubriceval.rubric.strict import StrictModel, edit_count
 from rubriceval.scorecard.predicate_kinds import PREDICATE_KINDS, PREDICATE_NAMES, PredicateName, predicate_choices
@@ -34,7 +34,7 @@ _CHECKS = TypeAdapter(Item)
 
 def counts_occurrences(check: dict[str, Any]) -> bool:
     """A check kind that lists its own occurrences (response_time's late replies): `per: occurrence` without turns."""
-    kind = registered().get(check.get("type"))       # type: ignore[arg-type]
+    kind = CHECK_KINDS.get(check.get("type"))       # type: ignore[arg-type]
     return kind is not None and kind.counts_occurrences
 
 
@@ -133,7 +133,7 @@ class ScorecardItem(StrictModel):
         if value["type"] in ("judge", "checklist"):
             raise ValueError(f"'{value['type']}' is not a check; write the item as question: (a yes/no question) or "
                              "rubric: (a rubric with min_score)")
-        if value["type"] in registered() and not registered()[value["type"]].scorecard:
+        if value["type"] in CHECK_KINDS and not CHECK_KINDS[value["type"]].scorecard:
             raise ValueError(f"check type '{value['type']}' cannot be a scorecard predicate; use one of: "
                              f"{listed(kind_names(scorecard=True))}")
         try:
