@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from rubriceval.scorecard.report import ScorecardReport
+from rubriceval.report.scorecards import ScorecardReport
 from tests.test_official_segments_trend import card_runs  # noqa: F401  (the fixture: an appeal and a review)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rubriceval.i18n import Lang
+from rubriceval.i18n import Lang, t
 from rubriceval.rubric.measured import Measurement
 
 
@@ -43,11 +43,7 @@ def measured_lines(scorers: Sequence[Mapping[str, Any]], judge: Mapping[str, Any
     return lines
 
 
-HEADINGS = {"zh": "与人工标注的一致性（细则文件的 measured:）",
-            "en": "Agreement with people (the rubric files' measured:)"}
-
-
 def measured_section(scorers: Sequence[Mapping[str, Any]], judge: Mapping[str, Any], lang: Lang) -> list[str]:
     """The report's Markdown section (empty when no rubric of the run carries measurements)."""
     lines = measured_lines(scorers, judge, lang)
-    return [f"**{HEADINGS[lang]}**", *lines, ""] if lines else []
+    return [f"**{t('measured_title', lang)}**", *lines, ""] if lines else []
