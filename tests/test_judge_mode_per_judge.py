@@ -39,7 +39,9 @@ def test_the_shipped_rubric_runs_its_fitted_weights_only_on_the_judge_they_were_
     assert supported_mode(SOOTHING, "checklist_fitted", ["qwen-max"]) == "checklist"
     assert supported_mode(SOOTHING, "holistic", ["qwen-max"]) == "holistic"
     # Applying the rule twice changes nothing (the Batch API planner re-applies it to a started run's rubrics).
-    assert with_judge_mode([other], None, judge_models=["qwen-max"]) == ([other], [])
+    # Applied again it only says again that this mode was never measured on this judge (issue 43.2).
+    again, notes = with_judge_mode([other], None, judge_models=["qwen-max"])
+    assert again == [other] and len(notes) == 1 and "never measured on judge 'qwen-max'" in notes[0]
 
 
 def test_weights_that_name_no_judge_apply_to_any_judge():
@@ -53,7 +55,9 @@ def test_weights_that_name_no_judge_apply_to_any_judge():
 def test_a_panel_uses_fitted_weights_only_when_every_judge_is_their_model():
     assert supported_mode(SOOTHING, "checklist_fitted", ["local", "local"]) == "checklist_fitted"    # seeds
     (mixed,), notes = with_judge_mode([SOOTHING], None, judge_models=["local", "qwen-max", "qwen-max"])
-    assert mixed.judge_mode == "checklist" and len(notes) == 1 and notes[0].count("'qwen-max'") == 1
+    fallback, unmeasured = notes[0].split(" — ")     # why it falls back; that 'checklist' was never measured there
+    assert mixed.judge_mode == "checklist" and len(notes) == 1 and fallback.count("'qwen-max'") == 1
+    assert "never measured on judge 'qwen-max'" in unmeasured
 
 
 def panel(*models: str) -> PanelConfig:
@@ -152,12 +156,12 @@ async def test_pairwise_compares_with_the_holistic_judge_item(tmp_path, resoluti
 
 def test_benchmark_judge_and_calibrate_decide_for_their_judge(resolutions):
     from benchmarks.judge.cs_zh import variant
-    from rubriceval.trust.calibrate import _score_all
+    from rubriceval.trust.calibrate import score_audited_items
     from rubriceval.testing.scripted_judge import ScriptedJudge
 
     assert variant(SOOTHING, "holistic", None, False, "qwen-max").judge_mode == "holistic"
     assert variant(SOOTHING, "checklist_fitted", None, False, "local").judge_mode == "checklist"   # fitted later
-    asyncio.run(_score_all(SOOTHING, [], ScriptedJudge([])))
+    asyncio.run(score_audited_items(SOOTHING, [], ScriptedJudge([])))
     assert resolutions == [("holistic", ["qwen-max"]), ("checklist", ["local"]), (None, ["scripted"])]
 
 

@@ -6,6 +6,8 @@ from pathlib import Path
 
 
 DEFAULT_STORE = "out/runs.sqlite"
+JUDGE_MODES = ("holistic", "checklist", "checklist_fitted", "predicates")    # rubric.schema.JudgeMode, not imported:
+                                                                            # `rubriceval --help` loads no rubric code
 STORE_HELP = ("the run store: a SQLite file (default %(default)s) or a shared PostgreSQL database "
               "(postgresql://user@host:5432/db; pip install 'rubriceval[postgres]')")
 
@@ -31,11 +33,11 @@ def add_judge_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--timeout", type=float, dest="timeout_s")
     g.add_argument("--structured", choices=["json_schema", "text"])
     g.add_argument("--no-cache", action="store_true", help="do not read or write the judge cache")
-    g.add_argument("--judge-mode", choices=["holistic", "checklist", "checklist_fitted", "predicates"],
+    g.add_argument("--judge-mode", choices=list(JUDGE_MODES),
                    help="which judge scores the rubrics: one holistic 1–5 judgment, yes/no checklist questions + "
                         "the rubric's level rule, or + weights fitted to audits, or predicates: the check items alone "
                         "(entities, regex, per-turn questions) leveled by predicate_levels (default: each rubric's "
-                        "judge_mode)")
+                        "mode measured best on this judge in its measured: block, else its judge_mode)")
     g.add_argument("--self-consistency", type=int, metavar="N",
                    help="judge each rubric N times (sampling, distinct seeds); keep the median and record the spread")
 

@@ -12,6 +12,10 @@ when it can. A mode a rubric cannot run falls back, and the run says so once per
   this judge). A panel runs one version of each rubric, so the fitted weights are used only when EVERY judge of
   the panel is the model they were fitted for (a panel of seeds of that model); otherwise every judge runs the rule.
 
+With no mode asked, a rubric whose `measured:` block names the judge runs the mode measured best on it (of the
+modes it can run; best by the interval's lower bound, rubric/measured.py) — the file's `judge_mode` is the mode for
+judges it was never measured on. A run says when a rubric with measurements runs a mode never measured on its judge.
+
 The mode changes the rubric (its `judge_mode` field, so its version tag too): verdicts of different modes are never
 mixed under one version. Callers: `api.start_run` (online and Batch API runs), the dry-run and Batch API planner
 (`planning.py`), pairwise (holistic: an A/B preference), benchmark-judge and calibrate. A resumed run keeps the
@@ -20,8 +24,9 @@ versions it started with; `resumed_mode_notes` says when its judge would now run
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, get_args
 
+from rubriceval.rubric.measured import Measurement, best_measured
 from rubriceval.rubric.schema import JudgeMode, Rubric
 
 
@@ -68,17 +73,50 @@ def fallback_reason(rubric: Rubric, wanted: JudgeMode, judge_models: Sequence[st
             f"`rubriceval calibrate --fit-weights --rubric {rubric.id}` with it")
 
 
+def measured_mode(rubric: Rubric, judge_models: Sequence[str]) -> Measurement | None:
+    """The measurement of the mode this rubric agreed best in on these judges, among the modes it can run with
+    them; None when a judge has none (a panel: None unless every judge's best is the same mode)."""
+    runnable = {m.base_mode for m in rubric.measured if m.base_mode in get_args(JudgeMode)
+                and supported_mode(rubric, m.base_mode, judge_models) == m.base_mode}   # type: ignore[arg-type]
+    picks = [best_measured(rubric.measured, model, runnable) for model in dict.fromkeys(judge_models)]
+    if not picks or any(p is None for p in picks) or len({p.base_mode for p in picks}) != 1:   # type: ignore[union-attr]
+        return None
+    return picks[0]
+
+
+def unmeasured_clause(rubric: Rubric, mode: str, judge_models: Sequence[str]) -> str:
+    """What a run says when this rubric, which has measurements, runs `mode` on a judge never measured in it
+    ("" when every judge was)."""
+    clauses = []
+    for model in dict.fromkeys(judge_models) if rubric.measured else ():
+        modes = list(dict.fromkeys(m.base_mode for m in rubric.measured if m.judge == model))
+        if mode not in modes:
+            known = (f"measured there: {', '.join(modes)}" if modes else
+                     f"measured only on {', '.join(dict.fromkeys(m.judge for m in rubric.measured))}")
+            clauses.append(f"'{mode}' was never measured on judge '{model}' ({known})")
+    return "; ".join(clauses) + ": its agreement with people there is unknown" if clauses else ""
+
+
 def with_judge_mode(rubrics: list[Rubric], wanted: JudgeMode | None, *, judge_models: Sequence[str]
                     ) -> tuple[list[Rubric], list[str]]:
-    """The rubrics in the mode they run with these judges — `wanted`, or (None) each rubric's own — and one note
-    per rubric that had to fall back."""
+    """The rubrics in the mode they run with these judges — `wanted`, or (None) each rubric's mode measured best on
+    these judges, else its own — and the notes: a rubric that had to fall back, one that runs its measured mode
+    rather than its file's, one that runs a mode never measured on a judge."""
     out, notes = [], []
     for rubric in rubrics:
-        asked = wanted or rubric.judge_mode
-        mode = supported_mode(rubric, asked, judge_models)
+        best = None if wanted else measured_mode(rubric, judge_models)
+        asked = wanted or (best.base_mode if best is not None else rubric.judge_mode)
+        mode = supported_mode(rubric, asked, judge_models)     # type: ignore[arg-type]
+        said = []                  # one note per rubric
         if mode != asked and rubric.judge_items + rubric.checklist_items:
-            notes.append(f"note: rubric '{rubric.id}' runs in judge mode '{mode}' "
-                         f"({fallback_reason(rubric, asked, judge_models)})")
+            said.append(f"({fallback_reason(rubric, asked, judge_models)})")   # type: ignore[arg-type]
+        elif best is not None and mode != rubric.judge_mode:
+            said.append(f"(measured best on judge '{best.judge}': {best.line()}; its file declares "
+                        f"'{rubric.judge_mode}')")
+        if unmeasured := unmeasured_clause(rubric, mode, judge_models):
+            said.append(f"— {unmeasured}")
+        if said:
+            notes.append(f"note: rubric '{rubric.id}' runs in judge mode '{mode}' " + " ".join(said))
         if mode == rubric.judge_mode:
             out.append(rubric)
             continue
