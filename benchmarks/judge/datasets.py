@@ -5,7 +5,7 @@
 - HaluEval general (4,507 ChatGPT answers with a human yes/no hallucination label; MIT): no context is given —
   the judge must rely on its own knowledge — so it measures a binary "does this answer hallucinate?" judge.
 
-Both ship with the package in `benchmarks/judge/data/` (sources and licences in its README.md); every loader also
+Both are in the repository's `benchmarks/judge/data/` (sources and licences in its README.md); every loader also
 takes another copy: a file, or a folder holding one of the known file names.
 """
 from __future__ import annotations

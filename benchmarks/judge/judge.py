@@ -42,7 +42,7 @@ from benchmarks.judge.datasets import balanced_subsample, load_halueval, load_su
 from rubriceval.core.verdict import Usage, Verdict
 from benchmarks.judge.results import BenchmarkKind, BenchmarkItem, BenchmarkResult
 
-RUBRIC_DIR = Path(__file__).resolve().parent / "rubrics"      # package data: works from an installed wheel
+RUBRIC_DIR = Path(__file__).resolve().parent / "rubrics"      # the repository's benchmarks/, not in the wheel
 DEFAULT_RUBRICS: dict[str, str] = {"summeval": "summeval_consistency.yaml", "halueval": "halueval_hallucination.yaml"}
 DEFAULT_HALUEVAL_N = 50
 FEEDBACK_CHARS = 300      # of each item's feedback kept in the saved result
