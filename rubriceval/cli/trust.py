@@ -41,7 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_judge_args(p)
     p.set_defaults(func=cmd_calibrate)
 
-    p = sub.add_parser("benchmark-judge", help="any configured judge vs human labels: SummEval (1–5) or HaluEval")
+    p = sub.add_parser("benchmark-judge", help="any configured judge vs human labels (SummEval, HaluEval, cs_zh, "
+                                             "robustness, conversations); run from a clone: the benchmarks are in "
+                                             "the source repository's benchmarks/, not in the package")
     p.add_argument("kind", choices=["summeval", "halueval", "cs_zh", "robustness", "conversations"])
     p.add_argument("--n", type=int, help="items (default: all SummEval / 60 balanced HaluEval / all 66 cs_zh rows)")
     p.add_argument("--few-shot", choices=["all", "per_level", "none"],
