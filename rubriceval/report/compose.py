@@ -62,7 +62,7 @@ class RunReport:
              metric_thresholds: Mapping[str, float] | None = None, diagnosis: DiagnosisConfig | None = None,
              agreement: Mapping[str, Message | str] | None = None, gate: Any = None) -> RunReport:
         """A stored run as `rubriceval report` reads it. by: segments ('agent_id,week', or parsed groupings) in the
-        time zones of `time` (segments.spec.TimeSettings, default UTC); agreement: rubric id → line (default: each
+        time zones of `time` (data.segment_spec.TimeSettings, default UTC); agreement: rubric id → line (default: each
         rubric version's judge–expert agreement for the run's judge, from the store); official scores unless
         machine_only."""
         data = load_run(store, run, metric_thresholds, machine_only=machine_only)
@@ -77,7 +77,7 @@ class RunReport:
             groupings = parse_by(by) if isinstance(by, str) else list(by)
             segments = segment_tables(store, data.run_id, groupings, time, metric_thresholds,
                                       machine_only=machine_only)
-        from rubriceval.report.scorecards import ScorecardReport      # the run's scorecards, if any (issue 25)
+        from rubriceval.report.scorecards import ScorecardReport  # the run's scorecards, if any (issue 25)
 
         cards = ScorecardReport(store, data.run_id, report_lang, machine_only=machine_only)
         return cls(ReportInputs(data=data, lang=report_lang, findings=data.findings(diagnosis), agreement=agreement,

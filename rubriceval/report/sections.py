@@ -40,9 +40,22 @@ class Section:
     sheets: tuple[str, ...] = ()             # the sheets it writes: names, or a prefix ending in '…'
 
 
-def template(name: str, values: Callable[[Any, ReportInputs], dict[str, Any]]) -> HtmlRenderer:
+@dataclass(frozen=True)
+class Template:
     """A section drawn by templates/sections/<name>.html.j2 from the values given (autoescaped there)."""
-    return lambda data, page: page.section(f"sections/{name}.html.j2", values(data, page.inputs))
+
+    name: str
+    values: Callable[[Any, ReportInputs], dict[str, Any]]
+
+    @property
+    def path(self) -> str:
+        return f"sections/{self.name}.html.j2"
+
+    def __call__(self, data: Any, page: HtmlPage) -> str:
+        return page.section(self.path, self.values(data, page.inputs))
+
+
+template = Template
 
 
 # -- the sections' own renderers (their modules hold the work; these adapt them to the registry) ----------------------
