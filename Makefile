@@ -13,21 +13,25 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 # stretches it (4 min 45 s and 5 min 26 s measured on a loaded, shared 2-core machine; docs/benchmarks.md). The
 # progress bar shows judge calls against the plan, calls/s and an ETA. llama.cpp processes ~20–50 prompt tokens/s
 # here, so prompt tokens decide. It shows every capability on few, representative rows
-# (datasets/demo_zh.jsonl: 4 single-turn answers incl. a prompt injection, 1 conversation):
-# - business rubrics with deterministic checks, judged in checklist mode — yes/no questions with p(yes), whose
-#   prompts share each sample as a prefix, so the server processes every sample once; with the question weights
-#   fitted for the embedded judge where a rubric ships them, else its level rule (`--judge-mode checklist_fitted`;
-#   measured per rubric in docs/benchmarks.md; DEMO_JUDGE_MODE=holistic for one 1–5 judgment per rubric: slower);
-# - conversation rubrics (identity verification, closing) on a conversation;
+# (datasets/demo_zh.jsonl: 4 single-turn answers incl. a prompt injection, 1 conversation), with only the rubrics
+# whose agreement with people, measured on the embedded judge in the mode they run there (their measured: block),
+# meets their trust bar's κ (0.6): process_compliance 0.70 and emotional_soothing 0.83 (checklist_fitted),
+# identity_verification 0.85 (predicates), and required_link (deterministic checks, no judge). Left out:
+# policy_compliance (best measured there κ 0.24 [0.00, 0.42], checklist) and closing (never measured on labelled
+# data). Each rubric runs the mode measured best on the judge (no --judge-mode; DEMO_JUDGE_MODE=holistic forces one):
+# - business rubrics with deterministic checks, judged as yes/no questions with p(yes) and weights fitted for the
+#   embedded judge — prompts that share each sample as a prefix, so the server processes every sample once;
+# - a conversation rubric (identity verification) in predicates mode: entities, phrases and a yes/no question
+#   about one turn where the wording varies, stopping at the first decisive turn;
 # - RAG metrics without an LLM (context precision/recall against reference contexts, ROUGE-L, BLEU); any metric of
 #   `rubriceval metrics` can be added, e.g. DEMO_METRICS=$(DEMO_METRICS),faithfulness (minutes more);
 # - the HTML/Excel/Markdown report.
 DEMO_DATA ?= datasets/demo_zh.jsonl
-DEMO_RUBRICS ?= process_compliance,emotional_soothing,policy_compliance,required_link,identity_verification,closing
+DEMO_RUBRICS ?= process_compliance,emotional_soothing,required_link,identity_verification
 DEMO_METRICS ?= nonllm_context_precision,nonllm_context_recall,rouge_l,bleu
-DEMO_JUDGE_MODE ?= checklist_fitted
+DEMO_JUDGE_MODE ?=
 # The e-commerce QA scorecard (质检评分表, scorecards/): a 100-point total per conversation, mostly deterministic
-# items; its few yes/no questions share the transcript prefix with the conversation rubrics' checklist questions.
+# items; its few yes/no questions read the transcript the conversation rubric's per-turn questions read.
 DEMO_SCORECARDS ?= ecommerce_qa_zh
 
 .PHONY: setup demo test test-fast browser-deps postgres-deps bench bench-batch bench-scale clean
@@ -68,7 +72,7 @@ postgres-deps:
 demo: setup
 	$(RE) validate rubrics
 	$(RE) scorecard validate scorecards
-	$(RE) run $(DEMO_DATA) --rubrics rubrics --only $(DEMO_RUBRICS) --judge-mode $(DEMO_JUDGE_MODE) \
+	$(RE) run $(DEMO_DATA) --rubrics rubrics --only $(DEMO_RUBRICS) $(if $(DEMO_JUDGE_MODE),--judge-mode $(DEMO_JUDGE_MODE)) \
 	  --metrics $(DEMO_METRICS) --scorecards scorecards --only-scorecards $(DEMO_SCORECARDS) \
 	  --store out/runs.sqlite --name demo-$$(date +%Y%m%d-%H%M%S) --out out/demo
 	$(RE) report latest --store out/runs.sqlite --out out/demo
