@@ -18,6 +18,8 @@ from rubriceval.studio.form import CHECK_FIELDS, CheckSpec, RubricForm
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 MAX_DOCUMENT_CHARS = 12_000        # a procedure, not a manual: longer texts are cut (and the cut is said)
+_PHRASE_LISTS = {"type": "array", "items": {"type": "object", "properties": {
+    "id": {"type": "string"}, "phrases": {"type": "array", "items": {"type": "string"}}}, "required": ["id", "phrases"]}}
 DRAFT_SCHEMA = {
     "type": "object",
     "properties": {
@@ -26,12 +28,14 @@ DRAFT_SCHEMA = {
                    "required": [str(k) for k in range(1, 6)]},
         "questions": {"type": "array", "items": {"type": "object", "properties": {
             "id": {"type": "string"}, "ask": {"type": "string"}}, "required": ["id", "ask"]}},
-        "checks": {"type": "array", "items": {"type": "object", "properties": {
-            "id": {"type": "string"}, "type": {"type": "string", "enum": ["must_mention", "must_not_mention",
-                                                                           "required_link"]},
-            "values": {"type": "array", "items": {"type": "string"}}}, "required": ["id", "type", "values"]}},
+        # one list per kind, named for what it holds: a small judge asked for {type: …} per check wrote the forbidden
+        # phrases of an SOP as must_mention
+        "required_phrases": _PHRASE_LISTS, "forbidden_phrases": _PHRASE_LISTS,
+        "required_links": {"type": "array", "items": {"type": "object", "properties": {
+            "id": {"type": "string"}, "url": {"type": "string"}}, "required": ["id", "url"]}},
     },
-    "required": ["id", "name", "criterion", "levels", "questions", "checks"],
+    "required": ["id", "name", "criterion", "levels", "questions", "required_phrases", "forbidden_phrases",
+                 "required_links"],
 }
 
 
@@ -61,9 +65,18 @@ def _check(data: dict) -> tuple[RubricForm | None, list[str]]:
     missing = [k for k in map(str, range(1, 6)) if not str(levels.get(k, "")).strip()]
     if not str(data.get("criterion", "")).strip() or missing:
         return None, [f"the draft lacks a criterion or level descriptions {missing}"]
-    checks = [CheckSpec(id=_slug(str(c.get("id", ""))) or f"check_{i}", type=c["type"],
-                        values=[str(v) for v in c.get("values", []) if str(v).strip()])
-              for i, c in enumerate(data.get("checks") or []) if c.get("type") in CHECK_FIELDS and c.get("values")]
+    listed = [("must_mention", c, c.get("phrases")) for c in data.get("required_phrases") or []]
+    listed += [("must_not_mention", c, c.get("phrases")) for c in data.get("forbidden_phrases") or []]
+    listed += [("required_link", c, [c.get("url")]) for c in data.get("required_links") or []]
+    checks: list[CheckSpec] = []
+    for number, (kind, check, values) in enumerate(listed, start=1):
+        values = [str(v).strip() for v in values or [] if v is not None and str(v).strip()]
+        check_id = _slug(str(check.get("id", ""))) if isinstance(check, dict) else ""
+        if kind in CHECK_FIELDS and values and "\n" not in "".join(values):
+            check_id = check_id if check_id != "drafted_rubric" else f"check_{number}"
+            while any(c.id == check_id for c in checks):
+                check_id = f"{check_id}_{number}"
+            checks.append(CheckSpec(id=check_id, type=kind, values=values[:1] if kind == "required_link" else values))
     questions = [(_slug(str(q.get("id", ""))) or f"q{i}", str(q.get("ask", "")).strip())
                  for i, q in enumerate(data.get("questions") or []) if str(q.get("ask", "")).strip()]
     return RubricForm(id=_slug(str(data.get("id", ""))), name=str(data.get("name", "")).strip(),
@@ -81,7 +94,7 @@ async def draft_from_document(document: str, judge, lang: str = "zh") -> tuple[R
     messages = render_messages(prompt_environment(TEMPLATE_DIR), lang, "draft_rubric", system=None,
                                document=text[:MAX_DOCUMENT_CHARS])
     request = JudgeRequest(messages=messages, json_schema=DRAFT_SCHEMA, schema_name="rubric_draft",
-                           cache_tag="studio.draft.v1")
+                           cache_tag="studio.draft.v2")
     reask = TemplateReask(template=reask_template(lang), variables={"structured": True})
     asked = await ask(judge, request, json_reader(_check), reask=reask)
     form = asked.value if asked.ok else None

@@ -44,7 +44,7 @@ class TrialRow(BaseModel):
 def quoting(detail: str, span: str | None) -> str:
     """A check's evidence with what it matched quoted, when its wording does not quote it already (a regex's
     wording names the pattern, not the text it found)."""
-    if not span or span in detail:
+    if not span or any(f"{a}{span}{b}" in detail for a, b in ("“”", "「」", '""', "''")):
         return detail
     return f"{detail}：「{span}」" if detail else f"「{span}」"
 

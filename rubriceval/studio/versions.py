@@ -65,7 +65,7 @@ def _with_version(text: str, version: int) -> str:
     ruamel dump would reflow a multi-line flow mapping); a file without one gets it added by ruamel."""
     import io
 
-    from rubriceval.studio.form import _yaml
+    from rubriceval.studio.form import round_trip_yaml
 
     tree = load_tree(text)
     found = _VERSION_LINE.search(text)
@@ -75,8 +75,21 @@ def _with_version(text: str, version: int) -> str:
             return edited
     tree["version"] = version
     out = io.StringIO()
-    _yaml().dump(tree, out)
+    round_trip_yaml().dump(tree, out)
     return out.getvalue()
+
+
+def _version_of(text: str) -> int:
+    """The saved file's version number; a file broken on disk (being repaired in the studio) is read by its line."""
+    try:
+        value = load_tree(text).get("version", 0)
+    except RubricEvalError:
+        found = _VERSION_LINE.search(text)
+        value = found.group("value") if found else 0
+    try:
+        return int(str(value or 0).strip().strip("'\""))
+    except ValueError:
+        return 0
 
 
 def rubric_tag(text: str, name: str) -> tuple[str | None, str]:
@@ -225,7 +238,7 @@ def save_version(folder: "str | Path | Shelf", draft_text: str, *, based_on: str
     if fingerprint(saved) != based_on and (saved or based_on):
         raise RubricEvalError(f"{name} changed since this draft was opened (another save?)", file=name,
                               hint="reload the rubric, then apply your edits again")
-    old_version = int(load_tree(saved).get("version", 0) or 0) if saved else 0
+    old_version = _version_of(saved) if saved else 0
     version = max([old_version, *shelf.versions(rubric_id)]) + 1
     text = _with_version(draft_text, version)
     tag, report = validate(text, name)
