@@ -21,10 +21,11 @@ from rubriceval.report.run_data import RunData, load_run
 from rubriceval.report.summary_models import ScorerSummary
 from rubriceval.report.compare import compare_data
 from rubriceval.report.gate_checks import RUN_STATS, GateConfig, GateUsageError, gate_config
+from rubriceval.report.gate_sources import DEFAULT_SOURCE, GATE_SOURCES, GateTarget, resolve
 from rubriceval.report.gate_regression import REGRESSION_STATS, regression_note, scaled, significance
 from rubriceval.report.gate_trust import AgreementSource, trust_from_store, untrusted_reason
 from rubriceval.i18n import Lang, t
-from rubriceval.report.gate_result import CheckResult, _fmt, _result
+from rubriceval.report.gate_result import CheckResult, format_figure, check_result
 
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -102,8 +103,8 @@ def evaluate_data(data: RunData, config: GateConfig, *, baseline: RunData | None
                 if d.version_changed:
                     ci += f" (scorer changed: {d.version_a} → {d.version_b})"
                 name = check.name if per_scorer and check.name else f"{check.stat}:{d.scorer}{check.op}{check.value:g}"
-                result = _result(check, name, scaled(d.delta, d, per_scorer), d.note or "no paired samples",
-                                 _untrusted([summary], agreement), config.refuse_untrusted, d.scorer, ci)
+                result = check_result(check, name, scaled(d.delta, d, per_scorer), d.note or "no paired samples",
+                                      _untrusted([summary], agreement), config.refuse_untrusted, d.scorer, ci)
                 refused = result.untrusted and config.refuse_untrusted
                 if check.stat == "significant_regression" and not result.passed and not refused \
                         and result.actual is not None:
@@ -112,13 +113,13 @@ def evaluate_data(data: RunData, config: GateConfig, *, baseline: RunData | None
                 results.append(result)
         elif check.scorer is None and check.stat == "business_score":
             rubrics = [data.summary.get(r) for r in data.summary.business_rubrics]
-            results.append(_result(check, check.label(), data.summary.business_score,
-                                   data.summary.business_score_note, _untrusted(rubrics, agreement),
-                                   config.refuse_untrusted))
+            results.append(check_result(check, check.label(), data.summary.business_score,
+                                        data.summary.business_score_note, _untrusted(rubrics, agreement),
+                                        config.refuse_untrusted))
         elif check.scorer is None and check.stat == "unscored_rate":
-            results.append(_result(check, check.label(), data.summary.unscored_rate, "the run has no verdicts", [],
-                                   config.refuse_untrusted,
-                                   extra=f" ({data.summary.n_unscored}/{data.summary.n_verdicts} rows)"))
+            results.append(check_result(check, check.label(), data.summary.unscored_rate, "the run has no verdicts", [],
+                                        config.refuse_untrusted,
+                                        extra=f" ({data.summary.n_unscored}/{data.summary.n_verdicts} rows)"))
         else:
             target = _resolve(data, check.scorer or "")
             if check.stat in RUN_STATS and check.stat != "unscored_rate":
@@ -129,8 +130,8 @@ def evaluate_data(data: RunData, config: GateConfig, *, baseline: RunData | None
                 extra = f" (threshold {target.threshold:g}, {target.n_passed}/{target.n_scored} passed)"
             elif check.stat == "unscored_rate":
                 extra = f" ({target.n_unscored}/{target.n_total} rows)"
-            results.append(_result(check, check.label(), actual, why, _untrusted([target], agreement),
-                                   config.refuse_untrusted, target.scorer, extra))
+            results.append(check_result(check, check.label(), actual, why, _untrusted([target], agreement),
+                                        config.refuse_untrusted, target.scorer, extra))
     return GateResult(run=data.run_name, run_id=data.run_id, baseline=baseline.run_name if baseline else None,
                       checks=results)
 
@@ -141,14 +142,12 @@ def evaluate_gate(store: Any, run: str, config: GateConfig | Sequence[str], *, b
     judge's). Raises GateUsageError on a bad gate."""
     if not isinstance(config, GateConfig):
         config = gate_config(config)
-    pairwise = [c for c in config.checks if c.source == "pairwise"]
-    # per segment ("… by agent_id", rubriceval/segments/) and across periods ("trend:…", rubriceval/trend/)
-    segmented = [c for c in config.checks if c.source == "run" and c.by]
-    trend = [c for c in config.checks if c.source == "trend"]
-    run_checks = [c for c in config.checks if c.source == "run" and not c.by]
-    scorecard = [c for c in config.checks if c.source == "scorecard"]
+    # The run's own checks here (with the baseline and trust bars); the rest by their source (gate_sources.py):
+    # pairwise, scorecard totals, "… by <fields>" segments, trend periods, in registration order.
+    run_checks = [c for c in config.checks if c.source == DEFAULT_SOURCE and not c.by]
+    others = [c for c in config.checks if not (c.source == DEFAULT_SOURCE and not c.by)]
     result = None
-    if run_checks or not (pairwise or segmented or trend or scorecard):
+    if run_checks or not others:
         thresholds = config.metric_thresholds or None
         data = load_run(store, run, thresholds, breakdown=False, machine_only=machine_only)
         baseline_name = baseline or config.baseline
@@ -156,48 +155,17 @@ def evaluate_gate(store: Any, run: str, config: GateConfig | Sequence[str], *, b
                         machine_only=machine_only) if baseline_name else None
         result = evaluate_data(data, config.model_copy(update={"checks": run_checks}), baseline=base,
                                agreement=agreement)
-    if pairwise:
-        from rubriceval.report.gate_pairwise import evaluate_pairwise_checks
-
-        checks, comparison = evaluate_pairwise_checks(store.path, store, run, pairwise, config.pairwise)
+    target = GateTarget(store=store, run=run, config=config, machine_only=machine_only)
+    for source in GATE_SOURCES.values():
+        checks = [c for c in others if c.source == source.name]
+        if not checks:
+            continue
+        found = resolve(source.evaluate or source.segments_evaluate)(target, checks)  # type: ignore[arg-type]
         if result is None:
-            result = GateResult(run=comparison.name, run_id=comparison.comparison_id, checks=[])
-        result.checks += checks
-    if scorecard:
-        if result is None:
-            info = store.run_info(run)
-            result = GateResult(run=info.name, run_id=info.run_id, checks=[])
-        result.checks += _scorecard_checks(store, result.run_id, scorecard, machine_only)
-    if segmented or trend:
-        if result is None:
-            info = store.run_info(run)
-            result = GateResult(run=info.name, run_id=info.run_id, checks=[])
-        if segmented:
-            from rubriceval.report.gate_segments import evaluate_segment_checks
-
-            result.checks += evaluate_segment_checks(store, result.run_id, segmented, config, machine_only=machine_only)
-        if trend:
-            from rubriceval.report.gate_trend import evaluate_trend_checks
-
-            result.checks += evaluate_trend_checks(store, result.run_id, trend, config, machine_only=machine_only)
+            info = None if found.run else target.info()
+            result = GateResult(run=found.run or info.name, run_id=found.run_id or info.run_id, checks=[])
+        result.checks += found.checks
     return result  # type: ignore[return-value]
-
-
-def _scorecard_checks(store: Any, run_id: str, checks: Sequence[GateCheck], machine_only: bool = False
-                      ) -> list[CheckResult]:
-    """Checks on the run's scorecard totals (rubriceval/report/gate_scorecard.py)."""
-    from rubriceval.report.gate_scorecard import scorecard_figure
-    from rubriceval.report.scorecard_summary import run_scorecard_summaries
-
-    summaries = run_scorecard_summaries(store, run_id, machine_only=machine_only)
-    results = []
-    for check in checks:
-        try:
-            actual, why, extra = scorecard_figure(summaries, check.scorer, check.stat)
-        except LookupError as exc:
-            raise GateUsageError(str(exc), field="gate") from None
-        results.append(_result(check, check.label(), actual, why, [], False, check.scorer, extra))
-    return results
 
 
 # -- output -------------------------------------------------------------------------------------------------------
@@ -220,7 +188,7 @@ def junit_xml(result: GateResult) -> str:
         if not check.passed:
             kind = "UntrustedRubric" if check.reason.startswith("untrusted") else "GateCheckFailed"
             failure = ET.SubElement(case, "failure", message=check.reason, type=kind)
-            failure.text = f"{check.name}: actual {_fmt(check.actual)}, expected {check.expected}\n{check.reason}"
+            failure.text = f"{check.name}: actual {format_figure(check.actual)}, expected {check.expected}\n{check.reason}"
         else:
             ET.SubElement(case, "system-out").text = check.reason
     ET.indent(suites)

@@ -13,11 +13,15 @@ Check syntax (one string each; full-width ≥ ≤ ： are accepted):
     pairwise:<rubric> win_rate >= 0.5   a pairwise A/B comparison (`rubriceval pairwise`): the gated version's win
                                     rate against the baseline version; stats: win_rate (default), win_rate_low (its
                                     95% CI lower bound), loss_rate, tie_rate, unscored_rate, n_scored
+    scorecard:<id> total mean>=90   a scorecard's totals in the run (stats: mean, median, min, max, std, pass_rate,
+                                    fatal_rate, unscored_rate, n_scored); the bare "fatal_rate<=0.01" over every
+                                    scorecard of the run; per segment: "<id> total mean>=90 by agent_id"
     <check> by <fields>             the check in every segment (`report --by` syntax: "qa mean>=4 by agent_id"):
                                     fails naming the segments that fail (rubriceval/report/gate_segments.py)
     trend:<scorer> [mean|pass_rate] drop<=0.3   the latest period's fall against the previous period (runs in
                                     period order, or time buckets with "by week"): rubriceval/trend/
-Values may be percentages ("90%").
+Values may be percentages ("90%"). Which sources there are — their prefixes, statistics, `… by`, labels, parsers
+and evaluators — is the gate-source registry's (gate_sources.py); everything here is derived from it.
 """
 from __future__ import annotations
 
@@ -30,14 +34,15 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rubriceval.common.errors import RubricEvalError
+from rubriceval.report.gate_sources import DEFAULT_SOURCE, GATE_SOURCES, SOURCE_NAMES, resolve, source_of
 
 Op = Literal[">=", "<=", ">", "<"]
 SCORER_STATS = ("mean", "median", "min", "max", "std", "pass_rate", "unscored_rate", "n_scored")
 RUN_STATS = ("business_score", "unscored_rate", "regression", "significant_regression")
-PAIRWISE_STATS = ("win_rate", "win_rate_low", "loss_rate", "tie_rate", "unscored_rate", "n_scored")
-PAIRWISE_PREFIX = "pairwise:"
-TREND_PREFIX = "trend:"
-TREND_STATS = ("mean", "pass_rate")
+PAIRWISE_STATS = GATE_SOURCES["pairwise"].stats
+PAIRWISE_PREFIX = GATE_SOURCES["pairwise"].prefixes[0]
+TREND_PREFIX = GATE_SOURCES["trend"].prefixes[0]
+TREND_STATS = GATE_SOURCES["trend"].stats
 _BY_RE = re.compile(r"^(?P<check>.*?[<>]=?\s*[-+]?(?:\d+\.?\d*|\.\d+)\s*%?)\s+by\s+(?P<by>\S.*)$")
 ALIASES = {"max_unscored_rate": "unscored_rate", "unscored": "unscored_rate", "passrate": "pass_rate",
            "avg": "mean", "average": "mean"}
@@ -59,23 +64,15 @@ class GateCheck(BaseModel):
     op: Op
     value: float
     name: str = ""                   # how the check is shown; defaults to its text
-    source: Literal["run", "pairwise", "trend", "scorecard"] = "run"   # pairwise: a stored pairwise comparison;
-    # trend: periods; scorecard: a run's scorecard totals (rubriceval/report/gate_scorecard.py)
+    # Where the figure is read (gate_sources.py): the run, a stored pairwise comparison, periods (trend), a run's
+    # scorecard totals (scorecard).
+    source: Literal[SOURCE_NAMES] = DEFAULT_SOURCE  # type: ignore[valid-type]
     by: str | None = None            # checked in every segment of these groupings (`--by` syntax)
 
     def label(self) -> str:
         if self.name:
             return self.name
-        by = f" by {self.by}" if self.by else ""
-        if self.source == "trend":
-            return f"{TREND_PREFIX}{self.scorer} {self.stat} drop{self.op}{self.value:g}{by}"
-        if self.source == "pairwise":
-            return f"{PAIRWISE_PREFIX}{self.scorer} {self.stat}{self.op}{self.value:g}"
-        if self.source == "scorecard":
-            return f"scorecard:{self.scorer} {self.stat}{self.op}{self.value:g}" if self.scorer else \
-                f"{self.stat}{self.op}{self.value:g}"
-        lhs = self.stat if self.scorer is None else f"{self.stat}:{self.scorer}"
-        return f"{lhs}{self.op}{self.value:g}{by}"
+        return GATE_SOURCES[self.source].label_of(self.stat, self.scorer, self.op, self.value, self.by)
 
 
 class GateConfig(BaseModel):
@@ -116,8 +113,9 @@ def parse_check(text: str) -> GateCheck:
     by_match = _BY_RE.match(normalized)
     if by_match:                     # "… by agent_id": the same check in every segment
         check = parse_check(by_match["check"])
-        if check.source == "pairwise":
-            raise GateUsageError(f"gate check {text!r}: a pairwise check has no segments", field="gate")
+        if GATE_SOURCES[check.source].by is None:
+            raise GateUsageError(f"gate check {text!r}: a {check.source} check has no segments", field="gate",
+                                 hint=GATE_SOURCES[check.source].syntax)
         return check.model_copy(update={"by": by_match["by"].strip(), "name": text.strip()})
     _reject_bad_operator(text, normalized)
     match = _CHECK_RE.match(normalized)
@@ -128,26 +126,24 @@ def parse_check(text: str) -> GateCheck:
     lhs = match["lhs"].strip()
     value = float(match["num"]) / (100 if match["pct"] else 1)
     op = match["op"]
-    if lhs.lower().startswith(PAIRWISE_PREFIX):
-        stat, scorer = _split_pairwise(lhs[len(PAIRWISE_PREFIX):].strip(), text)
-        return GateCheck(stat=stat, scorer=scorer, op=op, value=value, name=text.strip(),  # type: ignore[arg-type]
-                         source="pairwise")
-    if lhs.lower().startswith("scorecard:") or lhs.lower() == "fatal_rate":      # rubriceval/report/gate_scorecard.py
-        from rubriceval.report.gate_scorecard import split_scorecard
+    source = source_of(lhs)
+    stat, scorer = resolve(source.parse)(lhs, text)
+    return GateCheck(stat=stat, scorer=scorer, op=op, value=value, name=text.strip(), source=source.name)
 
-        parsed = split_scorecard(lhs[len("scorecard:"):]) if lhs.lower().startswith("scorecard:") else \
-            ("fatal_rate", None)
-        if parsed is None:
-            raise GateUsageError(f"gate check {text!r} names no scorecard", field="gate",
-                                 hint="write e.g. 'scorecard:ecommerce_qa_zh total mean>=90' or 'fatal_rate<=0.01'")
-        return GateCheck(stat=parsed[0], scorer=parsed[1], op=op, value=value, name=text.strip(),  # type: ignore
-                         source="scorecard")
-    if lhs.lower().startswith(TREND_PREFIX):
-        stat, scorer = _split_trend(lhs[len(TREND_PREFIX):].strip(), text)
-        return GateCheck(stat=stat, scorer=scorer, op=op, value=value, name=text.strip(),  # type: ignore[arg-type]
-                         source="trend")
-    stat, scorer = _split_lhs(lhs, text)
-    return GateCheck(stat=stat, scorer=scorer, op=op, value=value, name=text.strip())  # type: ignore[arg-type]
+
+def parse_pairwise(lhs: str, text: str) -> tuple[str, str]:
+    """The pairwise source's left-hand side: 'pairwise:<rubric> [stat]'."""
+    return _split_pairwise(lhs[len(PAIRWISE_PREFIX):].strip(), text)
+
+
+def parse_trend(lhs: str, text: str) -> tuple[str, str]:
+    """The trend source's left-hand side: 'trend:<scorer> [mean|pass_rate] drop'."""
+    return _split_trend(lhs[len(TREND_PREFIX):].strip(), text)
+
+
+def parse_run(lhs: str, text: str) -> tuple[str, str | None]:
+    """The run source's left-hand side: '<scorer> [stat]', '<stat>:<scorer>' or a run-level statistic."""
+    return _split_lhs(lhs, text)
 
 
 def _split_pairwise(rest: str, text: str) -> tuple[str, str]:
@@ -219,7 +215,7 @@ def _check_from_yaml(item: Any, where: str) -> GateCheck:
         except ValidationError as exc:
             raise GateUsageError(f"invalid gate check: {exc.errors()[0]['msg']}", file=where,
                                  field=".".join(str(p) for p in exc.errors()[0]["loc"])) from None
-        allowed = PAIRWISE_STATS if check.source == "pairwise" else SCORER_STATS + RUN_STATS
+        allowed = GATE_SOURCES[check.source].stats
         if check.stat not in allowed:
             raise GateUsageError(f"unknown statistic {check.stat!r}", file=where, field="stat",
                                  hint=f"use one of {', '.join(allowed)}")

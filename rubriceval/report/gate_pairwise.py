@@ -14,6 +14,7 @@ from rubriceval.common.errors import RubricEvalError
 from rubriceval.pairwise.store import ComparisonInfo, PairwiseStore
 from rubriceval.pairwise.summary import PairStats, summarize_pairwise
 from rubriceval.report.gate_checks import GateCheck, GateUsageError
+from rubriceval.report.gate_sources import GateTarget, SourceResults
 
 
 def resolve_comparison(store: PairwiseStore, runs: Any, run: str, explicit: str | None) -> ComparisonInfo:
@@ -70,7 +71,7 @@ def _value(pair: PairStats, stat: str, candidate: str) -> tuple[float | None, st
 def evaluate_pairwise_checks(store_path: Any, runs: Any, run: str, checks: Sequence[GateCheck],
                              explicit: str | None = None) -> tuple[list[Any], ComparisonInfo]:
     """The CheckResults of pairwise checks, and the comparison they were read from."""
-    from rubriceval.report.gate_result import _result
+    from rubriceval.report.gate_result import check_result
 
     with PairwiseStore(store_path) as store:
         info = resolve_comparison(store, runs, run, explicit)
@@ -88,5 +89,12 @@ def evaluate_pairwise_checks(store_path: Any, runs: Any, run: str, checks: Seque
         extra = (f" ({candidate} vs {baseline} in '{info.name}': {wins} won, {pair.ties} tied, {losses} lost of "
                  f"{pair.n_scored} scored, {pair.n_unscored} unscored"
                  + ("" if low is None else f"; win rate 95% CI [{low:.2f}, {high:.2f}]") + ")")
-        results.append(_result(check, check.label(), actual, why, [], False, scorer, extra))
+        results.append(check_result(check, check.label(), actual, why, [], False, scorer, extra))
     return results, info
+
+
+def evaluate_source(target: GateTarget, checks: Sequence[GateCheck]) -> SourceResults:
+    """The pairwise source's checks; a gate of them alone is reported under the comparison's name."""
+    results, info = evaluate_pairwise_checks(target.store.path, target.store, target.run, checks,
+                                             target.config.pairwise)
+    return SourceResults(results, run=info.name, run_id=info.comparison_id)

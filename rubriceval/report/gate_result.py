@@ -21,19 +21,19 @@ class CheckResult(BaseModel):
     untrusted: bool = False
 
 
-def _compare(actual: float, op: str, value: float) -> bool:
+def meets(actual: float, op: str, value: float) -> bool:
     a, v = round(actual, _DECIMALS), round(value, _DECIMALS)
     return {">=": a >= v, "<=": a <= v, ">": a > v, "<": a < v}[op]
 
 
-def _fmt(value: float | None) -> str:
+def format_figure(value: float | None) -> str:
     if value is None:
         return "n/a"
     return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
 
 
-def _result(check: GateCheck, name: str, actual: float | None, why_missing: str | None,
-            untrusted: list[str], refuse_untrusted: bool, scorer: str | None = None, extra: str = "") -> CheckResult:
+def check_result(check: GateCheck, name: str, actual: float | None, why_missing: str | None,
+                 untrusted: list[str], refuse_untrusted: bool, scorer: str | None = None, extra: str = "") -> CheckResult:
     expected = f"{check.op} {check.value:g}"
     if untrusted and refuse_untrusted:
         return CheckResult(name=name, stat=check.stat, scorer=scorer, passed=False, actual=actual, expected=expected,
@@ -41,8 +41,8 @@ def _result(check: GateCheck, name: str, actual: float | None, why_missing: str 
     if actual is None:
         return CheckResult(name=name, stat=check.stat, scorer=scorer, passed=False, actual=None, expected=expected,
                            reason=f"cannot be computed: {why_missing}")
-    passed = _compare(actual, check.op, check.value)
-    reason = f"{_fmt(actual)} {check.op if passed else 'fails ' + check.op} {check.value:g}" + extra
+    passed = meets(actual, check.op, check.value)
+    reason = f"{format_figure(actual)} {check.op if passed else 'fails ' + check.op} {check.value:g}" + extra
     if untrusted:
         reason += " (warning, untrusted: " + "; ".join(untrusted) + ")"
     return CheckResult(name=name, stat=check.stat, scorer=scorer, passed=passed, actual=actual, expected=expected,

@@ -5,10 +5,38 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rubriceval.report.gate_checks import GateCheck, GateUsageError
+from rubriceval.report.gate_sources import GATE_SOURCES, GateTarget, SourceResults
 from rubriceval.report.scorecard_summary import ScorecardSummary
 
-SCORECARD_PREFIX = "scorecard:"
-SCORECARD_STATS = ("mean", "median", "min", "max", "std", "pass_rate", "fatal_rate", "unscored_rate", "n_scored")
+SCORECARD_PREFIX = GATE_SOURCES["scorecard"].prefixes[0]
+SCORECARD_STATS = GATE_SOURCES["scorecard"].stats
+
+
+def parse_scorecard(lhs: str, text: str) -> tuple[str, str | None]:
+    """The scorecard source's left-hand side: 'scorecard:<id> [total] [stat]', or the bare 'fatal_rate'."""
+    parsed = split_scorecard(lhs[len(SCORECARD_PREFIX):]) if lhs.lower().startswith(SCORECARD_PREFIX) else \
+        ("fatal_rate", None)
+    if parsed is None:
+        raise GateUsageError(f"gate check {text!r} names no scorecard", field="gate",
+                             hint="write e.g. 'scorecard:ecommerce_qa_zh total mean>=90' or 'fatal_rate<=0.01'")
+    return parsed
+
+
+def evaluate_source(target: GateTarget, checks: Sequence[GateCheck]) -> SourceResults:
+    """Checks on the run's scorecard totals."""
+    from rubriceval.report.gate_result import check_result
+    from rubriceval.report.scorecard_summary import run_scorecard_summaries
+
+    summaries = run_scorecard_summaries(target.store, target.info().run_id, machine_only=target.machine_only)
+    results = []
+    for check in checks:
+        try:
+            actual, why, extra = scorecard_figure(summaries, check.scorer, check.stat)
+        except LookupError as exc:
+            raise GateUsageError(str(exc), field="gate") from None
+        results.append(check_result(check, check.label(), actual, why, [], False, check.scorer, extra))
+    return SourceResults(results)
 
 
 def split_scorecard(rest: str) -> tuple[str, str] | None:

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from rubriceval.report.gate_checks import GateCheck, GateConfig, GateUsageError
-from rubriceval.report.gate_result import CheckResult, _compare, _fmt
+from rubriceval.report.gate_sources import GateTarget, SourceResults
+from rubriceval.report.gate_result import CheckResult, meets, format_figure
 from rubriceval.data.segment_spec import TimeSettings, parse_by
 from rubriceval.segments.table import SegmentStats, segment_tables
 
@@ -69,8 +70,8 @@ def evaluate_segment_checks(store: Any, run: str, checks: Sequence[GateCheck], c
             actual = _value(row, check.stat)
             if actual is None:
                 missing.append(row.segment)
-            elif not _compare(actual, check.op, check.value):
-                failing.append(f"{row.segment} ({_fmt(actual)}, n={row.n_scored})")
+            elif not meets(actual, check.op, check.value):
+                failing.append(f"{row.segment} ({format_figure(actual)}, n={row.n_scored})")
         expected = f"{check.op} {check.value:g}"
         if not rows:
             reason, passed = f"cannot be computed: no segment has '{scorer}' rows", False
@@ -87,7 +88,13 @@ def evaluate_segment_checks(store: Any, run: str, checks: Sequence[GateCheck], c
         else:
             worst = min(_value(row, check.stat) or 0 for _, row in rows) if check.op in (">=", ">") else \
                 max(_value(row, check.stat) or 0 for _, row in rows)
-            reason, passed = f"all {len(rows)} segments {expected} (worst {_fmt(worst)})", True
+            reason, passed = f"all {len(rows)} segments {expected} (worst {format_figure(worst)})", True
         results.append(CheckResult(name=check.label(), stat=check.stat, scorer=scorer, passed=passed,
                                    actual=None, expected=expected, reason=reason))
     return results
+
+
+def evaluate_source(target: GateTarget, checks: Sequence[GateCheck]) -> SourceResults:
+    """The run source's "… by <fields>" checks."""
+    return SourceResults(evaluate_segment_checks(target.store, target.info().run_id, checks, target.config,
+                                                 machine_only=target.machine_only))

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from rubriceval.report.gate_checks import GateCheck, GateConfig, GateUsageError
-from rubriceval.report.gate_result import CheckResult, _compare, _fmt
+from rubriceval.report.gate_sources import GateTarget, SourceResults
+from rubriceval.report.gate_result import CheckResult, meets, format_figure
 from rubriceval.report.gate_segments import scorecard_ids, scorer_id
 from rubriceval.data.segment_spec import Grouping, TimeSettings, parse_by
 from rubriceval.trend.series import PeriodFigure, compute_trend
@@ -72,9 +73,10 @@ def evaluate_trend_checks(store: Any, run_id: str, checks: Sequence[GateCheck], 
             test = last.change
             noise = "" if test is None or test.p_value is None else \
                 f", p={test.p_value:.3f} {test.test}: {'beyond' if test.beyond_noise() else 'within'} noise"
-            text = f"{label}: {_fmt(previous.value(check.stat))} → {_fmt(last.value(check.stat))}, drop {_fmt(drop)}{noise}"  # type: ignore[arg-type]
+            before, after = format_figure(previous.value(check.stat)), format_figure(last.value(check.stat))  # type: ignore[arg-type]
+            text = f"{label}: {before} → {after}, drop {format_figure(drop)}{noise}"
             lines.append(text)
-            if not _compare(drop, check.op, check.value):
+            if not meets(drop, check.op, check.value):
                 failing.append(text)
         if not lines and not failing:
             reason, passed = f"cannot be computed: no segment has rows in both {previous_period} and {last_period}", False
@@ -88,3 +90,9 @@ def evaluate_trend_checks(store: Any, run_id: str, checks: Sequence[GateCheck], 
         results.append(CheckResult(name=check.label(), stat=check.stat, scorer=scorer, passed=passed,
                                    expected=expected, reason=reason))
     return results
+
+
+def evaluate_source(target: GateTarget, checks: Sequence[GateCheck]) -> SourceResults:
+    """The trend source's checks, on the periods up to the gated run."""
+    return SourceResults(evaluate_trend_checks(target.store, target.info().run_id, checks, target.config,
+                                               machine_only=target.machine_only))
