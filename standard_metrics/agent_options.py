@@ -5,13 +5,14 @@
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Literal, Union
+from collections.abc import Callable
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 ArgumentMatchName = Literal["exact", "case_insensitive", "numeric"]
 # A callable gets the predicted and the reference value as they are (not as text) and returns 0–1 or a bool.
-ArgumentMatcher = Callable[[Any, Any], Union[float, bool]]
+ArgumentMatcher = Callable[[Any, Any], float | bool]
 TopicMode = Literal["precision", "recall", "f1"]
 
 

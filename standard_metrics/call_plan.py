@@ -4,14 +4,14 @@ requests.py; run and planned: calls.py.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Callable
 
 from pydantic import BaseModel, Field
 
-from rubriceval.judge.ask import JudgeRequest as AskRequest
 from rubriceval.core.verdict import UnscoredKind, Usage
+from rubriceval.judge.ask import JudgeRequest as AskRequest
 from rubriceval.standard_metrics.call_modes import CallModes
 from rubriceval.standard_metrics.grounding import DroppedStatement
 

@@ -26,13 +26,25 @@ import asyncio
 import dataclasses
 from dataclasses import dataclass, field
 
+from rubriceval.core.verdict import Usage
 from rubriceval.data.sample import Sample
 from rubriceval.judge.ask import ask, json_reader
-from rubriceval.core.verdict import Usage
 from rubriceval.standard_metrics.call_modes import CallModes, call_modes, judge_model_of
-from rubriceval.standard_metrics.call_plan import (CALLS_VERSION, EMBEDDING, ROUND_1, ROUND_2, VERDICT_LABELS, CacheLookup,
-                                        CallKind, CallOutcome, CallPlan, EmbeddingOutcome, JudgeRequest, Need,
-                                        PlannedCall)
+from rubriceval.standard_metrics.call_plan import (
+    CALLS_VERSION,
+    EMBEDDING,
+    ROUND_1,
+    ROUND_2,
+    VERDICT_LABELS,
+    CacheLookup,
+    CallKind,
+    CallOutcome,
+    CallPlan,
+    EmbeddingOutcome,
+    JudgeRequest,
+    Need,
+    PlannedCall,
+)
 from rubriceval.standard_metrics.grounding import ground, sentences, text_supports, uncovered_sentences
 from rubriceval.standard_metrics.protocols import Embedder, EmbeddingReply, Judge
 from rubriceval.standard_metrics.requests import RequestBuilder, check_examples
@@ -53,7 +65,7 @@ class StatementState:
     ground_truth: list[str] | None = None
 
     @classmethod
-    def from_extraction(cls, outcome: CallOutcome | None) -> "StatementState":
+    def from_extraction(cls, outcome: CallOutcome | None) -> StatementState:
         if outcome is None or not outcome.ok:
             return cls()
         data = outcome.data or {}
@@ -166,7 +178,7 @@ NOT_IN_TEXT = {"zh": "但资料原文中找不到这句的依据（数字或字�
                "en": "but no context's text bears it out (numbers or words differ): not counted as supported"}
 
 
-def text_checked(outcome: CallOutcome, sample: Sample, statements: "StatementState", modes: CallModes,
+def text_checked(outcome: CallOutcome, sample: Sample, statements: StatementState, modes: CallModes,
                  lang: str) -> CallOutcome:
     """With `support: judge_and_text`, a supported / attributed verdict stands only when the contexts' text
     bears the statement out (grounding.text_supports); the judge's reason is kept, with why it was overruled."""

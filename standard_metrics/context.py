@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rubriceval.data.sample import Sample
 from rubriceval.core.verdict import Evidence, UnscoredKind
+from rubriceval.data.sample import Sample
 from rubriceval.standard_metrics.call_plan import VERDICT_LABELS, CallKind, CallOutcome, EmbeddingOutcome
 from rubriceval.standard_metrics.grounding import DroppedStatement
 from rubriceval.standard_metrics.options import MetricOptions

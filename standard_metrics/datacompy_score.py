@@ -34,8 +34,8 @@ from rubriceval.standard_metrics.protocols import Judge
 from rubriceval.standard_metrics.sql.options import DatacompyMetric, DatacompyMode
 from rubriceval.standard_metrics.sql.readonly import ResultTable, run_query
 from rubriceval.standard_metrics.sql.source import checked_pair, required_database, sql_unscorable
-from rubriceval.standard_metrics.sql.statement import SqlProblem
 from rubriceval.standard_metrics.sql.spec import Outcome, SelfRunMetricSpec
+from rubriceval.standard_metrics.sql.statement import SqlProblem
 
 NAME = "datacompy_score"
 

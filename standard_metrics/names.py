@@ -1,7 +1,7 @@
 """Metric names as a user gives them: known single-turn or conversation metrics, resolved in order (the one check)."""
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from rubriceval.common.errors import ConfigError
 from rubriceval.standard_metrics.catalog import METRICS

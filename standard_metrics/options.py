@@ -62,13 +62,13 @@ class MetricOptions(BaseModel):
     thresholds: dict[str, float] = Field(default_factory=dict)
 
     @model_validator(mode="after")
-    def _weights_not_both_zero(self) -> "MetricOptions":
+    def _weights_not_both_zero(self) -> MetricOptions:
         if self.semantic_weight + self.factual_weight <= 0:
             raise ValueError("semantic_weight and factual_weight cannot both be 0")
         return self
 
     @classmethod
-    def coerce(cls, options: "MetricOptions | dict[str, Any] | None") -> "MetricOptions":
+    def coerce(cls, options: MetricOptions | dict[str, Any] | None) -> MetricOptions:
         if options is None:
             return cls()
         if isinstance(options, cls):

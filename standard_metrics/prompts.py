@@ -7,16 +7,16 @@ only the examples by dropping `<dir>/zh/examples.yaml`; everything else keeps co
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import jinja2
 import yaml
 
 from rubriceval.common.errors import ConfigError
-from rubriceval.prompt.environment import (prompt_environment, render_messages, template_source,
-                                            templates_fingerprint)
+from rubriceval.prompt.environment import prompt_environment, render_messages, template_source, templates_fingerprint
 
 BUILTIN_DIR = Path(__file__).parent / "templates"
 TEMPLATE_DIR_ENV = "RUBRICEVAL_METRIC_TEMPLATES"

@@ -12,12 +12,12 @@ A reply served from the judge cache counts as a cache hit with no tokens or cost
 """
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from pydantic import BaseModel
 
-from rubriceval.data.sample import Sample
 from rubriceval.core.verdict import Verdict
+from rubriceval.data.sample import Sample
 from rubriceval.standard_metrics.calls import CacheLookup, PlannedCall
 from rubriceval.standard_metrics.catalog import METRICS
 from rubriceval.standard_metrics.conversation.catalog import CONVERSATION_METRICS
@@ -27,7 +27,11 @@ from rubriceval.standard_metrics.names import resolve_names, split_kinds
 from rubriceval.standard_metrics.options import MetricOptions
 from rubriceval.standard_metrics.protocols import Embedder, Judge
 from rubriceval.standard_metrics.scope import scope_label
-from rubriceval.standard_metrics.single_turn import planned_single_turn_calls, planned_single_turn_requests, score_single_turn
+from rubriceval.standard_metrics.single_turn import (
+    planned_single_turn_calls,
+    planned_single_turn_requests,
+    score_single_turn,
+)
 
 
 class MetricInfo(BaseModel):

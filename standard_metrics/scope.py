@@ -17,7 +17,7 @@ the second beside it (rubriceval/run/cross_check.py); the report flags samples w
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
+from functools import cache
 from typing import Literal
 
 from rubriceval.data.sample import Sample
@@ -34,7 +34,7 @@ def sample_kind(sample: Sample) -> SampleKind:
     return "conversation" if sample.conversation is not None else "sample"
 
 
-@lru_cache(maxsize=None)      # the registry is fixed; a run asks for every sample
+@cache      # the registry is fixed; a run asks for every sample
 def metric_kinds(name: str) -> tuple[SampleKind, ...]:
     """The kinds of sample a metric scores (the name must be known to the registry)."""
     # Read on first use: every run imports this module, a run with no metric must not load the metrics (32.14).

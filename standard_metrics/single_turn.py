@@ -4,8 +4,9 @@ from __future__ import annotations
 from typing import Any
 
 from rubriceval.common.errors import ConfigError
-from rubriceval.data.sample import Sample
 from rubriceval.core.verdict import Usage, Verdict
+from rubriceval.data.sample import Sample
+from rubriceval.standard_metrics.call_modes import call_modes, judge_model_of
 from rubriceval.standard_metrics.calls import (
     CALLS_VERSION,
     EMBEDDING,
@@ -17,7 +18,6 @@ from rubriceval.standard_metrics.calls import (
     SampleRun,
     plan_requests,
 )
-from rubriceval.standard_metrics.call_modes import call_modes, judge_model_of
 from rubriceval.standard_metrics.catalog import METRICS
 from rubriceval.standard_metrics.context import MetricContext, Unscorable
 from rubriceval.standard_metrics.options import MetricOptions

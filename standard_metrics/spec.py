@@ -1,8 +1,9 @@
 """A metric's declaration: what it reads from the sample, which shared outputs it needs, how it computes."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Literal
+from typing import Literal
 
 from rubriceval.standard_metrics.call_plan import CALL_OF_NEED, EMBEDDING, Need
 from rubriceval.standard_metrics.context import MetricContext, MetricResult

@@ -21,10 +21,10 @@ from typing import Literal
 from pydantic import BaseModel
 
 from rubriceval.common.errors import ConfigError
+from rubriceval.core.verdict import Usage
 from rubriceval.judge.ask import JudgeRequest, Reading, TemplateReask, ask
 from rubriceval.judge.parser import ParsedOutput, parse_judge_output
 from rubriceval.prompt.environment import templates_fingerprint
-from rubriceval.core.verdict import Usage
 from rubriceval.standard_metrics.context import MetricContext, MetricResult, Unscorable
 from rubriceval.standard_metrics.prompts import prompt_library
 from rubriceval.standard_metrics.protocols import Judge

@@ -29,6 +29,7 @@ from rapidfuzz.distance import Hamming, Jaro, JaroWinkler, LCSseq, Levenshtein
 from sacrebleu.metrics import BLEU, CHRF
 
 from rubriceval.standard_metrics.text import RougeTokenizer, SimilarityMeasure, detect_language, rouge_tokens
+
 _MEASURES = {"levenshtein": Levenshtein, "hamming": Hamming, "jaro": Jaro, "jaro_winkler": JaroWinkler}
 
 

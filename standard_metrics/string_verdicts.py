@@ -6,7 +6,7 @@ chatbot. ROUGE over a ground truth with no word or CJK token (e.g. "...") → un
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from rubriceval.standard_metrics import string_metrics as sm
 from rubriceval.standard_metrics.context import MetricContext, MetricResult, Unscorable

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from rubriceval import JudgeConfig
-from tests.helpers.postgres_server import NOT_FOUND, PostgresServer, server_binaries
 from rubriceval.testing.stub_server import StubServer
+from tests.helpers.postgres_server import NOT_FOUND, PostgresServer, server_binaries
 
 
 @pytest.fixture

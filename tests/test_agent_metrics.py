@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from rubriceval import ConfigError, Conversation
-from rubriceval.testing.scripted_judge import ScriptedJudge, judge_error
 from rubriceval.standard_metrics.conversation import score_conversation
 from rubriceval.standard_metrics.conversation.per_turn import turn_samples
-from rubriceval.standard_metrics.registry import list_metrics, needs_judge, score_sample
 from rubriceval.standard_metrics.names import resolve_names
+from rubriceval.standard_metrics.registry import list_metrics, needs_judge, score_sample
+from rubriceval.testing.scripted_judge import ScriptedJudge, judge_error
 
 FIXTURE = Path(__file__).parent / "fixtures" / "reference" / "agent_metrics.jsonl"
 ROWS = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]

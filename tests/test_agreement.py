@@ -9,15 +9,29 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rubriceval import DatasetError, Verdict, agreement_report
-from rubriceval.stats.agreement import paired, tables
-from rubriceval.stats.agreement import AgreementInputError, Estimate, agreement_from_verdicts, as_binary_label, binary_agreement_report, cohen_kappa, confusion_matrix, fleiss_kappa, fleiss_kappa_from_counts, kendall, krippendorff_alpha, spearman
 from benchmarks.judge.datasets import (
     SUMMEVAL_INSTRUCTION,
     balanced_subsample,
     load_halueval,
     load_summeval,
     summeval_expert_matrix,
+)
+from rubriceval import DatasetError, Verdict, agreement_report
+from rubriceval.stats.agreement import (
+    AgreementInputError,
+    Estimate,
+    agreement_from_verdicts,
+    as_binary_label,
+    binary_agreement_report,
+    cohen_kappa,
+    confusion_matrix,
+    fleiss_kappa,
+    fleiss_kappa_from_counts,
+    kendall,
+    krippendorff_alpha,
+    paired,
+    spearman,
+    tables,
 )
 
 NAN = float("nan")

@@ -9,9 +9,9 @@ from rubriceval import AuditStore
 from rubriceval.audit.team import TeamStore
 from rubriceval.audit.team_adjudication import adjudicate
 from rubriceval.store.team_models import TaskSpec
-from tests.helpers.team_store import build_team_store
 from rubriceval.trust.human_scores import agreement_for_rubric
 from rubriceval.ui.audit import agreement_panel
+from tests.helpers.team_store import build_team_store
 
 
 def test_panel_counts_items_once_and_uses_the_adjudicated_label(tmp_path: Path) -> None:

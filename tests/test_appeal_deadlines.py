@@ -15,17 +15,17 @@ os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 
 import pytest  # noqa: E402
 
+from rubriceval.audit.appeals import Appeals  # noqa: E402
+from rubriceval.audit.team import TeamStore  # noqa: E402
 from rubriceval.cli import main  # noqa: E402
 from rubriceval.data.sample import Sample  # noqa: E402
 from rubriceval.store.appeal_models import DAY_S, AgentVerdict, AppealError  # noqa: E402
-from rubriceval.audit.appeals import Appeals  # noqa: E402
 from rubriceval.store.audit_models import iso_time  # noqa: E402
 from rubriceval.store.migrations import schema_version  # noqa: E402
 from rubriceval.store.runs import RunStore  # noqa: E402
-from rubriceval.audit.team import TeamStore  # noqa: E402
 from rubriceval.store.team_models import TaskSpec  # noqa: E402
-from tests.helpers.appeal_store import CHECK, RUBRIC, build_appeal_store  # noqa: E402
 from rubriceval.ui.team.appeals_views import verdict_html  # noqa: E402
+from tests.helpers.appeal_store import CHECK, RUBRIC, build_appeal_store  # noqa: E402
 
 IN_TASK, NO_TASK = ("c000", "c004"), "c002"
 
@@ -183,9 +183,10 @@ def test_the_verdict_view_says_the_deadline_in_the_pages_language_and_escapes_th
 def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     from rubriceval.audit.passwords import read_auth_file, write_user
     from rubriceval.audit.sessions import TeamAuth
-    from tests.helpers.store_copy import empty_store
-    from tests.test_team_ui import Clock as ShiftedClock, free_port
     from rubriceval.ui.team.app import launch_team
+    from tests.helpers.store_copy import empty_store
+    from tests.test_team_ui import Clock as ShiftedClock
+    from tests.test_team_ui import free_port
 
     store_path, auth_path = empty_store(request, "appeal_deadlines_ui"), tmp_path_factory.mktemp("dl") / "users.auth"
     run_id = build_appeal_store(store_path)

@@ -8,11 +8,11 @@ import threading
 
 import pytest
 
-from rubriceval.store.appeal_models import AppealError
 from rubriceval.audit.appeals import Appeals
 from rubriceval.audit.official import OfficialScores, human_decisions, official_frame, score_without
 from rubriceval.audit.team import TeamStore
 from rubriceval.audit.team_adjudication import adjudicate, item_version
+from rubriceval.store.appeal_models import AppealError
 from rubriceval.store.team_models import TaskSpec
 from tests.helpers.appeal_store import CHECK, DEFINITION, RUBRIC, build_appeal_store
 

@@ -16,17 +16,17 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
+from rubriceval.audit.calibration import Calibration, CalibrationPick  # noqa: E402
 from rubriceval.audit.passwords import read_auth_file, write_user  # noqa: E402
 from rubriceval.audit.sessions import TeamAuth  # noqa: E402
+from rubriceval.audit.team import TeamStore  # noqa: E402
 from rubriceval.report.html import render_html_report  # noqa: E402
 from rubriceval.report.run_data import load_run  # noqa: E402
-from rubriceval.audit.calibration import Calibration, CalibrationPick  # noqa: E402
 from rubriceval.store.runs import RunStore  # noqa: E402
-from rubriceval.audit.team import TeamStore  # noqa: E402
+from rubriceval.ui.team.app import launch_team  # noqa: E402
 from tests.helpers.appeal_store import RUBRIC, build_appeal_store  # noqa: E402
 from tests.test_team_browser import browser  # noqa: E402,F401  (the chromium fixture)
 from tests.test_ui_browser import free_port  # noqa: E402
-from rubriceval.ui.team.app import launch_team  # noqa: E402
 
 pytestmark = pytest.mark.browser
 

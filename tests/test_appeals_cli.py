@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from rubriceval.cli import main
 from rubriceval.audit.appeal_stats import appeal_stats
 from rubriceval.audit.appeals import Appeals
 from rubriceval.audit.team import TeamStore
+from rubriceval.cli import main
 from tests.helpers.appeal_store import CHECK, RUBRIC, build_appeal_store
 
 

@@ -7,18 +7,18 @@ import asyncio
 
 import pytest
 
-from rubriceval.data.sample import Sample
-from rubriceval.report.scorecard_compare import compare_scorecards
-from rubriceval.audit.scorecard_reviews import ReviewStore
-from rubriceval.scorecard.schema import Scorecard
-from rubriceval.scorecard.score import score_scorecard
-from rubriceval.store.scorecards import ScorecardStore
-from rubriceval.report.scorecard_summary import run_scorecard_summaries
-from rubriceval.store.appeal_models import AppealError
 from rubriceval.audit.appeal_stats import appeal_stats
 from rubriceval.audit.appeals import Appeals
-from rubriceval.store.runs import RunConfig, RunStore
+from rubriceval.audit.scorecard_reviews import ReviewStore
 from rubriceval.audit.team import TeamStore
+from rubriceval.data.sample import Sample
+from rubriceval.report.scorecard_compare import compare_scorecards
+from rubriceval.report.scorecard_summary import run_scorecard_summaries
+from rubriceval.scorecard.schema import Scorecard
+from rubriceval.scorecard.score import score_scorecard
+from rubriceval.store.appeal_models import AppealError
+from rubriceval.store.runs import RunConfig, RunStore
+from rubriceval.store.scorecards import ScorecardStore
 from tests.test_scorecard_report import CARD
 
 

@@ -9,16 +9,16 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from rubriceval.audit.team import TeamStore
+from rubriceval.audit.team_adjudication import adjudication_queue, opinions
+from rubriceval.core.verdict import Verdict
 from rubriceval.data.sample import Sample
 from rubriceval.store.audit import AuditStore
 from rubriceval.store.audit_models import QueueFilter
 from rubriceval.store.runs import RunConfig, RunStore
-from rubriceval.audit.team import TeamStore
-from rubriceval.audit.team_adjudication import adjudication_queue, opinions
 from rubriceval.store.team_models import QueueFilter as TeamFilter
 from rubriceval.store.team_models import TaskSpec
 from tests.helpers.postgres_server import PostgresServer
-from rubriceval.core.verdict import Verdict
 
 # Byte order and a typical server collation (en_US) disagree on these: case, '_' vs '-', CJK.
 SCORERS = ("Tone", "tone_b", "tone-a")

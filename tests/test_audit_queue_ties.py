@@ -3,8 +3,8 @@ comes first in the audit queue's "uncertain first" order, with the panel's and s
 from __future__ import annotations
 
 from rubriceval import AuditStore, RunConfig, RunStore, Sample
-from rubriceval.store.audit_models import QueueFilter
 from rubriceval.core.verdict import Verdict
+from rubriceval.store.audit_models import QueueFilter
 
 
 def test_tied_verdicts_come_first_when_uncertain_first(store_target):

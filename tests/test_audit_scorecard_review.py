@@ -15,17 +15,17 @@ os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 import pytest  # noqa: E402
 from gradio_client import Client  # noqa: E402
 
+from rubriceval.audit.scorecard_reviews import ReviewStore, item_trust  # noqa: E402
 from rubriceval.data.sample import Sample  # noqa: E402
 from rubriceval.i18n import t  # noqa: E402
-from rubriceval.audit.scorecard_reviews import ReviewStore, item_trust  # noqa: E402
 from rubriceval.scorecard.schema import Scorecard  # noqa: E402
 from rubriceval.scorecard.score import score_scorecard  # noqa: E402
-from rubriceval.store.scorecards import ScorecardStore  # noqa: E402
 from rubriceval.store.runs import RunConfig, RunStore  # noqa: E402
+from rubriceval.store.scorecards import ScorecardStore  # noqa: E402
 from rubriceval.testing.scripted_judge import ScriptedJudge, yes_no_reply  # noqa: E402
+from rubriceval.ui.audit.app import build_app, launch  # noqa: E402
 from tests.helpers.store_copy import empty_store  # noqa: E402
 from tests.test_ui_app import free_port  # noqa: E402
-from rubriceval.ui.audit.app import build_app, launch  # noqa: E402
 
 HOSTILE = '<img src=x onerror="window.__pwned=1">验证码'
 CARD = {"id": "qa", "name": "qa", "dimensions": [{"id": "d"}],

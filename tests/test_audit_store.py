@@ -12,10 +12,10 @@ import pytest
 from rubriceval import AuditStore, RunStore, read_dataset
 from rubriceval.store.audit_models import AuditError, ItemVersions, QueueFilter
 from rubriceval.store.db import Database
-from rubriceval.store.location import is_server_url
 from rubriceval.store.export import changed_samples, export_corrected_dataset
-from tests.helpers.store_copy import DATABASE_ERRORS
+from rubriceval.store.location import is_server_url
 from rubriceval.ui.audit.demo import build_demo_store
+from tests.helpers.store_copy import DATABASE_ERRORS
 
 
 @pytest.fixture()

@@ -7,8 +7,8 @@ import multiprocessing
 from pathlib import Path
 
 from rubriceval.store.audit import AuditStore
-from tests.helpers.store_writers import race_saves
 from rubriceval.ui.audit.demo import build_demo_store
+from tests.helpers.store_writers import race_saves
 
 ROUNDS = 8
 ITEM = ("exp-partial", "process_compliance")

@@ -2,7 +2,6 @@
 import json
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -113,8 +112,7 @@ def test_ten_megabyte_answer_is_planned_and_scored_unscored_not_crashed(capsys, 
 
 
 async def test_ten_megabyte_answer_is_unscored_with_reason():
-    from rubriceval import Sample
-    from rubriceval import load_rubric
+    from rubriceval import Sample, load_rubric
     from rubriceval.scoring.rubric_scorer import score_rubric
     from rubriceval.testing.scripted_judge import ScriptedJudge
 

@@ -12,15 +12,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from rubriceval.run.evaluate import evaluate
-from rubriceval.local.backends import make_embedder
 from rubriceval.batch.files import request_line
 from rubriceval.batch.rounds import BatchRun, start_batch_run
 from rubriceval.batch.submit import submit_files
 from rubriceval.data.io import read_dataset
 from rubriceval.embed.config import EmbedderConfig
 from rubriceval.judge.config import JudgeConfig
+from rubriceval.local.backends import make_embedder
 from rubriceval.rubric.loader import load_rubrics
+from rubriceval.run.evaluate import evaluate
 from rubriceval.store.runs import RunStore
 from rubriceval.testing.stub_batches import batch_endpoints
 from rubriceval.testing.stub_server import StubServer
@@ -313,11 +313,11 @@ def test_request_line_is_one_line_of_utf8_json():
 
 
 def test_costs_online_and_batch_side_by_side():
+    from rubriceval.core.verdict import Usage
     from rubriceval.judge.pricing import JudgePrices, side_by_side
-    from rubriceval.run.planning import plan_cost
     from rubriceval.report.cost import RunCost
     from rubriceval.report.markdown import usage_line
-    from rubriceval.core.verdict import Usage
+    from rubriceval.run.planning import plan_cost
 
     usage = Usage(calls=2, prompt_tokens=1_000_000, completion_tokens=100_000)
     line = usage_line(usage, "en", RunCost(scorers={}, total=side_by_side([(JudgePrices.of(JudgeConfig(

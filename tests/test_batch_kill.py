@@ -11,9 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-from rubriceval.run.evaluate import evaluate
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.loader import load_rubrics
+from rubriceval.run.evaluate import evaluate
 from rubriceval.store.batches import BatchStore
 from rubriceval.store.runs import RunStore
 from rubriceval.testing.stub_batches import batch_endpoints

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval.run.evaluate import evaluate
-from rubriceval.local.backends import make_embedder
 from rubriceval.batch.rounds import BatchRun, start_batch_run
 from rubriceval.data.io import read_dataset
 from rubriceval.judge.config import JudgeConfig
+from rubriceval.local.backends import make_embedder
 from rubriceval.rubric.loader import load_rubrics
+from rubriceval.run.evaluate import evaluate
 from rubriceval.scoring.panel import load_panel_config
 from rubriceval.scoring.panel_votes import panel_votes
 from rubriceval.store.runs import RunStore
@@ -357,8 +357,8 @@ def test_a_panel_judge_without_a_batch_api_is_refused_before_the_run_starts(tmp_
 
 def test_finish_online_judge_needs_a_panel_run(tmp_path, monkeypatch):
     """`batch collect --finish-online-judge` on a run with one judge: a clear error, nothing collected."""
-    import subprocess
     import os
+    import subprocess
 
     with StubServer() as stub:
         env = {**os.environ, "RUBRICEVAL_CACHE_DIR": str(tmp_path / "cache")}

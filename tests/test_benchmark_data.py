@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.judge.datasets import load_halueval, load_summeval
 from rubriceval import DatasetError
 from rubriceval.testing.stub_server import StubServer
-from benchmarks.judge.datasets import load_halueval, load_summeval
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from rubriceval.common.errors import DatasetError
-from benchmarks.judge.judge import run_benchmark_async
-from benchmarks.judge.results import BenchmarkItem
 from benchmarks.judge.cs_zh import CsRow, run_cs_benchmark_async
+from benchmarks.judge.judge import run_benchmark_async
 from benchmarks.judge.partial import read_partial
+from benchmarks.judge.results import BenchmarkItem
+from rubriceval.common.errors import DatasetError
 
 TIMINGS = {"elapsed_s", "seconds_per_item", "resumed_items"}
 

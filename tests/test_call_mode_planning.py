@@ -14,11 +14,11 @@ from rubriceval import JudgeConfig, Sample, evaluate, plan_cost
 from rubriceval.batch.rounds import start_batch_run
 from rubriceval.judge.client import JudgeClient
 from rubriceval.local.backends import effective_config, make_judge
+from rubriceval.standard_metrics import call_modes
+from rubriceval.standard_metrics.call_modes import EMBEDDED, CallModes, judge_key, judge_model_of
 from rubriceval.store.runs import RunStore
 from rubriceval.testing.stub_batches import batch_endpoints
 from rubriceval.testing.stub_server import StubServer
-from rubriceval.standard_metrics import call_modes
-from rubriceval.standard_metrics.call_modes import EMBEDDED, CallModes, judge_key, judge_model_of
 
 METRICS = ["faithfulness", "context_recall"]
 SAMPLES = [Sample(id=f"q{i}", question=f"第{i}条规定是什么？", answer=f"第{i}条规定员工每年有{i + 4}天年假。",

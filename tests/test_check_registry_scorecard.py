@@ -11,12 +11,12 @@ import pytest
 from pydantic import ValidationError
 
 from rubriceval.core.verdict import Verdict
+from rubriceval.data.sample import Sample
 from rubriceval.i18n import LANGS, MESSAGES
 from rubriceval.scorecard import sheet
 from rubriceval.scorecard.predicate_kinds import PREDICATE_KINDS, PREDICATE_NAMES, PredicateName
 from rubriceval.scorecard.schema import Scorecard, ScorecardItem
 from rubriceval.scorecard.score import score_scorecard
-from rubriceval.data.sample import Sample
 from rubriceval.testing.scripted_judge import ScriptedJudge, yes_no_reply
 
 ROOT = Path(__file__).resolve().parents[1]

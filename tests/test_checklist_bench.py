@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from rubriceval.common.errors import DatasetError
 from benchmarks.judge.cs_zh import load_labelled, run_cs_benchmark_async, spread
+from rubriceval.common.errors import DatasetError
 
 
 def test_labelled_set_is_balanced_over_rubrics_and_levels():

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from rubriceval.common.errors import DatasetError
-from benchmarks.judge.judge import run_benchmark_async
-from benchmarks.judge.results import BenchmarkItem
-from benchmarks.judge.partial import read_partial
 from benchmarks.judge.datasets import balanced_subsample, load_halueval, load_summeval
+from benchmarks.judge.judge import run_benchmark_async
+from benchmarks.judge.partial import read_partial
+from benchmarks.judge.results import BenchmarkItem
+from rubriceval.common.errors import DatasetError
 
 
 def _prompts(stub) -> list[str]:

@@ -7,8 +7,8 @@ import pytest
 
 from rubriceval import JudgeConfig, Sample, load_rubrics
 from rubriceval.judge.cache import CallCache
-from rubriceval.run.planning import EXPECTED_COMPLETION_TOKENS, plan_cost, planned_judge_calls
 from rubriceval.prompt.checklist import call_options, choice_answer_tokens
+from rubriceval.run.planning import EXPECTED_COMPLETION_TOKENS, plan_cost, planned_judge_calls
 
 SAMPLES = [Sample(id=f"s{i}", question="我的快递怎么还没到？", answer=f"抱歉让您久等，包裹在杭州转运中心，预计周{i + 3}送达。",
                   contexts=["杭州转运中心，预计周五送达"]) for i in range(3)]

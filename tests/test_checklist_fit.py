@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from rubriceval import load_rubric
+from rubriceval.testing.scripted_judge import ScriptedJudge, yes_no_reply
 from rubriceval.trust.calibrate_weights import fit_weights_async
 from rubriceval.trust.fit_weights import cross_fitted_levels, fit_ordinal, predict_level, stratified_folds
 from rubriceval.trust.store import TrustStore
-from rubriceval.testing.scripted_judge import ScriptedJudge, yes_no_reply
 from tests.test_trust_audits import Row, make_audited_store, sample, tone_rubric
 
 QUESTIONS = [{"id": f"at_least_{k}", "ask": f"Is the answer at least quality {k}?"} for k in (2, 3, 4, 5)]

@@ -6,8 +6,14 @@ import pytest
 
 from rubriceval import RubricEvalError, load_rubric, validate_path
 from rubriceval.rubric.checklist_lint import unreachable_levels
-from rubriceval.rubric.level_rule import (LevelRuleError, check_levels_rule, check_points, level_from_points,
-                                          level_from_rule, parse_condition)
+from rubriceval.rubric.level_rule import (
+    LevelRuleError,
+    check_levels_rule,
+    check_points,
+    level_from_points,
+    level_from_rule,
+    parse_condition,
+)
 from rubriceval.rubric.schema import ChecklistItem
 
 RULE = {5: "all", 4: "soothe and status and eta", 3: "soothe and (status or eta)", 2: "any", 1: "otherwise"}

@@ -3,8 +3,8 @@ shuffling of level descriptions (deterministic per rubric and sample)."""
 import re
 
 from rubriceval.data.sample import Sample
-from rubriceval.prompt.rubric_prompts import compile_rubric
 from rubriceval.prompt.prompt_options import level_order, shown_examples
+from rubriceval.prompt.rubric_prompts import compile_rubric
 from rubriceval.rubric.loader import load_rubric
 from rubriceval.rubric.schema import Rubric
 

@@ -15,8 +15,8 @@ from rubriceval.cli import build_parser, main
 from rubriceval.store.location import folder_beside_store
 from rubriceval.testing.stub_server import StubServer
 from rubriceval.trust.store import TrustStore
+from tests.test_pairwise import RUBRIC_YAML  # the one-rubric folder the pairwise CLI tests use
 
-from tests.test_pairwise import RUBRIC_YAML      # the one-rubric folder the pairwise CLI tests use
 ANSWER = re.compile(r"<<<CHATBOT ANSWER>>>\n(.*?)\n<<<END CHATBOT ANSWER>>>", re.S)
 PASSWORD = "s3cret-pw"
 

@@ -12,8 +12,15 @@ from pathlib import Path
 import pytest
 
 from rubriceval import ConfigError, DatasetError
-from rubriceval.collect import (CallableTarget, HttpTarget, OpenAIChatTarget, coerce_reply, collect, parse_target,
-                                read_partial_output)
+from rubriceval.collect import (
+    CallableTarget,
+    HttpTarget,
+    OpenAIChatTarget,
+    coerce_reply,
+    collect,
+    parse_target,
+    read_partial_output,
+)
 from rubriceval.collect.targets import TargetContractError
 
 REPO = Path(__file__).resolve().parents[1]

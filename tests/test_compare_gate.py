@@ -8,13 +8,13 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from test_report import RECALL_A, add_run, build_verdicts
 
 from rubriceval import RunStore, assert_gate, compare_runs, evaluate_gate
 from rubriceval.report.compare import format_comparison, write_compare_html
-from rubriceval.stats.bootstrap import paired_bootstrap_ci
 from rubriceval.report.gate import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, junit_xml, run_gate
 from rubriceval.report.gate_checks import GateUsageError, parse_check
-from test_report import RECALL_A, add_run, build_store, build_verdicts
+from rubriceval.stats.bootstrap import paired_bootstrap_ci
 
 PROCESS_B = {"s1": 5, "s2": 4, "s3": 4, "s4": 3, "s5": 5, "s6": 4}
 LINK_OK_B = {sid: True for sid in PROCESS_B}
@@ -222,8 +222,8 @@ def test_assert_gate_helper(store: RunStore):
 
 
 def test_refuse_untrusted_reads_the_release_gate(store: RunStore):
-    from rubriceval.report.gate_trust import trust_from_store
     from rubriceval import TrustStatus
+    from rubriceval.report.gate_trust import trust_from_store
 
     statuses = trust_from_store(store, "candidate")
     assert set(statuses) == {"empathy"} and statuses["empathy"].trusted is None    # a bar, but nothing audited

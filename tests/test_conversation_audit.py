@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from rubriceval import AuditStore
-from rubriceval.store.audit_models import AuditError, ItemVersions
+from rubriceval.store.audit_models import AuditError
 from rubriceval.store.turn_audit import export_turn_verdicts
+from rubriceval.ui.audit import agreement_panel
 from tests.helpers.conversation_run import conversation_run
 from tests.helpers.store_copy import DATABASE_ERRORS, empty_store, fresh_copy
-from rubriceval.ui.audit import agreement_panel
 
 SOOTHING = "emotional_soothing_multiturn"     # scope assistant_turn: one judge score per agent turn
 IDENTITY = "identity_verification"            # scope conversation: one score, checks cite turns

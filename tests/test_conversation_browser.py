@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-# The app and browser setup the audit app's own browser test uses (environment, chromium flags, free port, page).
-from tests.test_ui_browser import browser_page, free_port  # noqa: F401  (browser_page: a fixture)
 from rubriceval import AuditStore, Conversation
 from rubriceval.data.conversation_io import conversation_sample
-from tests.helpers.conversation_run import conversation_run
 from rubriceval.ui.audit.app import launch
+from tests.helpers.conversation_run import conversation_run
+
+# The app and browser setup the audit app's own browser test uses (environment, chromium flags, free port, page).
+from tests.test_ui_browser import browser_page, free_port  # noqa: F401  (browser_page: a fixture)
 
 pytestmark = pytest.mark.browser
 

@@ -10,8 +10,8 @@ from rubriceval.checks import run_check
 from rubriceval.data.conversation_io import conversation_sample
 from rubriceval.i18n import evidence_text
 from rubriceval.rubric.applies import applies
-from rubriceval.validate.lint import lint_rubric
 from rubriceval.rubric.schema import Item
+from rubriceval.validate.lint import lint_rubric
 
 
 def en(evidence) -> str:

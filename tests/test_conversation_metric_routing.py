@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from rubriceval import JudgeConfig, RunConfig, RunStore, evaluate, plan_cost, read_dataset
-from rubriceval.standard_metrics.scope import metric_kinds, metrics_for, unused_metrics
 from rubriceval.run.runner import execute, plan_units
+from rubriceval.standard_metrics.scope import metric_kinds, metrics_for, unused_metrics
 
 CONVERSATIONS = "datasets/demo_conversations_zh.jsonl"
 SINGLE = "datasets/demo_cs_zh.jsonl"

@@ -9,14 +9,22 @@ from pathlib import Path
 import openpyxl
 import pytest
 
-from rubriceval import (Conversation, Evidence, RunConfig, RunStore, Verdict, compare_runs, evaluate_gate,
-                        markdown_summary, write_excel_report)
+from rubriceval import (
+    Conversation,
+    Evidence,
+    RunConfig,
+    RunStore,
+    Verdict,
+    compare_runs,
+    evaluate_gate,
+    markdown_summary,
+    write_excel_report,
+)
 from rubriceval.data.conversation_io import conversation_sample
-from rubriceval.report.run_data import load_run
 from rubriceval.report.compare import format_comparison, render_compare_html
-from rubriceval.report.conversations import (conversation_report, feedback_turns, first_failing_turn,
-                                             position_bucket)
+from rubriceval.report.conversations import conversation_report, feedback_turns, first_failing_turn, position_bucket
 from rubriceval.report.html import render_html_report
+from rubriceval.report.run_data import load_run
 from tests.helpers.conversation_run import conversation_run
 
 SOOTHING = "emotional_soothing_multiturn"

@@ -13,7 +13,7 @@ from rubriceval.data.conversation_io import conversation_sample
 from rubriceval.prompt.transcript import judged_turns, render_transcript
 from rubriceval.run.runner import execute, plan_units
 from rubriceval.scoring.rubric_scorer import score_rubric
-from rubriceval.testing.scripted_judge import ScriptedJudge, yes_no_reply, judge_error
+from rubriceval.testing.scripted_judge import ScriptedJudge, judge_error, yes_no_reply
 
 LEVELS = {1: "很差", 2: "较差", 3: "一般", 4: "较好", 5: "很好"}
 DEMO = "datasets/demo_conversations_zh.jsonl"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval import Conversation
 from benchmarks.judge.conversation_cutoffs import TurnPoint, fit, labelled_turns
 from benchmarks.judge.conversations import DATA, _row, load_set, rubrics_in_mode
+from rubriceval import Conversation
 from rubriceval.data.conversation_io import conversation_sample
 from rubriceval.scoring.rubric_scorer import score_rubric
 from rubriceval.testing.scripted_judge import ScriptedJudge, yes_no_reply

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from rubriceval.cli import main
+from rubriceval.core.verdict import Usage
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.judge.pricing import JudgePrices, side_by_side
 from rubriceval.store.runs import RunStore
 from rubriceval.testing.stub_server import StubServer
-from rubriceval.core.verdict import Usage
 from tests.test_report_batch_cost import html_total, reports
 
 DATA = "datasets/demo_cs_zh.jsonl"

@@ -10,8 +10,13 @@ import numpy as np
 import pytest
 
 from rubriceval import ConfigError, EmbedderConfig
-from rubriceval.embed.client import (BackendBatch, BackendError, EmbeddingClient, EmbeddingResponse,
-                                     OpenAIEmbeddingBackend)
+from rubriceval.embed.client import (
+    BackendBatch,
+    BackendError,
+    EmbeddingClient,
+    EmbeddingResponse,
+    OpenAIEmbeddingBackend,
+)
 from rubriceval.judge.cache import CallCache
 from rubriceval.local.embedder import local_backend
 from rubriceval.testing import StubServer, embedding_for

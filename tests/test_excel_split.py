@@ -5,8 +5,8 @@ from __future__ import annotations
 from openpyxl import load_workbook
 
 from rubriceval import RunConfig, RunStore, Sample, Verdict
-from rubriceval.report.run_data import load_run
 from rubriceval.report.excel import EXCEL_MAX_ROWS, write_workbook
+from rubriceval.report.run_data import load_run
 
 
 def _store(tmp_path, n: int) -> RunStore:

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from rubriceval.cli import main
+from rubriceval.core.verdict import Evidence, Verdict
 from rubriceval.data.conversation_io import conversation_sample
 from rubriceval.data.readers.langfuse import read_langfuse
 from rubriceval.data.readers.otel import read_otel
 from rubriceval.data.readers.otlp_json import attributes
 from rubriceval.data.sample import Sample
-from rubriceval.core.verdict import Evidence, Verdict
 from rubriceval.store.runs import RunConfig, RunStore
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ingest"

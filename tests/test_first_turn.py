@@ -2,15 +2,14 @@
 the turn number, the quoted span or what the turn said, and only in conversation rubrics."""
 from __future__ import annotations
 
-import pytest
 from pydantic import TypeAdapter
 
 from rubriceval import Conversation, Rubric, Sample
 from rubriceval.checks import run_check
 from rubriceval.data.conversation_io import conversation_sample
 from rubriceval.i18n import evidence_text
-from rubriceval.validate.lint import lint_rubric
 from rubriceval.rubric.schema import Item
+from rubriceval.validate.lint import lint_rubric
 
 GREETING = dict(type="first_turn", phrases=["您好|欢迎"])
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from qa_week_data import APOLOGY, conversation, write_jsonl
+
 from rubriceval import RunStore
 from rubriceval.cli import main
 from rubriceval.common.errors import DatasetError, RubricEvalError

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
-
 from rubriceval import RubricEvalError
 from rubriceval.judge.client import JudgeClient
 

@@ -12,10 +12,10 @@ from rubriceval import Conversation
 from rubriceval.checks import run_check
 from rubriceval.cli import main
 from rubriceval.data.conversation_io import conversation_sample
-from rubriceval.validate.lint import validate_path
 from rubriceval.rubric.loader import load_rubric
 from rubriceval.rubric.schema import Item
 from rubriceval.scoring.rubric_scorer import score_rubric
+from rubriceval.validate.lint import validate_path
 
 RUBRIC = """id: shipping_promise
 name: 包邮承诺

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from rubriceval import Sample
-from rubriceval.testing.scripted_judge import ScriptedJudge, fill_schema
 from rubriceval.standard_metrics.calls import JudgeRequest
-from rubriceval.standard_metrics.registry import planned_calls, planned_requests, score_sample
 from rubriceval.standard_metrics.catalog import RAGAS_FIVE
+from rubriceval.standard_metrics.registry import planned_calls, planned_requests, score_sample
 from rubriceval.standard_metrics.testing import CharBigramEmbedder
 from rubriceval.standard_metrics.text import estimate_messages_tokens
+from rubriceval.testing.scripted_judge import ScriptedJudge, fill_schema
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "metrics" / "zh_five_contexts.json").read_text("utf-8"))
 MAX_CALLS = 5
@@ -144,9 +144,9 @@ async def test_planned_messages_are_the_messages_sent():
 
 
 async def test_judge_cache_lookup_reads_a_judge_client_cache(tmp_path):
+    from rubriceval import JudgeConfig
     from rubriceval.judge.cache import CallCache
     from rubriceval.judge.client import JudgeClient
-    from rubriceval import JudgeConfig
     from rubriceval.standard_metrics.single_turn import judge_cache_lookup
 
     client = JudgeClient(JudgeConfig(base_url="http://127.0.0.1:9/v1"), cache=CallCache(tmp_path / "c.sqlite"))

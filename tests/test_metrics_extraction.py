@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from rubriceval import Sample
-from rubriceval.testing.scripted_judge import ScriptedJudge, fill_schema
 from rubriceval.standard_metrics.call_modes import MEASURED, CallModes, call_modes
 from rubriceval.standard_metrics.grounding import ground
 from rubriceval.standard_metrics.options import MetricOptions
 from rubriceval.standard_metrics.registry import planned_calls, planned_requests, score_sample
+from rubriceval.testing.scripted_judge import ScriptedJudge, fill_schema
 
 QUESTION = "我入职满3年了，一年有几天年假？"
 TRUTH = "入职满1年不满10年的员工每年有5天带薪年假。"

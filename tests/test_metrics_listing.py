@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from rubriceval.cli import main
-from rubriceval.standard_metrics.scope import metric_kinds, scope_label
 from rubriceval.standard_metrics.registry import list_metrics
+from rubriceval.standard_metrics.scope import metric_kinds, scope_label
 
 
 def listing(capsys) -> list[str]:

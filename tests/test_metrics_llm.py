@@ -9,12 +9,12 @@ import pytest
 
 from rubriceval import ConfigError, Sample
 from rubriceval.judge.tokens import estimate_messages_tokens
-from rubriceval.testing.scripted_judge import ScriptedJudge, fill_schema, judge_error
+from rubriceval.standard_metrics.catalog import RAGAS_FIVE
 from rubriceval.standard_metrics.formulas import cosine_similarity
 from rubriceval.standard_metrics.prompts import BUILTIN_DIR
 from rubriceval.standard_metrics.registry import needs_embedder, needs_judge, score_sample
-from rubriceval.standard_metrics.catalog import RAGAS_FIVE
 from rubriceval.standard_metrics.testing import CharBigramEmbedder
+from rubriceval.testing.scripted_judge import ScriptedJudge, fill_schema, judge_error
 
 ZHANG_QUESTION = "张伟是哪个部门的？"
 ZHANG_TRUTH = "张伟是教研部的成员"

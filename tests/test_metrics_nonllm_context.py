@@ -6,7 +6,11 @@ import json
 import pytest
 
 from rubriceval import Sample
-from rubriceval.standard_metrics.nonllm_context import nonllm_context_precision, nonllm_context_recall, similarity_matrix
+from rubriceval.standard_metrics.nonllm_context import (
+    nonllm_context_precision,
+    nonllm_context_recall,
+    similarity_matrix,
+)
 from rubriceval.standard_metrics.registry import score_sample
 from tests.fixture_files import fixture_path
 

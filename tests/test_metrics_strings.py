@@ -7,9 +7,17 @@ import pytest
 
 from rubriceval import Sample
 from rubriceval.standard_metrics.registry import score_sample
-from rubriceval.standard_metrics.string_metrics import (bleu, chrf, exact_match, levenshtein_distance,
-                                             normalized_levenshtein_distance, rouge_l, rouge_n, string_presence,
-                                             string_similarity)
+from rubriceval.standard_metrics.string_metrics import (
+    bleu,
+    chrf,
+    exact_match,
+    levenshtein_distance,
+    normalized_levenshtein_distance,
+    rouge_l,
+    rouge_n,
+    string_presence,
+    string_similarity,
+)
 from rubriceval.standard_metrics.text import has_cjk, rouge_tokens
 from tests.fixture_files import fixture_path
 

@@ -3,8 +3,13 @@ not by edit similarity over the layout every row of the table shares."""
 from __future__ import annotations
 
 from rubriceval import Sample
-from rubriceval.standard_metrics.nonllm_context import (nonllm_context_precision, nonllm_context_recall, rows_match,
-                                             similarity_matrix, table_row)
+from rubriceval.standard_metrics.nonllm_context import (
+    nonllm_context_precision,
+    nonllm_context_recall,
+    rows_match,
+    similarity_matrix,
+    table_row,
+)
 from rubriceval.standard_metrics.registry import score_sample
 
 ZHANG_TEACHING = "员工信息表｜工号：E1023｜姓名：张伟｜部门：教研部｜职位：课程研发工程师｜分机：8123｜办公地点：A座5楼"

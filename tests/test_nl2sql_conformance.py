@@ -13,9 +13,9 @@ import pytest
 
 from benchmarks.pipeline.sql_conformance import to_csv
 from rubriceval import Sample
-from rubriceval.testing.scripted_judge import ScriptedJudge
 from rubriceval.standard_metrics import score_sample
 from rubriceval.standard_metrics.sql.readonly import run_query
+from rubriceval.testing.scripted_judge import ScriptedJudge
 from tests.fixture_files import fixture_path
 from tests.test_nl2sql_readonly import build_orders_db
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from rubriceval import Sample
-from rubriceval.testing.scripted_judge import ScriptedJudge, judge_error
 from rubriceval.standard_metrics import planned_calls, planned_requests, score_sample
 from rubriceval.standard_metrics.sql.statement import SqlProblem, normal_form, parse_query, same_query
+from rubriceval.testing.scripted_judge import ScriptedJudge, judge_error
 from tests.test_nl2sql_readonly import build_orders_db, orders_db  # noqa: F401 — fixture
 
 METRIC = "llm_sql_equivalence"

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import pytest
 
+from rubriceval.audit.appeals import Appeals
+from rubriceval.audit.official import official_scores
+from rubriceval.audit.team import TeamStore
 from rubriceval.cli import main
+from rubriceval.core.verdict import Verdict
 from rubriceval.report.compare import compare_runs
 from rubriceval.report.gate import evaluate_gate
 from rubriceval.report.official_figures import official_note
 from rubriceval.report.run_data import load_run
-from rubriceval.core.verdict import Verdict
-from rubriceval.audit.appeals import Appeals
-from rubriceval.audit.official import official_scores
 from rubriceval.store.runs import RunStore
-from rubriceval.audit.team import TeamStore
 from tests.helpers.appeal_store import CHECK, RUBRIC, build_appeal_store
 
 

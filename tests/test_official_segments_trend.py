@@ -3,26 +3,25 @@ compare's sample lists: each figure says how many rows are human-decided with th
 --machine-only gives the judge's view everywhere. SQLite and PostgreSQL."""
 from __future__ import annotations
 
-
 import pytest
 
+from rubriceval.audit.appeals import Appeals
+from rubriceval.audit.scorecard_reviews import ReviewStore
+from rubriceval.audit.team import TeamStore
 from rubriceval.cli import main
+from rubriceval.core.verdict import Verdict
+from rubriceval.data.segment_spec import parse_by
 from rubriceval.report.compare import compare_runs, format_comparison, render_compare_html
 from rubriceval.report.scorecard_compare import compare_scorecards, format_scorecard_deltas
-from rubriceval.report.scorecards import ScorecardReport
-from rubriceval.audit.scorecard_reviews import ReviewStore
-from rubriceval.store.scorecards import ScorecardStore
 from rubriceval.report.scorecard_summary import run_scorecard_summaries
-from rubriceval.core.verdict import Verdict
+from rubriceval.report.scorecards import ScorecardReport
 from rubriceval.report.segment_views import markdown_section, sheet_rows
-from rubriceval.data.segment_spec import parse_by
-from rubriceval.segments.table import segment_tables
-from rubriceval.audit.appeals import Appeals
-from rubriceval.store.runs import RunStore
-from rubriceval.audit.team import TeamStore
-from tests.helpers.appeal_store import RUBRIC, build_appeal_store, rubric_verdict
 from rubriceval.report.trend_views import format_trend
+from rubriceval.segments.table import segment_tables
+from rubriceval.store.runs import RunStore
+from rubriceval.store.scorecards import ScorecardStore
 from rubriceval.trend.series import compute_trend
+from tests.helpers.appeal_store import RUBRIC, build_appeal_store, rubric_verdict
 from tests.test_appeals_scorecard import conversation, make_run
 from tests.test_official_reports import decided  # noqa: F401  (the fixture: overrides and an accepted appeal)
 

@@ -239,8 +239,8 @@ def test_store_round_trip_resume_keys_and_names(store_target):
 
 def make_runs(path, answers: dict[str, dict[str, str]]) -> None:
     """One stored run per name, each with the tone rubric and the given answers (no verdicts needed)."""
-    from rubriceval.run.evaluate import scorer_rows
     from rubriceval import RunConfig, RunStore
+    from rubriceval.run.evaluate import scorer_rows
 
     store = RunStore(path)
     rubric = tone_rubric()
@@ -251,14 +251,11 @@ def make_runs(path, answers: dict[str, dict[str, str]]) -> None:
 
 
 async def test_runs_compared_pairwise_show_in_compare_and_gate(store_target):
+    from rubriceval import JudgeConfig, RunStore, compare_runs, evaluate_gate
     from rubriceval.pairwise.run import run_pairwise
-    from rubriceval import JudgeConfig
-    from rubriceval import compare_runs
     from rubriceval.report.compare import format_comparison
-    from rubriceval import evaluate_gate
     from rubriceval.report.gate import run_gate
     from rubriceval.report.gate_checks import GateUsageError
-    from rubriceval import RunStore
 
     path = store_target
     ids = [f"s{i}" for i in range(8)]
@@ -344,8 +341,8 @@ def test_cli_pairwise_three_versions_then_gate(store_target, tmp_path, capsys):
 
 
 def test_cli_run_with_a_panel_file_and_its_dry_run(tmp_path, capsys):
-    from rubriceval.cli import main
     from rubriceval import RunStore
+    from rubriceval.cli import main
     from rubriceval.testing.stub_server import StubServer
 
     (tmp_path / "tone.yaml").write_text(textwrap.dedent(RUBRIC_YAML), encoding="utf-8")

@@ -11,8 +11,8 @@ from rubriceval import ConfigError, JudgeConfig, Verdict
 from rubriceval.scoring.consensus import is_disagreement, majority_pass
 from rubriceval.scoring.panel import JudgePanel, PanelConfig, load_panel_config, score_with_panel
 from rubriceval.scoring.panel_votes import DETAILS_KEY, panel_votes
-from rubriceval.testing.scripted_judge import ScriptedJudge, judge_error
 from rubriceval.stats.agreement import fleiss_kappa, krippendorff_alpha
+from rubriceval.testing.scripted_judge import ScriptedJudge, judge_error
 from rubriceval.trust.panel_agreement import panel_agreement
 from tests.test_trust_audits import sample, tone_rubric
 
@@ -166,11 +166,8 @@ def test_bad_panel_config_names_file_line_and_field(tmp_path, body, field, line,
 # ── end to end: a run with a panel on the loopback stub ──────────────────────────────────────────────────────────
 
 def test_a_run_with_a_panel_stores_each_judge_reports_agreement_and_queues_disagreements_first(tmp_path):
-    from rubriceval import evaluate
-    from rubriceval import Sample
-    from rubriceval import AuditStore
+    from rubriceval import AuditStore, RunStore, Sample, evaluate
     from rubriceval.store.audit_models import QueueFilter
-    from rubriceval import RunStore
     from rubriceval.testing.stub_server import StubServer
 
     # Each model scores by the answer's own number, model-b one level lower on "s2", model-c harsh on "s3".
@@ -201,9 +198,9 @@ def test_a_run_with_a_panel_stores_each_judge_reports_agreement_and_queues_disag
     assert summary.panel is not None and summary.panel.n_rows == 4
     assert summary.panel.n_disagreements == 2 and summary.panel.alpha_ordinal.value is not None
     # … and in the reports people read.
-    from rubriceval.report.run_data import load_run
     from rubriceval.report.html import render_html_report
     from rubriceval.report.markdown import render_markdown
+    from rubriceval.report.run_data import load_run
 
     data = load_run(store, result.run_id)
     markdown = render_markdown(data, lang="en")

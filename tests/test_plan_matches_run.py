@@ -7,8 +7,17 @@ charged to a different metric in the plan than in the run would move a metric's 
 """
 import pytest
 
-from rubriceval import (EmbedderConfig, JudgeConfig, RunStore, Usage, evaluate, load_rubrics, plan_cost, read_dataset,
-                        summarize)
+from rubriceval import (
+    EmbedderConfig,
+    JudgeConfig,
+    RunStore,
+    Usage,
+    evaluate,
+    load_rubrics,
+    plan_cost,
+    read_dataset,
+    summarize,
+)
 from rubriceval.report.markdown import usage_line
 from rubriceval.testing.stub_server import StubServer
 

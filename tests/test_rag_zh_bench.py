@@ -6,9 +6,9 @@ from collections import Counter
 
 from benchmarks.judge.rag_zh import VARIANTS, figures, first_stage, load, samples, score_row
 from rubriceval.core.verdict import Verdict
-from rubriceval.testing.scripted_judge import ScriptedJudge, fill_schema
 from rubriceval.standard_metrics.grounding import ground
 from rubriceval.standard_metrics.nonllm_context import nonllm_context_recall
+from rubriceval.testing.scripted_judge import ScriptedJudge, fill_schema
 
 ROWS = load(split="all")
 

@@ -10,11 +10,23 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rubriceval import (Evidence, Rubric, RunConfig, RunStore, Sample, TrustBar, Usage, Verdict, markdown_summary,
-                        summarize, write_excel_report, write_html_report)
+from rubriceval import (
+    Evidence,
+    Rubric,
+    RunConfig,
+    RunStore,
+    Sample,
+    TrustBar,
+    Usage,
+    Verdict,
+    markdown_summary,
+    summarize,
+    write_excel_report,
+    write_html_report,
+)
+from rubriceval.common.tables import text_table
 from rubriceval.report.diagnosis import DiagnosisConfig, diagnose
 from rubriceval.report.i18n import detect_language
-from rubriceval.common.tables import text_table
 from rubriceval.rubric.schema import JudgeItem, RequiredLink
 
 LINK = "https://oa.example.com/reimburse"

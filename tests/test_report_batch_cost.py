@@ -9,15 +9,15 @@ import re
 import pytest
 from openpyxl import load_workbook
 
-from rubriceval.run.evaluate import evaluate
 from rubriceval.batch.rounds import start_batch_run
 from rubriceval.data.io import read_dataset
 from rubriceval.judge.config import JudgeConfig
-from rubriceval.report.run_data import load_run
 from rubriceval.report.excel import write_workbook
 from rubriceval.report.html import render_html_report
 from rubriceval.report.markdown import render_markdown
+from rubriceval.report.run_data import load_run
 from rubriceval.rubric.loader import load_rubrics
+from rubriceval.run.evaluate import evaluate
 from rubriceval.store.runs import RunStore
 from rubriceval.testing.stub_batches import batch_endpoints
 from rubriceval.testing.stub_server import StubServer

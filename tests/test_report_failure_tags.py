@@ -6,8 +6,8 @@ from pathlib import Path
 
 from openpyxl import load_workbook
 
-from rubriceval.cli import main
 from rubriceval.audit.team import TeamStore
+from rubriceval.cli import main
 from rubriceval.store.team_models import TaskSpec
 from tests.helpers.team_store import build_team_store
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from rubriceval.core.verdict import Usage, Verdict
 from rubriceval.data.sample import Sample
 from rubriceval.report.aggregate import summarize
 from rubriceval.report.diagnosis import diagnose
 from rubriceval.report.source import RunSource
 from rubriceval.store.runs import RunConfig, RunStore
-from rubriceval.core.verdict import Evidence, Usage, Verdict
-from tests.test_report import EMPATHY, PROCESS, SAMPLES, add_run, build_verdicts
+from tests.test_report import EMPATHY, PROCESS, add_run, build_verdicts
 
 
 def _loaded(store: RunStore, run: str):
@@ -80,8 +80,8 @@ def test_a_run_with_no_verdicts_summarises_like_an_empty_list(store_target):
 
 def test_per_row_results_are_written_in_chunks_byte_for_byte(store, tmp_path, monkeypatch):
     from rubriceval.cli.run import _write_outputs
-    from rubriceval.report import source
     from rubriceval.data.spreadsheet import escape_frame
+    from rubriceval.report import source
 
     monkeypatch.setattr(source, "SPAN", 2)                      # six samples: three chunks
     assert len(list(source.RunSource(store, "odd").verdict_chunks())) == 3

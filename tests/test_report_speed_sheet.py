@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+from rubriceval.core.verdict import Evidence, Usage, Verdict
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import evidence_text, msg, t
 from rubriceval.report import excel, source
 from rubriceval.report.run_data import load_run
 from rubriceval.store.runs import RunStore
-from rubriceval.core.verdict import Evidence, Usage, Verdict
 from tests.test_report import EMPATHY, PROCESS, add_run
 
 SAMPLES = [

@@ -2,11 +2,11 @@
 scored rows when there are some, else the unscored rows' sample ids beside their reasons."""
 from __future__ import annotations
 
+from rubriceval import Sample
+from rubriceval.core.verdict import Usage, Verdict
 from rubriceval.report.html import render_html_report
 from rubriceval.report.run_data import load_run
-from rubriceval.core.verdict import Usage, Verdict
 from rubriceval.store.runs import RunConfig, RunStore
-from rubriceval import Sample
 
 
 def test_an_all_unscored_metric_card_lists_its_samples(tmp_path):

@@ -16,10 +16,10 @@ from rubriceval.data.chatlog import ChatLogConfig, read_chatlog
 from rubriceval.data.conversation_io import conversation_sample
 from rubriceval.data.io import read_dataset
 from rubriceval.i18n import evidence_text
-from rubriceval.validate.lint import scope_mismatches
 from rubriceval.rubric.schema import Item, Rubric
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.score import score_scorecard
+from rubriceval.validate.lint import scope_mismatches
 
 ROOT = Path(__file__).resolve().parents[1]
 

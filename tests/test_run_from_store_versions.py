@@ -15,8 +15,8 @@ from rubriceval.common.errors import RubricEvalError
 from rubriceval.rubric.loader import load_rubric
 from rubriceval.run.evaluate import evaluate
 from rubriceval.scorecard.loader import load_scorecard
-from rubriceval.store.scorecards import ScorecardStore
 from rubriceval.store.runs import RunStore
+from rubriceval.store.scorecards import ScorecardStore
 from rubriceval.store.stored_sources import load_rubrics, load_scorecards
 from rubriceval.store.studio_versions import StudioVersionStore
 from rubriceval.studio.scorecards import scorecard_tag

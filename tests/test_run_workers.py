@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval.run.evaluate import start_run
-from rubriceval.data.sample import Sample
 from rubriceval.common.errors import RubricEvalError
+from rubriceval.data.sample import Sample
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.loader import load_rubrics
-from rubriceval.run.runner import execute
+from rubriceval.run.evaluate import start_run
 from rubriceval.run.pool import WORKERS_ENV, default_workers
+from rubriceval.run.runner import execute
 from rubriceval.store.runs import RunStore
 
 ROOT = Path(__file__).resolve().parent.parent

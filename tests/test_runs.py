@@ -1,6 +1,5 @@
 """Runs end to end against a loopback OpenAI-compatible stub: stored verdicts, cache, dry-run, faults, kill -9 + resume.
 The store tests run twice (`store_factory`): on a SQLite file and on a real PostgreSQL server."""
-import json
 import os
 import signal
 import subprocess
@@ -188,8 +187,8 @@ def test_kill_9_mid_run_then_resume_matches_an_uninterrupted_run(tmp_path, store
 def test_rescore_changed_judges_only_corrected_rows(tmp_path, store_target):
     import asyncio
 
-    from rubriceval.run.evaluate import rescore_changed
     from rubriceval import AuditStore
+    from rubriceval.run.evaluate import rescore_changed
 
     db = store_target
     with StubServer() as stub:

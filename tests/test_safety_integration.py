@@ -13,8 +13,8 @@ from rubriceval.safety.manipulation_policy import ManipulationPolicy
 from rubriceval.safety.pii import find_pii
 from rubriceval.safety.redaction import restore_for_expert
 from rubriceval.scoring.rubric_scorer import score_rubric
-from rubriceval.testing.scripted_judge import ScriptedJudge, fill_schema
 from rubriceval.standard_metrics.testing import CharBigramEmbedder
+from rubriceval.testing.scripted_judge import ScriptedJudge, fill_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 PHONE, CARD = "13800138000", "4111 1111 1111 1111"
@@ -108,8 +108,8 @@ def test_planned_and_batch_requests_are_masked_too():
 
 
 def test_audit_app_shows_the_expert_the_originals():
-    from rubriceval.store.audit_models import AuditItem, ItemVersions
     from rubriceval.core.verdict import Verdict
+    from rubriceval.store.audit_models import AuditItem, ItemVersions
     from rubriceval.ui.common.item_view import judge_html
 
     verdict = Verdict(sample_id="p1", scorer="policy_compliance", score=4.0, feedback="回答复述了 [手机号1]",

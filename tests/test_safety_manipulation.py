@@ -8,8 +8,14 @@ import pytest
 
 from rubriceval import Sample, Verdict, read_dataset
 from rubriceval.safety.manipulation import detect_manipulation, scan_fields
-from rubriceval.safety.manipulation_policy import (CHECK_ID, ManipulationPolicy, apply_manipulation_policy,
-                                                   capped_without_judge, is_flagged, scan_sample)
+from rubriceval.safety.manipulation_policy import (
+    CHECK_ID,
+    ManipulationPolicy,
+    apply_manipulation_policy,
+    capped_without_judge,
+    is_flagged,
+    scan_sample,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELLED = [json.loads(line) for line in (ROOT / "tests/fixtures/security/manipulation.jsonl")

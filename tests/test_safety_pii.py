@@ -101,8 +101,8 @@ def test_masking_is_idempotent_and_restore_leaves_unknown_placeholders():
 
 
 def test_judge_view_and_recorded_mapping():
-    from rubriceval.safety.redaction import judge_view, record_redactions, restore_for_expert
     from rubriceval import Verdict
+    from rubriceval.safety.redaction import judge_view, record_redactions, restore_for_expert
 
     sample = Sample(id="s", question="回电 13800138000", answer="好的，会打 13800138000")
     assert judge_view(sample, False)[0] is sample

@@ -70,9 +70,8 @@ def test_written_workbook_has_no_formula_cells(tmp_path: Path):
 
 def test_results_csv_and_excel_report_escape_hostile_text(tmp_path: Path):
     """The run's results.csv and the Excel report: the hostile question/answer are text, not formulas."""
+    from rubriceval import RunStore, write_excel_report
     from rubriceval.cli import main
-    from rubriceval import write_excel_report
-    from rubriceval import RunStore
 
     data = tmp_path / "hostile.jsonl"
     write_dataset([Sample(id="a", question='=HYPERLINK("http://x","点我")', answer="@SUM(1,2)",

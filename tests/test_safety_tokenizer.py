@@ -102,9 +102,7 @@ def test_real_rubric_prompt_keeps_exactly_our_turns(tokenizer):
     """The compiled 政策合规性 prompt for an answer carrying the payload: the chat template still has 3 turns."""
     from pathlib import Path
 
-    from rubriceval import Sample
-    from rubriceval import compile_rubric
-    from rubriceval import load_rubric
+    from rubriceval import Sample, compile_rubric, load_rubric
 
     rubric = load_rubric(Path(__file__).resolve().parents[1] / "rubrics/policy_compliance.yaml")
     sample = Sample(id="hostile", question="积分怎么抵扣？", answer=HOSTILE, contexts=[HOSTILE], ground_truth="100 积分抵 1 元")

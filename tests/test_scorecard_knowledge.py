@@ -21,8 +21,8 @@ from rubriceval.scorecard.loader import ScorecardError, load_scorecard, with_run
 from rubriceval.scorecard.plan import planned_questions
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.score import score_scorecard
-from rubriceval.store.scorecards import ScorecardStore
 from rubriceval.store.runs import RunStore
+from rubriceval.store.scorecards import ScorecardStore
 from rubriceval.testing.scripted_judge import ScriptedJudge, yes_no_reply
 
 ROOT = Path(__file__).resolve().parents[1]

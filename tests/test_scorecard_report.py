@@ -9,15 +9,15 @@ import pytest
 
 from rubriceval.cli import main
 from rubriceval.data.sample import Sample
+from rubriceval.report.excel_book import ExcelBook
 from rubriceval.report.gate import evaluate_gate
 from rubriceval.report.scorecard_compare import compare_scorecards
-from rubriceval.report.excel_book import ExcelBook
+from rubriceval.report.scorecard_summary import run_scorecard_summaries
 from rubriceval.report.scorecards import ScorecardReport
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.score import score_scorecard
-from rubriceval.store.scorecards import ScorecardStore
-from rubriceval.report.scorecard_summary import run_scorecard_summaries
 from rubriceval.store.runs import RunConfig, RunStore
+from rubriceval.store.scorecards import ScorecardStore
 
 CARD = {
     "id": "qa", "name": "质检", "pass_total": 90,

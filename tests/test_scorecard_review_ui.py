@@ -16,16 +16,16 @@ import pytest  # noqa: E402
 from gradio_client import Client  # noqa: E402
 
 from rubriceval.audit.passwords import read_auth_file, write_user  # noqa: E402
+from rubriceval.audit.scorecard_reviews import ReviewStore, item_trust  # noqa: E402
 from rubriceval.audit.sessions import TeamAuth  # noqa: E402
 from rubriceval.data.sample import Sample  # noqa: E402
-from rubriceval.audit.scorecard_reviews import ReviewStore, item_trust  # noqa: E402
 from rubriceval.scorecard.schema import Scorecard  # noqa: E402
 from rubriceval.scorecard.score import score_scorecard  # noqa: E402
-from rubriceval.store.scorecards import ScorecardStore  # noqa: E402
 from rubriceval.store.runs import RunConfig, RunStore  # noqa: E402
+from rubriceval.store.scorecards import ScorecardStore  # noqa: E402
 from rubriceval.testing.scripted_judge import ScriptedJudge, yes_no_reply  # noqa: E402
-from tests.helpers.store_copy import empty_store  # noqa: E402
 from rubriceval.ui.team.app import launch_team  # noqa: E402
+from tests.helpers.store_copy import empty_store  # noqa: E402
 from tests.test_team_ui import Clock, free_port  # noqa: E402
 
 USERS = {"qa_zhang": "expert", "lead_chen": "lead", "agent_wang": "agent"}

@@ -1,7 +1,6 @@
 """Scorecards in a run (issue 25.2): `rubriceval run … --scorecards DIR` stores one verdict per conversation,
 plans its calls in the dry run (the same number the run makes), resumes without re-judging, reads the judge cache,
 and reads the run's rubric verdicts for `rubric:` items instead of judging them again."""
-import json
 import re
 import shutil
 from pathlib import Path
@@ -10,8 +9,8 @@ import pytest
 import yaml
 
 from rubriceval.cli import main
-from rubriceval.store.scorecards import ScorecardStore, scorecard_frame
 from rubriceval.store.runs import RunStore
+from rubriceval.store.scorecards import ScorecardStore, scorecard_frame
 
 ROOT = Path(__file__).resolve().parents[1]
 CONVERSATIONS = str(ROOT / "datasets" / "demo_conversations_zh.jsonl")

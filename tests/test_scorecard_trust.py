@@ -6,16 +6,16 @@ import json
 
 import pytest
 
+from rubriceval.audit.scorecard_reviews import ReviewStore, item_trust, reviewed_outcomes
 from rubriceval.cli import main
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.data.sample import Sample
-from rubriceval.scorecard.arithmetic import scorecard_total
 from rubriceval.report.scorecards import ScorecardReport
-from rubriceval.audit.scorecard_reviews import ReviewStore, item_trust, reviewed_outcomes
+from rubriceval.scorecard.arithmetic import scorecard_total
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.score import score_scorecard
-from rubriceval.store.scorecards import ScorecardStore
 from rubriceval.store.runs import RunConfig, RunStore
+from rubriceval.store.scorecards import ScorecardStore
 from rubriceval.testing.scripted_judge import ScriptedJudge, yes_no_reply
 
 CARD = {"id": "qa", "name": "qa", "trust": {"min_precision": 0.75, "min_reviews": 4},

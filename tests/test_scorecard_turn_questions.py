@@ -12,10 +12,10 @@ import yaml
 
 from rubriceval import Conversation
 from rubriceval.data.conversation_io import conversation_sample
+from rubriceval.run.scorecard_stage import needs_judge
 from rubriceval.scorecard.plan import planned_questions
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.score import score_scorecard
-from rubriceval.run.scorecard_stage import needs_judge
 from rubriceval.testing.scripted_judge import ScriptedJudge, judge_error, yes_no_reply
 
 VERIFY = "这一轮客服是否确认用户身份核验通过？"
@@ -103,8 +103,8 @@ def test_text_addressing_the_judge_is_not_asked_about():
 def test_on_the_stub_judge_the_run_asks_what_the_dry_run_planned_and_a_rerun_reads_the_cache(
         stub_server, tmp_path, capsys):
     from rubriceval.cli import main
-    from rubriceval.store.scorecards import ScorecardStore
     from rubriceval.store.runs import RunStore
+    from rubriceval.store.scorecards import ScorecardStore
 
     data = tmp_path / "c.jsonl"
     data.write_text('{"id": "c1", "turns": ' + __import__("json").dumps(

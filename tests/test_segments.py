@@ -8,14 +8,14 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-
 from qa_week_data import APOLOGY, conversation, write_jsonl
+
 from rubriceval import RunStore, evaluate
 from rubriceval.cli import main
-from rubriceval.report.gate import evaluate_gate
 from rubriceval.data.segment_spec import SegmentError, TimeSettings, parse_by
-from rubriceval.segments.table import segment_tables
 from rubriceval.data.segment_values import SampleKeys, bucket_label, parse_instant, segment_keys
+from rubriceval.report.gate import evaluate_gate
+from rubriceval.segments.table import segment_tables
 
 MONDAY = datetime(2026, 11, 9, 2, tzinfo=timezone.utc)     # ISO week 2026-W46 starts on Monday 9 November
 
@@ -160,8 +160,8 @@ def test_turn_timestamps_are_the_start_time_when_metadata_has_none_on_both_engin
 
 
 def test_scorecard_totals_and_fatal_rates_per_segment_and_the_gate_on_them(tmp_path):
-    from rubriceval.store.scorecards import ScorecardStore
     from rubriceval.scorecard.verdict import ScorecardVerdict, Totals
+    from rubriceval.store.scorecards import ScorecardStore
 
     data = write_jsonl(tmp_path / "w.jsonl", _records()[:8])
     result = evaluate(str(data), rubrics=[APOLOGY], store=tmp_path / "r.sqlite", progress=False, name="qa")

@@ -16,7 +16,7 @@ from rubriceval.store.audit import AuditStore
 from rubriceval.store.runs import RunStore
 from rubriceval.studio.form import CheckSpec, RubricForm, form_from_yaml, parse_lines, yaml_from_form
 from rubriceval.studio.trial import agreement, changes_since, mark, plan_trial, previous_trial, run_trial
-from rubriceval.studio.versions import (current_text, diff, fingerprint, history, restore_version, save_version)
+from rubriceval.studio.versions import current_text, diff, fingerprint, history, restore_version, save_version
 from rubriceval.studio.workbench import check_draft, pasted_sample, pick_samples, preview, try_checks
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -23,8 +23,8 @@ from rubriceval.rubric.loader import load_rubric  # noqa: E402
 from rubriceval.scorecard.loader import load_scorecard  # noqa: E402
 from rubriceval.store.audit import AuditStore  # noqa: E402
 from rubriceval.testing.stub_server import StubServer  # noqa: E402
-from tests.test_ui_browser import CHROMIUM_ARGS, free_port  # noqa: E402
 from rubriceval.ui.studio.app import close_studio, launch_studio  # noqa: E402
+from tests.test_ui_browser import CHROMIUM_ARGS, free_port  # noqa: E402
 
 pytestmark = pytest.mark.browser
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (pip install playwright) is not installed")

@@ -7,8 +7,16 @@ import pytest
 
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.rubric.items import CONVERSATION_CHECKS
-from rubriceval.studio.card_form import (CardHead, ItemForm, card_form_from_yaml, check_kinds, item_form_from_tree,
-                                         yaml_with_head, yaml_with_item, yaml_without_item)
+from rubriceval.studio.card_form import (
+    CardHead,
+    ItemForm,
+    card_form_from_yaml,
+    check_kinds,
+    item_form_from_tree,
+    yaml_with_head,
+    yaml_with_item,
+    yaml_without_item,
+)
 from rubriceval.studio.form import load_tree
 from rubriceval.studio.scorecards import CardFolder, card_report, load_text
 

@@ -9,10 +9,10 @@ import pytest
 
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.i18n import MESSAGES, t
-from rubriceval.validate.lint import validate_path
 from rubriceval.studio.messages import Problem, said_error, say_field, say_message, say_problem
 from rubriceval.studio.scorecards import load_text
 from rubriceval.studio.workbench import check_draft
+from rubriceval.validate.lint import validate_path
 
 ROOT = Path(__file__).resolve().parent.parent
 CARD = (ROOT / "scorecards" / "ecommerce_qa_zh.yaml").read_text(encoding="utf-8")

@@ -11,13 +11,13 @@ import pytest
 from rubriceval.cli.studio import versions_place
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.judge.config import JudgeConfig
-from rubriceval.validate.lint import validate_path
 from rubriceval.store.runs import RunStore
 from rubriceval.store.studio_versions import StudioVersionStore
 from rubriceval.studio.form import form_from_yaml, yaml_from_form
 from rubriceval.studio.scorecards import scorecard_tag
 from rubriceval.studio.versions import StoreShelf, diff, fingerprint, history, restore_version, save_version
 from rubriceval.ui.studio.actions import Studio, values_of
+from rubriceval.validate.lint import validate_path
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = (ROOT / "rubrics" / "closing.yaml").read_text(encoding="utf-8")

@@ -16,8 +16,8 @@ from benchmarks.pipeline.team_screenshot import CHROMIUM_ARGS, open_adjudication
 from rubriceval.audit.passwords import read_auth_file  # noqa: E402
 from rubriceval.audit.sessions import TeamAuth  # noqa: E402
 from rubriceval.audit.team import TeamStore  # noqa: E402
-from tests.test_ui_browser import free_port  # noqa: E402
 from rubriceval.ui.team.app import launch_team  # noqa: E402
+from tests.test_ui_browser import free_port  # noqa: E402
 
 pytestmark = pytest.mark.browser
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (pip install playwright) is not installed")

@@ -10,8 +10,8 @@ from rubriceval import AuditStore
 from rubriceval.audit.team import TeamStore
 from rubriceval.audit.team_adjudication import adjudicate
 from rubriceval.store.team_models import TaskSpec
-from tests.helpers.team_store import build_team_store
 from rubriceval.trust.human_scores import agreement_for_rubric, audited_items
+from tests.helpers.team_store import build_team_store
 
 
 @pytest.fixture()

@@ -8,8 +8,8 @@ import pytest
 
 from rubriceval.audit.passwords import hash_password, read_auth_file, verify_password, write_user
 from rubriceval.audit.sessions import FREE_FAILURES, SessionExpired, TeamAuth, lock_seconds
-from rubriceval.common.errors import RubricEvalError
 from rubriceval.audit.team import TeamStore
+from rubriceval.common.errors import RubricEvalError
 from tests.helpers.team_store import build_team_store
 
 

@@ -17,9 +17,9 @@ from rubriceval.audit.passwords import read_auth_file, write_user  # noqa: E402
 from rubriceval.audit.sessions import TeamAuth  # noqa: E402
 from rubriceval.audit.team import TeamStore  # noqa: E402
 from rubriceval.store.team_models import TaskSpec  # noqa: E402
+from rubriceval.ui.team.app import launch_team  # noqa: E402
 from tests.helpers.team_store import build_team_store, judge_feedback  # noqa: E402
 from tests.test_ui_browser import CHROMIUM_ARGS, free_port  # noqa: E402
-from rubriceval.ui.team.app import launch_team  # noqa: E402
 
 pytestmark = pytest.mark.browser
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from rubriceval.audit.passwords import read_auth_file, verify_password
-from rubriceval.cli import main
 from rubriceval.audit.team import TeamStore
+from rubriceval.cli import main
 from tests.helpers.team_store import build_team_store
 
 

@@ -16,9 +16,9 @@ import pytest  # noqa: E402
 
 from rubriceval.audit.passwords import read_auth_file, write_user  # noqa: E402
 from rubriceval.audit.sessions import TeamAuth  # noqa: E402
-from tests.helpers.team_store import build_team_store  # noqa: E402
 from rubriceval.ui.team.app import launch_team  # noqa: E402
 from rubriceval.ui.team.page_language import locale_script  # noqa: E402
+from tests.helpers.team_store import build_team_store  # noqa: E402
 
 
 def free_port() -> int:

@@ -8,8 +8,14 @@ from pathlib import Path
 import pytest
 
 from rubriceval.audit.passwords import read_auth_file, write_user
-from rubriceval.audit.sessions import (CLIENT_ADDRESS, FREE_FAILURES, LoginAddressMiddleware, TeamAuth,
-                                       client_address, proxy_networks)
+from rubriceval.audit.sessions import (
+    CLIENT_ADDRESS,
+    FREE_FAILURES,
+    LoginAddressMiddleware,
+    TeamAuth,
+    client_address,
+    proxy_networks,
+)
 from rubriceval.audit.team import TeamStore
 from tests.helpers.team_store import build_team_store
 

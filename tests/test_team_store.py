@@ -12,12 +12,18 @@ import pytest
 
 from rubriceval import AuditStore
 from rubriceval.audit.sampling import assign, proportional_allocation, stratum
+from rubriceval.audit.team import TeamStore
+from rubriceval.audit.team_adjudication import (
+    adjudicate,
+    adjudication_queue,
+    adjudications,
+    final_labels,
+    item_version,
+    opinions,
+)
 from rubriceval.store.db import Database
 from rubriceval.store.location import is_server_url
 from rubriceval.store.migrations import schema_version
-from rubriceval.audit.team import TeamStore
-from rubriceval.audit.team_adjudication import (adjudicate, adjudication_queue, adjudications, final_labels,
-                                                item_version, opinions)
 from rubriceval.store.team_models import QueueFilter, TaskSpec, TeamError
 from tests.helpers.store_copy import DATABASE_ERRORS, empty_store, fresh_copy
 from tests.helpers.team_store import build_team_store

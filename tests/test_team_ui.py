@@ -21,9 +21,9 @@ from rubriceval.audit.passwords import read_auth_file, write_user  # noqa: E402
 from rubriceval.audit.sessions import TeamAuth  # noqa: E402
 from rubriceval.audit.team import TeamStore  # noqa: E402
 from rubriceval.store.team_models import TaskSpec  # noqa: E402
+from rubriceval.ui.team.app import launch_team  # noqa: E402
 from tests.helpers.store_copy import empty_store  # noqa: E402
 from tests.helpers.team_store import build_team_store, judge_feedback  # noqa: E402
-from rubriceval.ui.team.app import launch_team  # noqa: E402
 
 TITLE, SAMPLE, RUBRIC, JUDGE, SCORE, TAGS, NOTE, METRICS, PROGRESS, QUEUE, PAGE, STATUS = range(12)
 PASSWORDS = {"lead": "lead-password", "ann": "ann-password", "bob": "bob-password"}

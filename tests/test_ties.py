@@ -11,8 +11,13 @@ from rubriceval.judge.client import JudgeResponse
 from rubriceval.judge.options import TokenLogprob
 from rubriceval.run.planning import planned_judge_calls
 from rubriceval.scoring.rubric_scorer import score_rubric
-from rubriceval.scoring.score_probs import (TIE_MARGIN, holistic_options, score_distribution, tie_details,
-                                            wants_score_logprobs)
+from rubriceval.scoring.score_probs import (
+    TIE_MARGIN,
+    holistic_options,
+    score_distribution,
+    tie_details,
+    wants_score_logprobs,
+)
 from rubriceval.testing.scripted_judge import ScriptedJudge
 
 RUBRIC = Rubric.model_validate({

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-
 from qa_week_data import APOLOGY, conversation, write_jsonl
+
 from rubriceval import RunStore, evaluate
 from rubriceval.cli import main
 from rubriceval.common.errors import RubricEvalError
-from rubriceval.report.gate import evaluate_gate
 from rubriceval.data.segment_spec import parse_by
+from rubriceval.report.gate import evaluate_gate
 from rubriceval.stats.unpaired import mean_difference, wilson_interval
 from rubriceval.trend.series import compute_trend
 

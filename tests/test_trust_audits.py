@@ -10,8 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from rubriceval import (AuditStore, DatasetError, Rubric, RubricEvalError, RunConfig, RunStore, Sample, TrustBar,
-                        Verdict, agreement_report)
+from rubriceval import (
+    AuditStore,
+    DatasetError,
+    Rubric,
+    RubricEvalError,
+    RunConfig,
+    RunStore,
+    Sample,
+    TrustBar,
+    Verdict,
+    agreement_report,
+)
 from rubriceval.run.evaluate import scorer_rows
 from rubriceval.stats.agreement import krippendorff_alpha
 from rubriceval.trust.human_scores import (

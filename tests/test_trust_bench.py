@@ -7,9 +7,9 @@ import re
 import pytest
 from scipy import stats
 
-from rubriceval import Sample, load_rubrics
-from benchmarks.judge.judge import RUBRIC_DIR, run_benchmark_async, spearman_estimate
 from benchmarks.judge.datasets import load_halueval, load_summeval
+from benchmarks.judge.judge import RUBRIC_DIR, run_benchmark_async, spearman_estimate
+from rubriceval import Sample, load_rubrics
 from rubriceval.rubric.applies import applies
 
 ANSWER = re.compile(r"# Material under review.*?<<<CHATBOT ANSWER>>>\n(.*?)\n<<<END CHATBOT ANSWER>>>", re.S)
@@ -69,9 +69,8 @@ def test_spearman_estimate_matches_scipy_and_explains_undefined():
 
 
 async def test_a_summeval_result_becomes_trust_evidence_for_that_rubric_version(stub_server, judge_config, tmp_path):
-    from rubriceval import load_rubric
     from benchmarks.judge.judge import RUBRIC_DIR, record_benchmark
-    from rubriceval import trust_status
+    from rubriceval import load_rubric, trust_status
 
     expert = {s.answer: s.metadata["human_median"] for s in load_summeval()}
     stub_server.responder = lambda body: {"feedback": "checked", "score": expert[_answer(body)]}

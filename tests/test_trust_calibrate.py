@@ -7,6 +7,7 @@ import re
 import pytest
 
 from rubriceval import Rubric, load_rubric
+from rubriceval.testing.scripted_judge import ScriptedJudge
 from rubriceval.trust.calibrate import (
     CalibrationError,
     accept_version,
@@ -20,7 +21,6 @@ from rubriceval.trust.calibrate import (
 )
 from rubriceval.trust.human_scores import audited_items
 from rubriceval.trust.store import TrustStoreError
-from rubriceval.testing.scripted_judge import ScriptedJudge
 from tests.test_trust_audits import Row, make_audited_store, sample, tone_rubric
 
 TRUE_SCORE = re.compile(r"true quality (\d)")

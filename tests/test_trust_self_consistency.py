@@ -8,13 +8,13 @@ import pytest
 from rubriceval import Verdict
 from rubriceval.judge.client import JudgeClient
 from rubriceval.scoring.combine import round_half_up
+from rubriceval.testing.scripted_judge import ScriptedJudge
 from rubriceval.trust.self_consistency import (
     DETAILS_KEY,
     score_with_self_consistency,
     summarize_scores,
     uncertainty,
 )
-from rubriceval.testing.scripted_judge import ScriptedJudge
 from tests.test_trust_audits import sample, tone_rubric
 
 
@@ -101,12 +101,7 @@ async def test_real_client_sends_distinct_calls_and_caches_them(stub_server, jud
 
 def test_a_run_with_self_consistency_judges_n_times_plans_it_and_orders_the_audit_queue(tmp_path):
     """End to end against the loopback stub: `JudgeConfig.self_consistency = 3` (CLI `--self-consistency 3`)."""
-    from rubriceval import evaluate
-    from rubriceval import read_dataset
-    from rubriceval import JudgeConfig
-    from rubriceval import plan_cost
-    from rubriceval import load_rubrics
-    from rubriceval import AuditStore
+    from rubriceval import AuditStore, JudgeConfig, evaluate, load_rubrics, plan_cost, read_dataset
     from rubriceval.store.audit_models import QueueFilter
     from rubriceval.testing.stub_server import StubServer
 

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from rubriceval.store.db import Database
 from rubriceval.stats.agreement import agreement_report
+from rubriceval.store.db import Database
 from rubriceval.trust.store import RubricVersionRecord, TrustStore, TrustStoreError
 
 

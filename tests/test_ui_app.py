@@ -15,10 +15,10 @@ import pytest  # noqa: E402
 from gradio_client import Client  # noqa: E402
 
 from rubriceval import AuditStore, RubricEvalError  # noqa: E402
-from tests.helpers.store_copy import empty_store  # noqa: E402
 from rubriceval.ui.audit.app import launch
-from rubriceval.ui.common.auth import is_loopback
 from rubriceval.ui.audit.demo import build_demo_store  # noqa: E402
+from rubriceval.ui.common.auth import is_loopback
+from tests.helpers.store_copy import empty_store  # noqa: E402
 
 TITLE, SAMPLE, JUDGE, HISTORY, GT, CONTEXTS, SCORE, REASON, PROGRESS, QUEUE, PAGE, STATUS = range(12)
 

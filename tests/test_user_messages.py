@@ -69,7 +69,7 @@ def test_an_external_judge_without_a_model_is_not_called_local(monkeypatch):
     assert text.startswith("http://127.0.0.1:9/v1 (model not set)") and "local" not in text
     assert JudgeConfig().short_name() == "embedded local judge (Qwen2.5-Coder-1.5B)"
     assert JudgeConfig(base_url="http://h/v1", model="qwen-max").describe() == "qwen-max at http://h/v1"
-    from rubriceval.report.html import judge_label                     # the report's header says the same
+    from rubriceval.report.html import judge_label  # the report's header says the same
     assert judge_label({"base_url": "http://h/v1", "model": "local"}) == "http://h/v1 (model not set)"
     assert judge_label({"base_url": None, "model": "local"}).startswith("embedded local judge")
 

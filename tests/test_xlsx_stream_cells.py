@@ -6,11 +6,11 @@ from __future__ import annotations
 import random
 
 from openpyxl import load_workbook
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 
+from rubriceval.data.spreadsheet import FORMULA_STARTS, escape_cell
 from rubriceval.report import xlsx_stream
 from rubriceval.report.xlsx_stream import MAX_COLUMN_WIDTH, Book, write_sheet
-from rubriceval.data.spreadsheet import FORMULA_STARTS, escape_cell
-from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 
 HOSTILE = ["=1+1", "+86 138 0013 8000", "-5", "@SUM(A1)", "'=x", "''=x", "\x01=cmd", "\t=x", "＝HYPERLINK(\"x\")",
            "'", "a\x00b", "&<>", "\ufffe", "中文", "ok", "", "-", "'plain", "=" + "x" * 70]

@@ -17,14 +17,13 @@ import gradio as gr  # noqa: E402
 import pytest  # noqa: E402
 from gradio_client import Client  # noqa: E402
 
-from rubriceval.audit.passwords import read_auth_file, write_user  # noqa: E402
-from rubriceval.audit.sessions import TeamAuth  # noqa: E402
-from rubriceval.data.sample import Sample  # noqa: E402
-from rubriceval.audit.scorecard_reviews import Review  # noqa: E402
-from rubriceval.store.appeal_models import APPEAL_STATES, Appeal, AppealEvent  # noqa: E402
 from rubriceval.audit.appeals import Appeals  # noqa: E402
+from rubriceval.audit.passwords import read_auth_file, write_user  # noqa: E402
+from rubriceval.audit.scorecard_reviews import Review  # noqa: E402
+from rubriceval.audit.sessions import TeamAuth  # noqa: E402
 from rubriceval.audit.team import TeamStore  # noqa: E402
-from tests.helpers.appeal_store import CHECK, RUBRIC, build_appeal_store  # noqa: E402
+from rubriceval.data.sample import Sample  # noqa: E402
+from rubriceval.store.appeal_models import APPEAL_STATES, Appeal, AppealEvent  # noqa: E402
 from rubriceval.ui.common.scorecard_view import item_choices, verdict_html, verdicts_frame  # noqa: E402
 from rubriceval.ui.common.wording import Words, headers  # noqa: E402
 from rubriceval.ui.studio.actions import CANDIDATE_COLUMNS, CHECK_COLUMNS, RESULT_COLUMNS  # noqa: E402
@@ -33,6 +32,7 @@ from rubriceval.ui.studio.card_layout import CARD_ITEM_COLUMNS  # noqa: E402
 from rubriceval.ui.team.app import launch_team  # noqa: E402
 from rubriceval.ui.team.appeals_layout import build_appeal_tabs  # noqa: E402
 from rubriceval.ui.team.appeals_views import appeal_html, inbox_frame, state_choices  # noqa: E402
+from tests.helpers.appeal_store import CHECK, RUBRIC, build_appeal_store  # noqa: E402
 from tests.test_team_ui import free_port  # noqa: E402
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
@@ -63,11 +63,12 @@ def test_a_studio_opened_in_chinese_returns_its_tables_with_chinese_headers(tmp_
 
 
 def _scorecard_verdict():
+    import asyncio
+
     from rubriceval.scorecard.schema import Scorecard
     from rubriceval.scorecard.score import score_scorecard
     from tests.test_official_segments_trend import SAMPLES
     from tests.test_scorecard_report import CARD
-    import asyncio
 
     card = Scorecard.model_validate(CARD)
     sample = SAMPLES[1]                                  # refund-slow: −5 closing, −10 refund_time

@@ -39,6 +39,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from benchmarks.judge.conversations_cli import DATA, MODES, RUBRIC_IDS, RUBRICS, SPLITS, add_args  # noqa: F401
+from rubriceval.core.verdict import Usage, Verdict
 from rubriceval.data.io import read_dataset
 from rubriceval.data.sample import Sample
 from rubriceval.judge.config import JudgeConfig
@@ -46,10 +48,8 @@ from rubriceval.rubric.applies import applies
 from rubriceval.rubric.loader import load_rubrics
 from rubriceval.rubric.schema import JudgeMode, Rubric
 from rubriceval.scoring.judge_mode import with_judge_mode
-from rubriceval.core.verdict import Usage, Verdict
 from rubriceval.stats.agreement import AgreementReport, agreement_report
 
-from benchmarks.judge.conversations_cli import DATA, MODES, RUBRIC_IDS, RUBRICS, SPLITS, add_args  # noqa: F401
 _TURN_CITED = re.compile(r"第\s*(\d+)\s*轮|\[(\d+)\]|turn\s+(\d+)", re.IGNORECASE)
 
 

@@ -20,19 +20,19 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from benchmarks.judge.judge import judge_records, partial_path, verdict_p_yes, verdict_score_probs
+from benchmarks.judge.partial import PartialFile, partial_header
+from rubriceval.common.errors import DatasetError
+from rubriceval.core.verdict import Usage, Verdict
 from rubriceval.data.io import read_dataset
 from rubriceval.data.sample import Sample
-from rubriceval.common.errors import DatasetError
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.loader import load_rubrics
 from rubriceval.rubric.schema import FewShot, FittedWeights, JudgeMode, Rubric
 from rubriceval.scoring.judge_mode import with_judge_mode
 from rubriceval.stats.agreement import AgreementReport, agreement_report
-from benchmarks.judge.judge import judge_records, partial_path, verdict_p_yes, verdict_score_probs
-from benchmarks.judge.partial import PartialFile, partial_header
 from rubriceval.trust.fit_weights import cross_fitted_levels, fit_ordinal
-from rubriceval.core.verdict import Usage, Verdict
 
 DEFAULT_DATA = Path("datasets/labelled/cs_zh_labels.jsonl")
 DEFAULT_RUBRICS = Path("rubrics")
@@ -229,8 +229,8 @@ def _fit_all(rows: list[CsRow], pairs: list[tuple[Rubric, Sample]], judge: str) 
 def _cross_fit(rows: list[CsRow], pairs: list[tuple[Rubric, Sample]], seed: int) -> list[CsRow]:
     """Replace each row's score by the level of a model fitted on the other fold of its rubric's rows; the
     rule's score is kept beside it. Deterministic check caps apply as the rubric's combine rule says."""
-    from rubriceval.scoring.combine import ItemScore, combine
     from rubriceval.checks import run_check
+    from rubriceval.scoring.combine import ItemScore, combine
 
     # Rows decided without the judge (e.g. a manipulation attempt) keep their score under both.
     out = [r.model_copy(update={"rule_score": r.judge_score}) for r in rows]

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from rubriceval.common.errors import DatasetError
 from rubriceval.data.sample import Sample
 from rubriceval.data.stream import jsonl_record
-from rubriceval.common.errors import DatasetError
 
 SUMMEVAL_INSTRUCTION = "Summarize the document."
 SUMMEVAL_SCALE = (1, 5)

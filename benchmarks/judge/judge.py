@@ -17,17 +17,22 @@ import shlex
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 from pydantic import BaseModel
 from scipy import stats
 
-from rubriceval.local.backends import make_judge
-from rubriceval.data.sample import Sample
+from benchmarks.judge.datasets import balanced_subsample, load_halueval, load_summeval, summeval_expert_matrix
+from benchmarks.judge.partial import PartialFile, partial_header
+from benchmarks.judge.results import BenchmarkItem, BenchmarkKind, BenchmarkResult
 from rubriceval.common.errors import DatasetError
+from rubriceval.core.verdict import Usage, Verdict
+from rubriceval.data.sample import Sample
 from rubriceval.judge.config import JudgeConfig, load_judge_config
+from rubriceval.local.backends import make_judge
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.loader import load_rubric
 from rubriceval.rubric.schema import FewShot, JudgeMode, Rubric
@@ -37,10 +42,6 @@ from rubriceval.stats.agreement import (
     binary_agreement_report,
     krippendorff_alpha,
 )
-from benchmarks.judge.partial import PartialFile, partial_header
-from benchmarks.judge.datasets import balanced_subsample, load_halueval, load_summeval, summeval_expert_matrix
-from rubriceval.core.verdict import Usage, Verdict
-from benchmarks.judge.results import BenchmarkKind, BenchmarkItem, BenchmarkResult
 
 RUBRIC_DIR = Path(__file__).resolve().parent / "rubrics"      # the repository's benchmarks/, not in the wheel
 DEFAULT_RUBRICS: dict[str, str] = {"summeval": "summeval_consistency.yaml", "halueval": "halueval_hallucination.yaml"}
@@ -170,8 +171,8 @@ def _measured_rubric(kind: BenchmarkKind, rubric: Rubric, mode: JudgeMode | None
     """The rubric as measured: few-shot examples from unmeasured items, and the judge mode (checklist for both
     checklist modes: the fit happens here, on the answers; None: the rubric's own, as a run with this judge would
     run it — rubriceval/scoring/judge_mode.py)."""
-    from rubriceval.scoring.judge_mode import with_judge_mode
     from benchmarks.judge.modes import level_examples, with_examples
+    from rubriceval.scoring.judge_mode import with_judge_mode
 
     if few_shot is not None and few_shot != "none":
         rubric = with_examples(rubric, few_shot, level_examples(kind, rubric, pool, {s.id for s in samples}, seed))

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rubriceval.data.sample import Sample
 from rubriceval.common.errors import DatasetError
+from rubriceval.data.sample import Sample
 from rubriceval.rubric.schema import Example, FewShot, Rubric
 from rubriceval.trust.fit_weights import cross_fitted_levels
 
@@ -72,13 +72,13 @@ def with_examples(rubric: Rubric, few_shot: FewShot, examples: list[Example]) ->
     return changed
 
 
-def fit_label(kind: str, item: "BenchmarkItem") -> int:
+def fit_label(kind: str, item: BenchmarkItem) -> int:
     if kind == "summeval":
         return int(item.human)
     return HALLUCINATED_LEVEL if item.human == "yes" else CLEAN_LEVEL
 
 
-def cross_fit_items(kind: str, rubric: Rubric, items: list["BenchmarkItem"], seed: int) -> list["BenchmarkItem"]:
+def cross_fit_items(kind: str, rubric: Rubric, items: list[BenchmarkItem], seed: int) -> list[BenchmarkItem]:
     """Each item's score from a model fitted on the other fold (items without p(yes) stay unscored)."""
     questions = [q.id for item in rubric.checklist_items for q in item.questions]
     index = [i for i, item in enumerate(items) if item.p_yes and item.judge_score is not None]
@@ -92,7 +92,7 @@ def cross_fit_items(kind: str, rubric: Rubric, items: list["BenchmarkItem"], see
     return out
 
 
-def saved_answers(path: str | Path, kind: str, samples: list[Sample]) -> "BenchmarkResult":
+def saved_answers(path: str | Path, kind: str, samples: list[Sample]) -> BenchmarkResult:
     """A saved checklist result of this benchmark covering exactly these items, in this order."""
     from benchmarks.judge.results import BenchmarkResult
 

@@ -23,11 +23,11 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from rubriceval.data.sample import Sample
 from rubriceval.common.errors import DatasetError
+from rubriceval.core.verdict import Verdict
+from rubriceval.data.sample import Sample
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.schema import Rubric
-from rubriceval.core.verdict import Verdict
 
 Record = TypeVar("Record", bound=BaseModel)
 FORMAT = 1

@@ -29,16 +29,17 @@ import contextlib
 import json
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from pydantic import BaseModel, Field
 
+from rubriceval.core.verdict import Usage, Verdict
 from rubriceval.data.sample import Sample
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.report.aggregate import summarize
 from rubriceval.report.diagnosis import diagnose
-from rubriceval.core.verdict import Usage, Verdict
 
 DATA = Path(__file__).resolve().parent / "data" / "rag_zh.jsonl"
 VARIANTS = {  # variant → (retrieval, answer kind, the stage the diagnosis should name first; None = no finding)

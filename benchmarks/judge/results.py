@@ -5,8 +5,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from rubriceval.rubric.schema import FewShot, JudgeMode
 from rubriceval.core.verdict import Usage
+from rubriceval.rubric.schema import FewShot, JudgeMode
 from rubriceval.stats.agreement import (
     AgreementReport,
     BinaryAgreementReport,

@@ -42,13 +42,13 @@ from benchmarks.judge.robustness_screens import (
     pattern_screen,
     run_screens,
 )
+from rubriceval.core.verdict import Usage, Verdict
 from rubriceval.data.sample import Sample
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.loader import load_rubric
 from rubriceval.rubric.schema import JudgeMode, Rubric
 from rubriceval.scoring.judge_mode import with_judge_mode
 from rubriceval.scoring.panel import PanelConfig, PanelJudge
-from rubriceval.core.verdict import Usage, Verdict
 from rubriceval.trust.self_consistency import sampling_config
 
 RUBRIC_DIR = Path(__file__).resolve().parent / "rubrics"

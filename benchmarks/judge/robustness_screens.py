@@ -18,8 +18,8 @@ from collections.abc import Awaitable, Callable
 
 from pydantic import BaseModel, Field
 
-from rubriceval.safety.manipulation import ManipulationFinding, detect_manipulation
 from rubriceval.core.verdict import Usage
+from rubriceval.safety.manipulation import ManipulationFinding, detect_manipulation
 
 # texts → (findings per text; a text left out could not be screened, its reason in `failed`), usage, failed
 Finder = Callable[[dict[str, str]], Awaitable[tuple[dict[str, list[ManipulationFinding]], Usage]]]

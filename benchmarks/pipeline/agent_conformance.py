@@ -24,17 +24,25 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.pipeline.agent_cases import (GOAL_CASES, TOOL_CASES, TOPIC_CASES, TOPIC_MODES, Case,  # noqa: E402
-                               our_answers, ragas_answer)
+from benchmarks.pipeline.agent_cases import (  # noqa: E402
+    GOAL_CASES,
+    TOOL_CASES,
+    TOPIC_CASES,
+    TOPIC_MODES,
+    Case,
+    our_answers,
+    ragas_answer,
+)
 from benchmarks.pipeline.ragas_env import ensure_ragas_env  # noqa: E402
 from benchmarks.pipeline.responder import prompt_text, ragas_prompt_parts  # noqa: E402
 from rubriceval import Conversation, JudgeConfig  # noqa: E402
 from rubriceval.judge.client import JudgeClient  # noqa: E402
-from rubriceval.testing.stub_server import StubServer  # noqa: E402
 from rubriceval.standard_metrics.conversation import score_conversation  # noqa: E402
+from rubriceval.testing.stub_server import StubServer  # noqa: E402
 
 RAGAS_VERSION = "0.4.3"
 OUT = REPO / "tests" / "fixtures" / "reference" / "agent_metrics.jsonl"

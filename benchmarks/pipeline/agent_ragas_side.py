@@ -25,8 +25,13 @@ from ragas import __version__ as ragas_version  # noqa: E402
 from ragas.dataset_schema import MultiTurnSample  # noqa: E402
 from ragas.llms import LangchainLLMWrapper  # noqa: E402
 from ragas.messages import AIMessage, HumanMessage, ToolCall, ToolMessage  # noqa: E402
-from ragas.metrics import (AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference,  # noqa: E402
-                           ToolCallAccuracy, ToolCallF1, TopicAdherenceScore)
+from ragas.metrics import (  # noqa: E402
+    AgentGoalAccuracyWithoutReference,
+    AgentGoalAccuracyWithReference,
+    ToolCallAccuracy,
+    ToolCallF1,
+    TopicAdherenceScore,
+)
 
 
 def _message(row: dict):

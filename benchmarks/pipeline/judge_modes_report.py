@@ -139,9 +139,8 @@ def ties_table(paths: list[str]) -> str:
 
 def subset(path: str, like: str, out: str) -> None:
     """`path`'s items restricted to `like`'s, statistics recomputed (usage and time scaled by the share kept)."""
-    from benchmarks.judge.judge import _statistics
+    from benchmarks.judge.judge import DEFAULT_RUBRICS, RUBRIC_DIR, _load_samples, _statistics
     from benchmarks.judge.results import BenchmarkResult
-    from benchmarks.judge.judge import RUBRIC_DIR, DEFAULT_RUBRICS, _load_samples
     from rubriceval.rubric.loader import load_rubric
 
     full, wanted = BenchmarkResult.model_validate_json(Path(path).read_text()), _load(like)
@@ -167,11 +166,11 @@ def subset(path: str, like: str, out: str) -> None:
 def from_partial(path: str, kind: str, mode: str, few_shot: str | None, out: str, elapsed_s: float) -> None:
     """A result from the items a stopped run had judged (`F.partial.jsonl`), statistics over those items; the
     rubric version is the one measured (examples and mode included), as the partial file's header names it."""
-    from rubriceval.rubric.loader import load_rubric
     from benchmarks.judge.judge import DEFAULT_RUBRICS, RUBRIC_DIR, _load_samples, _statistics
-    from benchmarks.judge.results import BenchmarkItem, BenchmarkResult
     from benchmarks.judge.partial import read_partial
+    from benchmarks.judge.results import BenchmarkItem, BenchmarkResult
     from rubriceval.core.verdict import Usage
+    from rubriceval.rubric.loader import load_rubric
 
     header, items, judged_s = read_partial(path, BenchmarkItem)
     samples = {s.id: s for s in _load_samples(kind, None, 0, None)[1]}

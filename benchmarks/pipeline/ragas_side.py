@@ -29,8 +29,7 @@ from ragas import EvaluationDataset, RunConfig, SingleTurnSample, evaluate  # no
 from ragas import __version__ as ragas_version  # noqa: E402
 from ragas.embeddings import LangchainEmbeddingsWrapper  # noqa: E402
 from ragas.llms import LangchainLLMWrapper  # noqa: E402
-from ragas.metrics import (AnswerCorrectness, AnswerRelevancy, ContextPrecision, ContextRecall,  # noqa: E402
-                           Faithfulness)
+from ragas.metrics import AnswerCorrectness, AnswerRelevancy, ContextPrecision, ContextRecall, Faithfulness  # noqa: E402
 
 IMPORT_S = time.perf_counter() - _started_import
 

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import statistics
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from benchmarks.pipeline.tally import Cost, ours_per_metric
 
@@ -21,7 +22,7 @@ def _median(values: Iterable[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def _runs(result: "BenchResult", side: str, concurrency: int | None = None, label: str = "five") -> list["SideRun"]:
+def _runs(result: BenchResult, side: str, concurrency: int | None = None, label: str = "five") -> list[SideRun]:
     return [r for r in result.runs if r.side == side and r.label == label
             and (concurrency is None or r.concurrency == concurrency)]
 
@@ -34,12 +35,12 @@ def _ratio(ours: float, theirs: float) -> str:
     return f"{ours / theirs:.0%}" if theirs else "–"
 
 
-def ideal_s(run: "SideRun", latency: float) -> float:
+def ideal_s(run: SideRun, latency: float) -> float:
     """Every HTTP call (judge + embedding) × latency / concurrency: the run with the concurrency always full."""
     return (run.tally.total.calls + run.tally.total.embedding_calls) * latency / run.concurrency
 
 
-def _per_sample_costs(run: "SideRun") -> tuple[dict[str, Cost], Cost]:
+def _per_sample_costs(run: SideRun) -> tuple[dict[str, Cost], Cost]:
     if run.side == "ragas":
         return run.tally.by_metric, run.tally.total
     return ours_per_metric(run.output.get("per_scorer", {})), run.tally.total
@@ -47,7 +48,7 @@ def _per_sample_costs(run: "SideRun") -> tuple[dict[str, Cost], Cost]:
 
 # ----------------------------------------------------------------------------------------------------------------
 
-def problems(result: "BenchResult") -> list[str]:
+def problems(result: BenchResult) -> list[str]:
     """Why the comparison would be unfair or broken; empty when every run scored everything."""
     issues: list[str] = []
     for run in [*result.runs, *result.warm, *result.alone, *result.throughput]:
@@ -76,13 +77,13 @@ def problems(result: "BenchResult") -> list[str]:
     return issues
 
 
-def fair(result: "BenchResult") -> bool:
+def fair(result: BenchResult) -> bool:
     return not problems(result)
 
 
 # ----------------------------------------------------------------------------------------------------------------
 
-def _setup(result: "BenchResult") -> list[str]:
+def _setup(result: BenchResult) -> list[str]:
     m, s = result.machine, result.settings
     after = result.machine_after.load_average if result.machine_after else "–"
     return [
@@ -99,7 +100,7 @@ def _setup(result: "BenchResult") -> list[str]:
     ]
 
 
-def _cost_table(result: "BenchResult") -> tuple[list[str], dict[str, float]]:
+def _cost_table(result: BenchResult) -> tuple[list[str], dict[str, float]]:
     ragas_runs, our_runs = _runs(result, "ragas"), _runs(result, "ours")
     if not ragas_runs or not our_runs:
         return [], {}
@@ -151,7 +152,7 @@ def _cost_table(result: "BenchResult") -> tuple[list[str], dict[str, float]]:
     return lines, shares
 
 
-def _wall_table(result: "BenchResult") -> tuple[list[str], dict[int, dict[str, float]]]:
+def _wall_table(result: BenchResult) -> tuple[list[str], dict[int, dict[str, float]]]:
     latency = result.settings["latency"]
     lines = ["## Wall time (`evaluate()` call, median of repeats; min–max in brackets)", "",
              "Ideal = (judge + embedding calls) × latency / concurrency: the run with every slot busy all the time. "
@@ -169,7 +170,7 @@ def _wall_table(result: "BenchResult") -> tuple[list[str], dict[int, dict[str, f
         r_wall, o_wall = _median(r.wall_s for r in ragas), _median(r.wall_s for r in ours)
         o_ideal, r_ideal = _median(ideal_s(r, latency) for r in ours), _median(ideal_s(r, latency) for r in ragas)
 
-        def spread(runs: list["SideRun"]) -> str:
+        def spread(runs: list[SideRun]) -> str:
             return f" ({min(r.wall_s for r in runs):.1f}–{max(r.wall_s for r in runs):.1f})" if runs else ""
         lines.append(f"| {concurrency} | {_fmt(r_wall, 2)} s{spread(ragas)} | {_fmt(o_wall, 2)} s{spread(ours)} | "
                      f"{_fmt(r_wall / o_wall, 1)}× | {_fmt(o_ideal, 2)} s | {_fmt(o_wall / o_ideal, 2)}× | "
@@ -183,7 +184,7 @@ def _wall_table(result: "BenchResult") -> tuple[list[str], dict[int, dict[str, f
     return lines, numbers
 
 
-def _warm_table(result: "BenchResult") -> list[str]:
+def _warm_table(result: BenchResult) -> list[str]:
     if not result.warm:
         return []
     lines = ["## Warm-cache rerun (ours, same cache folder as the first cold run)", "",
@@ -195,7 +196,7 @@ def _warm_table(result: "BenchResult") -> list[str]:
     return [*lines, ""]
 
 
-def _alone_table(result: "BenchResult") -> list[str]:
+def _alone_table(result: BenchResult) -> list[str]:
     if not result.alone:
         return []
     rows = result.alone[0].rows
@@ -223,7 +224,7 @@ def _alone_table(result: "BenchResult") -> list[str]:
     return [*lines, ""]
 
 
-def _throughput_table(result: "BenchResult") -> tuple[list[str], float]:
+def _throughput_table(result: BenchResult) -> tuple[list[str], float]:
     if not result.throughput:
         return [], float("nan")
     latency = result.settings["latency"]
@@ -245,7 +246,7 @@ def _throughput_table(result: "BenchResult") -> tuple[list[str], float]:
     return lines, rows_per_s
 
 
-def _nonllm_table(result: "BenchResult") -> list[str]:
+def _nonllm_table(result: BenchResult) -> list[str]:
     n = result.nonllm
     if not n:
         return []
@@ -262,7 +263,7 @@ def _nonllm_table(result: "BenchResult") -> list[str]:
     return [*lines, ""]
 
 
-def _memory_table(result: "BenchResult") -> list[str]:
+def _memory_table(result: BenchResult) -> list[str]:
     lines = ["## Peak memory (ru_maxrss of each workload's own process, median)", "",
              "| workload | peak RSS |", "|---|---:|"]
     for concurrency in result.settings["concurrency"]:
@@ -279,7 +280,7 @@ def _memory_table(result: "BenchResult") -> list[str]:
     return [*lines, ""]
 
 
-def _targets(shares: dict[str, float], walls: dict[int, dict[str, float]], result: "BenchResult") -> list[str]:
+def _targets(shares: dict[str, float], walls: dict[int, dict[str, float]], result: BenchResult) -> list[str]:
     def mark(ok: bool) -> str:
         return "PASS" if ok else "**FAIL**"
     lines = ["## Targets", "", "| target | measured | |", "|---|---:|---|"]
@@ -300,7 +301,7 @@ def _targets(shares: dict[str, float], walls: dict[int, dict[str, float]], resul
     return [*lines, ""]
 
 
-def render(result: "BenchResult") -> str:
+def render(result: BenchResult) -> str:
     cost, shares = _cost_table(result)
     wall, walls = _wall_table(result) if result.runs else ([], {})
     throughput, _ = _throughput_table(result)

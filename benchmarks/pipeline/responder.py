@@ -18,7 +18,8 @@ import hashlib
 import json
 import random
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rubriceval.testing import instance_for_schema
 

@@ -37,8 +37,8 @@ def _labelled_subset(folder: Path) -> Path:
 
 def hand(run: str = RUN) -> int:
     from rubriceval.cli import main
-    from rubriceval.store.scorecards import ScorecardStore
     from rubriceval.store.runs import RunStore
+    from rubriceval.store.scorecards import ScorecardStore
 
     STORE.parent.mkdir(parents=True, exist_ok=True)
     store = RunStore(STORE)

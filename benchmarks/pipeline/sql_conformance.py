@@ -268,9 +268,8 @@ def _check(key: str, ragas: float | None, ours: float | None, difference: str | 
 
 
 async def _project_side(base_url: str, db: Path, schema_text: str, eq_cases: list[dict]) -> tuple[list, list]:
-    from rubriceval import Sample
+    from rubriceval import JudgeConfig, Sample
     from rubriceval.judge.client import JudgeClient
-    from rubriceval import JudgeConfig
     from rubriceval.standard_metrics import score_sample
     from rubriceval.standard_metrics.sql.readonly import run_query
 
@@ -313,8 +312,8 @@ async def _project_side(base_url: str, db: Path, schema_text: str, eq_cases: lis
 
 def main() -> None:
     sys.path.insert(0, str(REPO))
-    from rubriceval.testing.stub_server import StubServer
     from rubriceval.standard_metrics.sql.readonly import read_schema
+    from rubriceval.testing.stub_server import StubServer
 
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "orders.sqlite"

@@ -5,10 +5,12 @@ import json
 import sys
 import time
 from pathlib import Path
+
 from rubriceval import evaluate, load_rubrics
 from rubriceval.judge.config import JudgeConfig
+from rubriceval.studio.form import CheckSpec, RubricForm
 from rubriceval.ui.studio.actions import Studio, values_of
-from rubriceval.studio.form import RubricForm, CheckSpec
+
 root = Path(sys.argv[1] if len(sys.argv) > 1 else "out/studio_loop"); (root / "rubrics").mkdir(parents=True, exist_ok=True)
 store = root / "runs.sqlite"
 if not store.exists():

@@ -17,7 +17,7 @@ Ragas attribution by tagging, and why it is exact for a combined five-metric run
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable
+from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
 
@@ -41,7 +41,7 @@ class Cost(BaseModel):
         self.embedding_calls += 1
         self.embedding_tokens += record.prompt_tokens
 
-    def __add__(self, other: "Cost") -> "Cost":
+    def __add__(self, other: Cost) -> Cost:
         return Cost(**{k: getattr(self, k) + getattr(other, k) for k in Cost.model_fields})
 
     def per(self, n: int) -> dict[str, float]:

@@ -24,13 +24,13 @@ import time
 from pathlib import Path
 
 from rubriceval.audit.sessions import Member
-from rubriceval.store.audit_models import QueueFilter as AuditFilter
-from rubriceval.store.location import display_location
 from rubriceval.audit.team import TeamStore
 from rubriceval.audit.team_adjudication import adjudication_queue
+from rubriceval.store.audit_models import QueueFilter as AuditFilter
+from rubriceval.store.location import display_location
 from rubriceval.store.team_models import TaskSpec
-from tests.helpers.team_store import build_team_store
 from rubriceval.ui.team import actions as act
+from tests.helpers.team_store import build_team_store
 
 
 def timed(fn, repeat: int) -> tuple[float, object]:

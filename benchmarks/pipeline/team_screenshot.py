@@ -30,9 +30,9 @@ from rubriceval.audit.passwords import read_auth_file, write_user  # noqa: E402
 from rubriceval.audit.sessions import Member, TeamAuth  # noqa: E402
 from rubriceval.audit.team import TeamStore  # noqa: E402
 from rubriceval.store.team_models import TaskSpec  # noqa: E402
-from tests.helpers.team_store import build_team_store  # noqa: E402
 from rubriceval.ui.team import actions as act  # noqa: E402
 from rubriceval.ui.team.app import launch_team  # noqa: E402
+from tests.helpers.team_store import build_team_store  # noqa: E402
 
 LEAD, FIRST, SECOND = "王组长", "李专家", "张专家"
 PASSWORD = "screenshot-only-password"

@@ -114,11 +114,11 @@ _client_lock = threading.Lock()
 
 @lru_cache(maxsize=1)
 def _chat_client() -> tuple[Any, str]:
-    from openai import OpenAI   # only the llm mode needs it
+    from openai import OpenAI  # only the llm mode needs it
 
     base_url = os.environ.get("RUBRICEVAL_TARGET_BASE_URL")
     if not base_url:
-        from rubriceval.local.judge_server import ensure_local_judge   # started on demand, never at import
+        from rubriceval.local.judge_server import ensure_local_judge  # started on demand, never at import
 
         handle = ensure_local_judge()
         base_url = handle if isinstance(handle, str) else handle.base_url

@@ -18,15 +18,33 @@ import uuid
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from rubriceval.audit.appeal_deadlines import (Deadlines, check_days, deadlines, refusal, run_deadline,
-                                               sample_deadline, set_task_deadline)
-from rubriceval.store.appeal_models import (DAY_S, REVIEWER_ROLES, WHOLE_VERDICT, AgentVerdict, Appeal, AppealError,
-                                            AppealEvent, AppealResult, AppealState, Deadline, Outcome)
-from rubriceval.store.audit_models import clean_expert_name, iso_time
+import rubriceval.audit.scorecard_official  # noqa: F401  (registers the scorecard's deductions and recompute)
+from rubriceval.audit.appeal_deadlines import (
+    Deadlines,
+    check_days,
+    deadlines,
+    refusal,
+    run_deadline,
+    sample_deadline,
+    set_task_deadline,
+)
 from rubriceval.audit.official import OfficialScores, deductions, score_without
 from rubriceval.audit.team import TeamStore
+from rubriceval.store.appeal_models import (
+    DAY_S,
+    REVIEWER_ROLES,
+    WHOLE_VERDICT,
+    AgentVerdict,
+    Appeal,
+    AppealError,
+    AppealEvent,
+    AppealResult,
+    AppealState,
+    Deadline,
+    Outcome,
+)
+from rubriceval.store.audit_models import clean_expert_name, iso_time
 from rubriceval.store.team_models import LEAD_ROLES
-import rubriceval.audit.scorecard_official  # noqa: F401  (registers the scorecard's deductions and recompute)
 
 AGENT_FIELD = "agent_id"              # the sample metadata naming the agent who handled the conversation
 

@@ -17,12 +17,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rubriceval.store.audit import check_score
-from rubriceval.store.audit_models import clean_expert_name
 from rubriceval.audit.team import TeamStore
 from rubriceval.audit.team_adjudication import final_labels
-from rubriceval.store.team_models import LEAD_ROLES, TeamError
 from rubriceval.stats.agreement import AgreementReport, Estimate, agreement_report, cohen_kappa, krippendorff_alpha
+from rubriceval.store.audit import check_score
+from rubriceval.store.audit_models import clean_expert_name
+from rubriceval.store.team_models import LEAD_ROLES, TeamError
 
 N_BOOT = 500
 

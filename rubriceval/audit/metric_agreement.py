@@ -13,8 +13,8 @@ from pydantic import BaseModel, Field
 
 from rubriceval.audit.team import TeamStore
 from rubriceval.audit.team_metrics import judge_elements, metric_kind, metric_labels
-from rubriceval.stats.agreement import BinaryAgreementReport, binary_agreement_report
 from rubriceval.standard_metrics.formulas import average_precision
+from rubriceval.stats.agreement import BinaryAgreementReport, binary_agreement_report
 
 
 class MetricAgreement(BaseModel):

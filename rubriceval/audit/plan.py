@@ -40,7 +40,7 @@ class SamplingPlan(BaseModel):
     zone: str = "UTC"
 
     @model_validator(mode="after")
-    def _n_or_share(self) -> "SamplingPlan":
+    def _n_or_share(self) -> SamplingPlan:
         if (self.n is None) == (self.share is None):
             raise ValueError("a plan takes N items or p % per stratum (one of them)")
         return self

@@ -6,9 +6,9 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
+from rubriceval.audit.official import OfficialScores
 from rubriceval.data.segment_values import SampleKeys
 from rubriceval.store.db import Database
-from rubriceval.audit.official import OfficialScores
 
 SPAN = 2000          # dataset positions per read
 SCORECARD, FATAL = "scorecard", "fatal"      # a scorecard total's row kind, and its details when a fatal item hit

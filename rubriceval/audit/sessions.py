@@ -17,17 +17,24 @@ from __future__ import annotations
 
 import ipaddress
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextvars import ContextVar
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import BaseModel
 
 from rubriceval.audit.passwords import AuthEntry, burn_time, verify_password
 from rubriceval.audit.team import TeamStore
+from rubriceval.audit.team_sessions import (
+    clear_failures,
+    end_sessions,
+    failures,
+    locked_until,
+    session_expires,
+    set_failures,
+    start_session,
+)
 from rubriceval.store.team_models import LEAD_ROLES, Role, TeamError
-from rubriceval.audit.team_sessions import (clear_failures, end_sessions, failures, locked_until, session_expires,
-                                            set_failures, start_session)
 
 CLIENT_ADDRESS: ContextVar[str] = ContextVar("rubriceval_client_address", default="")
 FREE_FAILURES = 3
@@ -65,7 +72,7 @@ class TeamAuth:
         self.clock = clock
         self.store: TeamStore | None = None
 
-    def bind(self, store: TeamStore) -> "TeamAuth":
+    def bind(self, store: TeamStore) -> TeamAuth:
         self.store = store
         return self
 

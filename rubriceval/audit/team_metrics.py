@@ -13,8 +13,8 @@ import time
 
 from pydantic import BaseModel
 
-from rubriceval.store.audit_models import clean_expert_name
 from rubriceval.audit.team import TeamStore
+from rubriceval.store.audit_models import clean_expert_name
 from rubriceval.store.team_models import TeamError
 
 

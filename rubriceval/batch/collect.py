@@ -35,7 +35,7 @@ class IngestCounts(BaseModel):
     malformed: int = 0             # lines that are not valid result lines
     unattributed: int = 0          # of those, lines without a custom_id
 
-    def add(self, other: "IngestCounts") -> None:
+    def add(self, other: IngestCounts) -> None:
         for name in IngestCounts.model_fields:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 

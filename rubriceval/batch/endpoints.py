@@ -23,7 +23,6 @@ from rubriceval.scoring.panel import cache_identity
 from rubriceval.scoring.panel_votes import RUN_JUDGE
 
 
-
 class Endpoint(BaseModel):
     """One place requests are sent: a provider account and model; `judges` are the judge names it serves."""
 

@@ -36,9 +36,9 @@ def _replay_shard(run_class: type[BatchRun], report_class: type[RoundReport], st
                   config_json: str, embedder_json: str | None, window: int, shard: int, shards: int) -> dict:
     """One worker's shard. The run and report classes come from the caller (batch/rounds.py), pickled by name,
     so this module does not import the module that imports it."""
-    from rubriceval.local.backends import make_embedder
     from rubriceval.embed.config import EmbedderConfig
     from rubriceval.judge.config import JudgeConfig
+    from rubriceval.local.backends import make_embedder
     from rubriceval.store.runs import RunStore
 
     runs = RunStore(store_path)

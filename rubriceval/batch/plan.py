@@ -14,9 +14,10 @@ from rubriceval.data.sample import Sample
 from rubriceval.judge.cache import CallCache
 from rubriceval.judge.client import chat_body
 from rubriceval.judge.config import JudgeConfig
-from rubriceval.run.planning import planned_judge_calls
 from rubriceval.rubric.schema import Rubric
+from rubriceval.run.planning import planned_judge_calls
 from rubriceval.store.batches import RequestRow
+
 
 class CustomIds:
     """custom_id = run/sample/scorer/item/seed/round, unique within the run (a repeat in a round gets #n); a panel

@@ -55,7 +55,7 @@ class BatchProvider:
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> "BatchProvider":
+    def __enter__(self) -> BatchProvider:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -24,14 +24,14 @@ from pydantic import BaseModel, Field
 
 from rubriceval.batch.collect import IngestCounts, collect_offline, refresh_provider_files
 from rubriceval.batch.endpoints import RUN_JUDGE, RunJudges, check_providers, judges_of_run
-from rubriceval.batch.plan import (CustomIds, first_round, prices_by_custom_id, unit_calls_without_reply,
-                                   wanted_requests)
+from rubriceval.batch.plan import CustomIds, first_round, prices_by_custom_id, unit_calls_without_reply, wanted_requests
 from rubriceval.batch.provider import BatchProvider
 from rubriceval.batch.replay import CURRENT_UNIT, BatchJudge, BatchPending, ReplayBook, WantedCall
 from rubriceval.batch.scorecards import replay_scorecards, run_scorecards, scorecard_units
 from rubriceval.batch.submit import submit_files, write_round
-from rubriceval.data.sample import Sample
 from rubriceval.common.errors import RubricEvalError
+from rubriceval.core.verdict import Verdict
+from rubriceval.data.sample import Sample
 from rubriceval.judge.cache import CallCache
 from rubriceval.judge.client import CallStats, JudgeClient
 from rubriceval.judge.config import JudgeConfig, default_cache_dir
@@ -41,9 +41,8 @@ from rubriceval.run.metric_config import stored_metric_options
 from rubriceval.run.runner import judge_rubric, score_metrics
 from rubriceval.scoring.panel import JudgePanel
 from rubriceval.store.batches import BatchStore, RequestCounts
-from rubriceval.store.runs import RunStore, rubrics_from_run
 from rubriceval.store.location import folder_beside_store
-from rubriceval.core.verdict import Verdict
+from rubriceval.store.runs import RunStore, rubrics_from_run
 
 WINDOW = 256                  # samples whose judgments are replayed together
 PLAN_WINDOW = 1000            # samples planned together for round 1

@@ -12,15 +12,15 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from rubriceval.batch.replay import CURRENT_UNIT, BatchJudge, BatchPending
+from rubriceval.core.verdict import Verdict
 from rubriceval.data.sample import Sample
 from rubriceval.rubric.applies import applies
+from rubriceval.run.scorecard_stage import referenced_rubrics, rubric_verdicts_of
 from rubriceval.scorecard.applicability import card_applies
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.score import score_scorecard
-from rubriceval.run.scorecard_stage import referenced_rubrics, rubric_verdicts_of
-from rubriceval.store.scorecards import ScorecardStore
 from rubriceval.scorecard.verdict import ScorecardVerdict
-from rubriceval.core.verdict import Verdict
+from rubriceval.store.scorecards import ScorecardStore
 
 if TYPE_CHECKING:
     from rubriceval.batch.rounds import BatchRun, RoundReport

@@ -5,14 +5,15 @@ which kind is the check-kind registry's (rubriceval/rubric/check_kinds.py): CHEC
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rubriceval.checks.context_condition import conditioned
 from rubriceval.checks.per_turn import each_turn
 from rubriceval.checks.turn_answers import NeedAnswer, TurnAnswers, Unanswered, using_answers
+from rubriceval.core.verdict import Evidence
 from rubriceval.data.sample import Sample
 from rubriceval.rubric.items import CHECK_KINDS
-from rubriceval.core.verdict import Evidence
 
 
 def resolve(path: str) -> Callable[..., Any]:

@@ -10,10 +10,10 @@ from __future__ import annotations
 from rubriceval.checks.base import synonym_group, worded
 from rubriceval.checks.predicates import TurnMatch, said, turn_match, turn_matches
 from rubriceval.checks.turns import conversation_of
+from rubriceval.core.verdict import Evidence
 from rubriceval.data.sample import Sample
 from rubriceval.rubric.predicate import Match, as_predicate
 from rubriceval.rubric.schema import BeforeCheck
-from rubriceval.core.verdict import Evidence
 
 
 def described(value: Match) -> str:

@@ -11,13 +11,14 @@ Per-turn checks (`turns: assistant`) look at that turn's contexts. A knowledge f
 """
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
-from rubriceval.checks.turn_answers import current_answers
 from rubriceval.checks.base import find_any, quoted, reworded, span_at, synonym_group
+from rubriceval.checks.turn_answers import current_answers
+from rubriceval.core.verdict import Evidence
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import msg
-from rubriceval.core.verdict import Evidence
 
 EXCERPT_RADIUS = 12    # characters of context shown on each side of the phrase found
 

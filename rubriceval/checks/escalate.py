@@ -11,12 +11,12 @@ from rubriceval.checks.base import worded
 from rubriceval.checks.before import described, missing_of
 from rubriceval.checks.predicates import said, turn_match
 from rubriceval.checks.turns import conversation_of, excerpt
+from rubriceval.core.verdict import Evidence
 from rubriceval.data.conversation import Conversation
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import Message, msg
 from rubriceval.rubric.predicate import as_predicate
 from rubriceval.rubric.schema import EscalateAfter
-from rubriceval.core.verdict import Evidence
 
 
 def _failed(item: EscalateAfter, conversation: Conversation, number: int) -> Message | None:

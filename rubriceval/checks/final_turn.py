@@ -6,10 +6,10 @@ from __future__ import annotations
 from rubriceval.checks.base import reworded
 from rubriceval.checks.mention import must_mention
 from rubriceval.checks.turns import conversation_of, excerpt, turn_sample
+from rubriceval.core.verdict import Evidence
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import msg
 from rubriceval.rubric.schema import FinalTurn, FirstTurn, MustMention
-from rubriceval.core.verdict import Evidence
 
 
 def turn_mentions(item: FinalTurn | FirstTurn, sample: Sample, turn: int, found: str, says: str) -> Evidence:

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from rubriceval.checks.final_turn import turn_mentions
 from rubriceval.checks.turns import conversation_of
+from rubriceval.core.verdict import Evidence
 from rubriceval.data.sample import Sample
 from rubriceval.rubric.schema import FirstTurn
-from rubriceval.core.verdict import Evidence
 
 
 def first_turn(item: FirstTurn, sample: Sample) -> Evidence:

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from rubriceval.checks.base import field_text, worded
+from rubriceval.core.verdict import Evidence
 from rubriceval.data.sample import Sample
 from rubriceval.rubric.schema import MaxLength
-from rubriceval.core.verdict import Evidence
 
 
 def max_length(item: MaxLength, sample: Sample) -> Evidence:

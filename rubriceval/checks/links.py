@@ -5,10 +5,10 @@ import re
 from urllib.parse import urlparse
 
 from rubriceval.checks.base import reworded
+from rubriceval.core.verdict import Evidence
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import msg
 from rubriceval.rubric.schema import RequiredLink
-from rubriceval.core.verdict import Evidence
 
 # Stop at whitespace, CJK punctuation, quotes and brackets: answers often write "链接：https://x/y。"
 URL_RE = re.compile(r"https?://[^\s<>\"'，。；！？、）】》」\)\]]+", re.IGNORECASE)

@@ -7,11 +7,11 @@ from __future__ import annotations
 from rubriceval.checks.base import reworded, synonym_group
 from rubriceval.checks.predicates import TurnMatch, turn_match
 from rubriceval.checks.turns import conversation_of, role_names
+from rubriceval.core.verdict import Evidence
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import msg
 from rubriceval.rubric.predicate import Predicate
 from rubriceval.rubric.schema import MaxCount
-from rubriceval.core.verdict import Evidence
 
 
 def counted_predicate(item) -> Predicate:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from rubriceval.checks.base import field_text, find_any, quoted, reworded, span_at, synonym_group, worded
 from rubriceval.checks.predicates import TurnMatch, question_match, said, settled_no, text_match
+from rubriceval.core.verdict import Evidence
 from rubriceval.data.conversation import Conversation
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import msg
 from rubriceval.rubric.schema import MustMention, MustNotMention
-from rubriceval.core.verdict import Evidence
 
 
 def _hits(text: str, phrases: list[str], case_sensitive: bool) -> list[tuple[str, tuple[int, str] | None]]:

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from rubriceval.checks.base import field_text, find_any, quoted, reworded, span_at, synonym_group
+from rubriceval.core.verdict import Evidence
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import msg
 from rubriceval.rubric.schema import StepsInOrder
-from rubriceval.core.verdict import Evidence
 
 
 def steps_in_order(item: StepsInOrder, sample: Sample) -> Evidence:

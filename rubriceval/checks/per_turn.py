@@ -4,13 +4,14 @@ evidence (e.g. the turn that asks for a password)."""
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rubriceval.checks.base import reworded, worded
 from rubriceval.checks.turns import conversation_of, role_names, turn_sample
+from rubriceval.core.verdict import Evidence
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import msg
-from rubriceval.core.verdict import Evidence
 
 
 def each_turn(item: Any, sample: Sample, check: Callable[[Any, Sample], Evidence]) -> Evidence:

@@ -4,7 +4,8 @@ the turn's text; when none matches and the predicate has a question, the judge's
 from __future__ import annotations
 
 import re
-from typing import Iterable, Iterator, NamedTuple
+from collections.abc import Iterable, Iterator
+from typing import NamedTuple
 
 from rubriceval.checks.base import find_any, span_at
 from rubriceval.checks.turn_answers import current_answers

@@ -4,9 +4,9 @@ from __future__ import annotations
 import re
 
 from rubriceval.checks.base import field_text, worded
+from rubriceval.core.verdict import Evidence
 from rubriceval.data.sample import Sample
 from rubriceval.rubric.schema import RegexCheck
-from rubriceval.core.verdict import Evidence
 
 
 def regex(item: RegexCheck, sample: Sample) -> Evidence:

@@ -15,12 +15,12 @@ from typing import NamedTuple
 
 from rubriceval.checks.base import worded
 from rubriceval.checks.turns import conversation_of, excerpt
+from rubriceval.core.verdict import Evidence
 from rubriceval.data.conversation import Conversation, Turn
 from rubriceval.data.metadata import parse_moment
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import msg, render
 from rubriceval.rubric.items import ResponseTime
-from rubriceval.core.verdict import Evidence
 
 
 class Reply(NamedTuple):

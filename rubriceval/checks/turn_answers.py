@@ -10,9 +10,9 @@ judging) a question cannot be answered and the check says so (`Unanswered`).
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Iterator
 
 from pydantic import BaseModel
 

@@ -2,7 +2,8 @@
 synonyms and full-width folding behave exactly as in must_mention) and view one turn as a single-turn sample."""
 from __future__ import annotations
 
-from typing import Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import NamedTuple
 
 from rubriceval.checks.base import find_any, span_at
 from rubriceval.data.conversation import Conversation

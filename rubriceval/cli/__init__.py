@@ -12,8 +12,24 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rubriceval.cli import (appeals, audit, authoring, batch, cache, datasets, export, incremental, pairwise, reports,
-                            run, scorecard, studio, team, trend, trust)
+from rubriceval.cli import (
+    appeals,
+    audit,
+    authoring,
+    batch,
+    cache,
+    datasets,
+    export,
+    incremental,
+    pairwise,
+    reports,
+    run,
+    scorecard,
+    studio,
+    team,
+    trend,
+    trust,
+)
 from rubriceval.common.errors import RubricEvalError
 
 COMMAND_GROUPS = (authoring, run, incremental, batch, reports, trend, export, pairwise, audit, team, appeals, datasets,

@@ -68,8 +68,8 @@ def cmd_collect(args) -> int:
 def cmd_generate(args) -> int:
     import asyncio
 
-    from rubriceval.local.backends import make_judge
     from rubriceval.generate import generate
+    from rubriceval.local.backends import make_judge
 
     async def go():
         judge = make_judge(judge_config_from(args))

@@ -28,12 +28,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_increment(args) -> int:
+    from rubriceval.data.segment_spec import TimeSettings
+    from rubriceval.data.segment_values import parse_instant
     from rubriceval.incremental.increment import run_increment
     from rubriceval.rubric.loader import load_rubrics
     from rubriceval.run.evaluate import parse_metric_names
     from rubriceval.run.metric_config import load_metric_options
-    from rubriceval.data.segment_spec import TimeSettings
-    from rubriceval.data.segment_values import parse_instant
     from rubriceval.store.runs import RunStore
 
     rubrics = load_rubrics(args.rubrics, only=args.only.split(",") if args.only else None) if args.rubrics else []

@@ -46,7 +46,7 @@ def _language(requested: str | None, rubric_languages: list[str]) -> str:
 
 
 def cmd_pairwise(args: argparse.Namespace) -> int:
-    import asyncio   # ~40 ms: only when judging, so `rubriceval --help` stays fast
+    import asyncio  # ~40 ms: only when judging, so `rubriceval --help` stays fast
 
     from rubriceval.cli.options import judge_config_from
     from rubriceval.pairwise.report import format_pairwise

@@ -90,7 +90,7 @@ def cmd_compare(args) -> int:
     comparison = compare_runs(store, args.run_a, args.run_b, n_boot=args.n_boot, seed=args.seed, lang=args.lang,
                               machine_only=args.machine_only)
     print(format_comparison(comparison, lang=args.lang))
-    from rubriceval.report.scorecard_compare import compare_scorecards, format_scorecard_deltas     # issue 25
+    from rubriceval.report.scorecard_compare import compare_scorecards, format_scorecard_deltas  # issue 25
 
     scorecards = compare_scorecards(store, args.run_a, args.run_b, n_boot=args.n_boot, seed=args.seed,
                                     machine_only=args.machine_only)

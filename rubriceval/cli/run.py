@@ -9,9 +9,9 @@ from pathlib import Path
 
 from rubriceval.cli.batch import add_run_options, start_batch_run, wants_batch
 from rubriceval.cli.options import add_judge_args, add_store_arg, embedder_config_from, judge_config_from
+from rubriceval.cli.run_summary import print_run_summary
 from rubriceval.cli.scorecard_run import add_scorecard_args, print_scorecard_line, scorecards_for_run
 from rubriceval.common.errors import RubricEvalError
-from rubriceval.cli.run_summary import print_run_summary
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -80,8 +80,8 @@ def _chatlog_config(args):
 
 
 def _load_for_run(args):
-    from rubriceval.run.evaluate import parse_metric_names
     from rubriceval.data.io import DatasetStream
+    from rubriceval.run.evaluate import parse_metric_names
     from rubriceval.store.stored_sources import load_rubrics
 
     samples = DatasetStream(args.dataset, chatlog=_chatlog_config(args),      # read as a stream, never held whole
@@ -105,8 +105,8 @@ def _load_for_run(args):
 def cmd_run(args) -> int:
     import asyncio
 
-    from rubriceval.run.evaluate import rubrics_from_run, run_async
     from rubriceval.judge.config import JudgeConfig
+    from rubriceval.run.evaluate import rubrics_from_run, run_async
     from rubriceval.run.metric_config import load_metric_options, stored_metric_options
     from rubriceval.store.runs import RunStore
 
@@ -187,9 +187,9 @@ def _dry_run(samples, rubrics, metrics, judge_config, panel=None, metric_options
 def _write_outputs(store, run_id: str, out: Path) -> None:
     import pandas as pd
 
+    from rubriceval.data.spreadsheet import escape_frame
     from rubriceval.report.source import RunSource
     from rubriceval.run.cross_check import mark_results, stored_twins
-    from rubriceval.data.spreadsheet import escape_frame
     from rubriceval.store.runs import verdict_record
 
     twins = stored_twins(store.scorers(run_id))          # metrics the run added for a cross-check: marked

@@ -127,10 +127,10 @@ def _card_id(cards, wanted: str | None) -> str:
 
 
 def cmd_review(args) -> int:
-    from rubriceval.common.errors import RubricEvalError
     from rubriceval.audit.scorecard_reviews import ReviewStore, check_decision
-    from rubriceval.store.scorecards import ScorecardStore
+    from rubriceval.common.errors import RubricEvalError
     from rubriceval.store.runs import RunStore
+    from rubriceval.store.scorecards import ScorecardStore
 
     runs = RunStore(args.store)
     cards = ScorecardStore(runs).cards(args.run)

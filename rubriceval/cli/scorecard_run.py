@@ -24,9 +24,9 @@ def scorecards_for_run(args: argparse.Namespace, store, rubrics, judge_config) -
         return ScorecardStore(store).cards(args.resume)
     if not getattr(args, "scorecards", None):
         return []
+    from rubriceval.run.scorecard_stage import check_rubric_references
     from rubriceval.scorecard.loader import with_run_knowledge
     from rubriceval.store.stored_sources import load_scorecards
-    from rubriceval.run.scorecard_stage import check_rubric_references
 
     only = args.only_scorecards.split(",") if args.only_scorecards else None
     cards = load_scorecards(args.scorecards, only=only, store=args.store)

@@ -30,8 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_trend(args) -> int:
     from rubriceval.data.segment_spec import SegmentError, parse_by
-    from rubriceval.store.runs import RunStore
     from rubriceval.report.trend_views import format_trend, render_trend_html, write_trend_workbook
+    from rubriceval.store.runs import RunStore
     from rubriceval.trend.series import compute_trend
 
     groupings = parse_by(args.by)

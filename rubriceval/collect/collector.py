@@ -11,12 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rubriceval.collect.resumable import CollectSummary, Collection, collect_resumably, read_partial
+from rubriceval.collect.resumable import Collection, CollectSummary, collect_resumably, read_partial
 from rubriceval.collect.retry import ask_with_retries
 from rubriceval.collect.targets import AnyTarget, TargetRunner, open_target
+from rubriceval.common.errors import DatasetError
 from rubriceval.data.io import read_dataset
 from rubriceval.data.sample import Sample
-from rubriceval.common.errors import DatasetError
 
 # Metadata keys this module owns; stale values from an earlier run are replaced, never merged.
 _COLLECT_KEYS = ("latency_s", "error", "target", "attempts")

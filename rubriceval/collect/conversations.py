@@ -21,13 +21,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rubriceval.collect.resumable import CollectSummary, Collection, collect_resumably
+from rubriceval.collect.resumable import Collection, CollectSummary, collect_resumably
 from rubriceval.collect.retry import ask_with_retries
 from rubriceval.collect.scripts import ConversationScript, load_scripts
 from rubriceval.collect.simulated_user import SimulationFailed, next_move
 from rubriceval.collect.targets import AnyTarget, TargetReply, TargetRunner, open_target
-from rubriceval.data.conversation import Conversation, ToolCall, Turn
 from rubriceval.common.errors import ConfigError, DatasetError
+from rubriceval.data.conversation import Conversation, ToolCall, Turn
 
 
 class _Transcript:
@@ -158,7 +158,7 @@ async def collect_conversations_with_judge(judge_config: Any, script_path: str |
     simulated users, so a scripted collection starts no judge — and closed afterwards. For the CLI."""
     if not any(s.simulated_user for s in load_scripts(script_path)):
         return await collect_conversations(script_path, target, out_path, **options)
-    from rubriceval.local.backends import make_judge   # the embedded judge is only started when a user is simulated
+    from rubriceval.local.backends import make_judge  # the embedded judge is only started when a user is simulated
 
     judge = make_judge(judge_config)
     try:

@@ -13,9 +13,10 @@ import asyncio
 import json
 import os
 import time
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import IO, Any, Awaitable, Callable, Protocol, TypeVar
+from pathlib import Path
+from typing import IO, Any, Protocol, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 from tqdm import tqdm

@@ -29,8 +29,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from rubriceval.data.conversation import Conversation, Turn
 from rubriceval.common.errors import DatasetError, RubricEvalError
+from rubriceval.data.conversation import Conversation, Turn
 from rubriceval.rubric.yaml_lines import line_for, load_yaml_with_lines
 
 
@@ -64,7 +64,7 @@ class ConversationScript(Conversation):
         return value
 
     @model_validator(mode="after")
-    def _coherent(self) -> "ConversationScript":    # replaces Conversation's: a script has no turns yet
+    def _coherent(self) -> ConversationScript:    # replaces Conversation's: a script has no turns yet
         if bool(self.user_turns) == (self.simulated_user is not None):
             raise ValueError("give either user_turns (a list of user messages) or simulated_user, not both or neither")
         if any(not t.strip() for t in self.user_turns):

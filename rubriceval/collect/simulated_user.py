@@ -13,10 +13,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from rubriceval.collect.scripts import SimulatedUser
+from rubriceval.core.verdict import Usage
 from rubriceval.data.conversation import Turn
 from rubriceval.judge.ask import Judge, JudgeRequest, TemplateReask, ask, json_reader
 from rubriceval.prompt.environment import prompt_environment, render_messages
-from rubriceval.core.verdict import Usage
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 MOVE_SCHEMA: dict = {"type": "object", "additionalProperties": False, "required": ["reason", "stop", "message"],

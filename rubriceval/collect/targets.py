@@ -41,16 +41,16 @@ import json
 import os
 import sys
 from abc import ABC, abstractmethod
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import httpx
 import yaml
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
-from rubriceval.data.conversation import ToolCall
 from rubriceval.common.errors import ConfigError
+from rubriceval.data.conversation import ToolCall
 
 
 class TargetToolCall(ToolCall):
@@ -318,7 +318,7 @@ class _HttpRunner(TargetRunner):
 
 class _OpenAIChatRunner(TargetRunner):
     def __init__(self, config: OpenAIChatTarget):
-        import openai   # imported here: only this target needs it
+        import openai  # imported here: only this target needs it
 
         self.description = config.describe()
         self._config = config

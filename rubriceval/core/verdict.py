@@ -39,7 +39,7 @@ class Usage(BaseModel):
     embedding_cache_hits: int = 0
     cached_prompt_tokens: int = 0     # of prompt_tokens, reused from the judge server's prefix cache
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
 
 
@@ -76,7 +76,7 @@ class Verdict(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
-    def _scored_xor_unscored(self) -> "Verdict":
+    def _scored_xor_unscored(self) -> Verdict:
         if self.score is None and not self.unscored_reason:
             raise ValueError("a verdict without a score must say why (unscored_reason)")
         if self.score is not None:
@@ -93,5 +93,5 @@ class Verdict(BaseModel):
         return self.score is not None
 
     @classmethod
-    def unscored(cls, sample_id: str, scorer: str, why: UnscoredKind, reason: str, **extra: Any) -> "Verdict":
+    def unscored(cls, sample_id: str, scorer: str, why: UnscoredKind, reason: str, **extra: Any) -> Verdict:
         return cls(sample_id=sample_id, scorer=scorer, unscored_kind=why, unscored_reason=reason, **extra)

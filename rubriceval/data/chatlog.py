@@ -34,11 +34,11 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rubriceval.common.errors import DatasetError
+from rubriceval.data import metadata as meta
 from rubriceval.data.conversation import ROLES, Conversation, Turn, TurnProblem
 from rubriceval.data.row_groups import RowGroups
 from rubriceval.data.stream import Record, iter_records
-from rubriceval.common.errors import DatasetError
-from rubriceval.data import metadata as meta
 
 # Header names tried, in order, for each column nobody named.
 DEFAULT_COLUMNS: dict[str, tuple[str, ...]] = {

@@ -141,7 +141,7 @@ class Conversation(ConversationFields):
     turns: list[Turn] = Field(min_length=1)
 
     @model_validator(mode="after")
-    def _coherent(self) -> "Conversation":
+    def _coherent(self) -> Conversation:
         check_turns(self.turns)
         return self
 

@@ -6,10 +6,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rubriceval.data.conversation import (Conversation, TurnProblem, conversation_from_record,
-                                          is_conversation_record, turns_key)
-from rubriceval.data.sample import Sample
 from rubriceval.common.errors import DatasetError
+from rubriceval.data.conversation import (
+    Conversation,
+    TurnProblem,
+    conversation_from_record,
+    is_conversation_record,
+    turns_key,
+)
+from rubriceval.data.sample import Sample
 
 __all__ = ["conversation_sample", "is_conversation_record", "parse_conversation"]
 

@@ -59,7 +59,7 @@ class Sample(BaseModel):
         return data
 
     @model_validator(mode="after")
-    def _generated_id(self) -> "Sample":
+    def _generated_id(self) -> Sample:
         if not self.id:
             self.id = content_id({"question": self.question, "ground_truth": self.ground_truth,
                                   "reference_contexts": self.reference_contexts})

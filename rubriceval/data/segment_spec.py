@@ -10,8 +10,8 @@ e.g. Asia/Shanghai); instants are compared in UTC, and a timestamp without an of
 """
 from __future__ import annotations
 
-from typing import Literal
 from datetime import tzinfo
+from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 

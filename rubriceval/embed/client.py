@@ -19,8 +19,8 @@ import numpy as np
 import openai
 from pydantic import BaseModel
 
-from rubriceval.judge.cache import CallCache, cache_key, endpoint_identity
 from rubriceval.embed.config import EmbedderConfig
+from rubriceval.judge.cache import CallCache, cache_key, endpoint_identity
 from rubriceval.judge.config import default_cache_dir
 
 ErrorKind = Literal["provider_error", "timeout", "invalid_output", "error"]

@@ -10,10 +10,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from rubriceval.audit.official import OfficialScores, with_decision
+from rubriceval.core.verdict import Verdict
 from rubriceval.data import metadata as meta
 from rubriceval.data.sample import Sample
-from rubriceval.core.verdict import Verdict
-from rubriceval.audit.official import OfficialScores, with_decision
 from rubriceval.store.runs import RunInfo, RunStore
 from rubriceval.store.turn_audit import turn_scores
 

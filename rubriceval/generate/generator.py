@@ -16,19 +16,19 @@ import copy
 import random
 import re
 from collections import Counter
-from pathlib import Path
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 from tqdm import tqdm
 
+from rubriceval.core.verdict import UnscoredKind, Usage
 from rubriceval.data.io import write_dataset
 from rubriceval.data.sample import Sample
 from rubriceval.generate.chunking import Chunk, chunk_documents, load_documents
 from rubriceval.judge.ask import Judge, JudgeRequest, ask, json_reader
 from rubriceval.prompt.environment import prompt_environment, render_messages
-from rubriceval.core.verdict import UnscoredKind, Usage
 
 CRITERIA: tuple[str, ...] = ("groundedness", "standalone", "usefulness")
 Language = Literal["zh", "en"]

@@ -21,10 +21,10 @@ from pydantic import BaseModel, Field
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.data.metadata import utc_iso
 from rubriceval.data.sample import Sample
-from rubriceval.incremental.source import Place, changed_state, read_file, reread, source_files
-from rubriceval.incremental.state import FileState, Increment, SourceState
 from rubriceval.data.segment_spec import TimeSettings
 from rubriceval.data.segment_values import SampleKeys, sample_time
+from rubriceval.incremental.source import Place, changed_state, read_file, reread, source_files
+from rubriceval.incremental.state import FileState, Increment, SourceState
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|min|h|d)?\s*$")
 _UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, None: 60}

@@ -55,10 +55,10 @@ from typing import Any, Generic, Protocol, TypeVar
 import jinja2
 from pydantic import BaseModel, ConfigDict, Field
 
+from rubriceval.core.verdict import UnscoredKind, Usage
 from rubriceval.judge.options import CallOptions
 from rubriceval.judge.tokens import estimate_messages_tokens
 from rubriceval.safety.untrusted import neutralise_untrusted
-from rubriceval.core.verdict import UnscoredKind, Usage
 
 MAX_REASKS = 1   # one bounded re-ask after an unreadable reply
 T = TypeVar("T")

@@ -11,17 +11,17 @@ import json
 import random
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Literal
 
 import openai
 from pydantic import BaseModel
 
 from rubriceval.judge.cache import CallCache, endpoint_identity, judge_call_key
 from rubriceval.judge.config import JudgeConfig, default_cache_dir
+from rubriceval.judge.options import CallOptions, TokenLogprob, cached_prompt_tokens, choices_grammar, read_logprobs
 from rubriceval.judge.pricing import usd
-from rubriceval.judge.options import (CallOptions, TokenLogprob, cached_prompt_tokens, choices_grammar,
-                                      read_logprobs)
 
 ErrorKind = Literal["provider_error", "timeout", "invalid_output", "error"]
 

@@ -16,7 +16,7 @@ class ParsedOutput(BaseModel):
     #                        zh_score, json_fragment, out_of — or "none" when no marker was found
 
     @model_validator(mode="after")
-    def _scored_xor_error(self) -> "ParsedOutput":
+    def _scored_xor_error(self) -> ParsedOutput:
         if (self.score is None) == (self.error is None):
             raise ValueError("exactly one of score and error must be set")
         return self
@@ -32,7 +32,7 @@ class ParsedPreference(BaseModel):
     form: str = "none"     # result_tag, zh_result, response_tag, result_label — or "none"
 
     @model_validator(mode="after")
-    def _winner_xor_error(self) -> "ParsedPreference":
+    def _winner_xor_error(self) -> ParsedPreference:
         if (self.winner is None) == (self.error is None):
             raise ValueError("exactly one of winner and error must be set")
         return self

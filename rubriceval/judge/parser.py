@@ -39,8 +39,15 @@ import json
 from rubriceval.judge.parsed import ParsedOutput, ParsedPreference
 from rubriceval.judge.reply_markers import PREFERENCE_MARKERS, PREFERENCE_OR_TIE_MARKERS, SCORE_MARKERS, TIE_WORDS
 from rubriceval.judge.reply_scan import Found, Scan, Spans, disagreement, final_section, find_markers, prepare
-from rubriceval.judge.reply_values import (clean_feedback, feedback_around, feedback_from_fragment, from_object,
-                                           judge_objects, marker_text, score_from_marker)
+from rubriceval.judge.reply_values import (
+    clean_feedback,
+    feedback_around,
+    feedback_from_fragment,
+    from_object,
+    judge_objects,
+    marker_text,
+    score_from_marker,
+)
 
 __all__ = ["ParsedOutput", "ParsedPreference", "parse_judge_output", "parse_pairwise_output"]
 

@@ -38,7 +38,7 @@ class JudgePrices(BaseModel):
     batch: tuple[float, float]
 
     @classmethod
-    def of(cls, config: JudgeConfig) -> "JudgePrices":
+    def of(cls, config: JudgeConfig) -> JudgePrices:
         return cls(online=config.prices(), batch=config.batch_prices())
 
     @property

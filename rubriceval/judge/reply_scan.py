@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from rubriceval.judge.reply_markers import (CHINESE_NUMERALS, LEVEL_DESCRIPTION_FOLLOWS, MAX_SECTION_GAP_WORD_CHARS,
-                                            REFERENCE_HEADING_BEFORE, TO_ASCII, Marker)
+from rubriceval.judge.reply_markers import (
+    CHINESE_NUMERALS,
+    LEVEL_DESCRIPTION_FOLLOWS,
+    MAX_SECTION_GAP_WORD_CHARS,
+    REFERENCE_HEADING_BEFORE,
+    TO_ASCII,
+    Marker,
+)
 
 # Reasoning-model drafts; an unclosed block (reply cut off while thinking) runs to the end.
 _THINK_BLOCK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S | re.I)
@@ -51,8 +58,8 @@ class Scan:
 
     visible: str                         # original with <think> blocks blanked (same length)
     text: str                            # visible, normalised to ASCII forms (same length)
-    quoted: "Spans"                     # quoted material: markers in here are never verdicts
-    hides_json: "Spans"                 # the part of it that can also hide a whole JSON object
+    quoted: Spans                     # quoted material: markers in here are never verdicts
+    hides_json: Spans                 # the part of it that can also hide a whole JSON object
     had_reasoning: bool
 
 

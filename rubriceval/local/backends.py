@@ -7,7 +7,6 @@ from rubriceval.embed.config import EmbedderConfig
 from rubriceval.judge.client import JudgeClient
 from rubriceval.judge.config import JudgeConfig
 
-
 LOCAL_FEEDBACK_MAX_CHARS = 300
 
 

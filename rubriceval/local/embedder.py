@@ -21,8 +21,8 @@ import os
 import threading
 from typing import Any
 
-from rubriceval.embed.client import BackendBatch, EmbeddingClient
 from rubriceval.common.errors import ConfigError
+from rubriceval.embed.client import BackendBatch, EmbeddingClient
 from rubriceval.embed.config import EmbedderConfig
 
 DEFAULT_LOCAL_MODEL = "local"          # EmbedderConfig.model for the default embedded embedder (USE)

@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from rubriceval.core.verdict import Usage
 from rubriceval.data.sample import Sample
 from rubriceval.judge.ask import Judge, JudgeRequest, Reading, TemplateReask, ask
 from rubriceval.judge.parser import ParsedPreference, parse_pairwise_output
 from rubriceval.pairwise.models import Choice, OrderReading, PairwiseVerdict, Preferred
 from rubriceval.pairwise.prompt import SCHEMA_NAME, compile_pairwise, pairwise_reask_template
 from rubriceval.rubric.schema import JudgeItem, Rubric
-from rubriceval.core.verdict import Usage
 
 CHOICES = ("A", "B", "tie")
 

@@ -52,7 +52,7 @@ class PairwiseVerdict(BaseModel):
     usage: Usage = Field(default_factory=Usage)
 
     @model_validator(mode="after")
-    def _outcome_xor_reason(self) -> "PairwiseVerdict":
+    def _outcome_xor_reason(self) -> PairwiseVerdict:
         if (self.outcome is None) == (self.unscored_reason is None):
             raise ValueError("a pairwise verdict has an outcome or says why not (unscored_reason), never both")
         if self.outcome is None and self.unscored_kind is None:

@@ -21,16 +21,16 @@ from typing import Any
 from pydantic import BaseModel
 from tqdm import tqdm
 
+from rubriceval.common.errors import RubricEvalError
+from rubriceval.core.totals import RunTotals
 from rubriceval.data.io import read_dataset
 from rubriceval.data.sample import Sample
-from rubriceval.common.errors import RubricEvalError
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.pairwise.judge import judge_pair
 from rubriceval.pairwise.models import PairwiseVerdict, Version
 from rubriceval.pairwise.store import PairwiseConfig, PairwiseStore
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.schema import JudgeItem, Rubric
-from rubriceval.core.totals import RunTotals
 from rubriceval.store.runs import RunStore
 
 

@@ -8,8 +8,15 @@ import json
 from rubriceval.data.sample import Sample
 from rubriceval.judge.options import CallOptions, choices_schema
 from rubriceval.judge.tokens import estimate_tokens
-from rubriceval.prompt.compile import (FIELD_LABELS, CompiledPrompt, contexts_label, environment, field_value,
-                                     knowledge_text, render_criterion)
+from rubriceval.prompt.compile import (
+    FIELD_LABELS,
+    CompiledPrompt,
+    contexts_label,
+    environment,
+    field_value,
+    knowledge_text,
+    render_criterion,
+)
 from rubriceval.prompt.environment import render_text, templates_fingerprint
 from rubriceval.rubric.schema import ChecklistItem, ChecklistQuestion, Rubric
 

@@ -9,12 +9,17 @@ from jinja2 import meta
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import BaseModel
 
-from rubriceval.data.sample import Sample
 from rubriceval.common.errors import RubricEvalError
+from rubriceval.data.sample import Sample
 from rubriceval.judge.options import CallOptions
+from rubriceval.prompt.environment import (
+    TextOrigin,
+    is_template_source,
+    prompt_environment,
+    render_messages,
+    render_untrusted_source,
+)
 from rubriceval.prompt.prompt_options import level_order, shown_examples
-from rubriceval.prompt.environment import (TextOrigin, is_template_source, prompt_environment, render_messages,
-                                           render_untrusted_source)
 from rubriceval.rubric.schema import JudgeItem, Rubric
 from rubriceval.rubric.yaml_lines import field_label, load_yaml_with_lines
 

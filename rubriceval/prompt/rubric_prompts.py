@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 from rubriceval.data.sample import Sample
+from rubriceval.prompt.checklist import compile_checklist
 from rubriceval.prompt.compile import CompiledPrompt, compile_item
 from rubriceval.prompt.transcript import compile_conversation_rubric
 from rubriceval.rubric.schema import Rubric
-from rubriceval.prompt.checklist import compile_checklist
 
 
 def compile_rubric(rubric: Rubric, sample: Sample, *, structured: bool = True,

@@ -18,8 +18,7 @@ from typing import Literal
 
 from rubriceval.data.conversation import Conversation
 from rubriceval.data.sample import Sample
-from rubriceval.prompt.compile import (CompiledPrompt, environment, knowledge_text, render_criterion,
-                                       verdict_schema)
+from rubriceval.prompt.compile import CompiledPrompt, environment, knowledge_text, render_criterion, verdict_schema
 from rubriceval.prompt.environment import render_messages
 from rubriceval.rubric.schema import JudgeItem, Rubric
 

@@ -13,11 +13,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-
-from rubriceval.pairwise.summary import pairwise_between_runs
-from rubriceval.report.run_data import RunData, load_run
 from rubriceval.i18n import Lang, check_lang, format_number, t
-from rubriceval.report.compare_models import DEFAULT_MIN_DROP, PairedDelta, Comparison
+from rubriceval.pairwise.summary import pairwise_between_runs
+from rubriceval.report.compare_models import DEFAULT_MIN_DROP, Comparison, PairedDelta
+from rubriceval.report.run_data import RunData, load_run
 
 
 def compare_data(a: RunData, b: RunData, *, n_boot: int = 2000, seed: int = 0, confidence: float = 0.95,

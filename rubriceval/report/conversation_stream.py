@@ -7,9 +7,9 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
+from rubriceval.core.verdict import Verdict
 from rubriceval.data.sample import Sample
 from rubriceval.report.conversations import ConversationRow, PositionCounts, PositionTally, conversation_rows
-from rubriceval.core.verdict import Verdict
 
 Chunks = Callable[[], Iterable[tuple[list[Sample], list[Verdict]]]]
 

@@ -7,9 +7,9 @@ from typing import Any
 
 from rubriceval.i18n import Lang, t
 from rubriceval.prompt.transcript import render_transcript
-from rubriceval.report.run_data import RunData
 from rubriceval.report.conversation_stream import ConversationSections, top_failing
 from rubriceval.report.conversations import POSITION_BUCKETS, ConversationReport, rubric_names
+from rubriceval.report.run_data import RunData
 
 SHEETS = ("conversations", "where_rules_fail")
 MARKDOWN_ROWS = 10                 # conversations listed in the Markdown summary (the workbook has them all)

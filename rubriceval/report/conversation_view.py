@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from rubriceval.core.verdict import Verdict
 from rubriceval.data.sample import Sample
-from rubriceval.report.run_data import RunData
 from rubriceval.report.conversation_stream import ConversationSections
 from rubriceval.report.conversations import POSITION_BUCKETS, ConversationReport, failing_evidence, rubric_names
-from rubriceval.core.verdict import Verdict
+from rubriceval.report.run_data import RunData
 
 TURN_PREVIEW_CHARS = 400
 

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
-from rubriceval.data.sample import Sample
 from rubriceval.core.verdict import Evidence, Verdict
+from rubriceval.data.sample import Sample
 
 # Relative position of a turn in its conversation, in equal buckets from start to end (see position_bucket).
 POSITION_BUCKETS = ("0–25%", "25–50%", "50–75%", "75–100%")

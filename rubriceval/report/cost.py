@@ -22,10 +22,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from rubriceval.core.verdict import Usage
 from rubriceval.judge.pricing import JudgePrices, SideBySide, side_by_side
 from rubriceval.report.summary_models import ScorerSummary, Summary
 from rubriceval.scoring.panel_votes import RUN_JUDGE
-from rubriceval.core.verdict import Usage
 
 UNPRICED = JudgePrices(online=(0.0, 0.0), batch=(0.0, 0.0))
 

@@ -14,14 +14,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rubriceval.report.run_data import RunData
+from rubriceval.core.verdict import Evidence, Usage
+from rubriceval.i18n import Lang, evidence_text, t
+from rubriceval.judge.pricing import SideBySide
 from rubriceval.report.cost import run_cost
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
 from rubriceval.report.excel_book import EXCEL_MAX_ROWS, ExcelBook, split_names
 from rubriceval.report.failure_tags import FailureTagReport
-from rubriceval.i18n import Lang, check_lang, evidence_text, t
-from rubriceval.judge.pricing import SideBySide
-from rubriceval.core.verdict import Evidence, Usage
+from rubriceval.report.run_data import RunData
 
 SHEET_NAMES = ("summary", "samples", "breakdown", "diagnosis")   # stable names, for scripts reading the workbook
 

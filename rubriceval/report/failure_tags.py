@@ -12,10 +12,10 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from rubriceval.i18n import Lang, t
-from rubriceval.common.tables import markdown_table
 from rubriceval.audit.team import TeamStore
 from rubriceval.audit.team_adjudication import failure_tag_rows
+from rubriceval.common.tables import markdown_table
+from rubriceval.i18n import Lang, t
 
 FAILURE_TAGS_SHEET = "failure_tags"          # the workbook's sheet, only when experts ticked failure tags
 

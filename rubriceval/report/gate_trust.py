@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from rubriceval.report.summary_models import ScorerSummary
 from rubriceval.report.gate_checks import GateUsageError
+from rubriceval.report.summary_models import ScorerSummary
 from rubriceval.rubric.schema import Rubric, TrustBar
 from rubriceval.trust.bar import TrustEvidence, check_bar
 from rubriceval.trust.release_gate import TrustStatus, trust_status

@@ -10,17 +10,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rubriceval.report.official_figures import appeal_flag_lines, official_headline, official_note
 from rubriceval.audit.official import OFFICIAL_KEY
-from rubriceval.report.run_data import RunData
-from rubriceval.report.summary_models import GroupStats, ScorerSummary, Summary
+from rubriceval.core.verdict import Verdict
+from rubriceval.i18n import Lang, Message, check_lang, format_number, say
+from rubriceval.report.charts import column_chart, hbar_chart
 from rubriceval.report.conversation_view import example_transcript
 from rubriceval.report.cost import run_cost
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
 from rubriceval.report.failure_tags import FailureTagReport
-from rubriceval.i18n import Lang, Message, check_lang, format_number, say
-from rubriceval.core.verdict import Verdict
-from rubriceval.report.charts import hbar_chart, column_chart
+from rubriceval.report.official_figures import appeal_flag_lines, official_headline
+from rubriceval.report.run_data import RunData
+from rubriceval.report.summary_models import GroupStats, ScorerSummary, Summary
 
 if TYPE_CHECKING:
     from rubriceval.report.compose import ReportInputs

@@ -4,14 +4,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from rubriceval.common.tables import markdown_table, text_table
+from rubriceval.core.verdict import Usage
 from rubriceval.i18n import Lang, Message, check_lang, format_number, format_percent, say, t
+from rubriceval.report.cost import RunCost, run_cost
+from rubriceval.report.diagnosis import DiagnosisConfig, Finding
 from rubriceval.report.official_figures import appeal_flag_lines, official_headline, official_note
 from rubriceval.report.run_data import RunData
 from rubriceval.report.summary_models import Summary
-from rubriceval.report.cost import RunCost, run_cost
-from rubriceval.report.diagnosis import DiagnosisConfig, Finding
-from rubriceval.core.verdict import Usage
-from rubriceval.common.tables import text_table, markdown_table
 
 if TYPE_CHECKING:
     from rubriceval.report.compose import ReportInputs

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rubriceval.i18n import Lang, format_number, format_percent, t
 from rubriceval.common.tables import markdown_table
+from rubriceval.i18n import Lang, format_number, format_percent, t
 from rubriceval.segments.table import SegmentTable
 
 MAX_SHEET_NAME = 31          # Excel's limit on a sheet name

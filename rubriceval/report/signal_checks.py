@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel
 
-from rubriceval.report.summary_models import ScorerSummary
 from rubriceval.core.verdict import Verdict
+from rubriceval.report.summary_models import ScorerSummary
 from rubriceval.standard_metrics.scope import CROSS_CHECK_TWINS
 
 CROSS_CHECK_PAIRS = tuple(CROSS_CHECK_TWINS.items())

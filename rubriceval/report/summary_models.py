@@ -7,9 +7,9 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from rubriceval.trust.panel_agreement import PanelAgreement
 from rubriceval.core.verdict import Usage
 from rubriceval.stats.describe import Stats  # noqa: F401  (part of the summary's model)
+from rubriceval.trust.panel_agreement import PanelAgreement
 
 RUBRIC_LEVELS = (1, 2, 3, 4, 5)
 

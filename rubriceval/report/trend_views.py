@@ -4,8 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rubriceval.i18n import Lang, format_number, format_percent, t
 from rubriceval.common.tables import text_table
+from rubriceval.i18n import Lang, format_number, format_percent, t
 from rubriceval.trend.series import PeriodFigure, Trend
 
 MAX_LINES = 8                # segments drawn per chart (the table lists every one)

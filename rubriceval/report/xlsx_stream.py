@@ -110,7 +110,7 @@ class Book:
         self._tmp = tempfile.TemporaryDirectory(prefix=".rubriceval-xlsx-", dir=self.path.parent)
         self.sheets: list[Sheet] = []
 
-    def create_sheet(self, name: str) -> "Sheet":
+    def create_sheet(self, name: str) -> Sheet:
         sheet = Sheet(name, Path(self._tmp.name) / f"sheet{len(self.sheets) + 1}.xml")
         self.sheets.append(sheet)
         return sheet

@@ -37,7 +37,7 @@ class Condition:
 
     kind: str                       # "id", "and", "or", "not", "all", "any", "none", "otherwise", "at_least"
     name: str = ""
-    parts: tuple["Condition", ...] = ()
+    parts: tuple[Condition, ...] = ()
     count: int = 0
 
     def holds(self, answers: dict[str, bool]) -> bool:

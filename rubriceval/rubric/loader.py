@@ -12,8 +12,8 @@ from pydantic import BaseModel, ValidationError
 from rubriceval.common.errors import RubricError
 from rubriceval.rubric.check_kinds import kind_names
 from rubriceval.rubric.schema import Rubric
-from rubriceval.rubric.yaml_lines import field_label, line_for, load_yaml_with_lines, yaml_text_with_lines
 from rubriceval.rubric.source_names import SourceText, is_store_source, store_source_unread
+from rubriceval.rubric.yaml_lines import field_label, line_for, load_yaml_with_lines, yaml_text_with_lines
 
 _HINTS = {
     "extra_forbidden": "unknown field; see `rubriceval schema` for the allowed fields",

@@ -23,8 +23,8 @@ import re
 
 from pydantic import Field, field_validator, model_serializer, model_validator
 
-from rubriceval.safety.entities import canonical_entity
 from rubriceval.rubric.strict import StrictModel
+from rubriceval.safety.entities import canonical_entity
 
 DEFAULT_CUTOFF = 0.5
 # Regex syntax that literal text almost never contains: an escape class, a quantifier, a wildcard run, a range.
@@ -104,7 +104,7 @@ class Predicate(StrictModel):
         return [canonical_entity(str(name)) for name in names]
 
     @model_validator(mode="after")
-    def _something(self) -> "Predicate":
+    def _something(self) -> Predicate:
         if not (self.phrases or self.regex or self.entity or self.ask):
             raise ValueError("say what to look for: phrases, regex, entity and/or ask")
         if self.min_kinds > 1 and len(self.entity) < self.min_kinds:

@@ -7,9 +7,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from rubriceval.core.verdict import Verdict
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import evidence_text
-from rubriceval.core.verdict import Verdict
 from rubriceval.standard_metrics.thresholds import metric_threshold
 
 _SHOWN_TEXT = 300     # characters of question/answer/feedback in a failure message

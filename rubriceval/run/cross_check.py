@@ -36,7 +36,7 @@ class ReferenceTally:
             self.with_references += bool(sample.reference_contexts)
 
     @classmethod
-    def of(cls, samples: Iterable[Sample]) -> "ReferenceTally":
+    def of(cls, samples: Iterable[Sample]) -> ReferenceTally:
         tally = cls()
         for sample in samples:
             tally.observe(sample)

@@ -9,20 +9,20 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from rubriceval.local.backends import make_embedder, make_judge, public_judge_config
+from rubriceval.common.errors import ConfigError
+from rubriceval.core.totals import RunTotals
 from rubriceval.data.inputs import dataset_samples
 from rubriceval.data.io import DatasetStream
 from rubriceval.data.sample import Sample
-from rubriceval.run.dataset_scan import DatasetScan
 from rubriceval.embed.config import EmbedderConfig, load_embedder_config
-from rubriceval.common.errors import ConfigError
 from rubriceval.judge.config import JudgeConfig, load_judge_config
-from rubriceval.store.stored_sources import load_rubrics
+from rubriceval.local.backends import make_embedder, make_judge, public_judge_config
 from rubriceval.rubric.schema import Rubric
+from rubriceval.run.dataset_scan import DatasetScan
 from rubriceval.run.result import EvaluationResult  # noqa: F401  (public here too)
 from rubriceval.run.runner import execute
-from rubriceval.core.totals import RunTotals
 from rubriceval.store.runs import RunConfig, RunStore, rubrics_from_run  # noqa: F401  (rubrics_from_run: public here too)
+from rubriceval.store.stored_sources import load_rubrics
 
 if TYPE_CHECKING:
     from rubriceval.standard_metrics.options import MetricOptions
@@ -177,7 +177,7 @@ async def run_async(samples: Iterable[Sample | tuple[int | None, Sample]] | None
     if resume_run:
         run_id = store.resolve(resume_run)
         options = _metric_options(metric_options, store, run_id)
-        from rubriceval.scoring.judge_mode import judging_models, resumed_mode_notes   # versions kept: say so
+        from rubriceval.scoring.judge_mode import judging_models, resumed_mode_notes  # versions kept: say so
 
         for line in resumed_mode_notes(rubrics, judging_models(judge_config, panel_config)):
             print(line, file=sys.stderr)
@@ -345,8 +345,8 @@ def evaluate(dataset: Any, *, rubrics: str | Path | list[Rubric | str | Path] | 
 
 def _scorecard_list(scorecards: Any, rubrics: list[Rubric], store: str | Path | None = None) -> list:
     """Scorecards given to evaluate(): loaded, and their rubric: items checked against the run's rubrics."""
-    from rubriceval.store.stored_sources import load_scorecards
     from rubriceval.run.scorecard_stage import check_rubric_references
+    from rubriceval.store.stored_sources import load_scorecards
 
     items = [scorecards] if isinstance(scorecards, (str, Path)) else list(scorecards)
     cards = [c for item in items

@@ -17,8 +17,9 @@ standard_metrics/thresholds.py) is set beside the options, or by flag:
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError

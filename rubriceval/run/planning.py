@@ -8,8 +8,8 @@ the dry run counts them and the Batch API mode (`rubriceval/batch/`) writes them
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any, Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,7 +19,6 @@ from rubriceval.judge.config import JudgeConfig, default_cache_dir
 from rubriceval.judge.options import CallOptions
 from rubriceval.judge.pricing import JudgePrices, SideBySide, side_by_side
 from rubriceval.judge.tokens import estimate_messages_tokens
-from rubriceval.standard_metrics.scope import metrics_for
 from rubriceval.prompt.rubric_prompts import compile_rubric
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.schema import Rubric
@@ -28,6 +27,7 @@ from rubriceval.safety.redaction import judge_view
 from rubriceval.scoring.rubric_scorer import missing_fields
 from rubriceval.scoring.score_probs import holistic_options
 from rubriceval.scoring.turn_questions import idle_question_checks, plan_turn_questions, rubric_knowledge
+from rubriceval.standard_metrics.scope import metrics_for
 
 # Typical reply size: feedback of a few sentences plus the score. A constrained answer (a checklist question's
 # yes/no) is sized from its choices instead (`expected_completion_tokens`).

@@ -22,15 +22,15 @@ import os
 import signal
 import threading
 import time
-from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from collections.abc import Awaitable, Callable
+from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
 from rubriceval.common.errors import RubricEvalError
-from rubriceval.rubric.schema import Rubric
 from rubriceval.core.totals import RunTotals
+from rubriceval.rubric.schema import Rubric
 
 if TYPE_CHECKING:
     from rubriceval.store.runs import RunStore

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from rubriceval.run.cases import CaseResult, scorer_thresholds
 from rubriceval.core.verdict import Verdict
+from rubriceval.run.cases import CaseResult, scorer_thresholds
 from rubriceval.store.runs import RunStore
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ class EvaluationResult(BaseModel):
         """wide=False: one row per sample × rubric/metric (score or unscored reason, passed, feedback, evidence,
         usage; `cross_check_for` when the run added a metric to cross-check another). wide=True: one row per sample — id, question, answer, contexts, ground_truth, a column per
         rubric/metric (pandas NA where unscored or not applicable) and `unscored` (scorer: reason; …)."""
-        import pandas as pd            # only when a frame is asked for: a run does not need pandas
+        import pandas as pd  # only when a frame is asked for: a run does not need pandas
 
         store = RunStore(self.store_path)
         if not wide:

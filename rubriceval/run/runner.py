@@ -9,26 +9,26 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator, Sized
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sized
 from itertools import islice
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from tqdm import tqdm
 
+from rubriceval.core.totals import RunTotals
+from rubriceval.core.verdict import Verdict
 from rubriceval.data.sample import Sample
 from rubriceval.judge.client import CallStats, JudgeClient
-from rubriceval.standard_metrics.scope import metrics_for
-from rubriceval.standard_metrics.thresholds import metric_threshold
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.schema import Rubric
 from rubriceval.run.pool import default_workers, run_in_processes
 from rubriceval.safety.redaction import judge_view, record_redactions
 from rubriceval.scoring.rubric_scorer import score_rubric
+from rubriceval.standard_metrics.scope import metrics_for
+from rubriceval.standard_metrics.thresholds import metric_threshold
 from rubriceval.store.datasets import WINDOW
 from rubriceval.store.runs import RunStore
 from rubriceval.store.verdict_batches import VerdictBatches
-from rubriceval.core.verdict import Verdict
-from rubriceval.core.totals import RunTotals
 
 
 def plan_units(samples: list[Sample], rubrics: list[Rubric], metrics: list[str]) -> list[tuple[Sample, str, str]]:

@@ -3,12 +3,13 @@ nothing. The verdict stays a scored verdict (or unscored for its own reason): su
 check with the quoted span as evidence and a flag in `details`, which reports count."""
 from __future__ import annotations
 
-from typing import Iterable, Literal
+from collections.abc import Iterable
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from rubriceval.safety.manipulation import ManipulationFinding, scan_fields
 from rubriceval.core.verdict import Evidence, Verdict
+from rubriceval.safety.manipulation import ManipulationFinding, scan_fields
 
 CHECK_ID = "suspected_manipulation"
 DETAILS_KEY = "suspected_manipulation"

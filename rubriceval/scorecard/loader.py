@@ -11,9 +11,9 @@ from pydantic import ValidationError
 
 from rubriceval.common.errors import RubricError, RubricEvalError
 from rubriceval.data.knowledge import load_knowledge
+from rubriceval.rubric.source_names import SourceText, is_store_source, store_source_unread
 from rubriceval.rubric.yaml_lines import field_label, line_for, load_yaml_with_lines, yaml_text_with_lines
 from rubriceval.scorecard.schema import Scorecard
-from rubriceval.rubric.source_names import SourceText, is_store_source, store_source_unread
 
 _HINTS = {
     "extra_forbidden": "unknown field; a scorecard has id, name, base, dimensions, items (see docs/scorecards.md)",

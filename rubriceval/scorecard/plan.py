@@ -9,8 +9,13 @@ from rubriceval.data.sample import Sample
 from rubriceval.prompt.compile import CompiledPrompt
 from rubriceval.safety.redaction import judge_view
 from rubriceval.scorecard.applicability import card_applies, why_not_applicable
-from rubriceval.scorecard.questions import (applies_question, compile_scorecard_question, has_turn_questions,
-                                            item_question, sees_knowledge)
+from rubriceval.scorecard.questions import (
+    applies_question,
+    compile_scorecard_question,
+    has_turn_questions,
+    item_question,
+    sees_knowledge,
+)
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.score import addresses_judge
 from rubriceval.scoring.turn_questions import plan_turn_questions

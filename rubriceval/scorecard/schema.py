@@ -72,7 +72,7 @@ class AppliesWhen(StrictModel):
         return valid_regex(value)
 
     @model_validator(mode="after")
-    def _something(self) -> "AppliesWhen":
+    def _something(self) -> AppliesWhen:
         if not (self.tags or self.intents or self.pattern or self.metadata or self.question
                 or self.has_contexts is not None):
             raise ValueError("applies_when needs a condition: tags, intents, pattern, metadata, has_contexts or "
@@ -145,7 +145,7 @@ class ScorecardItem(StrictModel):
         return value
 
     @model_validator(mode="after")
-    def _predicate_and_points(self) -> "ScorecardItem":
+    def _predicate_and_points(self) -> ScorecardItem:
         given = [name for name in PREDICATE_NAMES if getattr(self, name) is not None]
         if not given:
             raise ValueError(f"an item needs a predicate: {predicate_choices()}")
@@ -224,7 +224,7 @@ class Scorecard(StrictModel):
     source_file: str | None = Field(default=None, exclude=True)
 
     @model_validator(mode="after")
-    def _consistent(self) -> "Scorecard":
+    def _consistent(self) -> Scorecard:
         dims = [d.id for d in self.dimensions]
         repeated = sorted({d for d in dims if dims.count(d) > 1})
         if repeated:

@@ -24,8 +24,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rubriceval.scoring.combine import round_half_up
 from rubriceval.core.verdict import Usage, Verdict
+from rubriceval.scoring.combine import round_half_up
 
 DISAGREEMENT_SPREAD = 2.0
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import asyncio
 
+from rubriceval.core.verdict import Usage
 from rubriceval.judge.ask import JudgeRequest, ask
 from rubriceval.judge.options import choices_schema
+from rubriceval.prompt.checklist import CHOICES, call_options
 from rubriceval.prompt.compile import environment
 from rubriceval.prompt.environment import render_text, templates_fingerprint
 from rubriceval.safety.manipulation import ManipulationFinding
-from rubriceval.prompt.checklist import CHOICES, call_options
 from rubriceval.scoring.checklist import read_yes_no
-from rubriceval.core.verdict import Usage
 
 THRESHOLD = 0.5
 SCHEMA_NAME = "llm_screen_answer"

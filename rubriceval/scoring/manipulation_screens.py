@@ -3,9 +3,9 @@ the deterministic patterns find nothing: their findings join the policy like the
 the defence that made it, and their calls count in the verdict's usage."""
 from __future__ import annotations
 
+from rubriceval.core.verdict import Usage
 from rubriceval.safety.manipulation import ManipulationFinding
 from rubriceval.safety.manipulation_policy import ManipulationPolicy, screened_texts
-from rubriceval.core.verdict import Usage
 
 
 async def screen_sample(sample, policy: ManipulationPolicy, judge) -> tuple[list[ManipulationFinding], Usage]:

@@ -28,8 +28,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rubriceval.data.sample import Sample
 from rubriceval.common.errors import ConfigError, RubricEvalError
+from rubriceval.core.verdict import Verdict
+from rubriceval.data.sample import Sample
 from rubriceval.judge.ask import Judge
 from rubriceval.judge.config import JudgeConfig, load_judge_config
 from rubriceval.rubric.schema import Rubric
@@ -37,7 +38,6 @@ from rubriceval.rubric.yaml_lines import line_for, load_yaml_with_lines
 from rubriceval.scoring.consensus import Consensus, consensus_verdict, default_min_scored
 from rubriceval.scoring.panel_votes import DETAILS_KEY, PanelVote
 from rubriceval.scoring.rubric_scorer import score_rubric
-from rubriceval.core.verdict import Verdict
 
 MEMBER_KEYS = ("name", "api_key_env")       # panel-only keys of a `judges:` entry; the rest are JudgeConfig fields
 
@@ -72,7 +72,7 @@ class PanelConfig(BaseModel):
                 "min_scored": self.min_scored}
 
     @classmethod
-    def from_public(cls, data: dict[str, Any], api_key: str | None = None) -> "PanelConfig":
+    def from_public(cls, data: dict[str, Any], api_key: str | None = None) -> PanelConfig:
         """A stored panel back, with `api_key` (or each judge's api_key_env) for the judges."""
         config = cls.model_validate(data)
         for judge in config.judges:
@@ -196,9 +196,8 @@ class JudgePanel:
 def make_panel(config: PanelConfig, *, stats: Any = None, announce: bool = True) -> JudgePanel:
     """The clients of a configured panel, sharing one CallStats (`stats`, or a new one) so a run counts every
     judge's calls in one place."""
-    from rubriceval.local.backends import make_judge
-
     from rubriceval.judge.client import CallStats
+    from rubriceval.local.backends import make_judge
 
     shared = stats if stats is not None else CallStats()
     clients = []

@@ -19,23 +19,24 @@ fewer; which of them are already cached is looked up as for any planned call).
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rubriceval.checks import dispatch_check
+from rubriceval.checks.predicates import needs_question
 from rubriceval.checks.turn_answers import NeedAnswer, TurnAnswer, TurnAnswers, Unanswered, using_answers
+from rubriceval.core.verdict import Evidence, Usage
 from rubriceval.data.conversation import Conversation
 from rubriceval.data.knowledge import Knowledge, load_knowledge
 from rubriceval.data.sample import Sample
 from rubriceval.judge.ask import JudgeRequest, TemplateReask, ask
 from rubriceval.judge.options import choices_schema
+from rubriceval.prompt.checklist import CHOICES, SCHEMA_NAME, call_options
 from rubriceval.prompt.compile import CompiledPrompt, environment
 from rubriceval.prompt.environment import render_text, templates_fingerprint
 from rubriceval.prompt.transcript import render_transcript
-from rubriceval.checks.predicates import needs_question
 from rubriceval.rubric.predicate import Predicate, as_predicate
-from rubriceval.prompt.checklist import CHOICES, SCHEMA_NAME, call_options
 from rubriceval.scoring.checklist import read_yes_no
-from rubriceval.core.verdict import Evidence, Usage
 
 TEMPLATES = ("turn_question_system", "turn_question", "checklist_reask")
 ROLE_NAMES = {"zh": {"user": "用户", "assistant": "客服", "tool": "工具结果", "system": "系统"},

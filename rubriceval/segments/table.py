@@ -13,11 +13,11 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from rubriceval.stats.describe import describe
-from rubriceval.standard_metrics.thresholds import metric_threshold
 from rubriceval.audit.scored_rows import FATAL, SCORECARD, ScoredRow, official_view, run_rows, scorecard_thresholds
 from rubriceval.data.segment_spec import Grouping, SegmentError, TimeSettings
 from rubriceval.data.segment_values import SampleKeys, segment_keys
+from rubriceval.standard_metrics.thresholds import metric_threshold
+from rubriceval.stats.describe import describe
 
 
 class SegmentStats(BaseModel):

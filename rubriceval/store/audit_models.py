@@ -7,9 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from rubriceval.data.sample import Sample
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.core.verdict import Verdict
+from rubriceval.data.sample import Sample
 
 SAMPLE_LEVEL = ""          # the scorer column value of a sample's own version row (ground truth, contexts)
 GROUND_TRUTH_FIELD = "ground_truth"
@@ -70,7 +70,7 @@ class GroundTruthEdit(BaseModel):
     edited_at: float
 
     @classmethod
-    def from_row(cls, row: Any) -> "GroundTruthEdit":
+    def from_row(cls, row: Any) -> GroundTruthEdit:
         """One `audit_gt_edits` row (before/after stored as JSON)."""
         return cls(edit_id=row["edit_id"], run_id=row["run_id"], sample_id=row["sample_id"], field=row["field"],
                    before=json.loads(row["before_json"]), after=json.loads(row["after_json"]), editor=row["editor"],

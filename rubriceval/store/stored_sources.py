@@ -10,12 +10,11 @@ from pathlib import Path
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.rubric import loader as rubric_loader
 from rubriceval.rubric.schema import Rubric
-from rubriceval.rubric.source_names import SourceText, is_store_source
+from rubriceval.rubric.source_names import Kind, SourceText, is_store_source, parse_store_source
 from rubriceval.scorecard import loader as scorecard_loader
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.store.location import display_location, store_target
 from rubriceval.store.runs import RunStore, default_store_path
-from rubriceval.rubric.source_names import Kind, parse_store_source
 from rubriceval.store.studio_versions import StoredVersion, StudioVersionStore
 
 

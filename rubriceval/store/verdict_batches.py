@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import time
 
-from rubriceval.store.runs import RunStore
 from rubriceval.core.verdict import Verdict
+from rubriceval.store.runs import RunStore
 
 BATCH_SIZE = 1000
 BATCH_EVERY_S = 0.25

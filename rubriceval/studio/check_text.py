@@ -39,7 +39,7 @@ class CheckSpec(BaseModel):
     type: str
     values: list[str] = Field(default_factory=list)
 
-    def same_as(self, other: "CheckSpec | None") -> bool:
+    def same_as(self, other: CheckSpec | None) -> bool:
         """The same check as the checks read it (alternatives stripped, empty ones dropped)."""
         return other is not None and (self.id, self.type, self.normalised()) == (other.id, other.type,
                                                                                   other.normalised())

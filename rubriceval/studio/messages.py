@@ -38,7 +38,7 @@ class Problem(BaseModel):
     hint: str | None = None
 
     @classmethod
-    def of(cls, found: object) -> "Problem":
+    def of(cls, found: object) -> Problem:
         """From a lint Finding (its hint folded into the message as `(hint: …)`) or a RubricEvalError."""
         message, hint = str(getattr(found, "message", found)), getattr(found, "hint", None)
         if hint is None and (split := _HINT.match(message)):

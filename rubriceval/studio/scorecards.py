@@ -22,8 +22,8 @@ from pydantic import BaseModel
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import Lang, t
-from rubriceval.scorecard.applicability import card_applies
 from rubriceval.rubric.yaml_lines import yaml_text_with_lines
+from rubriceval.scorecard.applicability import card_applies
 from rubriceval.scorecard.loader import scorecard_from_data
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.score import score_scorecard
@@ -37,7 +37,7 @@ class CardFolder(BaseModel):
     path: Path | None = None
 
     @classmethod
-    def of(cls, folder: str | Path | None) -> "CardFolder":
+    def of(cls, folder: str | Path | None) -> CardFolder:
         return cls(path=Path(folder).resolve() if folder else None)
 
     @property

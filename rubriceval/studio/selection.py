@@ -15,12 +15,12 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from rubriceval.common.errors import RubricEvalError
+from rubriceval.core.verdict import Usage
 from rubriceval.data.sample import Sample
 from rubriceval.judge.ask import JudgeRequest, ask, json_reader
 from rubriceval.prompt.environment import prompt_environment, render_messages
 from rubriceval.rubric.schema import ChecklistItem, ChecklistQuestion, Rubric
 from rubriceval.scoring.checklist import ask_questions
-from rubriceval.core.verdict import Usage
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 MIN_AGREEMENT = 0.7

@@ -19,10 +19,10 @@ from rubriceval.common.errors import RubricEvalError
 from rubriceval.data.sample import Sample
 from rubriceval.prompt.rubric_prompts import compile_rubric, prompts_text
 from rubriceval.rubric.applies import why_not
-from rubriceval.validate.lint import Finding, validate_path
 from rubriceval.rubric.schema import Rubric
 from rubriceval.store.runs import RunStore
 from rubriceval.studio.messages import Problem, say_problem
+from rubriceval.validate.lint import Finding, validate_path
 
 PickRule = Literal["random", "tag", "failing", "first"]
 

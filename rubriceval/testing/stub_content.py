@@ -5,7 +5,8 @@ import hashlib
 import math
 import random
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _LATIN_TOKEN = re.compile(r"\w+|[^\w\s]")

@@ -7,13 +7,14 @@ import random
 import re
 import struct
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from rubriceval.testing.schema_instance import SchemaError, instance_for_schema
-from rubriceval.testing.stub_logprobs import cached_prefix_tokens, constrained_content
 from rubriceval.testing.stub_content import CJK, embedding_for, message_text, prompt_token_count, rough_token_count
+from rubriceval.testing.stub_logprobs import cached_prefix_tokens, constrained_content
 
 Responder = Callable[[dict], "str | dict"]
 

@@ -44,11 +44,22 @@ import threading
 import time
 import traceback
 from collections import Counter, deque
-from typing import Iterable
+from collections.abc import Iterable
 
 from rubriceval.testing.stub_http import StubHandler, StubHTTPServer
-from rubriceval.testing.stub_replies import (DEFAULT_FAULT_MIX, DEFAULT_TEXT, Reply, Responder, chat_reply, check_fault,
-                                             embeddings_reply, error_reply, fault_reply, json_reply, prompt_text)
+from rubriceval.testing.stub_replies import (
+    DEFAULT_FAULT_MIX,
+    DEFAULT_TEXT,
+    Reply,
+    Responder,
+    chat_reply,
+    check_fault,
+    embeddings_reply,
+    error_reply,
+    fault_reply,
+    json_reply,
+    prompt_text,
+)
 from rubriceval.testing.stub_stats import Endpoint, RequestRecord, StubStats
 
 
@@ -125,7 +136,7 @@ class StubServer:
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
 
-    def start(self) -> "StubServer":
+    def start(self) -> StubServer:
         if self._httpd is not None:
             return self
         self._stopping.clear()
@@ -149,7 +160,7 @@ class StubServer:
             self._log_file.close()
             self._log_file = None
 
-    def __enter__(self) -> "StubServer":
+    def __enter__(self) -> StubServer:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:

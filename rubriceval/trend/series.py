@@ -14,11 +14,11 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from rubriceval.common.errors import RubricEvalError
 from rubriceval.audit.scored_rows import official_view, run_rows, scorecard_thresholds
+from rubriceval.common.errors import RubricEvalError
 from rubriceval.data.segment_spec import Grouping, SegmentField, TimeSettings, parse_field
-from rubriceval.segments.table import Cell, SegmentCells, scorer_thresholds
 from rubriceval.data.segment_values import field_values
+from rubriceval.segments.table import Cell, SegmentCells, scorer_thresholds
 from rubriceval.stats.bootstrap import paired_bootstrap_ci
 from rubriceval.stats.unpaired import Difference, mean_difference, wilson_interval
 from rubriceval.store.db import Database

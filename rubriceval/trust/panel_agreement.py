@@ -12,10 +12,10 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
+from rubriceval.core.verdict import Usage, Verdict
 from rubriceval.i18n import Lang, format_number, t
 from rubriceval.scoring.panel_votes import DETAILS_KEY, panel_votes
 from rubriceval.stats.agreement import Estimate, fleiss_kappa, krippendorff_alpha
-from rubriceval.core.verdict import Usage, Verdict
 
 REPORT_N_BOOT = 1000
 

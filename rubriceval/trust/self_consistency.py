@@ -18,13 +18,13 @@ from __future__ import annotations
 import asyncio
 import copy
 
+from rubriceval.core.verdict import Verdict
 from rubriceval.data.sample import Sample
 from rubriceval.judge.client import JudgeClient
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.schema import Rubric
 from rubriceval.scoring.consensus import Consensus, consensus_verdict, default_min_scored, summarize_scores  # noqa: F401
 from rubriceval.scoring.rubric_scorer import score_rubric
-from rubriceval.core.verdict import Verdict
 
 DETAILS_KEY = "self_consistency"
 

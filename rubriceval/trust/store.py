@@ -22,10 +22,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from rubriceval.common.errors import RubricEvalError
+from rubriceval.stats.agreement import AgreementReport
 from rubriceval.store.db import Database, IntegrityError
 from rubriceval.store.location import display_location, store_target
 from rubriceval.store.migrations import upgrade
-from rubriceval.stats.agreement import AgreementReport
 
 _VERSION_COLUMNS = ("rubric_id", "version", "version_tag", "parent_version_tag", "status", "rubric_json", "yaml_text",
                     "yaml_path", "judge_model", "n_eval", "kappa_before", "kappa_after", "agreement_before_json",

@@ -10,11 +10,11 @@ from rapidfuzz.distance import Levenshtein
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.rubric.checklist_lint import checklist_findings
 from rubriceval.rubric.knowledge_lint import knowledge_findings
-from rubriceval.store.stored_sources import rubric_sources
 from rubriceval.rubric.measured import measured_findings
 from rubriceval.rubric.schema import CONVERSATION_CHECKS, LEVELS, PER_TURN_CHECKS, Rubric
-from rubriceval.validate.template_lint import template_findings
 from rubriceval.rubric.yaml_lines import field_label
+from rubriceval.store.stored_sources import rubric_sources
+from rubriceval.validate.template_lint import template_findings
 
 NEAR_DUPLICATE = 0.9   # normalized similarity above which two anchors say the same thing
 

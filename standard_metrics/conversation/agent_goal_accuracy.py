@@ -17,8 +17,8 @@ answer breaking the schema after one re-ask → unscored "invalid_output".
 from __future__ import annotations
 
 from rubriceval.core.verdict import Evidence
-from rubriceval.standard_metrics.context import MetricResult
 from rubriceval.standard_metrics.calls import CacheLookup, PlannedCall
+from rubriceval.standard_metrics.context import MetricResult
 from rubriceval.standard_metrics.conversation.judging import ask_judge, planned
 from rubriceval.standard_metrics.conversation.spec import ConversationContext, ConversationMetricSpec
 from rubriceval.standard_metrics.schemas import BOOLEAN, STRING, obj

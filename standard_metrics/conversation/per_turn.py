@@ -19,9 +19,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from rubriceval.core.verdict import Evidence, Usage, Verdict
 from rubriceval.data.conversation import Conversation
 from rubriceval.data.sample import Sample
-from rubriceval.core.verdict import Evidence, Usage, Verdict
 from rubriceval.standard_metrics.catalog import METRICS
 from rubriceval.standard_metrics.names import resolve_names
 from rubriceval.standard_metrics.options import MetricOptions

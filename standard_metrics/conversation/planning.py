@@ -7,9 +7,9 @@ required field is empty plans nothing (it will be unscored without a call).
 from __future__ import annotations
 
 from rubriceval.data.conversation import Conversation
+from rubriceval.standard_metrics.agent_options import AgentOptions
 from rubriceval.standard_metrics.calls import CacheLookup, PlannedCall
 from rubriceval.standard_metrics.conversation.catalog import CONVERSATION_METRICS
-from rubriceval.standard_metrics.agent_options import AgentOptions
 from rubriceval.standard_metrics.conversation.per_turn import eligible_names, turn_samples
 from rubriceval.standard_metrics.conversation.spec import ConversationContext, conversation_language
 from rubriceval.standard_metrics.names import resolve_names

@@ -10,17 +10,22 @@ carries exactly the calls made for it (per-turn metrics: summed over the turns, 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-from rubriceval.data.conversation import Conversation
 from rubriceval.common.errors import ConfigError
 from rubriceval.core.verdict import Verdict
+from rubriceval.data.conversation import Conversation
+from rubriceval.standard_metrics.agent_options import AgentOptions
 from rubriceval.standard_metrics.context import Unscorable
 from rubriceval.standard_metrics.conversation.catalog import CONVERSATION_METRICS
 from rubriceval.standard_metrics.conversation.judging import fingerprint
-from rubriceval.standard_metrics.agent_options import AgentOptions
 from rubriceval.standard_metrics.conversation.per_turn import score_turns
-from rubriceval.standard_metrics.conversation.spec import ConversationContext, ConversationMetricSpec, conversation_language
+from rubriceval.standard_metrics.conversation.spec import (
+    ConversationContext,
+    ConversationMetricSpec,
+    conversation_language,
+)
 from rubriceval.standard_metrics.options import MetricOptions
 
 
@@ -51,8 +56,8 @@ async def _score_one(spec: ConversationMetricSpec, ctx: ConversationContext) -> 
 async def score_conversation(conversation: Conversation, metric_names: Iterable[str], *, judge: Any = None,
                              embedder: Any = None, options: MetricOptions | dict | None = None,
                              agent_options: AgentOptions | dict | None = None) -> list[Verdict]:
-    from rubriceval.standard_metrics.names import check_known
     from rubriceval.standard_metrics.catalog import METRICS
+    from rubriceval.standard_metrics.names import check_known
 
     opts = MetricOptions.coerce(options)
     agent = (opts.agent if agent_options is None else agent_options if isinstance(agent_options, AgentOptions)

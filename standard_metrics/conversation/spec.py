@@ -6,14 +6,15 @@ apart from a dataset that lacks the column — the rule the single-turn metrics 
 """
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Literal
+from typing import Any, Literal
 
-from rubriceval.data.conversation import Conversation
 from rubriceval.core.verdict import Usage
+from rubriceval.data.conversation import Conversation
+from rubriceval.standard_metrics.agent_options import AgentOptions
 from rubriceval.standard_metrics.calls import CacheLookup, PlannedCall
 from rubriceval.standard_metrics.context import MetricResult, Unscorable
-from rubriceval.standard_metrics.agent_options import AgentOptions
 from rubriceval.standard_metrics.options import MetricOptions
 
 # tool: deterministic tool-call metrics; llm: judged ones.

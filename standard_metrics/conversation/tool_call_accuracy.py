@@ -17,8 +17,8 @@ Edge cases (Ragas → ours):
 from __future__ import annotations
 
 from rubriceval.core.verdict import Evidence
-from rubriceval.standard_metrics.context import MetricResult
 from rubriceval.standard_metrics.agent_options import AgentOptions
+from rubriceval.standard_metrics.context import MetricResult
 from rubriceval.standard_metrics.conversation.spec import ConversationContext, ConversationMetricSpec
 from rubriceval.standard_metrics.conversation.tool_calls import MadeCall, argument_score, made_calls, order_key
 

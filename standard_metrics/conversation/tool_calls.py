@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from rubriceval.data.conversation import Conversation, ToolCall
 from rubriceval.common.errors import ConfigError
+from rubriceval.data.conversation import Conversation, ToolCall
 from rubriceval.standard_metrics.agent_options import AgentOptions
 
 

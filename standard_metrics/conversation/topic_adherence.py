@@ -23,10 +23,10 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from rubriceval.core.verdict import Evidence
-from rubriceval.standard_metrics.context import MetricResult, Unscorable
-from rubriceval.standard_metrics.calls import CacheLookup, PlannedCall
-from rubriceval.standard_metrics.conversation.judging import ask_judge, cached_answer, planned
 from rubriceval.standard_metrics.agent_options import AgentOptions
+from rubriceval.standard_metrics.calls import CacheLookup, PlannedCall
+from rubriceval.standard_metrics.context import MetricResult, Unscorable
+from rubriceval.standard_metrics.conversation.judging import ask_judge, cached_answer, planned
 from rubriceval.standard_metrics.conversation.spec import ConversationContext, ConversationMetricSpec
 from rubriceval.standard_metrics.formulas import fbeta
 from rubriceval.standard_metrics.schemas import BOOLEAN, STRING, array_of, keyed, obj

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from rubriceval.judge.ask import JudgeRequest
 from rubriceval.core.verdict import Usage
+from rubriceval.judge.ask import JudgeRequest
 from rubriceval.standard_metrics.context import MetricContext, MetricResult, Unscorable
 from rubriceval.standard_metrics.options import MetricOptions
 from rubriceval.standard_metrics.protocols import Judge

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rubriceval.core.verdict import Evidence, Verdict
 from rubriceval.data.sample import Sample
 from rubriceval.rubric.schema import Rubric
-from rubriceval.core.verdict import Evidence, Verdict
 from rubriceval.store.runs import RunConfig, RunStore
 
 RUBRIC = "soothing"

@@ -8,11 +8,11 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from rubriceval.core.verdict import Verdict
 from rubriceval.data.sample import Sample
 from rubriceval.rubric.schema import Rubric
-from rubriceval.store.runs import RunConfig, RunStore
-from rubriceval.core.verdict import Verdict
 from rubriceval.standard_metrics.formulas import average_precision
+from rubriceval.store.runs import RunConfig, RunStore
 
 TAGS = ("订单延迟", "退款", "物流", "账户")
 INTENTS = ("催单", "退款申请", "查询物流", "修改密码")

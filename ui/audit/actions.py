@@ -13,8 +13,8 @@ from pydantic import BaseModel, Field
 from rubriceval import AuditStore
 from rubriceval.i18n import Lang, t
 from rubriceval.store.audit_models import AuditError, AuditItem, ItemVersions, SaveResult, clean_expert_name
-from rubriceval.ui.common.item_view import history_html, judge_html, sample_html
 from rubriceval.ui.audit.queue import PAGE_SIZE, AuditSession, refresh_current
+from rubriceval.ui.common.item_view import history_html, judge_html, sample_html
 from rubriceval.ui.common.transcript_view import item_conversation_panel
 
 

@@ -15,14 +15,13 @@ import gradio as gr
 
 from rubriceval import AuditStore, RubricEvalError
 from rubriceval.i18n import Lang, check_lang, detect_language, t
-from rubriceval.store.location import display_location, is_server_url
-from rubriceval.store.location import folder_beside_store
-from rubriceval.ui.common.assets import APP_CSS, KEYBOARD_HEAD
+from rubriceval.store.location import display_location, folder_beside_store, is_server_url
 from rubriceval.ui.audit.layout import build_layout
-from rubriceval.ui.common.transcript_view import TRANSCRIPT_CSS
 from rubriceval.ui.audit.wiring import AuditHandlers, wire
+from rubriceval.ui.common.assets import APP_CSS, KEYBOARD_HEAD
 from rubriceval.ui.common.auth import Auth, require_auth_off_loopback
 from rubriceval.ui.common.scorecard_view_actions import ScorecardDesk
+from rubriceval.ui.common.transcript_view import TRANSCRIPT_CSS
 
 
 def default_export_dir(store_path: str | Path) -> Path:

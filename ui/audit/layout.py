@@ -5,9 +5,10 @@ registered in `AuditLayout.wording`, so switching the language relabels the page
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import gradio as gr
 
@@ -16,7 +17,7 @@ from rubriceval.ui.audit import agreement_panel
 from rubriceval.ui.audit.queue import ANY, AuditSession, order_choices, queue_columns, status_choices
 from rubriceval.ui.audit.scorecard_panel import ScorecardTab, build_scorecard_tab
 from rubriceval.ui.audit.turn_panel import TurnPanel, build_turn_panel
-from rubriceval.ui.common.wording import LANGUAGE_CHOICES, Wording, Words, Relabelled
+from rubriceval.ui.common.wording import LANGUAGE_CHOICES, Relabelled, Wording, Words
 
 # Where the browser keeps the expert's name and language across reloads (localStorage).
 BROWSER_KEY = "rubriceval-audit"

@@ -9,8 +9,9 @@ the app's own rule for naming who saved (`who`, handed in by wiring.py, as for t
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import gradio as gr
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import gradio as gr
 
@@ -20,7 +21,16 @@ from rubriceval.store.turn_audit import export_turn_verdicts
 from rubriceval.ui.audit import agreement_panel
 from rubriceval.ui.audit.actions import ItemView, agree, edit_ground_truth, open_item, save_verdict
 from rubriceval.ui.audit.layout import AuditLayout
-from rubriceval.ui.audit.queue import ANY, PAGE_SIZE, AuditSession, make_filter, open_queue, page_frame, page_label, progress_markdown
+from rubriceval.ui.audit.queue import (
+    ANY,
+    PAGE_SIZE,
+    AuditSession,
+    make_filter,
+    open_queue,
+    page_frame,
+    page_label,
+    progress_markdown,
+)
 from rubriceval.ui.audit.scorecard_panel import ScorecardHandlers, wire_scorecard
 from rubriceval.ui.audit.turn_panel import TurnHandlers, wire_turns
 from rubriceval.ui.common.errors import user_errors

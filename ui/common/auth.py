@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import ipaddress
-from typing import Callable
+from collections.abc import Callable
 
 from rubriceval import RubricEvalError
 

@@ -1,9 +1,9 @@
 """Page wording from the one catalogue (rubriceval.i18n): components register their text while a layout is built, and a page relabels itself in place when the language changes. Shared by every app."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import gradio as gr
 

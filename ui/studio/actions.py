@@ -21,8 +21,8 @@ from rubriceval.common.errors import RubricEvalError
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import Lang, t
 from rubriceval.judge.config import JudgeConfig
-from rubriceval.rubric.schema import Rubric
 from rubriceval.local.backends import make_judge
+from rubriceval.rubric.schema import Rubric
 from rubriceval.store.audit import AuditStore
 from rubriceval.store.location import is_server_url
 from rubriceval.store.runs import RunStore

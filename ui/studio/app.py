@@ -13,27 +13,28 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import gradio as gr
 
 from rubriceval.audit.sessions import TeamAuth
+from rubriceval.audit.team import TeamStore
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.i18n import Lang, check_lang, t
 from rubriceval.judge.config import JudgeConfig
-from rubriceval.audit.team import TeamStore
+from rubriceval.studio.messages import said_error
 from rubriceval.ui.common.assets import APP_CSS
 from rubriceval.ui.common.auth import is_loopback, require_auth_off_loopback
 from rubriceval.ui.common.errors import user_errors
-from rubriceval.studio.messages import said_error
 from rubriceval.ui.studio.actions import CANDIDATE_COLUMNS, CHECK_COLUMNS, RESULT_COLUMNS, Studio, VersionsIn
-from rubriceval.ui.studio.form_values import FIELD_INDEX
-from rubriceval.ui.studio.rubric_editing import Shown
 from rubriceval.ui.studio.card_actions import CARD_COLUMNS
 from rubriceval.ui.studio.card_wire import wire_cards
+from rubriceval.ui.studio.form_values import FIELD_INDEX
 from rubriceval.ui.studio.layout import StudioLayout, build_layout
+from rubriceval.ui.studio.rubric_editing import Shown
 
 EDIT_ROLES = ("lead", "admin")
 

@@ -17,8 +17,18 @@ from rubriceval.i18n import Lang, t
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.local.backends import make_judge
 from rubriceval.studio import versions
-from rubriceval.studio.card_form import (ITEM_FIELDS, CardForm, CardHead, ItemForm, card_form_from_yaml, item_rows,
-                                         item_form_of, yaml_with_head, yaml_with_item, yaml_without_item)
+from rubriceval.studio.card_form import (
+    ITEM_FIELDS,
+    CardForm,
+    CardHead,
+    ItemForm,
+    card_form_from_yaml,
+    item_form_of,
+    item_rows,
+    yaml_with_head,
+    yaml_with_item,
+    yaml_without_item,
+)
 from rubriceval.studio.scorecards import CardFolder, card_report, load_text, scorecard_tag, try_scorecard
 from rubriceval.ui.common.wording import headers
 from rubriceval.ui.studio.card_layout import CARD_ITEM_COLUMNS

@@ -2,7 +2,8 @@
 item), YAML → form again when the YAML editor is left, validate, try, diff and save (leads and admins)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from rubriceval.ui.studio.app import StudioHandlers
 
 
-def wire_cards(ui: CardLayout, h: "StudioHandlers", shown: Callable[..., Any], run: Any, n: Any) -> None:
+def wire_cards(ui: CardLayout, h: StudioHandlers, shown: Callable[..., Any], run: Any, n: Any) -> None:
     s, lang = h.studio, h.lang
     new_item = t("studio_card_new_item", lang)
     fingerprint = gr.State("")

@@ -13,11 +13,11 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from rubriceval.audit.sessions import Member
-from rubriceval.common.errors import RubricEvalError
-from rubriceval.i18n import Lang, t
 from rubriceval.audit.team import TeamStore
 from rubriceval.audit.team_adjudication import adjudicate, adjudication_queue, item_version, opinions
 from rubriceval.audit.team_metrics import AUDITABLE_METRICS, metric_elements, save_metric_review
+from rubriceval.common.errors import RubricEvalError
+from rubriceval.i18n import Lang, t
 from rubriceval.store.team_models import Opinion, QueueFilter, QueuePage, TaskSpec, TeamError, TeamSaveResult
 from rubriceval.ui.team.views import item_sample_html, judge_panel_html, opinions_html, rubric_html
 

@@ -15,17 +15,17 @@ import gradio as gr
 from starlette.middleware import Middleware
 
 from rubriceval.audit.sessions import LoginAddressMiddleware, ProxyNetwork, TeamAuth
+from rubriceval.audit.team import TeamStore
 from rubriceval.i18n import Lang, check_lang, detect_language, t
 from rubriceval.store.location import is_server_url
-from rubriceval.audit.team import TeamStore
-from rubriceval.ui.common.auth import require_auth_off_loopback
 from rubriceval.ui.common.assets import APP_CSS
+from rubriceval.ui.common.auth import require_auth_off_loopback
+from rubriceval.ui.common.transcript_view import TRANSCRIPT_CSS
+from rubriceval.ui.team.appeals_wiring import AppealHandlers, wire_appeals
 from rubriceval.ui.team.layout import build_team_layout
 from rubriceval.ui.team.page_language import I18N, PageLanguageMiddleware
-from rubriceval.ui.team.appeals_wiring import AppealHandlers, wire_appeals
 from rubriceval.ui.team.scorecard_review_wiring import ScorecardReviewHandlers, wire_scorecard_review
 from rubriceval.ui.team.wiring import TeamHandlers, wire_team
-from rubriceval.ui.common.transcript_view import TRANSCRIPT_CSS
 
 TEAM_CSS = """
 .judge-hidden { padding: 12px; border: 1px dashed #999; border-radius: 6px; color: #555; }

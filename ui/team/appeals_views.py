@@ -6,10 +6,10 @@ from typing import Any
 
 import pandas as pd
 
+from rubriceval.audit.calibration import CalibrationReport
 from rubriceval.i18n import MESSAGES, Lang, format_number, t
 from rubriceval.store.appeal_models import APPEAL_STATES, AgentVerdict, Appeal, AppealEvent
 from rubriceval.store.audit_models import iso_time
-from rubriceval.audit.calibration import CalibrationReport
 from rubriceval.ui.common.item_view import esc
 from rubriceval.ui.common.transcript_view import transcript_html
 

@@ -8,19 +8,28 @@ from typing import Any
 
 import gradio as gr
 
+from rubriceval.audit.appeals import Appeals
+from rubriceval.audit.calibration import Calibration, CalibrationPick
 from rubriceval.audit.sessions import Member
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import t
 from rubriceval.store.appeal_models import REVIEWER_ROLES, AppealError
-from rubriceval.audit.appeals import Appeals
 from rubriceval.store.audit_models import iso_time
-from rubriceval.audit.calibration import Calibration, CalibrationPick
 from rubriceval.store.team_models import TeamError
 from rubriceval.ui.common.errors import user_errors
 from rubriceval.ui.team.actions import TeamSession
 from rubriceval.ui.team.appeals_layout import AppealTabs
-from rubriceval.ui.team.appeals_views import (appeal_html, calibration_item_html, calibration_items_frame, calibration_markdown,
-                                   inbox_frame, my_verdicts_frame, state_text, verdict_html, verdict_key)
+from rubriceval.ui.team.appeals_views import (
+    appeal_html,
+    calibration_item_html,
+    calibration_items_frame,
+    calibration_markdown,
+    inbox_frame,
+    my_verdicts_frame,
+    state_text,
+    verdict_html,
+    verdict_key,
+)
 from rubriceval.ui.team.wiring import TeamHandlers
 
 

@@ -7,7 +7,8 @@ judge's verdict is not in the page at all — not merely hidden by CSS.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rubriceval import Verdict
 from rubriceval.i18n import Lang, t

@@ -4,17 +4,18 @@ a warning toast plus the same words in the status line beside the fields (ui.aud
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import gradio as gr
 
 from rubriceval.audit.sessions import Member, SessionExpired, TeamAuth
-from rubriceval.i18n import LANGS, Lang, t
 from rubriceval.audit.team import TeamStore
+from rubriceval.i18n import LANGS, Lang, t
+from rubriceval.ui.common.errors import user_errors
 from rubriceval.ui.team import actions as act
 from rubriceval.ui.team.actions import ItemView, TeamSession
 from rubriceval.ui.team.layout import TeamLayout
-from rubriceval.ui.common.errors import user_errors
 
 
 def forget_login(app: gr.Blocks, username: str) -> None:

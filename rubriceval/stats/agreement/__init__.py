@@ -7,12 +7,29 @@ paired.py       score pairs → contingency table; tables.py statistics on table
 
 Every statistic comes with a seeded percentile-bootstrap CI; undefined ones are `None` with a note, never NaN.
 """
-from rubriceval.stats.agreement.binary import (BinaryAgreementReport, BinaryDisagreement, as_binary_label,
-                                               binary_agreement_report)
+from rubriceval.stats.agreement.binary import (
+                                               BinaryAgreementReport,
+                                               BinaryDisagreement,
+                                               as_binary_label,
+                                               binary_agreement_report,
+)
 from rubriceval.stats.agreement.estimate import MIN_DEFINED_REPLICATE_SHARE, AgreementInputError, Estimate
-from rubriceval.stats.agreement.inter_rater import AlphaLevel, fleiss_kappa, fleiss_kappa_from_counts, krippendorff_alpha
-from rubriceval.stats.agreement.ordinal import (AgreementReport, PairedVerdicts, agreement_from_verdicts,
-                                                agreement_report, cohen_kappa, kendall, pair_verdicts, spearman)
+from rubriceval.stats.agreement.inter_rater import (
+                                               AlphaLevel,
+                                               fleiss_kappa,
+                                               fleiss_kappa_from_counts,
+                                               krippendorff_alpha,
+)
+from rubriceval.stats.agreement.ordinal import (
+                                               AgreementReport,
+                                               PairedVerdicts,
+                                               agreement_from_verdicts,
+                                               agreement_report,
+                                               cohen_kappa,
+                                               kendall,
+                                               pair_verdicts,
+                                               spearman,
+)
 from rubriceval.stats.agreement.paired import WorstItem, confusion_matrix
 from rubriceval.stats.agreement.tables import KappaWeights
 

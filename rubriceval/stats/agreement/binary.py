@@ -7,8 +7,14 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from rubriceval.stats.agreement.estimate import (AgreementInputError, Estimate, TableStatistic, bootstrap_tables,
-                                                 check_bootstrap_args, estimate_with_ci)
+from rubriceval.stats.agreement.estimate import (
+    AgreementInputError,
+    Estimate,
+    TableStatistic,
+    bootstrap_tables,
+    check_bootstrap_args,
+    estimate_with_ci,
+)
 from rubriceval.stats.agreement.paired import PairedScores, kappa_estimate, natural_key
 from rubriceval.stats.agreement.tables import binary_accuracy, binary_f1, binary_precision, binary_recall
 

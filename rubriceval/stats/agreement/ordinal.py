@@ -9,12 +9,21 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from rubriceval.stats.agreement.estimate import Estimate, bootstrap_tables, check_bootstrap_args
-from rubriceval.stats.agreement.paired import (PairedScores, WorstItem, correlation_estimate, kappa_estimate,
-                                               paired_estimate)
-from rubriceval.stats.agreement.tables import (KappaWeights, kappa_disagreement_weights, table_mean_difference,
-                                               table_share_within)
 from rubriceval.core.verdict import Verdict
+from rubriceval.stats.agreement.estimate import Estimate, bootstrap_tables, check_bootstrap_args
+from rubriceval.stats.agreement.paired import (
+    PairedScores,
+    WorstItem,
+    correlation_estimate,
+    kappa_estimate,
+    paired_estimate,
+)
+from rubriceval.stats.agreement.tables import (
+    KappaWeights,
+    kappa_disagreement_weights,
+    table_mean_difference,
+    table_share_within,
+)
 
 if TYPE_CHECKING:  # pandas is only needed for the DataFrame helper
     import pandas as pd

@@ -158,7 +158,7 @@ def correlation_estimate(pairs: PairedScores, boot: np.ndarray | None, confidenc
     if constant:
         # scipy would return NaN with a warning; say why instead.
         return Estimate(note=f"{label} is undefined: {constant}")
-    from scipy import stats             # imported here: scipy.stats costs ~1 s, and most commands never get here
+    from scipy import stats  # imported here: scipy.stats costs ~1 s, and most commands never get here
 
     if which == "spearman":
         value = float(stats.spearmanr(pairs.judge, pairs.human).statistic)
