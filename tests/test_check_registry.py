@@ -200,3 +200,23 @@ def test_the_studio_scorecard_form_offers_every_scorecard_kind():
     kinds = check_kinds()
     assert set(kinds) == set(kind_names(scorecard=True))
     assert all(kinds[n][0] == KINDS[n].form_fields[0] or KINDS[n].form_fields[0] in kinds[n] for n in kinds)
+
+
+def test_the_studio_rubric_form_edits_every_single_turn_kind_by_its_first_form_field():
+    from rubriceval.studio.check_kinds import CHECK_FIELDS, SINGLE_VALUE_KINDS
+
+    answer = {n: k for n, k in KINDS.items() if k.scope == "answer"}
+    assert CHECK_FIELDS == {n: k.form_fields[:1] for n, k in answer.items()}
+    assert SINGLE_VALUE_KINDS == {"regex", "required_link", "max_length"}
+
+
+def test_the_studio_says_the_scorecard_check_type_message_in_chinese():
+    """Its catalogue held the kinds typed again, and had drifted (no first_turn): the message stayed English."""
+    from rubriceval.studio.messages import say_message
+
+    with pytest.raises(ValidationError) as no_type:
+        Scorecard.model_validate({"id": "q", "name": "q", "dimensions": [{"id": "d"}],
+                                  "items": [{"id": "i", "dimension": "d", "points": -1, "check": {"phrases": ["x"]}}]})
+    message = next(e["msg"] for e in no_type.value.errors()).removeprefix("Value error, ")
+    said = say_message(message, "zh")
+    assert said.startswith("检查需要类型（type），可用：") and all(name in said for name in kind_names(scorecard=True))

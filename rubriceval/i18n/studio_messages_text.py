@@ -84,9 +84,8 @@ STUDIO_MESSAGES_TEXT: dict[str, dict[str, str]] = {
     "vmsg_applies_when": {"zh": "applies_when 需要一个条件：tags、intents、pattern、metadata、has_contexts 或 question",
                           "en": "applies_when needs a condition: tags, intents, pattern, metadata, has_contexts or "
                                 "question"},
-    "vmsg_check_type": {"zh": "检查需要类型（type）：must_mention、must_not_mention、regex、required_link、steps_in_order、max_length、before、max_count、escalate_after 或 final_turn",
-                        "en": "a check needs a type: must_mention, must_not_mention, regex, required_link, "
-                              "steps_in_order, max_length, before, max_count, escalate_after or final_turn"},
+    # {kinds}: the scorecard's check kinds, listed from the check-kind registry (rubriceval/rubric/check_kinds.py)
+    "vmsg_check_type": {"zh": "检查需要类型（type），可用：{kinds}", "en": "a check needs a type: {kinds}"},
     "vmsg_check_field": {"zh": "检查的 {field}：{inner}", "en": "check.{field}: {inner}"},
     "vmsg_check_inner": {"zh": "检查：{inner}", "en": "check: {inner}"},
     "vmsg_unknown_check": {"zh": "未知的检查类型 {got}（可用：{expected}）",
