@@ -2,7 +2,7 @@
 hash and the run that judged it), each file's read position and the conversations left waiting in it, and one row per
 increment (its run and period) for trends and reports.
 
-Tables of their own (created on first use, like every table family of the store); written in one transaction per
+Tables of their own (declared in store/schema.py, as every table of the store); written in one transaction per
 increment, before its run judges anything, so a killed increment is resumed by the next one, never judged twice.
 """
 from __future__ import annotations
@@ -15,22 +15,6 @@ from pydantic import BaseModel, Field
 
 from rubriceval.store.db import Database
 
-TABLES = """
-CREATE TABLE IF NOT EXISTS watermarks (
-  source TEXT NOT NULL, conversation_id TEXT NOT NULL, content_hash TEXT NOT NULL, run_id TEXT NOT NULL,
-  judged_at REAL NOT NULL, PRIMARY KEY (source, conversation_id)
-);
-CREATE TABLE IF NOT EXISTS source_files (
-  source TEXT NOT NULL, path TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
-  read_to INTEGER NOT NULL, read_lines INTEGER NOT NULL, head_hash TEXT NOT NULL,
-  pending_json TEXT NOT NULL DEFAULT '[]', PRIMARY KEY (source, path)
-);
-CREATE TABLE IF NOT EXISTS increments (
-  run_id TEXT PRIMARY KEY, source TEXT NOT NULL, label TEXT NOT NULL, period_start TEXT, period_end TEXT NOT NULL,
-  n_new INTEGER NOT NULL, n_changed INTEGER NOT NULL, n_waiting INTEGER NOT NULL, n_unchanged INTEGER NOT NULL,
-  created_at REAL NOT NULL
-);
-"""
 LOOKUP = 500          # ids per watermark query
 
 
@@ -63,7 +47,6 @@ class Increment(BaseModel):
 class SourceState:
     def __init__(self, db: Database, source: str):
         self.db, self.source = db, source
-        db.executescript(TABLES)
 
     def hashes(self, ids: Sequence[str]) -> dict[str, str]:
         """conversation id → content hash last judged, for the ids that have one."""

@@ -22,23 +22,8 @@ from rubriceval.common.errors import RubricEvalError
 from rubriceval.pairwise.models import OrderReading, PairwiseVerdict, Version
 from rubriceval.store.db import Database, IntegrityError
 from rubriceval.store.location import display_location, store_target
+from rubriceval.store.migrations import upgrade
 from rubriceval.core.verdict import Usage
-
-PAIRWISE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS pairwise_comparisons (
-  comparison_id TEXT PRIMARY KEY, name TEXT UNIQUE NOT NULL, created_at REAL NOT NULL, finished_at REAL,
-  status TEXT NOT NULL, versions_json TEXT NOT NULL, config_json TEXT NOT NULL, stats_json TEXT NOT NULL DEFAULT '{}'
-);
-CREATE TABLE IF NOT EXISTS pairwise_verdicts (
-  comparison_id TEXT NOT NULL, sample_id TEXT NOT NULL, scorer TEXT NOT NULL, version_a TEXT NOT NULL,
-  version_b TEXT NOT NULL, scorer_version TEXT NOT NULL, outcome TEXT CHECK (outcome IN ('a', 'b', 'tie')),
-  consistent INTEGER, unscored_kind TEXT, unscored_reason TEXT, orders_json TEXT NOT NULL, usage_json TEXT NOT NULL,
-  created_at REAL NOT NULL,
-  CHECK ((outcome IS NULL) = (unscored_reason IS NOT NULL)),
-  PRIMARY KEY (comparison_id, sample_id, scorer, version_a, version_b)
-);
-CREATE INDEX IF NOT EXISTS pairwise_verdicts_by_scorer ON pairwise_verdicts (comparison_id, scorer);
-"""
 
 
 _VERDICT_COLUMNS = ("comparison_id", "sample_id", "scorer", "version_a", "version_b", "scorer_version", "outcome",
@@ -86,7 +71,7 @@ class PairwiseStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self.db = Database(self.path)
-        self.db.executescript(PAIRWISE_SCHEMA)
+        upgrade(self.db, path=self.location)          # the tables are declared in store/schema.py
 
     def close(self) -> None:
         with self._lock:

@@ -23,39 +23,14 @@ from rubriceval.store.audit_models import (GROUND_TRUTH_FIELD, SAMPLE_LEVEL, Aud
                                            AuditResponse, Conflict, GroundTruthEdit, ItemVersions, Progress,
                                            QueueFilter, QueueRow, ResponseAction, SaveResult, clean_expert_name,
                                            context_field, iso_time)
-from rubriceval.store.append_only import make_append_only
 from rubriceval.store.audit_queue import QueueRows, human_text, queue_query, queue_row
 from rubriceval.store.corrections import apply_corrections, context_marks, with_provenance
 from rubriceval.store.db import Database
 from rubriceval.store.location import display_location, is_server_url, store_target
 from rubriceval.store.runs import RunStore, row_to_verdict
-from rubriceval.store.turn_audit import (TURN_AUDIT_APPEND_ONLY, TURN_AUDIT_SCHEMA, TurnVerdict, save_turn_verdict,
-                                         turn_verdicts)
+from rubriceval.store.turn_audit import TurnVerdict, save_turn_verdict, turn_verdicts
 from rubriceval.core.verdict import Verdict
 
-AUDIT_SCHEMA = """
-CREATE TABLE IF NOT EXISTS audit_responses (
-  run_id TEXT NOT NULL, sample_id TEXT NOT NULL, scorer TEXT NOT NULL, expert TEXT NOT NULL,
-  score INTEGER NOT NULL CHECK (score BETWEEN 1 AND 5), action TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '',
-  judge_score REAL, scorer_version TEXT NOT NULL DEFAULT '', created_at REAL NOT NULL, updated_at REAL NOT NULL,
-  PRIMARY KEY (run_id, sample_id, scorer, expert)
-);
-CREATE TABLE IF NOT EXISTS audit_gt_edits (
-  edit_id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, sample_id TEXT NOT NULL, field TEXT NOT NULL,
-  before_json TEXT NOT NULL, after_json TEXT NOT NULL, editor TEXT NOT NULL, edited_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS audit_gt_edits_by_sample ON audit_gt_edits (run_id, sample_id);
-CREATE TABLE IF NOT EXISTS audit_versions (
-  run_id TEXT NOT NULL, sample_id TEXT NOT NULL, scorer TEXT NOT NULL, version INTEGER NOT NULL,
-  updated_by TEXT NOT NULL, updated_at REAL NOT NULL, PRIMARY KEY (run_id, sample_id, scorer)
-);
-CREATE TABLE IF NOT EXISTS audit_log (
-  log_id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, expert TEXT NOT NULL, action TEXT NOT NULL,
-  run_id TEXT NOT NULL, sample_id TEXT NOT NULL, scorer TEXT NOT NULL, outcome TEXT NOT NULL,
-  payload_json TEXT NOT NULL
-);
-"""
-AUDIT_APPEND_ONLY = {"audit_log": "audit_log is append-only", "audit_gt_edits": "ground-truth edits are append-only"}
 
 
 def _now() -> float:
@@ -102,10 +77,7 @@ class AuditStore:
         if must_exist and on_server and not self.conn.table_exists("runs"):   # a database nothing was run into
             self.conn.close()
             raise self._no_store()
-        self.runs = RunStore(self.path)
-        with self._lock, self.conn:
-            self.conn.executescript(AUDIT_SCHEMA + TURN_AUDIT_SCHEMA)
-            make_append_only(self.conn, {**AUDIT_APPEND_ONLY, **TURN_AUDIT_APPEND_ONLY})
+        self.runs = RunStore(self.path)            # opening it brings the store to the schema (store/migrations.py)
 
     def _no_store(self) -> AuditError:
         return AuditError("no run store here", file=self.location, hint="run `rubriceval run` first, or pass --store")

@@ -27,28 +27,6 @@ from pydantic import BaseModel
 
 from rubriceval.store.runs import RunStore
 
-BATCH_SCHEMA = """
-CREATE TABLE IF NOT EXISTS batch_files (
-  run_id TEXT NOT NULL, file_no INTEGER NOT NULL, round INTEGER NOT NULL, path TEXT NOT NULL,
-  n_requests INTEGER NOT NULL, n_bytes INTEGER NOT NULL, target TEXT NOT NULL,
-  input_file_id TEXT, batch_id TEXT, status TEXT NOT NULL, output_file_id TEXT, error_file_id TEXT,
-  counts_json TEXT NOT NULL DEFAULT '{}', collected INTEGER NOT NULL DEFAULT 0,
-  created_at REAL NOT NULL, updated_at REAL NOT NULL, PRIMARY KEY (run_id, file_no)
-);
-CREATE TABLE IF NOT EXISTS batch_requests (
-  run_id TEXT NOT NULL, custom_id TEXT NOT NULL, key TEXT NOT NULL, round INTEGER NOT NULL,
-  file_no INTEGER NOT NULL, sample_id TEXT NOT NULL, scorer TEXT NOT NULL, item TEXT NOT NULL,
-  seed INTEGER, state TEXT NOT NULL, reply_json TEXT, error TEXT, prompt_tokens INTEGER NOT NULL DEFAULT 0,
-  completion_tokens INTEGER NOT NULL DEFAULT 0, cost_usd REAL NOT NULL DEFAULT 0, updated_at REAL NOT NULL,
-  PRIMARY KEY (run_id, custom_id)
-);
-CREATE INDEX IF NOT EXISTS batch_requests_by_key ON batch_requests (run_id, key);
-CREATE INDEX IF NOT EXISTS batch_requests_by_file ON batch_requests (run_id, file_no, state);
-CREATE TABLE IF NOT EXISTS batch_file_endpoints (
-  run_id TEXT NOT NULL, file_no INTEGER NOT NULL, endpoint TEXT NOT NULL, PRIMARY KEY (run_id, file_no)
-);
-"""
-
 OPEN_STATES = ("queued", "submitted")          # asked and not yet answered: never asked again meanwhile
 RETRY_STATES = ("failed", "expired")           # no reply: may be asked again (new round, or online)
 # The provider's batch states after which nothing more will come.
@@ -114,8 +92,6 @@ class BatchStore:
         self.runs = runs
         self.conn = runs.conn
         self._lock = runs._lock
-        with self._lock:
-            self.conn.executescript(BATCH_SCHEMA)
 
     # -- files ----------------------------------------------------------------------------------------------------
     def next_file_no(self, run_id: str) -> int:

@@ -25,25 +25,6 @@ from rubriceval.store.liveness import ProcessStamp, current_process, is_gone
 
 WINDOW = 1000       # samples per transaction while a dataset is written, and per read while a run judges it
 
-DATASET_TABLES = """
-CREATE TABLE IF NOT EXISTS datasets (
-  dataset_id TEXT PRIMARY KEY, content_hash TEXT UNIQUE, n_samples INTEGER, source TEXT NOT NULL DEFAULT '',
-  created_at REAL NOT NULL, complete INTEGER NOT NULL DEFAULT 0, pid INTEGER, host TEXT, process_started REAL
-);
-CREATE TABLE IF NOT EXISTS dataset_samples (
-  dataset_id TEXT NOT NULL, position INTEGER NOT NULL, sample_id TEXT NOT NULL, line INTEGER,
-  input_hash TEXT NOT NULL, sample_json TEXT NOT NULL, PRIMARY KEY (dataset_id, position)
-);
-CREATE UNIQUE INDEX IF NOT EXISTS dataset_samples_by_id ON dataset_samples (dataset_id, sample_id);
-"""
-RUN_SAMPLES_VIEW = """
-CREATE VIEW run_samples AS
-  SELECT r.run_id AS run_id, d.sample_id AS sample_id, d.position AS position, d.input_hash AS input_hash,
-         d.sample_json AS sample_json
-  FROM runs r JOIN dataset_samples d ON d.dataset_id = r.dataset_id;
-"""
-
-
 class DatasetRef(BaseModel):
     dataset_id: str
     content_hash: str
@@ -63,14 +44,9 @@ class _ContentHash:
         return self._h.hexdigest()[:32]
 
 
-def create_dataset_tables(conn: Database) -> None:
-    conn.executescript(DATASET_TABLES)        # joins the migration's open transaction
-
-
 def move_run_samples_to_datasets(conn: Database) -> None:
-    """Migration step: every run's copy of its samples becomes a dataset version, stored once per content."""
-    create_dataset_tables(conn)
-    conn.execute("ALTER TABLE runs ADD COLUMN dataset_id TEXT")
+    """Migration step 2's rows (store/migrations.py makes the tables): every run's copy of its samples becomes a
+    dataset version, stored once per content."""
     runs = [r[0] for r in conn.execute("SELECT run_id FROM runs ORDER BY created_at")]
     for run_id in runs:
         digest, n = _ContentHash(), 0
@@ -88,8 +64,6 @@ def move_run_samples_to_datasets(conn: Database) -> None:
                          "SELECT ?, position, sample_id, NULL, input_hash, sample_json FROM run_samples "
                          "WHERE run_id=? ORDER BY position", (dataset_id, run_id))
         conn.execute("UPDATE runs SET dataset_id=? WHERE run_id=?", (dataset_id, run_id))
-    conn.execute("DROP TABLE run_samples")
-    conn.execute(RUN_SAMPLES_VIEW)
 
 
 def _windows(items: Iterable, size: int) -> Iterator[list]:

@@ -134,13 +134,6 @@ class Database:
             _pg_call(cursor.executemany, translate(sql), [_pg_params(r) for r in rows])
             return cursor
 
-    def executescript(self, script: str) -> None:
-        """Several `;`-separated statements (schema text of our own: no `;` inside literals), in one transaction."""
-        statements = [s.strip() for s in script.split(";") if s.strip()]
-        with self:
-            for statement in statements:
-                self.execute(statement)
-
     def stream(self, sql: str, params: Sequence[Any] | dict[str, Any] = (), size: int = 2000
                ) -> Iterator[list[Any]]:
         """The rows of a query `size` at a time, without holding the result in memory (a server-side cursor on
@@ -209,16 +202,21 @@ class Database:
     def schema_version(self) -> int:
         if self.engine == "sqlite":
             return int(self.execute("PRAGMA user_version").fetchone()[0])
+        self._version_table()
+        row = self.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
+        return int(row[0]) if row else 0
+
+    def _version_table(self) -> None:
+        # PostgreSQL's home of the version, made before any schema exists (store/schema.py declares the rest).
         if not self.table_exists("store_meta"):
             with self:                        # under the writer lock: two processes opening a new store race here
                 self.execute("CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        row = self.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
-        return int(row[0]) if row else 0
 
     def set_schema_version(self, version: int) -> None:
         if self.engine == "sqlite":
             self.execute(f"PRAGMA user_version = {int(version)}")
         else:
+            self._version_table()
             self.execute("INSERT INTO store_meta (key, value) VALUES ('schema_version', ?) "
                          "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (str(int(version)),))
 

@@ -27,28 +27,6 @@ from rubriceval.core.verdict import Evidence, Usage, Verdict
 if TYPE_CHECKING:     # only verdict_frame makes a frame: a run does not load pandas
     import pandas as pd
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-  run_id TEXT PRIMARY KEY, name TEXT UNIQUE NOT NULL, created_at REAL NOT NULL, finished_at REAL,
-  status TEXT NOT NULL, config_json TEXT NOT NULL, stats_json TEXT NOT NULL DEFAULT '{}'
-);
-CREATE TABLE IF NOT EXISTS run_samples (
-  run_id TEXT NOT NULL, sample_id TEXT NOT NULL, position INTEGER NOT NULL, input_hash TEXT NOT NULL,
-  sample_json TEXT NOT NULL, PRIMARY KEY (run_id, sample_id)
-);
-CREATE TABLE IF NOT EXISTS run_scorers (
-  run_id TEXT NOT NULL, scorer TEXT NOT NULL, kind TEXT NOT NULL, version TEXT NOT NULL,
-  definition_json TEXT NOT NULL DEFAULT '{}', PRIMARY KEY (run_id, scorer)
-);
-CREATE TABLE IF NOT EXISTS verdicts (
-  run_id TEXT NOT NULL, sample_id TEXT NOT NULL, scorer TEXT NOT NULL, kind TEXT NOT NULL,
-  scorer_version TEXT NOT NULL, score REAL, unscored_kind TEXT, unscored_reason TEXT, feedback TEXT NOT NULL,
-  evidence_json TEXT NOT NULL, details_json TEXT NOT NULL, passed INTEGER, usage_json TEXT NOT NULL,
-  input_hash TEXT NOT NULL DEFAULT '', created_at REAL NOT NULL,
-  PRIMARY KEY (run_id, sample_id, scorer)
-);
-CREATE INDEX IF NOT EXISTS verdicts_by_scorer ON verdicts (run_id, scorer);
-"""
 VERDICT_COLUMNS = ("run_id, sample_id, scorer, kind, scorer_version, score, unscored_kind, unscored_reason, feedback, "
                    "evidence_json, details_json, passed, usage_json, input_hash, created_at")
 # A verdict saved again (a resumed or re-judged pair) replaces the stored one: one row per (run, sample, scorer).
@@ -99,8 +77,7 @@ class RunStore:
         self.location = display_location(self.path)       # for messages: a URL without its password
         self._lock = threading.RLock()
         self.conn = connect(self.path)
-        self.conn.executescript(SCHEMA)
-        upgrade(self.conn, path=self.location)
+        upgrade(self.conn, path=self.location)       # a new store is created, an older one migrated (once)
 
     # -- runs -------------------------------------------------------------------------------------------------------
     def create_run(self, config: RunConfig, samples: Iterable[Sample] | DatasetRef,

@@ -1,6 +1,6 @@
 """The studio's version history in the run store, for a server setup with no writable rubrics folder: every saved
 version of a rubric or scorecard is a row of an append-only table (the database refuses UPDATE and DELETE), the
-newest one is the current text. Created by migration step 4 (store/migrations.py); SQLite and PostgreSQL alike.
+newest one is the current text. Declared in store/schema.py (migration step 4); SQLite and PostgreSQL alike.
 
 Two saves made from the same version race for the same (kind, id, version) key: the second one breaks the
 uniqueness constraint and is refused as stale, so a concurrent save never overwrites another lead's.
@@ -16,22 +16,7 @@ from pydantic import BaseModel
 
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.rubric.source_names import STORE_SOURCE, Kind, StoreSource
-from rubriceval.store.append_only import make_append_only
 from rubriceval.store.db import Database, IntegrityError
-from rubriceval.store.team_schema import SERIAL_PK
-
-TABLE = """CREATE TABLE IF NOT EXISTS studio_versions (
-  row_id {serial_pk}, kind TEXT NOT NULL CHECK (kind IN ('rubric', 'scorecard')), item_id TEXT NOT NULL,
-  version INTEGER NOT NULL CHECK (version >= 1), text TEXT NOT NULL, version_tag TEXT NOT NULL,
-  saved_by TEXT NOT NULL, saved_at DOUBLE PRECISION NOT NULL, UNIQUE (kind, item_id, version)
-)"""
-
-
-def create_studio_version_table(db: Database) -> None:
-    """Migration step 4 (inside the migration's transaction)."""
-    db.execute(TABLE.format(serial_pk=SERIAL_PK[db.engine]))
-    make_append_only(db, {"studio_versions": "studio_versions is append-only"})
-
 
 class StoredVersion(BaseModel):
     kind: Kind

@@ -10,7 +10,7 @@ version like a conversation-level response does (rubriceval/store/audit.py), so 
 see each other's change instead of overwriting it silently.
 
 Part of the AuditStore kept in its own module (it uses the store's connection, lock and version helpers); the
-store runs TURN_AUDIT_SCHEMA (and TURN_AUDIT_APPEND_ONLY) with its own schema and exposes `save_turn_verdict` / `turn_verdicts`.
+table is declared in store/schema.py; the store exposes `save_turn_verdict` / `turn_verdicts`.
 """
 from __future__ import annotations
 
@@ -29,16 +29,6 @@ from rubriceval.core.verdict import Evidence, Verdict
 if TYPE_CHECKING:
     from rubriceval.store.audit import AuditStore
 
-TURN_AUDIT_SCHEMA = """
-CREATE TABLE IF NOT EXISTS audit_turn_verdicts (
-  entry_id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, sample_id TEXT NOT NULL, scorer TEXT NOT NULL,
-  item TEXT NOT NULL, turn INTEGER NOT NULL CHECK (turn >= 1), expert TEXT NOT NULL,
-  score INTEGER NOT NULL CHECK (score BETWEEN 1 AND 5), action TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '',
-  judge_score REAL, scorer_version TEXT NOT NULL DEFAULT '', saved_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS audit_turn_verdicts_by_item ON audit_turn_verdicts (run_id, sample_id, scorer);
-"""
-TURN_AUDIT_APPEND_ONLY = {"audit_turn_verdicts": "turn verdicts are append-only"}     # store/append_only.py
 
 EXPORT_COLUMNS = ("run_id", "sample_id", "scorer", "item", "turn", "expert", "score", "action", "reason",
                   "judge_score", "scorer_version", "saved_at")
