@@ -117,7 +117,7 @@ def test_a_scorecard_counts_every_late_reply_without_turns():
     assert verdict.totals.total == 96
     undecided = asyncio.run(score_scorecard(card, chat(("user", "在吗", None), ("assistant", "您好", None)), None))
     assert undecided.outcomes[0].status == "unscored" and undecided.totals.total is None
-    with pytest.raises(ValueError, match="per: occurrence counts failing turns"):
+    with pytest.raises(ValueError, match="per: occurrence counts failing turns.*counts its occurrences: response_time"):
         Scorecard.model_validate({**CARD, "items": [{**CARD["items"][0], "check": {"type": "before", "first": "a",
                                                                                    "then": "b"}}]})
 

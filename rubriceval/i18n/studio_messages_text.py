@@ -76,9 +76,10 @@ STUDIO_MESSAGES_TEXT: dict[str, dict[str, str]] = {
     "vmsg_knowledge_question": {"zh": "judge_sees_knowledge 只用于问题项（question:）",
                                 "en": "judge_sees_knowledge belongs to question items"},
     "vmsg_hit_on_question": {"zh": "hit_on 只用于问题项（question:）", "en": "hit_on belongs to question items"},
-    "vmsg_per_occurrence": {"zh": "per: occurrence 按未通过的轮次计数：需要逐轮检查（check 带 turns: assistant 或 user）",
+    "vmsg_per_occurrence": {"zh": "per: occurrence 按未通过的轮次计数：需要逐轮检查（check 带 turns: assistant 或 user），"
+                                  "或自行计次的检查：{kinds}",
                             "en": "per: occurrence counts failing turns: it needs a per-turn check (check with turns: "
-                                  "assistant or user)"},
+                                  "assistant or user) or a check that counts its occurrences: {kinds}"},
     "vmsg_cap_once": {"zh": "cap 只限制按次计分的项（per: occurrence）；只计一次的项不会超过它的分值",
                       "en": "cap limits a per-occurrence item; an item counted once never exceeds its points"},
     "vmsg_applies_when": {"zh": "applies_when 需要一个条件：tags、intents、pattern、metadata、has_contexts 或 question",

@@ -163,8 +163,9 @@ class ScorecardItem(StrictModel):
             raise ValueError("hit_on belongs to question items")
         occurring = self.check is not None and bool(self.check.get("turns") or counts_occurrences(self.check))
         if self.per == "occurrence" and not occurring:
+            counting = listed([k.name for k in CHECK_KINDS.values() if k.counts_occurrences])
             raise ValueError("per: occurrence counts failing turns: it needs a per-turn check (check with turns: "
-                             "assistant or user)")
+                             f"assistant or user) or a check that counts its occurrences: {counting}")
         if self.cap is not None and self.per != "occurrence":
             raise ValueError("cap limits a per-occurrence item; an item counted once never exceeds its points")
         return self
