@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from importlib.util import spec_from_file_location
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rubriceval.common.lazy import lazy_exports
 
@@ -77,6 +78,63 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = sorted(_EXPORTS)
+
+# The same names for type checkers and editors (never run): the lazy `__getattr__` alone makes every public name `Any`
+# to them. `name as name` marks an explicit re-export; tests/test_static_checks.py keeps this list equal to _EXPORTS.
+if TYPE_CHECKING:
+    from rubriceval.common.errors import (
+        ConfigError as ConfigError,
+    )
+    from rubriceval.common.errors import (
+        DatasetError as DatasetError,
+    )
+    from rubriceval.common.errors import (
+        RubricError as RubricError,
+    )
+    from rubriceval.common.errors import (
+        RubricEvalError as RubricEvalError,
+    )
+    from rubriceval.core.verdict import Evidence as Evidence
+    from rubriceval.core.verdict import Usage as Usage
+    from rubriceval.core.verdict import Verdict as Verdict
+    from rubriceval.data.conversation import Conversation as Conversation
+    from rubriceval.data.conversation import Turn as Turn
+    from rubriceval.data.io import read_dataset as read_dataset
+    from rubriceval.data.io import write_dataset as write_dataset
+    from rubriceval.data.sample import Sample as Sample
+    from rubriceval.data.segment_spec import parse_by as parse_by
+    from rubriceval.embed.config import EmbedderConfig as EmbedderConfig
+    from rubriceval.embed.config import load_embedder_config as load_embedder_config
+    from rubriceval.incremental.increment import run_increment as run_increment
+    from rubriceval.judge.config import JudgeConfig as JudgeConfig
+    from rubriceval.judge.config import load_judge_config as load_judge_config
+    from rubriceval.prompt.rubric_prompts import compile_rubric as compile_rubric
+    from rubriceval.report.aggregate import summarize as summarize
+    from rubriceval.report.compare import compare_runs as compare_runs
+    from rubriceval.report.excel import write_excel_report as write_excel_report
+    from rubriceval.report.gate import GateResult as GateResult
+    from rubriceval.report.gate import evaluate_gate as evaluate_gate
+    from rubriceval.report.html import write_html_report as write_html_report
+    from rubriceval.report.markdown import markdown_summary as markdown_summary
+    from rubriceval.report.pytest_helper import assert_gate as assert_gate
+    from rubriceval.rubric.loader import load_rubric as load_rubric
+    from rubriceval.rubric.schema import Rubric as Rubric
+    from rubriceval.rubric.schema import TrustBar as TrustBar
+    from rubriceval.run.evaluate import evaluate as evaluate
+    from rubriceval.run.planning import plan_cost as plan_cost
+    from rubriceval.run.result import EvaluationResult as EvaluationResult
+    from rubriceval.segments.table import segment_tables as segment_tables
+    from rubriceval.stats.agreement import AgreementReport as AgreementReport
+    from rubriceval.stats.agreement import agreement_report as agreement_report
+    from rubriceval.store.audit import AuditStore as AuditStore
+    from rubriceval.store.runs import RunConfig as RunConfig
+    from rubriceval.store.runs import RunInfo as RunInfo
+    from rubriceval.store.runs import RunStore as RunStore
+    from rubriceval.store.stored_sources import load_rubrics as load_rubrics
+    from rubriceval.trend.series import compute_trend as compute_trend
+    from rubriceval.trust.release_gate import TrustStatus as TrustStatus
+    from rubriceval.trust.release_gate import trust_status as trust_status
+    from rubriceval.validate.lint import validate_path as validate_path
 
 # The design's top-level folders ui/ and standard_metrics/ belong to this package: a wheel installs them as
 # rubriceval/ui and rubriceval/standard_metrics (setup.py's package_dir), so there is one import name.
