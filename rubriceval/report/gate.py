@@ -17,15 +17,15 @@ from typing import Any
 from pydantic import BaseModel
 
 from rubriceval.common.errors import RubricEvalError
-from rubriceval.report.run_data import RunData, load_run
-from rubriceval.report.summary_models import ScorerSummary
+from rubriceval.i18n import Lang, t
 from rubriceval.report.compare import compare_data
 from rubriceval.report.gate_checks import RUN_STATS, GateConfig, GateUsageError, gate_config
-from rubriceval.report.gate_sources import DEFAULT_SOURCE, GATE_SOURCES, GateTarget, resolve
 from rubriceval.report.gate_regression import REGRESSION_STATS, regression_note, scaled, significance
+from rubriceval.report.gate_result import CheckResult, check_result, format_figure
+from rubriceval.report.gate_sources import DEFAULT_SOURCE, GATE_SOURCES, GateTarget, resolve
 from rubriceval.report.gate_trust import AgreementSource, trust_from_store, untrusted_reason
-from rubriceval.i18n import Lang, t
-from rubriceval.report.gate_result import CheckResult, format_figure, check_result
+from rubriceval.report.run_data import RunData, load_run
+from rubriceval.report.summary_models import ScorerSummary
 
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rubriceval.report.gate_checks import GateCheck, GateConfig, GateUsageError
-from rubriceval.report.gate_sources import GateTarget, SourceResults
-from rubriceval.report.gate_result import CheckResult, meets, format_figure
 from rubriceval.data.segment_spec import TimeSettings, parse_by
+from rubriceval.report.gate_checks import GateCheck, GateConfig, GateUsageError
+from rubriceval.report.gate_result import CheckResult, format_figure, meets
+from rubriceval.report.gate_sources import GateTarget, SourceResults
 from rubriceval.segments.table import SegmentStats, segment_tables
 
 SEGMENT_STATS = ("mean", "pass_rate", "n_scored", "unscored_rate")
@@ -66,7 +66,7 @@ def evaluate_segment_checks(store: Any, run: str, checks: Sequence[GateCheck], c
                                 machine_only=machine_only)
         rows = [(table.grouping, row) for table in tables for row in table.for_scorer(scorer)]
         failing, missing = [], []
-        for grouping, row in rows:
+        for _grouping, row in rows:
             actual = _value(row, check.stat)
             if actual is None:
                 missing.append(row.segment)

@@ -15,9 +15,10 @@ a source's module may import the gate's own modules without an import circle.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any, Callable, Literal, NamedTuple
+from functools import cache
+from typing import Any, Literal, NamedTuple
 
 By = Literal["segments", "periods"]
 
@@ -111,7 +112,7 @@ def source_of(lhs: str) -> GateSource:
     return next((s for s in GATE_SOURCES.values() if s.picks(lhs)), GATE_SOURCES[DEFAULT_SOURCE])
 
 
-@lru_cache(maxsize=None)
+@cache
 def resolve(path: str) -> Callable[..., Any]:
     module, name = path.split(":")
     return getattr(importlib.import_module(module), name)

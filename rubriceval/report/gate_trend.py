@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rubriceval.report.gate_checks import GateCheck, GateConfig, GateUsageError
-from rubriceval.report.gate_sources import GateTarget, SourceResults
-from rubriceval.report.gate_result import CheckResult, meets, format_figure
-from rubriceval.report.gate_segments import scorecard_ids, scorer_id
 from rubriceval.data.segment_spec import Grouping, TimeSettings, parse_by
+from rubriceval.report.gate_checks import GateCheck, GateConfig, GateUsageError
+from rubriceval.report.gate_result import CheckResult, format_figure, meets
+from rubriceval.report.gate_segments import scorecard_ids, scorer_id
+from rubriceval.report.gate_sources import GateTarget, SourceResults
 from rubriceval.trend.series import PeriodFigure, compute_trend
 
 MAX_NAMED = 10

@@ -55,7 +55,8 @@ class Dimension(StrictModel):
 class AppliesWhen(StrictModel):
     """When an item applies; otherwise it is N/A (left out of its hit rate, never a pass). Every condition given must
     hold: tags (any of them), intents (any), a regex on any turn (or the question/answer of a single-turn sample),
-    metadata values (equal, or one of a list), retrieved contexts present or not, and a yes/no question to the judge (asked only when the rest hold)."""
+    metadata values (equal, or one of a list), retrieved contexts present or not, and a yes/no question to the judge
+    (asked only when the rest hold)."""
 
     tags: list[str] = Field(default_factory=list)
     intents: list[str] = Field(default_factory=list)
