@@ -26,7 +26,7 @@ def test_pages_give_the_whole_query_in_order(store_target):
         for flt in (QueueFilter(), QueueFilter(order="dataset"), QueueFilter(status="unscored"),
                     QueueFilter(score_min=2, score_max=3)):
             query = queue_query(audit.conn.sql, audit.resolve("r"), flt)
-            expected = [queue_row(r) for r in audit._query(query.rows, query.params)]
+            expected = [queue_row(r) for r in audit.query(query.rows, query.params)]
             rows = audit.queue("r", flt)
             assert len(rows) == len(expected) and list(rows) == expected
             assert rows[498:503] == expected[498:503] and rows[-1] == expected[-1]

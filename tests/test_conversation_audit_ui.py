@@ -10,7 +10,7 @@ import pytest
 
 from rubriceval import AuditStore, Conversation, Evidence, Verdict
 from rubriceval.store.audit_models import AuditError
-from rubriceval.store.turn_audit import TurnVerdict
+from rubriceval.store.turn_audit import ExpertTurnVerdict
 from tests.helpers.conversation_run import conversation_run
 from rubriceval.ui.audit.actions import open_item, save_verdict
 from rubriceval.ui.audit.demo import build_demo_store
@@ -85,8 +85,8 @@ def test_hostile_text_is_escaped_everywhere_in_the_transcript() -> None:
     verdict = Verdict(sample_id="evil", scorer="r", score=1, feedback="第4轮 " + HOSTILE, evidence=[
         Evidence(item=HOSTILE, turn=4, passed=False, span="抱歉", start=0, detail=HOSTILE),
         Evidence(item="judge", score=1, detail="第4轮 " + HOSTILE)])
-    expert = TurnVerdict(entry_id=1, run_id="r", sample_id="evil", scorer="r", item="judge", turn=4,
-                         expert=HOSTILE, score=1, action="score_unscored", reason=HOSTILE, saved_at=0)
+    expert = ExpertTurnVerdict(entry_id=1, run_id="r", sample_id="evil", scorer="r", item="judge", turn=4,
+                               expert=HOSTILE, score=1, action="score_unscored", reason=HOSTILE, saved_at=0)
     for lang in ("zh", "en"):
         html = transcript_html(conversation, verdict, lang, [expert])
         assert "<script" not in html and "<img" not in html and 'onerror="' not in html

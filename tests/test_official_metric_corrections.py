@@ -29,7 +29,7 @@ def _samples() -> list[Sample]:
                    reference_contexts=["会员积分每月清零一次。"]) for i in range(3)]
 
 
-async def _score_all(samples: list[Sample]) -> list[tuple[Verdict, str]]:
+async def score_audited_items(samples: list[Sample]) -> list[tuple[Verdict, str]]:
     out = []
     for s in samples:
         for v in await score_sample(s, METRICS):
@@ -45,7 +45,7 @@ def corrected(store_target):
     samples = _samples()
     run_id = store.create_run(RunConfig(metrics=[*METRICS, "faithfulness"]), samples,
                               [(m, "metric", "1", {"name": m}) for m in [*METRICS, "faithfulness"]], name="rag")
-    store.save_verdicts(run_id, asyncio.run(_score_all(samples)))
+    store.save_verdicts(run_id, asyncio.run(score_audited_items(samples)))
     audit = AuditStore(store_target)
     version = audit.versions(run_id, "s0", SAMPLE_LEVEL).sample
     # s0: the reference answer fixed to the answer's wording, and the first context marked relevant

@@ -14,7 +14,7 @@ from rubriceval.scorecard.arithmetic import scorecard_total
 from rubriceval.scorecard.loader import load_scorecard, load_scorecards
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.score import score_scorecard
-from rubriceval.scorecard.verdict import ItemOutcome
+from rubriceval.scorecard.verdict import CardItemOutcome
 from rubriceval.core.verdict import Verdict
 from rubriceval.testing.scripted_judge import ScriptedJudge, judge_error, yes_no_reply
 
@@ -38,13 +38,13 @@ def card(**changes) -> Scorecard:
     return Scorecard.model_validate({**CARD, **changes})
 
 
-def outcomes(**status) -> list[ItemOutcome]:
+def outcomes(**status) -> list[CardItemOutcome]:
     """item=status or item=(status, occurrences); unnamed items are clear."""
     out = []
     for item in CARD["items"]:
         value = status.get(item["id"], "clear")
         kind, times = value if isinstance(value, tuple) else (value, 1 if value == "hit" else 0)
-        out.append(ItemOutcome(item=item["id"], status=kind, occurrences=times, reason="x" if kind != "hit" else ""))
+        out.append(CardItemOutcome(item=item["id"], status=kind, occurrences=times, reason="x" if kind != "hit" else ""))
     return out
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from benchmarks.judge.conversations import DATA, load_set
 from rubriceval.rubric.loader import load_rubric
-from rubriceval.scoring.conversation_scorer import TurnVerdict, aggregate_turns
+from rubriceval.scoring.conversation_scorer import TurnJudgement, aggregate_turns
 
 V3 = Path(DATA).parent / "conversations_zh_soothing_v3.jsonl"
 V2 = Path(DATA).parent / "conversations_zh_soothing_v2.jsonl"
@@ -41,7 +41,7 @@ def test_labels_follow_the_rubrics_turn_aggregate_and_name_the_first_low_turn():
         assistant = [str(n) for n, t in enumerate(row["turns"], 1) if t["role"] == "assistant"]
         assert sorted(label["turn_scores"], key=int) == assistant, row["id"]
         assert all(isinstance(v, int) and 1 <= v <= 5 for v in label["turn_scores"].values()), row["id"]
-        verdicts = [TurnVerdict(turn=int(n), score=v, feedback="") for n, v in label["turn_scores"].items()]
+        verdicts = [TurnJudgement(turn=int(n), score=v, feedback="") for n, v in label["turn_scores"].items()]
         assert label["score"] == aggregate_turns(verdicts, rule)[0], row["id"]
         low = [int(n) for n, v in label["turn_scores"].items() if v < rule.threshold]
         assert label["violation_turn"] == (min(low) if low else None), row["id"]

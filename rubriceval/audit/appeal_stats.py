@@ -16,6 +16,7 @@ from typing import Any
 from rubriceval.store.appeal_models import WHOLE_VERDICT, ItemAppealStats
 from rubriceval.store.db import Database
 from rubriceval.audit.official import deductions
+from rubriceval.core.item_scores import DETAILS_KEY as ITEM_SCORES
 import rubriceval.audit.scorecard_official  # noqa: F401  (registers the scorecard's deductions)
 
 # Flag an item when agents won at least this many appeals on it and at least this share of the decided ones: two
@@ -43,7 +44,7 @@ def appeal_stats(conn: Database, run_id: str) -> list[ItemAppealStats]:
             threshold = thresholds.get(scorer)
             if score is not None and threshold is not None and score < threshold:
                 hits[(scorer, WHOLE_VERDICT)] += 1
-            if details and '"item_scores"' in details:
+            if details and f'"{ITEM_SCORES}"' in details:      # an unscored verdict keeps none: not parsed
                 for item in deductions("rubric", json.loads(details)):
                     hits[(scorer, item)] += 1
     if conn.table_exists("scorecard_verdicts"):      # a scorecard: its deductions, and conversations below pass

@@ -244,7 +244,8 @@ def deductions(kind: str, details: Mapping[str, Any]) -> list[str]:
     if kind != "rubric":
         finder = _DEDUCTION_FINDERS.get(kind)
         return finder(details) if finder else []
-    return [item for item, value in (details.get("item_scores") or {}).items() if value is False]
+    scores = ItemScores.read(details)
+    return scores.failed_checks() if scores is not None else []
 
 
 _DEDUCTION_FINDERS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {}
@@ -264,8 +265,8 @@ def score_without(kind: str, definition: Mapping[str, Any], details: Mapping[str
 def _rubric_without(definition: Mapping[str, Any], details: Mapping[str, Any], removed: Sequence[str]
                     ) -> float | None:
     """The rubric's combine rule over its stored item results, the removed checks counted as passed."""
-    item_scores = details.get("item_scores")
-    if not isinstance(item_scores, dict) or not item_scores:
+    item_scores = ItemScores.read(details)
+    if item_scores is None:
         return None
     declared = {str(i.get("id")): i for i in definition.get("items") or [] if isinstance(i, dict)}
     items = []

@@ -110,7 +110,7 @@ def decided_verdicts(runs: Any, run_id: str, official: OfficialScores | None = N
     store = ScorecardStore(runs)
     official = official if official is not None else OfficialScores.load(runs.conn, run_id)
     reviews = _reviews_by_verdict(runs, run_id)
-    with runs._lock:
+    with runs.lock:
         ids = {r[0] for r in runs.conn.execute("SELECT scorecard FROM scorecard_defs WHERE run_id = ?", (run_id,))}
     keys = sorted({k for k in official.decisions if k[1] in ids} | set(reviews))
     out: dict[tuple[str, str], ScorecardVerdict] = {}
@@ -120,7 +120,7 @@ def decided_verdicts(runs: Any, run_id: str, official: OfficialScores | None = N
     for start in range(0, len(keys), 500):
         part = set(keys[start:start + 500])
         ids = sorted({sample_id for sample_id, _ in part})
-        with runs._lock:
+        with runs.lock:
             rows = runs.conn.execute(
                 "SELECT verdict_json FROM scorecard_verdicts WHERE run_id = ? AND sample_id IN "
                 f"({','.join('?' * len(ids))})", (run_id, *ids)).fetchall()

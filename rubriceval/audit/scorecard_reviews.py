@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.scorecard.schema import Scorecard
-from rubriceval.scorecard.verdict import ItemOutcome, ScorecardVerdict
+from rubriceval.scorecard.verdict import CardItemOutcome, ScorecardVerdict
 
 Decision = Literal["confirm", "reject", "missed"]
 
@@ -101,7 +101,7 @@ def latest(reviews: Iterable[Review]) -> dict[tuple[str, str], Review]:
     return found
 
 
-def reviewed_outcomes(verdict: ScorecardVerdict, reviews: Iterable[Review]) -> list[ItemOutcome]:
+def reviewed_outcomes(verdict: ScorecardVerdict, reviews: Iterable[Review]) -> list[CardItemOutcome]:
     """The verdict's outcomes as reviewers decided them: a rejected hit is clear, a missed one a hit."""
     decided = {item: r for (sample, item), r in latest(reviews).items() if sample == verdict.sample_id}
     out = []

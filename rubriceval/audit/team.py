@@ -80,7 +80,7 @@ class TeamStore:
     def log(self, actor: str, action: str, run_id: str, sample_id: str, scorer: str, outcome: str,
             payload: dict[str, Any]) -> None:
         """Into the one append-only audit log (inside the caller's transaction)."""
-        self.audit._log(actor, action, run_id, sample_id, scorer, outcome, payload)
+        self.audit.log_action(actor, action, run_id, sample_id, scorer, outcome, payload)
 
     def definition(self, run_id: str, scorer: str) -> dict[str, Any]:
         rows = self.query("SELECT definition_json FROM run_scorers WHERE run_id = :run AND scorer = :scorer",
@@ -319,7 +319,7 @@ class TeamStore:
                          "expert = :e", {"state": "scored" if kind == "score" else "unsure", "score": score,
                                          "note": note, "at": now, "t": current.task_id, "no": current.item_no,
                                          "e": current.expert})
-            self.audit._bump(current.run_id, current.sample_id, current.scorer, current.expert)
+            self.audit.bump_version(current.run_id, current.sample_id, current.scorer, current.expert)
             self.log(current.expert, action, current.run_id, current.sample_id, current.scorer, "saved",
                      {**payload, "blind": blind})
         return TeamSaveResult(ok=True, version=row["version"] + 1)

@@ -108,7 +108,7 @@ def adjudicate(store: TeamStore, task: str, item_no: int, lead: str, *, label: i
                                 "opinions": json.dumps(payload["opinions"], ensure_ascii=False), "at": time.time()})
         conn.execute("UPDATE team_task_items SET version = version + 1 WHERE task_id = :t AND item_no = :no",
                      {"t": info.task_id, "no": int(item_no)})
-        store.audit._bump(info.run_id, sample_id, scorer, lead)
+        store.audit.bump_version(info.run_id, sample_id, scorer, lead)
         store.log(lead, "team_adjudicate", info.run_id, sample_id, scorer, "saved", payload)
     return TeamSaveResult(ok=True, version=current + 1)
 

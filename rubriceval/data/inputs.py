@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from rubriceval.common.errors import DatasetError
 from rubriceval.data.conversation import Conversation, is_conversation_record
 from rubriceval.data.conversation_io import conversation_sample, parse_conversation
-from rubriceval.data.io import DatasetStream, _normalise
+from rubriceval.data.io import DatasetStream, normalise_record
 from rubriceval.data.sample import Sample
 
 # Attributes read from an object that is neither a dict nor a pydantic model (a Ragas sample lookalike).
@@ -112,7 +112,7 @@ def _sample(row: Any, *, source: str, position: int) -> Sample:
         return conversation_sample(record)
     if is_conversation_record(record):
         return conversation_sample(parse_conversation(record, file=source, line=position, position=position))
-    data = _normalise(record, path=Path(source), line=position)
+    data = normalise_record(record, path=Path(source), line=position)
     if data.get("question") in (None, ""):
         raise DatasetError("missing required field 'question' (or Ragas's 'user_input')", file=source,
                            line=position, field="question", hint=f"fields found: {sorted(record)}")

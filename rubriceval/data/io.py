@@ -27,7 +27,7 @@ TABULAR = (".csv", ".tsv", ".xlsx", ".xls")
 KNOWN_FIELDS = set(Sample.model_fields)
 
 
-def _read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
+def read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """Every (line-or-row number as a human counts it, record) pair of a file, as a list (for small files)."""
     return list(iter_records(path))
 
@@ -52,8 +52,8 @@ def _context_list(value: str, name: str, *, path: Path, line: int, plain_text: "
     return [value]
 
 
-def _normalise(record: dict[str, Any], *, path: Path, line: int,
-               plain_text: "LineTally | None" = None) -> dict[str, Any]:
+def normalise_record(record: dict[str, Any], *, path: Path, line: int,
+                     plain_text: "LineTally | None" = None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for key, value in record.items():
@@ -92,9 +92,9 @@ def _normalise(record: dict[str, Any], *, path: Path, line: int,
     return out
 
 
-def _single_turn_sample(record: dict[str, Any], *, path: Path, line: int, require: Iterable[str],
-                        position: int, plain_text: "LineTally | None" = None) -> Sample:
-    data = _normalise(record, path=path, line=line, plain_text=plain_text)
+def single_turn_sample(record: dict[str, Any], *, path: Path, line: int, require: Iterable[str],
+                       position: int, plain_text: "LineTally | None" = None) -> Sample:
+    data = normalise_record(record, path=path, line=line, plain_text=plain_text)
     for field in require:
         if field not in data or data[field] in (None, ""):
             raise DatasetError(f"missing required field '{field}'", file=str(path), line=line, field=field,
@@ -155,8 +155,8 @@ def iter_samples(path: str | Path, *, require: Iterable[str] = ("question",), ch
             conversation = parse_conversation(record, file=str(path), line=line, position=position)
             sample = conversation_sample(conversation)
         else:
-            sample = _single_turn_sample(record, path=path, line=line, require=require, position=position,
-                                         plain_text=plain_text)
+            sample = single_turn_sample(record, path=path, line=line, require=require, position=position,
+                                        plain_text=plain_text)
         if seen is not None:
             if sample.id in seen:
                 raise DatasetError(f"duplicate id '{sample.id}' (first at line {seen[sample.id]})", file=str(path),

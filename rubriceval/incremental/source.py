@@ -57,7 +57,7 @@ def _head_hash(path: Path, size: int) -> str:
 def _line_sample(raw: bytes, path: Path, line: int | None) -> Sample | None:
     """A JSONL line → Sample as the dataset reader reads it (data/io.py); a growing source needs explicit ids."""
     from rubriceval.data.conversation_io import conversation_sample, is_conversation_record, parse_conversation
-    from rubriceval.data.io import _single_turn_sample
+    from rubriceval.data.io import single_turn_sample
     from rubriceval.data.stream import jsonl_record
 
     try:
@@ -72,7 +72,7 @@ def _line_sample(raw: bytes, path: Path, line: int | None) -> Sample | None:
                            file=str(path), line=line, field="id")
     if is_conversation_record(record):
         return conversation_sample(parse_conversation(record, file=str(path), line=line or 0, position=0))
-    return _single_turn_sample(record, path=path, line=line or 0, require=("question",), position=0)
+    return single_turn_sample(record, path=path, line=line or 0, require=("question",), position=0)
 
 
 def changed_state(path: Path, previous: FileState | None) -> tuple[FileState, bool] | None:

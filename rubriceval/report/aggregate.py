@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rubriceval.data.sample import Sample
-from rubriceval.stats.describe import Stats, _finite, describe  # noqa: F401  (describe is read through here too)
+from rubriceval.stats.describe import Stats, checked_finite, describe  # noqa: F401  (describe is read through here too)
 from rubriceval.report.summary_models import (RUBRIC_LEVELS, GroupStats, ScorerSummary, Summary,
                                               UnscoredGroup)
 from rubriceval.safety.manipulation_policy import count_by_defence, is_flagged
@@ -169,7 +169,7 @@ def group_stats(groups: Mapping[tuple[str, str, str], tuple[int, int, Sequence[f
             groups.items(), key=lambda kv: (kv[0][0] != "tag", kv[0][1], order.get(kv[0][2], 1 << 30))):
         threshold = summaries[scorer].threshold if scorer in summaries else None
         # describe()'s mean and pass rate, without the median and std a group row does not show
-        mean = _finite(statistics.fmean(scores)) if scores else None
+        mean = checked_finite(statistics.fmean(scores)) if scores else None
         pass_rate = sum(1 for x in scores if x >= threshold) / len(scores) if scores and threshold is not None \
             else None
         out.append(GroupStats(dimension=dimension, value=value, scorer=scorer, n_samples=n_samples,

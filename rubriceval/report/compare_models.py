@@ -120,7 +120,7 @@ class Comparison(BaseModel):
 PREVIEW_CHARS = 300
 
 
-def _direction(delta: float | None, low: float | None, high: float | None) -> Direction:
+def direction_of(delta: float | None, low: float | None, high: float | None) -> Direction:
     if delta is None:
         return "undefined"
     if low is not None and low > 0:
@@ -130,5 +130,5 @@ def _direction(delta: float | None, low: float | None, high: float | None) -> Di
     return "unclear"
 
 
-def _preview(text: str) -> str:
+def preview_answer(text: str) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS - 1] + "…"

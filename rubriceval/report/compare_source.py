@@ -32,14 +32,14 @@ _IN_RUN = ("JOIN runs r{x} ON r{x}.run_id = {x}.run_id JOIN dataset_samples d{x}
 def _verdicts(data: "RunData", scorer: str, ids: list[str]) -> dict[str, Verdict]:
     if not ids:
         return {}
-    rows = data.source._rows(f"SELECT v.* FROM verdicts v WHERE v.run_id = ? AND v.scorer = ? AND v.sample_id IN "
-                             f"({','.join('?' * len(ids))})", (scorer, *ids))
+    rows = data.source.run_rows(f"SELECT v.* FROM verdicts v WHERE v.run_id = ? AND v.scorer = ? AND v.sample_id IN "
+                                f"({','.join('?' * len(ids))})", (scorer, *ids))
     return {r["sample_id"]: row_to_verdict(r) for r in rows}
 
 
 def compare_stored(a: "RunData", b: "RunData", *, n_boot: int, seed: int, confidence: float,
                    min_drop: Mapping[str, float], lang: Lang | None) -> "Comparison":
-    from rubriceval.report.compare_models import _direction, _preview
+    from rubriceval.report.compare_models import direction_of, preview_answer
     from rubriceval.report.compare_models import Comparison, NewUnscored, PairedDelta, SampleChange, SeesawSample
     from rubriceval.stats.bootstrap import paired_bootstrap_ci
 
@@ -124,7 +124,7 @@ def compare_stored(a: "RunData", b: "RunData", *, n_boot: int, seed: int, confid
                 delta.note = "one paired sample: no confidence interval"
         else:
             delta.note = "no sample is scored in both runs"
-        delta.direction = _direction(delta.delta, delta.ci_low, delta.ci_high)
+        delta.direction = direction_of(delta.delta, delta.ci_low, delta.ci_high)
         if delta.version_changed:
             note = f"scorer changed between runs ({delta.version_a} → {delta.version_b}): scores may not be comparable"
             delta.note = f"{delta.note}; {note}" if delta.note else note
@@ -141,9 +141,9 @@ def compare_stored(a: "RunData", b: "RunData", *, n_boot: int, seed: int, confid
                 else "", score_a=official_a.score(sid, scorer, va.score),
                 score_b=official_b.score(sid, scorer, vb.score),
                 delta=official_b.score(sid, scorer, vb.score) - official_a.score(sid, scorer, va.score),  # type: ignore[operator]
-                answer_a=_preview(answer_at(sample_a, turn_a)) if sample_a else "",
-                answer_b=_preview(answer_at(sample_b, turn_b)) if sample_b else "",
-                feedback_a=_preview(va.feedback), feedback_b=_preview(vb.feedback),
+                answer_a=preview_answer(answer_at(sample_a, turn_a)) if sample_a else "",
+                answer_b=preview_answer(answer_at(sample_b, turn_b)) if sample_b else "",
+                feedback_a=preview_answer(va.feedback), feedback_b=preview_answer(vb.feedback),
                 first_failing_turn_a=turn_a, first_failing_turn_b=turn_b,
                 decided_a=_decided_by(official_a, sid, scorer), decided_b=_decided_by(official_b, sid, scorer)))
         if changes:

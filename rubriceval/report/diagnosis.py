@@ -85,7 +85,7 @@ def _severity(summary: ScorerSummary) -> Literal["high", "medium"]:
     return "high" if summary.pass_rate is not None and summary.pass_rate < 0.5 else "medium"
 
 
-def _preview(text: str) -> str:
+def preview_question(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= QUESTION_PREVIEW_CHARS else text[:QUESTION_PREVIEW_CHARS - 1] + "…"
 
@@ -134,8 +134,8 @@ class _Index:
 
     def driving(self, verdict: Verdict, detail: str = "") -> DrivingSample:
         return DrivingSample(sample_id=verdict.sample_id, score=verdict.score,
-                             question=_preview(self.questions.get(verdict.sample_id, "")),
-                             detail=detail or _preview(verdict.feedback))
+                             question=preview_question(self.questions.get(verdict.sample_id, "")),
+                             detail=detail or preview_question(verdict.feedback))
 
     def lowest(self, scorer: str, threshold: float | None, n: int) -> list[DrivingSample]:
         rows = [v for v in self.by_scorer.get(scorer, []) if v.score is not None
@@ -246,7 +246,7 @@ def _rubric_findings(summary: Summary, scorers: Sequence[Mapping[str, Any]], ind
             if not n_judged or n_failed / n_judged < config.check_fail_rate:
                 continue
             rate = n_failed / n_judged
-            drivers = [index.driving(v, _preview(e.detail or ", ".join(e.missing))) for v, e in failed]
+            drivers = [index.driving(v, preview_question(e.detail or ", ".join(e.missing))) for v, e in failed]
             action = CHECK_ACTIONS.get(check_type, GENERIC_CHECK_ACTION)
             # A checklist is the judge's yes/no answers, not a deterministic check: said as such (issue 32.10).
             code = "rubric_checklist_failing" if check_type == "checklist" else "rubric_check_failing"
@@ -273,7 +273,7 @@ def _unscored_findings(summary: Summary, index: _Index, config: DiagnosisConfig)
         if rate is None or rate <= config.max_unscored_rate or not s.unscored:
             continue
         kinds = [g.kind for g in s.unscored]
-        drivers = [index.driving(v, _preview(v.unscored_reason or ""))
+        drivers = [index.driving(v, preview_question(v.unscored_reason or ""))
                    for v in index.unscored(s.scorer, config.n_samples)]
         titles, explains, actions = _texts(
             "many_unscored", extra_actions={lang: [UNSCORED_ACTIONS.get(k, UNSCORED_ACTIONS["error"])[lang]

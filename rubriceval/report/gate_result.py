@@ -33,7 +33,7 @@ def format_figure(value: float | None) -> str:
 
 
 def check_result(check: GateCheck, name: str, actual: float | None, why_missing: str | None,
-                 untrusted: list[str], refuse_untrusted: bool, scorer: str | None = None, extra: str = "") -> CheckResult:
+                      untrusted: list[str], refuse_untrusted: bool, scorer: str | None = None, extra: str = "") -> CheckResult:
     expected = f"{check.op} {check.value:g}"
     if untrusted and refuse_untrusted:
         return CheckResult(name=name, stat=check.stat, scorer=scorer, passed=False, actual=actual, expected=expected,

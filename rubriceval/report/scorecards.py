@@ -264,7 +264,7 @@ def _samples(runs: Any, run_id: str, ids: Sequence[str]) -> dict[str, Any]:
 
     if not ids:
         return {}
-    with runs._lock:
+    with runs.lock:
         rows = runs.conn.execute(f"SELECT sample_json FROM run_samples WHERE run_id=? AND sample_id IN "
                                  f"({','.join('?' * len(ids))})", (run_id, *ids)).fetchall()
     samples = [Sample.model_validate_json(r[0]) for r in rows]

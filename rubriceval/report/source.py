@@ -79,7 +79,8 @@ class RunSource:
     def close(self) -> None:
         self.conn.close()
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+    def run_rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """All rows of a read-only query whose first `?` is this run's id (the report's other modules read through it)."""
         return self.conn.execute(sql, (self.run_id, *params)).fetchall()
 
     def _stream(self, sql: str, params: Sequence[Any] = (), size: int = CHUNK) -> Iterator[list[Any]]:
@@ -140,15 +141,15 @@ class RunSource:
                 counts: _Counts, scores: array, tally: HumanTally | None = None) -> ScorerSummary:
         name = row["scorer"]
         rescued = tally.rescued if tally is not None else set()
-        unscored = [(r[0], r[1], r[2]) for r in self._rows(
+        unscored = [(r[0], r[1], r[2]) for r in self.run_rows(
             f"SELECT v.unscored_kind, v.sample_id, v.unscored_reason {FROM_RUN} AND v.scorer = ? AND v.score IS NULL "
             "ORDER BY d.position", (name,)) if r[1] not in rescued] if counts.unscored else []
-        panel_rows = [row_to_verdict(r) for r in self._rows(
+        panel_rows = [row_to_verdict(r) for r in self.run_rows(
             f"SELECT v.* {FROM_RUN} AND v.scorer = ? AND instr(v.details_json, ?) > 0 "
             f"AND {self.sql.json_kind('v.details_json', '$.' + PANEL_KEY)} = 'object' ORDER BY d.position",
             (name, f'"{PANEL_KEY}"'))] if counts.panel else []
         # The few flagged rows' findings, for the count per defence (patterns, perplexity, llm_screen)
-        flagged_by = count_by_defence(json.loads(r[0]) for r in self._rows(
+        flagged_by = count_by_defence(json.loads(r[0]) for r in self.run_rows(
             f"SELECT v.details_json {FROM_RUN} AND v.scorer = ? AND instr(v.details_json, ?) > 0",
             (name, f'"{MANIPULATION_KEY}"'))) if counts.flagged else {}
         return scorer_summary(row, scores=scores, n_total=counts.n, unscored=unscored, n_flagged=counts.flagged,
@@ -235,9 +236,9 @@ class RunSource:
         unique = list(dict.fromkeys(ids))
         for start in range(0, len(unique), 500):
             part = unique[start:start + 500]
-            for r in self._rows("SELECT d.sample_id, d.sample_json FROM runs r JOIN dataset_samples d ON "
-                                "d.dataset_id = r.dataset_id WHERE r.run_id = ? AND d.sample_id IN "
-                                f"({','.join('?' * len(part))})", part):
+            for r in self.run_rows("SELECT d.sample_id, d.sample_json FROM runs r JOIN dataset_samples d ON "
+                                   "d.dataset_id = r.dataset_id WHERE r.run_id = ? AND d.sample_id IN "
+                                   f"({','.join('?' * len(part))})", part):
                 out[r[0]] = Sample.model_validate_json(r[1])
         return out
 
@@ -245,7 +246,7 @@ class RunSource:
         """The n lowest-scored verdicts of a scorer (ties by sample id), optionally only those below a value."""
         where, params = ("AND v.score < ?", (below,)) if below is not None else ("", ())
         decided = [d.sample_id for d in self.official.decisions.values() if d.scorer == scorer]
-        rows = [row_to_verdict(r) for r in self._rows(
+        rows = [row_to_verdict(r) for r in self.run_rows(
             f"SELECT v.* {FROM_RUN} AND v.scorer = ? AND v.score IS NOT NULL {where} ORDER BY v.score, v.sample_id "
             "LIMIT ?", (scorer, *params, n + len(decided)))]
         if not decided:
@@ -256,7 +257,7 @@ class RunSource:
         missing = [sid for sid in decided if sid not in seen]
         for start in range(0, len(missing), 500):
             part = missing[start:start + 500]
-            rows += [row_to_verdict(r) for r in self._rows(
+            rows += [row_to_verdict(r) for r in self.run_rows(
                 f"SELECT v.* {FROM_RUN} AND v.scorer = ? AND v.sample_id IN ({','.join('?' * len(part))})",
                 (scorer, *part))]
         shown = [with_decision(v, self.official.decision(v.sample_id, scorer)) for v in rows]
@@ -324,7 +325,7 @@ class RunSource:
         # so only conversations are parsed as JSON (a run of single-turn rows costs one text scan per sample).
         conversation = (f"instr(d.sample_json, '\"conversation\"') > 0 "
                         f"AND {self.sql.json_kind('d.sample_json', '$.conversation')} = 'object'")
-        samples = [Sample.model_validate_json(r[0]) for r in self._rows(
+        samples = [Sample.model_validate_json(r[0]) for r in self.run_rows(
             "SELECT d.sample_json FROM runs r JOIN dataset_samples d ON d.dataset_id = r.dataset_id "
             f"WHERE r.run_id = ? AND {conversation} ORDER BY d.position")]
         if not samples:                  # no conversation: no verdict to look for

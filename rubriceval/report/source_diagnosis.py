@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from rubriceval.report.diagnosis import DrivingSample, _preview
+from rubriceval.report.diagnosis import DrivingSample, preview_question
 from rubriceval.report.reversed_order import Reversed
 from rubriceval.report.run_sql import FROM_RUN
 from rubriceval.report.signal_checks import MAX_P_YES_ROWS, p_yes_by_question
@@ -26,20 +26,20 @@ class SqlIndex:
         self._checks: dict[str, dict[str, tuple[int, int, list[tuple]]]] = {}
 
     def _verdicts(self, sql: str, params: Sequence[object] = ()) -> list[Verdict]:
-        return [row_to_verdict(r) for r in self.source._rows(f"SELECT v.* {FROM_RUN} {sql}", params)]
+        return [row_to_verdict(r) for r in self.source.run_rows(f"SELECT v.* {FROM_RUN} {sql}", params)]
 
     def _question(self, sample_id: str) -> str:
         if sample_id not in self._questions:
-            rows = self.source._rows(f"SELECT {self.source.sql.json_text('d.sample_json', '$.question')} FROM runs r "
-                                     "JOIN dataset_samples d ON d.dataset_id = r.dataset_id WHERE r.run_id = ? AND d.sample_id = ?",
-                                     (sample_id,))
+            rows = self.source.run_rows(f"SELECT {self.source.sql.json_text('d.sample_json', '$.question')} FROM runs r "
+                                        "JOIN dataset_samples d ON d.dataset_id = r.dataset_id WHERE r.run_id = ? AND d.sample_id = ?",
+                                        (sample_id,))
             self._questions[sample_id] = (rows[0][0] or "") if rows else ""
         return self._questions[sample_id]
 
     def driving(self, verdict: Verdict, detail: str = "") -> DrivingSample:
         return DrivingSample(sample_id=verdict.sample_id, score=verdict.score,
-                             question=_preview(self._question(verdict.sample_id)),
-                             detail=detail or _preview(verdict.feedback))
+                             question=preview_question(self._question(verdict.sample_id)),
+                             detail=detail or preview_question(verdict.feedback))
 
     def lowest(self, scorer: str, threshold: float | None, n: int) -> list[DrivingSample]:
         return [self.driving(v) for v in self.source.lowest(scorer, n, below=threshold)]
@@ -62,7 +62,7 @@ class SqlIndex:
         failed = f"CASE WHEN {' AND '.join(passes)} THEN 0 ELSE 1 END, " if passes else ""
         sql = (f"SELECT v.* {FROM_RUN.replace('WHERE', ' '.join(joins) + ' WHERE', 1)} AND v.scorer = ? "
                f"AND v.score IS NOT NULL {below} ORDER BY {failed}v.score, v.sample_id LIMIT ?")
-        return [row_to_verdict(r) for r in self.source._rows(sql, (*params, scorer, *below_params, n))]
+        return [row_to_verdict(r) for r in self.source.run_rows(sql, (*params, scorer, *below_params, n))]
 
     def check_results(self, scorer: str, item_id: str, n: int) -> tuple[int, int, list[tuple[Verdict, Evidence]]]:
         """How often a check item was judged and failed on a rubric's rows, and the first n failures (unscored last,
@@ -71,7 +71,7 @@ class SqlIndex:
             self._checks[scorer] = self._read_checks(scorer, n)
         judged, failed, first = self._checks[scorer].get(item_id, (0, 0, []))
         keep = first[:n]
-        rows = {r["sample_id"]: r for r in self.source._rows(
+        rows = {r["sample_id"]: r for r in self.source.run_rows(
             "SELECT v.* FROM verdicts v WHERE v.run_id = ? AND v.scorer = ? AND v.sample_id IN "
             f"({','.join('?' * len(keep))})", (scorer, *(k[2] for k in keep)))} if keep else {}
         out = []

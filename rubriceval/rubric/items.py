@@ -20,7 +20,7 @@ LEVELS = (1, 2, 3, 4, 5)
 
 
 
-class _ItemBase(StrictModel):
+class ItemBase(StrictModel):
     id: str = Field(pattern=r"^[A-Za-z0-9_\-\u4e00-\u9fff]+$")
     description: str = ""
     weight: float = Field(default=1.0, ge=0)
@@ -28,7 +28,7 @@ class _ItemBase(StrictModel):
     must: bool = False
 
 
-class _CheckBase(_ItemBase):
+class _CheckBase(ItemBase):
     """A single-turn check, optionally conditioned on the retrieved contexts (each entry: phrases separated by '|',
     any of which counts). unless_context: a failed check passes when a context mentions one of them (never promise
     包邮 unless the knowledge base grants it). only_if_context: the check applies only when a context mentions one of
@@ -105,7 +105,7 @@ def _level_condition(text: str, info: ValidationInfo) -> str:
 LevelCondition = Annotated[str, AfterValidator(_level_condition)]
 
 
-class ChecklistItem(_ItemBase):
+class ChecklistItem(ItemBase):
     """Yes/no questions, each asked on its own (answer constrained to yes/no, p(yes) kept when the judge returns
     logprobs), turned into a 1–5 score by `levels` (conditions over question ids), `points` (weighted share of
     yes per level) or, in judge_mode checklist_fitted, `fitted` weights. See rubriceval/rubric/level_rule.py."""
@@ -155,7 +155,7 @@ class ChecklistItem(_ItemBase):
         return self
 
 
-class JudgeItem(_ItemBase):
+class JudgeItem(ItemBase):
     """An LLM-judged item. Without its own criterion/levels it uses the rubric's."""
 
     type: Literal["judge"]
@@ -166,7 +166,7 @@ class JudgeItem(_ItemBase):
     @classmethod
     def _levels(cls, value):
         if value is not None:
-            _check_levels(value)
+            check_level_descriptions(value)
         return value
 
 
@@ -274,7 +274,7 @@ class MaxLength(_CheckBase):
             wording=("ev_before_never", "ev_before_ok", "ev_before_first", "ev_before_late", "ev_before_absent"),
             form_fields=("first", "then", "first_roles", "then_roles"),
             example={"first": "身份核验通过", "then": "收货地址"})
-class BeforeCheck(_ItemBase):
+class BeforeCheck(ItemBase):
     """Conversations: `first` must occur before `then` (e.g. identity verified before any order detail is
     revealed). Passes when `then` never occurs. Each is literal phrases separated by '|', any of which counts, or a
     predicate: {phrases, regex, entity, ask} (rubriceval/rubric/predicate.py). Turns are read in order and the check
@@ -296,7 +296,7 @@ class BeforeCheck(_ItemBase):
 @check_kind(run="rubriceval.checks.max_count:max_count", scope="conversation",
             wording=("ev_count", "ev_count_where", "ev_count_over", "ev_count_under", "ev_count_ok"),
             form_fields=("phrases", "max", "min", "roles", "match"), example={"phrases": ["抱歉"], "max": 1})
-class MaxCount(_PhrasesOrMatch, _ItemBase):
+class MaxCount(_PhrasesOrMatch, ItemBase):
     """Conversations: at most `max` (and at least `min`) turns of these roles contain any of the phrases or show
     `match` (e.g. apologise in at most one assistant turn)."""
 
@@ -318,7 +318,7 @@ class MaxCount(_PhrasesOrMatch, _ItemBase):
                      "ev_escalate_never", "ev_failed_bot_turn", "ev_failed_user_turn"),
             form_fields=("handover", "bot_failure", "user_failure", "failures", "within"),
             example={"user_failure": "还是不行|没用", "handover": "转人工"})
-class EscalateAfter(_ItemBase):
+class EscalateAfter(ItemBase):
     """Conversations: after `failures` consecutive failed bot turns, a handover must follow within the next
     `within` bot turn(s). A bot turn failed when it matches `bot_failure`, or when the user's next turn matches
     `user_failure` (还是不行|没用). A conversation that ends while a handover is owed fails."""
@@ -346,7 +346,7 @@ class EscalateAfter(_ItemBase):
 @check_kind(run="rubriceval.checks.final_turn:final_turn", scope="conversation",
             wording=("ev_final_turn", "ev_final_turn_says"), form_fields=("phrases", "mode", "match"),
             example={"phrases": ["还有什么可以帮您"]})
-class FinalTurn(_PhrasesOrMatch, _ItemBase):
+class FinalTurn(_PhrasesOrMatch, ItemBase):
     """Conversations: the last assistant turn mentions all (or any) of these phrases (e.g. 还有什么可以帮您), and
     shows `match` when given."""
 
@@ -358,7 +358,7 @@ class FinalTurn(_PhrasesOrMatch, _ItemBase):
 @check_kind(run="rubriceval.checks.first_turn:first_turn", scope="conversation",
             wording=("ev_first_turn", "ev_first_turn_says"), form_fields=("phrases", "mode", "match"),
             example={"phrases": ["您好|欢迎"]})
-class FirstTurn(_PhrasesOrMatch, _ItemBase):
+class FirstTurn(_PhrasesOrMatch, ItemBase):
     """Conversations: the first assistant turn mentions all (or any) of these phrases (a greeting: 您好|欢迎), and
     shows `match` when given."""
 
@@ -372,7 +372,7 @@ class FirstTurn(_PhrasesOrMatch, _ItemBase):
             wording=("ev_response_time_ok", "ev_response_time_late", "ev_response_time_late_many",
                      "ev_response_time_unknown", "ev_response_time_none"),
             form_fields=("max_seconds", "replies"), example={"max_seconds": 60})
-class ResponseTime(_ItemBase):
+class ResponseTime(ItemBase):
     """Conversations (首响 / 回复超时): every agent reply comes within `max_seconds` of the customer's message it
     answers — from the first customer turn since the agent last spoke to the agent's next turn, by the turn
     timestamps chat-log exports keep. `replies: first` times the first reply only (首响). Each late reply is an
@@ -395,7 +395,7 @@ CONVERSATION_CHECKS = conversation_kinds()
 PER_TURN_CHECKS = per_turn_kinds()
 
 
-def _check_levels(value: dict[int, str]) -> None:
+def check_level_descriptions(value: dict[int, str]) -> None:
     keys = sorted(value)
     missing = [lvl for lvl in LEVELS if lvl not in value]
     extra = [k for k in keys if k not in LEVELS]

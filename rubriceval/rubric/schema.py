@@ -22,7 +22,7 @@ from rubriceval.data.knowledge import Knowledge, knowledge_stamp, load_knowledge
 from rubriceval.rubric.items import (  # noqa: F401  (re-exported: the item classes were defined here before)
     CONVERSATION_CHECKS, LEVELS, PER_TURN_CHECKS, BeforeCheck, CheckItem, ChecklistItem, ChecklistQuestion,
     EscalateAfter, FinalTurn, FirstTurn, FittedWeights, Item, JudgeItem, LevelCondition, MaxCount, MaxLength, MustMention,
-    MustNotMention, RegexCheck, RequiredLink, SampleField, StepsInOrder, TurnRole, _check_levels)
+    MustNotMention, RegexCheck, RequiredLink, SampleField, StepsInOrder, TurnRole, check_level_descriptions)
 from rubriceval.rubric.level_rule import check_levels_rule
 from rubriceval.rubric.strict import StrictModel, edit_count
 from rubriceval.rubric.measured import Measurement
@@ -143,7 +143,7 @@ class Rubric(StrictModel):
     @field_validator("score_descriptions")
     @classmethod
     def _levels(cls, value: dict[int, str]) -> dict[int, str]:
-        _check_levels(value)
+        check_level_descriptions(value)
         return value
 
     @field_validator("failure_tags")

@@ -59,7 +59,7 @@ def rubric_verdicts_of(runs: Any, run_id: str, rubric_ids: list[str], sample_ids
     found: dict[str, dict[str, Verdict]] = {}
     if not rubric_ids or not sample_ids:
         return found
-    with runs._lock:
+    with runs.lock:
         rows = runs.conn.execute(
             f"SELECT * FROM verdicts WHERE run_id=? AND scorer IN ({','.join('?' * len(rubric_ids))}) AND sample_id IN "
             f"({','.join('?' * len(sample_ids))})", (run_id, *rubric_ids, *sample_ids)).fetchall()

@@ -5,7 +5,7 @@ points, fatal items (一票否决), N/A conditions — scored per conversation (
                      occurrence with cap; fatal; applies_when), content-hash versions (`version_tag`)
     loader.py        YAML → Scorecard, or ScorecardError naming file:line [field]
     arithmetic.py    scorecard_total(card, outcomes) → Totals: the total as a PURE function of the item outcomes
-    verdict.py       ItemOutcome (hit | clear | not_applicable | unscored, evidence), Totals, ScorecardVerdict
+    verdict.py       CardItemOutcome (hit | clear | not_applicable | unscored, evidence), Totals, ScorecardVerdict
     applicability.py the deterministic N/A conditions;  questions.py  the yes/no questions, checklist-style
     score.py         one sample → ScorecardVerdict (checks, per-turn occurrences, questions, rubric verdicts)
     stage.py         the run stage (after rubrics and metrics; resumable, cached);  plan.py  dry-run calls

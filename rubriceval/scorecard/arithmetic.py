@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rubriceval.scorecard.schema import Scorecard
-from rubriceval.scorecard.verdict import DimensionTotal, ItemOutcome, ItemPoints, Totals
+from rubriceval.scorecard.verdict import DimensionTotal, CardItemOutcome, ItemPoints, Totals
 
 
-def _resolved(card: Scorecard, outcome: ItemOutcome) -> ItemOutcome:
+def _resolved(card: Scorecard, outcome: CardItemOutcome) -> CardItemOutcome:
     if outcome.status != "unscored" or card.on_unscored == "unscored":
         return outcome
     if card.on_unscored == "not_applicable":
@@ -28,7 +28,7 @@ def _resolved(card: Scorecard, outcome: ItemOutcome) -> ItemOutcome:
                                       "reason": f"unscored, counted as hit: {outcome.reason}"})
 
 
-def item_points(card: Scorecard, outcome: ItemOutcome) -> ItemPoints:
+def item_points(card: Scorecard, outcome: CardItemOutcome) -> ItemPoints:
     item = next(i for i in card.items if i.id == outcome.item)
     points, capped = 0, False
     if outcome.status == "hit" and item.points is not None:
@@ -40,7 +40,7 @@ def item_points(card: Scorecard, outcome: ItemOutcome) -> ItemPoints:
                       occurrences=outcome.occurrences if outcome.status == "hit" else 0, capped=capped)
 
 
-def scorecard_total(card: Scorecard, outcomes: Iterable[ItemOutcome]) -> Totals:
+def scorecard_total(card: Scorecard, outcomes: Iterable[CardItemOutcome]) -> Totals:
     by_item = {o.item: _resolved(card, o) for o in outcomes}
     missing = [i.id for i in card.items if i.id not in by_item]
     unknown = sorted(set(by_item) - {i.id for i in card.items})

@@ -24,7 +24,7 @@ from rubriceval.scorecard.arithmetic import scorecard_total
 from rubriceval.scorecard.questions import (applies_question, asks_judge, checklist_of, item_question,
                                             question_rubric, sees_knowledge, with_knowledge)
 from rubriceval.scorecard.schema import Scorecard, ScorecardItem
-from rubriceval.scorecard.verdict import ItemOutcome, ScorecardVerdict
+from rubriceval.scorecard.verdict import CardItemOutcome, ScorecardVerdict
 from rubriceval.scoring.turn_questions import QuestionAsker, answering, run_check_asking
 from rubriceval.core.verdict import Evidence, Usage, Verdict
 
@@ -48,44 +48,44 @@ async def failing_turns(item: ScorecardItem, sample: Sample, asker: QuestionAske
     return found
 
 
-async def check_outcome(item: ScorecardItem, sample: Sample, asker: QuestionAsker) -> ItemOutcome:
+async def check_outcome(item: ScorecardItem, sample: Sample, asker: QuestionAsker) -> CardItemOutcome:
     """A check item, its per-turn questions (`ask:` predicates) asked through the rubrics' path
     (scoring/turn_questions.py: once per turn and question for every item of the sample, cached, counted)."""
     try:
         evidence = await run_check_asking(item.check_item, sample, asker)
         if item.per == "occurrence" and evidence.passed is False and not item.is_bonus:
             turns = await failing_turns(item, sample, asker)
-            return ItemOutcome(item=item.id, status="hit", occurrences=max(1, len(turns)),
-                               evidence=[ev for _, ev in turns] or [evidence])
+            return CardItemOutcome(item=item.id, status="hit", occurrences=max(1, len(turns)),
+                                   evidence=[ev for _, ev in turns] or [evidence])
     except Unanswered as why:
-        return ItemOutcome(item=item.id, status="unscored", reason=f"check question on turn {why.turn} "
-                           f"({why.question!r}): {why.reason}",
-                           evidence=[Evidence(item=item.id, passed=None, turn=why.turn, question=why.question,
+        return CardItemOutcome(item=item.id, status="unscored", reason=f"check question on turn {why.turn} "
+                               f"({why.question!r}): {why.reason}",
+                               evidence=[Evidence(item=item.id, passed=None, turn=why.turn, question=why.question,
                                               detail=f"turn {why.turn}: {why.reason}")])
     if evidence.passed is None:
-        return ItemOutcome(item=item.id, status="unscored", evidence=[evidence],
-                           reason=evidence.detail or "the check reached no decision")
+        return CardItemOutcome(item=item.id, status="unscored", evidence=[evidence],
+                               reason=evidence.detail or "the check reached no decision")
     if item.is_bonus:
-        return ItemOutcome(item=item.id, status="hit" if evidence.passed else "clear",
-                           occurrences=int(evidence.passed), evidence=[evidence])
+        return CardItemOutcome(item=item.id, status="hit" if evidence.passed else "clear",
+                               occurrences=int(evidence.passed), evidence=[evidence])
     if evidence.passed:
-        return ItemOutcome(item=item.id, status="clear", evidence=[evidence])
-    return ItemOutcome(item=item.id, status="hit", occurrences=1, evidence=[evidence])
+        return CardItemOutcome(item=item.id, status="clear", evidence=[evidence])
+    return CardItemOutcome(item=item.id, status="hit", occurrences=1, evidence=[evidence])
 
 
-def rubric_outcome(item: ScorecardItem, verdicts: dict[str, Verdict]) -> ItemOutcome:
+def rubric_outcome(item: ScorecardItem, verdicts: dict[str, Verdict]) -> CardItemOutcome:
     ref = item.rubric
     verdict = verdicts.get(ref.id)
     if verdict is None or verdict.unscored_kind == "not_applicable":
-        return ItemOutcome(item=item.id, status="not_applicable", reason=f"rubric '{ref.id}' does not apply")
+        return CardItemOutcome(item=item.id, status="not_applicable", reason=f"rubric '{ref.id}' does not apply")
     if not verdict.scored:
-        return ItemOutcome(item=item.id, status="unscored", reason=f"rubric '{ref.id}': {verdict.unscored_reason}")
+        return CardItemOutcome(item=item.id, status="unscored", reason=f"rubric '{ref.id}': {verdict.unscored_reason}")
     hit = verdict.score < ref.min_score
     if item.is_bonus:
         hit = not hit
     evidence = Evidence(item=item.id, score=verdict.score, passed=not hit if not item.is_bonus else hit,
                         detail=f"{ref.id} {verdict.score:g}/5 (min {ref.min_score}): {verdict.feedback[:400]}")
-    return ItemOutcome(item=item.id, status="hit" if hit else "clear", occurrences=int(hit), evidence=[evidence])
+    return CardItemOutcome(item=item.id, status="hit" if hit else "clear", occurrences=int(hit), evidence=[evidence])
 
 
 def addresses_judge(sample: Sample) -> list[Any]:
@@ -129,12 +129,12 @@ async def score_scorecard(card: Scorecard, sample: Sample, judge: Any, rubric_ve
     (what `rubric:` items read)."""
     rubric_verdicts = rubric_verdicts or {}
     knowledge = card.knowledge_base()
-    outcomes: dict[str, ItemOutcome] = {}
+    outcomes: dict[str, CardItemOutcome] = {}
     pending: list[ScorecardItem] = []
     for item in card.items:
         reason = why_not_applicable(item.applies_when, sample, knowledge is not None)
         if reason:
-            outcomes[item.id] = ItemOutcome(item=item.id, status="not_applicable", reason=reason)
+            outcomes[item.id] = CardItemOutcome(item=item.id, status="not_applicable", reason=reason)
         else:
             pending.append(item)
     judging = [i for i in pending if asks_judge(i)]
@@ -146,7 +146,7 @@ async def score_scorecard(card: Scorecard, sample: Sample, judge: Any, rubric_ve
                f"the bot's text addresses the judge ({findings[0].kind}: “{findings[0].span}”); the judge was not "
                "asked")
         for item in judging:
-            outcomes[item.id] = ItemOutcome(item=item.id, status="unscored", reason=why)
+            outcomes[item.id] = CardItemOutcome(item=item.id, status="unscored", reason=why)
         pending = [i for i in pending if i not in judging]
     conditional = [i for i in pending if i.applies_when and i.applies_when.question]
     answers, spent = await _ask(card, [applies_question(i) for i in conditional], judged, judge, knowledge)
@@ -154,11 +154,11 @@ async def score_scorecard(card: Scorecard, sample: Sample, judge: Any, rubric_ve
     for item in conditional:
         answer = answers[applies_question(item).id]
         if answer.p_yes is None:
-            outcomes[item.id] = ItemOutcome(item=item.id, status="unscored",
-                                            reason=f"applies_when question: {answer.reason}")
+            outcomes[item.id] = CardItemOutcome(item=item.id, status="unscored",
+                                                reason=f"applies_when question: {answer.reason}")
         elif not answer.label:
-            outcomes[item.id] = ItemOutcome(item=item.id, status="not_applicable", p_yes=answer.p_yes,
-                                            reason=f"applies_when question answered no "
+            outcomes[item.id] = CardItemOutcome(item=item.id, status="not_applicable", p_yes=answer.p_yes,
+                                                reason=f"applies_when question answered no "
                                                    f"(p(yes)={answer.p_yes:.2f}): {item.applies_when.question}")
     pending = [i for i in pending if i.id not in outcomes]
     # One asker for the sample: a per-turn answer serves every check item asking it (checks read `sample`, the
@@ -177,11 +177,11 @@ async def score_scorecard(card: Scorecard, sample: Sample, judge: Any, rubric_ve
     for item in asked:
         answer = answers[item.id]
         if answer.p_yes is None:
-            outcomes[item.id] = ItemOutcome(item=item.id, status="unscored", reason=answer.reason or "no answer")
+            outcomes[item.id] = CardItemOutcome(item=item.id, status="unscored", reason=answer.reason or "no answer")
             continue
         hit = answer.label == item.hit_answer
-        outcomes[item.id] = ItemOutcome(item=item.id, status="hit" if hit else "clear", occurrences=int(hit),
-                                        p_yes=answer.p_yes, evidence=[_question_evidence(item, answer)])
+        outcomes[item.id] = CardItemOutcome(item=item.id, status="hit" if hit else "clear", occurrences=int(hit),
+                                            p_yes=answer.p_yes, evidence=[_question_evidence(item, answer)])
     ordered = [outcomes[i.id] for i in card.items]
     return ScorecardVerdict(run_id=run_id, sample_id=sample.id, scorecard=card.id, version=card.version_tag,
                             outcomes=ordered, totals=scorecard_total(card, ordered), usage=usage)

@@ -11,7 +11,7 @@ from rubriceval.core.verdict import Evidence, Usage
 Status = Literal["hit", "clear", "not_applicable", "unscored"]
 
 
-class ItemOutcome(BaseModel):
+class CardItemOutcome(BaseModel):
     """What one item found in one conversation. `occurrences` counts failing turns of a per-occurrence item (1 for
     any other hit, 0 when not hit). `evidence`: the check's spans with their turn numbers, the judge's answer with
     p(yes), or the referenced rubric's score and feedback."""
@@ -64,9 +64,9 @@ class ScorecardVerdict(BaseModel):
     sample_id: str
     scorecard: str                     # the scorecard id
     version: str                       # its version tag (v1@hash)
-    outcomes: list[ItemOutcome]
+    outcomes: list[CardItemOutcome]
     totals: Totals
     usage: Usage = Field(default_factory=Usage)
 
-    def outcome(self, item_id: str) -> ItemOutcome:
+    def outcome(self, item_id: str) -> CardItemOutcome:
         return next(o for o in self.outcomes if o.item == item_id)

@@ -207,7 +207,7 @@ def checklist_feedback(item: ChecklistItem, result: ChecklistResult, lang: str) 
 
 async def checklist_outcome(rubric: Rubric, item: ChecklistItem, sample: Sample, judge):
     """The checklist as a rubric judge item's outcome (score = the level; details = every question's p(yes))."""
-    from rubriceval.scoring.item_outcome import ItemOutcome
+    from rubriceval.scoring.item_outcome import JudgeItemOutcome
 
     result = await judge_checklist(rubric, item, sample, judge)
     details = {"judge_mode": rubric.judge_mode, "how": result.how,
@@ -216,7 +216,7 @@ async def checklist_outcome(rubric: Rubric, item: ChecklistItem, sample: Sample,
                              for a in result.answers}}
     if result.score is None:
         failed = next(a for a in result.answers if a.p_yes is None)
-        return ItemOutcome(item=item, unscored_kind=failed.unscored_kind or "error", reason=result.how,
-                           usage=result.usage, details=details)
-    return ItemOutcome(item=item, score=result.score, feedback=checklist_feedback(item, result, rubric.language),
-                       usage=result.usage, details=details)
+        return JudgeItemOutcome(item=item, unscored_kind=failed.unscored_kind or "error", reason=result.how,
+                                usage=result.usage, details=details)
+    return JudgeItemOutcome(item=item, score=result.score, feedback=checklist_feedback(item, result, rubric.language),
+                            usage=result.usage, details=details)

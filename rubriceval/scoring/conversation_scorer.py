@@ -21,7 +21,7 @@ from rubriceval.prompt.compile import CompiledPrompt, environment, reask_templat
 from rubriceval.prompt.transcript import TURNS_SCHEMA_NAME, compile_conversation_item, judged_turns
 from rubriceval.rubric.schema import JudgeItem, Rubric, TurnAggregate
 from rubriceval.scoring.combine import round_half_up
-from rubriceval.scoring.item_outcome import ItemOutcome, read_verdict
+from rubriceval.scoring.item_outcome import JudgeItemOutcome, read_verdict
 from rubriceval.scoring.score_probs import holistic_options
 from rubriceval.data.sample import Sample
 from rubriceval.core.verdict import Evidence, Usage
@@ -30,7 +30,7 @@ from rubriceval.core.verdict import Evidence, Usage
 UNREADABLE = ("parse_error", "invalid_output")
 
 
-class TurnVerdict(BaseModel):
+class TurnJudgement(BaseModel):
     turn: int
     score: int = Field(ge=1, le=5)
     feedback: str = ""
@@ -38,12 +38,12 @@ class TurnVerdict(BaseModel):
 
 def read_turn_verdicts(judged: list[int]):
     """A reader for {"turns": [...]}: every judged turn exactly once, integer scores 1–5."""
-    def check(data: dict) -> tuple[list[TurnVerdict] | None, list[str]]:
+    def check(data: dict) -> tuple[list[TurnJudgement] | None, list[str]]:
         entries = data.get("turns")
         if not isinstance(entries, list):
             return None, ["no 'turns' list in the reply"]
         problems: list[str] = []
-        verdicts: dict[int, TurnVerdict] = {}
+        verdicts: dict[int, TurnJudgement] = {}
         for entry in entries:
             turn = entry.get("turn") if isinstance(entry, dict) else None
             score = entry.get("score") if isinstance(entry, dict) else None
@@ -54,7 +54,7 @@ def read_turn_verdicts(judged: list[int]):
             elif not isinstance(score, int) or isinstance(score, bool) or not 1 <= score <= 5:
                 problems.append(f"turn {turn}: score {score!r} is not an integer 1–5")
             else:
-                verdicts[turn] = TurnVerdict(turn=turn, score=score, feedback=str(entry.get("feedback") or ""))
+                verdicts[turn] = TurnJudgement(turn=turn, score=score, feedback=str(entry.get("feedback") or ""))
         missing = [n for n in judged if n not in verdicts]
         if missing:
             problems.append(f"turn(s) {', '.join(map(str, missing))} not judged")
@@ -62,7 +62,7 @@ def read_turn_verdicts(judged: list[int]):
     return json_reader(check)
 
 
-def aggregate_turns(verdicts: list[TurnVerdict], rule: TurnAggregate) -> tuple[int, str]:
+def aggregate_turns(verdicts: list[TurnJudgement], rule: TurnAggregate) -> tuple[int, str]:
     """The item score from its turns' scores, and how it was reached (see TurnAggregate)."""
     scores = [v.score for v in verdicts]
     if rule.rule == "min":
@@ -110,36 +110,36 @@ async def _ask_turns(rubric: Rubric, item: JudgeItem, sample: Sample, judge: Jud
                      max_input_tokens=judge.config.max_input_tokens)
 
 
-def _turn_evidence(item: JudgeItem, rubric: Rubric, verdicts: list[TurnVerdict]) -> list[Evidence]:
+def _turn_evidence(item: JudgeItem, rubric: Rubric, verdicts: list[TurnJudgement]) -> list[Evidence]:
     return [Evidence(item=item.id, turn=v.turn, score=v.score, passed=v.score >= rubric.threshold, detail=v.feedback)
             for v in verdicts]
 
 
 async def judge_turn_by_turn(rubric: Rubric, item: JudgeItem, sample: Sample, judge: JudgeClient,
-                             judged: list[int]) -> tuple[list[TurnVerdict], list[tuple[int, Asked]], Usage]:
+                             judged: list[int]) -> tuple[list[TurnJudgement], list[tuple[int, Asked]], Usage]:
     """The fallback: each judged turn on its own, with the transcript up to it. Returns the verdicts read, the
     turns that stayed unscored, and what all calls cost."""
     asked = await asyncio.gather(*(_ask_verdict(rubric, item, sample, judge, mode="turn", turn=n) for n in judged))
     usage = sum((a.usage for a in asked), Usage())
-    verdicts = [TurnVerdict(turn=n, score=a.value.score, feedback=a.value.feedback)
+    verdicts = [TurnJudgement(turn=n, score=a.value.score, feedback=a.value.feedback)
                 for n, a in zip(judged, asked) if a.ok]
     return verdicts, [(n, a) for n, a in zip(judged, asked) if not a.ok], usage
 
 
-async def judge_assistant_turns(rubric: Rubric, item: JudgeItem, sample: Sample, judge: JudgeClient) -> ItemOutcome:
+async def judge_assistant_turns(rubric: Rubric, item: JudgeItem, sample: Sample, judge: JudgeClient) -> JudgeItemOutcome:
     judged = judged_turns(sample.conversation)
     if not judged:
-        return ItemOutcome(item=item, usage=Usage(), unscored_kind="missing_field",
-                           reason="no assistant turn says anything to the customer (only tool calls)")
+        return JudgeItemOutcome(item=item, usage=Usage(), unscored_kind="missing_field",
+                                reason="no assistant turn says anything to the customer (only tool calls)")
     usage, details = Usage(), {"judged_turns": judged}
-    verdicts: list[TurnVerdict] | None = None
+    verdicts: list[TurnJudgement] | None = None
     if _structured(judge):
         asked = await _ask_turns(rubric, item, sample, judge, judged)
         usage = usage + asked.usage
         if asked.ok:
             verdicts, details["per_turn_path"] = asked.value, "one_call"
         elif asked.unscored_kind not in UNREADABLE:
-            return ItemOutcome.from_asked(item, asked)
+            return JudgeItemOutcome.from_asked(item, asked)
         else:
             details["one_call_failed"] = f"{asked.reason} (after {asked.attempts} judge replies)"
             details["one_call_raw"] = asked.raw
@@ -148,7 +148,7 @@ async def judge_assistant_turns(rubric: Rubric, item: JudgeItem, sample: Sample,
         usage, details["per_turn_path"] = usage + spent, "per_turn"
         if failed:
             turn, first = failed[0]
-            outcome = ItemOutcome.from_asked(item, first)
+            outcome = JudgeItemOutcome.from_asked(item, first)
             return outcome.model_copy(update={
                 "usage": usage, "reason": f"turn {turn}: {outcome.reason}", "details": details,
                 "turn_evidence": _turn_evidence(item, rubric, verdicts)})
@@ -156,12 +156,12 @@ async def judge_assistant_turns(rubric: Rubric, item: JudgeItem, sample: Sample,
     details["turn_aggregate"] = how
     details["turn_scores"] = {str(v.turn): v.score for v in verdicts}
     feedback = "\n".join(f"[{v.turn}] {v.score}/5 {v.feedback}".rstrip() for v in verdicts) + f"\n({how})"
-    return ItemOutcome(item=item, score=score, feedback=feedback, usage=usage, details=details,
-                       turn_evidence=_turn_evidence(item, rubric, verdicts))
+    return JudgeItemOutcome(item=item, score=score, feedback=feedback, usage=usage, details=details,
+                            turn_evidence=_turn_evidence(item, rubric, verdicts))
 
 
-async def judge_conversation_item(rubric: Rubric, item: JudgeItem, sample: Sample, judge: JudgeClient) -> ItemOutcome:
+async def judge_conversation_item(rubric: Rubric, item: JudgeItem, sample: Sample, judge: JudgeClient) -> JudgeItemOutcome:
     """A conversation rubric's judge item, by its scope."""
     if rubric.scope == "assistant_turn":
         return await judge_assistant_turns(rubric, item, sample, judge)
-    return ItemOutcome.from_asked(item, await _ask_verdict(rubric, item, sample, judge, mode="conversation"))
+    return JudgeItemOutcome.from_asked(item, await _ask_verdict(rubric, item, sample, judge, mode="conversation"))

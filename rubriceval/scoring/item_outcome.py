@@ -30,7 +30,7 @@ def read_verdict(reply) -> Reading[ReadVerdict]:
     return Reading(value=ReadVerdict(**parsed.model_dump(), score_probs=probs), feedback=parsed.feedback)
 
 
-class ItemOutcome(BaseModel):
+class JudgeItemOutcome(BaseModel):
     """One judge item's outcome: a score with feedback, or unscored with the kind and reason."""
 
     item: JudgeItem | ChecklistItem
@@ -46,7 +46,7 @@ class ItemOutcome(BaseModel):
     score_probs: ScoreDistribution | None = None      # holistic items with logprobs (rubriceval/scoring/score_probs.py)
 
     @classmethod
-    def from_asked(cls, item: JudgeItem, asked: Asked) -> "ItemOutcome":
+    def from_asked(cls, item: JudgeItem, asked: Asked) -> "JudgeItemOutcome":
         reason = asked.reason
         if asked.unscored_kind == "parse_error":
             reason = f"{asked.problems[0]} (after {asked.attempts} judge repl{'y' if asked.attempts == 1 else 'ies'})"

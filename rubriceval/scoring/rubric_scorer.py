@@ -13,8 +13,9 @@ from rubriceval.safety.redaction import judge_view, record_redactions
 from rubriceval.scoring.combine import ItemScore, combine, predicate_level
 from rubriceval.scoring.turn_questions import idle_question_checks, rubric_knowledge, run_checks_asking
 from rubriceval.scoring.score_probs import holistic_options, tie_details
+from rubriceval.core.item_scores import ItemScores
 from rubriceval.core.verdict import Evidence, Usage, Verdict
-from rubriceval.scoring.item_outcome import read_verdict, ItemOutcome
+from rubriceval.scoring.item_outcome import read_verdict, JudgeItemOutcome
 
 
 def missing_fields(rubric: Rubric, sample: Sample) -> list[str]:
@@ -25,7 +26,7 @@ def missing_fields(rubric: Rubric, sample: Sample) -> list[str]:
 
 
 async def judge_item(rubric: Rubric, item: JudgeItem | ChecklistItem, sample: Sample, judge: JudgeClient
-                     ) -> ItemOutcome:
+                     ) -> JudgeItemOutcome:
     if isinstance(item, ChecklistItem):          # yes/no questions + level rule (rubriceval/scoring/checklist.py)
         from rubriceval.scoring.checklist import checklist_outcome
 
@@ -41,7 +42,7 @@ async def judge_item(rubric: Rubric, item: JudgeItem | ChecklistItem, sample: Sa
                            options=holistic_options(rubric, judge.config))
     reask = TemplateReask(template=reask_template(rubric.language), variables={"structured": structured})
     asked = await ask(judge, request, read_verdict, reask=reask, max_input_tokens=judge.config.max_input_tokens)
-    return ItemOutcome.from_asked(item, asked)
+    return JudgeItemOutcome.from_asked(item, asked)
 
 
 async def score_rubric(rubric: Rubric, sample: Sample, judge: JudgeClient | None) -> Verdict:
@@ -89,7 +90,7 @@ async def _score(rubric: Rubric, sample: Sample, judged: Sample, judge: JudgeCli
         return Verdict(
             **base, unscored_kind="missing_field", evidence=evidence,
             unscored_reason=f"sample has no {', '.join(missing)}, which the rubric's judge needs")
-    outcomes: list[ItemOutcome] = []
+    outcomes: list[JudgeItemOutcome] = []
     for item in rubric.judge_items:
         if judge is None:
             raise ValueError(f"rubric '{rubric.id}' has judge items but no judge is configured")
@@ -126,8 +127,8 @@ async def _score(rubric: Rubric, sample: Sample, judged: Sample, judge: JudgeCli
     feedback = "\n".join(feedback_parts + failed_checks)
     return Verdict(**base, score=float(score), feedback=feedback, evidence=evidence, usage=usage,
                    passed=score >= rubric.threshold, details={"combine": how, **asked,
-                                                              "item_scores": {i.item_id: i.score if i.kind == "judge"
-                                                                              else i.passed for i in item_scores},
+                                                              **ItemScores({i.item_id: i.score if i.kind == "judge"
+                                                                            else i.passed for i in item_scores}).details(),
                                                               **({"turns": turn_details} if turn_details else {}),
                                                               **({"checklist": checklist} if checklist else {}),
                                                               **probs})

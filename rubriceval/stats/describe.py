@@ -23,7 +23,7 @@ class Stats(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
-def _finite(value: float) -> float:
+def checked_finite(value: float) -> float:
     # Inputs are validated finite scores, so this only guards arithmetic surprises (e.g. overflow).
     if not math.isfinite(value):
         raise ValueError(f"non-finite aggregate {value}")
@@ -36,11 +36,11 @@ def describe(scores: Sequence[float], threshold: float | None) -> Stats:
     if not scores:
         stats.notes.append("no scored rows: mean, median and pass rate are undefined")
         return stats
-    stats.mean = _finite(statistics.fmean(scores))
-    stats.median = _finite(statistics.median(scores))
+    stats.mean = checked_finite(statistics.fmean(scores))
+    stats.median = checked_finite(statistics.median(scores))
     stats.min, stats.max = min(scores), max(scores)
     if len(scores) >= 2:
-        stats.std = _finite(statistics.stdev(scores))
+        stats.std = checked_finite(statistics.stdev(scores))
     else:
         stats.notes.append("std needs at least two scored rows")
     if threshold is None:

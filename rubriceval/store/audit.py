@@ -28,7 +28,7 @@ from rubriceval.store.corrections import apply_corrections, context_marks, with_
 from rubriceval.store.db import Database
 from rubriceval.store.location import display_location, is_server_url, store_target
 from rubriceval.store.runs import RunStore, row_to_verdict
-from rubriceval.store.turn_audit import TurnVerdict, save_turn_verdict, turn_verdicts
+from rubriceval.store.turn_audit import ExpertTurnVerdict, save_turn_verdict, turn_verdicts
 from rubriceval.core.verdict import Verdict
 
 
@@ -94,7 +94,7 @@ class AuditStore:
         self.close()
 
     # -- reading ------------------------------------------------------------------------------------------------
-    def _query(self, sql: str, params: Any = ()) -> list[Any]:
+    def query(self, sql: str, params: Any = ()) -> list[Any]:
         with self._lock:
             return self.conn.execute(sql, params).fetchall()
 
@@ -109,20 +109,20 @@ class AuditStore:
         run_id = self.resolve(run)
         sql = self.conn.sql
         # Sorted here, not in SQL: Python compares code points, as SQLite does bytes; a server's collation may not.
-        scorers = sorted(r[0] for r in self._query(
+        scorers = sorted(r[0] for r in self.query(
             "SELECT DISTINCT scorer FROM verdicts WHERE run_id=? AND kind='rubric'", (run_id,)))
-        tags = sorted(r[0] for r in self._query(
+        tags = sorted(r[0] for r in self.query(
             f"SELECT DISTINCT t.value FROM run_samples s, {sql.json_items('s.sample_json', 't', '$.tags')} "
             "WHERE s.run_id=?", (run_id,)))
         intent = sql.json_text("sample_json", "$.intent")
-        intents = sorted(r[0] for r in self._query(
+        intents = sorted(r[0] for r in self.query(
             f"SELECT DISTINCT {intent} FROM run_samples WHERE run_id=? AND COALESCE({intent}, '') != ''", (run_id,)))
         return {"scorers": scorers, "tags": tags, "intents": intents}
 
     def progress(self, run: str, expert: str = "", scorer: str | None = None) -> Progress:
         run_id = self.resolve(run)
         scorer_sql, params = ("AND v.scorer = ?", [scorer]) if scorer else ("", [])
-        row = self._query(
+        row = self.query(
             "SELECT COUNT(*) AS total, "
             "SUM(CASE WHEN EXISTS (SELECT 1 FROM audit_responses r WHERE r.run_id=v.run_id "
             "    AND r.sample_id=v.sample_id AND r.scorer=v.scorer) THEN 1 ELSE 0 END) AS audited, "
@@ -142,7 +142,7 @@ class AuditStore:
         query = queue_query(self.conn.sql, run_id, flt or QueueFilter(), only)
 
         def read(sql: str, offset: int, limit: int) -> tuple[list[QueueRow], list[Any]]:
-            rows = self._query(f"{sql} LIMIT :limit OFFSET :offset", {**query.params, "limit": limit, "offset": offset})
+            rows = self.query(f"{sql} LIMIT :limit OFFSET :offset", {**query.params, "limit": limit, "offset": offset})
             human = self._human_scores(run_id, [r for r in rows if r["n_audits"]])
             return [queue_row(r, human.get((r["sample_id"], r["scorer"]), "")) for r in rows], rows
 
@@ -157,8 +157,8 @@ class AuditStore:
         scores: dict[tuple[str, str], list[tuple[str, int]]] = {}
         for start in range(0, len(ids), 500):       # stay under SQLite's bound-parameter limit
             chunk = ids[start:start + 500]
-            for r in self._query("SELECT sample_id, scorer, expert, score FROM audit_responses WHERE run_id=? "
-                                 f"AND sample_id IN ({','.join('?' * len(chunk))})", [run_id, *chunk]):
+            for r in self.query("SELECT sample_id, scorer, expert, score FROM audit_responses WHERE run_id=? "
+                                f"AND sample_id IN ({','.join('?' * len(chunk))})", [run_id, *chunk]):
                 if (r["sample_id"], r["scorer"]) in wanted:
                     scores.setdefault((r["sample_id"], r["scorer"]), []).append((r["expert"], r["score"]))
         return {key: human_text(pairs) for key, pairs in scores.items()}
@@ -171,7 +171,7 @@ class AuditStore:
         question, intent = (self.conn.sql.json_text("sample_json", f"$.{key}") for key in ("question", "intent"))
         for start in range(0, len(ids), 500):       # stay under SQLite's bound-parameter limit
             chunk = ids[start:start + 500]
-            for r in self._query(
+            for r in self.query(
                     f"SELECT sample_id, substr(COALESCE({question}, ''), 1, 120) AS q, "
                     f"COALESCE({intent}, '') AS intent FROM run_samples "
                     f"WHERE run_id=? AND sample_id IN ({','.join('?' * len(chunk))})", [run_id, *chunk]):
@@ -180,8 +180,8 @@ class AuditStore:
                                        "intent": text.get(row.sample_id, ("", ""))[1]}) for row in rows]
 
     def versions(self, run_id: str, sample_id: str, scorer: str) -> ItemVersions:
-        rows = self._query("SELECT scorer, version FROM audit_versions WHERE run_id=? AND sample_id=? "
-                           "AND scorer IN (?, ?)", (run_id, sample_id, scorer, SAMPLE_LEVEL))
+        rows = self.query("SELECT scorer, version FROM audit_versions WHERE run_id=? AND sample_id=? "
+                          "AND scorer IN (?, ?)", (run_id, sample_id, scorer, SAMPLE_LEVEL))
         found = {r["scorer"]: r["version"] for r in rows}
         return ItemVersions(item=found.get(scorer, 0), sample=found.get(SAMPLE_LEVEL, 0))
 
@@ -192,14 +192,14 @@ class AuditStore:
             sql, params = sql + " AND sample_id=?", [*params, sample_id]
         if scorer is not None:
             sql, params = sql + " AND scorer=?", [*params, scorer]
-        return [AuditResponse(**dict(r)) for r in self._query(sql + " ORDER BY sample_id, scorer, updated_at", params)]
+        return [AuditResponse(**dict(r)) for r in self.query(sql + " ORDER BY sample_id, scorer, updated_at", params)]
 
     def gt_edits(self, run: str, sample_id: str | None = None) -> list[GroundTruthEdit]:
         run_id = self.resolve(run)
         sql, params = "SELECT * FROM audit_gt_edits WHERE run_id=?", [run_id]
         if sample_id is not None:
             sql, params = sql + " AND sample_id=?", [*params, sample_id]
-        rows = self._query(sql + " ORDER BY edit_id", params)
+        rows = self.query(sql + " ORDER BY edit_id", params)
         return [GroundTruthEdit.from_row(r) for r in rows]
 
     def audit_log(self, run: str | None = None) -> list[AuditLogEntry]:
@@ -209,17 +209,17 @@ class AuditStore:
         return [AuditLogEntry(log_id=r["log_id"], at=r["at"], expert=r["expert"], action=r["action"],
                               run_id=r["run_id"], sample_id=r["sample_id"], scorer=r["scorer"], outcome=r["outcome"],
                               payload=json.loads(r["payload_json"]))
-                for r in self._query(sql + " ORDER BY log_id", params)]
+                for r in self.query(sql + " ORDER BY log_id", params)]
 
-    def _sample_row(self, run_id: str, sample_id: str) -> Sample:
-        rows = self._query("SELECT sample_json FROM run_samples WHERE run_id=? AND sample_id=?", (run_id, sample_id))
+    def run_sample(self, run_id: str, sample_id: str) -> Sample:
+        rows = self.query("SELECT sample_json FROM run_samples WHERE run_id=? AND sample_id=?", (run_id, sample_id))
         if not rows:
             raise AuditError(f"no sample '{sample_id}' in this run", file=self.location)
         return Sample.model_validate_json(rows[0][0])
 
-    def _verdict(self, run_id: str, sample_id: str, scorer: str) -> Verdict:
-        rows = self._query("SELECT * FROM verdicts WHERE run_id=? AND sample_id=? AND scorer=?",
-                           (run_id, sample_id, scorer))
+    def stored_verdict(self, run_id: str, sample_id: str, scorer: str) -> Verdict:
+        rows = self.query("SELECT * FROM verdicts WHERE run_id=? AND sample_id=? AND scorer=?",
+                          (run_id, sample_id, scorer))
         if not rows:
             raise AuditError(f"no verdict for sample '{sample_id}' and scorer '{scorer}' in this run",
                              file=self.location)
@@ -233,13 +233,13 @@ class AuditStore:
             return self._item(run_id, sample_id, scorer)
 
     def _item(self, run_id: str, sample_id: str, scorer: str) -> AuditItem:
-        run_name = self._query("SELECT name FROM runs WHERE run_id=?", (run_id,))[0]["name"]
-        original = self._sample_row(run_id, sample_id)
+        run_name = self.query("SELECT name FROM runs WHERE run_id=?", (run_id,))[0]["name"]
+        original = self.run_sample(run_id, sample_id)
         edits = self.gt_edits(run_id, sample_id)
-        definition_rows = self._query("SELECT definition_json, version FROM run_scorers WHERE run_id=? AND scorer=?",
-                                      (run_id, scorer))
-        verdict = self._verdict(run_id, sample_id, scorer)
-        others = [row_to_verdict(r) for r in self._query(
+        definition_rows = self.query("SELECT definition_json, version FROM run_scorers WHERE run_id=? AND scorer=?",
+                                     (run_id, scorer))
+        verdict = self.stored_verdict(run_id, sample_id, scorer)
+        others = [row_to_verdict(r) for r in self.query(
             "SELECT * FROM verdicts WHERE run_id=? AND sample_id=? AND scorer != ? "
             f"ORDER BY kind DESC, {self.conn.sql.byte_order('scorer')}", (run_id, sample_id, scorer))]
         return AuditItem(
@@ -251,14 +251,15 @@ class AuditStore:
             context_marks=context_marks(edits), versions=self.versions(run_id, sample_id, scorer),
             other_verdicts=others)
 
-    # -- writing (callers hold `with self.conn:`, the store's write transaction) -------------------------------
-    def _log(self, expert: str, action: str, run_id: str, sample_id: str, scorer: str, outcome: str,
-             payload: dict[str, Any]) -> None:
+    # -- writing (callers hold `with self.conn:`, the store's write transaction; audit/ and store/turn_audit.py
+    # write through log_action and bump_version too) ------------------------------------------------------------
+    def log_action(self, expert: str, action: str, run_id: str, sample_id: str, scorer: str, outcome: str,
+                   payload: dict[str, Any]) -> None:
         self.conn.execute("INSERT INTO audit_log (at, expert, action, run_id, sample_id, scorer, outcome, payload_json)"
                           " VALUES (?,?,?,?,?,?,?,?)", (_now(), expert, action, run_id, sample_id, scorer, outcome,
                                                         json.dumps(payload, ensure_ascii=False)))
 
-    def _bump(self, run_id: str, sample_id: str, scorer: str, expert: str) -> int:
+    def bump_version(self, run_id: str, sample_id: str, scorer: str, expert: str) -> int:
         return self.conn.execute(
             "INSERT INTO audit_versions VALUES (?,?,?,1,?,?) ON CONFLICT (run_id, sample_id, scorer) DO UPDATE SET "
             "version = audit_versions.version + 1, updated_by = excluded.updated_by, "
@@ -289,7 +290,7 @@ class AuditStore:
         run_id = self.resolve(run)
         score = check_score(score)
         reason = (reason or "").strip()
-        verdict = self._verdict(run_id, sample_id, scorer)
+        verdict = self.stored_verdict(run_id, sample_id, scorer)
         if verdict.kind != "rubric":
             raise AuditError(f"'{scorer}' is a metric; only rubric verdicts (1–5) are audited here", field="scorer")
         judge_score = verdict.score
@@ -315,12 +316,12 @@ class AuditStore:
             current = self.versions(run_id, sample_id, scorer)
             if current != expected:
                 conflict = self._conflict(run_id, sample_id, scorer, current, expected)
-                self._log(expert, action, run_id, sample_id, scorer, "conflict",
-                          {**payload, "current": current.model_dump()})
+                self.log_action(expert, action, run_id, sample_id, scorer, "conflict",
+                                {**payload, "current": current.model_dump()})
                 return SaveResult(ok=False, versions=current, conflict=conflict)
             write()
-            item_version = self._bump(run_id, sample_id, scorer, expert)
-            self._log(expert, action, run_id, sample_id, scorer, "saved", payload)
+            item_version = self.bump_version(run_id, sample_id, scorer, expert)
+            self.log_action(expert, action, run_id, sample_id, scorer, "saved", payload)
         return SaveResult(ok=True, versions=ItemVersions(item=item_version, sample=current.sample), changes=changes)
 
     def save_turn_verdict(self, run: str, sample_id: str, scorer: str, *, turn: int, expert: str, score: int,
@@ -330,7 +331,7 @@ class AuditStore:
                                  expected=expected, item=item)
 
     def turn_verdicts(self, run: str, *, sample_id: str | None = None, scorer: str | None = None,
-                      history: bool = False) -> list[TurnVerdict]:
+                      history: bool = False) -> list[ExpertTurnVerdict]:
         return turn_verdicts(self, run, sample_id=sample_id, scorer=scorer, history=history)
 
     def edit_ground_truth(self, run: str, sample_id: str, *, editor: str, expected_sample_version: int,
@@ -339,7 +340,7 @@ class AuditStore:
         """Record a new reference answer and/or relevance marks for retrieved contexts (only what changed)."""
         editor = clean_expert_name(editor)
         run_id = self.resolve(run)
-        original = self._sample_row(run_id, sample_id)
+        original = self.run_sample(run_id, sample_id)
         for index in context_relevance or {}:
             if not 0 <= index < len(original.contexts):
                 raise AuditError(f"sample '{sample_id}' has no retrieved context #{index + 1}", field="contexts")
@@ -352,8 +353,8 @@ class AuditStore:
                 expected = ItemVersions(sample=expected_sample_version)
                 current = ItemVersions(sample=current_version)
                 conflict = self._conflict(run_id, sample_id, SAMPLE_LEVEL, current, expected)
-                self._log(editor, "edit_ground_truth", run_id, sample_id, SAMPLE_LEVEL, "conflict",
-                          {**attempted, "current_sample_version": current_version})
+                self.log_action(editor, "edit_ground_truth", run_id, sample_id, SAMPLE_LEVEL, "conflict",
+                                {**attempted, "current_sample_version": current_version})
                 return SaveResult(ok=False, versions=current, conflict=conflict)
             edits = self.gt_edits(run_id, sample_id)
             corrected = apply_corrections(original, edits)
@@ -373,9 +374,9 @@ class AuditStore:
                 " VALUES (?,?,?,?,?,?,?)",
                 [(run_id, sample_id, field, json.dumps(before, ensure_ascii=False),
                   json.dumps(after, ensure_ascii=False), editor, now) for field, before, after in changes])
-            version = self._bump(run_id, sample_id, SAMPLE_LEVEL, editor)
-            self._log(editor, "edit_ground_truth", run_id, sample_id, SAMPLE_LEVEL, "saved",
-                      {**attempted, "changes": [{"field": f, "before": b, "after": a} for f, b, a in changes]})
+            version = self.bump_version(run_id, sample_id, SAMPLE_LEVEL, editor)
+            self.log_action(editor, "edit_ground_truth", run_id, sample_id, SAMPLE_LEVEL, "saved",
+                            {**attempted, "changes": [{"field": f, "before": b, "after": a} for f, b, a in changes]})
         return SaveResult(ok=True, versions=ItemVersions(sample=version), changes=[c[0] for c in changes])
 
     # -- corrected datasets ---------------------------------------------------------------------------------------

@@ -79,6 +79,12 @@ class RunStore:
         self.conn = connect(self.path)
         upgrade(self.conn, path=self.location)       # a new store is created, an older one migrated (once)
 
+    @property
+    def lock(self) -> threading.RLock:
+        """The lock every use of `conn` holds: modules reading or writing this store's tables themselves
+        (scorecards, official scores) take it around their statements too."""
+        return self._lock
+
     # -- runs -------------------------------------------------------------------------------------------------------
     def create_run(self, config: RunConfig, samples: Iterable[Sample] | DatasetRef,
                    scorers: Iterable[tuple[str, str, str, dict]], name: str | None = None) -> str:

@@ -34,7 +34,7 @@ EXPORT_COLUMNS = ("run_id", "sample_id", "scorer", "item", "turn", "expert", "sc
                   "judge_score", "scorer_version", "saved_at")
 
 
-class TurnVerdict(BaseModel):
+class ExpertTurnVerdict(BaseModel):
     """One expert's verdict on one assistant turn of a conversation rubric's judge item."""
 
     entry_id: int
@@ -64,12 +64,12 @@ def judge_item_ids(rubric: dict[str, Any]) -> list[str]:
 
 
 def _definition(store: "AuditStore", run_id: str, scorer: str) -> dict[str, Any]:
-    rows = store._query("SELECT definition_json FROM run_scorers WHERE run_id=? AND scorer=?", (run_id, scorer))
+    rows = store.query("SELECT definition_json FROM run_scorers WHERE run_id=? AND scorer=?", (run_id, scorer))
     return json.loads(rows[0]["definition_json"]) if rows else {}
 
 
 def _check_turn(store: "AuditStore", run_id: str, sample_id: str, turn: int) -> None:
-    sample = store._sample_row(run_id, sample_id)
+    sample = store.run_sample(run_id, sample_id)
     if sample.conversation is None:
         raise AuditError(f"sample '{sample_id}' is not a conversation: it has no turns to judge", field="turn")
     numbers = sample.conversation.assistant_turns
@@ -87,7 +87,7 @@ def save_turn_verdict(store: "AuditStore", run: str, sample_id: str, scorer: str
     if isinstance(score, bool) or not isinstance(score, (int, float)) or score != int(score) or not 1 <= score <= 5:
         raise AuditError(f"score must be a whole number from 1 to 5, got {score!r}", field="score")
     score, reason = int(score), (reason or "").strip()
-    verdict = store._verdict(run_id, sample_id, scorer)
+    verdict = store.stored_verdict(run_id, sample_id, scorer)
     if verdict.kind != "rubric":
         raise AuditError(f"'{scorer}' is a metric; only rubric verdicts are audited here", field="scorer")
     _check_turn(store, run_id, sample_id, turn)
@@ -117,7 +117,7 @@ def save_turn_verdict(store: "AuditStore", run: str, sample_id: str, scorer: str
 
 
 def turn_verdicts(store: "AuditStore", run: str, *, sample_id: str | None = None, scorer: str | None = None,
-                  history: bool = False) -> list[TurnVerdict]:
+                  history: bool = False) -> list[ExpertTurnVerdict]:
     """Each expert's current verdict per turn (their latest row), or with history=True every row ever saved."""
     run_id = store.resolve(run)
     where, params = ["run_id=?"], [run_id]
@@ -132,10 +132,10 @@ def turn_verdicts(store: "AuditStore", run: str, *, sample_id: str | None = None
     latest = "" if history else (
         " AND entry_id IN (SELECT MAX(entry_id) FROM audit_turn_verdicts WHERE "
         f"{condition} GROUP BY sample_id, scorer, item, turn, expert)")
-    rows = store._query(f"SELECT * FROM audit_turn_verdicts WHERE {condition}{latest} "
-                        f"ORDER BY {text('sample_id')}, {text('scorer')}, turn, {text('item')}, entry_id",
-                        [*params, *([] if history else params)])
-    return [TurnVerdict(**dict(r)) for r in rows]
+    rows = store.query(f"SELECT * FROM audit_turn_verdicts WHERE {condition}{latest} "
+                       f"ORDER BY {text('sample_id')}, {text('scorer')}, turn, {text('item')}, entry_id",
+                       [*params, *([] if history else params)])
+    return [ExpertTurnVerdict(**dict(r)) for r in rows]
 
 
 def export_turn_verdicts(store: "AuditStore", run: str, out_path: str | Path, *, history: bool = False) -> Path:

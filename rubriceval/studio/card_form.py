@@ -15,11 +15,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from rubriceval.common.errors import RubricEvalError
-from rubriceval.rubric.items import Item, _ItemBase
+from rubriceval.rubric.items import Item, ItemBase
 from rubriceval.studio.form import load_tree, written_back
 
 Predicate = Literal["check", "question", "rubric"]
-_BASE_FIELDS = set(_ItemBase.model_fields)
+_BASE_FIELDS = set(ItemBase.model_fields)
 
 
 def check_kinds() -> dict[str, list[str]]:

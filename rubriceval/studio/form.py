@@ -69,7 +69,7 @@ def _text(value: Any) -> str:
     return str(value or "").strip()
 
 
-def _yaml() -> Any:
+def round_trip_yaml() -> Any:
     from ruamel.yaml import YAML
 
     yaml = YAML()
@@ -81,7 +81,7 @@ def _yaml() -> Any:
 
 def load_tree(text: str, name: str = "draft.yaml") -> Any:
     try:
-        tree = _yaml().load(text) if text.strip() else None
+        tree = round_trip_yaml().load(text) if text.strip() else None
     except Exception as exc:            # ruamel raises its own YAMLError subclasses with a mark
         mark = getattr(exc, "problem_mark", None)
         raise RubricError(f"not valid YAML: {getattr(exc, 'problem', exc)}", file=name,
@@ -354,7 +354,7 @@ def yaml_from_form(form: RubricForm, base_text: str = "") -> str:
 
 def dump(tree: Any) -> str:
     out = io.StringIO()
-    _yaml().dump(tree, out)
+    round_trip_yaml().dump(tree, out)
     return out.getvalue()
 
 

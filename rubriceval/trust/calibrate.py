@@ -213,7 +213,7 @@ def rubric_yaml(rubric: Rubric, header: str = "") -> str:
 # The calibration run
 # --------------------------------------------------------------------------------------------------------------
 
-async def _score_all(rubric: Rubric, items: Sequence[AuditedItem], judge: JudgeClient) -> list[Verdict]:
+async def score_audited_items(rubric: Rubric, items: Sequence[AuditedItem], judge: JudgeClient) -> list[Verdict]:
     # In the mode a run with this judge gives the rubric (fitted weights only for the judge they were fitted for:
     # rubriceval/scoring/judge_mode.py); scored under the item key, unique even when two datasets reuse a sample id.
     from rubriceval.scoring.judge_mode import with_judge_mode
@@ -298,8 +298,8 @@ async def calibrate_async(store_path: str | Path, rubric_id: str, judge: JudgeCl
     else:
         client = judge
     try:
-        old_verdicts, new_verdicts = await asyncio.gather(_score_all(base, evaluated, client),
-                                                          _score_all(proposed, evaluated, client))
+        old_verdicts, new_verdicts = await asyncio.gather(score_audited_items(base, evaluated, client),
+                                                          score_audited_items(proposed, evaluated, client))
     finally:
         if client is not judge:
             await client.close()

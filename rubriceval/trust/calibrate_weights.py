@@ -28,7 +28,7 @@ from rubriceval.rubric.schema import Rubric
 from rubriceval.store.location import store_target
 from rubriceval.store.location import folder_beside_store
 from rubriceval.stats.agreement import AgreementReport, agreement_from_verdicts
-from rubriceval.trust.calibrate import CalibrationError, _score_all, next_version, rubric_yaml, split_holdout
+from rubriceval.trust.calibrate import CalibrationError, score_audited_items, next_version, rubric_yaml, split_holdout
 from rubriceval.trust.fit_weights import fit_ordinal
 from rubriceval.trust.human_scores import SCALE, audited_items
 from rubriceval.trust.store import RubricVersionRecord, TrustStore
@@ -101,7 +101,7 @@ async def fit_weights_async(store_path: str | Path, rubric_id: str, judge: Judge
         client = make_judge(judge)
     try:
         rule_rubric = _mode(base, "checklist")
-        verdicts = await _score_all(rule_rubric, audited.items, client)
+        verdicts = await score_audited_items(rule_rubric, audited.items, client)
         usable = [(i, v, f) for i, v in zip(audited.items, verdicts) if (f := _features(v)) is not None]
         train, heldout = split_holdout([i for i, _, _ in usable], holdout_fraction, seed)
         if len(train) < MIN_TRAIN or len(heldout) < MIN_HELDOUT:
@@ -114,7 +114,7 @@ async def fit_weights_async(store_path: str | Path, rubric_id: str, judge: Judge
         fitted_item = item.model_copy(update={"fitted": model})
         fitted_rubric = _mode(base, "checklist_fitted",
                               items=[fitted_item if it is item else it for it in base.items])
-        fitted_verdicts = await _score_all(fitted_rubric, heldout, client)      # the same, cached, answers
+        fitted_verdicts = await score_audited_items(fitted_rubric, heldout, client)      # the same, cached, answers
     finally:
         if client is not judge:
             await client.close()

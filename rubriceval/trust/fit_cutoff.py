@@ -198,14 +198,14 @@ def fit_thresholds(store_path: str | Path, rubric_id: str, labels_file: str | Pa
     from rubriceval.store.audit import AuditStore
     from rubriceval.store.location import folder_beside_store, store_target
     from rubriceval.trust.calibrate import rubric_yaml
-    from rubriceval.trust.human_scores import _choose_runs, _rubric_definition
+    from rubriceval.trust.human_scores import choose_runs, stored_rubric_definition
 
     labels = read_turn_labels(labels_file)
     store_path = store_target(store_path)
     with AuditStore(store_path) as store:
-        _, chosen = _choose_runs(store, rubric_id, run, None)
+        _, chosen = choose_runs(store, rubric_id, run, None)
         info = chosen[-1][0]
-        rubric = Rubric.model_validate(_rubric_definition(store, info.run_id, rubric_id))
+        rubric = Rubric.model_validate(stored_rubric_definition(store, info.run_id, rubric_id))
         judge_model = info.config.judge.get("model", "") if isinstance(info.config.judge, dict) else ""
         answers = {(v.sample_id, a["question"], a["turn"]): a["p_yes"] for v in store.runs.verdicts(info.run_id)
                    if v.scorer == rubric_id for a in (v.details or {}).get("turn_questions", [])

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from rubriceval.data.io import _read_records
+from rubriceval.data.io import read_records
 from rubriceval.data.sample import Sample
 from rubriceval.common.errors import DatasetError, RubricEvalError
 from rubriceval.store.audit import AuditStore
@@ -211,7 +211,7 @@ def read_label_file(path: str | Path) -> dict[str, dict[str, int]]:
     Without an expert column each sample may appear once (its single rater is called "expert").
     """
     path = Path(path)
-    records = _read_records(path)
+    records = read_records(path)
     if not records:
         raise DatasetError("the labels file has no rows", file=str(path))
     labels: dict[str, dict[str, int]] = {}
@@ -253,12 +253,12 @@ def _runs_with_rubric(store: AuditStore, rubric_id: str) -> list[tuple[RunInfo, 
     return out
 
 
-def _rubric_definition(store: AuditStore, run_id: str, rubric_id: str) -> dict[str, Any]:
+def stored_rubric_definition(store: AuditStore, run_id: str, rubric_id: str) -> dict[str, Any]:
     return next((s["definition"] for s in store.runs.scorers(run_id) if s["scorer"] == rubric_id), {})
 
 
-def _choose_runs(store: AuditStore, rubric_id: str, run: str | None, version_tag: str | None
-                 ) -> tuple[str, list[tuple[RunInfo, str]]]:
+def choose_runs(store: AuditStore, rubric_id: str, run: str | None, version_tag: str | None
+                ) -> tuple[str, list[tuple[RunInfo, str]]]:
     """The version tag to measure and the runs that used exactly it."""
     used = _runs_with_rubric(store, rubric_id)
     if not used:
@@ -298,7 +298,7 @@ def audited_items(store_path: str | Path, rubric_id: str, *, run: str | None = N
     """
     with AuditStore(store_path) as store:
         team = TeamStore(audit=store)
-        version_tag, runs = _choose_runs(store, rubric_id, run, version_tag)
+        version_tag, runs = choose_runs(store, rubric_id, run, version_tag)
         by_content: dict[str, AuditedItem] = {}
         blind_by_item: dict[str, dict[str, bool]] = {}
         stale = 0
@@ -341,7 +341,7 @@ def audited_items(store_path: str | Path, rubric_id: str, *, run: str | None = N
         infos = {info.run_id: info for info, _ in runs}
         run_models = {r: str(infos[r].config.judge.get("model", "")) for r in used_runs}
         models = sorted(set(run_models.values()))
-        definition = _rubric_definition(store, runs[-1][0].run_id, rubric_id)
+        definition = stored_rubric_definition(store, runs[-1][0].run_id, rubric_id)
     notes = []
     if stale:
         notes.append(f"{stale} audit response(s) were given on a different version of the verdict "
@@ -390,7 +390,7 @@ def _labels_agreement(store_path: str | Path, rubric_id: str, run: str | None, v
                       labels_file: str | Path, *, n_boot: int, seed: int) -> RubricAgreementReport:
     labels = read_label_file(labels_file)
     with AuditStore(store_path) as store:
-        version_tag, runs = _choose_runs(store, rubric_id, run, version_tag)
+        version_tag, runs = choose_runs(store, rubric_id, run, version_tag)
         info = runs[-1][0]       # the newest run of that version holds the judge scores to compare
         verdicts = [v for v in store.runs.verdicts(info.run_id) if v.scorer == rubric_id]
     human = {sample_id: consensus_score(scores.values()) for sample_id, scores in labels.items()}

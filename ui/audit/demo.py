@@ -192,7 +192,7 @@ def build_demo_store(path: str | Path, *, n_samples: int | None = None, run_name
                   None, None, "", "[]", "{}", None, metric_usage, hashes[s.id], time.time()) for s in samples]
         # One transaction for all rows (per-row commits take seconds at 10k rows); the row layout is
         # RunStore.save_verdict's.
-        with store._lock, store.conn:
+        with store.lock, store.conn:
             store.conn.executemany("INSERT INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
         store.set_status(run_id, "finished")
     finally:

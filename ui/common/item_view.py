@@ -18,7 +18,7 @@ def esc(text: Any) -> str:
     return html.escape("" if text is None else str(text))
 
 
-def _para(text: str) -> str:
+def paragraph_html(text: str) -> str:
     return esc(text).replace("\n", "<br>")
 
 
@@ -30,10 +30,10 @@ def highlight_spans(answer: str, evidence: list[Evidence]) -> str:
     for start, end, item in spans:
         if start < cursor:          # overlapping spans: keep the first, the rest are listed under evidence anyway
             continue
-        out.append(_para(answer[cursor:start]))
-        out.append(f'<mark class="ev-span" title="{esc(item)}">{_para(answer[start:end])}</mark>')
+        out.append(paragraph_html(answer[cursor:start]))
+        out.append(f'<mark class="ev-span" title="{esc(item)}">{paragraph_html(answer[start:end])}</mark>')
         cursor = end
-    out.append(_para(answer[cursor:]))
+    out.append(paragraph_html(answer[cursor:]))
     return "".join(out)
 
 
@@ -43,11 +43,11 @@ def text_diff(before: str, after: str) -> str:
     parts = []
     for op, a0, a1, b0, b1 in matcher.get_opcodes():
         if op == "equal":
-            parts.append(_para(before[a0:a1]))
+            parts.append(paragraph_html(before[a0:a1]))
         if op in ("delete", "replace"):
-            parts.append(f"<del>{_para(before[a0:a1])}</del>")
+            parts.append(f"<del>{paragraph_html(before[a0:a1])}</del>")
         if op in ("insert", "replace"):
-            parts.append(f"<ins>{_para(after[b0:b1])}</ins>")
+            parts.append(f"<ins>{paragraph_html(after[b0:b1])}</ins>")
     return "".join(parts)
 
 
@@ -66,7 +66,7 @@ def sample_html(item: AuditItem, lang: Lang = "en") -> str:
              f'<code>{esc(sample.id)}</code>'
              + (f" · {_say('ui_meta_intent', lang)} <b>{esc(sample.intent)}</b>" if sample.intent else "")
              + "".join(f' <span class="tag">{esc(tag)}</span>' for tag in sample.tags) + "</div>",
-             _section(t("question", lang), _para(sample.question)),
+             _section(t("question", lang), paragraph_html(sample.question)),
              _section(t("answer", lang), highlight_spans(sample.answer, item.verdict.evidence) or empty)]
     contexts = []
     for index, text in enumerate(sample.contexts):
@@ -79,18 +79,18 @@ def sample_html(item: AuditItem, lang: Lang = "en") -> str:
                      f'{_say(f"ui_ctx_{kind}", lang)}</span>')
         in_reference = (f' <span class="ctx-badge ctx-ref">{_say("ui_ctx_reference", lang)}</span>'
                         if text in sample.reference_contexts else "")
-        contexts.append(f'<li><b>#{index + 1}</b> {badge}{in_reference}<div>{_para(text)}</div></li>')
+        contexts.append(f'<li><b>#{index + 1}</b> {badge}{in_reference}<div>{paragraph_html(text)}</div></li>')
     parts.append(_section(t("ui_contexts_n", lang, n=len(sample.contexts)),
                           f'<ol class="ctx-list">{"".join(contexts)}</ol>' if contexts
                           else f"<i>{_say('none', lang)}</i>"))
     if sample.ground_truth != original.ground_truth:
-        gt_body = (f'<div>{_para(sample.ground_truth) or empty}</div>'
+        gt_body = (f'<div>{paragraph_html(sample.ground_truth) or empty}</div>'
                    f'<div class="gt-diff"><small>{_say("ui_changed_from", lang)}</small><br>'
                    f'{text_diff(original.ground_truth, sample.ground_truth)}</div>')
         parts.append(_section(t("ui_gt_corrected", lang), gt_body, "gt-edited"))
     else:
         parts.append(_section(t("ground_truth", lang),
-                              _para(sample.ground_truth) or f"<i>{_say('ui_none_paren', lang)}</i>"))
+                              paragraph_html(sample.ground_truth) or f"<i>{_say('ui_none_paren', lang)}</i>"))
     return f'<div class="audit-panel">{"".join(parts)}</div>'
 
 
@@ -113,7 +113,7 @@ def _evidence_rows(evidence: list[Evidence], lang: Lang) -> str:
                    if e.missing and not said else "")
         score = f" ({e.score:g})" if e.score is not None else ""
         rows.append(f'<tr class="{"ev-fail" if e.passed is False else ""}"><td>{status}</td>'
-                    f"<td><code>{esc(e.item)}</code>{score}</td><td>{_para(said)}{found}{missing}</td></tr>")
+                    f"<td><code>{esc(e.item)}</code>{score}</td><td>{paragraph_html(said)}{found}{missing}</td></tr>")
     return (f'<table class="ev-table">{"".join(rows)}</table>' if rows
             else f"<i>{_say('ui_no_evidence', lang)}</i>")
 
@@ -130,7 +130,7 @@ def judge_html(item: AuditItem, lang: Lang = "en") -> str:
     name = rubric.get("name") or verdict.scorer
     levels = rubric_levels(rubric)
     level_rows = "".join(
-        f'<li class="{"judge-level" if verdict.score == level else ""}"><b>{level}</b> {_para(text)}</li>'
+        f'<li class="{"judge-level" if verdict.score == level else ""}"><b>{level}</b> {paragraph_html(text)}</li>'
         for level, text in sorted(levels.items()))
     threshold = rubric.get("threshold")
     parts = [f'<div class="audit-meta">{_say("ui_meta_rubric", lang)} <b>{esc(name)}</b> '
@@ -138,15 +138,15 @@ def judge_html(item: AuditItem, lang: Lang = "en") -> str:
              + (_say("ui_pass_threshold", lang, threshold=f"{threshold:g}") if isinstance(threshold, (int, float))
                 else "") + "</div>",
              _section(t("ui_criterion", lang),
-                      _para(rubric.get("criterion", "")) or f"<i>{_say('ui_no_definition', lang)}</i>"),
+                      paragraph_html(rubric.get("criterion", "")) or f"<i>{_say('ui_no_definition', lang)}</i>"),
              _section(t("ui_levels", lang), f'<ol class="levels">{level_rows}</ol>' if level_rows else "<i>—</i>"),
              _section(t("ui_judge", lang), f"<div>{_score_text(verdict, lang)}</div><div class=\"feedback\">"
-                      f"{_para(feedback) or '<i>' + _say('ui_no_feedback', lang) + '</i>'}</div>", "judge-box"),
+                      f"{paragraph_html(feedback) or '<i>' + _say('ui_no_feedback', lang) + '</i>'}</div>", "judge-box"),
              _section(t("evidence", lang), _evidence_rows(verdict.evidence, lang))]
     if item.responses:
         rows = "".join(
             f'<li><b>{esc(r.expert)}</b>: {r.score} ({_say(f"ui_action_{r.action}", lang)})'
-            + (f" — {_para(r.reason)}" if r.reason else "") + f' <small>{iso_time(r.updated_at)}</small></li>'
+            + (f" — {paragraph_html(r.reason)}" if r.reason else "") + f' <small>{iso_time(r.updated_at)}</small></li>'
             for r in item.responses)
         parts.append(_section(t("ui_responses", lang, n=len(item.responses)), f"<ul>{rows}</ul>"))
     if item.other_verdicts:

@@ -11,7 +11,7 @@ import pandas as pd
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import Lang, evidence_text, t
 from rubriceval.audit.scorecard_reviews import Review, latest
-from rubriceval.scorecard.verdict import ItemOutcome, ScorecardVerdict
+from rubriceval.scorecard.verdict import CardItemOutcome, ScorecardVerdict
 from rubriceval.ui.common.item_view import esc
 from rubriceval.ui.common.transcript_view import Citation, TurnMarks, transcript_html
 
@@ -54,7 +54,7 @@ def _points(v: ScorecardVerdict) -> dict[str, int]:
     return {p.item: p.points for p in v.totals.items}
 
 
-def _evidence(o: ItemOutcome, lang: Lang) -> str:
+def _evidence(o: CardItemOutcome, lang: Lang) -> str:
     parts = []
     for e in o.evidence:
         where = t("scr_turn", lang, turn=e.turn) + " · " if e.turn is not None else ""
@@ -98,11 +98,11 @@ def deduction_marks(v: ScorecardVerdict, n_turns: int, lang: Lang) -> dict[int, 
     return marks
 
 
-def _status(o: ItemOutcome, lang: Lang) -> str:
+def _status(o: CardItemOutcome, lang: Lang) -> str:
     return t(f"scr_status_{o.status}", lang)
 
 
-def _value(v: ScorecardVerdict, o: ItemOutcome, points: dict[str, int]) -> str:
+def _value(v: ScorecardVerdict, o: CardItemOutcome, points: dict[str, int]) -> str:
     """A hit's signed points; a fatal item's are its 一票否决, named beside it, not a "+0"."""
     if o.status != "hit" or o.item not in points or o.item in v.totals.fatal:
         return ""
@@ -132,7 +132,7 @@ def verdict_html(v: ScorecardVerdict, sample: Sample, reviews: Sequence[Review],
     points = _points(v)
     names = names or {}
 
-    def line(o: ItemOutcome) -> str:
+    def line(o: CardItemOutcome) -> str:
         review = decided.get(o.item)
         said = ""
         if review is not None:

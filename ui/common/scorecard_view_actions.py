@@ -46,7 +46,7 @@ class ScorecardDesk:
         self.cards, self.reviews = ScorecardStore(runs), ReviewStore(runs)
 
     def has_verdicts(self, run: str) -> bool:
-        with self.runs._lock:
+        with self.runs.lock:
             rows = self.runs.conn.execute("SELECT 1 FROM scorecard_verdicts WHERE run_id = ? LIMIT 1",
                                           (self.runs.resolve(run),)).fetchall()
         return bool(rows)
@@ -65,7 +65,7 @@ class ScorecardDesk:
         return found
 
     def sample(self, run: str, sample_id: str) -> Sample:
-        with self.runs._lock:
+        with self.runs.lock:
             rows = self.runs.conn.execute("SELECT sample_json FROM run_samples WHERE run_id = ? AND sample_id = ?",
                                           (self.runs.resolve(run), sample_id)).fetchall()
         if not rows:

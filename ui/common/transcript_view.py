@@ -23,8 +23,8 @@ from rubriceval import AuditStore, Conversation, Evidence, Turn, Verdict
 from rubriceval.i18n import Lang, evidence_text, t
 from rubriceval.report.conversations import feedback_turns
 from rubriceval.store.audit_models import AuditItem
-from rubriceval.store.turn_audit import TurnVerdict
-from rubriceval.ui.common.item_view import _para, esc, highlight_spans
+from rubriceval.store.turn_audit import ExpertTurnVerdict
+from rubriceval.ui.common.item_view import paragraph_html, esc, highlight_spans
 
 TRANSCRIPT_CSS = """
 .transcript { display: flex; flex-direction: column; gap: 0.45rem; }
@@ -118,12 +118,12 @@ def _tool_calls(turn: Turn, lang: Lang) -> str:
 def _contexts(turn: Turn, lang: Lang) -> str:
     if not turn.contexts:
         return ""
-    items = "".join(f"<li>{_para(text)}</li>" for text in turn.contexts)
+    items = "".join(f"<li>{paragraph_html(text)}</li>" for text in turn.contexts)
     return (f'<details class="turn-contexts"><summary>{esc(t("cv_turn_contexts", lang, n=len(turn.contexts)))}'
             f'</summary><ol>{items}</ol></details>')
 
 
-def _badges(mark: TurnMarks, verdicts: Sequence[TurnVerdict]) -> str:
+def _badges(mark: TurnMarks, verdicts: Sequence[ExpertTurnVerdict]) -> str:
     out = []
     for c in mark.citations:
         if c.score is not None:
@@ -134,19 +134,19 @@ def _badges(mark: TurnMarks, verdicts: Sequence[TurnVerdict]) -> str:
     return "".join(out)
 
 
-def _cites(mark: TurnMarks, verdicts: Sequence[TurnVerdict], lang: Lang) -> str:
+def _cites(mark: TurnMarks, verdicts: Sequence[ExpertTurnVerdict], lang: Lang) -> str:
     rows = []
     for c in mark.citations:
         state = "fail" if c.passed is False else "ok" if c.passed else ""
         sign = "✗ " if c.passed is False else "✓ " if c.passed else ""
-        rows.append(f'<li class="{state}">{sign}<code>{esc(c.source)}</code> {_para(c.text)}</li>')
+        rows.append(f'<li class="{state}">{sign}<code>{esc(c.source)}</code> {paragraph_html(c.text)}</li>')
     for v in verdicts:
         said = t("cv_expert_turn_score", lang, expert=v.expert, score=v.score)
-        rows.append(f'<li class="expert">{esc(said)}' + (f" — {_para(v.reason)}" if v.reason else "") + "</li>")
+        rows.append(f'<li class="expert">{esc(said)}' + (f" — {paragraph_html(v.reason)}" if v.reason else "") + "</li>")
     return f'<ul class="turn-cites">{"".join(rows)}</ul>' if rows else ""
 
 
-def _bubble(number: int, turn: Turn, mark: TurnMarks, verdicts: Sequence[TurnVerdict], lang: Lang) -> str:
+def _bubble(number: int, turn: Turn, mark: TurnMarks, verdicts: Sequence[ExpertTurnVerdict], lang: Lang) -> str:
     role = t(f"cv_role_{turn.role}", lang)
     speaker = f" · {esc(turn.speaker)}" if turn.speaker else ""
     call_id = f" <code>{esc(turn.tool_call_id)}</code>" if turn.tool_call_id else ""
@@ -165,13 +165,13 @@ def _bubble(number: int, turn: Turn, mark: TurnMarks, verdicts: Sequence[TurnVer
 
 
 def transcript_html(conversation: Conversation, verdict: Verdict | None, lang: Lang,
-                    turn_verdicts: Sequence[TurnVerdict] = (), marks: dict[int, TurnMarks] | None = None,
+                    turn_verdicts: Sequence[ExpertTurnVerdict] = (), marks: dict[int, TurnMarks] | None = None,
                     summary: bool = True) -> str:
     """The whole conversation as bubbles, with the turns this verdict cites marked and the experts' turn verdicts.
     `marks`: what cites each turn when it is not a rubric verdict (a scorecard's deductions, scorecard_view.py).
     `summary=False` leaves out the line naming the cited turns (a blind view, or one with no verdict to cite)."""
     marks = turn_marks(verdict, conversation, lang) if marks is None else marks
-    by_turn: dict[int, list[TurnVerdict]] = {}
+    by_turn: dict[int, list[ExpertTurnVerdict]] = {}
     for v in turn_verdicts:
         by_turn.setdefault(v.turn, []).append(v)
     cited = [n for n, m in sorted(marks.items()) if m.state]
@@ -189,7 +189,7 @@ def item_lang(item: AuditItem) -> Lang:
     return "zh" if item.sample.language == "zh" else "en"
 
 
-def conversation_panel(item: AuditItem, lang: Lang, turn_verdicts: Sequence[TurnVerdict] = ()) -> str:
+def conversation_panel(item: AuditItem, lang: Lang, turn_verdicts: Sequence[ExpertTurnVerdict] = ()) -> str:
     """The left pane of the audit item for a conversation: meta line, transcript, expected outcome. The panel names
     its item (data-item), so opening another rubric on the same conversation always changes the HTML."""
     sample = item.sample
@@ -203,7 +203,7 @@ def conversation_panel(item: AuditItem, lang: Lang, turn_verdicts: Sequence[Turn
                    f"{transcript_html(conversation, item.verdict, lang, turn_verdicts)}</section>"]
     if conversation.reference_outcome:
         parts.append(f'<section class="audit-sec"><h4>{esc(t("ground_truth", lang))}</h4>'
-                     f'<div class="audit-body">{_para(conversation.reference_outcome)}</div></section>')
+                     f'<div class="audit-body">{paragraph_html(conversation.reference_outcome)}</div></section>')
     return (f'<div class="audit-panel conversation-panel" data-item="{esc(sample.id)}|{esc(item.verdict.scorer)}">'
             f'{"".join(parts)}</div>')
 
