@@ -31,6 +31,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel
 
+from rubriceval.core.item_scores import ItemScores
 from rubriceval.rubric.schema import Combine
 from rubriceval.scoring.combine import ItemScore, combine
 from rubriceval.audit.corrected_metrics import CorrectedVerdict, corrected_verdicts
