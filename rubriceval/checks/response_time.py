@@ -11,15 +11,16 @@ timestamp, or one that is not a date-time) leaves the check undecided (passed No
 late: a missing clock is never a pass."""
 from __future__ import annotations
 
+from datetime import datetime
 from typing import NamedTuple
 
-from rubriceval.checks.base import worded
+from rubriceval.checks.base import reworded, worded
 from rubriceval.checks.turns import conversation_of, excerpt
 from rubriceval.core.verdict import Evidence
 from rubriceval.data.conversation import Conversation, Turn
 from rubriceval.data.metadata import parse_moment
 from rubriceval.data.sample import Sample
-from rubriceval.i18n import msg, render
+from rubriceval.i18n import msg
 from rubriceval.rubric.items import ResponseTime
 
 
@@ -48,12 +49,14 @@ def replies(conversation: Conversation) -> list[Reply]:
 
 
 def _timed(conversation: Conversation, asked: int, reply: int) -> Reply:
-    moments = {n: parse_moment(conversation.turns[n - 1].timestamp) if conversation.turns[n - 1].timestamp else None
-               for n in (asked, reply)}
-    unreadable = next((n for n, moment in moments.items() if moment is None), None)
-    if unreadable is not None:
-        return Reply(asked, reply, None, unreadable)
-    return Reply(asked, reply, (moments[reply] - moments[asked]).total_seconds(), None)
+    def moment(number: int) -> datetime | None:
+        stamp = conversation.turns[number - 1].timestamp
+        return parse_moment(stamp) if stamp else None
+
+    asked_at, replied_at = moment(asked), moment(reply)
+    if asked_at is None or replied_at is None:
+        return Reply(asked, reply, None, asked if asked_at is None else reply)
+    return Reply(asked, reply, (replied_at - asked_at).total_seconds(), None)
 
 
 def seconds(value: float) -> int | float:
@@ -92,7 +95,7 @@ def response_time(item: ResponseTime, sample: Sample) -> Evidence:
     if late:
         message = msg("ev_response_time_late_many", first=late[0].message, n=len(late),
                       turns=[ev.turn for ev in late])
-        return late[0].model_copy(update={"detail": render(message, sample.language), "message": message})
+        return late[0].model_copy(update=reworded(sample, message))
     unknown = next((r for r in timed if r.delay is None), None)
     if unknown is not None:
         return Evidence(item=item.id, passed=None, turn=unknown.turn, other_turn=unknown.asked,

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -125,7 +125,7 @@ def parse_check(text: str) -> GateCheck:
                                   "'regression>=-0.2' or 'max_unscored_rate<=0.1'")
     lhs = match["lhs"].strip()
     value = float(match["num"]) / (100 if match["pct"] else 1)
-    op = match["op"]
+    op = cast(Op, match["op"])
     source = source_of(lhs)
     stat, scorer = resolve(source.parse)(lhs, text)
     return GateCheck(stat=stat, scorer=scorer, op=op, value=value, name=text.strip(), source=source.name)
@@ -193,7 +193,7 @@ def _split_lhs(lhs: str, text: str) -> tuple[str, str | None]:
         return _stat_name(words[1]), words[0]  # type: ignore[return-value]
     stat = _stat_name(lhs)
     if stat in RUN_STATS:
-        return stat, None  # type: ignore[return-value]
+        return stat, None
     if stat in SCORER_STATS:
         raise GateUsageError(f"gate check {text!r}: '{lhs}' needs a scorer", field="gate",
                              hint=f"write '{lhs}:<rubric or metric>' or '<rubric or metric> {lhs}'")

@@ -15,14 +15,14 @@ PredicateName = Literal["check", "question", "rubric"]
 
 @dataclass(frozen=True)
 class PredicateKind:
-    name: str                  # the item's key, and ScorecardItem.kind
+    name: PredicateName        # the item's key, and ScorecardItem.kind
     says: str                  # how messages describe it: "a deterministic check"
     judge_decided: bool        # the judge decides it, so the card's trust bar applies (a check needs none)
     hit: str                   # when the item is hit (docs/scorecards.md says it in full)
     example: dict[str, Any]    # a minimal item's predicate: the tests score one of each kind
 
 
-PREDICATE_KINDS: dict[str, PredicateKind] = {kind.name: kind for kind in (
+PREDICATE_KINDS: dict[PredicateName, PredicateKind] = {kind.name: kind for kind in (
     PredicateKind("check", "a deterministic check", judge_decided=False,
                   hit="the check fails (a bonus: passes); per: occurrence counts its failing turns or occurrences",
                   example={"check": {"type": "max_length", "max_chars": 80}}),
@@ -33,7 +33,7 @@ PREDICATE_KINDS: dict[str, PredicateKind] = {kind.name: kind for kind in (
                   hit="the run's verdict of that rubric is below min_score",
                   example={"rubric": {"id": "identity_verification", "min_score": 4}}),
 )}
-PREDICATE_NAMES: tuple[str, ...] = tuple(PREDICATE_KINDS)
+PREDICATE_NAMES: tuple[PredicateName, ...] = tuple(PREDICATE_KINDS)
 
 
 def predicate_choices(last: str = "or") -> str:

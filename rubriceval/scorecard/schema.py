@@ -174,7 +174,7 @@ class ScorecardItem(StrictModel):
     @property
     def kind(self) -> PredicateName:
         """Which predicate kind decides the item (scorecard/predicate_kinds.py)."""
-        return next(name for name in PREDICATE_NAMES if getattr(self, name) is not None)  # type: ignore[return-value]
+        return next(name for name in PREDICATE_NAMES if getattr(self, name) is not None)
 
     @property
     def check_item(self) -> Any:
