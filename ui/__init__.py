@@ -1,14 +1,11 @@
-"""The expert audit app (Gradio) for rubriceval runs.
+"""The browser apps for rubriceval runs (Gradio), installed as `rubriceval.ui`:
 
-app.py              — build_app() / launch()
-layout.py           — the components, in page order
-wiring.py           — what each event does and which component triggers it
-queue.py            — filters → ordered queue, pages, progress
-item_view.py        — HTML of one item (sample | rubric + judge verdict + evidence), diffs
-actions.py          — open / agree / override / correct ground truth (no Gradio in here)
-agreement_panel.py  — judge-vs-expert and expert-vs-expert statistics per rubric version
-assets.py           — keyboard shortcuts (head script) and CSS
-demo.py             — a small demo store, to try the app without running a judge
+audit/app.py        — the expert audit app: build_app() / launch() (audit/: layout, wiring, queue, actions,
+                      agreement_panel, scorecard_panel, turn_panel, demo — a small store to try it without a judge)
+team/app.py         — the team audit app: logins and roles, blind reviews, adjudication, appeals (launch_team)
+studio/app.py       — the rubric studio: author, test, preview, try and version rubrics and scorecards
+common/item_view.py — what the apps share (common/): item and transcript views, scorecard views, wording, the
+                      loopback rule and logins (auth.py), user-error display, CSS and shortcuts (assets.py)
 
 `from rubriceval.ui import launch` starts the audit app (Gradio loads on first use).
 """

@@ -5,7 +5,8 @@ never rewritten.
 
 Registered with the official-score module on import: which items of a scorecard verdict are deductions (its hit
 items with negative points) and the total once some are removed (those items counted as clear, then the scorecard's
-own arithmetic: caps, dimension limits, clamp, fatal). Reports, gate and compare read `official_verdicts`.
+own arithmetic: caps, dimension limits, clamp, fatal). Reports, gate and compare read `official_pairs` (each
+verdict with whether a person changed it); readers that stream stored totals (segments, trend) `decided_verdicts`.
 """
 from __future__ import annotations
 
@@ -80,12 +81,6 @@ def _official(cards: dict[str, Scorecard], v: ScorecardVerdict, official: Offici
     decision = official.decision(v.sample_id, v.scorecard)
     mine = [r for r in reviews.get((v.sample_id, v.scorecard), []) if r.version == v.version]
     return with_decision(cards[v.scorecard], v, decision, mine), bool(decision is not None or mine)
-
-
-def official_verdicts(runs: Any, run: str, card_id: str | None = None, *, machine_only: bool = False
-                      ) -> list[ScorecardVerdict]:
-    """ScorecardStore.verdicts with every human decision applied (machine_only: as stored)."""
-    return [v for v, _ in official_pairs(runs, run, card_id, machine_only=machine_only)]
 
 
 def official_pairs(runs: Any, run: str, card_id: str | None = None, *, machine_only: bool = False

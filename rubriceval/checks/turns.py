@@ -1,11 +1,8 @@
-"""Shared helpers for conversation checks: find phrases turn by turn (with the single-turn matcher, so `a|b`
-synonyms and full-width folding behave exactly as in must_mention) and view one turn as a single-turn sample."""
+"""Shared helpers for conversation checks: the conversation of a sample, one turn viewed as a single-turn sample,
+excerpts and role names. Phrases are found turn by turn by checks/predicates.py."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import NamedTuple
-
-from rubriceval.checks.base import find_any, span_at
 from rubriceval.data.conversation import Conversation
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import Message, msg
@@ -13,30 +10,11 @@ from rubriceval.i18n import Message, msg
 EXCERPT_CHARS = 40
 
 
-class TurnHit(NamedTuple):
-    turn: int        # turn number, from 1
-    start: int       # character offset in that turn's content
-    span: str        # the quoted text
-
-
 def conversation_of(sample: Sample) -> Conversation:
     if sample.conversation is None:
         raise ValueError(f"sample '{sample.id}' is not a conversation; conversation checks need turns "
                          "(rubriceval validate flags such rubrics)")
     return sample.conversation
-
-
-def hit_in(text: str, alternatives: str, turn: int, case_sensitive: bool = False) -> TurnHit | None:
-    found = find_any(text, alternatives, case_sensitive)
-    return TurnHit(turn, found[0], span_at(text, found[0], len(found[1]))) if found else None
-
-
-def turn_hits(conversation: Conversation, alternatives: str, roles: Iterable[str],
-              case_sensitive: bool = False) -> list[TurnHit]:
-    """The earliest match in each turn of these roles that has one, in turn order."""
-    roles = set(roles)
-    hits = (hit_in(t.content, alternatives, n, case_sensitive) for n, t in conversation.numbered() if t.role in roles)
-    return [h for h in hits if h is not None]
 
 
 def turn_sample(conversation: Conversation, number: int) -> Sample:

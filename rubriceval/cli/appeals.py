@@ -1,5 +1,5 @@
-"""Appeals (申诉/复核) and what they teach: `appeals list|show|decide|final|window|stats`, and `trust` (each rubric's
-judge–expert agreement beside what appeals say about it). Whoever runs these has the store in hand, so they act as
+"""Appeals (申诉/复核) and what they teach: `appeals list|show|decide|final|window|stats` (what appeals say about a
+rubric is also part of `rubriceval trust`, cli/trust.py). Whoever runs these has the store in hand, so they act as
 a lead (as `audit-task` does); agents appeal in the team app, where their login decides what they see."""
 from __future__ import annotations
 
@@ -51,21 +51,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_store_arg(p)
     p.set_defaults(func=cmd_stats)
 
-    p = sub.add_parser("trust", help="per rubric of a run: judge–expert agreement and what appeals say about it")
-    p.add_argument("run", nargs="?", default="latest")
-    add_store_arg(p)
-    p.set_defaults(func=cmd_trust)
-
 
 def _fmt(value: float | None) -> str:
     return "—" if value is None else f"{value:g}"
 
 
 def cmd_list(args) -> int:
-    from rubriceval.common.tables import text_table
     from rubriceval.audit.appeals import Appeals
-    from rubriceval.store.audit_models import iso_time
     from rubriceval.audit.team import TeamStore
+    from rubriceval.common.tables import text_table
+    from rubriceval.store.audit_models import iso_time
 
     with TeamStore(args.store) as team:
         appeals = Appeals(team)
@@ -92,8 +87,8 @@ def _deadline(deadline, now: float) -> str:
 
 def cmd_show(args) -> int:
     from rubriceval.audit.appeals import Appeals
-    from rubriceval.store.audit_models import iso_time
     from rubriceval.audit.team import TeamStore
+    from rubriceval.store.audit_models import iso_time
 
     with TeamStore(args.store) as team:
         appeals = Appeals(team)
@@ -130,8 +125,8 @@ def cmd_decide(args) -> int:
 
 def cmd_window(args) -> int:
     from rubriceval.audit.appeals import Appeals
-    from rubriceval.store.audit_models import iso_time
     from rubriceval.audit.team import TeamStore
+    from rubriceval.store.audit_models import iso_time
 
     if bool(args.run) == bool(args.task):
         raise RubricEvalError("give a run or --task (not both)", field="task")
@@ -170,31 +165,4 @@ def cmd_stats(args) -> int:
 
     store = RunStore(args.store)
     print(format_appeal_stats(appeal_stats(store.conn, store.resolve(args.run))))
-    return 0
-
-
-def cmd_trust(args) -> int:
-    from rubriceval.i18n import render
-    from rubriceval.audit.appeal_stats import appeal_stats
-    from rubriceval.store.runs import RunStore, rubrics_from_run
-    from rubriceval.trust.release_gate import agreement_lines
-
-    store = RunStore(args.store)
-    run_id = store.resolve(args.run)
-    info = store.run_info(run_id)
-    rubrics, _ = rubrics_from_run(store, run_id)
-    lines = agreement_lines(store.path, rubrics, judge_model=str(info.config.judge.get("model") or "") or None)
-    stats = appeal_stats(store.conn, run_id)
-    for rubric in rubrics:
-        print(f"{rubric.id}: {render(lines[rubric.id], 'en')}")
-        for row in (r for r in stats if r.scorer == rubric.id and r.flagged):
-            print(f"  ⚑ appeals: {row.item or 'the whole verdict'}: {row.why}")
-    flagged = [r for r in stats if r.flagged]
-    ids = {rubric.id for rubric in rubrics}
-    for row in (r for r in flagged if r.scorer not in ids):      # scorecards: no agreement line, their flags still
-        print(f"{row.scorer} (scorecard): ⚑ appeals: {row.item or 'the whole verdict'}: {row.why}")
-    if stats:
-        print()
-        print(format_appeal_stats(stats))
-    print(f"{len(flagged)} item(s) flagged by appeals" if flagged else "no item flagged by appeals")
     return 0

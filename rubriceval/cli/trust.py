@@ -1,15 +1,26 @@
-"""Can the judge be trusted: `agreement` (judge vs experts), `calibrate` (few-shot versions), `benchmark-judge`."""
+"""Can the judge be trusted: `trust` (each rubric of a run: judge–expert agreement beside what appeals say about it),
+`agreement` (judge vs experts), `calibrate` (few-shot versions, fitted weights and cut-offs), `benchmark-judge`."""
 from __future__ import annotations
 
 import argparse
 import sys
 
-from rubriceval.cli.benchmark_judge import (NOT_INSTALLED, add_conversation_rubric_arg, add_robustness_args,
-                                            find_benchmarks, use_benchmarks)
+from rubriceval.cli.benchmark_judge import (
+    NOT_INSTALLED,
+    add_conversation_rubric_arg,
+    add_robustness_args,
+    find_benchmarks,
+    use_benchmarks,
+)
 from rubriceval.cli.options import add_judge_args, add_store_arg, judge_config_from
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("trust", help="per rubric of a run: judge–expert agreement and what appeals say about it")
+    p.add_argument("run", nargs="?", default="latest")
+    add_store_arg(p)
+    p.set_defaults(func=cmd_trust)
+
     p = sub.add_parser("agreement", help="judge-vs-expert agreement for one rubric (from audits or a labels file)")
     p.add_argument("--rubric", required=True)
     p.add_argument("--run", help="only this run's audits / verdicts")
@@ -68,6 +79,34 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_robustness_args(p)        # robustness: answers that attack the grader (issue 31); also --modes/--split
     add_conversation_rubric_arg(p)                            # conversations: --rubric
     p.set_defaults(func=cmd_benchmark_judge)
+
+
+def cmd_trust(args) -> int:
+    from rubriceval.audit.appeal_stats import appeal_stats
+    from rubriceval.cli.appeals import format_appeal_stats
+    from rubriceval.i18n import render
+    from rubriceval.store.runs import RunStore, rubrics_from_run
+    from rubriceval.trust.release_gate import agreement_lines
+
+    store = RunStore(args.store)
+    run_id = store.resolve(args.run)
+    info = store.run_info(run_id)
+    rubrics, _ = rubrics_from_run(store, run_id)
+    lines = agreement_lines(store.path, rubrics, judge_model=str(info.config.judge.get("model") or "") or None)
+    stats = appeal_stats(store.conn, run_id)
+    for rubric in rubrics:
+        print(f"{rubric.id}: {render(lines[rubric.id], 'en')}")
+        for row in (r for r in stats if r.scorer == rubric.id and r.flagged):
+            print(f"  ⚑ appeals: {row.item or 'the whole verdict'}: {row.why}")
+    flagged = [r for r in stats if r.flagged]
+    ids = {rubric.id for rubric in rubrics}
+    for row in (r for r in flagged if r.scorer not in ids):      # scorecards: no agreement line, their flags still
+        print(f"{row.scorer} (scorecard): ⚑ appeals: {row.item or 'the whole verdict'}: {row.why}")
+    if stats:
+        print()
+        print(format_appeal_stats(stats))
+    print(f"{len(flagged)} item(s) flagged by appeals" if flagged else "no item flagged by appeals")
+    return 0
 
 
 def cmd_agreement(args) -> int:

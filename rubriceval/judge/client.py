@@ -138,10 +138,6 @@ class JudgeClient:
                 options: CallOptions | None = None) -> str:
         return judge_call_key(self.config, messages, json_schema, cache_tag, options, endpoint=self.endpoint)
 
-    def is_cached(self, messages: list[dict], json_schema: dict | None = None, cache_tag: str = "",
-                  options: CallOptions | None = None) -> bool:
-        return self.cache is not None and self.key_for(messages, json_schema, cache_tag, options) in self.cache
-
     async def complete(self, messages: list[dict], *, json_schema: dict | None = None, schema_name: str = "verdict",
                        cache_tag: str = "", use_cache: bool = True,
                        options: CallOptions | None = None) -> JudgeResponse:

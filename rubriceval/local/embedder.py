@@ -102,10 +102,6 @@ _backends: dict[str, Any] = {}
 _backends_lock = threading.Lock()
 
 
-def is_local_embedder(config: EmbedderConfig) -> bool:
-    return config.base_url is None
-
-
 def local_backend(model: str = DEFAULT_LOCAL_MODEL) -> UseBackend | E5Backend:
     """The process-wide in-process backend for a local model name ("local", "local-use", "local-e5")."""
     kind = LOCAL_MODEL_ALIASES.get(model)

@@ -39,12 +39,6 @@ class ConversationSections:
     def rows(self) -> Iterator[ConversationRow]:
         return (row for row, _ in self.rows_with_samples())
 
-    def first_failing(self, limit: int) -> tuple[list[ConversationRow], int]:
-        """The `limit` failing conversations the Markdown summary lists (first failing turn first, then id) and how
-        many fail in all, in one pass keeping a heap of `limit` rows."""
-        return top_failing(self.rows, limit)
-
-
 def fails(row: ConversationRow) -> bool:
     return bool(row.first_failing_turn is not None or row.failing_checks
                 or any(c.passed is False or c.score is None for c in row.rubrics.values()))

@@ -35,10 +35,6 @@ class RunData:
     def verdicts(self) -> list[Verdict]:
         return self.source.store.verdicts(self.run_id)
 
-    @property
-    def samples_by_id(self) -> dict[str, Sample]:
-        return {s.id: s for s in self.samples}
-
     @cached_property
     def language(self) -> Lang:
         """The data's language (detect_language over the samples), read in chunks."""
@@ -79,7 +75,7 @@ def load_run(store: Any, run: str, metric_thresholds: Mapping[str, float] | None
              breakdown: bool = True, machine_only: bool = False) -> RunData:
     """A stored run and its summary, computed in SQL (report/source.py). breakdown=False: without the per tag/intent
     groups (compare and gate do not read them; at 100,000 rows they are a third of the summary's time).
-    Scores are official (the latest human decision, else the judge's: store/official.py); machine_only=True: the
+    Scores are official (the latest human decision, else the judge's: audit/official.py); machine_only=True: the
     judge's alone."""
     source = RunSource(store, run, machine_only=machine_only)
     return RunData(source, source.summary(metric_thresholds, breakdown=breakdown))

@@ -136,6 +136,3 @@ class Summary(BaseModel):
                 "notes": "; ".join(s.notes),
             })
         return pd.DataFrame(rows, dtype=object)
-
-    def breakdown_frame(self) -> pd.DataFrame:
-        return pd.DataFrame([g.model_dump() for g in self.breakdown], dtype=object)

@@ -144,10 +144,6 @@ class BatchStore:
                                                                      "endpoint")},
                           counts=json.loads(r["counts_json"]), endpoint=r["endpoint"] or "") for r in rows]
 
-    def runs_with_batches(self) -> list[str]:
-        with self._lock:
-            return [r[0] for r in self.conn.execute("SELECT DISTINCT run_id FROM batch_files")]
-
     # -- requests -------------------------------------------------------------------------------------------------
     def save_answers(self, run_id: str, answers: Iterable[Answer]) -> int:
         """Store replies by custom_id (one transaction); a request already answered keeps its first reply.

@@ -194,10 +194,6 @@ class Database:
                 if not nested:
                     self._conn.execute("COMMIT")
 
-    @property
-    def in_transaction(self) -> bool:
-        return self._depth > 0
-
     # -- schema version (SQLite: PRAGMA user_version; PostgreSQL: a one-row table) --------------------------------------
     def schema_version(self) -> int:
         if self.engine == "sqlite":

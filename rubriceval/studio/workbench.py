@@ -20,7 +20,6 @@ from rubriceval.data.sample import Sample
 from rubriceval.prompt.rubric_prompts import compile_rubric, prompts_text
 from rubriceval.rubric.applies import why_not
 from rubriceval.rubric.schema import Rubric
-from rubriceval.store.runs import RunStore
 from rubriceval.studio.messages import Problem, say_problem
 from rubriceval.validate.lint import Finding, validate_path
 
@@ -108,10 +107,6 @@ def preview(rubric: Rubric, sample: Sample, *, structured: bool = True) -> str:
     if not prompts:
         return head + f"rubric '{rubric.id}' has no judge items: it is scored by deterministic checks only."
     return head + prompts_text(prompts)
-
-
-def stored_samples(store: RunStore, run: str) -> list[Sample]:
-    return store.samples(run)
 
 
 def pick_samples(samples: Sequence[Sample], rubric: Rubric | None, rule: PickRule, n: int, *, tag: str = "",
