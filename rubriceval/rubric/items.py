@@ -145,7 +145,7 @@ class ChecklistItem(ItemBase):
         return value
 
     @model_validator(mode="after")
-    def _one_rule(self) -> "ChecklistItem":
+    def _one_rule(self) -> ChecklistItem:
         if self.levels is not None and self.points is not None:
             raise ValueError("give either levels (conditions) or points (shares), not both")
         if self.fitted is not None:
@@ -190,7 +190,7 @@ class MustMention(_PhrasesOrMatch, _CheckBase):
         return self.turns is not None
 
     @model_validator(mode="after")
-    def _share_needs_turns(self) -> "MustMention":
+    def _share_needs_turns(self) -> MustMention:
         if self.min_share is not None and self.turns is None:
             raise ValueError("min_share applies to per-turn checks (turns: assistant)")
         return self
@@ -307,7 +307,7 @@ class MaxCount(_PhrasesOrMatch, ItemBase):
     case_sensitive: bool = False
 
     @model_validator(mode="after")
-    def _range(self) -> "MaxCount":
+    def _range(self) -> MaxCount:
         if self.min > self.max:
             raise ValueError(f"min ({self.min}) is above max ({self.max})")
         return self
@@ -337,7 +337,7 @@ class EscalateAfter(ItemBase):
         return literal_or_predicate(value)
 
     @model_validator(mode="after")
-    def _some_failure(self) -> "EscalateAfter":
+    def _some_failure(self) -> EscalateAfter:
         if not (self.bot_failure or self.user_failure):
             raise ValueError("say what a failed bot turn looks like: bot_failure and/or user_failure")
         return self
@@ -386,9 +386,9 @@ class ResponseTime(ItemBase):
 
 # Derived from the registry (rubric/check_kinds.py): a kind registered above is in every list below.
 _CHECK_MODELS = tuple(kind.model for kind in CHECK_KINDS.values())
-CheckItem = Union[_CHECK_MODELS]  # type: ignore[valid-type]
-Item = Annotated[Union[(JudgeItem, ChecklistItem, *_CHECK_MODELS)],  # type: ignore[valid-type]
-                 Field(discriminator="type")]
+CheckItem = Union[_CHECK_MODELS]  # type: ignore[valid-type]  # noqa: UP007 (built from a tuple at import)
+_ITEM_MODELS = (JudgeItem, ChecklistItem, *_CHECK_MODELS)
+Item = Annotated[Union[_ITEM_MODELS], Field(discriminator="type")]  # type: ignore[valid-type]  # noqa: UP007
 # Checks that only make sense over a conversation's turns.
 CONVERSATION_CHECKS = conversation_kinds()
 # Single-turn checks that have a per-turn form (`turns: assistant`).
