@@ -15,7 +15,8 @@ from rubriceval.judge.ask import JudgeRequest as AskRequest
 from rubriceval.standard_metrics.call_modes import CallModes
 from rubriceval.standard_metrics.grounding import DroppedStatement
 
-# 3: skipped answer sentences are added. 2: statements are grounded in their source (grounding.py); extraction/contexts may be cut into several requests.
+# 3: skipped answer sentences are added. 2: statements are grounded in their source (grounding.py); extraction/contexts
+# may be cut into several requests.
 CALLS_VERSION = "3"
 
 

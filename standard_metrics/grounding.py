@@ -126,7 +126,8 @@ def ground(statements: list[str], source: str, question: str = "") -> GroundedSt
 
 def text_supports(statement: str, contexts: list[str], question: str = "") -> bool:
     """Whether the contexts can be the source of this statement at all: every number in it occurs in them (or in
-    the question) and `MIN_SUPPORT_COVERAGE` of its words occur in them (the question's words do not count). A necessary condition, not a sufficient one: the
+    the question) and `MIN_SUPPORT_COVERAGE` of its words occur in them (the question's words do not count). A necessary
+    condition, not a sufficient one: the
     judge still decides, this only refuses a "supported" that no context's text bears out."""
     source = "\n".join(contexts)
     if not _numbers(statement) <= _numbers(source) | _numbers(question):

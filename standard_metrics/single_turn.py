@@ -1,4 +1,5 @@
-"""Scoring one single-turn sample: plan the judge calls once for all requested metrics (calls.py), run them, compute every metric from the shared outputs, and attribute usage to the first consumer."""
+"""Scoring one single-turn sample: plan the judge calls once for all requested metrics (calls.py), run them, compute
+every metric from the shared outputs, and attribute usage to the first consumer."""
 from __future__ import annotations
 
 from typing import Any

@@ -18,7 +18,7 @@ def run_cli(capsys, *argv):
 
 
 def one_error_line(err: str) -> str:
-    lines = [l for l in err.splitlines() if l.strip()]
+    lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1, err
     assert "Traceback" not in err
     assert lines[0].startswith("error: ")
@@ -34,7 +34,7 @@ def rubric_dir(tmp_path):
 
 def dataset(tmp_path, lines, name="data.jsonl"):
     p = tmp_path / name
-    p.write_text("\n".join(json.dumps(l, ensure_ascii=False) for l in lines) + "\n", encoding="utf-8")
+    p.write_text("\n".join(json.dumps(line, ensure_ascii=False) for line in lines) + "\n", encoding="utf-8")
     return p
 
 

@@ -113,5 +113,6 @@ def test_report_says_a_missing_link_once_in_the_report_language():
     ev = run_check(link, sample("请去官网开票"))
     page = template_env().from_string('{% import "_parts.j2" as parts with context %}{{ parts.evidence_list(ev, t) }}')
     for lang, word in (("en", "missing"), ("zh", "缺少")):
-        html = page.render(ev=[ev], t=lambda key, **kw: t(key, lang, **kw), say=lambda e: evidence_text(e, lang))
+        html = page.render(ev=[ev], t=lambda key, lang=lang, **kw: t(key, lang, **kw),
+                           say=lambda e, lang=lang: evidence_text(e, lang))
         assert html.count("https://help.example.com/invoice") == 1 and word in html

@@ -96,7 +96,7 @@ def test_tool_call_only_turns_are_not_judged_on_their_own():
 
 def test_unreadable_one_call_is_reasked_once_then_judged_turn_by_turn():
     bad = turns_reply({4: 4})                       # turn 6 missing
-    judge = ScriptedJudge({"turn_verdicts": [bad, turns_reply({4: 4, 4: 5})],
+    judge = ScriptedJudge({"turn_verdicts": [bad, turns_reply({4: 5})],
                            "verdict": lambda request: {"feedback": "ok", "score": 3 if "第 4 轮" in
                                                        request[-1]["content"][-200:] else 5}})
     verdict = run(score_rubric(rubric("assistant_turn", turn_aggregate={"rule": "mean"}), CONVO, judge))

@@ -93,7 +93,7 @@ def panel_run(tmp_path, monkeypatch, capsys):
 def test_dry_run_prices_each_judge_at_its_own_prices(panel_run):
     _, dry, _, _, served_calls = panel_run
     planned = {}
-    for label, model, calls, prompt, completion, online, batch in re.findall(
+    for _label, model, calls, prompt, completion, online, batch in re.findall(
             r"^  judge (.+?) \((\S+)\): (\d+) call\(s\), ~(\d+) \+ ~(\d+) tokens to pay; online ~\$([0-9.]+) \| batch "
             r"~\$([0-9.]+)$", dry, flags=re.MULTILINE):
         planned[model] = (int(prompt), int(completion))

@@ -15,9 +15,11 @@ ASK = "你好，我想给上周买的那双运动鞋退款。"
 CONVERSATIONS = [
     {"id": "verify-good", "tags": ["退款"], "messages": [
         {"role": "user", "content": ASK},
-        {"role": "assistant", "content": "您好，为了保障您的账户和资金安全，办理退款前需要先核验身份，请提供下单手机号的后四位和收货人姓名。"},
+        {"role": "assistant", "content": "您好，为了保障您的账户和资金安全，办理退款前需要先核验身份，"
+                                         "请提供下单手机号的后四位和收货人姓名。"},
         {"role": "user", "content": "手机尾号 3721，收货人王芳。"},
-        {"role": "assistant", "content": "身份核验通过，谢谢您。查到您的订单 E20241126055，实付 329 元，已为您提交退款申请，款项会在 3-5 个工作日内原路退回。"},
+        {"role": "assistant", "content": "身份核验通过，谢谢您。查到您的订单 E20241126055，实付 329 元，"
+                                         "已为您提交退款申请，款项会在 3-5 个工作日内原路退回。"},
         {"role": "user", "content": "好的，谢谢。"},
         {"role": "assistant", "content": "不客气，祝您生活愉快！"}]},
     {"id": "verify-leak", "tags": ["退款"], "messages": [

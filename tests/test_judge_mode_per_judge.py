@@ -156,8 +156,8 @@ async def test_pairwise_compares_with_the_holistic_judge_item(tmp_path, resoluti
 
 def test_benchmark_judge_and_calibrate_decide_for_their_judge(resolutions):
     from benchmarks.judge.cs_zh import variant
-    from rubriceval.trust.calibrate import score_audited_items
     from rubriceval.testing.scripted_judge import ScriptedJudge
+    from rubriceval.trust.calibrate import score_audited_items
 
     assert variant(SOOTHING, "holistic", None, False, "qwen-max").judge_mode == "holistic"
     assert variant(SOOTHING, "checklist_fitted", None, False, "local").judge_mode == "checklist"   # fitted later

@@ -77,14 +77,14 @@ def test_dry_run_plans_with_the_options(tmp_path, capsys):
     for language in ("zh", "en"):
         assert main(["run", "datasets/demo_cs_zh.jsonl", "--metrics", "faithfulness", "--dry-run",
                      "--store", str(tmp_path / "runs.sqlite"), "--metric-option", f"language={language}"]) == 0
-        line = next(l for l in capsys.readouterr().out.splitlines() if l.startswith("faithfulness"))
+        line = next(out for out in capsys.readouterr().out.splitlines() if out.startswith("faithfulness"))
         tokens[language] = int(re.split(r"\s+", line)[-1])
     assert tokens["zh"] != tokens["en"]          # the prompts are rendered in the language asked for
 
 
 def error_line(capsys, *argv) -> str:
     assert main(["run", NL2SQL, "--metrics", "datacompy_score", "--quiet", *argv]) == 2
-    lines = [l for l in capsys.readouterr().err.splitlines() if l.strip()]
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(lines) == 1 and "Traceback" not in lines[0], lines
     return lines[0]
 

@@ -98,8 +98,9 @@ def test_checks_only_rubric_needs_explicit_rule(tmp_path):
 
 
 def test_lint_flags_unfillable_placeholder_and_near_duplicate_levels(tmp_path):
-    text = GOOD.replace("回答是否有帮助", "回答是否提到 {{ product_name }}").replace("3: 部分有帮助", "3: 回答大部分有帮助，只缺少少量细节。").replace(
-        "4: 大部分有帮助", "4: 回答大部分有帮助，只缺少少量细节")
+    text = (GOOD.replace("回答是否有帮助", "回答是否提到 {{ product_name }}")
+            .replace("3: 部分有帮助", "3: 回答大部分有帮助，只缺少少量细节。")
+            .replace("4: 大部分有帮助", "4: 回答大部分有帮助，只缺少少量细节"))
     write(tmp_path, text)
     _, findings = validate_path(tmp_path)
     messages = [f.format() for f in findings]

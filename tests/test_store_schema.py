@@ -62,7 +62,7 @@ def on_server(sqlite_path: Path, url: str) -> str:
     db = Database(url)
     with db:
         guarded = {}
-        for kind, name, table, sql in objects:
+        for kind, _name, table, sql in objects:
             if kind == "trigger":
                 guarded[table] = re.search(r"RAISE\(ABORT, '([^']*)'\)", sql).group(1)
             elif kind == "table":

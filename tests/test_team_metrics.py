@@ -33,7 +33,7 @@ def test_statement_corrections_count_in_faithfulness_agreement(team: TeamStore) 
                               reason="回答里没有送达时间的依据") == 1
     # The latest review is the expert's label; the first is kept in the table.
     labels = metric_labels(team, run, "faithfulness")
-    assert len(labels) == 3 and {l.element: l.verdict for l in labels}[2] == (not judged[2][1])
+    assert len(labels) == 3 and {label.element: label.verdict for label in labels}[2] == (not judged[2][1])
     assert team.query("SELECT COUNT(*) FROM team_metric_corrections")[0][0] == 6
     assert [e.expert for e in metric_elements(team, run, "s000001", "faithfulness", "ann")] == list(flipped.values())
     report = metric_agreement(team, run, "faithfulness", n_boot=50)

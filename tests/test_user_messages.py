@@ -43,7 +43,8 @@ def test_item_locations_count_from_one_and_name_the_id(tmp_path):
         - id: tone
           type: judge
           criterion: 语气
-          score_descriptions: {1: 语气很差, 2: 语气较差, 3: 语气一般, 4: 语气很好，用词礼貌，表达清楚，没有问题, 5: 语气很好，用词礼貌，表达清楚，没有问题。}
+          score_descriptions: {1: 语气很差, 2: 语气较差, 3: 语气一般, 4: 语气很好，用词礼貌，表达清楚，没有问题,
+                               5: 语气很好，用词礼貌，表达清楚，没有问题。}
         """), "  ")
     _, findings = validate_path(write(tmp_path, near))
     fields = [f.field for f in findings]

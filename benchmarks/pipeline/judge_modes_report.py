@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/pipeline/judge_modes_report.py modes out/bench15/summeval_*.json out/bench15/halueval_*.json
     .venv/bin/python benchmarks/pipeline/judge_modes_report.py ties out/bench15/summeval_holistic.json … out/bench15/cs_*.json
-    .venv/bin/python benchmarks/pipeline/judge_modes_report.py subset out/bench15/summeval_checklist.json --like out/bench15/summeval_holistic.json --out FILE
+    .venv/bin/python benchmarks/pipeline/judge_modes_report.py subset out/bench15/summeval_checklist.json \\
+        --like out/bench15/summeval_holistic.json --out FILE
 
 `modes`: one row per result — data set, mode, n, κ (SummEval: quadratic vs the experts' consensus; HaluEval:
 Cohen's κ on hallucination yes/no) with its 95 % CI, calls, prompt tokens sent / processed (sent minus the
@@ -117,19 +118,22 @@ def ties_table(paths: list[str]) -> str:
             human = [_human(r, i) == "yes" for i in items]
             err = [float((w < THRESHOLD) != h) for w, h in zip(written, human)]
 
-            def agree(scores):
+            def agree(scores, human=human):
                 return _fmt(binary_agreement_report([s < THRESHOLD for s in scores], human, n_boot=1000,
                                                     seed=0).kappa.model_dump()) + " (κ yes/no)"
         else:
             human = [int(_human(r, i)) for i in items]
             err = [abs(w - h) for w, h in zip(written, human)]
 
-            def agree(scores):
+            def agree(scores, human=human):
                 return _fmt(agreement_report(scores, human, n_boot=1000, seed=0).kappa_quadratic.model_dump()) \
                     + " (quadratic κ)"
         tied_err = [e for e, t in zip(err, tied) if t]
         untied_err = [e for e, t in zip(err, tied) if not t]
-        mean = (lambda xs: f"{sum(xs) / len(xs):.2f} (n={len(xs)})" if xs else "—")
+
+        def mean(xs):
+            return f"{sum(xs) / len(xs):.2f} (n={len(xs)})" if xs else "—"
+
         lines.append(f"| {kind} ({_mode(r)}) | {len(items)} | {sum(tied)} ({sum(tied) / len(items):.0%}) | "
                      f"{mean(tied_err)} / {mean(untied_err)} | {agree(written)} | {agree(expected)} | {changed} | "
                      f"{_ranking(kind, written, human)} / "

@@ -11,20 +11,26 @@ from rubriceval.judge.config import JudgeConfig
 from rubriceval.studio.form import CheckSpec, RubricForm
 from rubriceval.ui.studio.actions import Studio, values_of
 
-root = Path(sys.argv[1] if len(sys.argv) > 1 else "out/studio_loop"); (root / "rubrics").mkdir(parents=True, exist_ok=True)
+root = Path(sys.argv[1] if len(sys.argv) > 1 else "out/studio_loop")
+(root / "rubrics").mkdir(parents=True, exist_ok=True)
 store = root / "runs.sqlite"
 if not store.exists():
-    evaluate("datasets/demo_zh.jsonl", rubrics=load_rubrics("rubrics", only=["required_link"]), judge=JudgeConfig(model="local"),
-             store=store, name="demo", progress=False)
+    evaluate("datasets/demo_zh.jsonl", rubrics=load_rubrics("rubrics", only=["required_link"]),
+             judge=JudgeConfig(model="local"), store=store, name="demo", progress=False)
 judge = JudgeConfig(model="local", cache_path=str(root / "cache.sqlite"))
 s = Studio(root / "rubrics", store, judge)
-t0 = time.perf_counter(); steps = {}
+t0 = time.perf_counter()
+steps = {}
 form = RubricForm(id="polite_delay", name="礼貌与安抚", criterion="回答是否礼貌，并先安抚用户情绪再给出办法。",
                   levels={1: "粗鲁或无视情绪", 2: "冷淡", 3: "礼貌但未安抚", 4: "先安抚再给办法", 5: "安抚、办法、后续都有"},
-                  judge_sees=["question", "answer"], checks=[CheckSpec(id="no_rude", type="must_not_mention", values=["你自己看", "不知道"])])
+                  judge_sees=["question", "answer"],
+                  checks=[CheckSpec(id="no_rude", type="must_not_mention", values=["你自己看", "不知道"])])
 values = tuple(values_of(form))
 def step(name, fn):
-    a = time.perf_counter(); out = fn(); steps[name] = round(time.perf_counter() - a, 2); return out
+    a = time.perf_counter()
+    out = fn()
+    steps[name] = round(time.perf_counter() - a, 2)
+    return out
 run = s.runs()[0][1]
 step("validate", lambda: s.validate(values, ""))
 step("test_checks", lambda: s.test_checks(values, "", "您好，非常抱歉让您久等了。", None, None))

@@ -42,9 +42,9 @@ def metric_agreement(store: TeamStore, run: str, metric: str, *, n_boot: int = 1
                      ) -> MetricAgreement:
     run_id = store.audit.resolve(run)
     labels = metric_labels(store, run_id, metric)
-    ordered = sorted(labels, key=lambda l: (l.sample_id, l.element, l.expert))
-    report = binary_agreement_report([l.judge for l in ordered], [l.verdict for l in ordered],
-                                     ids=[f"{l.sample_id}#{l.element + 1} · {l.expert}" for l in ordered],
+    ordered = sorted(labels, key=lambda label: (label.sample_id, label.element, label.expert))
+    report = binary_agreement_report([label.judge for label in ordered], [label.verdict for label in ordered],
+                                     ids=[f"{label.sample_id}#{label.element + 1} · {label.expert}" for label in ordered],
                                      name=metric, n_boot=n_boot, seed=seed)
     votes: dict[str, dict[int, list[bool]]] = defaultdict(lambda: defaultdict(list))
     for label in labels:

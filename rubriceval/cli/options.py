@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-
 DEFAULT_STORE = "out/runs.sqlite"
 JUDGE_MODES = ("holistic", "checklist", "checklist_fitted", "predicates")    # rubric.schema.JudgeMode, not imported:
                                                                             # `rubriceval --help` loads no rubric code
@@ -14,7 +13,7 @@ STORE_HELP = ("the run store: a SQLite file (default %(default)s) or a shared Po
 
 def store_option(value: str) -> str | Path:
     """A --store value as the stores take it: a postgresql:// URL as given, anything else a file path."""
-    from rubriceval.store.location import store_target        # here, not at the top: `rubriceval --help` loads no store
+    from rubriceval.store.location import store_target  # here, not at the top: `rubriceval --help` loads no store
 
     return store_target(value)
 

@@ -102,8 +102,8 @@ async def _converse(script: ConversationScript, settings: _Settings) -> Conversa
         transcript.add_user(message)
         number = len(transcript.turns)
         done = await ask_with_retries(
-            lambda: settings.runner.ask(message, f"{script.id}#{number}", history=list(transcript.history),
-                                        conversation_id=script.id),
+            lambda message=message, number=number: settings.runner.ask(
+                message, f"{script.id}#{number}", history=list(transcript.history), conversation_id=script.id),
             timeout_s=settings.timeout_s, retries=settings.retries, backoff_s=settings.backoff_s)
         attempts += done.attempts
         latencies.append(round(done.latency_s, 3))

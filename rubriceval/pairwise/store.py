@@ -13,18 +13,18 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from rubriceval.common.errors import RubricEvalError
+from rubriceval.core.verdict import Usage
 from rubriceval.pairwise.models import OrderReading, PairwiseVerdict, Version
 from rubriceval.store.db import Database, IntegrityError
 from rubriceval.store.location import display_location, store_target
 from rubriceval.store.migrations import upgrade
-from rubriceval.core.verdict import Usage
-
 
 _VERDICT_COLUMNS = ("comparison_id", "sample_id", "scorer", "version_a", "version_b", "scorer_version", "outcome",
                     "consistent", "unscored_kind", "unscored_reason", "orders_json", "usage_json", "created_at")
@@ -77,7 +77,7 @@ class PairwiseStore:
         with self._lock:
             self.db.close()
 
-    def __enter__(self) -> "PairwiseStore":
+    def __enter__(self) -> PairwiseStore:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -49,7 +49,9 @@ class PairStats(BaseModel):
             return self.win_rate, self.ci_low, self.ci_high
         if label != self.version_a:
             raise KeyError(label)
-        flip = (lambda x: None if x is None else 1 - x)
+        def flip(x: float | None) -> float | None:
+            return None if x is None else 1 - x
+
         return flip(self.win_rate), flip(self.ci_high), flip(self.ci_low)
 
     def share(self, what: str, label: str) -> float | None:

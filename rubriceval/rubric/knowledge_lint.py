@@ -1,6 +1,7 @@
 """`rubriceval validate`: a rubric's knowledge file (`knowledge:`) must exist and read as passages, because
 `unless_context` / `only_if_context`, the per-turn questions and the judge and checklist items read it as the context
-a chat export lacks — a file that is missing would otherwise surface only when the first conversation is judged. The finding names the rubric
+a chat export lacks — a file that is missing would otherwise surface only when the first conversation is judged. The
+finding names the rubric
 file and the line of `knowledge:`; the message names the knowledge file (and its line, for a bad JSONL row)."""
 from __future__ import annotations
 

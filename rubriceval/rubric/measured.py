@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Collection
-from typing import Literal
-
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, model_validator
 
@@ -33,7 +32,7 @@ class Measurement(StrictModel):
     note: str = ""
 
     @model_validator(mode="after")
-    def _interval_holds_the_figure(self) -> "Measurement":
+    def _interval_holds_the_figure(self) -> Measurement:
         low, high = self.ci
         if not (-1 <= low <= high <= 1):
             raise ValueError(f"ci must be [low, high] within [-1, 1], got {list(self.ci)}")

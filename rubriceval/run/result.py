@@ -66,7 +66,8 @@ class EvaluationResult(BaseModel):
 
     def to_pandas(self, wide: bool = False) -> pd.DataFrame:
         """wide=False: one row per sample × rubric/metric (score or unscored reason, passed, feedback, evidence,
-        usage; `cross_check_for` when the run added a metric to cross-check another). wide=True: one row per sample — id, question, answer, contexts, ground_truth, a column per
+        usage; `cross_check_for` when the run added a metric to cross-check another). wide=True: one row per sample —
+        id, question, answer, contexts, ground_truth, a column per
         rubric/metric (pandas NA where unscored or not applicable) and `unscored` (scorer: reason; …)."""
         import pandas as pd  # only when a frame is asked for: a run does not need pandas
 

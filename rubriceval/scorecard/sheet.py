@@ -11,7 +11,8 @@ one becomes a judge question written from its rule text (规则说明, else the 
 A sheet named 评分表信息 / scorecard (key | value rows: id, name, base, pass_total, language, scope, on_unscored,
 knowledge, and `dimension:<id>.max_deduction` …) sets the scorecard's own fields. `knowledge` names the card's
 knowledge file as its YAML does (relative to the folder the YAML is written to): it is read on import, so a file
-that is missing or unreadable is that row's problem, and the card keeps its passages (the same version). Every row that cannot be read is reported as
+that is missing or unreadable is that row's problem, and the card keeps its passages (the same version). Every row that
+cannot be read is reported as
 sheet:row [column], all of them at once; nothing is written then.
 
 Writing puts every field back (the predicate and conditions as YAML mappings), so export → import gives the same
@@ -209,7 +210,7 @@ def read_sheet(path: str | Path, *, sheet: str | None = None, card_id: str | Non
         if not any(value.values()):
             continue
 
-        def problem(field: str, why: str) -> None:
+        def problem(field: str, why: str, index: int = index) -> None:
             problems.append(f"{title}:{index} [{header_names.get(field, field)}]: {why}")
 
         name = value.get("name", "")

@@ -110,7 +110,8 @@ def queue_row(r: Any, human: str = "") -> QueueRow:
 
 class QueueRows(Sequence[QueueRow]):
     """The review queue as a sequence read from the store a page at a time: its length comes with the first page
-    (a window count), rows come by LIMIT/OFFSET in the queue's (total) order, the last pages read are kept, and a row replaced after a save stays
+    (a window count), rows come by LIMIT/OFFSET in the queue's (total) order, the last pages read are kept, and a row
+    replaced after a save stays
     replaced. Opening the queue of a million-row run reads one page, not every row."""
 
     PAGE_SIZE = 500

@@ -18,8 +18,8 @@ from itertools import islice
 
 from pydantic import BaseModel
 
-from rubriceval.data.sample import Sample
 from rubriceval.common.errors import DatasetError
+from rubriceval.data.sample import Sample
 from rubriceval.store.db import Database, IntegrityError
 from rubriceval.store.liveness import ProcessStamp, current_process, is_gone
 

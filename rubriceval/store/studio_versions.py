@@ -18,6 +18,7 @@ from rubriceval.common.errors import RubricEvalError
 from rubriceval.rubric.source_names import STORE_SOURCE, Kind, StoreSource
 from rubriceval.store.db import Database, IntegrityError
 
+
 class StoredVersion(BaseModel):
     kind: Kind
     item_id: str

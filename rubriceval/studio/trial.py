@@ -18,8 +18,8 @@ from pydantic import BaseModel
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.data.sample import Sample
 from rubriceval.judge.config import JudgeConfig
-from rubriceval.rubric.schema import Rubric
 from rubriceval.local.backends import make_judge
+from rubriceval.rubric.schema import Rubric
 from rubriceval.run.evaluate import start_run
 from rubriceval.run.planning import CostPlan, plan_cost
 from rubriceval.run.runner import judge_rubric

@@ -46,7 +46,7 @@ def rubric_path(folder: str | Path, rubric_id: str) -> Path:
     return Path(folder) / f"{rubric_id}.yaml"
 
 
-def current_text(folder: "str | Path | Shelf", rubric_id: str) -> str:
+def current_text(folder: str | Path | Shelf, rubric_id: str) -> str:
     return as_shelf(folder).current(rubric_id)
 
 
@@ -217,15 +217,15 @@ def export(shelf: Shelf, folder: str | Path) -> list[Path]:
     return written
 
 
-def as_shelf(target: "str | Path | Shelf") -> Shelf:
+def as_shelf(target: str | Path | Shelf) -> Shelf:
     return FolderShelf(target) if isinstance(target, (str, Path)) else target
 
 
-def history(folder: "str | Path | Shelf", rubric_id: str) -> list[int]:
+def history(folder: str | Path | Shelf, rubric_id: str) -> list[int]:
     return as_shelf(folder).versions(rubric_id)
 
 
-def save_version(folder: "str | Path | Shelf", draft_text: str, *, based_on: str, validate: Validator = rubric_tag,
+def save_version(folder: str | Path | Shelf, draft_text: str, *, based_on: str, validate: Validator = rubric_tag,
                  saved_by: str = "") -> SavedVersion:
     """Write the draft as the file's next version (a rubric by default; `validate` says what the file is, e.g.
     studio/scorecards.scorecard_tag). `based_on`: the fingerprint of the file's text the draft was made from ('' for
@@ -249,7 +249,7 @@ def save_version(folder: "str | Path | Shelf", draft_text: str, *, based_on: str
     return SavedVersion(path=path, version=version, version_tag=tag, kept_as=kept)
 
 
-def restore_version(folder: "str | Path | Shelf", rubric_id: str, version: int, *, validate: Validator = rubric_tag,
+def restore_version(folder: str | Path | Shelf, rubric_id: str, version: int, *, validate: Validator = rubric_tag,
                     saved_by: str = "") -> SavedVersion:
     """Bring back an older version's content as the next version."""
     shelf = as_shelf(folder)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from rubriceval.judge.client import CallStats, JudgeResponse
 from rubriceval.judge.config import JudgeConfig
@@ -26,8 +26,8 @@ from rubriceval.judge.tokens import estimate_messages_tokens, estimate_tokens
 
 __all__ = ["RecordedRequest", "ScriptedJudge", "fill_schema", "judge_error", "yes_no_reply"]
 
-Reply = Union[dict, str, JudgeResponse]
-Entry = Union[Reply, Callable[["RecordedRequest"], Reply]]
+Reply = dict | str | JudgeResponse
+Entry = Reply | Callable[["RecordedRequest"], Reply]
 
 
 @dataclass(frozen=True)

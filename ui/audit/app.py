@@ -2,7 +2,8 @@
 corrections, agreement statistics and a corrected-dataset export.
 
 `launch()` is what `rubriceval audit` calls; `build_app()` returns the Blocks for tests and embedding. The app reads
-and writes only the run store (a SQLite file or a PostgreSQL database) and the export folder. The components are in layout.py, what they do in
+and writes only the run store (a SQLite file or a PostgreSQL database) and the export folder. The components are in
+layout.py, what they do in
 wiring.py.
 """
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Page wording from the one catalogue (rubriceval.i18n): components register their text while a layout is built, and a page relabels itself in place when the language changes. Shared by every app."""
+"""Page wording from the one catalogue (rubriceval.i18n): components register their text while a layout is built, and a
+page relabels itself in place when the language changes. Shared by every app."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable

@@ -183,7 +183,8 @@ def build_layout(lang: Lang, result_columns: list[str], check_columns: list[str]
     form = [rid, name, language, description, criterion, *levels, judge_sees, threshold, judge_mode,
             applies_languages, applies_tags, applies_intents, applies_pattern, questions, level_rule, checks]
     return StudioLayout(signed_in, rubric_file, open_btn, base_text, base_fingerprint, trial_run, form, validate_btn,
-                        findings, yaml_view, yaml_shown, apply_yaml_btn, readonly_view, run, sample, pasted, test_btn, check_results, preview_btn, prompt_view,
+                        findings, yaml_view, yaml_shown, apply_yaml_btn, readonly_view, run, sample, pasted, test_btn,
+                        check_results, preview_btn, prompt_view,
                         pick_rule, n, tag, plan_btn, plan_view, try_btn, results, mark_sample, thumb, right_score,
                         reason, mark_btn, mark_status, agreement, diff_btn, diff_view, save_btn, save_status,
                         versions, restore_btn, document, upload, draft_btn, draft_status, graded, propose_btn,

@@ -1,7 +1,8 @@
 """OTLP/JSON as the OpenTelemetry file exporters write it, decoded: the envelope, attribute values, ids and times.
 
 The encoding (opentelemetry-proto's JSON mapping): a file holds one ExportTraceServiceRequest per line (the
-collector's file exporter) or one pretty-printed document (readers/documents.py reads both); `resourceSpans[] → scopeSpans[] → spans[]`; trace and
+collector's file exporter) or one pretty-printed document (readers/documents.py reads both); `resourceSpans[] →
+scopeSpans[] → spans[]`; trace and
 span ids are hex strings; an attribute is `{key, value: AnyValue}` where AnyValue is one of stringValue, boolValue,
 intValue (a decimal string, int64), doubleValue, arrayValue {values}, kvlistValue {values}, bytesValue.
 Also what the exporters write for logs (`resourceLogs → scopeLogs → logRecords`), which export/otel.py produces.
