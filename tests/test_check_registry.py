@@ -220,3 +220,34 @@ def test_the_studio_says_the_scorecard_check_type_message_in_chinese():
     message = next(e["msg"] for e in no_type.value.errors()).removeprefix("Value error, ")
     said = say_message(message, "zh")
     assert said.startswith("检查需要类型（type），可用：") and all(name in said for name in kind_names(scorecard=True))
+
+
+def _holds_predicate(annotation: object) -> bool:
+    from rubriceval.rubric.predicate import Predicate
+
+    return annotation is Predicate or any(_holds_predicate(a) for a in typing.get_args(annotation))
+
+
+def test_every_predicate_field_is_registered_as_one_that_may_ask_the_judge():
+    """item_questions (scoring/turn_questions.py) reads a kind's `asks`: a predicate field left out of it would ask
+    the judge in a run yet never be planned by the dry run nor idled."""
+    for name, kind in KINDS.items():
+        fields = kind.model.model_fields
+        holding = {f for f, info in fields.items() if _holds_predicate(info.annotation)}
+        assert {f for f, _ in kind.asks} == holding, name
+        assert all(whose in ("assistant", "user") or whose[1:] in fields for _, whose in kind.asks), name
+
+
+@pytest.mark.parametrize("name", [n for n, k in KINDS.items() if k.asks])
+def test_a_question_in_each_registered_field_is_found_with_its_roles(name: str):
+    from rubriceval.scoring.turn_questions import item_questions
+
+    kind = KINDS[name]
+    asked = {field: {"ask": f"{field}?"} for field, _ in kind.asks}
+    item = TypeAdapter(Item).validate_python({"id": "x", "type": name, **kind.example, **asked,
+                                              **({"turns": "user"} if "turns" in kind.model.model_fields else {})})
+    found = {p.ask: roles for p, roles in item_questions(item)}
+    expected = {f"{field}?": ["user"] if whose == "@turns" else
+                [whose] if not whose.startswith("@") else list(getattr(item, whose[1:]))
+                for field, whose in kind.asks}
+    assert found == expected

@@ -20,6 +20,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel
 
 Scope = Literal["answer", "conversation"]
+AskedTurns = Literal["each", "first", "last"]
 ModelT = TypeVar("ModelT", bound=type[BaseModel])
 
 
@@ -40,6 +41,10 @@ class CheckKind:
     # a scorecard's `per: occurrence` without `turns:` (a per-turn check's occurrences are its failing turns).
     occurrences: str | None = None
     docs: str = "rubrics.md"          # the docs/ page whose item table has its line
+    # Its fields that hold a predicate, which may ask the judge about a turn (`ask:`), each with whose turns: a role,
+    # or "@<field>" — the item's field naming the role(s) (none given: the assistant's).
+    asks: tuple[tuple[str, str], ...] = ()
+    asked_turns: AskedTurns = "each"  # which of those turns: each, or only the first / last assistant turn
 
     @property
     def counts_occurrences(self) -> bool:
@@ -53,7 +58,8 @@ CHECK_KINDS: dict[str, CheckKind] = {}
 
 def check_kind(*, run: str, scope: Scope, wording: tuple[str, ...], form_fields: tuple[str, ...],
                example: dict[str, Any], per_turn: bool = False, scorecard: bool = True, occurrences: str | None = None,
-               docs: str | None = None) -> Callable[[ModelT], ModelT]:
+               docs: str | None = None, asks: tuple[tuple[str, str], ...] = (),
+               asked_turns: AskedTurns = "each") -> Callable[[ModelT], ModelT]:
     """Class decorator registering an item model as a check kind (its name: the model's `type` literal)."""
     def register(model: ModelT) -> ModelT:
         name = kind_of(model)
@@ -64,7 +70,8 @@ def check_kind(*, run: str, scope: Scope, wording: tuple[str, ...], form_fields:
             raise ValueError(f"check kind '{name}': run must be 'rubriceval.checks.<module>:<function>', got {run!r}")
         CHECK_KINDS[name] = CheckKind(
             name=name, model=model, run=run, scope=scope, wording=wording, form_fields=form_fields,
-            example=example, per_turn=per_turn, scorecard=scorecard, occurrences=occurrences,
+            example=example, per_turn=per_turn, scorecard=scorecard, occurrences=occurrences, asks=asks,
+            asked_turns=asked_turns,
             docs=docs or ("conversations.md" if scope == "conversation" else "rubrics.md"))
         return model
     return register

@@ -170,7 +170,7 @@ class JudgeItem(ItemBase):
         return value
 
 
-@check_kind(run="rubriceval.checks.mention:must_mention", scope="answer", per_turn=True,
+@check_kind(run="rubriceval.checks.mention:must_mention", scope="answer", per_turn=True, asks=(("match", "@turns"),),
             wording=("ev_mention_all_ok", "ev_mention_all_missing", "ev_mention_any_ok", "ev_mention_any_missing",
                      "ev_match_shown", "ev_match_missing", "ev_match_and"),
             form_fields=("phrases", "mode", "match"), example={"phrases": ["退款|退货"]})
@@ -197,6 +197,7 @@ class MustMention(_PhrasesOrMatch, _CheckBase):
 
 
 @check_kind(run="rubriceval.checks.mention:must_not_mention", scope="answer", per_turn=True,
+            asks=(("match", "@turns"),),
             wording=("ev_forbidden_none", "ev_forbidden_found", "ev_match_shown", "ev_match_missing", "ev_match_and"),
             form_fields=("phrases", "match"), example={"phrases": ["保证到账"]})
 class MustNotMention(_PhrasesOrMatch, _CheckBase):
@@ -271,6 +272,7 @@ class MaxLength(_CheckBase):
 
 
 @check_kind(run="rubriceval.checks.before:before", scope="conversation",
+            asks=(("first", "@first_roles"), ("then", "@then_roles")),
             wording=("ev_before_never", "ev_before_ok", "ev_before_first", "ev_before_late", "ev_before_absent"),
             form_fields=("first", "then", "first_roles", "then_roles"),
             example={"first": "身份核验通过", "then": "收货地址"})
@@ -293,7 +295,7 @@ class BeforeCheck(ItemBase):
         return literal_or_predicate(value)
 
 
-@check_kind(run="rubriceval.checks.max_count:max_count", scope="conversation",
+@check_kind(run="rubriceval.checks.max_count:max_count", scope="conversation", asks=(("match", "@roles"),),
             wording=("ev_count", "ev_count_where", "ev_count_over", "ev_count_under", "ev_count_ok"),
             form_fields=("phrases", "max", "min", "roles", "match"), example={"phrases": ["抱歉"], "max": 1})
 class MaxCount(_PhrasesOrMatch, ItemBase):
@@ -314,6 +316,7 @@ class MaxCount(_PhrasesOrMatch, ItemBase):
 
 
 @check_kind(run="rubriceval.checks.escalate:escalate_after", scope="conversation",
+            asks=(("bot_failure", "assistant"), ("user_failure", "user"), ("handover", "assistant")),
             wording=("ev_escalate_ok", "ev_escalate_missed", "ev_escalate_ended", "ev_escalate_early",
                      "ev_escalate_never", "ev_failed_bot_turn", "ev_failed_user_turn"),
             form_fields=("handover", "bot_failure", "user_failure", "failures", "within"),
@@ -344,6 +347,7 @@ class EscalateAfter(ItemBase):
 
 
 @check_kind(run="rubriceval.checks.final_turn:final_turn", scope="conversation",
+            asks=(("match", "assistant"),), asked_turns="last",
             wording=("ev_final_turn", "ev_final_turn_says"), form_fields=("phrases", "mode", "match"),
             example={"phrases": ["还有什么可以帮您"]})
 class FinalTurn(_PhrasesOrMatch, ItemBase):
@@ -356,6 +360,7 @@ class FinalTurn(_PhrasesOrMatch, ItemBase):
 
 
 @check_kind(run="rubriceval.checks.first_turn:first_turn", scope="conversation",
+            asks=(("match", "assistant"),), asked_turns="first",
             wording=("ev_first_turn", "ev_first_turn_says"), form_fields=("phrases", "mode", "match"),
             example={"phrases": ["您好|欢迎"]})
 class FirstTurn(_PhrasesOrMatch, ItemBase):
