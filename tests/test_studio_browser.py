@@ -103,7 +103,7 @@ def test_create_test_preview_try_mark_and_save_version_2(served, page) -> None:
             "#studio-level-1 textarea": "没有安抚，也没有信息", "#studio-level-2 textarea": "只有一句请耐心等待",
             "#studio-level-3 textarea": "有安抚或有信息，缺一项", "#studio-level-4 textarea": "先安抚，再给状态和预计时间",
             "#studio-level-5 textarea": "先安抚，再给状态、预计时间、原因和退款/投诉指引",
-            "#studio-checks textarea": "track_link | required_link | https://example.com/track"}
+            "#studio-checks textarea": "track_link: required_link\n  - https://example.com/track"}
     for selector, value in fill.items():
         page.fill(selector, value)
     page.click("#studio-validate")
@@ -127,7 +127,7 @@ def test_create_test_preview_try_mark_and_save_version_2(served, page) -> None:
 
     page.get_by_role("tab", name="试用").click()
     page.click("#studio-plan")
-    page.wait_for_function("(document.querySelector('#studio-plan-view textarea')?.value || '').includes('judge call')",
+    page.wait_for_function("(document.querySelector('#studio-plan-view textarea')?.value || '').includes('次裁判调用')",
                            timeout=30_000)
     page.click("#studio-try")
     wait_text(page, "#studio-results", "th4", timeout=60_000)
@@ -220,3 +220,55 @@ def test_edit_and_add_scorecard_items_in_the_form_then_save(served, page) -> Non
     refund = next(i for i in card.items if i.id == "refund_link")
     assert (refund.points, refund.dimension, refund.applies_when.tags) == (-3, "业务准确", ["退款"])
     assert "# 电商客服质检评分表" in saved.read_text(encoding="utf-8")
+
+
+def toasts(page) -> str:
+    return " ".join(page.locator(".toast-body").all_inner_texts())
+
+
+def test_a_shipped_rubric_saved_unchanged_stays_byte_for_byte_and_marks_and_numbers_say_the_truth(served, page):
+    """Issue 42: policy_compliance, added to the folder after the page loaded, is listed without a reload; opened and
+    saved with no edit the file is unchanged; 👍 is saved without a score; a bad number is said in Chinese, where the
+    last ✔ was."""
+    app, tmp_path = served
+    path = tmp_path / "rubrics" / "policy_compliance.yaml"
+    shutil.copy(ROOT / "rubrics" / "policy_compliance.yaml", path)
+    before = path.read_bytes()
+    page.locator("#studio-rubric-file input").click()               # the list is read again when it is opened
+    page.locator("ul[role=listbox] li", has_text="政策合规性（policy_compliance）").click()
+    page.click("#studio-open")
+    wait_text(page, "#studio-id", "policy_compliance")
+    wait_text(page, "#studio-checks", "    / 加我微信")
+    assert "私下转账|加我微信" not in page.input_value("#studio-checks textarea")
+    page.wait_for_function("(document.querySelector('#studio-findings textarea')?.value || '').length > 0",
+                           timeout=30_000)
+    shot(page, tmp_path, "7_open_shipped")
+    page.get_by_role("tab", name="保存版本").click()
+    page.click("#studio-save")
+    wait_text(page, "#studio-save-status", "与已保存版本相同")
+    assert path.read_bytes() == before and not (tmp_path / "rubrics" / ".versions").exists()
+
+    page.get_by_role("tab", name="试用").click()
+    page.fill("#studio-n input", "2")
+    page.click("#studio-try")
+    wait_text(page, "#studio-results", "th1", timeout=60_000)
+    page.locator("#studio-thumb label", has_text="同意").first.click()      # 👍 同意, no score typed
+    page.click("#studio-mark")
+    wait_text(page, "#studio-mark-status", "已保存标记（同意）")
+    assert "minimum" not in toasts(page)
+    page.locator("#studio-thumb label", has_text="不同意").click()
+    page.fill("#studio-right-score input", "7")
+    page.click("#studio-mark")
+    wait_text(page, "#studio-mark-status", "正确的分数是 1 到 5 之间的整数")
+
+    page.get_by_role("tab", name="编写").click()
+    page.click("#studio-validate")
+    wait_text(page, "#studio-findings", "✔")                # validate's answer before the bad number: ✔
+    page.fill("#studio-threshold input", "7")
+    page.click("#studio-validate")
+    wait_text(page, "#studio-findings", "应小于或等于 5")
+    findings = page.input_value("#studio-findings textarea")
+    assert "✔" not in findings and "校验通过" not in findings and "threshold: 7" in page.inner_text("#studio-yaml")
+    assert "greater than" not in toasts(page) and "maximum" not in toasts(page)
+    shot(page, tmp_path, "8_bad_number")
+    assert path.read_bytes() == before

@@ -106,6 +106,7 @@ def test_open_validate_test_preview_try_mark_save_restore(studio):
     plan = lead.predict(*values, runs[0][1], "random", 5, "", api_name="/studio_plan")
     assert "dry run" in plan and "judge call" in plan
     results, marks, *cleared = lead.predict(*values, runs[0][1], "random", 5, "", api_name="/studio_try")
+    assert cleared == [None, None, "", ""]                # a new trial: thumb, score, reason and status start empty
     assert len(results["data"]) == 5 and marks            # 8 samples the rubric applies to: 5 picked
     first, second = [row[0] for row in results["data"][:2]]
     for sample_id in (first, second):
@@ -122,7 +123,7 @@ def test_open_validate_test_preview_try_mark_save_restore(studio):
     other = client(studio, "lead")                       # a second tab, opened before the save
     other.predict("process_compliance", api_name="/studio_open")
     saved = lead.predict(*edited, opened[YAML], api_name="/studio_save")
-    assert "version 2" in saved[0]
+    assert "version 2" in saved[0] and saved[-1] == "(same as the saved version)"       # the diff is not stale
     on_disk = load_rubric(rubrics / "process_compliance.yaml")
     assert on_disk.version == 2 and on_disk.score_descriptions[3] == "给出报销入口，但没有说明二级主管审批"
     stale = other.predict(*edited, opened[YAML], api_name="/studio_save")   # made from version 1: refused, nothing written
