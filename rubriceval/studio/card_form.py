@@ -16,9 +16,11 @@ from pydantic import BaseModel, Field, ValidationError
 
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.rubric.items import Item, ItemBase
+from rubriceval.scorecard.predicate_kinds import PREDICATE_NAMES, PredicateName
 from rubriceval.studio.form import load_tree, written_back
 
-Predicate = Literal["check", "question", "rubric"]
+Predicate = PredicateName      # the scorecard's predicate kinds (scorecard/predicate_kinds.py)
+PREDICATES = PREDICATE_NAMES   # in the registry's order: the form's choice and its boxes
 _BASE_FIELDS = set(ItemBase.model_fields)
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import gradio as gr
 
 from rubriceval.i18n import Lang, t
-from rubriceval.studio.card_form import check_kinds
+from rubriceval.studio.card_form import PREDICATES, check_kinds
 from rubriceval.ui.common.wording import choices, headers
 
 CARD_ITEM_COLUMNS = ["id", "dimension", "name", "predicate", "points", "counted", "fatal", "applies_when"]
@@ -71,7 +71,7 @@ def build_card_tab(lang: Lang, card_columns: list[str]) -> CardLayout:
                                 elem_id="studio-card-item-dimension")
     description = gr.Textbox(label=say("studio_card_item_description"))
     with gr.Row():
-        predicate = gr.Radio(choices(["check", "question", "rubric"], lang, "studio_choice_pred_"), value="question",
+        predicate = gr.Radio(choices(list(PREDICATES), lang, "studio_choice_pred_"), value="question",
                              label=say("studio_card_predicate"), elem_id="studio-card-predicate")
         points = gr.Number(label=say("studio_card_points"), precision=0, elem_id="studio-card-points")
         per = gr.Radio(choices(["conversation", "occurrence"], lang, "studio_choice_per_"), value="conversation",

@@ -9,7 +9,7 @@ import gradio as gr
 
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.i18n import t
-from rubriceval.studio.card_form import check_kinds
+from rubriceval.studio.card_form import PREDICATES, check_kinds
 from rubriceval.ui.studio.card_layout import CardLayout
 
 if TYPE_CHECKING:
@@ -28,7 +28,12 @@ def wire_cards(ui: CardLayout, h: StudioHandlers, shown: Callable[..., Any], run
         head, rows, ids, dims = s.card_form(text, card_id)
         named = s.card_items(text, card_id)
         value = keep if keep in ids else new_item
-        return [*head, rows, gr.update(choices=[(new_item, new_item), *named], value=value), gr.update(choices=dims)]
+        # a dimension by its name (the item's YAML holds its id)
+        parts = [[p.strip() for p in line.split("|")] for line in str(head[-1] or "").splitlines() if line.strip()]
+        dim_names = {p[0]: p[1] for p in parts if len(p) > 1 and p[1]}
+        dim_choices = [(f"{dim_names[d]}（{d}）" if d in dim_names and dim_names[d] != d else d, d) for d in dims]
+        return [*head, rows, gr.update(choices=[(new_item, new_item), *named], value=value),
+                gr.update(choices=dim_choices)]
 
     form_out = [*ui.head, ui.items, ui.pick, ui.item[2]]
 
@@ -77,7 +82,7 @@ def wire_cards(ui: CardLayout, h: StudioHandlers, shown: Callable[..., Any], run
                         [ui.card_text, ui.card_status, ui.items], api_name="studio_card_apply_head")
 
     # The predicate decides which of its fields the editor shows; a check kind shows the fields it is written with.
-    ui.item[4].change(lambda kind: [gr.update(visible=kind == box) for box in ("check", "question", "rubric")],
+    ui.item[4].change(lambda kind: [gr.update(visible=kind == box) for box in PREDICATES],
                       [ui.item[4]], [ui.check_box, ui.question_box, ui.rubric_box], api_visibility="private")
     kinds = check_kinds()
     ui.item[5].change(lambda kind: gr.update(info=t("studio_card_check_fields_of", lang, kind=kind,
