@@ -29,14 +29,14 @@ import json
 from collections.abc import Iterable, Iterator
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rubriceval.common.errors import DatasetError
 from rubriceval.data import metadata as meta
-from rubriceval.data.conversation import ROLES, Conversation, Turn, TurnProblem
+from rubriceval.data.conversation import ROLES, Conversation, Role, Turn, TurnProblem
 from rubriceval.data.row_groups import RowGroups
 from rubriceval.data.stream import Record, iter_records
 
@@ -268,7 +268,8 @@ def _build(conversation_id: str, rows: list[tuple[int, dict[str, Any]]], cols: d
     for line, record in kept:
         label = _cell(record, cols["speaker"])
         moment = moments[line]
-        turns.append(Turn(role=roles[label], speaker=label, content=_cell(record, cols["text"]),
+        role = cast(Role, roles[label])        # kept rows are never DROP
+        turns.append(Turn(role=role, speaker=label, content=_cell(record, cols["text"]),
                           contexts=_contexts(_cell(record, cols.get("contexts")), file, line, cols.get("contexts", "")),
                           index=_index(_cell(record, cols.get("turn_index")), file, line, cols.get("turn_index", "")),
                           timestamp=meta.utc_iso(moment) if moment else None))
@@ -276,8 +277,10 @@ def _build(conversation_id: str, rows: list[tuple[int, dict[str, Any]]], cols: d
     metadata[meta.SOURCE] = {"format": "chatlog"}
     first = kept[0][1]
     try:
-        return Conversation(id=conversation_id, turns=turns, tags=_cell(first, cols.get("tags")),
-                            intent=_cell(first, cols.get("intent")), metadata=metadata)
+        # validated from the cells (the tags cell is text the model splits)
+        return Conversation.model_validate({"id": conversation_id, "turns": turns, "metadata": metadata,
+                                            "tags": _cell(first, cols.get("tags")),
+                                            "intent": _cell(first, cols.get("intent"))})
     except ValidationError as exc:
         problem = (exc.errors()[0].get("ctx") or {}).get("error")
         if not isinstance(problem, TurnProblem):
@@ -325,6 +328,7 @@ def iter_chatlog(path: str | Path, config: ChatLogConfig | None = None, *,
             columns=from_file.columns.model_copy(update=config.columns.model_dump(exclude_none=True)),
             metadata=from_file.metadata.model_copy(update=config.metadata.model_dump(exclude_none=True)),
             speakers={**from_file.speakers, **config.speakers})
+        assert from_file.file is not None       # load_chatlog_config refuses a config without one
         path = path.parent / from_file.file
     zone = meta.zone(config.timezone, file=config_file)
     file = str(path)

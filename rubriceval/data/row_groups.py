@@ -47,14 +47,15 @@ class RowGroups:
         try:
             self._db.execute("CREATE INDEX by_group ON rows (place, seq)")
             cursor = self._db.execute("SELECT place, line, record FROM rows ORDER BY place, seq")
-            current, rows = None, []
+            current: int | None = None
+            rows: list[tuple[int, Any]] = []
             for place, line, record in cursor:
-                if place != current and rows:
+                if current is not None and place != current and rows:
                     yield keys[current], rows
                     rows = []
                 current = place
                 rows.append((line, json.loads(record)))
-            if rows:
+            if current is not None and rows:
                 yield keys[current], rows
         finally:
             self.close()

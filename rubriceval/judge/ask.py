@@ -50,7 +50,7 @@ generation). How to use it:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 import jinja2
 from pydantic import BaseModel, ConfigDict, Field
@@ -196,14 +196,19 @@ async def ask(judge: Judge, request: JudgeRequest, read: Reader, *, reask: Reask
         return asked
     current = request
     for attempt in range(1, MAX_REASKS + 2):
-        extra = {} if current.options is None else {"options": current.options}
-        reply = await judge.complete(current.messages, json_schema=current.json_schema,
-                                     schema_name=current.schema_name, cache_tag=current.cache_tag, **extra)
+        if current.options is None:     # only when set, so judges without the keyword still work
+            reply = await judge.complete(current.messages, json_schema=current.json_schema,
+                                         schema_name=current.schema_name, cache_tag=current.cache_tag)
+        else:
+            reply = await judge.complete(current.messages, json_schema=current.json_schema,
+                                         schema_name=current.schema_name, cache_tag=current.cache_tag,
+                                         options=current.options)
         asked.usage = asked.usage + usage_of(reply)
         asked.attempts = attempt
         asked.requests.append(current)
         if reply.error:
-            asked.unscored_kind = reply.error_kind or "error"
+            # a judge's own kind name passes through as before (the Reply protocol types it as str)
+            asked.unscored_kind = cast(UnscoredKind, reply.error_kind or "error")
             asked.reason = reply.error
             return asked
         asked.raw = reply.text

@@ -126,12 +126,15 @@ class JudgeClient:
                 if conn.start_error is not None:
                     raise conn.start_error        # a server that failed to start fails the run once, not per call
                 if conn.client is None:
+                    # no client yet means __init__ got a starter function (a URL makes the client there)
+                    assert conn.start_server is not None
                     try:
-                        conn.base_url = await asyncio.to_thread(conn.start_server)
+                        base_url = await asyncio.to_thread(conn.start_server)
                     except Exception as exc:
                         conn.start_error = exc
                         raise
-                    conn.client = self._make_client(conn.base_url)
+                    conn.base_url = base_url
+                    conn.client = self._make_client(base_url)
         return conn.client
 
     def key_for(self, messages: list[dict], json_schema: dict | None, cache_tag: str,
@@ -160,7 +163,8 @@ class JudgeClient:
 
     async def _call_with_retries(self, messages, json_schema, schema_name, options=None) -> JudgeResponse:
         attempts = 0
-        last_error, last_kind = "", "error"
+        last_error = ""
+        last_kind: ErrorKind = "error"
         while attempts <= self.config.max_retries:
             attempts += 1
             async with self._semaphore:
@@ -247,16 +251,16 @@ def read_completion(config: JudgeConfig, completion: dict, json_schema: dict | N
     if json_schema is not None:
         data = _loads_json_object(text, required=json_schema.get("required", ()))
     cost = usd(prompt_tokens, completion_tokens, prices)
-    extras = dict(logprobs=read_logprobs(choice) if options is not None and options.logprobs else None,
-                  cached_prompt_tokens=cached_prompt_tokens(completion))
+    logprobs = read_logprobs(choice) if options is not None and options.logprobs else None
+    cached = cached_prompt_tokens(completion)
     if data is None and json_schema is not None and config.structured == "json_schema":
         # Reported (the verdict becomes unscored, not guessed) and, being an error, never cached.
         return JudgeResponse(text=text, error="structured output is not a JSON object "
                              f"(finish_reason={choice.get('finish_reason')})", error_kind="invalid_output",
                              prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=cost,
-                             **extras)
+                             logprobs=logprobs, cached_prompt_tokens=cached)
     return JudgeResponse(text=text, data=data, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                         cost_usd=cost, **extras)
+                         cost_usd=cost, logprobs=logprobs, cached_prompt_tokens=cached)
 
 
 def _apply_options(kwargs: dict[str, Any], options: CallOptions, json_schema: dict | None,

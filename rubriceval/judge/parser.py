@@ -35,6 +35,7 @@ result section in reply_scan.py, integer checks, JSON objects and feedback in re
 from __future__ import annotations
 
 import json
+from typing import Literal
 
 from rubriceval.judge.parsed import ParsedOutput, ParsedPreference
 from rubriceval.judge.reply_markers import PREFERENCE_MARKERS, PREFERENCE_OR_TIE_MARKERS, SCORE_MARKERS, TIE_WORDS
@@ -103,9 +104,11 @@ def parse_pairwise_output(text: str, *, allow_tie: bool = False) -> ParsedPrefer
     verdict = section[0]
     feedback = feedback_around(scan, section)
 
-    def choice(candidate) -> str:
-        value = candidate.groups["num"]
-        return "tie" if value.lower() in TIE_WORDS else value
+    def choice(candidate) -> Literal["A", "B", "tie"]:
+        value = candidate.groups["num"]     # A or B (case-sensitive) or a tie word
+        if value.lower() in TIE_WORDS:
+            return "tie"
+        return "A" if value == "A" else "B"
 
     conflict = disagreement(section, choice)
     if conflict:

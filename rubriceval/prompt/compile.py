@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import jinja2
@@ -20,7 +21,7 @@ from rubriceval.prompt.environment import (
     render_untrusted_source,
 )
 from rubriceval.prompt.prompt_options import level_order, shown_examples
-from rubriceval.rubric.schema import JudgeItem, Rubric
+from rubriceval.rubric.schema import ChecklistItem, JudgeItem, Rubric
 from rubriceval.rubric.yaml_lines import field_label, load_yaml_with_lines
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
@@ -68,7 +69,7 @@ def criterion_placeholders(text: str) -> set[str]:
     return meta.find_undeclared_variables(env.parse(text))
 
 
-def _criterion_origin(rubric: Rubric, item: JudgeItem) -> TextOrigin:
+def _criterion_origin(rubric: Rubric, item: JudgeItem | ChecklistItem) -> TextOrigin:
     """File, line and field of the criterion an item is judged by (the item's own, else the rubric's)."""
     path: tuple = ("criterion",)
     if item.criterion:
@@ -80,10 +81,10 @@ def _criterion_origin(rubric: Rubric, item: JudgeItem) -> TextOrigin:
         except RubricEvalError:   # the file changed since loading: the field still names the place
             line = None
     return TextOrigin(file=rubric.source_file, line=line,
-                      field=field_label(path, {"items": [{"id": i.id} for i in rubric.items]}))
+                      field=field_label(path, {"items": [{"id": i.id} for i in rubric.items]}) or "criterion")
 
 
-def render_criterion(rubric: Rubric, item: JudgeItem, sample: Sample | None) -> str:
+def render_criterion(rubric: Rubric, item: JudgeItem | ChecklistItem, sample: Sample | None) -> str:
     """The criterion with its placeholders filled, rendered in the sandbox: rubric text is template source."""
     text = item.criterion or rubric.criterion
     if not is_template_source(text):
@@ -103,7 +104,7 @@ def knowledge_text(rubric: Rubric) -> str:
     return knowledge.text if knowledge is not None else ""
 
 
-def contexts_label(fields: list[tuple[str, str, str]]) -> str:
+def contexts_label(fields: Sequence[tuple[str, str, str]]) -> str:
     """The label of the retrieved contexts among the shown fields ("" when not shown), for the knowledge block's note
     telling the two apart."""
     return next((label for name, label, _ in fields if name == "contexts"), "")

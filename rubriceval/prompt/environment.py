@@ -18,7 +18,7 @@ import hashlib
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
@@ -40,7 +40,10 @@ def tojson(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _configure(env: jinja2.Environment) -> jinja2.Environment:
+EnvironmentT = TypeVar("EnvironmentT", bound=jinja2.Environment)
+
+
+def _configure(env: EnvironmentT) -> EnvironmentT:
     env.filters["fence"] = fence
     env.filters["tojson"] = tojson
     return env

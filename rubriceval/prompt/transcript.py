@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from rubriceval.data.conversation import Conversation
+from rubriceval.data.conversation import Conversation, Turn
 from rubriceval.data.sample import Sample
 from rubriceval.prompt.compile import CompiledPrompt, environment, knowledge_text, render_criterion, verdict_schema
 from rubriceval.prompt.environment import render_messages
@@ -34,8 +34,8 @@ def dialogue_of(sample: Sample) -> Conversation:
     single-turn sample here is a preview (`rubriceval compile` without a dataset): one user and one assistant turn."""
     if sample.conversation is not None:
         return sample.conversation
-    return Conversation(id=sample.id, turns=[{"role": "user", "content": sample.question},
-                                             {"role": "assistant", "content": sample.answer or "…"}])
+    return Conversation(id=sample.id, turns=[Turn(role="user", content=sample.question),
+                                             Turn(role="assistant", content=sample.answer or "…")])
 
 
 def judged_turns(conversation: Conversation) -> list[int]:
@@ -81,7 +81,7 @@ def compile_conversation_item(rubric: Rubric, item: JudgeItem, sample: Sample, *
                 if t.contexts and (upto is None or n <= upto)] if "contexts" in rubric.judge_sees else []
     judged = judged_turns(conversation)
     env = environment(template_dir)
-    user = render_messages(env, rubric.language, "conversation", system=False, mode=mode, turn=turn, judged=judged,
+    user = render_messages(env, rubric.language, "conversation", system=None, mode=mode, turn=turn, judged=judged,
                            turns=transcript_turns(conversation, upto), contexts=contexts,
                            reference_outcome=conversation.reference_outcome if "ground_truth" in rubric.judge_sees
                            else "", rubric=rubric, item_id=item.id, criterion=render_criterion(rubric, item, sample),
@@ -89,6 +89,7 @@ def compile_conversation_item(rubric: Rubric, item: JudgeItem, sample: Sample, *
                            examples=rubric.examples, structured=structured, knowledge=knowledge_text(rubric))
     # Its own system message (render_messages' is the single-turn one), identical for every conversation rubric.
     system = env.get_template(f"{rubric.language}/conversation_system.j2").render().strip()
+    schema: dict | None
     if mode == "turns":
         schema = turns_schema(judged, feedback_max_chars)
     else:
@@ -105,12 +106,14 @@ def compile_conversation_rubric(rubric: Rubric, sample: Sample, *, structured: b
     or for assistant_turn one structured call — or, without structured output, one call per judged turn."""
     prompts = []
     for item in rubric.judge_items:
-        options = dict(structured=structured, feedback_max_chars=feedback_max_chars)
         if rubric.scope == "conversation":
-            prompts.append(compile_conversation_item(rubric, item, sample, mode="conversation", **options))
+            prompts.append(compile_conversation_item(rubric, item, sample, mode="conversation", structured=structured,
+                                                     feedback_max_chars=feedback_max_chars))
         elif structured:
-            prompts.append(compile_conversation_item(rubric, item, sample, mode="turns", **options))
+            prompts.append(compile_conversation_item(rubric, item, sample, mode="turns", structured=structured,
+                                                     feedback_max_chars=feedback_max_chars))
         else:
-            prompts += [compile_conversation_item(rubric, item, sample, mode="turn", turn=n, **options)
+            prompts += [compile_conversation_item(rubric, item, sample, mode="turn", turn=n, structured=structured,
+                                                  feedback_max_chars=feedback_max_chars)
                         for n in judged_turns(dialogue_of(sample))]
     return prompts

@@ -67,9 +67,8 @@ def yaml_text_with_lines(text: str, name: str) -> tuple[Any, dict[Path_, int]]:
         try:
             _walk(node, (), lines)
         except DuplicateKey as dup:
-            field = ".".join(str(p) for p in ()) or None
             raise RubricError(f"duplicate key '{dup.key}' (first defined on line {dup.first_line})", file=name,
-                              line=dup.line, field=field, hint="each key, including score levels, may appear once") from None
+                              line=dup.line, field=None, hint="each key, including score levels, may appear once") from None
     return data, lines
 
 

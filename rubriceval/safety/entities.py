@@ -104,7 +104,7 @@ def find_entities(text: str, wanted: list[str] | tuple[str, ...] = ENTITY_NAMES)
     order and tracking numbers win over the personal-data kinds inside them)."""
     if not text:
         return []
-    wanted = {canonical_entity(w) for w in wanted}
+    kinds = {canonical_entity(w) for w in wanted}
     view = fold(text)
     candidates: list[tuple[str, int, int]] = []
     patterns = {"order_number": _ORDER, "tracking_number": _TRACKING, "money": _MONEY, "date_time": _DATE_TIME,
@@ -119,7 +119,7 @@ def find_entities(text: str, wanted: list[str] | tuple[str, ...] = ENTITY_NAMES)
         if any(lo < t_hi and t_lo < hi for t_lo, t_hi in taken):
             continue
         taken.append((lo, hi))
-        if entity in wanted:
+        if entity in kinds:
             start, end = view.span(lo, hi)
             spans.append(EntitySpan(entity, start, end, text[start:end]))
     return sorted(spans, key=lambda s: s.start)

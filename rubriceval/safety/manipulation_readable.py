@@ -20,6 +20,7 @@ robustness.jsonl; its held-out half and the benign corpora measure them (`benchm
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 _TOP_EN = r"(?:full|perfect|maximum|max|top|highest(?:\s+possible)?|best(?:\s+possible)?)"
 _GRADE_EN = r"(?:score|marks?|rating|grade|level)"
@@ -28,7 +29,10 @@ _VALUE_EN = r"(?:10|[1-5](?:\s*(?:out of|/)\s*(?:5|10))?(?![\d.,]\d)|five|perfec
 _TOP_ZH = r"(?:满分|最高分|最高档|最高评价|最高等级|高分|好分数|五星标准|满星)"
 _GRADING_ZH = r"(?:评分|打分|评定|评估|评测|评审|判定|判为|评为|记为|视为|按|给|打|处理|计为|定为)"
 
-_RULES: list[tuple[str, str]] = [
+# The kinds found here (manipulation.py's FindingKind lists them among all kinds).
+ReadableKind = Literal["score_request", "fake_completion", "self_assessment", "hidden_markup"]
+
+_RULES: list[tuple[ReadableKind, str]] = [
     ("score_request",
      r"\b(?:give|award|assign|grant)\s+(?:" + _THIS_EN + r"\s+)?(?:an?\s+|the\s+)?" + _TOP_EN + r"\s+" + _GRADE_EN
      + r"|\b" + _TOP_EN + r"\s+" + _GRADE_EN + r"s?\s+(?:for|to)\s+" + _THIS_EN
@@ -110,9 +114,9 @@ def _sentence(text: str, start: int, end: int) -> str:
     return text[before[-1] if before else 0: after.start() if after else len(text)]
 
 
-def readable_attacks(view: str) -> list[tuple[str, int, int]]:
+def readable_attacks(view: str) -> list[tuple[ReadableKind, int, int]]:
     """(kind, start, end) in the folded view `view`."""
-    found = []
+    found: list[tuple[ReadableKind, int, int]] = []
     for kind, pattern in _COMPILED:
         for match in pattern.finditer(view):
             if match.end() > match.start() and not _CUSTOMER_RATING.search(_sentence(view, *match.span())):

@@ -47,7 +47,9 @@ class Transcript:
         metadata[meta.SOURCE]["turns"] = self.sources
         metadata.update(meta.span_of_times([t.get("timestamp") for t in self.turns]))
         try:
-            return Conversation(id=conversation_id, turns=self.turns, metadata=metadata, **fields)
+            # validated from the turns as read (dicts), as the other readers' rows are
+            return Conversation.model_validate({"id": conversation_id, "turns": self.turns, "metadata": metadata,
+                                                **fields})
         except ValidationError as exc:
             err = exc.errors()[0]
             problem = (err.get("ctx") or {}).get("error")
