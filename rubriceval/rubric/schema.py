@@ -1,13 +1,13 @@
 """The rubric schema: what a customer-service lead writes in YAML. `rubriceval schema` exports it as JSON Schema.
 
 A rubric is a criterion with five anchored score levels, judged by an LLM, plus optional checklist items: more judge
-items, or deterministic checks (must mention, must not mention, regex, required link, steps in order, max length).
-`combine` states how items make the final 1–5 score.
+items, or deterministic checks (the kinds are the check-kind registry's: rubric/check_kinds.py). `combine` states how
+items make the final 1–5 score.
 
 `scope` says what one judgment covers: a single-turn sample (default), a whole conversation (the judge reads the
 numbered transcript), or each assistant turn of a conversation (per-turn verdicts aggregated by `turn_aggregate`).
-Conversation rubrics add cross-turn checks (before, max_count, escalate_after, final_turn) and per-turn forms of
-must_mention / must_not_mention / regex / max_length (`turns: assistant`).
+Conversation rubrics add the cross-turn checks (CONVERSATION_CHECKS) and the per-turn forms of the single-turn checks
+that have one (PER_TURN_CHECKS, `turns: assistant`).
 """
 from __future__ import annotations
 
