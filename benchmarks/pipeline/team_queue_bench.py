@@ -19,18 +19,21 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from rubriceval.audit.sessions import Member
-from rubriceval.audit.team import TeamStore
-from rubriceval.audit.team_adjudication import adjudication_queue
-from rubriceval.store.audit_models import QueueFilter as AuditFilter
-from rubriceval.store.location import display_location
-from rubriceval.store.team_models import TaskSpec
-from rubriceval.ui.team import actions as act
-from tests.helpers.team_store import build_team_store
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))     # the repository: tests.helpers builds the store
+
+from rubriceval.audit.sessions import Member  # noqa: E402
+from rubriceval.audit.team import TeamStore  # noqa: E402
+from rubriceval.audit.team_adjudication import adjudication_queue  # noqa: E402
+from rubriceval.store.audit_models import QueueFilter as AuditFilter  # noqa: E402
+from rubriceval.store.location import display_location  # noqa: E402
+from rubriceval.store.team_models import TaskSpec  # noqa: E402
+from rubriceval.ui.team import actions as act  # noqa: E402
+from tests.helpers.team_store import build_team_store  # noqa: E402
 
 
 def timed(fn, repeat: int) -> tuple[float, object]:

@@ -20,9 +20,11 @@ from __future__ import annotations
 import argparse
 import os
 import socket
+import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))     # the repository: tests.helpers builds the store
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
