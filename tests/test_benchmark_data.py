@@ -72,3 +72,20 @@ def test_the_benchmarks_are_this_checkouts_or_those_of_the_clone_data_points_int
     assert find_benchmarks(inside) == (ROOT, inside)                  # a data file in a clone: read as given
     own = str(tmp_path / "mine.json")
     assert find_benchmarks(own) == (ROOT, own)                        # the user's copy, this checkout's runner
+
+
+def test_measured_blocks_and_docs_name_benchmark_files_that_exist():
+    """The benchmarks left the package for the repository's benchmarks/ (issue 38): every file a rubric's measured:
+    block or comment names, and every benchmarks/ or datasets/ file the docs name, is where they say."""
+    import re
+
+    named = re.compile(r"(?<![\w./-])((?:benchmarks|datasets|rubrics|scorecards|docs|tests|rubriceval)/[\w./-]*"
+                       r"\.(?:py|jsonl|json|json\.gz|yaml|md|csv))\b")
+    rubric_files = [*ROOT.glob("rubrics/*.yaml"), *ROOT.glob("scorecards/*.yaml"),
+                    *ROOT.glob("benchmarks/judge/rubrics/*.yaml")]
+    docs = [*ROOT.glob("docs/*.md"), ROOT / "README.md"]
+    wanted = {(f.name, p) for f in rubric_files for p in named.findall(f.read_text(encoding="utf-8"))}
+    wanted |= {(f.name, p) for f in docs for p in named.findall(f.read_text(encoding="utf-8"))
+               if p.startswith(("benchmarks/", "datasets/"))}
+    assert len(wanted) > 20
+    assert not sorted((where, p) for where, p in wanted if not (ROOT / p).exists())
