@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from rubriceval.common.errors import RubricEvalError
+from rubriceval.i18n import Lang, Message, msg, say
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.verdict import CardItemOutcome, ScorecardVerdict
 
@@ -45,6 +46,10 @@ class ItemTrustStats(BaseModel):
     recall_ci: tuple[float | None, float | None] = (None, None)
     bar: dict[str, Any] | None = None
     untrusted: str | None = None          # why the item is below its bar (None: trusted, or no bar)
+    untrusted_message: Message | None = None      # the same, for a report in either language
+
+    def untrusted_said(self, lang: Lang) -> str:
+        return say(self.untrusted_message, lang) if self.untrusted_message is not None else (self.untrusted or "")
 
     @property
     def n_reviewed(self) -> int:
@@ -138,10 +143,14 @@ def item_trust(card: Scorecard, reviews: Sequence[Review]) -> dict[str, ItemTrus
             s.bar = bar.model_dump()
             if s.n_reviewed < bar.min_reviews:
                 s.untrusted = f"{s.n_reviewed} review(s), the bar needs {bar.min_reviews}"
+                s.untrusted_message = msg("sc_untrusted_reviews", n=s.n_reviewed, bar=bar.min_reviews)
             elif s.precision is None or s.precision < bar.min_precision:
                 s.untrusted = f"precision {_pct(s.precision)} < {bar.min_precision:.0%}"
+                s.untrusted_message = msg("sc_untrusted_precision", value=_pct(s.precision),
+                                          bar=f"{bar.min_precision:.0%}")
             elif bar.min_recall is not None and (s.recall is None or s.recall < bar.min_recall):
                 s.untrusted = f"recall {_pct(s.recall)} < {bar.min_recall:.0%}"
+                s.untrusted_message = msg("sc_untrusted_recall", value=_pct(s.recall), bar=f"{bar.min_recall:.0%}")
         stats[item.id] = s
     return stats
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from rubriceval.i18n.catalogue import LANGS, MESSAGES, Lang, Message, check_lang, msg, render, say, t
+from rubriceval.i18n.catalogue import LANGS, MESSAGES, Lang, Message, check_lang, msg, render, resay, say, t
 
 __all__ = ["LANGS", "MESSAGES", "Lang", "Message", "check_lang", "detect_language", "evidence_text", "format_number",
-           "format_percent", "msg", "render", "say", "t"]
+           "format_percent", "msg", "render", "resay", "say", "t"]
 
 
 def detect_language(samples: Iterable[Any]) -> Lang:

@@ -9,6 +9,9 @@ is joined as clauses (“；” / “; ”), any other list as items (“、” 
 """
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -18,6 +21,7 @@ from rubriceval.i18n.evidence_text import EVIDENCE_TEXT
 from rubriceval.i18n.official_text import OFFICIAL_TEXT
 from rubriceval.i18n.pairwise_text import PAIRWISE_TEXT
 from rubriceval.i18n.report_text import REPORT_TEXT
+from rubriceval.i18n.run_report_text import RUN_REPORT_TEXT
 from rubriceval.i18n.scorecard_review_text import SCORECARD_REVIEW_TEXT
 from rubriceval.i18n.scorecard_text import SCORECARD_TEXT
 from rubriceval.i18n.segment_text import SEGMENT_TEXT
@@ -45,7 +49,7 @@ def _merge(*parts: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
 
 MESSAGES: dict[str, dict[str, str]] = _merge(REPORT_TEXT, EVIDENCE_TEXT, UI_TEXT, PAIRWISE_TEXT, CONVERSATION_TEXT,
                                              TEAM_TEXT, SEGMENT_TEXT, OFFICIAL_TEXT, SCORECARD_TEXT,
-                                             STUDIO_TEXT, SCORECARD_REVIEW_TEXT, STUDIO_MESSAGES_TEXT)
+                                             STUDIO_TEXT, SCORECARD_REVIEW_TEXT, STUDIO_MESSAGES_TEXT, RUN_REPORT_TEXT)
 
 
 class Message(BaseModel):
@@ -92,6 +96,26 @@ def render(message: Message | dict, lang: Lang) -> str:
 def say(text: Message | dict | str, lang: Lang) -> str:
     """A message in `lang`; text that is already written (no message) as it is."""
     return text if isinstance(text, str) else render(text, lang)
+
+
+@lru_cache(maxsize=None)
+def _english_pattern(key: str) -> re.Pattern[str]:
+    parts = re.split(r"\{(\w+)\}", MESSAGES[key]["en"])
+    return re.compile("".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts)))
+
+
+def resay(text: str, lang: Lang, keys: Iterable[str]) -> str:
+    """`text`, an English sentence one of `keys` wrote (a record stored in English, e.g. a summary's notes), said in
+    `lang` with the parameters read back from it; any other text as it is."""
+    if lang == "en" or not text:
+        return text
+    for key in keys:
+        if found := _english_pattern(key).fullmatch(text):
+            return t(key, lang, **found.groupdict())
+    parts = text.split("; ")                  # several notes joined ("…; …"): each said on its own
+    if len(parts) > 1:
+        return CLAUSE_SEPARATOR[lang].join(resay(part, lang, keys) for part in parts)
+    return text
 
 
 def check_lang(lang: str | None) -> Lang | None:

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from rubriceval.core.verdict import Evidence, Verdict
+from rubriceval.i18n import MESSAGES, Message, msg
 from rubriceval.safety.manipulation import ManipulationFinding, scan_fields
 
 CHECK_ID = "suspected_manipulation"
@@ -64,8 +65,21 @@ def manipulation_evidence(findings: list[ManipulationFinding]) -> Evidence:
     kinds = sorted({f.kind for f in findings})
     defences = sorted({f.defence for f in findings})
     quoted = "; ".join(f"{f.field}: “{f.span}”" + (f" ({f.note})" if f.note else "") for f in findings[:3])
+    # The message says the same in the report's language (the detail stays the English record).
+    said = [msg("ev_quoted_in", field=_field_name(f.field), span=f"“{f.span}”" + (f" ({f.note})" if f.note else ""))
+            for f in findings[:3]]
     return Evidence(item=CHECK_ID, passed=False, span=first.span, start=first.start,
-                    detail=f"judge-directed text ({', '.join(kinds)}; by {', '.join(defences)}): {quoted}")
+                    detail=f"judge-directed text ({', '.join(kinds)}; by {', '.join(defences)}): {quoted}",
+                    message=msg("ev_suspected_manipulation", kinds=kinds, defences=defences, quoted=said))
+
+
+def _field_name(field: str) -> Message | str:
+    """'answer' / 'contexts[2]' as the catalogue says the field (回答 / 参考资料[2]); an unknown field as it is."""
+    name, _, index = field.partition("[")
+    key = f"field_{name}"
+    if key not in MESSAGES:
+        return field
+    return msg("field_indexed", field=msg(key), index=index.rstrip("]")) if index else msg(key)
 
 
 def apply_manipulation_policy(verdict: Verdict, findings: list[ManipulationFinding], policy: ManipulationPolicy,
@@ -79,7 +93,8 @@ def apply_manipulation_policy(verdict: Verdict, findings: list[ManipulationFindi
     flag = {"action": policy.action, "findings": [f.model_dump() for f in findings], "judge_score": verdict.score}
     update: dict = {"evidence": [*verdict.evidence, evidence],
                     "details": {**verdict.details, DETAILS_KEY: flag},
-                    "feedback": "\n".join(p for p in (verdict.feedback, f"✗ {CHECK_ID}: {evidence.detail}") if p)}
+                    # the flag's id only: what was found is the evidence, which reports say in their language
+                    "feedback": "\n".join(p for p in (verdict.feedback, f"✗ {CHECK_ID}") if p)}
     if policy.action == "cap" and verdict.score is not None and verdict.score > policy.cap_score:
         flag["capped_to"] = policy.cap_score
         update["score"] = float(policy.cap_score)

@@ -15,18 +15,26 @@ from rubriceval.checks import CHECKS, OCCURRENCES
 from rubriceval.checks.context_condition import conditioned
 from rubriceval.checks.turn_answers import Unanswered
 from rubriceval.checks.turns import conversation_of, turn_sample
+from rubriceval.core.verdict import Evidence, Usage, Verdict
 from rubriceval.data.knowledge import Knowledge
 from rubriceval.data.sample import Sample
+from rubriceval.i18n import msg
 from rubriceval.safety.manipulation import scan_fields
 from rubriceval.safety.redaction import judge_view
 from rubriceval.scorecard.applicability import why_not_applicable
 from rubriceval.scorecard.arithmetic import scorecard_total
-from rubriceval.scorecard.questions import (applies_question, asks_judge, checklist_of, item_question,
-                                            question_rubric, sees_knowledge, with_knowledge)
+from rubriceval.scorecard.questions import (
+    applies_question,
+    asks_judge,
+    checklist_of,
+    item_question,
+    question_rubric,
+    sees_knowledge,
+    with_knowledge,
+)
 from rubriceval.scorecard.schema import Scorecard, ScorecardItem
 from rubriceval.scorecard.verdict import CardItemOutcome, ScorecardVerdict
 from rubriceval.scoring.turn_questions import QuestionAsker, answering, run_check_asking
-from rubriceval.core.verdict import Evidence, Usage, Verdict
 
 
 async def failing_turns(item: ScorecardItem, sample: Sample, asker: QuestionAsker) -> list[tuple[int, Evidence]]:
@@ -120,7 +128,9 @@ def _question_evidence(item: ScorecardItem, answer: Any) -> Evidence:
     said = "yes" if answer.label else "no"
     return Evidence(item=item.id, passed=(answer.label == item.hit_answer) if item.is_bonus else
                     answer.label != item.hit_answer,
-                    detail=f"{item.question} → {said} (p(yes)={answer.p_yes:.2f})")
+                    detail=f"{item.question} → {said} (p(yes)={answer.p_yes:.2f})",
+                    message=msg("sc_question_answer", question=item.question, said=msg(f"answer_{said}"),
+                                p_yes=f"{answer.p_yes:.2f}"))
 
 
 async def score_scorecard(card: Scorecard, sample: Sample, judge: Any, rubric_verdicts: dict[str, Verdict] | None

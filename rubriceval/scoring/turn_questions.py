@@ -29,12 +29,14 @@ from rubriceval.core.verdict import Evidence, Usage
 from rubriceval.data.conversation import Conversation
 from rubriceval.data.knowledge import Knowledge, load_knowledge
 from rubriceval.data.sample import Sample
+from rubriceval.i18n import msg
 from rubriceval.judge.ask import JudgeRequest, TemplateReask, ask
 from rubriceval.judge.options import choices_schema
 from rubriceval.prompt.checklist import CHOICES, SCHEMA_NAME, call_options
 from rubriceval.prompt.compile import CompiledPrompt, environment
 from rubriceval.prompt.environment import render_text, templates_fingerprint
 from rubriceval.prompt.transcript import render_transcript
+from rubriceval.rubric.items import CHECK_KINDS
 from rubriceval.rubric.predicate import Predicate, as_predicate
 from rubriceval.scoring.checklist import read_yes_no
 
@@ -136,7 +138,8 @@ async def run_checks_asking(items: list[Any], sample: Sample, judged: Sample, ju
     for item in items:
         if item.id in idle:
             evidence.append(Evidence(item=item.id, passed=None, detail="not run: its per-turn questions count "
-                                     "only in judge_mode predicates (or as a must check)"))
+                                     "only in judge_mode predicates (or as a must check)",
+                                     message=msg("ev_idle_questions")))
             continue
         try:
             evidence.append(await run_check_asking(item, sample, asker))
@@ -157,36 +160,41 @@ def asks_judge(rubric: Any) -> bool:
 
 
 def item_questions(item: Any) -> list[tuple[Predicate, list[str]]]:
-    """(predicate with a question, roles of the turns it may be asked about) for every `ask:` in the item."""
+    """(predicate with a question, roles of the turns it may be asked about) for every `ask:` in the item: the
+    fields its check kind's registration says hold a predicate (rubric/check_kinds.py `asks`)."""
     found: list[tuple[Predicate, list[str]]] = []
-    t = item.type
-    if t == "before":
-        found += [(p, list(roles)) for p, roles in ((as_predicate(item.first), item.first_roles),
-                                                    (as_predicate(item.then), item.then_roles)) if p.ask]
-    elif t == "escalate_after":
-        for value, roles in ((item.bot_failure, ["assistant"]), (item.user_failure, ["user"]),
-                             (item.handover, ["assistant"])):
-            if value is not None and (p := as_predicate(value)).ask:
-                found.append((p, roles))
-    elif getattr(item, "match", None) is not None and item.match.ask:
-        roles = item.roles if t == "max_count" else [getattr(item, "turns", None) or "assistant"]
-        found.append((item.match, list(roles)))
+    for field, whose in CHECK_KINDS[item.type].asks:
+        predicate = as_predicate(getattr(item, field, None))
+        if predicate is not None and predicate.ask:
+            found.append((predicate, _roles(item, whose)))
     return found
+
+
+def _roles(item: Any, whose: str) -> list[str]:
+    """A role as registered, or the roles the item's field names ("@turns": none given means the assistant's)."""
+    if not whose.startswith("@"):
+        return [whose]
+    value = getattr(item, whose[1:], None)
+    if value is None:
+        return ["assistant"]
+    return [value] if isinstance(value, str) else list(value)
 
 
 def plan_turn_questions(items: list[Any], conversation: Conversation | None, lang: str = "zh",
                         knowledge: Knowledge | None = None) -> list[CompiledPrompt]:
     """Every question the checks may ask about this conversation (at most: early stops only remove some), once per
-    (question, turn). final_turn/first_turn ask about their one turn; the others about each turn of their roles
-    (a turn whose text already matches, or says an `unless` phrase, is not asked)."""
+    (question, turn). Kinds registered with asked_turns first/last (first_turn, final_turn) ask about that one turn;
+    the others about each turn of their roles (a turn whose text already matches, or says an `unless` phrase, is not
+    asked)."""
     if conversation is None:
         return []
     wanted: dict[tuple[str, int], None] = {}
     for item in items:
+        asked_turns = CHECK_KINDS[item.type].asked_turns
         for predicate, roles in item_questions(item):
-            if item.type in ("final_turn", "first_turn"):
+            if asked_turns != "each":
                 turns = conversation.assistant_turns
-                numbers = [turns[-1] if item.type == "final_turn" else turns[0]] if turns else []
+                numbers = [turns[-1] if asked_turns == "last" else turns[0]] if turns else []
             else:
                 numbers = [n for n, t in conversation.numbered() if t.role in roles]
             for n in numbers:
