@@ -245,3 +245,14 @@ def test_the_check_table_names_checks_and_quotes_what_a_regex_matched(tried):
     row = next(r for r in table.values.tolist() if r[1] == "regex")
     assert "（submit_path）" in row[0] and "「费用系统」" in row[3], row
     assert "估算" in studio.plan(tuple(view.values), view.base_text, run, "first", 2, "")
+
+
+def test_a_scorecard_opened_and_saved_unchanged_writes_nothing(tmp_path):
+    studio = offline_studio(tmp_path)
+    for name in ("ecommerce_qa_zh.yaml", "ecommerce_policies_zh.md"):
+        shutil.copy(ROOT / "scorecards" / name, tmp_path / "scorecards" / name)
+    path = tmp_path / "scorecards" / "ecommerce_qa_zh.yaml"
+    before = path.read_bytes()
+    text, fingerprint, _ = studio.open_scorecard("ecommerce_qa_zh", "zh")
+    status, _, _ = studio.save_scorecard(text, fingerprint, "zh")
+    assert status == "与已保存版本相同，没有保存新版本" and path.read_bytes() == before

@@ -117,9 +117,12 @@ class CardActions:
 
     def save_scorecard(self, text: str, based_on: str, lang: Lang, saved_by: str = "") -> tuple[str, str, str]:
         shelf = self._cards()
+        card_id = str(versions.load_tree(text).get("id", "") or "")
+        current = shelf.current(card_id) if card_id.strip() else ""
+        if current and current == text and versions.fingerprint(current) == based_on:
+            return t("studio_nothing_to_save", lang), current, based_on        # unchanged: no new version
         saved = versions.save_version(shelf, text, based_on=based_on, saved_by=saved_by,
                                       validate=partial(scorecard_tag, folder=self.card_folder))
-        card_id = str(versions.load_tree(text).get("id", ""))
         new = shelf.current(card_id)
         where = saved.path if isinstance(shelf, versions.StoreShelf) else _name(card_id)
         return (t("studio_saved", lang, path=where, version=saved.version, tag=saved.version_tag),
