@@ -1,5 +1,7 @@
-"""Test helpers shipped with the package: a loopback OpenAI-compatible stub server with fault injection, and
-`assert_case` (one pytest test per sample, failing with the feedback and evidence).
+"""Test doubles shipped with the package for users' own tests and the CLI: a loopback OpenAI-compatible stub server with
+fault injection, scripted judges (the gullible one behind `benchmark-judge --stub-judge gullible`), and `assert_case`
+(one pytest test per sample, failing with the feedback and evidence). Helpers only this repository's tests use are
+in tests/helpers/, not in the wheel.
 
 Names are imported lazily so `python -m rubriceval.testing.stub_server` does not import the module twice.
 """
