@@ -6,18 +6,24 @@ from __future__ import annotations
 from pathlib import Path
 
 from rubriceval.audit.official import deductions, score_without
+from rubriceval.audit.plan import SamplingPlan, risk_reasons
 from rubriceval.core.item_scores import DETAILS_KEY, ItemScores
 from rubriceval.core.verdict import Verdict
 from rubriceval.data.sample import Sample
 from rubriceval.rubric.schema import Rubric
+from rubriceval.scoring.consensus import CONSENSUS_KEYS, Consensus, consensus_verdict, stored_consensus
 from rubriceval.scoring.rubric_scorer import score_rubric
+from rubriceval.scoring.score_probs import ScoreDistribution, stored_distributions
 from rubriceval.store.runs import RunConfig, RunStore
+from rubriceval.store.team_models import Candidate
 from rubriceval.testing.scripted_judge import ScriptedJudge
 from tests.helpers.appeal_store import CHECK, DEFINITION, RUBRIC
+from tests.test_ties import RUBRIC as HOLISTIC
+from tests.test_ties import SAMPLE, reply
 
 
-def _stored(tmp_path: Path, verdict: Verdict, sample: Sample) -> tuple[RunStore, str]:
-    store = RunStore(tmp_path / "runs.sqlite")
+def _stored(folder: Path, verdict: Verdict, sample: Sample) -> tuple[RunStore, str]:
+    store = RunStore(folder / "runs.sqlite")
     run_id = store.create_run(RunConfig(), [sample], [(RUBRIC, "rubric", "1", DEFINITION)])
     store.save_verdicts(run_id, [(verdict, "")])
     return store, run_id
@@ -71,3 +77,41 @@ def test_details_without_item_results_read_as_none() -> None:
     assert ItemScores.read({DETAILS_KEY: ["judge", 4]}) is None             # not an object: nothing to recompute from
     assert ItemScores.read({DETAILS_KEY: {"judge": "four"}}) is None
     assert deductions("rubric", {DETAILS_KEY: {"judge": "four"}}) == []
+
+
+async def test_score_probs_round_trip_and_the_audit_plan_reads_them_typed(tmp_path: Path) -> None:
+    judge = ScriptedJudge([reply(4, {"4": 0.50, "3": 0.45})], score_logprobs=True)
+    verdict = await score_rubric(HOLISTIC, SAMPLE, judge)
+    store = RunStore(tmp_path / "runs.sqlite")
+    try:
+        run_id = store.create_run(RunConfig(), [SAMPLE], [(HOLISTIC.id, "rubric", "1", HOLISTIC.model_dump(mode="json"))])
+        store.save_verdicts(run_id, [(verdict, "")])
+        [back] = store.verdicts(run_id)
+    finally:
+        store.close()
+    [(item, distribution)] = stored_distributions(back.details).items()
+    assert item == "judge" and isinstance(distribution, ScoreDistribution)
+    assert distribution.tie and (distribution.first, distribution.second) == (4, 3)
+    candidate = Candidate(sample_id=SAMPLE.id, scorer=HOLISTIC.id, judge_score=back.score)
+    plan = SamplingPlan(n=1, risk=["low_confidence"])
+    assert risk_reasons(back.details, [], candidate, set(), set(), plan) == ["low_confidence"]
+    sure = {"score_probs": {"judge": {**distribution.model_dump(), "tie": False, "margin": 0.9}}}
+    assert risk_reasons(sure, [], candidate, set(), set(), plan) == []
+    assert stored_distributions({"score_probs": {"judge": {"tie": True}}}) == {}      # not a distribution: left out
+
+
+def test_several_judgements_round_trip_and_read_back_typed(tmp_path: Path) -> None:
+    sample = Sample(id="s1", question="q", answer="a")
+    judged = [Verdict(sample_id="s1", scorer=RUBRIC, score=float(score), passed=score >= 4) for score in (1, 4, 5)]
+    for key in CONSENSUS_KEYS:                  # self-consistency's key, then the panel's
+        verdict = consensus_verdict(judged, Consensus(n=3), threshold=4, min_scored=2, details_key=key,
+                                    label="judgements")
+        store, run_id = _stored(tmp_path / key, verdict, sample)
+        try:
+            [back] = store.verdicts(run_id)
+        finally:
+            store.close()
+        several = stored_consensus(back.details)
+        assert several is not None and (several.scores, several.spread, several.disagreement) == ([1.0, 4.0, 5.0], 4.0, True)
+    assert stored_consensus({"combine": "judge"}) is None                       # judged once
+    assert stored_consensus({CONSENSUS_KEYS[0]: {"spread": 2}}) is None         # not a Consensus (no n)

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from rubriceval.data.segment_spec import TimeSettings, parse_field
 from rubriceval.data.segment_values import SampleKeys, field_values
+from rubriceval.scoring.score_probs import stored_distributions
 from rubriceval.store.team_models import Candidate, TeamError
 
 RiskKind = Literal["fatal", "low_confidence", "disagreement"]
@@ -130,9 +131,7 @@ def risk_reasons(details: Mapping[str, Any], evidence: Sequence[Mapping[str, Any
                 e.get("item") in must_items and e.get("passed") is False for e in evidence)):
             reasons.append(kind)
         elif kind == "low_confidence":
-            probs = details.get("score_probs") or {}
-            unsure = any(isinstance(p, Mapping) and (p.get("tie") or (p.get("margin") or 1) < plan.low_margin)
-                         for p in probs.values())
+            unsure = any(p.tie or p.margin < plan.low_margin for p in stored_distributions(details).values())
             unsure = unsure or any(e.get("p_yes") is not None and abs(e["p_yes"] - 0.5) < plan.low_margin / 2
                                    for e in evidence)
             if unsure:

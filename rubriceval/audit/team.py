@@ -23,13 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from rubriceval.audit.sampling import assign, choose, stratum
+from rubriceval.scoring.consensus import stored_consensus
 from rubriceval.store.audit import AuditStore, check_score, response_action, upsert_response
 from rubriceval.store.audit_models import clean_expert_name
 from rubriceval.store.db import Database
 from rubriceval.store.team_models import (Assignment, Candidate, ExpertProgress, QueueFilter, QueuePage, QueueRow,
                                           TaskInfo, TaskSpec, TeamError, TeamSaveResult, tag_field, tags_of)
-
-_CONSENSUS_KEYS = ("self_consistency", "panel")       # where several judgements of one verdict keep their spread
 
 
 def tag_needle(tag: str) -> str:
@@ -100,9 +99,8 @@ class TeamStore:
             sample = samples.get(r["sample_id"], {})
             spread, disputed = None, False
             if with_spread:
-                details = json.loads(r["details_json"] or "{}")
-                several = next((details[k] for k in _CONSENSUS_KEYS if isinstance(details.get(k), dict)), {})
-                spread, disputed = several.get("spread"), bool(several.get("disagreement"))
+                several = stored_consensus(json.loads(r["details_json"] or "{}"))
+                spread, disputed = (several.spread, several.disagreement) if several else (None, False)
             out.append(Candidate(sample_id=r["sample_id"], scorer=scorer, judge_score=r["score"],
                                  tags=[str(t).replace("|", "/") for t in sample.get("tags") or []],
                                  intent=str(sample.get("intent") or ""), spread=spread, disputed=disputed))

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from rubriceval.core.verdict import Usage, Verdict
 from rubriceval.scoring.combine import round_half_up
+from rubriceval.scoring.panel_votes import DETAILS_KEY as PANEL_KEY
 
 DISAGREEMENT_SPREAD = 2.0
 
@@ -43,6 +44,25 @@ class Consensus(BaseModel):
     agreement: float | None = None  # share of scored judgements equal to the final score
     pass_votes: int | None = None   # scored judgements at or above the threshold
     disagreement: bool = False      # spread ≥ DISAGREEMENT_SPREAD, or the pass/fail votes split
+
+
+# Where a verdict's details keep its several judgements, each a Consensus (plus the caller's own fields):
+# self-consistency's (trust/self_consistency.py) and a judge panel's (scoring/panel_votes.py).
+SELF_CONSISTENCY_KEY = "self_consistency"
+CONSENSUS_KEYS = (SELF_CONSISTENCY_KEY, PANEL_KEY)
+
+
+def stored_consensus(details: Mapping[str, Any] | None) -> Consensus | None:
+    """The several judgements behind a verdict, read back typed from its details (what audit/ reads them through);
+    None when it was judged once, or the entry is not a Consensus."""
+    for key in CONSENSUS_KEYS:
+        stored = (details or {}).get(key)
+        if isinstance(stored, dict):
+            try:
+                return Consensus.model_validate(stored)
+            except ValidationError:
+                return None
+    return None
 
 
 def summarize_scores(scores: Sequence[float]) -> tuple[float, float, float]:

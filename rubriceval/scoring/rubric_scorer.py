@@ -12,7 +12,9 @@ from rubriceval.safety.manipulation_policy import apply_manipulation_policy, cap
 from rubriceval.safety.redaction import judge_view, record_redactions
 from rubriceval.scoring.combine import ItemScore, combine, predicate_level
 from rubriceval.scoring.turn_questions import idle_question_checks, rubric_knowledge, run_checks_asking
-from rubriceval.scoring.score_probs import holistic_options, tie_details
+from rubriceval.scoring.score_probs import DETAILS_KEY as SCORE_PROBS
+from rubriceval.scoring.score_probs import TIE_KEY, holistic_options, tie_details
+from rubriceval.core.item_scores import ItemScores
 from rubriceval.core.item_scores import ItemScores
 from rubriceval.core.verdict import Evidence, Usage, Verdict
 from rubriceval.scoring.item_outcome import read_verdict, JudgeItemOutcome
@@ -119,9 +121,9 @@ async def _score(rubric: Rubric, sample: Sample, judged: Sample, judge: JudgeCli
                   combine(item_scores, rubric.combine))
     # Holistic items with logprobs: P(level) per item, and the tie flag the audit queue reads (score_probs.py).
     distributions = {o.item.id: o.score_probs for o in outcomes if o.score_probs is not None}
-    probs = {"score_probs": {i: d.model_dump() for i, d in distributions.items()}} if distributions else {}
+    probs = {SCORE_PROBS: {i: d.model_dump() for i, d in distributions.items()}} if distributions else {}
     tie = tie_details(distributions)
-    probs.update({"tie": tie} if tie else {})
+    probs.update({TIE_KEY: tie} if tie else {})
     feedback_parts = [o.feedback for o in outcomes if o.feedback]
     failed_checks = [f"✗ {ev.item}: {ev.detail}" for ev in evidence[:len(rubric.check_items)] if ev.passed is False]
     feedback = "\n".join(feedback_parts + failed_checks)

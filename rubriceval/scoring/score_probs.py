@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from rubriceval.judge.options import CallOptions, TokenLogprob
 
@@ -50,6 +52,23 @@ class ScoreDistribution(BaseModel):
     margin: float                     # P(first) − P(second); 1.0 when no other level was offered
     coverage: float = Field(ge=0)     # probability mass on the digits 1–5 among the offered tokens
     tie: bool
+
+
+DETAILS_KEY = "score_probs"         # a rubric verdict's details: item id → its ScoreDistribution (rubric_scorer.py)
+TIE_KEY = "tie"                     # ... and a tie, said with the consensus fields (tie_details; store/audit_queue.py)
+
+
+def stored_distributions(details: Mapping[str, Any] | None) -> dict[str, ScoreDistribution]:
+    """item id → P(level), read back typed from a verdict's details (what audit/ reads them through); an entry that is
+    not a distribution (none is written so) is left out rather than guessed at."""
+    stored = (details or {}).get(DETAILS_KEY)
+    found: dict[str, ScoreDistribution] = {}
+    for item, value in (stored.items() if isinstance(stored, dict) else ()):
+        try:
+            found[item] = ScoreDistribution.model_validate(value)
+        except ValidationError:
+            continue
+    return found
 
 
 def wants_score_logprobs(config) -> bool:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple, overload
 
+from rubriceval.scoring.consensus import CONSENSUS_KEYS
+from rubriceval.scoring.score_probs import TIE_KEY
 from rubriceval.store.audit_models import QueueFilter, QueueRow
 from rubriceval.store.db import Dialect
 
@@ -32,7 +34,7 @@ _ORDER_SQL = {
 # Several judgements of one row (rubriceval/scoring/consensus.py) are stored under one of these details keys; a
 # temperature-0 tie (rubriceval/scoring/score_probs.py: the two likeliest levels nearly equally likely) is the one
 # judgement's own doubt, said with the same fields.
-_CONSENSUS_KEYS = ("self_consistency", "panel", "tie")
+_CONSENSUS_KEYS = (*CONSENSUS_KEYS, TIE_KEY)
 
 
 class QueueSQL(NamedTuple):
