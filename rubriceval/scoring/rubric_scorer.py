@@ -15,7 +15,6 @@ from rubriceval.scoring.turn_questions import idle_question_checks, rubric_knowl
 from rubriceval.scoring.score_probs import DETAILS_KEY as SCORE_PROBS
 from rubriceval.scoring.score_probs import TIE_KEY, holistic_options, tie_details
 from rubriceval.core.item_scores import ItemScores
-from rubriceval.core.item_scores import ItemScores
 from rubriceval.core.verdict import Evidence, Usage, Verdict
 from rubriceval.scoring.item_outcome import read_verdict, JudgeItemOutcome
 
