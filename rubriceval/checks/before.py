@@ -40,9 +40,10 @@ def before(item: BeforeCheck, sample: Sample) -> Evidence:
         then = turn_match(then_p, conversation, number, cs, ask=first is None) \
             if turn.role in item.then_roles else None
         if then is not None:
-            in_order = first is not None and (first.turn < then.turn or first.start is None or then.start is None
-                                              or first.start <= then.start)
-            return _ok(item, sample, first, then) if in_order else _late(item, sample, then)
+            if first is not None and (first.turn < then.turn or first.start is None or then.start is None
+                                      or first.start <= then.start):
+                return _ok(item, sample, first, then)
+            return _late(item, sample, then)
         if first is not None:
             # Decisive: A came first. B's first turn is cited when the text shows it (no question asked for it).
             later = next(turn_matches(then_p, conversation, item.then_roles, cs, ask=False), None)

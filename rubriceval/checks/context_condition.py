@@ -70,5 +70,7 @@ def conditioned(check: Callable[[Any, Sample], Evidence]) -> Callable[[Any, Samp
         if required_by is not None:
             message = msg("ev_context_required", context=required_by.number, phrase=quoted(required_by.phrase),
                           excerpt=required_by.excerpt, check=message)
+        if message is None:          # a check without wording: nothing to reword
+            return evidence.model_copy(update={"passed": passed})
         return evidence.model_copy(update={"passed": passed, **reworded(sample, message)})
     return run

@@ -4,6 +4,8 @@ every turn that matched. Turns are read in order; with a question, once the outc
 least `min` and `max` out of reach) no further turn is asked about."""
 from __future__ import annotations
 
+from typing import Any
+
 from rubriceval.checks.base import reworded, synonym_group
 from rubriceval.checks.predicates import TurnMatch, turn_match
 from rubriceval.checks.turns import conversation_of, role_names
@@ -42,7 +44,7 @@ def max_count(item: MaxCount, sample: Sample) -> Evidence:
     counted = (msg("ev_count_where", **said, turns=[h.turn for h in hits]) if hits else msg("ev_count", **said))
     if len(hits) > item.max:
         over = hits[item.max]
-        question = {"question": over.question, "p_yes": over.p_yes} if over.question else {}
+        question: dict[str, Any] = {"question": over.question, "p_yes": over.p_yes} if over.question else {}
         return Evidence(item=item.id, passed=False, turn=over.turn, span=over.span, start=over.start, **question,
                         **reworded(sample, msg("ev_count_over", counted=counted, max=item.max, turn=over.turn)))
     if len(hits) < item.min:

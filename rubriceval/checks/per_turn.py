@@ -14,7 +14,7 @@ from rubriceval.data.sample import Sample
 from rubriceval.i18n import msg
 
 
-def each_turn(item: Any, sample: Sample, check: Callable[[Any, Sample], Evidence]) -> Evidence:
+def each_turn(item: Any, sample: Sample, check: Callable[..., Evidence]) -> Evidence:
     conversation = conversation_of(sample)
     numbers = [n for n, _ in conversation.numbered(item.turns)]
     match = getattr(item, "match", None)

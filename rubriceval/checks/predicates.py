@@ -36,7 +36,7 @@ def text_match(predicate: Predicate, text: str, turn: int, case_sensitive: bool 
         if hit := find_any(text, phrase, case_sensitive):
             found.append(TurnMatch(turn, hit[0], span_at(text, hit[0], len(hit[1])), "phrase"))
     if predicate.not_if and _says(predicate.not_if, text, case_sensitive):
-        return min(found, key=lambda m: m.start) if found else None
+        return _earliest(found)
     if predicate.regex and (m := re.search(predicate.regex, text, 0 if case_sensitive else re.IGNORECASE)):
         found.append(TurnMatch(turn, m.start(), m.group(0), "regex"))
     if predicate.entity and (spans := find_entities(text, predicate.entity)) \
@@ -46,7 +46,12 @@ def text_match(predicate: Predicate, text: str, turn: int, case_sensitive: bool 
         else:                      # quote from the first entity to the end of the last one
             found.append(TurnMatch(turn, spans[0].start, text[spans[0].start:spans[-1].end],
                                    "entities:" + ",".join(dict.fromkeys(s.entity for s in spans))))
-    return min(found, key=lambda m: m.start) if found else None
+    return _earliest(found)
+
+
+def _earliest(found: list[TurnMatch]) -> TurnMatch | None:
+    """The text match that starts first (a text match always has its start; only a question's has none)."""
+    return min(found, key=lambda m: m.start if m.start is not None else 0) if found else None
 
 
 def settled_no(predicate: Predicate, text: str, case_sensitive: bool = False) -> bool:
@@ -62,6 +67,8 @@ def needs_question(predicate: Predicate, text: str, turn: int, case_sensitive: b
 
 def question_match(predicate: Predicate, turn: int) -> tuple[bool, TurnMatch]:
     """The judge's answer to the predicate's question about `turn` (raises NeedAnswer until it is known)."""
+    if predicate.ask is None:
+        raise ValueError("question_match needs a predicate with a question (ask:)")
     answers = current_answers()
     p_yes = answers.p_yes(predicate.ask, turn)
     cutoff, _ = predicate.cutoff_for(answers.judge_model)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_serializer, model_validator
 
@@ -89,11 +89,11 @@ class Sample(BaseModel):
         return hashlib.sha256(json.dumps(payload, ensure_ascii=False, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
-    def language(self) -> str:
+    def language(self) -> Literal["zh", "en"]:
         """'zh' when the question or answer holds CJK characters, else 'en'."""
         return text_language(self.question + self.answer)
 
 
-def text_language(text: str) -> str:
+def text_language(text: str) -> Literal["zh", "en"]:
     """'zh' when the text holds CJK characters, else 'en' (a sample's language, from its question and answer)."""
     return "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else "en"

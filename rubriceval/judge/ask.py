@@ -76,15 +76,23 @@ class JudgeRequest(BaseModel):
 
 
 class Reply(Protocol):
-    """A judge reply as `JudgeClient.complete` returns it (`JudgeResponse`), or a test double's."""
+    """A judge reply as `JudgeClient.complete` returns it (`JudgeResponse`), or a test double's. Read-only
+    members, so a reply may narrow them (JudgeResponse's error_kind is its Literal, its text always a str)."""
 
-    text: str | None
-    data: dict | None
-    error: str | None
-    error_kind: str | None
-    prompt_tokens: int
-    completion_tokens: int
-    cost_usd: float
+    @property
+    def text(self) -> str | None: ...
+    @property
+    def data(self) -> dict | None: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def error_kind(self) -> str | None: ...
+    @property
+    def prompt_tokens(self) -> int: ...
+    @property
+    def completion_tokens(self) -> int: ...
+    @property
+    def cost_usd(self) -> float: ...
 
 
 class Judge(Protocol):

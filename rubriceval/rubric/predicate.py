@@ -20,6 +20,7 @@ would answer). `not_if:` phrases (literal) go further: a turn that says one matc
 from __future__ import annotations
 
 import re
+from typing import overload
 
 from pydantic import Field, field_validator, model_serializer, model_validator
 
@@ -141,6 +142,14 @@ class Predicate(StrictModel):
 
 
 Match = str | Predicate   # a plain string is literal phrases ('a|b' synonyms)
+
+
+@overload
+def as_predicate(value: Match) -> Predicate: ...
+@overload
+def as_predicate(value: None) -> None: ...
+@overload
+def as_predicate(value: Match | None) -> Predicate | None: ...
 
 
 def as_predicate(value: Match | None) -> Predicate | None:

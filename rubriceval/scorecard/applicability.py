@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from rubriceval.data.sample import Sample
 from rubriceval.scorecard.schema import AppliesWhen, Scorecard
@@ -13,7 +14,7 @@ def card_applies(card: Scorecard, sample: Sample) -> bool:
     return (sample.conversation is not None) == (card.scope == "conversation")
 
 
-def _texts(sample: Sample, roles: list[str]) -> list[str]:
+def _texts(sample: Sample, roles: Sequence[str]) -> list[str]:
     if sample.conversation is not None:
         return [t.content for _, t in sample.conversation.numbered() if t.role in roles]
     return [text for role, text in (("user", sample.question), ("assistant", sample.answer)) if role in roles]

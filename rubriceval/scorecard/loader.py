@@ -34,9 +34,10 @@ def _located(data: Any, lines: dict, path: Path, loc: tuple, message: str, hint:
 def _precheck(data: dict, lines: dict, path: Path) -> None:
     """Errors the schema could only blame on the whole file, at the line of the field: repeated item ids and
     dimensions, and an item naming a dimension the scorecard does not list."""
-    dims = data.get("dimensions") if isinstance(data.get("dimensions"), list) else []
+    raw_dims, raw_items = data.get("dimensions"), data.get("items")
+    dims = raw_dims if isinstance(raw_dims, list) else []
     known = [d.get("id") for d in dims if isinstance(d, dict)]
-    items = data.get("items") if isinstance(data.get("items"), list) else []
+    items = raw_items if isinstance(raw_items, list) else []
     first: dict[str, int] = {}
     for index, entry in enumerate(items):
         if not isinstance(entry, dict):
@@ -112,7 +113,7 @@ def load_scorecards(path: str | Path, only: list[str] | None = None,
     if is_store_source(path):
         if stored is None:
             raise store_source_unread(str(path), "scorecard")
-        cards = []
+        cards: list[Scorecard] = []
         for version in stored:
             data, lines = yaml_text_with_lines(version.text, version.name)
             cards.append(scorecard_from_data(data, Path(version.name), lines))
@@ -123,7 +124,7 @@ def load_scorecards(path: str | Path, only: list[str] | None = None,
     files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml"))
     if not files:
         raise ScorecardError("no scorecard files (*.yaml) found", file=str(path))
-    cards: list[Scorecard] = []
+    cards = []
     seen: dict[str, str] = {}
     for file in files:
         card = load_scorecard(file)

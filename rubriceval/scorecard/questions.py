@@ -44,7 +44,8 @@ def item_question(item: ScorecardItem) -> ChecklistQuestion:
 
 
 def applies_question(item: ScorecardItem) -> ChecklistQuestion:
-    return ChecklistQuestion(id=item.id + APPLIES_SUFFIX, ask=item.applies_when.question or "")
+    return ChecklistQuestion(id=item.id + APPLIES_SUFFIX,
+                             ask=(item.applies_when.question if item.applies_when else None) or "")
 
 
 def _all_questions(card: Scorecard) -> list[ChecklistQuestion]:

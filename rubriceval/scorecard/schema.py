@@ -52,6 +52,14 @@ class Dimension(StrictModel):
         return self.name or self.id
 
 
+def _both_roles() -> list[Literal["user", "assistant"]]:
+    return ["user", "assistant"]
+
+
+def _card_sees() -> list[SampleField]:
+    return ["question", "answer", "contexts"]
+
+
 class AppliesWhen(StrictModel):
     """When an item applies; otherwise it is N/A (left out of its hit rate, never a pass). Every condition given must
     hold: tags (any of them), intents (any), a regex on any turn (or the question/answer of a single-turn sample),
@@ -61,7 +69,7 @@ class AppliesWhen(StrictModel):
     tags: list[str] = Field(default_factory=list)
     intents: list[str] = Field(default_factory=list)
     pattern: str | None = None
-    roles: list[Literal["user", "assistant"]] = Field(default_factory=lambda: ["user", "assistant"], min_length=1)
+    roles: list[Literal["user", "assistant"]] = Field(default_factory=_both_roles, min_length=1)
     metadata: dict[str, Any] = Field(default_factory=dict)
     # true: only where retrieved contexts (a knowledge base) were shown, or the card names a knowledge file
     has_contexts: bool | None = None
@@ -209,7 +217,7 @@ class Scorecard(StrictModel):
     scope: Literal["conversation", "sample"] = "conversation"
     base: StrictInt = Field(default=100, gt=0)
     pass_total: StrictInt | None = Field(default=None, ge=0)      # a total at or above this passes (pass_rate)
-    judge_sees: list[SampleField] = Field(default_factory=lambda: ["question", "answer", "contexts"])
+    judge_sees: list[SampleField] = Field(default_factory=_card_sees)
     # An unscored item (judge error): the total is unscored (default), or the item counts as N/A, or as hit.
     on_unscored: OnUnscored = "unscored"
     # The trust bar of the items the judge decides (question and rubric items) unless an item sets its own.
@@ -271,7 +279,9 @@ class Scorecard(StrictModel):
         the base, the knowledge file's passages (a policy edit is a new version; moving the file is not). Names,
         descriptions and the review mark are left out (they change no verdict)."""
         key = (id(self), edit_count())
-        cached = self.__pydantic_private__.get("_hash")
+        private = self.__pydantic_private__
+        assert private is not None          # the model declares private attributes: pydantic always sets the dict
+        cached = private.get("_hash")
         if cached is None or cached[0] != key:
             # The trust bars judge the verdicts, they change none: left out, like a rubric's.
             data = self.model_dump(mode="json", exclude={"name", "description", "version", "trust", "knowledge",
@@ -286,7 +296,7 @@ class Scorecard(StrictModel):
                 dim.pop("name", None)
             blob = json.dumps(data, ensure_ascii=False, sort_keys=True)
             cached = (key, hashlib.sha256(blob.encode()).hexdigest()[:12])
-            self.__pydantic_private__["_hash"] = cached
+            private["_hash"] = cached
         return cached[1]
 
     _hash: tuple | None = PrivateAttr(default=None)

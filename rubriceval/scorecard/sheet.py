@@ -88,7 +88,7 @@ def _find_header(rows: list[tuple], names: dict[str, tuple[str, ...]]) -> tuple[
     raise RubricError("no header row naming the item column (质检项 / item) in the first 10 rows")
 
 
-def _integer(text: str) -> int | None:
+def _integer(text: str) -> int:
     text = text.replace("−", "-").replace("＋", "+").replace("－", "-").replace(" ", "")
     if re.fullmatch(r"[+-]?\d+(\.0+)?", text):
         return int(float(text))
@@ -347,7 +347,7 @@ def write_sheet(card: Scorecard, path: str | Path, lang: str | None = None) -> P
         info.append(["knowledge", escape_cell(card.knowledge)])
     if card.trust is not None:
         info.append(["trust", _flow(card.trust.model_dump(mode="json"))])
-    if card.judge_sees != Scorecard.model_fields["judge_sees"].default_factory():
+    if card.judge_sees != Scorecard.model_fields["judge_sees"].get_default(call_default_factory=True):
         info.append(["judge_sees", _flow(card.judge_sees)])
     for dim in card.dimensions:
         for field in ("name", "max_deduction", "max_bonus"):

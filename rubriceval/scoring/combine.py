@@ -20,6 +20,12 @@ def round_half_up(x: float) -> int:
     return int(x + 0.5)
 
 
+def _judge_score(item: ItemScore) -> int:
+    if item.score is None:
+        raise ValueError(f"judge item {item.item_id!r} is unscored: combine needs every judge item scored")
+    return item.score
+
+
 def combine(items: list[ItemScore], rule: Combine) -> tuple[int, str]:
     """Final score and a one-line explanation of how it was reached. All judge items must be scored."""
     judges = [i for i in items if i.kind == "judge"]
@@ -27,15 +33,15 @@ def combine(items: list[ItemScore], rule: Combine) -> tuple[int, str]:
     failed_musts = [i.item_id for i in items if i.must and (i.passed is False or (i.score is not None and i.score <= 2))]
     if rule.rule == "judge_capped":
         total_w = sum(i.weight for i in judges) or len(judges)
-        mean = sum(i.score * (i.weight or 1) for i in judges) / total_w
+        mean = sum(_judge_score(i) * (i.weight or 1) for i in judges) / total_w
         score, how = round_half_up(mean), f"judge {mean:.2f}"
     elif rule.rule == "weighted_mean":
-        parts = [((i.score - 1) / 4 if i.kind == "judge" else float(bool(i.passed)), i.weight) for i in items]
+        parts = [((_judge_score(i) - 1) / 4 if i.kind == "judge" else float(bool(i.passed)), i.weight) for i in items]
         total_w = sum(w for _, w in parts)
         m = sum(v * w for v, w in parts) / total_w if total_w else 0.0
         score, how = round_half_up(1 + 4 * m), f"weighted mean {m:.2f} → {1 + 4 * m:.2f}"
     else:  # min
-        values = [i.score if i.kind == "judge" else (5 if i.passed else 1) for i in items]
+        values = [_judge_score(i) if i.kind == "judge" else (5 if i.passed else 1) for i in items]
         score, how = min(values), "lowest item"
     if failed_musts and score > rule.cap_score:
         how += f", capped at {rule.cap_score} by failed must-item(s): {', '.join(failed_musts)}"

@@ -11,32 +11,36 @@ A transcript over the judge's `max_input_tokens` is unscored `input_too_long`, n
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from pydantic import BaseModel, Field
 
+from rubriceval.core.verdict import Evidence, Usage
+from rubriceval.data.sample import Sample
 from rubriceval.judge.ask import Asked, JudgeRequest, TemplateReask, ask, json_reader
 from rubriceval.judge.client import JudgeClient
 from rubriceval.judge.options import CallOptions
 from rubriceval.prompt.compile import CompiledPrompt, environment, reask_template
-from rubriceval.prompt.transcript import TURNS_SCHEMA_NAME, compile_conversation_item, judged_turns
+from rubriceval.prompt.transcript import TURNS_SCHEMA_NAME, Mode, compile_conversation_item, judged_turns
 from rubriceval.rubric.schema import JudgeItem, Rubric, TurnAggregate
 from rubriceval.scoring.combine import round_half_up
 from rubriceval.scoring.item_outcome import JudgeItemOutcome, read_verdict
 from rubriceval.scoring.score_probs import holistic_options
-from rubriceval.data.sample import Sample
-from rubriceval.core.verdict import Evidence, Usage
 
 # Replies that the per-turn fallback can fix; a provider error or timeout would only repeat per turn.
 UNREADABLE = ("parse_error", "invalid_output")
 
 
 class TurnJudgement(BaseModel):
+    """The judge's score and feedback for one assistant turn (an expert's verdict on a turn is the store's
+    ExpertTurnVerdict)."""
+
     turn: int
     score: int = Field(ge=1, le=5)
     feedback: str = ""
 
 
-def read_turn_verdicts(judged: list[int]):
+def read_turn_judgements(judged: list[int]):
     """A reader for {"turns": [...]}: every judged turn exactly once, integer scores 1–5."""
     def check(data: dict) -> tuple[list[TurnJudgement] | None, list[str]]:
         entries = data.get("turns")
@@ -86,7 +90,7 @@ def _structured(judge: JudgeClient) -> bool:
     return judge.config.structured == "json_schema"
 
 
-async def _ask_verdict(rubric: Rubric, item: JudgeItem, sample: Sample, judge: JudgeClient, *, mode: str,
+async def _ask_verdict(rubric: Rubric, item: JudgeItem, sample: Sample, judge: JudgeClient, *, mode: Mode,
                        turn: int | None = None) -> Asked:
     """One score with feedback, as for a single-turn judge item (same reader, same re-ask). The whole-conversation
     judgment also asks for the score token's logprobs, as single-turn items do (P(level), expected score, tie:
@@ -106,7 +110,7 @@ async def _ask_turns(rubric: Rubric, item: JudgeItem, sample: Sample, judge: Jud
                                        feedback_max_chars=judge.config.feedback_max_chars)
     reask = TemplateReask(template=environment().get_template(f"{rubric.language}/conversation_reask.j2"),
                           variables={"judged": judged})
-    return await ask(judge, _request(prompt, TURNS_SCHEMA_NAME), read_turn_verdicts(judged), reask=reask,
+    return await ask(judge, _request(prompt, TURNS_SCHEMA_NAME), read_turn_judgements(judged), reask=reask,
                      max_input_tokens=judge.config.max_input_tokens)
 
 
@@ -122,16 +126,19 @@ async def judge_turn_by_turn(rubric: Rubric, item: JudgeItem, sample: Sample, ju
     asked = await asyncio.gather(*(_ask_verdict(rubric, item, sample, judge, mode="turn", turn=n) for n in judged))
     usage = sum((a.usage for a in asked), Usage())
     verdicts = [TurnJudgement(turn=n, score=a.value.score, feedback=a.value.feedback)
-                for n, a in zip(judged, asked) if a.ok]
+                for n, a in zip(judged, asked) if a.ok and a.value is not None]
     return verdicts, [(n, a) for n, a in zip(judged, asked) if not a.ok], usage
 
 
 async def judge_assistant_turns(rubric: Rubric, item: JudgeItem, sample: Sample, judge: JudgeClient) -> JudgeItemOutcome:
+    if sample.conversation is None:      # runs give assistant_turn rubrics conversations only (rubric/applies.py)
+        raise ValueError(f"sample {sample.id}: a scope: assistant_turn rubric judges a conversation")
     judged = judged_turns(sample.conversation)
     if not judged:
         return JudgeItemOutcome(item=item, usage=Usage(), unscored_kind="missing_field",
                                 reason="no assistant turn says anything to the customer (only tool calls)")
-    usage, details = Usage(), {"judged_turns": judged}
+    usage = Usage()
+    details: dict[str, Any] = {"judged_turns": judged}
     verdicts: list[TurnJudgement] | None = None
     if _structured(judge):
         asked = await _ask_turns(rubric, item, sample, judge, judged)

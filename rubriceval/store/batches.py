@@ -227,7 +227,7 @@ class BatchStore:
 
     def counts(self, run_id: str, file_nos: Iterable[int] | None = None) -> RequestCounts:
         """The run's requests by state, tokens and cost; `file_nos`: only the requests of these files."""
-        only, params = "", [run_id]
+        only, params = "", list[str | int]([run_id])
         if file_nos is not None:
             params += list(file_nos)
             only = f" AND file_no IN ({','.join('?' * (len(params) - 1)) or 'NULL'})"

@@ -14,7 +14,9 @@ import hashlib
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from itertools import islice
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -111,7 +113,7 @@ def _duplicate(conn: Database, dataset_id: str, rows: list[tuple], source: str) 
 
 def store_dataset(conn: Database, samples: Iterable[Sample | tuple[int | None, Sample]], *,
                   source: str = "", observe: Callable[[Sample, str], None] | None = None,
-                  lock: object | None = None, window: int = WINDOW) -> DatasetRef:
+                  lock: AbstractContextManager[Any] | None = None, window: int = WINDOW) -> DatasetRef:
     """Write a dataset version (samples, or (line, sample) pairs) once; `observe(sample, input_hash)` sees every
     sample as it passes (e.g. to note which rubrics apply), so the caller needs no second reading."""
     import contextlib
@@ -163,7 +165,7 @@ def store_dataset(conn: Database, samples: Iterable[Sample | tuple[int | None, S
 
 
 def sample_windows(conn: Database, dataset_id: str, window: int = WINDOW,
-                   lock: object | None = None) -> Iterator[list[tuple[Sample, str]]]:
+                   lock: AbstractContextManager[Any] | None = None) -> Iterator[list[tuple[Sample, str]]]:
     """(sample, input hash) in dataset order, `window` at a time (keyset paging: each read is one index range)."""
     import contextlib
 
