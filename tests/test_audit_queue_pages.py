@@ -2,12 +2,12 @@
 and on PostgreSQL)."""
 from __future__ import annotations
 
+from rubriceval.core.verdict import Verdict
 from rubriceval.data.sample import Sample
 from rubriceval.store.audit import AuditStore
 from rubriceval.store.audit_models import QueueFilter
 from rubriceval.store.audit_queue import queue_query, queue_row
 from rubriceval.store.runs import RunConfig, RunStore
-from rubriceval.core.verdict import Verdict
 
 
 def _store(path, n=1300):

@@ -8,15 +8,15 @@ import asyncio
 
 import pytest
 
+from rubriceval.audit.official import OfficialScores, official_scores
+from rubriceval.core.verdict import Verdict
+from rubriceval.data.sample import Sample
 from rubriceval.report.official_figures import official_headline
 from rubriceval.report.run_data import load_run
-from rubriceval.core.verdict import Verdict
+from rubriceval.standard_metrics.registry import score_sample
 from rubriceval.store.audit import AuditStore
 from rubriceval.store.audit_models import SAMPLE_LEVEL
-from rubriceval.data.sample import Sample
-from rubriceval.audit.official import OfficialScores, official_scores
 from rubriceval.store.runs import RunConfig, RunStore
-from rubriceval.standard_metrics.registry import score_sample
 
 METRICS = ["rouge_l", "exact_match", "nonllm_context_recall"]
 CONTEXTS = ["退货须在签收后七天内申请。", "会员积分每月清零一次。"]

@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rubriceval.scorecard.arithmetic import scorecard_total
-from rubriceval.audit.scorecard_reviews import Review, ReviewStore, reviewed_outcomes
-from rubriceval.scorecard.schema import Scorecard
-from rubriceval.store.scorecards import ScorecardStore
-from rubriceval.scorecard.verdict import ScorecardVerdict
 from rubriceval.audit.official import HumanDecision, OfficialScores, register_deductions, register_recompute
+from rubriceval.audit.scorecard_reviews import Review, ReviewStore, reviewed_outcomes
+from rubriceval.scorecard.arithmetic import scorecard_total
+from rubriceval.scorecard.schema import Scorecard
+from rubriceval.scorecard.verdict import ScorecardVerdict
+from rubriceval.store.scorecards import ScorecardStore
 
 KIND = "scorecard"
 

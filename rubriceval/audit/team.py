@@ -27,8 +27,20 @@ from rubriceval.scoring.consensus import stored_consensus
 from rubriceval.store.audit import AuditStore, check_score, response_action, upsert_response
 from rubriceval.store.audit_models import clean_expert_name
 from rubriceval.store.db import Database
-from rubriceval.store.team_models import (Assignment, Candidate, ExpertProgress, QueueFilter, QueuePage, QueueRow,
-                                          TaskInfo, TaskSpec, TeamError, TeamSaveResult, tag_field, tags_of)
+from rubriceval.store.team_models import (
+    Assignment,
+    Candidate,
+    ExpertProgress,
+    QueueFilter,
+    QueuePage,
+    QueueRow,
+    TaskInfo,
+    TaskSpec,
+    TeamError,
+    TeamSaveResult,
+    tag_field,
+    tags_of,
+)
 
 
 def tag_needle(tag: str) -> str:
@@ -55,7 +67,7 @@ class TeamStore:
         if self._owns_audit:
             self.audit.close()
 
-    def __enter__(self) -> "TeamStore":
+    def __enter__(self) -> TeamStore:
         return self
 
     def __exit__(self, *exc: object) -> None:

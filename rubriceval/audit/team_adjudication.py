@@ -11,11 +11,10 @@ import time
 from collections import defaultdict
 
 from rubriceval.audit.routing import route
+from rubriceval.audit.team import TeamStore
 from rubriceval.store.audit import check_score
 from rubriceval.store.audit_models import clean_expert_name
-from rubriceval.audit.team import TeamStore
-from rubriceval.store.team_models import (Adjudication, AdjudicationRow, Opinion, TeamError, TeamSaveResult,
-                                          tags_of)
+from rubriceval.store.team_models import Adjudication, AdjudicationRow, Opinion, TeamError, TeamSaveResult, tags_of
 
 
 def opinions(store: TeamStore, task: str, item_no: int) -> list[Opinion]:

@@ -3,6 +3,7 @@ excerpts and role names. Phrases are found turn by turn by checks/predicates.py.
 from __future__ import annotations
 
 from collections.abc import Iterable
+
 from rubriceval.data.conversation import Conversation
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import Message, msg

@@ -5,8 +5,9 @@ import itertools
 import json
 import math
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -14,8 +15,8 @@ from rubriceval.common.errors import DatasetError
 from rubriceval.data.conversation import Conversation
 from rubriceval.data.readers.formats import read_traces, trace_format
 from rubriceval.data.sample import COLUMN_ALIASES, Sample
-from rubriceval.data.stream import iter_records
 from rubriceval.data.spreadsheet import escape_frame
+from rubriceval.data.stream import iter_records
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -32,7 +33,7 @@ def read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return list(iter_records(path))
 
 
-def _context_list(value: str, name: str, *, path: Path, line: int, plain_text: "LineTally | None") -> list[str]:
+def _context_list(value: str, name: str, *, path: Path, line: int, plain_text: LineTally | None) -> list[str]:
     """A contexts cell or field given as one string. JSON text of a list is read as the list. Otherwise, in a
     CSV/Excel cell (which cannot hold a list) it is one context and the row is noted; in JSON, which can hold a
     list, a string is refused: it is usually several passages joined, and per-context metrics would miscount."""
@@ -53,7 +54,7 @@ def _context_list(value: str, name: str, *, path: Path, line: int, plain_text: "
 
 
 def normalise_record(record: dict[str, Any], *, path: Path, line: int,
-                     plain_text: "LineTally | None" = None) -> dict[str, Any]:
+                     plain_text: LineTally | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for key, value in record.items():
@@ -93,7 +94,7 @@ def normalise_record(record: dict[str, Any], *, path: Path, line: int,
 
 
 def single_turn_sample(record: dict[str, Any], *, path: Path, line: int, require: Iterable[str],
-                       position: int, plain_text: "LineTally | None" = None) -> Sample:
+                       position: int, plain_text: LineTally | None = None) -> Sample:
     data = normalise_record(record, path=path, line=line, plain_text=plain_text)
     for field in require:
         if field not in data or data[field] in (None, ""):
@@ -109,7 +110,7 @@ def single_turn_sample(record: dict[str, Any], *, path: Path, line: int, require
 
 
 def read_dataset(path: str | Path, *, require: Iterable[str] = ("question",),
-                 chatlog: "ChatLogConfig | None" = None, fmt: str = "auto") -> list[Sample]:
+                 chatlog: ChatLogConfig | None = None, fmt: str = "auto") -> list[Sample]:
     """Load samples; ids default to the row number. Raises DatasetError naming file, line and field.
 
     A record holding a message list (`turns`, OpenAI `messages`, Ragas `user_input`) is a conversation; a flat
@@ -117,7 +118,7 @@ def read_dataset(path: str | Path, *, require: Iterable[str] = ("question",),
     return list(iter_samples(path, require=require, chatlog=chatlog, fmt=fmt))
 
 
-def iter_samples(path: str | Path, *, require: Iterable[str] = ("question",), chatlog: "ChatLogConfig | None" = None,
+def iter_samples(path: str | Path, *, require: Iterable[str] = ("question",), chatlog: ChatLogConfig | None = None,
                  check_duplicates: bool = True, with_lines: bool = False, fmt: str = "auto") -> Iterator[Any]:
     """The samples of a file one at a time, in file order, read as a stream (`read_dataset` lists them): a
     dataset of any size in flat memory, a bad line reported when reached. A chat-log export's rows are
@@ -173,7 +174,7 @@ class DatasetStream:
     the run store, whose key refuses duplicate ids with both lines named."""
 
     def __init__(self, path: str | Path, *, require: Iterable[str] = ("question",),
-                 chatlog: "ChatLogConfig | None" = None, fmt: str = "auto"):
+                 chatlog: ChatLogConfig | None = None, fmt: str = "auto"):
         self.path, self.require, self.chatlog, self.fmt = Path(path), tuple(require), chatlog, fmt
 
     def __iter__(self) -> Iterator[Sample]:
@@ -214,7 +215,7 @@ def _plain_text_note(path: Path, lines: LineTally) -> str:
 
 
 def samples_to_frame(samples: list[Sample]) -> pd.DataFrame:
-    import pandas as pd            # reading a dataset for a run does not need pandas
+    import pandas as pd  # reading a dataset for a run does not need pandas
 
     return pd.DataFrame([s.model_dump() for s in samples])
 

@@ -10,15 +10,17 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from rubriceval.data.sample import Sample
-from rubriceval.stats.describe import Stats, checked_finite, describe  # noqa: F401  (describe is read through here too)
-from rubriceval.report.summary_models import (RUBRIC_LEVELS, GroupStats, ScorerSummary, Summary,
-                                              UnscoredGroup)
-from rubriceval.safety.manipulation_policy import count_by_defence, is_flagged
-from rubriceval.trust.panel_agreement import panel_agreement
 from rubriceval.core.verdict import Usage, Verdict
-from rubriceval.standard_metrics.thresholds import (DEFAULT_METRIC_THRESHOLDS, FALLBACK_METRIC_THRESHOLD,  # noqa: F401
-                                        metric_threshold)
+from rubriceval.data.sample import Sample
+from rubriceval.report.summary_models import RUBRIC_LEVELS, GroupStats, ScorerSummary, Summary, UnscoredGroup
+from rubriceval.safety.manipulation_policy import count_by_defence, is_flagged
+from rubriceval.standard_metrics.thresholds import (  # noqa: F401
+    DEFAULT_METRIC_THRESHOLDS,
+    FALLBACK_METRIC_THRESHOLD,
+    metric_threshold,
+)
+from rubriceval.stats.describe import Stats, checked_finite, describe  # noqa: F401  (describe is read through here too)
+from rubriceval.trust.panel_agreement import panel_agreement
 
 MAX_EXAMPLE_REASONS = 3
 

@@ -13,13 +13,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from rubriceval.core.verdict import Evidence, Verdict
 from rubriceval.data.sample import Sample
-from rubriceval.report.signal_checks import (DISAGREEMENT_GAP, MAX_P_YES_ROWS, constant_metric, cross_check_pairs,
-                                             narrow_questions, p_yes_by_question)
-from rubriceval.report.summary_models import ScorerSummary, Summary
 from rubriceval.i18n import LANGS, Lang, format_number, format_percent
 from rubriceval.i18n.report_text import CHECK_ACTIONS, FINDING_TEXT, GENERIC_CHECK_ACTION, UNSCORED_ACTIONS
-from rubriceval.core.verdict import Evidence, Verdict
+from rubriceval.report.signal_checks import (
+    DISAGREEMENT_GAP,
+    MAX_P_YES_ROWS,
+    constant_metric,
+    cross_check_pairs,
+    narrow_questions,
+    p_yes_by_question,
+)
+from rubriceval.report.summary_models import ScorerSummary, Summary
 
 Stage = Literal["retrieval", "generation", "business", "judge"]
 STAGE_ORDER: dict[str, int] = {"retrieval": 0, "generation": 1, "business": 2, "judge": 3}
@@ -253,7 +259,7 @@ def _rubric_findings(summary: Summary, scorers: Sequence[Mapping[str, Any]], ind
             titles, explains, actions = _texts(
                 code, extra_actions={lang: [action[lang]] for lang in LANGS},
                 scorer=rubric.name, item=item_id, check_type=check_type,
-                rate=_both(lambda lang: format_percent(rate, lang)))
+                rate=_both(lambda lang, rate=rate: format_percent(rate, lang)))
             check_findings.append(Finding(
                 code=code, stage="business",
                 severity="high" if _is_low(rubric, config) or rate >= 0.5 else "medium",
@@ -278,7 +284,7 @@ def _unscored_findings(summary: Summary, index: _Index, config: DiagnosisConfig)
         titles, explains, actions = _texts(
             "many_unscored", extra_actions={lang: [UNSCORED_ACTIONS.get(k, UNSCORED_ACTIONS["error"])[lang]
                                                    for k in kinds] for lang in LANGS},
-            scorer=s.name, top_kind=kinds[0], rate=_both(lambda lang: format_percent(rate, lang)))
+            scorer=s.name, top_kind=kinds[0], rate=_both(lambda lang, rate=rate: format_percent(rate, lang)))
         findings.append(Finding(code="many_unscored", stage="judge", severity="high" if rate >= 0.3 else "medium",
                                 scorer=s.scorer, scorer_name=s.name, value=rate, threshold=config.max_unscored_rate,
                                 title=titles, explain=explains, actions=actions, samples=drivers,

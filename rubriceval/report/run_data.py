@@ -6,11 +6,11 @@ from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
+from rubriceval.core.verdict import Verdict
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import Lang
 from rubriceval.report.source import RunSource
 from rubriceval.report.summary_models import Summary
-from rubriceval.core.verdict import Verdict
 
 
 class RunData:

@@ -12,19 +12,25 @@ from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from rubriceval.audit.official import OfficialScores, with_decision
+from rubriceval.core.verdict import Usage, Verdict
 from rubriceval.data.sample import Sample, text_language
 from rubriceval.i18n import Lang
-from rubriceval.report.aggregate import (assemble_summary, breakdown_keys, group_stats, scorer_summary,
-                                         with_unstored_scorers)
+from rubriceval.report.aggregate import (
+    assemble_summary,
+    breakdown_keys,
+    group_stats,
+    scorer_summary,
+    with_unstored_scorers,
+)
 from rubriceval.report.official_figures import HumanTally, with_machine_figures
 from rubriceval.report.run_sql import FROM_RUN
 from rubriceval.report.summary_models import ScorerSummary, Summary
-from rubriceval.safety.manipulation_policy import DETAILS_KEY as MANIPULATION_KEY, count_by_defence
+from rubriceval.safety.manipulation_policy import DETAILS_KEY as MANIPULATION_KEY
+from rubriceval.safety.manipulation_policy import count_by_defence
 from rubriceval.scoring.panel_votes import DETAILS_KEY as PANEL_KEY
 from rubriceval.store.db import Database
-from rubriceval.audit.official import OfficialScores, with_decision
 from rubriceval.store.runs import RunInfo, row_to_verdict
-from rubriceval.core.verdict import Usage, Verdict
 
 # instr() first: a sample without a conversation is stored without the key (Sample's serializer drops it), so only
 # conversations are parsed as JSON (a run of single-turn rows costs one text scan per sample).

@@ -8,19 +8,19 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from rubriceval.core.verdict import Evidence, Verdict
 from rubriceval.report.diagnosis import DrivingSample, preview_question
 from rubriceval.report.reversed_order import Reversed
 from rubriceval.report.run_sql import FROM_RUN
 from rubriceval.report.signal_checks import MAX_P_YES_ROWS, p_yes_by_question
 from rubriceval.store.runs import row_to_verdict
-from rubriceval.core.verdict import Evidence, Verdict
 
 if TYPE_CHECKING:
     from rubriceval.report.source import RunSource
 
 
 class SqlIndex:
-    def __init__(self, source: "RunSource"):
+    def __init__(self, source: RunSource):
         self.source = source
         self._questions: dict[str, str] = {}
         self._checks: dict[str, dict[str, tuple[int, int, list[tuple]]]] = {}

@@ -20,13 +20,35 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 from rubriceval.common.errors import DatasetError
 from rubriceval.data.knowledge import Knowledge, knowledge_stamp, load_knowledge
 from rubriceval.rubric.items import (  # noqa: F401  (re-exported: the item classes were defined here before)
-    CONVERSATION_CHECKS, LEVELS, PER_TURN_CHECKS, BeforeCheck, CheckItem, ChecklistItem, ChecklistQuestion,
-    EscalateAfter, FinalTurn, FirstTurn, FittedWeights, Item, JudgeItem, LevelCondition, MaxCount, MaxLength, MustMention,
-    MustNotMention, RegexCheck, RequiredLink, SampleField, StepsInOrder, TurnRole, check_level_descriptions)
+    CONVERSATION_CHECKS,
+    LEVELS,
+    PER_TURN_CHECKS,
+    BeforeCheck,
+    CheckItem,
+    ChecklistItem,
+    ChecklistQuestion,
+    EscalateAfter,
+    FinalTurn,
+    FirstTurn,
+    FittedWeights,
+    Item,
+    JudgeItem,
+    LevelCondition,
+    MaxCount,
+    MaxLength,
+    MustMention,
+    MustNotMention,
+    RegexCheck,
+    RequiredLink,
+    SampleField,
+    StepsInOrder,
+    TurnRole,
+    check_level_descriptions,
+)
 from rubriceval.rubric.level_rule import check_levels_rule
-from rubriceval.rubric.strict import StrictModel, edit_count
 from rubriceval.rubric.measured import Measurement
 from rubriceval.rubric.predicate import valid_regex
+from rubriceval.rubric.strict import StrictModel, edit_count
 from rubriceval.safety.manipulation_policy import ManipulationPolicy
 
 Scope = Literal["sample", "conversation", "assistant_turn"]
@@ -160,7 +182,7 @@ class Rubric(StrictModel):
         return tags
 
     @model_validator(mode="after")
-    def _items(self) -> "Rubric":
+    def _items(self) -> Rubric:
         ids = [item.id for item in self.items]
         dupes = {i for i in ids if ids.count(i) > 1}
         if dupes:

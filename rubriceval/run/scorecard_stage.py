@@ -12,13 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rubriceval.common.errors import ConfigError
+from rubriceval.core.verdict import Usage, Verdict
 from rubriceval.scorecard.applicability import card_applies
 from rubriceval.scorecard.questions import asks_judge
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.score import score_scorecard
 from rubriceval.store.scorecards import ScorecardStore
-from rubriceval.core.verdict import Usage, Verdict
-
 
 SAVE_EVERY, SAVE_SECONDS = 200, 0.5
 

@@ -15,22 +15,37 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
+from rubriceval.core.verdict import Verdict
 from rubriceval.data.sample import Sample
-from rubriceval.store.audit_models import (GROUND_TRUTH_FIELD, SAMPLE_LEVEL, AuditError, AuditItem, AuditLogEntry,
-                                           AuditResponse, Conflict, GroundTruthEdit, ItemVersions, Progress,
-                                           QueueFilter, QueueRow, ResponseAction, SaveResult, clean_expert_name,
-                                           context_field, iso_time)
+from rubriceval.store.audit_models import (
+    GROUND_TRUTH_FIELD,
+    SAMPLE_LEVEL,
+    AuditError,
+    AuditItem,
+    AuditLogEntry,
+    AuditResponse,
+    Conflict,
+    GroundTruthEdit,
+    ItemVersions,
+    Progress,
+    QueueFilter,
+    QueueRow,
+    ResponseAction,
+    SaveResult,
+    clean_expert_name,
+    context_field,
+    iso_time,
+)
 from rubriceval.store.audit_queue import QueueRows, human_text, queue_query, queue_row
 from rubriceval.store.corrections import apply_corrections, context_marks, with_provenance
 from rubriceval.store.db import Database
 from rubriceval.store.location import display_location, is_server_url, store_target
 from rubriceval.store.runs import RunStore, row_to_verdict
 from rubriceval.store.turn_audit import ExpertTurnVerdict, save_turn_verdict, turn_verdicts
-from rubriceval.core.verdict import Verdict
-
 
 
 def _now() -> float:
@@ -87,7 +102,7 @@ class AuditStore:
             self.conn.close()
         self.runs.close()
 
-    def __enter__(self) -> "AuditStore":
+    def __enter__(self) -> AuditStore:
         return self
 
     def __exit__(self, *exc: object) -> None:

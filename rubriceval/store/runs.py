@@ -10,19 +10,20 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from rubriceval.data.sample import Sample
 from rubriceval.common.errors import RubricEvalError
-from rubriceval.store.db import Database, IntegrityError
-from rubriceval.store.location import display_location, store_target
-from rubriceval.store.datasets import WINDOW, DatasetRef, sample_windows, store_dataset
-from rubriceval.store.liveness import ProcessStamp, current_process, is_gone
-from rubriceval.store.migrations import upgrade
 from rubriceval.core.verdict import Evidence, Usage, Verdict
+from rubriceval.data.sample import Sample
+from rubriceval.store.datasets import WINDOW, DatasetRef, sample_windows, store_dataset
+from rubriceval.store.db import Database, IntegrityError
+from rubriceval.store.liveness import ProcessStamp, current_process, is_gone
+from rubriceval.store.location import display_location, store_target
+from rubriceval.store.migrations import upgrade
 
 if TYPE_CHECKING:     # only verdict_frame makes a frame: a run does not load pandas
     import pandas as pd

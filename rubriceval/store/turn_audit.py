@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from rubriceval.core.verdict import Evidence, Verdict
 from rubriceval.data.spreadsheet import escape_cell
 from rubriceval.store.audit_models import AuditError, ItemVersions, ResponseAction, SaveResult, clean_expert_name
-from rubriceval.core.verdict import Evidence, Verdict
 
 if TYPE_CHECKING:
     from rubriceval.store.audit import AuditStore
@@ -63,12 +63,12 @@ def judge_item_ids(rubric: dict[str, Any]) -> list[str]:
     return [str(i.get("id")) for i in items if isinstance(i, dict) and i.get("type") == "judge"] or ["judge"]
 
 
-def _definition(store: "AuditStore", run_id: str, scorer: str) -> dict[str, Any]:
+def _definition(store: AuditStore, run_id: str, scorer: str) -> dict[str, Any]:
     rows = store.query("SELECT definition_json FROM run_scorers WHERE run_id=? AND scorer=?", (run_id, scorer))
     return json.loads(rows[0]["definition_json"]) if rows else {}
 
 
-def _check_turn(store: "AuditStore", run_id: str, sample_id: str, turn: int) -> None:
+def _check_turn(store: AuditStore, run_id: str, sample_id: str, turn: int) -> None:
     sample = store.run_sample(run_id, sample_id)
     if sample.conversation is None:
         raise AuditError(f"sample '{sample_id}' is not a conversation: it has no turns to judge", field="turn")
@@ -78,7 +78,7 @@ def _check_turn(store: "AuditStore", run_id: str, sample_id: str, turn: int) -> 
                          hint=f"assistant turns: {', '.join(map(str, numbers))}")
 
 
-def save_turn_verdict(store: "AuditStore", run: str, sample_id: str, scorer: str, *, turn: int, expert: str,
+def save_turn_verdict(store: AuditStore, run: str, sample_id: str, scorer: str, *, turn: int, expert: str,
                       score: int, reason: str = "", expected: ItemVersions, item: str | None = None) -> SaveResult:
     """Agree with or override the judge's score of one assistant turn (a reason is required unless the expert
     agrees), or score a turn the judge did not score on its own (scope conversation: a reason is required too)."""
@@ -116,7 +116,7 @@ def save_turn_verdict(store: "AuditStore", run: str, sample_id: str, scorer: str
                                  changes=[action])
 
 
-def turn_verdicts(store: "AuditStore", run: str, *, sample_id: str | None = None, scorer: str | None = None,
+def turn_verdicts(store: AuditStore, run: str, *, sample_id: str | None = None, scorer: str | None = None,
                   history: bool = False) -> list[ExpertTurnVerdict]:
     """Each expert's current verdict per turn (their latest row), or with history=True every row ever saved."""
     run_id = store.resolve(run)
@@ -138,7 +138,7 @@ def turn_verdicts(store: "AuditStore", run: str, *, sample_id: str | None = None
     return [ExpertTurnVerdict(**dict(r)) for r in rows]
 
 
-def export_turn_verdicts(store: "AuditStore", run: str, out_path: str | Path, *, history: bool = False) -> Path:
+def export_turn_verdicts(store: AuditStore, run: str, out_path: str | Path, *, history: bool = False) -> Path:
     """Write the run's turn-level verdicts as JSONL (one object per line) or CSV (formula-like text escaped)."""
     rows = [v.model_dump(include=set(EXPORT_COLUMNS)) for v in turn_verdicts(store, run, history=history)]
     out = Path(out_path)

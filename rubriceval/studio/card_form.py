@@ -315,7 +315,7 @@ def yaml_without_item(text: str, item_id: str, name: str = "scorecard.yaml") -> 
 
 def _dimension_rows(text: str) -> list[dict[str, Any]]:
     rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for line in text.splitlines():
         if not line.strip():
             continue
         parts = [p.strip() for p in line.split("|")]

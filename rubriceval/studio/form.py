@@ -48,7 +48,7 @@ class RubricForm(BaseModel):
     level_rule: dict[int, str] = Field(default_factory=dict)         # checklist: level → condition
     checks: list[CheckSpec] = Field(default_factory=list)            # the checks the box shows (studio/check_text)
 
-    def changed(self, shown: "RubricForm", field: str) -> bool:
+    def changed(self, shown: RubricForm, field: str) -> bool:
         """Whether the lead changed `field` (text compared as the box shows it, without surrounding blanks)."""
         new, old = getattr(self, field), getattr(shown, field)
         if field == "checks":
@@ -61,7 +61,7 @@ class RubricForm(BaseModel):
             return _text(new) != _text(old)
         return new != old
 
-    def same_as(self, shown: "RubricForm") -> bool:
+    def same_as(self, shown: RubricForm) -> bool:
         return not any(self.changed(shown, field) for field in type(self).model_fields)
 
 

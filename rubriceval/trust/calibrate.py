@@ -33,16 +33,15 @@ import yaml
 from pydantic import BaseModel, Field
 
 from rubriceval.common.errors import RubricEvalError
+from rubriceval.core.verdict import Verdict
 from rubriceval.judge.client import JudgeClient
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.schema import Example, Rubric
 from rubriceval.scoring.rubric_scorer import score_rubric
-from rubriceval.store.location import display_location, store_target
-from rubriceval.store.location import folder_beside_store
 from rubriceval.stats.agreement import AgreementReport, agreement_from_verdicts
+from rubriceval.store.location import display_location, folder_beside_store, store_target
 from rubriceval.trust.human_scores import SCALE, AuditedItem, audited_items
 from rubriceval.trust.store import RubricVersionRecord, TrustStore
-from rubriceval.core.verdict import Verdict
 
 MIN_EVAL_ITEMS = 2
 UNSCORED_PRIORITY = 0.5     # an unscored verdict ranks between a real disagreement (≥ 1) and an agreement (0)

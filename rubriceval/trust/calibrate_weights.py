@@ -22,17 +22,16 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from rubriceval.core.verdict import Verdict
 from rubriceval.judge.client import JudgeClient
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.schema import Rubric
-from rubriceval.store.location import store_target
-from rubriceval.store.location import folder_beside_store
 from rubriceval.stats.agreement import AgreementReport, agreement_from_verdicts
-from rubriceval.trust.calibrate import CalibrationError, score_audited_items, next_version, rubric_yaml, split_holdout
+from rubriceval.store.location import folder_beside_store, store_target
+from rubriceval.trust.calibrate import CalibrationError, next_version, rubric_yaml, score_audited_items, split_holdout
 from rubriceval.trust.fit_weights import fit_ordinal
 from rubriceval.trust.human_scores import SCALE, audited_items
 from rubriceval.trust.store import RubricVersionRecord, TrustStore
-from rubriceval.core.verdict import Verdict
 
 MIN_TRAIN = 5
 MIN_HELDOUT = 3

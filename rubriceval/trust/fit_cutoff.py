@@ -97,7 +97,7 @@ def fit_cutoff(question: str, p_yes: list[float], labels: list[bool], *, holdout
     hp, hy = [p_yes[i] for i in held], [labels[i] for i in held]
     fitted, default = balanced_accuracy(hp, hy, best), balanced_accuracy(hp, hy, DEFAULT_CUTOFF)
     accepted = fitted > default
-    reason = (f"beats 0.5 on held-out turns" if accepted else
+    reason = ("beats 0.5 on held-out turns" if accepted else
               f"does not beat 0.5 on held-out turns ({fitted:.2f} ≤ {default:.2f})")
     return CutoffFit(question=question, **sizes, auc_heldout=auc(hp, hy), cutoff=round(best, 4),
                      balanced_accuracy_heldout=fitted, balanced_accuracy_default_heldout=default, accepted=accepted,

@@ -21,14 +21,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from rubriceval.data.io import read_records
-from rubriceval.data.sample import Sample
-from rubriceval.common.errors import DatasetError, RubricEvalError
-from rubriceval.store.audit import AuditStore
-from rubriceval.store.location import store_target
-from rubriceval.store.runs import RunInfo
 from rubriceval.audit.team import TeamStore
 from rubriceval.audit.team_adjudication import final_labels, review_modes
+from rubriceval.common.errors import DatasetError, RubricEvalError
+from rubriceval.core.verdict import Verdict
+from rubriceval.data.io import read_records
+from rubriceval.data.sample import Sample
 from rubriceval.stats.agreement import (
     AgreementReport,
     Estimate,
@@ -36,8 +34,10 @@ from rubriceval.stats.agreement import (
     fleiss_kappa_from_counts,
     krippendorff_alpha,
 )
+from rubriceval.store.audit import AuditStore
+from rubriceval.store.location import store_target
+from rubriceval.store.runs import RunInfo
 from rubriceval.trust.store import TrustStore
-from rubriceval.core.verdict import Verdict
 
 SCALE = (1, 5)
 _ID_COLUMNS = ("sample_id", "id")

@@ -23,8 +23,13 @@ from rubriceval.data.sample import Sample
 from rubriceval.judge.client import JudgeClient
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.rubric.schema import Rubric
-from rubriceval.scoring.consensus import SELF_CONSISTENCY_KEY
-from rubriceval.scoring.consensus import Consensus, consensus_verdict, default_min_scored, summarize_scores  # noqa: F401
+from rubriceval.scoring.consensus import (  # noqa: F401
+    SELF_CONSISTENCY_KEY,
+    Consensus,
+    consensus_verdict,
+    default_min_scored,
+    summarize_scores,
+)
 from rubriceval.scoring.rubric_scorer import score_rubric
 
 DETAILS_KEY = SELF_CONSISTENCY_KEY

@@ -10,13 +10,19 @@ from typing import Any
 
 import pandas as pd
 
+from rubriceval.audit.scorecard_reviews import Decision, ReviewStore
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import Lang, t
-from rubriceval.audit.scorecard_reviews import Decision, ReviewStore
-from rubriceval.store.scorecards import ScorecardStore
 from rubriceval.scorecard.verdict import ScorecardVerdict
-from rubriceval.ui.common.scorecard_view import decision_text, item_choices, verdict_choices, verdict_html, verdicts_frame
+from rubriceval.store.scorecards import ScorecardStore
+from rubriceval.ui.common.scorecard_view import (
+    decision_text,
+    item_choices,
+    verdict_choices,
+    verdict_html,
+    verdicts_frame,
+)
 
 
 @dataclass

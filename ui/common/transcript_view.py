@@ -24,7 +24,7 @@ from rubriceval.i18n import Lang, evidence_text, t
 from rubriceval.report.conversations import feedback_turns
 from rubriceval.store.audit_models import AuditItem
 from rubriceval.store.turn_audit import ExpertTurnVerdict
-from rubriceval.ui.common.item_view import paragraph_html, esc, highlight_spans
+from rubriceval.ui.common.item_view import esc, highlight_spans, paragraph_html
 
 TRANSCRIPT_CSS = """
 .transcript { display: flex; flex-direction: column; gap: 0.45rem; }
