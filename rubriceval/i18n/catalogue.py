@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from functools import lru_cache
+from functools import cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -98,7 +98,7 @@ def say(text: Message | dict | str, lang: Lang) -> str:
     return text if isinstance(text, str) else render(text, lang)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _english_pattern(key: str) -> re.Pattern[str]:
     parts = re.split(r"\{(\w+)\}", MESSAGES[key]["en"])
     return re.compile("".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts)))

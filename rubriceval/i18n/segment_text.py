@@ -13,7 +13,8 @@ SEGMENT_TEXT: dict[str, dict[str, str]] = {
     "change": {"zh": "较上期变化", "en": "Change vs previous"},
     "p_value": {"zh": "p 值", "en": "p-value"},
     "beyond_noise": {"zh": "超出噪声", "en": "Beyond noise"},
-    "trend_note": {"zh": "平均分的区间为自助法百分位区间，通过率为 Wilson 区间；与上期的比较为非配对检验（各期会话不同）：置换检验，两期合计超过 5000 行时用 Welch t 检验。",
+    "trend_note": {"zh": "平均分的区间为自助法百分位区间，通过率为 Wilson 区间；与上期的比较为非配对检验（各期会话不同）：置换检验，"
+                         "两期合计超过 5000 行时用 Welch t 检验。",
                    "en": "Mean intervals are percentile bootstrap, pass-rate intervals Wilson; the change against the "
                          "previous period is an unpaired test (periods hold different conversations): a permutation test, Welch's "
                          "t-test above 5,000 rows in the two periods."},

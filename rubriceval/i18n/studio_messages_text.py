@@ -63,7 +63,8 @@ STUDIO_MESSAGES_TEXT: dict[str, dict[str, str]] = {
                                     "en": "item '{item}': unknown dimension '{dim}' (dimensions: {dims})"},
     "vmsg_duplicate_item": {"zh": "项 id「{id}」重复（第 {n} 项也用了它）",
                             "en": "duplicate item id '{id}' (item {n} has it too)"},
-    "vmsg_needs_predicate": {"zh": "每项需要一个判定方式：check:（确定性检查）、question:（问裁判的是/否问题）或 rubric:（一条细则及 min_score）",
+    "vmsg_needs_predicate": {"zh": "每项需要一个判定方式：check:（确定性检查）、question:（问裁判的是/否问题）或 rubric:"
+                                   "（一条细则及 min_score）",
                              "en": "an item needs a predicate: check: (a deterministic check), question: (a yes/no "
                                    "question to the judge) or rubric: (a rubric with min_score)"},
     "vmsg_one_predicate": {"zh": "每项只有一个判定方式；此项有 {given}", "en": "an item has one predicate; this one has {given}"},
@@ -142,7 +143,8 @@ STUDIO_MESSAGES_TEXT: dict[str, dict[str, str]] = {
                                        "en": "line {n} of the checks: an alternative ('/ ') follows no phrase"},
     "vmsg_studio_checks_one": {"zh": "检查第 {n} 行：{kind} 只有一个值",
                                "en": "line {n} of the checks: {kind} takes one value"},
-    "vhint_studio_checks": {"zh": "例如「no_contact: must_not_mention」，下一行「  - 私下转账」，再下一行「    / 加我微信」（每种说法一行）",
+    "vhint_studio_checks": {"zh": "例如「no_contact: must_not_mention」，下一行「  - 私下转账」，再下一行「    / 加我微信」"
+                                  "（每种说法一行）",
                             "en": "e.g. 'no_contact: must_not_mention', then '  - 私下转账' and '    / 加我微信' (one "
                                   "alternative per line)"},
     "vmsg_studio_max_length": {"zh": "检查「{id}」：max_length 只写一个整数（最多多少字）",
@@ -178,7 +180,8 @@ STUDIO_MESSAGES_TEXT: dict[str, dict[str, str]] = {
     "vhint_studio_host": {"zh": "用 --auth-file FILE 给出团队账号，或只在 127.0.0.1 上提供服务",
                           "en": "give the team's users with --auth-file FILE, or serve on 127.0.0.1"},
     "vmsg_studio_rubrics_folder": {"zh": "找不到细则文件夹", "en": "rubrics folder not found"},
-    "vhint_studio_store": {"zh": "或把版本存在运行库里：--versions-in store", "en": "or keep versions in the run store: --versions-in store"},
+    "vhint_studio_store": {"zh": "或把版本存在运行库里：--versions-in store",
+                           "en": "or keep versions in the run store: --versions-in store"},
     "vmsg_studio_no_question": {"zh": "裁判没有提出可用的问题：{reason}", "en": "the judge proposed no usable question: {reason}"},
     "vmsg_studio_grades_line": {"zh": "打分第 {n} 行不是「样本 id: 1–5」", "en": "line {n} of the grades is not 'sample_id: 1–5'"},
     "vmsg_studio_grades_sample": {"zh": "第 {n} 行：所选运行里没有样本「{id}」",

@@ -27,9 +27,11 @@ STUDIO_TEXT: dict[str, dict[str, str]] = {
     "studio_threshold": {"zh": "通过分数线", "en": "Pass threshold"},
     "studio_judge_mode": {"zh": "裁判模式", "en": "Judge mode"},
     "studio_questions": {"zh": "清单问题（每行一个：id: 是/否问题）", "en": "Checklist questions (one per line: id: yes/no question)"},
-    "studio_level_rule": {"zh": "等级规则（每行：分数: 条件，如 5: a and b）", "en": "Level rule (one per line: level: condition, e.g. 5: a and b)"},
+    "studio_level_rule": {"zh": "等级规则（每行：分数: 条件，如 5: a and b）",
+                          "en": "Level rule (one per line: level: condition, e.g. 5: a and b)"},
     "studio_checks": {"zh": "确定性检查", "en": "Deterministic checks"},
-    "studio_checks_info": {"zh": "每项检查先写一行「id: 类型」；下面每个短语（或步骤、正则、链接、字数）以「- 」开头；同一短语的其他说法各占一行，以「/ 」开头。",
+    "studio_checks_info": {"zh": "每项检查先写一行「id: 类型」；下面每个短语（或步骤、正则、链接、字数）以「- 」开头；"
+                                 "同一短语的其他说法各占一行，以「/ 」开头。",
                            "en": "Each check: an 'id: kind' line, then each phrase (or step, pattern, link, length) on a line "
                                  "starting '- '; each further way to say the same phrase on its own line starting '/ '."},
     "studio_readonly_head": {"zh": "以下检查表单无法原样显示，只读（表单不会改写或删除它们），请在右侧 YAML 中修改：",
@@ -58,7 +60,8 @@ STUDIO_TEXT: dict[str, dict[str, str]] = {
     "studio_unscored": {"zh": "未评分：{reason}", "en": "unscored: {reason}"},
     "studio_mark_agree": {"zh": "同意", "en": "agree"},
     "studio_mark_override": {"zh": "改判", "en": "override"},
-    "studio_plan_text": {"zh": "估算（尚未调用裁判）——裁判：{judge}\n{samples} 个样本，{calls} 次裁判调用（{cached} 次已缓存，{to_pay} 次需付费）；约 {prompt} 个提示 token + 约 {completion} 个生成 token；费用 {cost}",
+    "studio_plan_text": {"zh": "估算（尚未调用裁判）——裁判：{judge}\n{samples} 个样本，{calls} 次裁判调用（{cached} 次已缓存，"
+                               "{to_pay} 次需付费）；约 {prompt} 个提示 token + 约 {completion} 个生成 token；费用 {cost}",
                          "en": "dry run — judge: {judge}\n{samples} sample(s), {calls} judge call(s) ({cached} already cached, "
                                "{to_pay} to pay); ~{prompt} prompt tokens + ~{completion} completion tokens; cost {cost}"},
     "studio_plan_unpriced": {"zh": "未知（此模型没有价格）", "en": "unknown (no price for this model)"},
@@ -98,7 +101,8 @@ STUDIO_TEXT: dict[str, dict[str, str]] = {
     "studio_draft": {"zh": "让裁判起草（草稿需您审阅后才会保存）", "en": "Let the judge draft it (nothing is saved unseen)"},
     "studio_graded": {"zh": "或从打过分的样本出发（每行：样本 id: 1–5 分，至少 5 条，取自上面选的运行）",
                       "en": "Or start from graded samples (one per line: sample id: grade 1–5, at least 5, from the run above)"},
-    "studio_propose": {"zh": "让裁判提出标准，只保留与打分一致的", "en": "Let the judge propose criteria; keep those that agree with the grades"},
+    "studio_propose": {"zh": "让裁判提出标准，只保留与打分一致的",
+                       "en": "Let the judge propose criteria; keep those that agree with the grades"},
     "studio_tab_scorecard": {"zh": "评分卡", "en": "Scorecard"},
     "studio_scorecard": {"zh": "评分卡文件（质检评分表）", "en": "Scorecard file"},
     "studio_card_yaml": {"zh": "评分卡 YAML（注释原样保留）", "en": "Scorecard YAML (comments kept as written)"},
@@ -109,7 +113,8 @@ STUDIO_TEXT: dict[str, dict[str, str]] = {
                        "en": "The judge's draft is in the form ({seconds} s): review, validate and try it before saving."},
     "studio_marked": {"zh": "已保存标记（{action}）", "en": "Mark saved ({action})"},
     "studio_changed": {"zh": "与上一版本相比判定变化的样本：{changes}", "en": "Verdicts changed since the previous version: {changes}"},
-    "studio_unchanged": {"zh": "与上一版本相比，同一批样本的判定没有变化", "en": "No verdict changed since the previous version on these samples"},
+    "studio_unchanged": {"zh": "与上一版本相比，同一批样本的判定没有变化",
+                         "en": "No verdict changed since the previous version on these samples"},
     # the scorecard form (ui/studio/card_layout.py)
     "studio_card_form": {"zh": "表单（写入下面的 YAML；YAML 改动后离开编辑框即回填表单）",
                          "en": "Form (written into the YAML below; edit the YAML and leave it to refill the form)"},
@@ -129,7 +134,8 @@ STUDIO_TEXT: dict[str, dict[str, str]] = {
     "studio_card_item_description": {"zh": "说明", "en": "Description"},
     "studio_card_predicate": {"zh": "判定方式", "en": "Decided by"},
     "studio_card_check_type": {"zh": "检查类型", "en": "Check kind"},
-    "studio_card_check_fields": {"zh": "检查字段（每行 key: 值，值按 YAML 写）", "en": "Check fields (one per line: key: value, written as YAML)"},
+    "studio_card_check_fields": {"zh": "检查字段（每行 key: 值，值按 YAML 写）",
+                                 "en": "Check fields (one per line: key: value, written as YAML)"},
     "studio_card_check_fields_of": {"zh": "{kind} 的字段：{fields}", "en": "Fields of {kind}: {fields}"},
     "studio_card_turns": {"zh": "逐轮检查（turns）", "en": "Per turn (turns)"},
     "studio_card_question": {"zh": "问裁判的是/否问题", "en": "Yes/no question to the judge"},
