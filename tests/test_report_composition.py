@@ -14,12 +14,14 @@ import yaml
 from rubriceval import markdown_summary, write_excel_report, write_html_report
 from rubriceval.audit.team import TeamStore
 from rubriceval.cli import main
+from rubriceval.data.segment_spec import TimeSettings
 from rubriceval.i18n.catalogue import MESSAGES
 from rubriceval.report.compose import RunReport
+from rubriceval.report.excel import EXCEL_PARTS
+from rubriceval.report.html import HTML_PARTS, HtmlPage, Template
 from rubriceval.report.html_env import TEMPLATES
-from rubriceval.report.html_page import HtmlPage
-from rubriceval.report.sections import SECTIONS, Template
-from rubriceval.data.segment_spec import TimeSettings
+from rubriceval.report.markdown import MARKDOWN_PARTS
+from rubriceval.report.sections import SECTIONS
 from rubriceval.store.runs import RunStore
 from rubriceval.store.team_models import TaskSpec
 from rubriceval.testing.stub_server import StubServer
@@ -109,26 +111,25 @@ def _sheet_names(path: Path) -> list[str]:
 @pytest.mark.parametrize("case", CASES)
 def test_every_output_shows_the_registered_sections_in_the_registry_order(stores, tmp_path, case):
     store_file, run, args = CASES[case]
-    options = _options(args)
-    report = RunReport.read(RunStore(stores / store_file), run, **options)
-    present = [s for s in SECTIONS if report.built(s) is not None]
+    report = RunReport.read(RunStore(stores / store_file), run, **_options(args))
+    inputs = report.inputs
+    present = [s for s in SECTIONS if inputs.built(s) is not None]
 
-    # The page: its main part is the HTML sections' parts, in order, and nothing else (nothing pasted in later).
+    # The page: its main part is the sections' parts, in order, and nothing else (nothing pasted in later).
     page = report.html()
-    html_page = HtmlPage(report.inputs)
-    parts = [html_page.part(s.html(report.built(s), html_page)) for s in present if s.html is not None]
+    html_page = HtmlPage(inputs)
+    parts = [html_page.part(HTML_PARTS[s.id](s.id, inputs.built(s), html_page)) for s in present if s.id in HTML_PARTS]
     main_part = page[page.index("<main>\n\n") + len("<main>\n\n"):page.index("<footer>")]
     assert main_part == "".join(part + "\n" for part in parts)
-    # the scorecards inside the page's main part, not after it
-    assert page.index("</main>") > page.rindex("</section>")
+    assert page.index("</main>") > page.rindex("</section>")       # the scorecards inside the page, not after it
 
     # The Markdown: each section's lines, in order, and nothing else.
-    lines = [line for s in present if s.markdown is not None for line in s.markdown(report.built(s), report.inputs)]
+    lines = [line for s in present if s.id in MARKDOWN_PARTS for line in MARKDOWN_PARTS[s.id](inputs.built(s), inputs)]
     assert report.markdown() == "\n".join(lines).rstrip() + "\n"
 
-    # The workbook: the sheets each present section declares, in the registry's order.
+    # The workbook: the sheets each present section declares, in the registry's order, and no other.
     names = _sheet_names(report.write_excel(tmp_path / "r.xlsx"))
-    declared = [(s.id, sheet) for s in present if s.excel is not None for sheet in s.sheets]
+    declared = [(s.id, sheet) for s in present if s.id in EXCEL_PARTS for sheet in s.sheets]
     position = 0
     for section_id, sheet in declared:
         prefix = sheet[:-1] if sheet.endswith("…") else None
@@ -139,13 +140,15 @@ def test_every_output_shows_the_registered_sections_in_the_registry_order(stores
     assert position == len(names), f"sheets no section declares: {names[position:]}"
 
 
-def test_the_registry_is_the_one_list_of_sections():
+def test_the_renderer_tables_templates_titles_and_sheets_agree_with_the_registry():
     ids = [s.id for s in SECTIONS]
     assert len(ids) == len(set(ids))
-    for s in SECTIONS:                       # every title in both language tables
-        assert set(MESSAGES[s.title_key]) >= {"zh", "en"}, s.id
-        assert s.html or s.markdown or s.excel, f"section {s.id} is shown nowhere"
-        assert bool(s.excel) == bool(s.sheets), f"section {s.id}: its sheets are declared iff it writes some"
-    # every section template is a registered section's, and every registered template exists
-    used = {s.html.path for s in SECTIONS if isinstance(s.html, Template)}
-    assert used == {f"sections/{p.name}" for p in (TEMPLATES / "sections").glob("*.html.j2")}
+    for table in (HTML_PARTS, MARKDOWN_PARTS, EXCEL_PARTS):      # a renderer for a section the registry lacks
+        assert set(table) <= set(ids), set(table) - set(ids)
+    for s in SECTIONS:
+        assert set(MESSAGES[s.title_key]) >= {"zh", "en"}, s.id        # its title in both language tables
+        assert s.id in HTML_PARTS or s.id in MARKDOWN_PARTS or s.id in EXCEL_PARTS, f"{s.id} is shown nowhere"
+        assert bool(s.sheets) == (s.id in EXCEL_PARTS), f"{s.id}: sheets declared iff the workbook draws it"
+    # each section template is a drawn section's, and each section drawn by a template has one
+    templates = {p.name.removesuffix(".html.j2") for p in (TEMPLATES / "sections").glob("*.html.j2")}
+    assert templates == {section for section, draw in HTML_PARTS.items() if isinstance(draw, Template)}

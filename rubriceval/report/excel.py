@@ -9,24 +9,29 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rubriceval.core.verdict import Evidence, Usage
 from rubriceval.i18n import Lang, evidence_text, t
 from rubriceval.judge.pricing import SideBySide
+from rubriceval.report.conversation_tables import SHEETS as CONVERSATION_SHEETS
+from rubriceval.report.conversation_tables import conversation_rows, position_rows
 from rubriceval.report.cost import run_cost
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
 from rubriceval.report.excel_book import EXCEL_MAX_ROWS, ExcelBook, split_names
-from rubriceval.report.failure_tags import FailureTagReport
+from rubriceval.report.failure_tags import FAILURE_TAGS_SHEET, FailureTagReport, failure_tag_sheet
+from rubriceval.report.inputs import ReportInputs, read_inputs
 from rubriceval.report.run_data import RunData
+from rubriceval.report.sections import present
+from rubriceval.report.segment_views import headers as segment_headers
+from rubriceval.report.segment_views import sheet_name as segment_sheet_name
+from rubriceval.report.segment_views import sheet_rows as segment_rows
+from rubriceval.report.summary_models import Summary
 
 SHEET_NAMES = ("summary", "samples", "breakdown", "diagnosis")   # stable names, for scripts reading the workbook
-
-if TYPE_CHECKING:
-    from rubriceval.report.compose import ReportInputs
 
 
 def _summary_rows(data: RunData, lang: Lang) -> tuple[list[str], list[list[Any]]]:
@@ -162,11 +167,11 @@ def _diagnosis_rows(findings: Sequence[Finding], lang: Lang) -> tuple[list[str],
     return headers, rows, [2, 3]
 
 
-def summary_sheet(data: RunData, book: ExcelBook, inputs: ReportInputs) -> None:
+def summary_sheet(summary: Summary, book: ExcelBook, inputs: ReportInputs) -> None:
     """The summary sheet; when the samples do not fit one sheet, a note under it says where they continue."""
     lang = book.lang
-    sheet = book.sheet(SHEET_NAMES[0], *_summary_rows(data, lang))
-    n_rows = data.summary.n_verdicts
+    sheet = book.sheet(SHEET_NAMES[0], *_summary_rows(inputs.data, lang))
+    n_rows = summary.n_verdicts
     sample_sheets = split_names(SHEET_NAMES[1], n_rows, book.max_rows)
     if len(sample_sheets) > 1:        # said in the workbook (under the summary) and on the console
         note = t("samples_sheet_split", lang, rows=f"{n_rows:,}", limit=f"{book.max_rows:,}",
@@ -181,26 +186,56 @@ def samples_sheets(data: RunData, book: ExcelBook, inputs: ReportInputs) -> None
     book.split_sheet(split_names(SHEET_NAMES[1], data.summary.n_verdicts, book.max_rows), headers, rows, wrapped)
 
 
-def breakdown_sheet(data: RunData, book: ExcelBook, inputs: ReportInputs) -> None:
-    book.sheet(SHEET_NAMES[2], *_breakdown_rows(data, book.lang))
+def _segment_sheets(tables: Sequence[Any], book: ExcelBook, inputs: ReportInputs) -> None:
+    taken = book.taken
+    for table in tables:
+        book.sheet(segment_sheet_name(table, taken), segment_headers(table, inputs.lang),
+                   segment_rows(table, inputs.names))
 
 
-def diagnosis_sheet(findings: Sequence[Finding], book: ExcelBook, inputs: ReportInputs) -> None:
-    book.sheet(SHEET_NAMES[3], *_diagnosis_rows(findings, book.lang))
+def _conversation_sheets(sections: Any, book: ExcelBook, inputs: ReportInputs) -> None:
+    headers, rows = conversation_rows(inputs.data, sections, inputs.lang)
+    book.sheet(CONVERSATION_SHEETS[0], headers, rows, [len(headers) - 1])
+    book.sheet(CONVERSATION_SHEETS[1], *position_rows(inputs.data, sections, inputs.lang))
+
+
+def _scorecard_sheets(cards: Any, book: ExcelBook, inputs: ReportInputs) -> None:
+    for name, rows in cards.sheets(book.taken):
+        book.plain_sheet(name, rows)
+
+
+# section id (report/sections.py) → the sheets it writes, streamed
+EXCEL_PARTS: dict[str, Callable[[Any, ExcelBook, ReportInputs], None]] = {
+    "overview": summary_sheet,
+    "samples": samples_sheets,
+    "breakdown": lambda summary, book, i: book.sheet(SHEET_NAMES[2], *_breakdown_rows(i.data, book.lang)),
+    "diagnosis": lambda findings, book, i: book.sheet(SHEET_NAMES[3], *_diagnosis_rows(findings, book.lang)),
+    "failure_tags": lambda report, book, i: book.sheet(FAILURE_TAGS_SHEET, *failure_tag_sheet(report, book.lang)),
+    "segments": _segment_sheets,
+    "conversations": _conversation_sheets,
+    "scorecards": _scorecard_sheets,
+}
+
+
+def write_book(inputs: ReportInputs, path: str | Path) -> Path:
+    """The workbook: the sections of the registry in its order, each sheet streamed to disk row by row (the samples
+    a chunk at a time), so a million-row run is written in flat memory."""
+    book = ExcelBook(path, inputs.lang, inputs.max_rows)
+    for _, write, data in present(inputs, EXCEL_PARTS):
+        write(data, book, inputs)
+    return book.close()
 
 
 def write_workbook(data: RunData, path: str | Path, *, lang: Lang | None = None,
                    findings: Sequence[Finding] = (), max_rows: int = EXCEL_MAX_ROWS,
                    failure_tags: FailureTagReport | None = None, segments: Sequence[Any] = (),
                    scorecards: Any = None) -> Path:
-    """The workbook of an already-loaded run with the parts given (the report's composition, report/compose.py);
-    `write_excel_report` and `rubriceval report` read every part from the store. segments: per-segment tables
-    (`report --by`), a sheet each (by_<grouping>); scorecards: a ScorecardReport, a sheet per scorecard."""
-    from rubriceval.report.compose import ReportInputs, RunReport
-
-    return RunReport(ReportInputs(data=data, lang=lang or data.language, findings=findings,
-                                  failure_tags=failure_tags, segments=segments, scorecards=scorecards,
-                                  max_rows=max_rows)).write_excel(path)
+    """The workbook of an already-loaded run with the parts given; `write_excel_report` and `rubriceval report`
+    read every part from the store (report/inputs.py read_inputs). segments: per-segment tables (`report --by`), a
+    sheet each (by_<grouping>); scorecards: a ScorecardReport, a sheet per scorecard."""
+    return write_book(ReportInputs(data=data, lang=lang or data.language, findings=findings,
+                                   failure_tags=failure_tags, segments=segments, scorecards=scorecards,
+                                   max_rows=max_rows), path)
 
 
 def write_excel_report(store: Any, run: str, path: str | Path, lang: str | None = None, *,
@@ -211,8 +246,5 @@ def write_excel_report(store: Any, run: str, path: str | Path, lang: str | None 
     scorer), breakdown, diagnosis; failure_tags when experts ticked some; by_<grouping> per segment table (`by`,
     e.g. 'agent_id,week', in the zones of `time`); for conversations, conversations (one row per conversation) and
     where_rules_fail; a sheet per scorecard. machine_only: the judge's scores alone."""
-    from rubriceval.report.compose import RunReport
-
-    report = RunReport.read(store, run, lang=lang, machine_only=machine_only, by=by, time=time,
-                            metric_thresholds=metric_thresholds, diagnosis=diagnosis)
-    return report.write_excel(path)
+    return write_book(read_inputs(store, run, lang=lang, machine_only=machine_only, by=by, time=time,
+                                  metric_thresholds=metric_thresholds, diagnosis=diagnosis), path)

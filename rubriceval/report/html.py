@@ -6,24 +6,28 @@ computed in Python and drawn by template macros, so labels are escaped like ever
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from markupsafe import Markup
 
 from rubriceval.audit.official import OFFICIAL_KEY
 from rubriceval.core.verdict import Verdict
-from rubriceval.i18n import Lang, Message, check_lang, format_number, say
+from rubriceval.i18n import Lang, Message, check_lang, evidence_text, format_number, say, t
 from rubriceval.report.charts import column_chart, hbar_chart
-from rubriceval.report.conversation_view import example_transcript
+from rubriceval.report.conversation_view import conversation_context, example_transcript
 from rubriceval.report.cost import run_cost
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
-from rubriceval.report.failure_tags import FailureTagReport
+from rubriceval.report.failure_tags import FailureTagReport, failure_tags_html
+from rubriceval.report.html_env import template_env
+from rubriceval.report.inputs import ReportInputs, read_inputs
 from rubriceval.report.official_figures import appeal_flag_lines, official_headline
 from rubriceval.report.run_data import RunData
+from rubriceval.report.sections import present
+from rubriceval.report.segment_views import html_context as segment_html
 from rubriceval.report.summary_models import GroupStats, ScorerSummary, Summary
-
-if TYPE_CHECKING:
-    from rubriceval.report.compose import ReportInputs
 
 WORST_EXAMPLES = 3
 ANSWER_PREVIEW_CHARS = 600
@@ -118,9 +122,9 @@ def judge_label(stored: Mapping[str, Any]) -> str:
         return str(stored.get("model", ""))
 
 
-def overview_values(inputs: ReportInputs) -> dict[str, Any]:
+def overview_values(summary: Summary, inputs: ReportInputs) -> dict[str, Any]:
     """The overview section: headline figures, the means charts and the per-scorer table."""
-    summary, lang = inputs.data.summary, inputs.lang
+    lang = inputs.lang
     rubric_chart = hbar_chart([(s.name, s.mean, s.threshold, format_number(s.mean, 2, lang))
                                for s in summary.rubrics], 1, 5) if summary.rubrics else None
     metric_chart = hbar_chart([(s.name, s.mean, s.threshold, format_number(s.mean, 2, lang))
@@ -131,35 +135,102 @@ def overview_values(inputs: ReportInputs) -> dict[str, Any]:
             "appeal_flags": appeal_flag_lines(inputs.data.appeal_flags, lang)}   # items agents keep winning appeals on
 
 
-def scorer_sections(inputs: ReportInputs, kind: str) -> list[dict[str, Any]]:
-    """A card per rubric (kind 'rubric') or metric ('metric'): distribution, worst examples, judge agreement."""
+def scorer_sections(scorers: Sequence[ScorerSummary], inputs: ReportInputs) -> list[dict[str, Any]]:
+    """A card per rubric or metric: distribution, worst examples, judge agreement."""
     agreement = inputs.agreement or {}
     return [{"s": s, "chart": distribution_chart(s), "worst": worst_examples(inputs.data, s.scorer),
              "agreement": say(line, inputs.lang) if (line := agreement.get(s.scorer)) is not None else None}
-            for s in inputs.data.summary.scorers if s.kind == kind]
+            for s in scorers]
 
 
-def cost_values(inputs: ReportInputs) -> dict[str, Any]:
+def cost_values(summary: Summary, inputs: ReportInputs) -> dict[str, Any]:
     """Online and Batch API prices of each scorer's tokens and of the total, each judge's at its own prices
     (report/cost.py), when known; a scorer's None: not available (cells "—", and a note says why)."""
-    cost = run_cost(inputs.data.info, inputs.data.summary)
+    cost = run_cost(inputs.data.info, summary)
     return {"priced": cost.scorers if cost is not None else None,
             "priced_total": cost.total if cost is not None else None}
+
+
+def page_globals(inputs: ReportInputs) -> dict[str, Any]:
+    """What every part of the HTML page reads: language, the run's header figures, the generation time."""
+    from rubriceval.report.official_figures import official_note
+
+    data, lang = inputs.data, inputs.lang
+    config = data.info.get("config", {})
+    return {"lang": lang, "t": lambda key, **kw: t(key, lang, **kw), "say": lambda e: evidence_text(e, lang),
+            "run": data.info, "run_name": data.run_name, "created": format_time(data.info.get("created_at")),
+            "dataset": config.get("dataset_path", ""), "judge_model": judge_label(config.get("judge") or {}),
+            "n_samples": data.n_samples, "summary": data.summary,
+            "official_note": lambda s: official_note(s, lang),
+            "generated_at": dt.datetime.now().strftime("%Y-%m-%d %H:%M")}
+
+
+class HtmlPage:
+    """The page being drawn: one template environment for the page and every section template, with the page's
+    globals. Every text is autoescaped by the templates; a section reaches the page as markup only from here."""
+
+    def __init__(self, inputs: ReportInputs):
+        self.inputs = inputs
+        self.env = template_env()
+        self.globals = page_globals(inputs)
+
+    def render(self, template: str, **values: Any) -> str:
+        return self.env.get_template(template).render({**self.globals, **values})
+
+    @staticmethod
+    def part(html: str) -> Markup:
+        """A section as the page places it: ending in one newline (the page puts a blank line between sections)."""
+        return Markup(html.rstrip("\n") + "\n")
+
+
+@dataclass(frozen=True)
+class Template:
+    """A section drawn by templates/sections/<section id>.html.j2 from the values given (autoescaped there)."""
+
+    values: Callable[[Any, ReportInputs], dict[str, Any]]
+
+    def __call__(self, section: str, data: Any, page: HtmlPage) -> str:
+        return page.render(f"sections/{section}.html.j2", **self.values(data, page.inputs))
+
+
+def _failure_tags(section: str, report: FailureTagReport, page: HtmlPage) -> str:
+    return failure_tags_html(report, page.inputs.lang)     # escapes every cell itself (rubric ids, tags: user text)
+
+
+# section id (report/sections.py) → how the page draws it
+HTML_PARTS: dict[str, Callable[[str, Any, HtmlPage], str]] = {
+    "overview": Template(overview_values),
+    "breakdown": Template(lambda summary, i: {"breakdowns": breakdown_tables(summary)}),
+    "diagnosis": Template(lambda findings, i: {"findings": findings}),
+    "rubrics": Template(lambda scorers, i: {"rubric_sections": scorer_sections(scorers, i)}),
+    "failure_tags": _failure_tags,
+    "segments": Template(lambda tables, i: segment_html(tables, i.names, i.lang)),
+    "conversations": Template(lambda sections, i: {"conversation_section": conversation_context(i.data)}),
+    "metrics": Template(lambda scorers, i: {"metric_sections": scorer_sections(scorers, i)}),
+    "unscored": Template(lambda unscored, i: {"unscored": unscored}),
+    "cost": Template(cost_values),
+    "scorecards": Template(lambda cards, i: cards.html_values()),
+}
+
+
+def render_page(inputs: ReportInputs) -> str:
+    """One self-contained page: the sections of the registry in its order, inline CSS and SVG, no script."""
+    page = HtmlPage(inputs)
+    parts = [page.part(draw(section.id, data, page)) for section, draw, data in present(inputs, HTML_PARTS)]
+    return page.render("report.html.j2", parts=parts)
 
 
 def render_html_report(data: RunData, *, lang: Lang | None = None, findings: Sequence[Finding] | None = None,
                        agreement: Mapping[str, Message | str] | None = None,
                        failure_tags: FailureTagReport | None = None, segments: Sequence[Any] = (),
                        scorecards: Any = None) -> str:
-    """The page of an already-loaded run with the parts given (the report's composition, report/compose.py);
-    `write_html_report` and `rubriceval report` read every part from the store. failure_tags: the experts'
-    failure-tag counts (`run_failure_tags`); segments: per-segment tables (`segment_tables`); scorecards: a
-    ScorecardReport (report/scorecards.py)."""
-    from rubriceval.report.compose import ReportInputs, RunReport
-
-    return RunReport(ReportInputs(data=data, lang=check_lang(lang) or data.language,
-                                  findings=data.findings() if findings is None else findings, agreement=agreement,
-                                  failure_tags=failure_tags, segments=segments, scorecards=scorecards)).html()
+    """The page of an already-loaded run with the parts given; `write_html_report` and `rubriceval report` read
+    every part from the store (report/inputs.py read_inputs). failure_tags: the experts' failure-tag counts
+    (`run_failure_tags`); segments: per-segment tables (`segment_tables`); scorecards: a ScorecardReport
+    (report/scorecards.py)."""
+    return render_page(ReportInputs(data=data, lang=check_lang(lang) or data.language,
+                                    findings=data.findings() if findings is None else findings, agreement=agreement,
+                                    failure_tags=failure_tags, segments=segments, scorecards=scorecards))
 
 
 def write_html_report(store: Any, run: str, path: str | Path, lang: str | None = None, *,
@@ -175,11 +246,9 @@ def write_html_report(store: Any, run: str, path: str | Path, lang: str | None =
     default: each rubric's agreement measured in the store. by: segments, e.g. 'agent_id,week' (`report --by`),
     counted in the zones of `time` (rubriceval.data.segment_spec.TimeSettings). machine_only: the judge's scores alone.
     """
-    from rubriceval.report.compose import RunReport
-
-    report = RunReport.read(store, run, lang=lang, machine_only=machine_only, by=by, time=time,
-                            metric_thresholds=metric_thresholds, diagnosis=diagnosis, agreement=agreement)
+    inputs = read_inputs(store, run, lang=lang, machine_only=machine_only, by=by, time=time,
+                         metric_thresholds=metric_thresholds, diagnosis=diagnosis, agreement=agreement)
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(report.html(), encoding="utf-8")
+    out.write_text(render_page(inputs), encoding="utf-8")
     return out

@@ -1,21 +1,23 @@
 """Short Markdown summary of a run for chat and CI logs, and a CJK-aware plain-text table for terminals."""
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from rubriceval.common.tables import markdown_table, text_table
 from rubriceval.core.verdict import Usage
 from rubriceval.i18n import Lang, Message, check_lang, format_number, format_percent, say, t
+from rubriceval.report.conversation_tables import markdown_lines as conversation_lines
 from rubriceval.report.cost import RunCost, run_cost
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
+from rubriceval.report.failure_tags import FailureTagReport, failure_tags_markdown
+from rubriceval.report.inputs import ReportInputs, read_inputs
+from rubriceval.report.measured import measured_markdown
 from rubriceval.report.official_figures import appeal_flag_lines, official_headline, official_note
 from rubriceval.report.run_data import RunData
+from rubriceval.report.sections import present
+from rubriceval.report.segment_views import markdown_section as segment_markdown
 from rubriceval.report.summary_models import Summary
-
-if TYPE_CHECKING:
-    from rubriceval.report.compose import ReportInputs
-    from rubriceval.report.failure_tags import FailureTagReport
 
 MAX_FINDINGS_IN_MARKDOWN = 5
 
@@ -66,10 +68,9 @@ def usage_line(u: Usage, lang: Lang, cost: RunCost | None = None) -> str:
     return line
 
 
-def overview_lines(data: RunData, inputs: ReportInputs) -> list[str]:
+def overview_lines(summary: Summary, inputs: ReportInputs) -> list[str]:
     """Title, business score, official and appeal notes, the per-scorer table, and the judge panels' agreement."""
-    lang, agreement = inputs.lang, inputs.agreement
-    summary = data.summary
+    lang, agreement, data = inputs.lang, inputs.agreement, inputs.data
     out = [f"## {t('report_title', lang)} · {data.run_name}", ""]
     headline = [f"**{t('business_score', lang)}**: {format_number(summary.business_score, 2, lang)} / 5"]
     headline += [f"**{name}**: {format_number(mean, 2, lang)}" for name, mean in summary.rag_scores.items()]
@@ -112,8 +113,8 @@ def diagnosis_lines(findings: Sequence[Finding], inputs: ReportInputs) -> list[s
     return out + [""]
 
 
-def cost_lines(data: RunData, inputs: ReportInputs) -> list[str]:
-    return [usage_line(data.summary.usage, inputs.lang, run_cost(data.info, data.summary)), ""]
+def cost_lines(summary: Summary, inputs: ReportInputs) -> list[str]:
+    return [usage_line(summary.usage, inputs.lang, run_cost(inputs.data.info, summary)), ""]
 
 
 def gate_lines(gate: Any, inputs: ReportInputs) -> list[str]:
@@ -122,20 +123,46 @@ def gate_lines(gate: Any, inputs: ReportInputs) -> list[str]:
             *(f"- {'✅' if c.passed else '❌'} `{c.name}` — {c.reason}" for c in gate.checks), ""]
 
 
+def _failure_tags(report: FailureTagReport, inputs: ReportInputs) -> list[str]:
+    return [failure_tags_markdown(report, inputs.lang)]
+
+
+def _segments(tables: Sequence[Any], inputs: ReportInputs) -> list[str]:
+    return [segment_markdown(tables, inputs.names, inputs.lang), ""]
+
+
+# section id (report/sections.py) → its lines in the summary
+MARKDOWN_PARTS: dict[str, Callable[[Any, ReportInputs], list[str]]] = {
+    "overview": overview_lines,
+    "diagnosis": diagnosis_lines,
+    "measured": lambda lines, i: measured_markdown(lines, i.lang),
+    "failure_tags": _failure_tags,
+    "segments": _segments,
+    "conversations": lambda sections, i: conversation_lines(i.data, i.lang),
+    "cost": cost_lines,
+    "scorecards": lambda cards, i: [cards.markdown()],
+    "gate": gate_lines,
+}
+
+
+def render_summary(inputs: ReportInputs) -> str:
+    """The short summary for chat and CI logs: the sections of the registry in its order."""
+    lines = [line for _, lines_of, data in present(inputs, MARKDOWN_PARTS) for line in lines_of(data, inputs)]
+    return "\n".join(lines).rstrip() + "\n"
+
+
 def render_markdown(data: RunData, *, lang: Lang | None = None, findings: Sequence[Finding] | None = None,
                     agreement: Mapping[str, Message | str] | None = None, gate: Any = None,
                     failure_tags: FailureTagReport | None = None, segments: Sequence[Any] = (),
                     scorecards: Any = None) -> str:
-    """The Markdown text of an already-loaded run with the parts given (the report's composition,
-    report/compose.py); `markdown_summary` and `rubriceval report` read every part from the store. `gate`: a
-    GateResult to end with. `failure_tags`: the experts' failure-tag counts (`run_failure_tags`). `segments`:
-    per-segment tables (`report --by`). scorecards: a ScorecardReport (report/scorecards.py)."""
-    from rubriceval.report.compose import ReportInputs, RunReport
-
-    return RunReport(ReportInputs(data=data, lang=check_lang(lang) or data.language,
-                                  findings=data.findings() if findings is None else findings, agreement=agreement,
-                                  failure_tags=failure_tags, segments=segments, scorecards=scorecards,
-                                  gate=gate)).markdown()
+    """The Markdown text of an already-loaded run with the parts given; `markdown_summary` and `rubriceval report`
+    read every part from the store (report/inputs.py read_inputs). `gate`: a GateResult to end with.
+    `failure_tags`: the experts' failure-tag counts (`run_failure_tags`). `segments`: per-segment tables
+    (`report --by`). scorecards: a ScorecardReport (report/scorecards.py)."""
+    return render_summary(ReportInputs(data=data, lang=check_lang(lang) or data.language,
+                                       findings=data.findings() if findings is None else findings,
+                                       agreement=agreement, failure_tags=failure_tags, segments=segments,
+                                       scorecards=scorecards, gate=gate))
 
 
 def markdown_summary(store: Any, run: str, *, lang: str | None = None,
@@ -145,8 +172,6 @@ def markdown_summary(store: Any, run: str, *, lang: str | None = None,
                      by: str | Sequence[Any] | None = None, time: Any = None, machine_only: bool = False) -> str:
     """The Markdown summary `rubriceval report` writes of a stored run (business score, per-scorer table, top
     findings, cost; scorecards, failure tags and, with `by`, segments), ending with `gate` when given."""
-    from rubriceval.report.compose import RunReport
-
-    return RunReport.read(store, run, lang=lang, machine_only=machine_only, by=by, time=time,
-                          metric_thresholds=metric_thresholds, diagnosis=diagnosis, agreement=agreement,
-                          gate=gate).markdown()
+    return render_summary(read_inputs(store, run, lang=lang, machine_only=machine_only, by=by, time=time,
+                                      metric_thresholds=metric_thresholds, diagnosis=diagnosis, agreement=agreement,
+                                      gate=gate))

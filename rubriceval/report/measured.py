@@ -43,7 +43,11 @@ def measured_lines(scorers: Sequence[Mapping[str, Any]], judge: Mapping[str, Any
     return lines
 
 
+def measured_markdown(lines: Sequence[str], lang: Lang) -> list[str]:
+    """The report's Markdown section of these lines (none when no rubric of the run carries measurements)."""
+    return [f"**{t('measured_title', lang)}**", *lines, ""] if lines else []
+
+
 def measured_section(scorers: Sequence[Mapping[str, Any]], judge: Mapping[str, Any], lang: Lang) -> list[str]:
     """The report's Markdown section (empty when no rubric of the run carries measurements)."""
-    lines = measured_lines(scorers, judge, lang)
-    return [f"**{t('measured_title', lang)}**", *lines, ""] if lines else []
+    return measured_markdown(measured_lines(scorers, judge, lang), lang)

@@ -70,4 +70,4 @@ def html_context(tables: Sequence[SegmentTable], names: Mapping[str, str], lang:
     are user text)."""
     return {"tables": [{"title": t("segments_title", lang, grouping=table.grouping), "headers": headers(table, lang),
                         "rows": text_rows(table, names, lang), "n_keys": len(table.fields)} for table in tables],
-            "note": t("segments_note", lang)}
+            "segments_note": t("segments_note", lang)}
