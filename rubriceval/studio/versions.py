@@ -62,10 +62,9 @@ _VERSION_LINE = re.compile(r"^version:[ \t]*(?P<value>[^#\n]*?)[ \t]*(?:#.*)?$",
 
 def _with_version(text: str, version: int) -> str:
     """The text with its top-level `version:` set — on that line alone, so the rest of the file keeps its bytes (a
-    ruamel dump would reflow a multi-line flow mapping); a file without one gets it added by ruamel."""
-    import io
-
-    from rubriceval.studio.form import round_trip_yaml
+    ruamel dump would reflow a multi-line flow mapping); a file without one gets it added by ruamel, the rest of the
+    file's lines kept (studio/form.written_back)."""
+    from rubriceval.studio.form import written_back
 
     tree = load_tree(text)
     found = _VERSION_LINE.search(text)
@@ -74,9 +73,7 @@ def _with_version(text: str, version: int) -> str:
         if load_tree(edited).get("version") == version:
             return edited
     tree["version"] = version
-    out = io.StringIO()
-    round_trip_yaml().dump(tree, out)
-    return out.getvalue()
+    return written_back(text, tree)
 
 
 def _version_of(text: str) -> int:
