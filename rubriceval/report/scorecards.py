@@ -43,6 +43,7 @@ def human_marks(runs: Any, run_id: str, human: set[tuple[str, str]], machine: Se
         decision = official.decision(*key)
         mine = [r for r in reviews if (r.sample_id, r.scorecard) == key]
         last = max(mine, key=lambda r: r.created_at) if mine else None
+        source: str
         if decision is not None and (last is None or decision.at >= last.created_at):
             source, by = decision.source, decision.by
         else:
@@ -115,7 +116,7 @@ class ScorecardReport:
         return {"sections": sections, "item_headers": _item_headers(lang)}
 
     def html(self) -> str:
-        """The section on its own (the report page places it through report/compose.py)."""
+        """The section on its own (the report page draws it through report/html.py HTML_PARTS)."""
         from rubriceval.report.html_env import template_env
 
         lang = self.lang
@@ -153,10 +154,10 @@ class ScorecardReport:
                     detail = "; ".join(e.detail for e in o.evidence if e.detail)
                     whole.append(tag + (f" — {detail}" if detail else ""))
             sample = samples.get(v.sample_id)
-            turns = [{"n": n, "role": turn.role, "text": turn.content, "marks": by_turn.get(n, [])}
-                     for n, turn in sample.conversation.numbered()] if sample and sample.conversation else []
+            transcript = [{"n": n, "role": turn.role, "text": turn.content, "marks": by_turn.get(n, [])}
+                          for n, turn in sample.conversation.numbered()] if sample and sample.conversation else []
             views.append({"sample_id": v.sample_id, "total": v.totals.total, "fatal": v.totals.fatal,
-                          "reason": v.totals.unscored_reason, "whole": whole, "turns": turns,
+                          "reason": v.totals.unscored_reason, "whole": whole, "turns": transcript,
                           "official": self.marks.get((v.sample_id, v.scorecard)),
                           "answer": sample.answer if sample and not sample.conversation else ""})
         return views
@@ -225,7 +226,8 @@ def _headline(s: ScorecardSummary, lang: Lang) -> list[str]:
                    cost=f"{u.cost_usd:.4f}"))
     below = s.untrusted()
     if below:
-        lines.append(t("sc_untrusted", lang) + ": " + "; ".join(f"{i.name} ({i.trust.untrusted})" for i in below))
+        lines.append(t("sc_untrusted", lang) + ": " + "; ".join(f"{i.name} ({i.trust.untrusted if i.trust else ''})"
+                                                           for i in below))
     return lines
 
 
