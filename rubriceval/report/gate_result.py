@@ -22,11 +22,13 @@ class CheckResult(BaseModel):
 
 
 def meets(actual: float, op: str, value: float) -> bool:
+    """Whether `actual op value` holds, compared at _DECIMALS places (every gate check kind compares so)."""
     a, v = round(actual, _DECIMALS), round(value, _DECIMALS)
     return {">=": a >= v, "<=": a <= v, ">": a > v, "<": a < v}[op]
 
 
 def format_figure(value: float | None) -> str:
+    """A gate figure as the results print it: three significant digits, whole numbers from 1000, n/a for None."""
     if value is None:
         return "n/a"
     return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
@@ -34,6 +36,8 @@ def format_figure(value: float | None) -> str:
 
 def check_result(check: GateCheck, name: str, actual: float | None, why_missing: str | None,
                       untrusted: list[str], refuse_untrusted: bool, scorer: str | None = None, extra: str = "") -> CheckResult:
+    """One check's result from its figure: failed as untrusted (when refused), as not computable (with why), or
+    passed / failed by `meets`; every gate check kind builds its result here."""
     expected = f"{check.op} {check.value:g}"
     if untrusted and refuse_untrusted:
         return CheckResult(name=name, stat=check.stat, scorer=scorer, passed=False, actual=actual, expected=expected,

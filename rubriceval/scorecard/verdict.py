@@ -12,7 +12,8 @@ Status = Literal["hit", "clear", "not_applicable", "unscored"]
 
 
 class CardItemOutcome(BaseModel):
-    """What one item found in one conversation. `occurrences` counts failing turns of a per-occurrence item (1 for
+    """What one scorecard item found in one conversation (hit, clear, not applicable or unscored; a rubric judge
+    item's score is scoring's JudgeItemOutcome). `occurrences` counts failing turns of a per-occurrence item (1 for
     any other hit, 0 when not hit). `evidence`: the check's spans with their turn numbers, the judge's answer with
     p(yes), or the referenced rubric's score and feedback."""
 

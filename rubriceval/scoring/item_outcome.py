@@ -31,7 +31,8 @@ def read_verdict(reply) -> Reading[ReadVerdict]:
 
 
 class JudgeItemOutcome(BaseModel):
-    """One judge item's outcome: a score with feedback, or unscored with the kind and reason."""
+    """One rubric judge item's outcome: a score with feedback, or unscored with the kind and reason (a scorecard
+    item's hit or clear is scorecard's CardItemOutcome)."""
 
     item: JudgeItem | ChecklistItem
     score: int | None = None
