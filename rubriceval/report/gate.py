@@ -104,7 +104,7 @@ def evaluate_data(data: RunData, config: GateConfig, *, baseline: RunData | None
                     ci += f" (scorer changed: {d.version_a} → {d.version_b})"
                 name = check.name if per_scorer and check.name else f"{check.stat}:{d.scorer}{check.op}{check.value:g}"
                 result = check_result(check, name, scaled(d.delta, d, per_scorer), d.note or "no paired samples",
-                                           _untrusted([summary], agreement), config.refuse_untrusted, d.scorer, ci)
+                                      _untrusted([summary], agreement), config.refuse_untrusted, d.scorer, ci)
                 refused = result.untrusted and config.refuse_untrusted
                 if check.stat == "significant_regression" and not result.passed and not refused \
                         and result.actual is not None:
@@ -114,12 +114,12 @@ def evaluate_data(data: RunData, config: GateConfig, *, baseline: RunData | None
         elif check.scorer is None and check.stat == "business_score":
             rubrics = [data.summary.get(r) for r in data.summary.business_rubrics]
             results.append(check_result(check, check.label(), data.summary.business_score,
-                                             data.summary.business_score_note, _untrusted(rubrics, agreement),
-                                             config.refuse_untrusted))
+                                        data.summary.business_score_note, _untrusted(rubrics, agreement),
+                                        config.refuse_untrusted))
         elif check.scorer is None and check.stat == "unscored_rate":
             results.append(check_result(check, check.label(), data.summary.unscored_rate, "the run has no verdicts", [],
-                                             config.refuse_untrusted,
-                                             extra=f" ({data.summary.n_unscored}/{data.summary.n_verdicts} rows)"))
+                                        config.refuse_untrusted,
+                                        extra=f" ({data.summary.n_unscored}/{data.summary.n_verdicts} rows)"))
         else:
             target = _resolve(data, check.scorer or "")
             if check.stat in RUN_STATS and check.stat != "unscored_rate":
@@ -131,7 +131,7 @@ def evaluate_data(data: RunData, config: GateConfig, *, baseline: RunData | None
             elif check.stat == "unscored_rate":
                 extra = f" ({target.n_unscored}/{target.n_total} rows)"
             results.append(check_result(check, check.label(), actual, why, _untrusted([target], agreement),
-                                             config.refuse_untrusted, target.scorer, extra))
+                                        config.refuse_untrusted, target.scorer, extra))
     return GateResult(run=data.run_name, run_id=data.run_id, baseline=baseline.run_name if baseline else None,
                       checks=results)
 

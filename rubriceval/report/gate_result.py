@@ -35,7 +35,7 @@ def format_figure(value: float | None) -> str:
 
 
 def check_result(check: GateCheck, name: str, actual: float | None, why_missing: str | None,
-                      untrusted: list[str], refuse_untrusted: bool, scorer: str | None = None, extra: str = "") -> CheckResult:
+                 untrusted: list[str], refuse_untrusted: bool, scorer: str | None = None, extra: str = "") -> CheckResult:
     """One check's result from its figure: failed as untrusted (when refused), as not computable (with why), or
     passed / failed by `meets`; every gate check kind builds its result here."""
     expected = f"{check.op} {check.value:g}"
