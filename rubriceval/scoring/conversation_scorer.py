@@ -35,9 +35,6 @@ class TurnJudgement(BaseModel):
     """The judge's score and feedback for one assistant turn (an expert's verdict on a turn is the store's
     ExpertTurnVerdict)."""
 
-    """The judge's score and feedback for one assistant turn (an expert's verdict on a turn is the store's
-    ExpertTurnVerdict)."""
-
     turn: int
     score: int = Field(ge=1, le=5)
     feedback: str = ""
