@@ -87,7 +87,7 @@ def test_trend_points_are_official_and_say_how_many_are_human_decided(decided, t
     assert again.change is not None and again.change.delta == pytest.approx(0)
     assert "human-decided" not in format_trend(judge)
     assert main(["trend", run_id, rerun, "--store", str(store.path), "--scorer", RUBRIC, "--n-boot", "20",
-                 "--out", str(tmp_path)]) == 0
+                 "--out", str(tmp_path), "--lang", "en"]) == 0
     assert "3 human-decided; machine 3.75" in capsys.readouterr().out
     assert "3 human-decided; machine 3.75" in (tmp_path / "trend.html").read_text(encoding="utf-8")
     from openpyxl import load_workbook
@@ -95,7 +95,7 @@ def test_trend_points_are_official_and_say_how_many_are_human_decided(decided, t
     rows = [[c.value for c in row] for row in load_workbook(tmp_path / "trend.xlsx")["trend"].iter_rows()]
     assert [r[-2:] for r in rows] == [["human-decided", "Machine mean"], [3, 3.75], [0, None]]
     assert main(["trend", run_id, rerun, "--store", str(store.path), "--scorer", RUBRIC, "--n-boot", "20",
-                 "--machine-only"]) == 0
+                 "--machine-only", "--lang", "en"]) == 0
     out = capsys.readouterr().out
     assert "human-decided" not in out and "Machine only" in out
 

@@ -83,7 +83,7 @@ def test_trend_cli_writes_html_line_chart_and_excel_sheet(store, capsys):
     path, runs = store
     out = path.parent / "trend-out"
     assert main(["trend", *runs, "--store", str(path), "--by", "agent_id", "--statistic", "pass_rate",
-                 "--out", str(out)]) == 0
+                 "--out", str(out), "--lang", "en"]) == 0      # the data is Chinese: English asked for
     printed = capsys.readouterr().out
     assert "w48" in printed and "Beyond noise" in printed
     html = (out / "trend.html").read_text(encoding="utf-8")

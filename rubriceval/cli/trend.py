@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", help="write trend.html and trend.xlsx here")
     p.add_argument("--n-boot", type=int, default=2000)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--lang", choices=["zh", "en"], default="en")
+    p.add_argument("--lang", choices=["zh", "en"], help="default: zh when the runs' data is Chinese")
     add_segment_args(p)
     add_machine_only_arg(p)
     add_store_arg(p)
@@ -43,6 +43,7 @@ def cmd_trend(args) -> int:
                           scorers=[s.strip() for s in (args.scorer or "").split(",") if s.strip()],
                           statistic=args.statistic, settings=segment_settings(args), n_boot=args.n_boot,
                           seed=args.seed, machine_only=args.machine_only)
+    args.lang = args.lang or _data_language(store, args.runs)
     print(format_trend(trend, args.lang), end="")
     if args.out:
         out = Path(args.out)
@@ -51,3 +52,17 @@ def cmd_trend(args) -> int:
         xlsx = write_trend_workbook(trend, out / "trend.xlsx", args.lang)
         print(f"HTML: {(out / 'trend.html').resolve()}\nExcel: {Path(xlsx).resolve()}")
     return 0
+
+
+def _data_language(store, runs: list[str]) -> str:
+    """The language of the trend's data, as a report decides it (detect_language): the samples of the last run named,
+    else of the newest (its first window: a run's data is one language in practice); 'en' without a run."""
+    from rubriceval.common.errors import RubricEvalError
+    from rubriceval.i18n import detect_language
+
+    try:
+        run_id = store.resolve(runs[-1] if runs else "latest")
+    except RubricEvalError:    # no run to read: the trend itself says so
+        return "en"
+    first = next(iter(store.sample_windows(run_id, 200)), [])
+    return detect_language(sample for sample, _ in first)
