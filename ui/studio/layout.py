@@ -118,8 +118,8 @@ def build_layout(lang: Lang, result_columns: list[str], check_columns: list[str]
                                         elem_id="studio-checks")
                     readonly_view = gr.Markdown(elem_id="studio-readonly")
                 with gr.Column():
-                    yaml_view = gr.Code(label=say("studio_yaml"), language="yaml", interactive=True,
-                                        elem_id="studio-yaml")
+                    yaml_view = gr.Code(label=say("studio_yaml"), language="yaml", interactive=True, lines=16,
+                                        max_lines=24, elem_id="studio-yaml")      # scrolls: the checks stay beside it
                     apply_yaml_btn = gr.Button(say("studio_apply_yaml"), elem_id="studio-apply-yaml")
             validate_btn = gr.Button(say("studio_validate"), variant="primary", elem_id="studio-validate")
             findings = gr.Textbox(label=say("studio_findings"), lines=3, interactive=False,
