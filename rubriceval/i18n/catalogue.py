@@ -125,4 +125,4 @@ def check_lang(lang: str | None) -> Lang | None:
         from rubriceval.common.errors import RubricEvalError
 
         raise RubricEvalError(f"unknown language {lang!r}", field="lang", hint="use 'zh' or 'en'")
-    return lang  # type: ignore[return-value]
+    return lang

@@ -4,7 +4,7 @@ schema reads (`type:` picks the class), built from the check-kind registry: each
 `@check_kind` (rubric/check_kinds.py), and the unions and kind lists at the end are derived from it."""
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Literal, Union
 
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
@@ -16,6 +16,10 @@ from rubriceval.rubric.strict import StrictModel
 SampleField = Literal["question", "answer", "contexts", "ground_truth", "reference_contexts", "intent", "tags"]
 # Whose turns a conversation check reads.
 TurnRole = Literal["user", "assistant"]
+
+
+def _assistant_only() -> list[TurnRole]:
+    return ["assistant"]
 LEVELS = (1, 2, 3, 4, 5)
 
 
@@ -285,8 +289,8 @@ class BeforeCheck(ItemBase):
     type: Literal["before"]
     first: Match
     then: Match
-    first_roles: list[TurnRole] = Field(default_factory=lambda: ["assistant"], min_length=1)
-    then_roles: list[TurnRole] = Field(default_factory=lambda: ["assistant"], min_length=1)
+    first_roles: list[TurnRole] = Field(default_factory=_assistant_only, min_length=1)
+    then_roles: list[TurnRole] = Field(default_factory=_assistant_only, min_length=1)
     case_sensitive: bool = False
 
     @field_validator("first", "then")
@@ -305,7 +309,7 @@ class MaxCount(_PhrasesOrMatch, ItemBase):
     type: Literal["max_count"]
     max: int = Field(ge=0)
     min: int = Field(default=0, ge=0)
-    roles: list[TurnRole] = Field(default_factory=lambda: ["assistant"], min_length=1)
+    roles: list[TurnRole] = Field(default_factory=_assistant_only, min_length=1)
     case_sensitive: bool = False
 
     @model_validator(mode="after")
@@ -391,9 +395,15 @@ class ResponseTime(ItemBase):
 
 # Derived from the registry (rubric/check_kinds.py): a kind registered above is in every list below.
 _CHECK_MODELS = tuple(kind.model for kind in CHECK_KINDS.values())
-CheckItem = Union[_CHECK_MODELS]  # type: ignore[valid-type]  # noqa: UP007 (built from a tuple at import)
 _ITEM_MODELS = (JudgeItem, ChecklistItem, *_CHECK_MODELS)
-Item = Annotated[Union[_ITEM_MODELS], Field(discriminator="type")]  # type: ignore[valid-type]  # noqa: UP007
+if TYPE_CHECKING:
+    # A union built from a tuple at import is no type to a checker: to it, a check is an ItemBase (every registered
+    # check model is one) and an item is one of the three.
+    CheckItem = ItemBase
+    Item = JudgeItem | ChecklistItem | ItemBase
+else:
+    CheckItem = Union[_CHECK_MODELS]  # noqa: UP007 (built from a tuple at import)
+    Item = Annotated[Union[_ITEM_MODELS], Field(discriminator="type")]  # noqa: UP007
 # Checks that only make sense over a conversation's turns.
 CONVERSATION_CHECKS = conversation_kinds()
 # Single-turn checks that have a per-turn form (`turns: assistant`).

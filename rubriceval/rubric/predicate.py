@@ -41,6 +41,12 @@ def literal_phrase(value: str) -> str:
 
 
 
+@overload
+def valid_regex(value: str) -> str: ...
+@overload
+def valid_regex(value: None) -> None: ...
+
+
 def valid_regex(value: str | None) -> str | None:
     """The pattern, if Python's re compiles it (the one regex check of rubric fields)."""
     if value is not None:

@@ -117,6 +117,14 @@ class TrustBar(StrictModel):
     min_items: int = Field(default=50, ge=1)
 
 
+def _question_and_answer() -> list[SampleField]:
+    return ["question", "answer"]
+
+
+def _one_judge_item() -> list[Item]:
+    return [JudgeItem(id="judge", type="judge")]
+
+
 class Rubric(StrictModel):
     id: str = Field(pattern=r"^[A-Za-z0-9_\-]+$")
     name: str
@@ -125,11 +133,11 @@ class Rubric(StrictModel):
     description: str = ""
     criterion: str
     score_descriptions: dict[int, str]
-    judge_sees: list[SampleField] = Field(default_factory=lambda: ["question", "answer"])
+    judge_sees: list[SampleField] = Field(default_factory=_question_and_answer)
     applies_to: AppliesTo = Field(default_factory=AppliesTo)
     threshold: float = Field(default=4, ge=1, le=5)
     weight: float = Field(default=1.0, ge=0)
-    items: list[Item] = Field(default_factory=lambda: [JudgeItem(id="judge", type="judge")])
+    items: list[Item] = Field(default_factory=_one_judge_item)
     combine: Combine = Field(default_factory=Combine)
     examples: list[Example] = Field(default_factory=list)
     trust: TrustBar | None = None
@@ -255,6 +263,7 @@ class Rubric(StrictModel):
         key = (id(self), edit_count(), policy.action, policy.cap_score, tuple(policy.fields),
                knowledge_stamp(self.knowledge, self.source_file) if self.knowledge else None)
         private = self.__pydantic_private__   # read directly: pydantic's __getattr__ for it costs 4 µs a call
+        assert private is not None            # the model declares private attributes: pydantic always sets the dict
         cached = private.get("_hash_cache")
         if cached is None or cached[0] != key:
             private["_hash_cache"] = cached = (key, _content_hash(self))
@@ -269,7 +278,9 @@ def _content_hash(rubric: Rubric) -> str:
     data = rubric.model_dump(mode="json", exclude={"trust", "failure_tags", "measured"})
     if rubric.knowledge:        # the passages the judge reads, not the path (a scorecard's knowledge is hashed so too)
         try:
-            data["knowledge"] = rubric.knowledge_base().digest
+            base = rubric.knowledge_base()    # not None: the rubric names a knowledge file
+            if base is not None:
+                data["knowledge"] = base.digest
         except DatasetError:    # validate reports the file; a run stops when it reads it
             data["knowledge"] = f"unreadable: {rubric.knowledge}"
     blob = json.dumps(_hashed_fields(data), ensure_ascii=False, sort_keys=True)
@@ -281,8 +292,8 @@ def _content_hash(rubric: Rubric) -> str:
 _LATER_DEFAULTS = {"scope": "sample", "turn_aggregate": None, "judge_mode": "holistic", "few_shot": "all",
                    "shuffle_levels": False, "manipulation": ManipulationPolicy().model_dump(mode="json"),
                    "knowledge": None, "predicate_levels": None}
-_LATER_ITEM_DEFAULTS = {"turns": None, "unless_context": [], "only_if_context": [], "match": None,
-                        "min_share": None}
+_LATER_ITEM_DEFAULTS: dict[str, Any] = {"turns": None, "unless_context": [], "only_if_context": [], "match": None,
+                                        "min_share": None}
 
 
 def _hashed_fields(data: dict[str, Any]) -> dict[str, Any]:

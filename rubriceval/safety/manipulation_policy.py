@@ -16,6 +16,13 @@ CHECK_ID = "suspected_manipulation"
 DETAILS_KEY = "suspected_manipulation"
 
 
+ScannedField = Literal["answer", "contexts", "question", "ground_truth"]
+
+
+def _answer_only() -> list[ScannedField]:
+    return ["answer"]
+
+
 class ManipulationPolicy(BaseModel):
     """Rubric YAML: `manipulation: {action: cap, cap_score: 1, fields: [answer]}`."""
 
@@ -23,7 +30,7 @@ class ManipulationPolicy(BaseModel):
     cap_score: int = Field(default=1, ge=1, le=5)
     # Which sample fields are scanned. Contexts come from the knowledge base, not the bot's answer: add them to
     # treat an injected document as the answer's defect too.
-    fields: list[Literal["answer", "contexts", "question", "ground_truth"]] = Field(default_factory=lambda: ["answer"])
+    fields: list[ScannedField] = Field(default_factory=_answer_only)
     # Opt-in model screens, asked when the patterns find nothing (issue 31): `llm_screen` one yes/no judge call
     # per field text (scoring/llm_screen.py), `perplexity` the embedded model's odd-token spans (safety/perplexity.py)
     screens: list[Literal["llm_screen", "perplexity"]] = Field(default_factory=list)
