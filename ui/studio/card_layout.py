@@ -115,10 +115,12 @@ def build_card_tab(lang: Lang, card_columns: list[str]) -> CardLayout:
         card_try = gr.Button(say("studio_try"), elem_id="studio-card-try")
         card_diff = gr.Button(say("studio_show_diff"), elem_id="studio-card-diff")
         card_save = gr.Button(say("studio_save"), variant="primary", elem_id="studio-card-save")
-    card_status = gr.Textbox(interactive=False, show_label=False, elem_id="studio-card-status")
+    card_status = gr.Textbox(label=say("studio_findings"), interactive=False, show_label=False,
+                             elem_id="studio-card-status")
     card_results = gr.Dataframe(headers=headers(card_columns, lang), interactive=False, wrap=True,
-                                elem_id="studio-card-results")
-    card_diff_view = gr.Code(language=None, interactive=False, elem_id="studio-card-diff-view")
+                                label=say("studio_results"), elem_id="studio-card-results")
+    card_diff_view = gr.Code(label=say("studio_diff_view"), language=None, interactive=False,
+                             elem_id="studio-card-diff-view")
     return CardLayout(card_file, card_open, head, apply_head, items, pick, item, check_box, question_box, rubric_box,
                       apply_item, remove_item, card_text, card_validate, card_try, card_diff, card_save, card_status,
                       card_results, card_diff_view)
