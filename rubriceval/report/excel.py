@@ -205,7 +205,7 @@ def _scorecard_sheets(cards: Any, book: ExcelBook, inputs: ReportInputs) -> None
 
 
 # section id (report/sections.py) → the sheets it writes, streamed
-EXCEL_PARTS: dict[str, Callable[[Any, ExcelBook, ReportInputs], None]] = {
+EXCEL_PARTS: dict[str, Callable[[Any, ExcelBook, ReportInputs], object]] = {
     "overview": summary_sheet,
     "samples": samples_sheets,
     "breakdown": lambda summary, book, i: book.sheet(SHEET_NAMES[2], *_breakdown_rows(i.data, book.lang)),

@@ -60,9 +60,9 @@ def failure_tag_report(store_path: str | Path, run: str) -> FailureTagReport:
         key = (row["scorer"], row["failure_tag"])
         items[key].add(row["sample_id"])
         for tag in row["tags"]:
-            grouped[(*key, "tag", tag)].add(row["sample_id"])
+            grouped[key + ("tag", tag)].add(row["sample_id"])
         if row["intent"]:
-            grouped[(*key, "intent", row["intent"])].add(row["sample_id"])
+            grouped[key + ("intent", row["intent"])].add(row["sample_id"])
     counts = [TagCount(scorer=s, failure_tag=f, items=len(ids), reviewed=reviewed.get(s, 0))
               for (s, f), ids in items.items()]
     counts.sort(key=lambda c: (c.scorer, -c.items, c.failure_tag))
