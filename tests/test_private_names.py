@@ -1,6 +1,7 @@
 """No module reaches into another module's private names (issue 38, item 7).
 
-The rule, checked by AST over rubriceval/, ui/ and standard_metrics/ (the installed code; tests may poke privates):
+The rule, checked by AST over rubriceval/, ui/ and standard_metrics/ (the installed code) and the repository's
+benchmarks/ (tests may poke privates):
 - no `from x import _y` (or `import x._y`) from any other module, even one in the same package: a leading underscore
   means "this module only", so a helper another module needs gets a public name (or moves to where it is used);
 - no `obj._y` attribute access where `_y` is not defined in the accessing module itself (a `def _y`, an assignment to
@@ -17,10 +18,10 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SCANNED = [ROOT / "rubriceval", ROOT / "ui", ROOT / "standard_metrics"]
+SCANNED = [ROOT / "rubriceval", ROOT / "ui", ROOT / "standard_metrics", ROOT / "benchmarks"]
 # Underscore names that are documented public API of the standard library.
 DOCUMENTED = {"_fields", "_asdict", "_replace", "_make", "_field_defaults"}
-PROJECT = ("rubriceval", "ui", "standard_metrics")
+PROJECT = ("rubriceval", "ui", "standard_metrics", "benchmarks")
 
 
 def _private(name: str) -> bool:

@@ -76,8 +76,8 @@ def spearman_estimate(x: list[float], y: list[float], *, n_boot: int = 1000, con
     return Estimate(value=value, ci_low=float(low), ci_high=float(high), n_boot_used=len(replicates))
 
 
-def _load_samples(kind: BenchmarkKind, n: int | None, seed: int, data: str | Path | None
-                  ) -> tuple[list[Sample], list[Sample]]:
+def load_benchmark_samples(kind: BenchmarkKind, n: int | None, seed: int, data: str | Path | None
+                           ) -> tuple[list[Sample], list[Sample]]:
     """(the items measured, every labelled item of the benchmark: few-shot examples come from the others)."""
     if kind == "summeval":
         pool = load_summeval(data)
@@ -205,7 +205,7 @@ async def run_benchmark_async(kind: BenchmarkKind, judge_config: JudgeConfig, n:
     from benchmarks.judge.modes import cross_fit_items, saved_answers
 
     mode = judge_config.judge_mode
-    samples, pool = _load_samples(kind, n, seed, data)
+    samples, pool = load_benchmark_samples(kind, n, seed, data)
     rubric = _measured_rubric(kind, load_rubric(rubric_path or RUBRIC_DIR / DEFAULT_RUBRICS[kind]), mode, few_shot,
                               samples, pool, seed, judge_config.model)
     not_applicable = [s.id for s in samples if not applies(rubric, s)]
@@ -233,9 +233,9 @@ async def run_benchmark_async(kind: BenchmarkKind, judge_config: JudgeConfig, n:
                         seconds_per_item=elapsed / max(1, len(samples)))
     if mode == "checklist_fitted":
         items = cross_fit_items(kind, rubric, items, seed)
-        result["rule"] = _statistics(kind, rubric, samples, items, lambda i: i.rule_score, n_boot, seed,
-                                     "declared rule")
-    result.update(_statistics(kind, rubric, samples, items, lambda i: i.judge_score, n_boot, seed, ""))
+        result["rule"] = benchmark_statistics(kind, rubric, samples, items, lambda i: i.rule_score, n_boot, seed,
+                                              "declared rule")
+    result.update(benchmark_statistics(kind, rubric, samples, items, lambda i: i.judge_score, n_boot, seed, ""))
     benchmark = BenchmarkResult(**result, n_scored=sum(i.judge_score is not None for i in items), items=items)
     if out is not None:
         path = Path(out)
@@ -244,8 +244,8 @@ async def run_benchmark_async(kind: BenchmarkKind, judge_config: JudgeConfig, n:
     return benchmark
 
 
-def _statistics(kind: BenchmarkKind, rubric: Rubric, samples: list[Sample], items: list[BenchmarkItem], score_of,
-                n_boot: int, seed: int, label: str) -> dict:
+def benchmark_statistics(kind: BenchmarkKind, rubric: Rubric, samples: list[Sample], items: list[BenchmarkItem], score_of,
+                         n_boot: int, seed: int, label: str) -> dict:
     """Agreement of `score_of(item)` with the human labels (unscored items counted and left out)."""
     scored = [(s, i) for s, i in zip(samples, items) if score_of(i) is not None]
     n_unscored = len(items) - len(scored)

@@ -143,7 +143,7 @@ def ties_table(paths: list[str]) -> str:
 
 def subset(path: str, like: str, out: str) -> None:
     """`path`'s items restricted to `like`'s, statistics recomputed (usage and time scaled by the share kept)."""
-    from benchmarks.judge.judge import DEFAULT_RUBRICS, RUBRIC_DIR, _load_samples, _statistics
+    from benchmarks.judge.judge import DEFAULT_RUBRICS, RUBRIC_DIR, load_benchmark_samples, benchmark_statistics
     from benchmarks.judge.results import BenchmarkResult
     from rubriceval.rubric.loader import load_rubric
 
@@ -151,13 +151,13 @@ def subset(path: str, like: str, out: str) -> None:
     keep = [i["id"] for i in wanted["items"]]
     by_id = {i.id: i for i in full.items}
     items = [by_id[k] for k in keep]
-    samples = {s.id: s for s in _load_samples(full.kind, None, 0, None)[1]}
+    samples = {s.id: s for s in load_benchmark_samples(full.kind, None, 0, None)[1]}
     rubric = load_rubric(RUBRIC_DIR / DEFAULT_RUBRICS[full.kind])
     share = len(items) / len(full.items)
     kept = [samples[k] for k in keep]
-    stats = _statistics(full.kind, rubric, kept, items, lambda i: i.judge_score, 1000, 0, "")
+    stats = benchmark_statistics(full.kind, rubric, kept, items, lambda i: i.judge_score, 1000, 0, "")
     if full.rule:                     # checklist_fitted: the declared rule on the same items, recomputed too
-        stats["rule"] = _statistics(full.kind, rubric, kept, items, lambda i: i.rule_score, 1000, 0, "declared rule")
+        stats["rule"] = benchmark_statistics(full.kind, rubric, kept, items, lambda i: i.rule_score, 1000, 0, "declared rule")
     usage = full.usage.model_copy(update={k: int(round(getattr(full.usage, k) * share)) for k in
                                           ("calls", "prompt_tokens", "completion_tokens", "cached_prompt_tokens")})
     result = full.model_copy(update={**stats, "items": items, "n_items": len(items), "usage": usage,
@@ -170,16 +170,16 @@ def subset(path: str, like: str, out: str) -> None:
 def from_partial(path: str, kind: str, mode: str, few_shot: str | None, out: str, elapsed_s: float) -> None:
     """A result from the items a stopped run had judged (`F.partial.jsonl`), statistics over those items; the
     rubric version is the one measured (examples and mode included), as the partial file's header names it."""
-    from benchmarks.judge.judge import DEFAULT_RUBRICS, RUBRIC_DIR, _load_samples, _statistics
+    from benchmarks.judge.judge import DEFAULT_RUBRICS, RUBRIC_DIR, load_benchmark_samples, benchmark_statistics
     from benchmarks.judge.partial import read_partial
     from benchmarks.judge.results import BenchmarkItem, BenchmarkResult
     from rubriceval.core.verdict import Usage
     from rubriceval.rubric.loader import load_rubric
 
     header, items, judged_s = read_partial(path, BenchmarkItem)
-    samples = {s.id: s for s in _load_samples(kind, None, 0, None)[1]}
+    samples = {s.id: s for s in load_benchmark_samples(kind, None, 0, None)[1]}
     rubric = load_rubric(RUBRIC_DIR / DEFAULT_RUBRICS[kind])
-    stats = _statistics(kind, rubric, [samples[i.id] for i in items], items, lambda i: i.judge_score, 1000, 0, "")
+    stats = benchmark_statistics(kind, rubric, [samples[i.id] for i in items], items, lambda i: i.judge_score, 1000, 0, "")
     usage = sum((i.usage or Usage() for i in items), Usage())
     elapsed_s = elapsed_s or judged_s
     result = BenchmarkResult(kind=kind, judge_mode=mode, few_shot=few_shot, rubric_id=rubric.id,
