@@ -60,17 +60,15 @@ RUN_REPORT_TEXT: dict[str, dict[str, str]] = {
     "note_no_business_rubrics": {"zh": "本次运行没有业务细则", "en": "no business rubrics in this run"},
     "note_no_rubric_scored": {"zh": "没有细则有已评分记录", "en": "no rubric has a scored row"},
     "row_overall": {"zh": "总体", "en": "overall"},
-    "col_scorer_id": {"zh": "ID", "en": "id"},
     # a rubric's measured: figure for the run's judge and mode (rubric/measured.py Measurement.line)
     "measured_line": {"zh": "{mode}，裁判 {judge}：κ {kappa} [{low}, {high}]，n={n}（{dataset}，{date}）",
                       "en": "{mode} on {judge}: κ {kappa} [{low}, {high}], n={n} ({dataset}, {date})"},
-    # -- a scorecard's Excel sheet: scorecard_frame's columns and cell words (English: the frame's own names) ------------
-    "sc_col_sample_id": {"zh": "样本 ID", "en": "sample_id"},
+    # -- a scorecard's Excel sheet: scorecard_frame's columns and cell words (English: the frame's own names; sample_id
+    #    and unscored_reason stay as they are, the keys scripts read the sheet by) ---------------------------------------
     "sc_col_version": {"zh": "版本", "en": "version"},
     "sc_col_total": {"zh": "总分", "en": "total"},
     "sc_col_clamped": {"zh": "总分被截断", "en": "clamped"},
     "sc_col_fatal": {"zh": "一票否决项", "en": "fatal"},
-    "sc_col_unscored_reason": {"zh": "未评分原因", "en": "unscored_reason"},
     "sc_col_dimension": {"zh": "维度：{dimension}", "en": "dim:{dimension}"},
     "sc_cell_fatal": {"zh": "一票否决", "en": "fatal"},
     "sc_cell_unscored": {"zh": "未评分", "en": "unscored"},

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from rubriceval.core.verdict import Evidence, Usage
-from rubriceval.i18n import Lang, evidence_text, t
+from rubriceval.i18n import Lang, evidence_text, resay, t
+from rubriceval.i18n.run_report_text import NOTE_KEYS
 from rubriceval.judge.pricing import SideBySide
 from rubriceval.report.conversation_tables import SHEETS as CONVERSATION_SHEETS
 from rubriceval.report.conversation_tables import conversation_rows, position_rows
@@ -34,6 +35,7 @@ from rubriceval.report.summary_models import Summary
 SHEET_NAMES = ("summary", "samples", "breakdown", "diagnosis")   # stable names, for scripts reading the workbook
 
 
+
 def _summary_rows(data: RunData, lang: Lang) -> tuple[list[str], list[list[Any]]]:
     headers = [t("scorer", lang), "id", t("kind", lang), t("mean", lang), t("median", lang), t("std", lang),
                t("pass_rate", lang), t("threshold", lang), t("weight", lang), t("n_scored", lang),
@@ -50,15 +52,16 @@ def _summary_rows(data: RunData, lang: Lang) -> tuple[list[str], list[list[Any]]
         return [usage.calls, usage.prompt_tokens, usage.completion_tokens, round(usage.cost_usd, 6),
                 round(priced.online_usd, 6) if priced else None, round(priced.batch_usd, 6) if priced else None]
 
-    rows: list[list[Any]] = [[t("business_score", lang), "business_score", "overall", summary.business_score]
-                             + [None] * (len(headers) - 5) + [summary.business_score_note or ""]]
+    rows: list[list[Any]] = [[t("business_score", lang), "business_score", t("row_overall", lang),
+                              summary.business_score] + [None] * (len(headers) - 5)
+                             + [resay(summary.business_score_note or "", lang, NOTE_KEYS)]]
     for s in summary.scorers:
         distribution = [(s.distribution or {}).get(level) if s.distribution is not None else None
                         for level in range(1, 6)]
         rows.append([s.name, s.scorer, t(f"kind_{s.kind}", lang), s.mean, s.median, s.std, s.pass_rate, s.threshold,
                      s.weight, s.n_scored, s.n_unscored, ", ".join(f"{g.kind}: {g.count}" for g in s.unscored)]
                     + distribution + cost_cells(s.usage, cost.scorers.get(s.scorer) if cost else None)
-                    + ["; ".join(s.notes)])
+                    + [resay("; ".join(s.notes), lang, NOTE_KEYS)])
     # the whole run's cost: one row, its cells in the cost columns
     note = "" if cost is None else t("cost_priced_note", lang) if cost.complete else \
         f"{t('cost_priced_note', lang)} {t('cost_not_available_note', lang)}"

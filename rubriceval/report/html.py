@@ -15,7 +15,8 @@ from markupsafe import Markup
 
 from rubriceval.audit.official import OFFICIAL_KEY
 from rubriceval.core.verdict import Verdict
-from rubriceval.i18n import Lang, Message, check_lang, evidence_text, format_number, say, t
+from rubriceval.i18n import MESSAGES, Lang, Message, check_lang, evidence_text, format_number, resay, say, t
+from rubriceval.i18n.run_report_text import NOTE_KEYS
 from rubriceval.report.charts import column_chart, hbar_chart
 from rubriceval.report.conversation_view import conversation_context, example_transcript
 from rubriceval.report.cost import run_cost
@@ -108,18 +109,28 @@ def format_time(timestamp: float | None) -> str:
     return dt.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
 
 
-def judge_label(stored: Mapping[str, Any]) -> str:
-    """The run's judge as `JudgeConfig.short_name` says it: a model at a URL, '<url> (model not set)', or the
-    embedded local judge (a bare 'local' would read like the embedded one)."""
+def judge_label(stored: Mapping[str, Any], lang: Lang = "en") -> str:
+    """The run's judge as `JudgeConfig.short_name` says it, in `lang`: a model at a URL, '<url> (model not set)', or
+    the embedded local judge (a bare 'local' would read like the embedded one)."""
     from rubriceval.judge.config import JudgeConfig
 
     if not stored:
         return ""
     try:
-        known = {k: v for k, v in stored.items() if k in JudgeConfig.model_fields}
-        return JudgeConfig.model_validate(known).short_name()
+        config = JudgeConfig.model_validate({k: v for k, v in stored.items() if k in JudgeConfig.model_fields})
     except ValueError:                   # a config written by another version: show what it names
         return str(stored.get("model", ""))
+    if config.is_local:
+        return t("judge_embedded", lang, model="Qwen2.5-Coder-1.5B")
+    if config.model_named:
+        return t("judge_at", lang, model=config.model, url=config.base_url)
+    return t("judge_no_model", lang, url=config.base_url)
+
+
+def status_label(status: str | None, lang: Lang = "en") -> str:
+    """A run's stored status (running, complete, interrupted, batch …) said in `lang`; an unknown one as stored."""
+    key = f"run_status_{status}"
+    return t(key, lang) if key in MESSAGES else str(status or "")
 
 
 def overview_values(summary: Summary, inputs: ReportInputs) -> dict[str, Any]:
@@ -159,9 +170,11 @@ def page_globals(inputs: ReportInputs) -> dict[str, Any]:
     config = data.info.get("config", {})
     return {"lang": lang, "t": lambda key, **kw: t(key, lang, **kw), "say": lambda e: evidence_text(e, lang),
             "run": data.info, "run_name": data.run_name, "created": format_time(data.info.get("created_at")),
-            "dataset": config.get("dataset_path", ""), "judge_model": judge_label(config.get("judge") or {}),
+            "dataset": config.get("dataset_path", ""), "judge_model": judge_label(config.get("judge") or {}, lang),
+            "status": status_label(data.info.get("status"), lang),
             "n_samples": data.n_samples, "summary": data.summary,
             "official_note": lambda s: official_note(s, lang),
+            "note": lambda text: resay(text, lang, NOTE_KEYS),      # a note stored in English, said in lang
             "generated_at": dt.datetime.now().strftime("%Y-%m-%d %H:%M")}
 
 

@@ -6,7 +6,8 @@ from typing import Any
 
 from rubriceval.common.tables import markdown_table, text_table
 from rubriceval.core.verdict import Usage
-from rubriceval.i18n import Lang, Message, check_lang, format_number, format_percent, say, t
+from rubriceval.i18n import Lang, Message, check_lang, format_number, format_percent, resay, say, t
+from rubriceval.i18n.run_report_text import NOTE_KEYS
 from rubriceval.report.conversation_tables import markdown_lines as conversation_lines
 from rubriceval.report.cost import RunCost, run_cost
 from rubriceval.report.diagnosis import DiagnosisConfig, Finding
@@ -29,7 +30,7 @@ def summary_table(summary: Summary, lang: Lang = "en") -> str:
     table = text_table(headers, _scorer_rows(summary, lang, None), right_align=(2, 3, 4, 5))
     line = f"{t('business_score', lang)}: {format_number(summary.business_score, 2, lang)} / 5"
     if summary.business_score_note:
-        line += f" ({summary.business_score_note})"
+        line += f" ({resay(summary.business_score_note, lang, NOTE_KEYS)})"
     return f"{table}\n{line}"
 
 
@@ -76,7 +77,7 @@ def overview_lines(summary: Summary, inputs: ReportInputs) -> list[str]:
     headline += [f"**{name}**: {format_number(mean, 2, lang)}" for name, mean in summary.rag_scores.items()]
     out += [" · ".join(headline), ""]
     if summary.business_score_note:
-        out += [f"> {summary.business_score_note}", ""]
+        out += [f"> {resay(summary.business_score_note, lang, NOTE_KEYS)}", ""]
     if official := official_headline(summary, lang):
         out += [f"> {official}", ""]
     out += [f"> ⚑ {line}" for line in appeal_flag_lines(data.appeal_flags, lang)] + (

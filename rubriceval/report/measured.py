@@ -32,7 +32,10 @@ def measured_lines(scorers: Sequence[Mapping[str, Any]], judge: Mapping[str, Any
         name = definition.get("name") or scorer.get("scorer")
         if same:
             best = max(same, key=lambda m: m.n)
-            lines.append(f"- {name}: {best.line()}")
+            lines.append(f"- {name}: " + t("measured_line", lang, mode=best.mode, judge=best.judge,
+                                             kappa=f"{best.kappa:.2f}", low=f"{best.ci[0]:.2f}",
+                                             high=f"{best.ci[1]:.2f}", n=best.n, dataset=best.dataset,
+                                             date=best.date.isoformat()))
         else:
             judges = ", ".join(dict.fromkeys(m.judge for m in measured))
             judged = f"{model or '?'} / {mode}"

@@ -8,12 +8,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from rubriceval.i18n import Lang, format_number, format_percent, t
 from rubriceval.audit.scorecard_official import official_pairs
-from rubriceval.scorecard.schema import Scorecard
-from rubriceval.store.scorecards import ScorecardStore, scorecard_frame
+from rubriceval.i18n import MESSAGES, Lang, evidence_text, format_number, format_percent, t
 from rubriceval.report.scorecard_summary import ScorecardSummary, official_summary
+from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.verdict import ScorecardVerdict
+from rubriceval.store.scorecards import ScorecardStore, scorecard_frame
 
 TRANSCRIPTS_SHOWN = 10
 
@@ -30,7 +30,7 @@ class HumanMark(BaseModel):
 def human_marks(runs: Any, run_id: str, human: set[tuple[str, str]], machine: Sequence[ScorecardVerdict],
                 reviews: Sequence[Any]) -> dict[tuple[str, str], HumanMark]:
     """(sample id, scorecard) → its badge, for the verdicts a person changed. The later of the verdict's decision
-    (store/official.py) and its latest item review names the source, as scorecard/official.with_decision lets
+    (audit/official.py) and its latest item review names the source, as audit/scorecard_official.with_decision lets
     a review made after a decision stand."""
     if not human:
         return {}
@@ -60,7 +60,7 @@ class ScorecardReport:
         self.runs, self.run_id = runs, runs.resolve(run)
         self.cards: list[Scorecard] = store.cards(self.run_id)
         # official totals: a human decision (an accepted appeal, reviewers' item decisions) replaces the machine's
-        # (scorecard/official.py); machine_only: as the judge scored them
+        # (audit/scorecard_official.py); machine_only: as the judge scored them
         pairs = official_pairs(runs, self.run_id, machine_only=machine_only) if self.cards else []
         self.verdicts: list[ScorecardVerdict] = [v for v, _ in pairs]
         self.human = {(v.sample_id, v.scorecard) for v, human in pairs if human}
@@ -151,10 +151,11 @@ class ScorecardReport:
                 for turn in turns:
                     by_turn.setdefault(turn, []).append(tag)
                 if not turns:
-                    detail = "; ".join(e.detail for e in o.evidence if e.detail)
+                    detail = "; ".join(said for e in o.evidence if (said := evidence_text(e, self.lang)))
                     whole.append(tag + (f" — {detail}" if detail else ""))
             sample = samples.get(v.sample_id)
-            transcript = [{"n": n, "role": turn.role, "text": turn.content, "marks": by_turn.get(n, [])}
+            transcript = [{"n": n, "role": role_label(turn.role, self.lang), "text": turn.content,
+                           "marks": by_turn.get(n, [])}
                           for n, turn in sample.conversation.numbered()] if sample and sample.conversation else []
             views.append({"sample_id": v.sample_id, "total": v.totals.total, "fatal": v.totals.fatal,
                           "reason": v.totals.unscored_reason, "whole": whole, "turns": transcript,
@@ -179,9 +180,26 @@ class ScorecardReport:
         yield []
         frame = scorecard_frame(card, self.mine(card))
         names = {i.id: i.label for i in card.items}
-        yield [names.get(c, c) for c in frame.columns]
+        yield [names.get(c) or _column_name(c, lang) for c in frame.columns]
         for row in frame.itertuples(index=False):
-            yield [None if _missing(value) else _plain(value) for value in row]
+            yield [None if _missing(value) else _cell(_plain(value), lang) for value in row]
+
+
+def _column_name(column: str, lang: Lang) -> str:
+    """scorecard_frame's own columns (sample_id, total, dim:服务 …) as the sheet's language says them."""
+    if column.startswith("dim:"):
+        return t("sc_col_dimension", lang, dimension=column[4:])
+    key = f"sc_col_{column}"
+    return t(key, lang) if key in MESSAGES else column
+
+
+def _cell(value: Any, lang: Lang) -> Any:
+    """An item cell's word ("fatal", "unscored") or the clamped flag, said in the sheet's language."""
+    if isinstance(value, bool):
+        return t("sc_cell_true" if value else "sc_cell_false", lang)
+    if value in ("fatal", "unscored"):
+        return t(f"sc_cell_{value}", lang)
+    return value
 
 
 def _plain(value: Any) -> Any:
@@ -226,7 +244,7 @@ def _headline(s: ScorecardSummary, lang: Lang) -> list[str]:
                    cost=f"{u.cost_usd:.4f}"))
     below = s.untrusted()
     if below:
-        lines.append(t("sc_untrusted", lang) + ": " + "; ".join(f"{i.name} ({i.trust.untrusted if i.trust else ''})"
+        lines.append(t("sc_untrusted", lang) + ": " + "; ".join(f"{i.name} ({i.trust.untrusted_said(lang) if i.trust else ''})"
                                                            for i in below))
     return lines
 
@@ -249,7 +267,7 @@ def _item_rows(s: ScorecardSummary, lang: Lang) -> list[list[str]]:
     for i in sorted(s.items, key=lambda i: (-(i.hit_rate or 0), i.item)):
         points = t("sc_fatal", lang) if i.fatal else f"{i.points:+d}"
         tr = i.trust
-        trust = "" if tr is None or tr.bar is None else ("⚠ " + tr.untrusted if tr.untrusted else "✓")
+        trust = "" if tr is None or tr.bar is None else ("⚠ " + tr.untrusted_said(lang) if tr.untrusted else "✓")
         hit_rate = format_percent(i.hit_rate, lang)
         if i.n_human:                 # a person changed this item's outcome somewhere: say so, the judge's beside
             machine = format_percent(i.machine_hit_rate, lang)
@@ -271,3 +289,9 @@ def _samples(runs: Any, run_id: str, ids: Sequence[str]) -> dict[str, Any]:
                                  f"({','.join('?' * len(ids))})", (run_id, *ids)).fetchall()
     samples = [Sample.model_validate_json(r[0]) for r in rows]
     return {s.id: s for s in samples}
+
+
+def role_label(role: str, lang: Lang) -> str:
+    """A transcript turn's speaker as the page's language says it (客服 / 用户); an unknown role as stored."""
+    key = f"ev_role_{role}"
+    return t(key, lang) if key in MESSAGES else role
