@@ -42,7 +42,7 @@ def find_in_contexts(contexts: list[str], phrases: list[str], case_sensitive: bo
     return None
 
 
-def conditioned(check: Callable[[Any, Sample], Evidence]) -> Callable[[Any, Sample], Evidence]:
+def conditioned(check: Callable[..., Evidence]) -> Callable[..., Evidence]:
     """`check` with the item's context conditions applied (unchanged for items without them)."""
     def run(item: Any, sample: Sample, **where: Any) -> Evidence:
         only_if, unless = getattr(item, "only_if_context", None), getattr(item, "unless_context", None)

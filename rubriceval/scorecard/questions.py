@@ -12,7 +12,7 @@ from functools import lru_cache
 from rubriceval.data.knowledge import Knowledge
 from rubriceval.data.sample import Sample
 from rubriceval.prompt.compile import CompiledPrompt
-from rubriceval.rubric.schema import ChecklistItem, ChecklistQuestion, Rubric
+from rubriceval.rubric.schema import ChecklistItem, ChecklistQuestion, Item, Rubric
 from rubriceval.scorecard.schema import Scorecard, ScorecardItem
 
 CHECKLIST_ID = "scorecard"
@@ -65,8 +65,8 @@ def _question_rubric(card_json: str) -> Rubric:
     questions = _all_questions(card)
     plain = [q for q in questions if q.id not in knowing] or [ChecklistQuestion(id="none", ask="-")]
     with_kb = [q for q in questions if q.id in knowing] or [ChecklistQuestion(id="none", ask="-")]
-    items = [ChecklistItem(id=CHECKLIST_ID, type="checklist", questions=plain),
-             ChecklistItem(id=KNOWLEDGE_ID, type="checklist", questions=with_kb, criterion=KNOWLEDGE[card.language])]
+    items: list[Item] = [ChecklistItem(id=CHECKLIST_ID, type="checklist", questions=plain),
+                         ChecklistItem(id=KNOWLEDGE_ID, type="checklist", questions=with_kb, criterion=KNOWLEDGE[card.language])]
     return Rubric(id=card.id, name=card.name, language=card.language, criterion=card.name,
                   score_descriptions={level: f"level {level}" for level in range(1, 6)}, judge_sees=card.judge_sees,
                   scope="conversation" if card.scope == "conversation" else "sample", judge_mode="checklist",

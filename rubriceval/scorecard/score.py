@@ -49,8 +49,10 @@ async def failing_turns(item: ScorecardItem, sample: Sample, asker: QuestionAske
     found = []
     for number, _ in conversation.numbered(check_item.turns):
         one = turn_sample(conversation, number)
-        evidence = await answering(lambda one=one, number=number: check(check_item, one, at=(conversation, number))
-                                   if asks_about_turn else check(check_item, one), asker, f"scorecard item '{item.id}'")
+        def run(one: Sample = one, number: int = number) -> Evidence:
+            return check(check_item, one, at=(conversation, number)) if asks_about_turn else check(check_item, one)
+
+        evidence = await answering(run, asker, f"scorecard item '{item.id}'")
         if evidence.passed is False:
             found.append((number, evidence.model_copy(update={"turn": number})))
     return found
@@ -83,10 +85,12 @@ async def check_outcome(item: ScorecardItem, sample: Sample, asker: QuestionAske
 
 def rubric_outcome(item: ScorecardItem, verdicts: dict[str, Verdict]) -> CardItemOutcome:
     ref = item.rubric
+    if ref is None:
+        raise ValueError(f"scorecard item '{item.id}' names no rubric")
     verdict = verdicts.get(ref.id)
     if verdict is None or verdict.unscored_kind == "not_applicable":
         return CardItemOutcome(item=item.id, status="not_applicable", reason=f"rubric '{ref.id}' does not apply")
-    if not verdict.scored:
+    if verdict.score is None:            # = not verdict.scored
         return CardItemOutcome(item=item.id, status="unscored", reason=f"rubric '{ref.id}': {verdict.unscored_reason}")
     hit = verdict.score < ref.min_score
     if item.is_bonus:
@@ -169,7 +173,8 @@ async def score_scorecard(card: Scorecard, sample: Sample, judge: Any, rubric_ve
         elif not answer.label:
             outcomes[item.id] = CardItemOutcome(item=item.id, status="not_applicable", p_yes=answer.p_yes,
                                                 reason=f"applies_when question answered no "
-                                                   f"(p(yes)={answer.p_yes:.2f}): {item.applies_when.question}")
+                                                   f"(p(yes)={answer.p_yes:.2f}): "
+                                                   f"{item.applies_when.question if item.applies_when else ''}")
     pending = [i for i in pending if i.id not in outcomes]
     # One asker for the sample: a per-turn answer serves every check item asking it (checks read `sample`, the
     # judge reads `judged`: masked when redaction is on). It holds the knowledge file as a rubric's does: shown to

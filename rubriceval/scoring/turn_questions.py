@@ -75,6 +75,8 @@ class QuestionAsker:
         self.usage = Usage()
 
     async def answer(self, question: str, turn: int) -> None:
+        if self.conversation is None:      # can_ask is False without one: TurnAnswers never asks
+            raise ValueError("a turn question needs a conversation")
         prompt = compile_turn_question(self.conversation, turn, question, self.lang, self.knowledge,
                                        self.template_dir)
         request = JudgeRequest(messages=prompt.messages, json_schema=prompt.json_schema, schema_name=SCHEMA_NAME,
@@ -83,7 +85,7 @@ class QuestionAsker:
         asked = await ask(self.judge, request, read_yes_no, reask=reask,
                           max_input_tokens=self.judge.config.max_input_tokens)
         self.usage = self.usage + asked.usage
-        if asked.ok:
+        if asked.ok and asked.value is not None:
             self.answers.record(TurnAnswer(turn=turn, question=question, p_yes=round(asked.value.p_yes, 4),
                                            source=asked.value.source))
         else:
@@ -127,7 +129,7 @@ def idle_question_checks(rubric: Any) -> set[str]:
 
 
 async def run_checks_asking(items: list[Any], sample: Sample, judged: Sample, judge: Any, lang: str = "zh",
-                            knowledge: Knowledge | None = None, idle: set[str] = frozenset()
+                            knowledge: Knowledge | None = None, idle: frozenset[str] | set[str] = frozenset()
                             ) -> tuple[list[Evidence], Usage, list[TurnAnswer], Unanswered | None]:
     """Every check's evidence (questions asked about `judged`, the sample as the judge may see it: masked when
     redaction is on), their cost, the answers, and the first question that could not be answered (None: all).
@@ -198,7 +200,8 @@ def plan_turn_questions(items: list[Any], conversation: Conversation | None, lan
             else:
                 numbers = [n for n, t in conversation.numbered() if t.role in roles]
             for n in numbers:
-                if needs_question(predicate, conversation.turns[n - 1].content, n, item.case_sensitive):
+                if predicate.ask and needs_question(predicate, conversation.turns[n - 1].content, n,
+                                                    item.case_sensitive):
                     wanted.setdefault((predicate.ask, n))
     text = knowledge.text if knowledge is not None else ""
     return [compile_turn_question(conversation, n, q, lang, text) for q, n in sorted(wanted, key=lambda k: k[1])]

@@ -72,8 +72,8 @@ def queue_query(dialect: Dialect, run_id: str, flt: QueueFilter, only: tuple[str
     if flt.score_max is not None:
         where.append("v.score <= :smax")
         params["smax"] = flt.score_max
-    if _STATUS_SQL[flt.status]:
-        where.append(_STATUS_SQL[flt.status])
+    if status_sql := _STATUS_SQL[flt.status]:
+        where.append(status_sql)
     audits = ("WITH a AS (SELECT sample_id, scorer, COUNT(*) AS n_audits, "
               "  MAX(CASE WHEN expert = :me THEN score END) AS my_score, MIN(score) AS hmin, MAX(score) AS hmax "
               "  FROM audit_responses WHERE run_id = :run GROUP BY sample_id, scorer) ")
