@@ -74,6 +74,6 @@ async def next_move(judge: Judge, user: SimulatedUser, turns: list[Turn]) -> tup
     asked = await ask(judge, move_request(user, turns), _reader(first=not turns),
                       reask=TemplateReask(template=env.get_template(f"{language_of(user)}/reask.j2")),
                       max_input_tokens=getattr(config, "max_input_tokens", None))
-    if not asked.ok:
+    if not asked.ok or asked.value is None:
         raise SimulationFailed(asked.unscored_kind or "error", asked.reason or "no usable answer")
     return asked.value, asked.usage

@@ -66,6 +66,7 @@ def _records(info: RunInfo, item: JudgedItem, tally: ExportTally) -> Iterator[di
               "rubriceval.run.id": info.run_id, "rubriceval.run.name": info.name,
               "rubriceval.sample.id": item.sample.id, "rubriceval.scorer.kind": verdict.kind,
               "rubriceval.scorer.version": verdict.scorer_version or None}
+    attributes: dict[str, Any]
     if verdict.score is None:
         tally.unscored_written += 1
         attributes = {**common, "gen_ai.evaluation.explanation": verdict.unscored_reason,

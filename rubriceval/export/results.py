@@ -63,7 +63,8 @@ class JudgedItem(BaseModel):
 
     def turn_verdicts(self) -> list[tuple[str, int, float, str]]:
         """(judge item, turn, score, feedback) of an assistant_turn rubric's per-turn judgments, in turn order."""
-        return sorted(((item, turn, float(e.score), e.detail) for (item, turn), e in turn_scores(self.verdict).items()),
+        return sorted(((item, turn, float(e.score), e.detail) for (item, turn), e in turn_scores(self.verdict).items()
+                       if e.score is not None),     # turn_scores keeps scored turns only: this narrows the type
                       key=lambda t: (t[1], t[0]))
 
 

@@ -217,7 +217,7 @@ async def _process_chunk(chunk: Chunk, *, judge: Judge, language: Language, doma
     generation = await ask(judge, JudgeRequest(
         messages=build_generation_messages(chunk, language, domain), json_schema=QA_SCHEMA, schema_name="qa_pair",
         cache_tag="generate.qa.v1"), json_reader(check_generation))
-    if not generation.ok:
+    if not generation.ok or generation.value is None:
         outcome.stage, outcome.unscored_kind, outcome.unscored_reason = (
             "generation", generation.unscored_kind, generation.reason)
         return outcome, generation.usage
@@ -227,7 +227,7 @@ async def _process_chunk(chunk: Chunk, *, judge: Judge, language: Language, doma
         json_schema=CRITIQUE_SCHEMA, schema_name="qa_critique", cache_tag="generate.critique.v1"),
         json_reader(check_critique))
     usage = generation.usage + critique.usage
-    if not critique.ok:
+    if not critique.ok or critique.value is None:
         outcome.stage, outcome.unscored_kind, outcome.unscored_reason = (
             "critique", critique.unscored_kind, critique.reason)
         return outcome, usage

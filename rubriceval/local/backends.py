@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 from rubriceval.embed.config import EmbedderConfig
 from rubriceval.judge.client import JudgeClient
@@ -27,7 +28,7 @@ def effective_config(config: JudgeConfig) -> JudgeConfig:
 
 
 def make_judge(config: JudgeConfig, *, announce: bool = True) -> JudgeClient:
-    base_url = config.base_url
+    base_url: str | Callable[[], str] | None = config.base_url
     if config.is_local:
         from rubriceval.local.judge_server import ensure_local_judge
 

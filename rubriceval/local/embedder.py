@@ -97,7 +97,7 @@ class E5Backend:
         return BackendBatch(vectors=vectors, prompt_tokens=tokens)
 
 
-_BACKEND_TYPES: dict[str, type] = {"use": UseBackend, "e5": E5Backend}
+_BACKEND_TYPES: dict[str, type[UseBackend] | type[E5Backend]] = {"use": UseBackend, "e5": E5Backend}
 _backends: dict[str, Any] = {}
 _backends_lock = threading.Lock()
 
