@@ -165,7 +165,7 @@ class PairwiseStore:
         with self._lock:
             rows = self.db.execute("SELECT sample_id, scorer, version_a, version_b FROM pairwise_verdicts "
                                    "WHERE comparison_id=?", (comparison_id,)).fetchall()
-        return {tuple(r) for r in rows}  # type: ignore[misc]
+        return {tuple(r) for r in rows}
 
     def verdicts(self, ref: str) -> list[PairwiseVerdict]:
         """A comparison's verdicts by scorer, pair and sample id, sorted here rather than in SQL: a PostgreSQL server's

@@ -104,7 +104,7 @@ def _texts(code: str, extra_actions: Mapping[str, list[str]] | None = None, **pa
         values = {k: (v[lang] if isinstance(v, dict) else v) for k, v in params.items()}
         titles[lang] = str(entry["title"]).format(**values)
         explains[lang] = str(entry["explain"]).format(**values)
-        actions[lang] = list(entry["actions"]) + list((extra_actions or {}).get(lang, []))  # type: ignore[arg-type]
+        actions[lang] = list(entry["actions"]) + list((extra_actions or {}).get(lang, []))
     return titles, explains, actions
 
 

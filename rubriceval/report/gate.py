@@ -160,7 +160,7 @@ def evaluate_gate(store: Any, run: str, config: GateConfig | Sequence[str], *, b
         checks = [c for c in others if c.source == source.name]
         if not checks:
             continue
-        found = resolve(source.evaluate or source.segments_evaluate)(target, checks)  # type: ignore[arg-type]
+        found = resolve(source.evaluate or source.segments_evaluate)(target, checks)
         if result is None:
             info = None if found.run else target.info()
             result = GateResult(run=found.run or info.name, run_id=found.run_id or info.run_id, checks=[])

@@ -167,14 +167,14 @@ class StoreShelf:
     def ids(self) -> list[str]:
         runs, table = self._open()
         with closing(runs):
-            stored = table.ids(self.kind)   # type: ignore[arg-type]
+            stored = table.ids(self.kind)
         return sorted({*stored, *(self.seed.ids() if self.seed and self.seed.folder.is_dir() else [])})
 
     def current(self, item_id: str) -> str:
         rubric_path(".", item_id)           # the id rule holds here too
         runs, table = self._open()
         with closing(runs):
-            latest = table.get(self.kind, item_id)   # type: ignore[arg-type]
+            latest = table.get(self.kind, item_id)
         if latest is not None:
             return latest.text
         return self.seed.current(item_id) if self.seed else ""
@@ -182,22 +182,22 @@ class StoreShelf:
     def versions(self, item_id: str) -> list[int]:
         runs, table = self._open()
         with closing(runs):
-            return table.versions(self.kind, item_id)   # type: ignore[arg-type]
+            return table.versions(self.kind, item_id)
 
     def kept(self, item_id: str, version: int) -> str | None:
         runs, table = self._open()
         with closing(runs):
-            found = table.get(self.kind, item_id, version)   # type: ignore[arg-type]
+            found = table.get(self.kind, item_id, version)
         return found.text if found is not None else None
 
     def write(self, item_id: str, version: int, text: str, tag: str, saved_by: str,
               before: tuple[int, str] | None) -> tuple[str, str]:
         runs, table = self._open()
         with closing(runs):
-            kind = self.kind                                                    # type: ignore[assignment]
-            if before is not None and before[0] not in table.versions(kind, item_id):   # type: ignore[arg-type]
-                table.append(kind, item_id, before[0], before[1], "", "(before the studio)")   # type: ignore[arg-type]
-            table.append(kind, item_id, version, text, tag, saved_by or "studio")   # type: ignore[arg-type]
+            kind = self.kind
+            if before is not None and before[0] not in table.versions(kind, item_id):
+                table.append(kind, item_id, before[0], before[1], "", "(before the studio)")
+            table.append(kind, item_id, version, text, tag, saved_by or "studio")
             where = f"{runs.location} [{self.kind} {item_id} v{version}]"
         return where, where
 

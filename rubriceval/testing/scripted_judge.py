@@ -40,7 +40,7 @@ class RecordedRequest(Sequence):
     cache_tag: str
     options: Any = None          # the call's CallOptions (checklist questions), when it had any
 
-    def __getitem__(self, index):  # type: ignore[override]
+    def __getitem__(self, index):
         return self.messages[index]
 
     def __len__(self) -> int:
