@@ -70,6 +70,8 @@ def test_no_public_function_is_left_uncalled():
                     used.add(node.id)
                 elif isinstance(node, ast.Attribute):
                     used.add(node.attr)
+                elif isinstance(node, ast.alias) and node.asname:         # imported under another name
+                    used.add(node.name)
                 elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
                         and re.fullmatch(r"[\w.:]+", node.value):          # import paths, __all__; not prose
                     used.update(re.findall(r"\w+", node.value))
