@@ -11,7 +11,7 @@ e.g. Asia/Shanghai); instants are compared in UTC, and a timestamp without an of
 from __future__ import annotations
 
 from datetime import tzinfo
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -19,7 +19,7 @@ from rubriceval.common.errors import DatasetError, RubricEvalError
 from rubriceval.data.metadata import zone
 
 Bucket = Literal["day", "week", "month"]
-BUCKETS: tuple[str, ...] = ("day", "week", "month")
+BUCKETS: tuple[Bucket, ...] = get_args(Bucket)
 TAG_FIELDS = ("tag", "tags")
 MISSING = "(none)"          # the group of samples that lack the field (counted, never dropped)
 
@@ -75,8 +75,9 @@ def parse_field(text: str, spec: str) -> SegmentField:
     if not word:
         raise SegmentError(f"empty field in --by {spec!r}", field="by", hint="e.g. --by agent_id,week")
     head, _, tail = word.partition(":")
-    if head in BUCKETS:
-        return SegmentField(name=tail.strip().removeprefix("metadata."), bucket=head)  # type: ignore[arg-type]
+    bucket = next((b for b in BUCKETS if b == head), None)
+    if bucket is not None:
+        return SegmentField(name=tail.strip().removeprefix("metadata."), bucket=bucket)
     if tail:
         raise SegmentError(f"{word!r} in --by {spec!r}: only day, week and month take ':<timestamp field>'",
                            field="by")

@@ -34,7 +34,7 @@ _CHECKS = TypeAdapter(Item)
 
 def counts_occurrences(check: dict[str, Any]) -> bool:
     """A check kind that lists its own occurrences (response_time's late replies): `per: occurrence` without turns."""
-    kind = CHECK_KINDS.get(check.get("type"))       # type: ignore[arg-type]
+    kind = CHECK_KINDS.get(str(check.get("type")))
     return kind is not None and kind.counts_occurrences
 
 
