@@ -143,7 +143,7 @@ def ties_table(paths: list[str]) -> str:
 
 def subset(path: str, like: str, out: str) -> None:
     """`path`'s items restricted to `like`'s, statistics recomputed (usage and time scaled by the share kept)."""
-    from benchmarks.judge.judge import DEFAULT_RUBRICS, RUBRIC_DIR, load_benchmark_samples, benchmark_statistics
+    from benchmarks.judge.judge import DEFAULT_RUBRICS, RUBRIC_DIR, benchmark_statistics, load_benchmark_samples
     from benchmarks.judge.results import BenchmarkResult
     from rubriceval.rubric.loader import load_rubric
 
@@ -170,7 +170,7 @@ def subset(path: str, like: str, out: str) -> None:
 def from_partial(path: str, kind: str, mode: str, few_shot: str | None, out: str, elapsed_s: float) -> None:
     """A result from the items a stopped run had judged (`F.partial.jsonl`), statistics over those items; the
     rubric version is the one measured (examples and mode included), as the partial file's header names it."""
-    from benchmarks.judge.judge import DEFAULT_RUBRICS, RUBRIC_DIR, load_benchmark_samples, benchmark_statistics
+    from benchmarks.judge.judge import DEFAULT_RUBRICS, RUBRIC_DIR, benchmark_statistics, load_benchmark_samples
     from benchmarks.judge.partial import read_partial
     from benchmarks.judge.results import BenchmarkItem, BenchmarkResult
     from rubriceval.core.verdict import Usage
