@@ -16,11 +16,12 @@ REPO = Path(__file__).resolve().parents[1]
 
 # Packages whose mypy findings are not fixed yet (the upper layers, and scoring's modules mid-rename on 2026-12-07),
 # each named so the list can only shrink: an entry with no finding left fails the test (take it out). Every package
-# not listed must type-check clean — today checks, common, core, data, embed, export, i18n, incremental, judge, prompt,
-# rubric, safety, scorecard, segments, store, trend and the package root (`mypy`: pyproject.toml's [tool.mypy]).
+# not listed must type-check clean — today checks, common, core, data, embed, export, generate, i18n, incremental,
+# judge, local, prompt, rubric, safety, scorecard, segments, stats, store, trend and the package root (`mypy`:
+# pyproject.toml's [tool.mypy]).
 NOT_YET_TYPED: frozenset[str] = frozenset({
-    "audit", "batch", "cli", "collect", "generate", "local", "pairwise", "report", "run", "scoring", "stats", "studio",
-    "testing", "trust", "validate"})
+    "audit", "batch", "cli", "collect", "pairwise", "report", "run", "scoring", "studio", "testing", "trust",
+    "validate"})
 
 
 def _run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:

@@ -202,8 +202,10 @@ def _judge_with_seed(judge: Judge, seed: int) -> Judge:
     part of the cache key, so cached answers for another seed are not reused.
     """
     config = getattr(judge, "config", None)
-    if isinstance(config, BaseModel) and "seed" in type(config).model_fields and config.seed != seed:
+    if isinstance(config, BaseModel) and "seed" in type(config).model_fields \
+            and config.model_dump(include={"seed"})["seed"] != seed:
         seeded = copy.copy(judge)
+        # the Judge protocol has no config; this judge has one (read above)
         seeded.config = config.model_copy(update={"seed": seed})  # type: ignore[attr-defined]
         return seeded
     return judge

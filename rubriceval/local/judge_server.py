@@ -31,7 +31,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from pydantic import BaseModel, Field
 
@@ -225,8 +225,9 @@ def _stop_singleton() -> None:
 # Child process: `python -m rubriceval.local.judge_server --port N`
 
 
-def serve(model: Path, *, port: int, n_ctx: int, n_parallel: int, n_threads: int, n_threads_batch: int) -> object:
-    """Start xllamacpp's server in this process (blocks until the model is loaded) and return it."""
+def serve(model: Path, *, port: int, n_ctx: int, n_parallel: int, n_threads: int, n_threads_batch: int) -> Any:
+    """Start xllamacpp's server in this process (blocks until the model is loaded) and return it (xllamacpp ships
+    no types)."""
     import xllamacpp
 
     params = xllamacpp.CommonParams()

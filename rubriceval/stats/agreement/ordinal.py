@@ -106,11 +106,12 @@ def kendall(judge: Sequence[int], human: Sequence[int], *, scale: tuple[int, int
     return correlation_estimate(pairs, boot, confidence, "kendall")
 
 
-def agreement_report(judge: Sequence[int], human: Sequence[int], *, ids: Sequence[str] | None = None,
+def agreement_report(judge: Sequence[float], human: Sequence[float], *, ids: Sequence[str] | None = None,
                      scale: tuple[int, int] = (1, 5), name: str = "", n_boot: int = 1000,
                      confidence: float = 0.95, seed: int = 0, worst_k: int = 10,
                      n_unscored: int = 0) -> AgreementReport:
-    """Every judge-vs-human statistic for one rubric, with bootstrap CIs that share one set of resamples."""
+    """Every judge-vs-human statistic for one rubric, with bootstrap CIs that share one set of resamples. Scores are
+    whole numbers on `scale` (a float such as Verdict.score is checked to be one)."""
     check_bootstrap_args(n_boot, confidence)
     pairs = PairedScores(judge, human, ids, scale)
     boot = bootstrap_tables(pairs.table, n_boot, seed) if n_boot and pairs.n >= 2 else None
