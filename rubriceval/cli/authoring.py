@@ -79,6 +79,8 @@ def cmd_compile(args) -> int:
     from rubriceval.rubric.loader import load_rubric
     from rubriceval.scoring.turn_questions import item_questions
 
+    if _is_scorecard(args.rubric):
+        return _compile_scorecard(args)
     rubric = _in_judge_mode(load_rubric(args.rubric), args.judge_mode, args.judge)
     if args.dataset:
         samples = read_dataset(args.dataset)
@@ -111,6 +113,59 @@ def cmd_compile(args) -> int:
     else:
         print(f"rubric '{rubric.id}' has no judge items: it is scored by deterministic checks only.")
     return 0
+
+
+def _is_scorecard(path: str) -> bool:
+    """A scorecard file (质检评分表: `dimensions:`/`base:` and point items) rather than a rubric."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return False          # the rubric loader says what is wrong with the file
+    return isinstance(data, dict) and "criterion" not in data and ("dimensions" in data or "base" in data)
+
+
+def _compile_scorecard(args) -> int:
+    """The exact questions a run asks the judge about one conversation for a scorecard (scorecard/plan.py, the
+    dry run's and the Batch API's count): its items' and N/A conditions' questions, its checks' per-turn ones."""
+    from rubriceval.data.io import read_dataset
+    from rubriceval.prompt.rubric_prompts import prompts_text
+    from rubriceval.scorecard.applicability import card_applies
+    from rubriceval.scorecard.loader import load_scorecard
+    from rubriceval.scorecard.plan import planned_questions
+
+    card = load_scorecard(args.rubric)
+    if not args.dataset:
+        raise RubricEvalError("a scorecard's questions are asked about a conversation: give --dataset FILE (and "
+                              "--sample ID)", file=args.rubric, hint="e.g. rubriceval compile "
+                              f"{args.rubric} --dataset datasets/demo_conversations_zh.jsonl")
+    samples = read_dataset(args.dataset, require=())
+    sample = _pick_sample(samples, args.sample, args.dataset, lambda s: card_applies(card, s))
+    if not card_applies(card, sample):
+        print(f"scorecard '{card.id}' ({card.scope}) does not score sample '{sample.id}'; a run does not score "
+              "this sample with it.")
+        return 0
+    prompts = planned_questions(card, sample) or []
+    if prompts:
+        print(prompts_text(prompts))
+    print(f"scorecard '{card.id}' on sample '{sample.id}': {len(prompts)} judge question(s); items decided by "
+          f"deterministic checks: {sum(1 for i in card.items if i.check is not None)} (no judge call)")
+    return 0
+
+
+def _pick_sample(samples: list, wanted: str | None, dataset: str, fits) -> object:
+    """--sample: an id or a 0-based row index; default the first sample that `fits`."""
+    if not samples:
+        raise RubricEvalError("the dataset has no rows", file=dataset)
+    if wanted is None:
+        return next((s for s in samples if fits(s)), samples[0])
+    match = [s for s in samples if s.id == wanted]
+    if not match and wanted.isdigit() and int(wanted) < len(samples):
+        match = [samples[int(wanted)]]
+    if not match:
+        raise RubricEvalError(f"no sample '{wanted}'", file=dataset, field="id")
+    return match[0]
 
 
 def _in_judge_mode(rubric, mode: str | None, judge: str | None):

@@ -192,15 +192,35 @@ def _write_outputs(store, run_id: str, out: Path) -> None:
     from rubriceval.run.cross_check import mark_results, stored_twins
     from rubriceval.store.runs import verdict_record
 
+    from rubriceval.run.scorecard_rows import CARD_COLUMNS, scorecard_records
+    from rubriceval.store.scorecards import ScorecardStore
+
     twins = stored_twins(store.scorers(run_id))          # metrics the run added for a cross-check: marked
+    has_cards = bool(ScorecardStore(store).cards(run_id))
     out.mkdir(parents=True, exist_ok=True)
+    columns: list[str] = []                              # one header for rubric, metric and scorecard rows
+
+    def write(frame, csv_out, jsonl_out) -> None:
+        nonlocal columns
+        if not columns:
+            columns = list(frame.columns) + [c for c in CARD_COLUMNS if has_cards and c not in frame.columns]
+        frame = frame.reindex(columns=columns)
+        escape_frame(frame).to_csv(csv_out, index=False, header=csv_out.tell() == 0)   # no cell runs as a formula
+        frame.to_json(jsonl_out, orient="records", lines=True, force_ascii=False)
+
     # Written a chunk of rows at a time (one header), so a million-row run is never held whole.
     with (out / "results.csv").open("w", encoding="utf-8-sig", newline="") as csv_out, \
             (out / "results.jsonl").open("w", encoding="utf-8") as jsonl_out:
-        for i, chunk in enumerate(RunSource(store, run_id).verdict_chunks()):
-            frame = mark_results(pd.DataFrame([verdict_record(v, s) for v, s in chunk]), twins)
-            escape_frame(frame).to_csv(csv_out, index=False, header=i == 0)    # no cell runs as a formula
-            frame.to_json(jsonl_out, orient="records", lines=True, force_ascii=False)
+        for chunk in RunSource(store, run_id).verdict_chunks():
+            write(mark_results(pd.DataFrame([verdict_record(v, s) for v, s in chunk]), twins), csv_out, jsonl_out)
+        rows: list[dict] = []
+        for row in scorecard_records(store, run_id):      # a row per conversation × item, and the total
+            rows.append(row)
+            if len(rows) >= 5000:
+                write(pd.DataFrame(rows), csv_out, jsonl_out)
+                rows = []
+        if rows:
+            write(pd.DataFrame(rows), csv_out, jsonl_out)
     print(f"per-row results: {out / 'results.csv'} and {out / 'results.jsonl'}")
 
 

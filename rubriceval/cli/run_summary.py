@@ -18,6 +18,9 @@ def print_run_summary(store, run_id: str, totals) -> None:
     # (each judge's at its own prices): the same numbers, with the same labels, as its report.
     failed = sum((totals.judge.get("failures") or {}).values())
     cost = run_cost(info.model_dump(mode="json"), summary)
-    print(usage_line(summary.usage, "en", cost) + (f" · {failed} failed attempt(s) this session "
+    from rubriceval.run.scorecard_stage import stored_totals
+
+    usage = summary.usage + stored_totals(store, run_id).usage      # the scorecards' calls count too
+    print(usage_line(usage, "en", cost) + (f" · {failed} failed attempt(s) this session "
                                                    f"{totals.judge['failures']}" if failed else ""))
     print(f"store: {display_location(store.path)}")

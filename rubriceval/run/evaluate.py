@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -210,14 +211,21 @@ async def run_async(samples: Iterable[Sample | tuple[int | None, Sample]] | None
     embedder = make_embedder(embedder_config or EmbedderConfig()) if need_embedder else None
     store.set_status(run_id, "running")
     status, totals = "interrupted", None
+    started = time.perf_counter()
     try:
+        # A scorecards-only run has no rubric stage to show: its bar would read "40/40 calls=0" at once.
         totals = await execute(store, run_id, None, rubrics, metrics, judge=judge, embedder=embedder,
-                               progress=progress, panel=panel, metric_options=options, workers=workers)
+                               progress=progress and bool(rubrics or metrics or not scorecards), panel=panel,
+                               metric_options=options, workers=workers)
         if scorecards:
-            totals.scorecards = (await score_run_scorecards(store, run_id, scorecards, judge)).as_dict()
+            totals.scorecards = (await score_run_scorecards(store, run_id, scorecards, judge,
+                                                            progress=progress)).as_dict()
         status = "complete"
     finally:
         counters = judge.stats if judge is not None else panel.stats if panel is not None else None
+        if totals is not None:       # the whole run, scorecard stage included (execute counts its own stage only)
+            totals.wall_s = time.perf_counter() - started
+            totals.judge = counters.as_dict() if counters is not None else totals.judge
         stats = totals.as_dict() if totals else {"judge": counters.as_dict() if counters else {}}
         store.set_status(run_id, status, stats)
         if judge is not None:

@@ -82,8 +82,9 @@ class _Progress:
     """Samples done, with the judge's running counters; with a judge, judge requests against the dry-run plan's
     count, requests/s and an ETA, refreshed every second (a slow judge finishes a sample only every few calls)."""
 
-    def __init__(self, total: int | None, stats: CallStats, enabled: bool):
-        self.bar = tqdm(total=total, unit="sample", disable=not enabled, dynamic_ncols=True, desc="evaluating")
+    def __init__(self, total: int | None, stats: CallStats, enabled: bool, *, desc: str = "evaluating",
+                 unit: str = "sample"):
+        self.bar = tqdm(total=total, unit=unit, disable=not enabled, dynamic_ncols=True, desc=desc)
         self.stats = stats
         self.total_samples = total
         self.planned_calls = 0               # planned for the samples seen so far (window by window)

@@ -68,12 +68,41 @@ def rubric_verdicts_of(runs: Any, run_id: str, rubric_ids: list[str], sample_ids
     return found
 
 
+def planned_card_calls(card: Scorecard, samples: Sequence[Any], redact: bool = False) -> int:
+    """The judge calls the dry run plans for this card on these samples (scorecard/plan.py): the progress bar's
+    target, the same count `--dry-run` prints."""
+    from rubriceval.scorecard.plan import planned_questions
+
+    return sum(len(planned_questions(card, s, redact) or []) for s in samples)
+
+
 async def score_run_scorecards(runs: Any, run_id: str, cards: Sequence[Scorecard], judge: Any, *,
-                               concurrency: int = 8) -> ScorecardTotals:
+                               concurrency: int = 8, progress: bool = False) -> ScorecardTotals:
+    """progress: a bar on stderr counting card × conversation pairs, with the judge's calls against the dry-run
+    plan, calls/s and an ETA, refreshed every second while the judge works (a run used to show nothing here)."""
     store = ScorecardStore(runs)
     totals = ScorecardTotals()
     if not cards:
         return totals
+    from rubriceval.judge.client import CallStats
+    from rubriceval.run.runner import _Progress
+
+    pairs = runs.run_info(run_id).n_samples * len(cards)
+    bar = _Progress(pairs, judge.stats if judge is not None else CallStats(), progress, desc="scorecards",
+                    unit="card")
+    redact = bool(judge is not None and judge.config.redact)
+    ticker = asyncio.ensure_future(bar.tick()) if progress and judge is not None else None
+    try:
+        await _score_windows(runs, store, run_id, cards, judge, concurrency, totals, bar, redact)
+    finally:
+        if ticker is not None:
+            ticker.cancel()
+        bar.close()
+    return totals
+
+
+async def _score_windows(runs: Any, store: ScorecardStore, run_id: str, cards: Sequence[Scorecard], judge: Any,
+                         concurrency: int, totals: ScorecardTotals, bar: Any, redact: bool) -> None:
     limit = asyncio.Semaphore(max(1, concurrency))
     referenced = referenced_rubrics(cards)
 
@@ -92,7 +121,11 @@ async def score_run_scorecards(runs: Any, run_id: str, cards: Sequence[Scorecard
                 scored_some.add(card.id)
             done = store.done(run_id, card.id, [s.id for s in mine])
             totals.skipped += len(done)
-            jobs += [one(card, s, rubric_verdicts.get(s.id, {})) for s in mine if s.id not in done]
+            todo = [s for s in mine if s.id not in done]
+            if judge is not None:
+                bar.plan(planned_card_calls(card, todo, redact), len(samples))
+            bar.update(len(samples) - len(todo), totals.done)       # not in its scope, or stored before (resume)
+            jobs += [one(card, s, rubric_verdicts.get(s.id, {})) for s in todo]
         waiting: list = []
         last = time.monotonic()
         for job in asyncio.as_completed(jobs):
@@ -102,6 +135,7 @@ async def score_run_scorecards(runs: Any, run_id: str, cards: Sequence[Scorecard
             totals.unscored += verdict.totals.total is None
             totals.fatal += bool(verdict.totals.fatal)
             totals.usage = totals.usage + verdict.usage
+            bar.update(1, totals.done)
             # Written as they come (a killed run keeps them), batched so a big offline run is not a transaction
             # per conversation.
             if len(waiting) >= SAVE_EVERY or time.monotonic() - last > SAVE_SECONDS:
@@ -111,7 +145,6 @@ async def score_run_scorecards(runs: Any, run_id: str, cards: Sequence[Scorecard
     idle = [c.id for c in cards if c.id not in scored_some]
     if idle:                      # said, as for rubrics that apply to no sample (a conversation card, single turns)
         print(f"note: scorecard(s) scoring no sample of this dataset (scope): {', '.join(idle)}", file=sys.stderr)
-    return totals
 
 
 def referenced_rubrics(cards: Sequence[Scorecard]) -> list[str]:
