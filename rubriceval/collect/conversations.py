@@ -18,6 +18,7 @@ the bot gave no reply, and says why in metadata.error; it is never dropped.
 """
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -101,10 +102,13 @@ async def _converse(script: ConversationScript, settings: _Settings) -> Conversa
             break
         transcript.add_user(message)
         number = len(transcript.turns)
+
+        def send(message: str = message, number: int = number) -> Awaitable[TargetReply]:
+            return settings.runner.ask(message, f"{script.id}#{number}", history=list(transcript.history),
+                                       conversation_id=script.id)
+
         done = await ask_with_retries(
-            lambda message=message, number=number: settings.runner.ask(
-                message, f"{script.id}#{number}", history=list(transcript.history), conversation_id=script.id),
-            timeout_s=settings.timeout_s, retries=settings.retries, backoff_s=settings.backoff_s)
+            send, timeout_s=settings.timeout_s, retries=settings.retries, backoff_s=settings.backoff_s)
         attempts += done.attempts
         latencies.append(round(done.latency_s, 3))
         if done.reply is None:

@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Protocol, TypeVar
+from typing import IO, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 from tqdm import tqdm
@@ -109,20 +109,20 @@ def rewrite_atomically(path: Path, records: list[dict[str, Any]]) -> None:
 
 
 @dataclass(frozen=True)
-class Collection:
+class Collection(Generic[R]):
     """What to collect: the input `items` (each with an `id`), how one is collected (`work`), how a row is
     written (`record`) and read back (`parse`), and which earlier rows count as done."""
 
     out: Path
     items: list[Any]
-    parse: Callable[[dict[str, Any]], Row]               # a line of the output → a row
-    is_done: Callable[[Row | None, Any], bool]           # (earlier row or None, item) → skip the item
-    work: Callable[[Any], Awaitable[Row]]                # item → row (never raises for the bot's failures)
-    record: Callable[[Row], dict[str, Any]]              # row → the line written
+    parse: Callable[[dict[str, Any]], R]                 # a line of the output → a row
+    is_done: Callable[[R | None, Any], bool]             # (earlier row or None, item) → skip the item
+    work: Callable[[Any], Awaitable[R]]                  # item → row (never raises for the bot's failures)
+    record: Callable[[R], dict[str, Any]]                # row → the line written
     unit: str = "rows"
 
 
-async def collect_resumably(job: Collection, runner: TargetRunner, *, owns_runner: bool, concurrency: int,
+async def collect_resumably(job: Collection[R], runner: TargetRunner, *, owns_runner: bool, concurrency: int,
                             progress: bool) -> CollectSummary:
     out = job.out
     try:

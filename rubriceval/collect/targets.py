@@ -43,7 +43,7 @@ import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 import httpx
 import yaml
@@ -51,6 +51,9 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from rubriceval.common.errors import ConfigError
 from rubriceval.data.conversation import ToolCall
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
 
 
 class TargetToolCall(ToolCall):
@@ -329,8 +332,10 @@ class _OpenAIChatRunner(TargetRunner):
 
     async def ask(self, question: str, sample_id: str, *, history: History | None = None,
                   conversation_id: str | None = None) -> TargetReply:
-        messages = ([{"role": "system", "content": self._config.system_prompt}] if self._config.system_prompt
-                    else []) + list(history or []) + [{"role": "user", "content": question}]
+        # plain role/content dicts (and the caller's history, as the bot's API takes it) are the SDK's message params
+        messages = cast("list[ChatCompletionMessageParam]",
+                        ([{"role": "system", "content": self._config.system_prompt}] if self._config.system_prompt
+                         else []) + list(history or []) + [{"role": "user", "content": question}])
         try:
             completion = await self._client.chat.completions.create(
                 model=self._config.model, messages=messages, temperature=self._config.temperature,
