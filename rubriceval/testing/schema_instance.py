@@ -37,11 +37,9 @@ def _bound(schema: dict, inclusive_key: str, exclusive_key: str) -> tuple[float 
 def _integer_instance(schema: dict, rng: random.Random) -> int:
     low, low_exclusive = _bound(schema, "minimum", "exclusiveMinimum")
     high, high_exclusive = _bound(schema, "maximum", "exclusiveMaximum")
-    if low is None and high is None:
-        low, high = 0, 10
-    elif low is None:
-        low = high - 10
-    elif high is None:
+    if low is None:                     # 0–10 without bounds, else 10 wide from the bound given
+        low = 0 if high is None else high - 10
+    if high is None:
         high = low + 10
     lo = math.floor(low) + 1 if low_exclusive and float(low).is_integer() else math.ceil(low)
     hi = math.ceil(high) - 1 if high_exclusive and float(high).is_integer() else math.floor(high)
@@ -156,7 +154,8 @@ def _array_instance(schema: dict, rng: random.Random, name: str, sub: Callable[[
     if max_items is not None:
         low, high = min(low, max_items), min(high, max_items)
     count = rng.randint(low, high) - len(prefix)
-    item_schema = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+    given = schema.get("items")
+    item_schema = given if isinstance(given, dict) else {}
     items: list = []
     attempts = 0
     while len(items) < count and attempts < count * 20:

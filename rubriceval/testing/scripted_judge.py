@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from rubriceval.judge.client import CallStats, JudgeResponse
+from rubriceval.judge.client import CallStats, ErrorKind, JudgeResponse
 from rubriceval.judge.config import JudgeConfig
 from rubriceval.judge.tokens import estimate_messages_tokens, estimate_tokens
 
@@ -64,7 +64,7 @@ class ScriptedJudge:
     """Replies from a script; records every request; counts calls in `stats` like `JudgeClient`."""
 
     def __init__(self, script: Sequence[Entry] | Mapping[str, Entry | list[Entry]] | Callable[..., Reply], *,
-                 structured: str = "json_schema", prompt_tokens: int | None = None,
+                 structured: Literal["json_schema", "text"] = "json_schema", prompt_tokens: int | None = None,
                  completion_tokens: int | None = None, cost_per_call: float = 0.0, **config: Any):
         self.config = JudgeConfig(base_url="http://127.0.0.1:9/v1", model="scripted", structured=structured,
                                   cache=False, **config)
@@ -135,7 +135,7 @@ def _json_object(text: str) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def judge_error(message: str, kind: str = "provider_error") -> JudgeResponse:
+def judge_error(message: str, kind: ErrorKind = "provider_error") -> JudgeResponse:
     return JudgeResponse(error=message, error_kind=kind)
 
 

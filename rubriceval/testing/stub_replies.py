@@ -43,9 +43,10 @@ class Reply(BaseModel):
     completion_tokens: int = 0
 
 
-def json_reply(payload: dict, status: int = 200, headers: dict[str, str] | None = None, **usage: int) -> Reply:
+def json_reply(payload: dict, status: int = 200, headers: dict[str, str] | None = None, *, prompt_tokens: int = 0,
+               completion_tokens: int = 0) -> Reply:
     return Reply(status=status, body=json.dumps(payload, ensure_ascii=False).encode("utf-8"),
-                  headers=headers or {}, **usage)
+                 headers=headers or {}, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
 
 
 def error_reply(status: int, message: str, headers: dict[str, str] | None = None) -> Reply:
