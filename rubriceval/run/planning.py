@@ -22,7 +22,8 @@ from rubriceval.judge.tokens import estimate_messages_tokens
 from rubriceval.prompt.rubric_prompts import compile_rubric
 from rubriceval.rubric.applies import applies
 from rubriceval.rubric.schema import Rubric
-from rubriceval.safety.manipulation_policy import decides_without_judge, scan_sample, screened_texts
+from rubriceval.safety.manipulation_policy import MASKED_KINDS, decides_without_judge, scan_sample, screened_texts
+from rubriceval.safety.masking import masked_sample
 from rubriceval.safety.redaction import judge_view
 from rubriceval.scoring.rubric_scorer import missing_fields
 from rubriceval.scoring.score_probs import holistic_options
@@ -296,14 +297,21 @@ def _rubric_calls(rubric: Rubric, sample: Sample, config: JudgeConfig, rubric_co
     if missing_fields(rubric, sample) or decides_without_judge(sample, rubric.manipulation):
         return
     yield from _screen_calls(rubric, sample, rubric_configs)
-    sample = judge_view(sample, config.redact)[0]       # what the judge reads, as the scorer sends it
-    for prompt in compile_rubric(rubric, sample, structured=config.structured == "json_schema",
-                                 feedback_max_chars=config.feedback_max_chars):
-        for call_config in rubric_configs:
-            yield PlannedJudgeCall(sample_id=sample.id, scorer=rubric.id, kind="rubric", item=prompt.item_id,
-                                   config=call_config, messages=prompt.messages, json_schema=prompt.json_schema,
-                                   schema_name=prompt.schema_name, cache_tag=prompt.cache_tag,
-                                   options=prompt.options or holistic_options(rubric, call_config))
+    # Self-praise is masked for the judge, and the unmasked text judged too (safety/masking.py): both planned
+    policy = rubric.manipulation
+    masked = ([f for f in scan_sample(sample, policy) if f.kind in MASKED_KINDS]
+              if policy.action != "off" and not rubric.is_conversation else [])
+    for one in ([masked_sample(sample, masked)] if masked else []) + [sample]:
+        one = judge_view(one, config.redact)[0]       # what the judge reads, as the scorer sends it
+        for prompt in compile_rubric(rubric, one, structured=config.structured == "json_schema",
+                                     feedback_max_chars=config.feedback_max_chars):
+            for call_config in rubric_configs:
+                yield PlannedJudgeCall(sample_id=sample.id, scorer=rubric.id, kind="rubric", item=prompt.item_id,
+                                       config=call_config, messages=prompt.messages,
+                                       json_schema=prompt.json_schema, schema_name=prompt.schema_name,
+                                       cache_tag=prompt.cache_tag,
+                                       options=prompt.options or holistic_options(rubric, call_config))
+    sample = judge_view(sample, config.redact)[0]
     # The checks' per-turn questions: every one that may be asked (an early stop only asks fewer).
     idle = idle_question_checks(rubric)
     for prompt in plan_turn_questions([i for i in rubric.check_items if i.id not in idle], sample.conversation,

@@ -23,11 +23,14 @@ from pydantic import BaseModel
 from rubriceval.safety.control_tokens import find_control_tokens
 from rubriceval.safety.folding import fold
 from rubriceval.safety.manipulation_readable import invisible_runs, readable_attacks
+from rubriceval.safety.self_praise import self_praise_spans
 
 FindingKind = Literal["result_marker", "score_json", "score_line", "score_demand", "override", "judge_address",
                       "fake_delimiter", "role_tag", "control_token",
                       # readable attacks (manipulation_readable.py)
                       "score_request", "fake_completion", "self_assessment", "hidden_markup", "invisible_text",
+                      # self-praise (self_praise.py): masked for the judge, not capped (masking.py)
+                      "self_praise",
                       # model screens: odd-token spans (perplexity.py), the judge's yes/no screen (llm_screen.py)
                       "odd_tokens", "addresses_grader"]
 Defence = Literal["patterns", "perplexity", "llm_screen"]
@@ -158,6 +161,11 @@ def _detect(text: str) -> tuple[ManipulationFinding, ...]:
         quote = text[start:end].strip()
         if quote:
             findings.append(ManipulationFinding(kind=kind, span=quote, start=start, end=end))
+    for lo, hi in self_praise_spans(view.text):
+        start, end = view.span(lo, hi)
+        quote = text[start:end].strip()
+        if quote:
+            findings.append(ManipulationFinding(kind="self_praise", span=quote, start=start, end=end))
     findings += [ManipulationFinding(kind="invisible_text", span=text[lo:hi], start=lo, end=hi,
                                      note=f"invisible tag characters spelling “{spelled}”")
                  for lo, hi, spelled in invisible_runs(text)]

@@ -14,6 +14,8 @@ from rubriceval.safety.manipulation import ManipulationFinding, scan_fields
 
 CHECK_ID = "suspected_manipulation"
 DETAILS_KEY = "suspected_manipulation"
+# Findings the policy masks for the judge instead of capping (safety/masking.py): self-praise and odd-token suffixes
+MASKED_KINDS = frozenset({"self_praise", "odd_tokens"})
 
 
 ScannedField = Literal["answer", "contexts", "question", "ground_truth"]
@@ -35,6 +37,9 @@ class ManipulationPolicy(BaseModel):
     # per field text (scoring/llm_screen.py), `perplexity` the embedded model's odd-token spans (safety/perplexity.py)
     screens: list[Literal["llm_screen", "perplexity"]] = Field(default_factory=list)
     llm_screen_threshold: float = Field(default=0.5, gt=0, lt=1)      # p(yes) from which the screen flags
+    # The perplexity screen reads a text with a span that looks like token salad even when `screens` does not list
+    # it (issue 45: optimised suffixes): one forced generation of the embedded model for such a text, none for prose
+    suffix_screen: bool = True
 
     model_config = {"extra": "forbid"}
 
@@ -62,9 +67,9 @@ def screened_texts(sample, policy: ManipulationPolicy) -> dict[str, str]:
 
 
 def decides_without_judge(sample, policy: ManipulationPolicy) -> bool:
-    """The policy alone decides this sample's score (cap at 1 and judge-directed text found): no judge call is made,
-    so none is planned either."""
-    return policy.skips_judge and bool(scan_sample(sample, policy))
+    """The policy alone decides this sample's score (cap at 1 and judge-directed text found that is capped, not
+    masked): no judge call is made, so none is planned either."""
+    return policy.skips_judge and any(f.kind not in MASKED_KINDS for f in scan_sample(sample, policy))
 
 
 def manipulation_evidence(findings: list[ManipulationFinding]) -> Evidence:

@@ -23,6 +23,8 @@ robustness).
 """
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel
 
 from rubriceval.safety.manipulation import ManipulationFinding
@@ -78,3 +80,71 @@ def odd_spans(text: str, tokens: list[TokenSurprise], rule: PerplexityRule | Non
             kind="odd_tokens", defence="perplexity", span=text[start:end].strip(), start=start, end=end,
             note=f"{hi - lo} tokens, window surprise up to {peak:.1f} nats against a baseline of {base:.1f}"))
     return findings
+
+
+# Which answers the perplexity screen reads when the rubric has not asked for it (issue 45): a generation per answer
+# is too dear for every answer, so the default policy screens only spans that look like token salad — a run of
+# whitespace-separated chunks most of which carry code punctuation, a word glued inside ("similarlyNow"), or letters
+# and CJK in one chunk ("五分lijah") — and the perplexity rule above decides whether they are odd. Prose, order
+# numbers, a URL or a menu path ("Settings → Billing") make no such run.
+_ODD_CHUNK = re.compile(r"[{}\[\]()<>$\\@*=%|^~`_]|[a-z][A-Z]|[A-Za-z][\u4e00-\u9fff]|"
+                        r"[\u4e00-\u9fff][A-Za-z]|[A-Z]{2,}[a-z]{2,}|[^\w\s.,!?;:'\"\-–—→/&+#()\[\]]")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+SALAD_WINDOW = 6        # chunks looked at together
+SALAD_MIN_ODD = 3       # of them odd
+
+
+def _chunk_is_odd(chunk: str) -> bool:
+    if _CJK.search(chunk) and not re.search(r"[A-Za-z{}\[\]<>$\\@*=%|^~`_]", chunk):
+        return False                    # Chinese prose (its punctuation is not code)
+    return bool(_ODD_CHUNK.search(chunk))
+
+
+def salad_spans(text: str) -> list[tuple[int, int]]:
+    """[start, end) of each run of token-salad chunks in `text` (at least SALAD_MIN_ODD odd chunks among any
+    SALAD_WINDOW consecutive ones); the run spans from its first odd chunk to its last."""
+    chunks = [(m.start(), m.end(), _chunk_is_odd(m.group())) for m in re.finditer(r"\S+", text)]
+    hot = [False] * len(chunks)
+    for i in range(len(chunks)):
+        window = chunks[i:i + SALAD_WINDOW]
+        if sum(odd for _, _, odd in window) >= SALAD_MIN_ODD:
+            for j, (_, _, odd) in enumerate(window):
+                hot[i + j] = hot[i + j] or odd
+    spans: list[tuple[int, int]] = []
+    last = -10
+    for i, (start, end, _) in enumerate(chunks):
+        if not hot[i]:
+            continue
+        if spans and i - last <= SALAD_WINDOW - SALAD_MIN_ODD + 1:
+            spans[-1] = (spans[-1][0], end)
+        else:
+            spans.append((start, end))
+        last = i
+    return spans
+
+
+EDGE_SURPRISE = 6.0     # nats: a chunk next to an odd span this surprising on average belongs to it
+
+
+def widened(finding: ManipulationFinding, text: str, tokens: list[TokenSurprise]) -> ManipulationFinding:
+    """An odd-token finding stretched, chunk by chunk, over neighbouring chunks that look like salad or whose
+    tokens are as a rule surprising (a suffix's ordinary-looking words: "Jerusalem", "please? revert"), so the
+    masked answer keeps none of it; a suffix's last one or two chunks are taken with it."""
+    chunks = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+
+    def belongs(lo: int, hi: int) -> bool:
+        inside = [-t.logprob for t in tokens if lo <= t.start < hi and text[t.start:t.end].strip()]
+        return _chunk_is_odd(text[lo:hi]) or bool(inside and sum(inside) / len(inside) >= EDGE_SURPRISE)
+
+    first = next((i for i, (lo, hi) in enumerate(chunks) if hi > finding.start), None)
+    last = next((i for i in range(len(chunks) - 1, -1, -1) if chunks[i][0] < finding.end), None)
+    if first is None or last is None:
+        return finding
+    while first > 0 and belongs(*chunks[first - 1]):
+        first -= 1
+    while last < len(chunks) - 1 and belongs(*chunks[last + 1]):
+        last += 1
+    if len(chunks) - 1 - last <= 2:
+        last = len(chunks) - 1
+    start, end = min(chunks[first][0], finding.start), max(chunks[last][1], finding.end)
+    return finding.model_copy(update={"start": start, "end": end, "span": text[start:end].strip()})

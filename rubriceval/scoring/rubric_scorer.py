@@ -1,22 +1,25 @@
 """Score one sample with one rubric: deterministic checks + judge items → one Verdict."""
 from __future__ import annotations
 
-
-
+from rubriceval.core.item_scores import ItemScores
+from rubriceval.core.verdict import Evidence, Usage, Verdict
 from rubriceval.data.sample import Sample
 from rubriceval.judge.ask import JudgeRequest, TemplateReask, ask
 from rubriceval.judge.client import JudgeClient
 from rubriceval.prompt.compile import compile_item, reask_template
 from rubriceval.rubric.schema import ChecklistItem, JudgeItem, Rubric
-from rubriceval.safety.manipulation_policy import apply_manipulation_policy, capped_without_judge, scan_sample
+from rubriceval.safety.manipulation_policy import (
+    MASKED_KINDS,
+    apply_manipulation_policy,
+    capped_without_judge,
+    scan_sample,
+)
 from rubriceval.safety.redaction import judge_view, record_redactions
 from rubriceval.scoring.combine import ItemScore, combine, predicate_level
-from rubriceval.scoring.turn_questions import idle_question_checks, rubric_knowledge, run_checks_asking
+from rubriceval.scoring.item_outcome import JudgeItemOutcome, read_verdict
 from rubriceval.scoring.score_probs import DETAILS_KEY as SCORE_PROBS
 from rubriceval.scoring.score_probs import TIE_KEY, holistic_options, tie_details
-from rubriceval.core.item_scores import ItemScores
-from rubriceval.core.verdict import Evidence, Usage, Verdict
-from rubriceval.scoring.item_outcome import read_verdict, JudgeItemOutcome
+from rubriceval.scoring.turn_questions import idle_question_checks, rubric_knowledge, run_checks_asking
 
 
 def missing_fields(rubric: Rubric, sample: Sample) -> list[str]:
@@ -52,17 +55,34 @@ async def score_rubric(rubric: Rubric, sample: Sample, judge: JudgeClient | None
     policy = rubric.manipulation
     findings = scan_sample(sample, policy)
     screen_usage = Usage()
-    if not findings and policy.screens:           # opt-in model screens (scoring/manipulation_screens.py)
+    to_cap = [f for f in findings if f.kind not in MASKED_KINDS]
+    if not to_cap and policy.action != "off" and (policy.screens or policy.suffix_screen):
+        # model screens (scoring/manipulation_screens.py): the opt-in ones when nothing is to be capped yet
         from rubriceval.scoring.manipulation_screens import screen_sample
 
-        findings, screen_usage = await screen_sample(sample, policy, judge)
-    if findings and policy.skips_judge:
+        found, screen_usage = await screen_sample(sample, policy, judge, asked=not findings)
+        findings += found
+        to_cap = [f for f in findings if f.kind not in MASKED_KINDS]
+    masked = [f for f in findings if f.kind in MASKED_KINDS]
+    if to_cap and policy.skips_judge:
         # No judge is asked: a check's per-turn question stays unanswered (its evidence says so).
         evidence = (await run_checks_asking(rubric.check_items, sample, sample, None, rubric.language,
                                             rubric_knowledge(rubric)))[0]
         capped = capped_without_judge(dict(sample_id=sample.id, scorer=rubric.id, scorer_version=rubric.version_tag,
                                            kind="rubric"), findings, policy, evidence, threshold=rubric.threshold)
         return capped.model_copy(update={"usage": capped.usage + screen_usage})
+    if masked and policy.action != "off" and not rubric.is_conversation:
+        # Self-praise and odd-token suffixes: the checks and the judge read the answer without them; the sample is
+        # flagged when they would have raised the score (safety/masking.py)
+        from rubriceval.scoring.manipulation_screens import score_masked
+
+        async def scored(one: Sample) -> Verdict:
+            judged, redaction = judge_view(one, judge is not None and judge.config.redact)
+            return record_redactions(await _score(rubric, one, judged, judge), redaction)
+
+        verdict = await score_masked(sample, masked, policy, scored, threshold=rubric.threshold)
+        verdict = verdict.model_copy(update={"usage": verdict.usage + screen_usage})
+        return apply_manipulation_policy(verdict, to_cap, policy, threshold=rubric.threshold)
     judged, redaction = judge_view(sample, judge is not None and judge.config.redact)
     verdict = await _score(rubric, sample, judged, judge)
     verdict = verdict.model_copy(update={"usage": verdict.usage + screen_usage})
