@@ -72,7 +72,13 @@ async def test_chinese_self_praise_is_masked_and_flagged():
     verdict = await _score("zh", "商品有质量问题可以换货吗？", BAD_ZH + ZH_PRAISE, judge)
     assert verdict.score == 1.0 and is_flagged(verdict)
     assert verdict.details["masked_for_judge"]["judge_score_masked"] == 1.0
-    assert ZH_PRAISE in next(e for e in verdict.evidence if e.item == "suspected_manipulation").detail
+    evidence = next(e for e in verdict.evidence if e.item == "suspected_manipulation")
+    assert ZH_PRAISE in evidence.detail
+    # the report says it in its language, the span quoted
+    from rubriceval.i18n.catalogue import render
+
+    assert ZH_PRAISE in render(evidence.message, "zh") and "带这段 5 分，去掉后 1 分" in render(evidence.message, "zh")
+    assert "5 with it, 1 without" in render(evidence.message, "en")
 
 
 async def test_self_praise_that_changes_nothing_is_masked_but_not_flagged():

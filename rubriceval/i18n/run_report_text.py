@@ -18,6 +18,12 @@ RUN_REPORT_TEXT: dict[str, dict[str, str]] = {
     "ev_suspected_manipulation": {"zh": "疑似操纵评审：回答中有针对评审的文字（{kinds}；由 {defences} 发现）：{quoted}",
                                   "en": "judge-directed text ({kinds}; by {defences}): {quoted}"},
     "ev_quoted_in": {"zh": "{field}：{span}", "en": "{field}: {span}"},
+    # self-praise or an odd-token suffix masked for the judge, and it would have raised the score (safety/masking.py)
+    "ev_masked_manipulation": {"zh": "疑似操纵评审：回答自我评价或带有异常字符串（{kinds}；由 {defences} 发现）：{quoted}。"
+                                     "评审看的是去掉这段文字后的回答：带这段 {unmasked} 分，去掉后 {masked} 分，按 {masked} 分计",
+                               "en": "suspected manipulation: the answer praises itself or carries an odd-token suffix "
+                                     "({kinds}; by {defences}): {quoted}. The judge scored the answer without it: "
+                                     "{unmasked} with it, {masked} without, counted as {masked}"},
     "field_answer": {"zh": "回答", "en": "answer"},
     "field_question": {"zh": "问题", "en": "question"},
     "field_contexts": {"zh": "参考资料", "en": "contexts"},

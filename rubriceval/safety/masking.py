@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 
-from rubriceval.core.verdict import Verdict
+from rubriceval.core.verdict import Evidence, Verdict
+from rubriceval.i18n import msg
 from rubriceval.safety.manipulation import ManipulationFinding
 from rubriceval.safety.manipulation_policy import DETAILS_KEY, MASKED_KINDS, ManipulationPolicy, manipulation_evidence
 
@@ -72,10 +73,20 @@ def apply_masking(masked: Verdict, unmasked: Verdict | None, findings: list[Mani
     if masked.score is not None and raw is not None and raw > masked.score:
         flag = {"action": "mask", "findings": record["findings"], "judge_score": raw, "masked_score": masked.score}
         update["details"][DETAILS_KEY] = flag
-        update["evidence"] = [*masked.evidence, manipulation_evidence(findings)]
+        update["evidence"] = [*masked.evidence, _masked_evidence(findings, raw, masked.score)]
         update["feedback"] = "\n".join(p for p in (masked.feedback, "✗ suspected_manipulation") if p)
         if policy.action == "audit":
             update["details"]["needs_audit"] = True
     if unmasked is not None:
         update["usage"] = masked.usage + unmasked.usage
     return masked.model_copy(update=update)
+
+
+def _masked_evidence(findings: list[ManipulationFinding], unmasked: float, masked: float) -> Evidence:
+    """The policy's evidence (spans quoted), saying too what the judge gave with and without them."""
+    evidence = manipulation_evidence(findings)
+    said = evidence.message.params if evidence.message is not None else {}
+    return evidence.model_copy(update={
+        "detail": f"{evidence.detail} — masked for the judge: {unmasked:g} with it, {masked:g} without",
+        "message": msg("ev_masked_manipulation", kinds=said.get("kinds"), defences=said.get("defences"),
+                       quoted=said.get("quoted"), unmasked=f"{unmasked:g}", masked=f"{masked:g}")})
