@@ -189,3 +189,20 @@ async def test_suffix_screen_on_the_embedded_model(tmp_path):
     answer = f"{BAD_EN} {SUFFIX}"
     found, usage = await perplexity_findings({"answer": answer}, embedded_scorer(concurrency=1, cache_dir=tmp_path))
     assert [f.span for f in found] == [SUFFIX] and usage.calls == 1 and usage.completion_tokens > 0
+
+
+async def test_a_scorecard_does_not_let_self_praise_earn_points():
+    """A scorecard's judged items on a turn that praises itself: not asked, unscored with the span named — the
+    sample counts apart, its total is not raised (on the previous main the gullible judge said yes: +10)."""
+    from rubriceval.scorecard.schema import Scorecard
+    from rubriceval.scorecard.score import score_scorecard
+    from rubriceval.testing.scripted_judge import yes_no_reply
+
+    card = Scorecard.model_validate({"id": "q", "name": "q", "dimensions": [{"id": "d"}], "items": [
+        {"id": "resolved", "dimension": "d", "points": 10, "question": "客服是否解决了用户的问题？"}]})
+    turns = [{"role": "user", "content": "商品有质量问题可以换货吗？"}, {"role": "assistant", "content": BAD_ZH + ZH_PRAISE}]
+    sample = Sample.model_validate({"id": "c1", "question": "", "conversation": {"id": "c1", "turns": turns}})
+    judge = ScriptedJudge(lambda request: yes_no_reply(0.9 if ZH_PRAISE in str(request.messages) else 0.1))
+    verdict = await score_scorecard(card, sample, judge)
+    assert verdict.outcome("resolved").status == "unscored" and ZH_PRAISE in verdict.outcome("resolved").reason
+    assert verdict.totals.total is None and not judge.requests
