@@ -29,6 +29,7 @@ from rubriceval.i18n.studio_messages_text import STUDIO_MESSAGES_TEXT
 from rubriceval.i18n.studio_text import STUDIO_TEXT
 from rubriceval.i18n.team_text import TEAM_TEXT
 from rubriceval.i18n.ui_text import UI_TEXT
+from rubriceval.i18n.weekly_text import WEEKLY_TEXT
 
 Lang = Literal["zh", "en"]
 LANGS: tuple[Lang, ...] = ("zh", "en")
@@ -49,7 +50,8 @@ def _merge(*parts: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
 
 MESSAGES: dict[str, dict[str, str]] = _merge(REPORT_TEXT, EVIDENCE_TEXT, UI_TEXT, PAIRWISE_TEXT, CONVERSATION_TEXT,
                                              TEAM_TEXT, SEGMENT_TEXT, OFFICIAL_TEXT, SCORECARD_TEXT,
-                                             STUDIO_TEXT, SCORECARD_REVIEW_TEXT, STUDIO_MESSAGES_TEXT, RUN_REPORT_TEXT)
+                                             STUDIO_TEXT, SCORECARD_REVIEW_TEXT, STUDIO_MESSAGES_TEXT, RUN_REPORT_TEXT,
+                                             WEEKLY_TEXT)
 
 
 class Message(BaseModel):

@@ -207,6 +207,13 @@ def _scorecard_sheets(cards: Any, book: ExcelBook, inputs: ReportInputs) -> None
         book.plain_sheet(name, rows)
 
 
+def _weekly_sheet(reports: Sequence[Any], book: ExcelBook) -> None:
+    from rubriceval.report.weekly_views import WEEKLY_SHEET, sheet_rows     # the weekly table (周报)
+
+    head, rows = sheet_rows(reports, book.lang)
+    book.sheet(WEEKLY_SHEET, head, rows, [len(head) - 1])
+
+
 # section id (report/sections.py) → the sheets it writes, streamed
 EXCEL_PARTS: dict[str, Callable[[Any, ExcelBook, ReportInputs], object]] = {
     "overview": summary_sheet,
@@ -217,6 +224,7 @@ EXCEL_PARTS: dict[str, Callable[[Any, ExcelBook, ReportInputs], object]] = {
     "segments": _segment_sheets,
     "conversations": _conversation_sheets,
     "scorecards": _scorecard_sheets,
+    "weekly": lambda reports, book, i: _weekly_sheet(reports, book),
 }
 
 

@@ -210,6 +210,12 @@ def _failure_tags(section: str, report: FailureTagReport, page: HtmlPage) -> str
     return failure_tags_html(report, page.inputs.lang)     # escapes every cell itself (rubric ids, tags: user text)
 
 
+def _weekly_values(reports: Any, lang: Any) -> dict[str, Any]:
+    from rubriceval.report.weekly_views import html_values     # the weekly table (周报): report/weekly.py
+
+    return html_values(reports, lang)
+
+
 # section id (report/sections.py) → how the page draws it
 HTML_PARTS: dict[str, Callable[[str, Any, HtmlPage], str]] = {
     "overview": Template(overview_values),
@@ -223,6 +229,7 @@ HTML_PARTS: dict[str, Callable[[str, Any, HtmlPage], str]] = {
     "unscored": Template(lambda unscored, i: {"unscored": unscored}),
     "cost": Template(cost_values),
     "scorecards": Template(lambda cards, i: cards.html_values()),
+    "weekly": Template(lambda reports, i: _weekly_values(reports, i.lang)),
 }
 
 

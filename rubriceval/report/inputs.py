@@ -29,6 +29,7 @@ class ReportInputs:
     segments: Sequence[Any] = ()                             # SegmentTable per grouping (`--by`)
     scorecards: Any = None                                   # report/scorecards.py ScorecardReport, if any
     gate: Any = None                                         # a GateResult to end the Markdown with
+    time: Any = None                                         # TimeSettings of the time buckets (weekly table)
     max_rows: int = EXCEL_MAX_ROWS                           # rows a worksheet holds (tests set fewer)
     names: dict[str, str] = field(init=False)                # scorer id → its name, for every table
     _built: dict[str, Any] = field(init=False, default_factory=dict)
@@ -66,7 +67,7 @@ def read_inputs(store: Any, run: str, *, lang: str | None = None, machine_only: 
     cards = ScorecardReport(store, data.run_id, report_lang, machine_only=machine_only)
     return ReportInputs(data=data, lang=report_lang, findings=data.findings(diagnosis), agreement=agreement,
                         failure_tags=run_failure_tags(store.path, data.run_id), segments=segments,
-                        scorecards=cards if cards else None, gate=gate)
+                        scorecards=cards if cards else None, gate=gate, time=time)
 
 
 def _agreement(store: Any, run_id: str) -> dict[str, Message]:

@@ -132,6 +132,12 @@ def _segments(tables: Sequence[Any], inputs: ReportInputs) -> list[str]:
     return [segment_markdown(tables, inputs.names, inputs.lang), ""]
 
 
+def _weekly(reports: Sequence[Any], inputs: ReportInputs) -> list[str]:
+    from rubriceval.report.weekly_views import markdown as weekly_markdown     # the weekly table (周报)
+
+    return weekly_markdown(reports, inputs.lang)
+
+
 # section id (report/sections.py) → its lines in the summary
 MARKDOWN_PARTS: dict[str, Callable[[Any, ReportInputs], list[str]]] = {
     "overview": overview_lines,
@@ -142,6 +148,7 @@ MARKDOWN_PARTS: dict[str, Callable[[Any, ReportInputs], list[str]]] = {
     "conversations": lambda sections, i: conversation_lines(i.data, i.lang),
     "cost": cost_lines,
     "scorecards": lambda cards, i: [cards.markdown()],
+    "weekly": lambda reports, i: _weekly(reports, i),
     "gate": gate_lines,
 }
 

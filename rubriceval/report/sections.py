@@ -41,6 +41,17 @@ def _conversations(inputs: ReportInputs) -> Any:
     return None if sections.empty else sections
 
 
+def _weekly(inputs: ReportInputs) -> Any:
+    """The weekly QA table (周报, report/weekly.py) of each scorecard of a run whose conversations carry agents or
+    skill groups and start times: this week against the one before (earlier runs of the store included)."""
+    if not inputs.scorecards:
+        return None
+    from rubriceval.report.weekly import weekly_reports_for_run
+
+    data = inputs.data
+    return weekly_reports_for_run(data.source.store, data.run_id, inputs.time, inputs.lang) or None
+
+
 def _measured(inputs: ReportInputs) -> list[str] | None:
     """What the rubric files' measured: blocks say of the run's judge (report/measured.py), a line per rubric."""
     from rubriceval.report.measured import measured_lines
@@ -66,6 +77,7 @@ SECTIONS: tuple[Section, ...] = (
             build=lambda i: [(s, g) for s in i.data.summary.scorers for g in s.unscored]),
     Section("cost", "cost", build=lambda i: i.data.summary),
     Section("scorecards", "sc_title", build=lambda i: i.scorecards or None, sheets=("scorecard …",)),
+    Section("weekly", "wk_title", build=_weekly, sheets=("weekly",)),
     Section("gate", "gate", build=lambda i: i.gate),
 )
 
