@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from openpyxl import load_workbook
 
-from rubriceval.audit.scorecard_official import official_totals
+from rubriceval.audit.scorecard_official import official_pairs
 from rubriceval.audit.scorecard_reviews import ReviewStore
 from rubriceval.cli import main
 from rubriceval.data.segment_spec import Grouping, SegmentField, TimeSettings
@@ -67,7 +67,7 @@ def test_a_reviewers_added_fatal_item_is_in_the_weekly_counts_and_totals(store):
     report = weekly_report(runs, settings=SHANGHAI)
     wang = report.row("agent", "A-01")
     assert wang.fatal == 1 and wang.reviewed == 1 and wang.reviewed_share == 0.2
-    official = official_totals(runs, "W47")
+    official = {(v.sample_id, v.scorecard): v.totals.total for v, _ in official_pairs(runs, "W47")}
     mine = [official[(v.sample_id, "weekly_qa_zh")] for v in ScorecardStore(runs).verdicts("W47")
             if v.sample_id in {"w47-00", "w47-04", "w47-08", "w47-12", "w47-16"}]
     assert official[("w47-00", "weekly_qa_zh")] == 0 and wang.mean == sum(mine) / len(mine) == 80.0
