@@ -185,7 +185,7 @@ def test_chatlog_dataset_config_yaml_with_custom_columns(tmp_path):
     assert err.value.field == "columns.conversation_id" and "'session' not found" in err.value.message
 
 
-@pytest.mark.parametrize("text, words", [("客服assistant", "not speaker=role"), ("客服=bot", "'bot' is not a role")])
+@pytest.mark.parametrize("text, words", [("客服assistant", "not speaker=role"), ("客服=robot", "'robot' is not a role")])
 def test_speaker_map_errors_name_the_flag(text, words):
     with pytest.raises(DatasetError) as err:
         parse_speaker_map(text)

@@ -25,5 +25,14 @@ def turn_mentions(item: FinalTurn | FirstTurn, sample: Sample, turn: int, found:
 
 
 def final_turn(item: FinalTurn, sample: Sample) -> Evidence:
-    last = conversation_of(sample).assistant_turns[-1]
-    return turn_mentions(item, sample, last, "ev_final_turn", "ev_final_turn_says")
+    """The last assistant turn; with `last: N`, the first of the assistant's last N turns (latest first) that
+    mentions the phrases — else the evidence of the very last one."""
+    turns = conversation_of(sample).assistant_turns[-item.last:]
+    evidence = None
+    for turn in reversed(turns):
+        found = turn_mentions(item, sample, turn, "ev_final_turn", "ev_final_turn_says")
+        if found.passed:
+            return found
+        evidence = evidence or found
+    assert evidence is not None          # a conversation has an assistant turn (data/conversation.py)
+    return evidence

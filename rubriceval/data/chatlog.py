@@ -2,9 +2,15 @@
 
 Rows carry a conversation id, a turn index or a timestamp, a speaker and the text. Column names default to common
 English/Chinese headers (会话ID, 序号, 时间, 发言人, 内容 …) and can be set in a dataset config YAML; speakers map to
-roles through `--speaker-map "客服=assistant,机器人=assistant,用户=user"` or `speakers:` in that config (`drop` leaves
+roles through `--speaker-map "客服=assistant,机器人=bot,用户=user"` or `speakers:` in that config (`drop` leaves
 a speaker's rows out of the transcript, `system` keeps them as system turns). A speaker with no role is an error
 naming file:line [speaker] and every speaker seen, never a guess.
+
+A chatbot that answers before the human agent takes over is `bot`: its turns stay in the transcript (shown as 机器人,
+so the judge reads what the customer read) but are not the agent's — `turns: assistant` checks, first/final-turn
+checks and response times score the human agent (`assistant`) only. Map the bot to `assistant` instead when the bot
+itself is what is evaluated. A conversation the bot handled alone (no agent turn) has nothing of an agent to score:
+it is left out, counted in a note on stderr.
 
 Every other column is kept as conversation metadata (data/metadata.py): the standard keys (agent_id, agent_name,
 skill_group, channel, bot_version, customer_id) from the columns `metadata:` names or the default headers
@@ -20,12 +26,13 @@ A dataset config (`rubriceval run chats.yaml`):
     timezone: Asia/Shanghai
     columns: {conversation_id: 会话ID, turn_index: 序号, speaker: 发言人, text: 内容}
     metadata: {agent_id: 客服工号, skill_group: 技能组}
-    speakers: {客服: assistant, 机器人: assistant, 用户: user, 系统: system, 满意度机器人: drop}
+    speakers: {客服: assistant, 机器人: bot, 用户: user, 系统: system, 满意度机器人: drop}
 """
 from __future__ import annotations
 
 import itertools
 import json
+import sys
 from collections.abc import Iterable, Iterator
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -63,7 +70,8 @@ DEFAULT_METADATA_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 REQUIRED = ("conversation_id", "speaker", "text")
 DROP = "drop"
-SpeakerRole = Literal["user", "assistant", "tool", "system", "drop"]
+SpeakerRole = Literal["user", "assistant", "tool", "system", "bot", "drop"]
+BOT = "bot"
 SPEAKER_MAP_HINT = '--speaker-map "客服=assistant,用户=user" or `speakers:` in a dataset config YAML'
 
 
@@ -354,8 +362,16 @@ def iter_chatlog(path: str | Path, config: ChatLogConfig | None = None, *,
                                    hint="every row needs the id of the conversation it belongs to")
             _moment(record, cols, zone, file, line)              # a bad timestamp is reported at its row
             groups.add(conversation_id, line, record)
+        bot_only = 0
         for conversation_id, group in groups.groups():
+            said = {roles[_cell(record, cols["speaker"])] for _, record in group}
+            if BOT in said and "assistant" not in said:      # the bot alone: no agent turn to score
+                bot_only += 1
+                continue
             yield _build(conversation_id, group, cols, roles, file, zone, metadata_columns)
+        if bot_only:
+            print(f"note: {bot_only} conversation(s) of {file} answered by the bot alone (no agent turn) are left "
+                  "out: an agent's scorecard has nothing to score there", file=sys.stderr)
     finally:
         groups.close()
 

@@ -16,8 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from rubriceval.data.coerce import string_list, tag_list
 
-Role = Literal["user", "assistant", "tool", "system"]
-ROLES: tuple[str, ...] = ("user", "assistant", "tool", "system")
+# "bot": a chatbot speaking in a conversation a human agent (the assistant) is scored on — shown in the transcript
+# as 机器人, never one of the assistant's turns (`turns: assistant`, first/final turn, response times).
+Role = Literal["user", "assistant", "tool", "system", "bot"]
+ROLES: tuple[str, ...] = ("user", "assistant", "tool", "system", "bot")
 # Ragas message types → roles.
 RAGAS_TYPES = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
 # The list field a conversation record keeps its turns in, in the order they are looked for.

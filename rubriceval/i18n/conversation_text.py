@@ -9,6 +9,7 @@ CONVERSATION_TEXT: dict[str, dict[str, str]] = {
     "cv_role_assistant": {"zh": "客服", "en": "Agent"},
     "cv_role_tool": {"zh": "工具结果", "en": "Tool result"},
     "cv_role_system": {"zh": "系统", "en": "System"},
+    "cv_role_bot": {"zh": "机器人", "en": "Bot"},
     "cv_tool_call": {"zh": "工具调用", "en": "Tool call"},
     "cv_turn_contexts": {"zh": "本轮参考资料（{n}）", "en": "This turn's contexts ({n})"},
     "cv_transcript": {"zh": "对话记录", "en": "Transcript"},

@@ -49,6 +49,7 @@ EVIDENCE_TEXT: dict[str, dict[str, str]] = {
     # -- conversations -----------------------------------------------------------------------------------------------
     "ev_role_assistant": {"zh": "客服", "en": "assistant"},
     "ev_role_user": {"zh": "用户", "en": "user"},
+    "ev_role_bot": {"zh": "机器人", "en": "bot"},
     "ev_either": {"zh": "{first}或{second}", "en": "{first} or {second}"},
     "ev_before_never": {"zh": "{then} 从未出现，无需先做什么", "en": "{then} never occurs, so nothing has to precede it"},
     "ev_before_ok": {"zh": "{first}（第 {first_turn} 轮）出现在 {then}（第 {then_turn} 轮）之前",

@@ -356,11 +356,20 @@ class EscalateAfter(ItemBase):
             example={"phrases": ["还有什么可以帮您"]})
 class FinalTurn(_PhrasesOrMatch, ItemBase):
     """Conversations: the last assistant turn mentions all (or any) of these phrases (e.g. 还有什么可以帮您), and
-    shows `match` when given."""
+    shows `match` when given. `last: 2`: one of the assistant's last two turns does — what a lead means by "asked
+    at the end" when the agent asks 还有其他问题吗 and then says goodbye (祝您生活愉快)."""
 
     type: Literal["final_turn"]
     mode: Literal["all", "any"] = "any"
     case_sensitive: bool = False
+    last: int = Field(default=1, ge=1, le=5)
+
+    @model_validator(mode="after")
+    def _one_turn_asked(self) -> FinalTurn:
+        if self.last > 1 and self.match is not None and self.match.ask:
+            raise ValueError("last > 1 looks at several turns; a question (match.ask) is asked about the last one: "
+                             "use phrases or a regex with last, or last: 1 with the question")
+        return self
 
 
 @check_kind(run="rubriceval.checks.first_turn:first_turn", scope="conversation",

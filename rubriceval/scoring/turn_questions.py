@@ -41,8 +41,9 @@ from rubriceval.rubric.predicate import Predicate, as_predicate
 from rubriceval.scoring.checklist import read_yes_no
 
 TEMPLATES = ("turn_question_system", "turn_question", "checklist_reask")
-ROLE_NAMES = {"zh": {"user": "用户", "assistant": "客服", "tool": "工具结果", "system": "系统"},
-              "en": {"user": "user", "assistant": "assistant", "tool": "tool result", "system": "system"}}
+ROLE_NAMES = {"zh": {"user": "用户", "assistant": "客服", "tool": "工具结果", "system": "系统", "bot": "机器人"},
+              "en": {"user": "user", "assistant": "assistant", "tool": "tool result", "system": "system",
+                     "bot": "bot"}}
 MAX_QUESTIONS_PER_CHECK = 500      # a guard against a check that keeps asking (each turn asked at most once)
 
 
