@@ -55,7 +55,8 @@ def answer_for(line: OutputLine, prices: Prices) -> Answer | None:
                       error=line.error)
     if line.status_code != 200 or line.body is None:
         return Answer(custom_id=line.custom_id, error=line.error or "no completion")
-    usage = line.body.get("usage") if isinstance(line.body.get("usage"), dict) else {}
+    given = line.body.get("usage")
+    usage = given if isinstance(given, dict) else {}
     prompt_tokens = int(usage.get("prompt_tokens") or 0)
     completion_tokens = int(usage.get("completion_tokens") or 0)
     return Answer(custom_id=line.custom_id, reply={"completion": line.body}, prompt_tokens=prompt_tokens,

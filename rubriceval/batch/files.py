@@ -15,6 +15,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import BaseModel
 
@@ -60,7 +61,7 @@ class RequestFileWriter:
         self._numbers = numbers if numbers is not None else itertools.count(first_number)
         self.number = 0
         self.written = 0
-        self._handle = None
+        self._handle: BinaryIO | None = None
         self._path: Path | None = None
         self._rows: list[RequestRow] = []
         self._bytes = 0
@@ -137,7 +138,8 @@ def read_output_line(raw: bytes, line_no: int) -> OutputLine:
         return OutputLine(line_no=line_no, custom_id=custom_id, malformed=True,
                           error=f"malformed batch output line {line_no}: response without status_code/body")
     if status != 200:
-        err = body.get("error") if isinstance(body.get("error"), dict) else {}
+        given = body.get("error")
+        err = given if isinstance(given, dict) else {}
         return OutputLine(line_no=line_no, custom_id=custom_id, status_code=status, body=body,
                           error=f"HTTP {status}: {str(err.get('message') or body)[:200]}")
     return OutputLine(line_no=line_no, custom_id=custom_id, status_code=200, body=body,

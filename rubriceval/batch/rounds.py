@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from rubriceval.batch.submit import submit_files, write_round
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.core.verdict import Verdict
 from rubriceval.data.sample import Sample
+from rubriceval.embed.config import EmbedderConfig
 from rubriceval.judge.cache import CallCache
 from rubriceval.judge.client import CallStats, JudgeClient
 from rubriceval.judge.config import JudgeConfig, default_cache_dir
@@ -72,7 +73,8 @@ class BatchRun:
     """One run judged through batches: its stores, judge settings, files directory and provider (None offline)."""
 
     def __init__(self, runs: RunStore, run_id: str, config: JudgeConfig, *, directory: Path, offline: bool,
-                 embedder: object = None, embedder_config: object = None, workers: int = 1, panel: Any = None):
+                 embedder: object = None, embedder_config: EmbedderConfig | None = None, workers: int = 1,
+                 panel: Any = None):
         """embedder: for metrics that embed text (called online); embedder_config: the same for worker processes
         (`workers` > 1 replays big runs in that many processes, see batch/parallel.py); panel: the run's judge
         panel (`PanelConfig`) with its keys (default: the panel the run stored, keys from `config` or each
@@ -102,7 +104,8 @@ class BatchRun:
             else None
         # One provider client per endpoint (a panel's judges may sit at different providers, with their own keys).
         self.providers = {} if offline else {
-            e.name: BatchProvider(e.config.base_url, e.config.api_key, timeout_s=max(e.config.timeout_s, 300.0))
+            # check_providers (above) refused an endpoint without a base_url
+            e.name: BatchProvider(e.config.base_url or "", e.config.api_key, timeout_s=max(e.config.timeout_s, 300.0))
             for e in self.judges.endpoints}
 
     @property
@@ -313,7 +316,7 @@ class BatchRun:
         judge.book.flush_cache()
 
     def want_unit_calls(self, stopped: list[tuple[Sample, Rubric]], book: ReplayBook,
-                        stopped_cards: list[tuple[Sample, Any]] = ()) -> None:
+                        stopped_cards: Sequence[tuple[Sample, Any]] = ()) -> None:
         """A rubric (or a scorecard) stopped for a missing reply: its other planned calls without a reply are wanted
         now too."""
         def answered(key: str) -> bool:
@@ -339,7 +342,7 @@ class BatchRun:
 
 def start_batch_run(samples: list[Sample], rubrics: list[Rubric], metrics: list[str], *, store: RunStore,
                     judge_config: JudgeConfig, directory: Path | None = None, offline: bool = False,
-                    embedder_config: object = None, name: str | None = None, dataset_path: str = "",
+                    embedder_config: EmbedderConfig | None = None, name: str | None = None, dataset_path: str = "",
                     rubrics_path: str = "", metric_options: object = None,
                     panel_config: Any = None, scorecards: Any = None) -> tuple[BatchRun, RoundReport]:
     """A new run judged through batches: created like an online run (`api.start_run`), round 1 written and (unless
