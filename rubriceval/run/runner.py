@@ -49,11 +49,10 @@ def judge_rubric(rubric: Rubric, sample: Sample, judge: JudgeClient | None, pane
         from rubriceval.scoring.panel import score_with_panel
 
         return score_with_panel(rubric, sample, panel)
-    n = judge.config.self_consistency if judge is not None else 1
-    if n > 1 and rubric.judge_items:
+    if judge is not None and judge.config.self_consistency > 1 and rubric.judge_items:
         from rubriceval.trust.self_consistency import score_with_self_consistency
 
-        return score_with_self_consistency(rubric, sample, judge, n=n,
+        return score_with_self_consistency(rubric, sample, judge, n=judge.config.self_consistency,
                                            temperature=judge.config.self_consistency_temperature)
     return score_rubric(rubric, sample, judge)
 
