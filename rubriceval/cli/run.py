@@ -190,9 +190,8 @@ def _write_outputs(store, run_id: str, out: Path) -> None:
     from rubriceval.data.spreadsheet import escape_frame
     from rubriceval.report.source import RunSource
     from rubriceval.run.cross_check import mark_results, stored_twins
-    from rubriceval.store.runs import verdict_record
-
     from rubriceval.run.scorecard_rows import CARD_COLUMNS, scorecard_records
+    from rubriceval.store.runs import verdict_record
     from rubriceval.store.scorecards import ScorecardStore
 
     twins = stored_twins(store.scorers(run_id))          # metrics the run added for a cross-check: marked

@@ -208,7 +208,7 @@ def _scorecard_sheets(cards: Any, book: ExcelBook, inputs: ReportInputs) -> None
 
 
 def _weekly_sheet(reports: Sequence[Any], book: ExcelBook) -> None:
-    from rubriceval.report.weekly_views import WEEKLY_SHEET, sheet_rows     # the weekly table (周报)
+    from rubriceval.report.weekly_views import WEEKLY_SHEET, sheet_rows  # the weekly table (周报)
 
     head, rows = sheet_rows(reports, book.lang)
     book.sheet(WEEKLY_SHEET, head, rows, [len(head) - 1])

@@ -211,7 +211,7 @@ def _failure_tags(section: str, report: FailureTagReport, page: HtmlPage) -> str
 
 
 def _weekly_values(reports: Any, lang: Any) -> dict[str, Any]:
-    from rubriceval.report.weekly_views import html_values     # the weekly table (周报): report/weekly.py
+    from rubriceval.report.weekly_views import html_values  # the weekly table (周报): report/weekly.py
 
     return html_values(reports, lang)
 

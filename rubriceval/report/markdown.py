@@ -133,7 +133,7 @@ def _segments(tables: Sequence[Any], inputs: ReportInputs) -> list[str]:
 
 
 def _weekly(reports: Sequence[Any], inputs: ReportInputs) -> list[str]:
-    from rubriceval.report.weekly_views import markdown as weekly_markdown     # the weekly table (周报)
+    from rubriceval.report.weekly_views import markdown as weekly_markdown  # the weekly table (周报)
 
     return weekly_markdown(reports, inputs.lang)
 
