@@ -10,7 +10,7 @@ reports, never read as a tie.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Literal
 
 from rubriceval.core.verdict import Usage
 from rubriceval.data.sample import Sample
@@ -37,16 +37,16 @@ def read_preference(reply: Any) -> Reading[ParsedPreference]:
     return Reading(value=parsed, feedback=parsed.feedback)
 
 
-def as_version(choice: Choice, first: str) -> Preferred:
+def as_version(choice: Choice, first: Literal["a", "b"]) -> Preferred:
     """The judge's A/B in terms of versions a/b, given which version was shown first."""
     if choice == "tie":
         return "tie"
     shown_first = choice == "A"
-    return first if shown_first else ("b" if first == "a" else "a")  # type: ignore[return-value]
+    return first if shown_first else ("b" if first == "a" else "a")
 
 
 async def judge_order(rubric: Rubric, item: JudgeItem, first: Sample, second: Sample, judge: Judge, *,
-                      first_version: str) -> tuple[OrderReading, Usage]:
+                      first_version: Literal["a", "b"]) -> tuple[OrderReading, Usage]:
     config = judge.config  # type: ignore[attr-defined]  # JudgeClient and ScriptedJudge carry their config
     structured = config.structured == "json_schema"
     prompt = compile_pairwise(rubric, item, first, second, structured=structured,
@@ -55,8 +55,8 @@ async def judge_order(rubric: Rubric, item: JudgeItem, first: Sample, second: Sa
                            cache_tag=prompt.cache_tag)
     reask = TemplateReask(template=pairwise_reask_template(rubric.language), variables={"structured": structured})
     asked = await ask(judge, request, read_preference, reask=reask, max_input_tokens=config.max_input_tokens)
-    reading = OrderReading(first=first_version, feedback=asked.feedback)  # type: ignore[arg-type]
-    if asked.ok:
+    reading = OrderReading(first=first_version, feedback=asked.feedback)
+    if asked.ok and asked.value is not None:
         reading.choice = asked.value.winner
         reading.preferred = as_version(asked.value.winner, first_version)
     else:
@@ -80,8 +80,8 @@ def combine_orders(orders: list[OrderReading]) -> tuple[Preferred | None, bool |
 async def judge_pair(rubric: Rubric, item: JudgeItem, sample_a: Sample, sample_b: Sample, judge: Judge, *,
                      scorer: str, version_a: str, version_b: str) -> PairwiseVerdict:
     """Versions a and b of one sample, judged with a first and with b first."""
-    base = dict(sample_id=sample_a.id, scorer=scorer, scorer_version=rubric.version_tag, version_a=version_a,
-                version_b=version_b)
+    base: dict[str, Any] = dict(sample_id=sample_a.id, scorer=scorer, scorer_version=rubric.version_tag,
+                                version_a=version_a, version_b=version_b)
     missing = [label for label, s in ((version_a, sample_a), (version_b, sample_b)) if not (s.answer or "").strip()]
     if missing:
         return PairwiseVerdict(**base, unscored_kind="missing_field",

@@ -8,6 +8,8 @@ fenced: answers are hostile input.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import jinja2
 from pydantic import BaseModel
 
@@ -47,7 +49,7 @@ def pairwise_fingerprint(lang: str, template_dir: str | None = None) -> str:
     return templates_fingerprint(environment(template_dir), [f"{lang}/{name}.j2" for name in (SYSTEM, CALL, REASK)])
 
 
-def _response_fields(sample: Sample, side: str, names: list[str], lang: str) -> list[tuple[str, str, str]]:
+def _response_fields(sample: Sample, side: str, names: Sequence[str], lang: str) -> list[tuple[str, str, str]]:
     """The answer (always: it is what is compared) and, when the judge sees them, its own contexts."""
     fields = ["answer"] + (["contexts"] if "contexts" in names else [])
     return [(name, RESPONSE_LABELS[lang][name].format(side=side), field_value(sample, name, lang))

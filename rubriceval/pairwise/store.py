@@ -9,6 +9,7 @@ without repeating a call.
 """
 from __future__ import annotations
 
+import builtins
 import json
 import threading
 import time
@@ -167,7 +168,7 @@ class PairwiseStore:
                                    "WHERE comparison_id=?", (comparison_id,)).fetchall()
         return {tuple(r) for r in rows}
 
-    def verdicts(self, ref: str) -> list[PairwiseVerdict]:
+    def verdicts(self, ref: str) -> builtins.list[PairwiseVerdict]:   # `list` here is the method above
         """A comparison's verdicts by scorer, pair and sample id, sorted here rather than in SQL: a PostgreSQL server's
         collation (en_US…) orders text unlike SQLite, and the bootstrap over these rows must not depend on it."""
         comparison_id = self.resolve(ref)
