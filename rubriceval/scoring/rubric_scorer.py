@@ -1,8 +1,10 @@
 """Score one sample with one rubric: deterministic checks + judge items → one Verdict."""
 from __future__ import annotations
 
+from typing import Any, cast
+
 from rubriceval.core.item_scores import ItemScores
-from rubriceval.core.verdict import Evidence, Usage, Verdict
+from rubriceval.core.verdict import Evidence, UnscoredKind, Usage, Verdict
 from rubriceval.data.sample import Sample
 from rubriceval.judge.ask import JudgeRequest, TemplateReask, ask
 from rubriceval.judge.client import JudgeClient
@@ -91,14 +93,16 @@ async def score_rubric(rubric: Rubric, sample: Sample, judge: JudgeClient | None
 
 async def _score(rubric: Rubric, sample: Sample, judged: Sample, judge: JudgeClient | None) -> Verdict:
     """Checks read `sample`; the judge reads `judged` (the same sample, masked when redaction is on)."""
-    base = dict(sample_id=sample.id, scorer=rubric.id, scorer_version=rubric.version_tag, kind="rubric")
+    base: dict[str, Any] = dict(sample_id=sample.id, scorer=rubric.id, scorer_version=rubric.version_tag,
+                                kind="rubric")
     # Checks whose predicates ask the judge about single turns (rubriceval/scoring/turn_questions.py).
     idle = idle_question_checks(rubric)
     evidence, check_usage, answered, unanswered = await run_checks_asking(
         rubric.check_items, sample, judged, judge, rubric.language, rubric_knowledge(rubric), idle=idle)
     asked = {"turn_questions": [a.model_dump(exclude_none=True) for a in answered]} if answered else {}
     if unanswered is not None:
-        return Verdict(**base, unscored_kind=unanswered.kind, evidence=evidence, usage=check_usage, details=asked,
+        # the kind an Asked gave (UnscoredKind), kept as text by TurnAnswer; Verdict validates it again
+        return Verdict(**base, unscored_kind=cast(UnscoredKind, unanswered.kind), evidence=evidence, usage=check_usage, details=asked,
                        unscored_reason=f"check question on turn {unanswered.turn} ({unanswered.question!r}): "
                                        f"{unanswered.reason}")
     # A check that cannot decide (response_time without timestamps) is neither a pass nor a silent fail.
@@ -136,8 +140,12 @@ async def _score(rubric: Rubric, sample: Sample, judged: Sample, judge: JudgeCli
                    for o in outcomes]
     item_scores += [ItemScore(item_id=item.id, kind=item.type, weight=item.weight, must=item.must, passed=ev.passed)
                     for item, ev in zip(rubric.check_items, evidence)]
-    score, how = (predicate_level(rubric.predicate_levels, item_scores) if rubric.judge_mode == "predicates" else
-                  combine(item_scores, rubric.combine))
+    if rubric.judge_mode == "predicates":
+        if rubric.predicate_levels is None:     # the schema requires them in this mode
+            raise ValueError(f"rubric '{rubric.id}': judge_mode predicates without predicate_levels")
+        score, how = predicate_level(rubric.predicate_levels, item_scores)
+    else:
+        score, how = combine(item_scores, rubric.combine)
     # Holistic items with logprobs: P(level) per item, and the tie flag the audit queue reads (score_probs.py).
     distributions = {o.item.id: o.score_probs for o in outcomes if o.score_probs is not None}
     probs = {SCORE_PROBS: {i: d.model_dump() for i, d in distributions.items()}} if distributions else {}
