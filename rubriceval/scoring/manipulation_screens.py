@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from rubriceval.core.verdict import Usage, Verdict
+from rubriceval.data.sample import Sample
 from rubriceval.safety.manipulation import ManipulationFinding
 from rubriceval.safety.manipulation_policy import ManipulationPolicy, screened_texts
 
@@ -69,8 +70,8 @@ async def perplexity_findings(texts: dict[str, str], scorer=None) -> tuple[list[
     return findings, usage
 
 
-async def score_masked(sample, findings: list[ManipulationFinding], policy: ManipulationPolicy,
-                       score: Callable[[object], Awaitable[Verdict]], *, threshold: float | None = None) -> Verdict:
+async def score_masked(sample: Sample, findings: list[ManipulationFinding], policy: ManipulationPolicy,
+                       score: Callable[[Sample], Awaitable[Verdict]], *, threshold: float | None = None) -> Verdict:
     """The sample scored (`score`) with the findings' spans cut — checks and judge both read that — and as it
     came; the verdict is the masked one, flagged when the unmasked text scored higher (safety/masking.py)."""
     from rubriceval.safety.masking import apply_masking, masked_sample
