@@ -6,8 +6,9 @@ requested. p(yes) = P(yes) / (P(yes) + P(no)), summed over the spellings of each
 the answer's position; a server without logprobs gives p(yes) = 1 or 0 from the label (`source: label`).
 
 Prompt layout: system + sample first, the question last (no rubric text before the sample), so the questions
-of one sample — of every rubric seeing the same fields — share their whole prompt but the last lines (llama.cpp's slot cache and providers' prompt caches reuse it; the tokens
-actually processed are counted in `Usage.cached_prompt_tokens`). Questions of one sample are asked one after the
+of one sample — of every rubric seeing the same fields — share their whole prompt but the last lines (llama.cpp's slot
+cache and providers' prompt caches reuse it; the tokens actually processed are counted in
+`Usage.cached_prompt_tokens`). Questions of one sample are asked one after the
 other, so the first call has filled the cache when the next arrives. A rubric's knowledge file comes before the
 sample (zh|en/knowledge.j2), so rubrics reading the same file still share that prefix.
 
@@ -20,10 +21,11 @@ from __future__ import annotations
 import asyncio
 import math
 import weakref
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel
 
+from rubriceval.core.verdict import UnscoredKind, Usage
 from rubriceval.data.sample import Sample
 from rubriceval.judge.ask import JudgeRequest, Reading, TemplateReask, ask
 from rubriceval.judge.options import TokenLogprob
@@ -33,7 +35,6 @@ from rubriceval.rubric.level_rule import level_from_points, level_from_rule
 from rubriceval.rubric.schema import ChecklistItem, ChecklistQuestion, FittedWeights, Rubric
 from rubriceval.scoring.borderline import borderline, borderline_note
 from rubriceval.scoring.judge_mode import misfitted_weights
-from rubriceval.core.verdict import Usage
 
 YES_SPELLINGS = {"yes", "是", "是的", "y"}
 NO_SPELLINGS = {"no", "否", "不是", "n"}
@@ -127,7 +128,7 @@ def level_for(item: ChecklistItem, p_yes: dict[str, float], mode: str) -> tuple[
     return level_from_points(item.points, share)
 
 
-_RUNNING: "weakref.WeakKeyDictionary[Any, asyncio.Semaphore]" = weakref.WeakKeyDictionary()
+_RUNNING: weakref.WeakKeyDictionary[Any, asyncio.Semaphore] = weakref.WeakKeyDictionary()
 
 
 def checklist_slots(judge) -> asyncio.Semaphore:
@@ -162,7 +163,7 @@ async def ask_questions(rubric: Rubric, item: ChecklistItem, questions: list[Che
         asked = await ask(judge, request, read_yes_no, reask=reask,
                           max_input_tokens=judge.config.max_input_tokens)
         usage = usage + asked.usage
-        if asked.ok:
+        if asked.ok and asked.value is not None:
             answers.append(QuestionAnswer(question_id=question.id, label=asked.value.label,
                                           p_yes=round(asked.value.p_yes, 4), source=asked.value.source))
         else:
@@ -178,7 +179,7 @@ async def _ask_all(rubric: Rubric, item: ChecklistItem, sample: Sample, judge, t
     if failed:
         return ChecklistResult(answers=answers, usage=usage,
                                how=f"question '{failed[0].question_id}': {failed[0].reason}")
-    p_yes = {a.question_id: a.p_yes for a in answers}
+    p_yes = {a.question_id: a.p_yes for a in answers if a.p_yes is not None}     # all of them: none failed
     score, how = level_for(item, p_yes, rubric.judge_mode)
     near = borderline(item, p_yes, rubric.judge_mode)
     # A guard, reached only by a run resumed with another judge than it started with (it keeps its versions): every
@@ -216,7 +217,8 @@ async def checklist_outcome(rubric: Rubric, item: ChecklistItem, sample: Sample,
                              for a in result.answers}}
     if result.score is None:
         failed = next(a for a in result.answers if a.p_yes is None)
-        return JudgeItemOutcome(item=item, unscored_kind=failed.unscored_kind or "error", reason=result.how,
-                                usage=result.usage, details=details)
+        # an Asked's kind (UnscoredKind), kept as text in QuestionAnswer; the outcome validates it again
+        return JudgeItemOutcome(item=item, unscored_kind=cast(UnscoredKind, failed.unscored_kind or "error"),
+                                reason=result.how, usage=result.usage, details=details)
     return JudgeItemOutcome(item=item, score=result.score, feedback=checklist_feedback(item, result, rubric.language),
                             usage=result.usage, details=details)

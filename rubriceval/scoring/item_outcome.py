@@ -1,10 +1,12 @@
-"""One judge item's outcome (a score with feedback, or unscored with kind and reason) and how a 1–5 verdict reply is read: shared by the holistic, checklist and conversation scorers."""
+"""One judge item's outcome (a score with feedback, or unscored with kind and reason) and how a 1–5 verdict reply is
+read: shared by the holistic, checklist and conversation scorers."""
 from __future__ import annotations
 
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from rubriceval.core.verdict import Evidence, UnscoredKind, Usage
 from rubriceval.judge.ask import Asked, Reading
 from rubriceval.judge.parser import ParsedOutput, parse_judge_output
 from rubriceval.rubric.schema import ChecklistItem, JudgeItem
@@ -12,7 +14,6 @@ from rubriceval.scoring.score_probs import (
     ScoreDistribution,
     score_distribution,
 )
-from rubriceval.core.verdict import Evidence, UnscoredKind, Usage
 
 
 class ReadVerdict(ParsedOutput):
@@ -47,10 +48,11 @@ class JudgeItemOutcome(BaseModel):
     score_probs: ScoreDistribution | None = None      # holistic items with logprobs (rubriceval/scoring/score_probs.py)
 
     @classmethod
-    def from_asked(cls, item: JudgeItem, asked: Asked) -> "JudgeItemOutcome":
+    def from_asked(cls, item: JudgeItem, asked: Asked) -> JudgeItemOutcome:
         reason = asked.reason
         if asked.unscored_kind == "parse_error":
             reason = f"{asked.problems[0]} (after {asked.attempts} judge repl{'y' if asked.attempts == 1 else 'ies'})"
-        return cls(item=item, score=asked.value.score if asked.ok else None, feedback=asked.feedback,
+        return cls(item=item, score=asked.value.score if asked.ok and asked.value is not None else None,
+                   feedback=asked.feedback,
                    unscored_kind=asked.unscored_kind, reason=reason, usage=asked.usage, raw=asked.raw,
                    score_probs=getattr(asked.value, "score_probs", None) if asked.ok else None)
