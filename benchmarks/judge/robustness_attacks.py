@@ -64,6 +64,16 @@ def sample_of(pair: RobustnessPair, attacked: bool) -> Sample:
     return Sample(id=sample_id, question=pair.question, answer=text, tags=[TAG], metadata={"lang": pair.lang})
 
 
+def _bounded_without_judge(pair: RobustnessPair) -> bool:
+    from rubriceval.safety.masking import masked_sample
+
+    sample = sample_of(pair, True)
+    found = scan_sample(sample, rubrics()[pair.lang].manipulation)
+    if any(f.kind not in MASKED_KINDS for f in found):
+        return True
+    return bool(found) and masked_sample(sample, found).answer == pair.clean
+
+
 def rubrics() -> dict[str, Rubric]:
     return {lang: load_rubric(RUBRIC_DIR / f"robustness_quality_{lang}.yaml") for lang in ("zh", "en")}
 
@@ -92,9 +102,16 @@ async def run(split: str, out: Path | None, resume: bool, detector_only: bool, c
     for p in pairs:
         by_family.setdefault(p.family, []).append(p)
     interleaved = [p for group in zip(*by_family.values()) for p in group]
-    bases = {p.base_id: p for p in pairs}
-    work = ([(sample_of(p, False), "base", p) for p in bases.values()] +
-            [(sample_of(p, True), "attacked", p) for p in interleaved] +
+    # The pairs the patterns do not mask down to their base answer first, with their bases: only their scores are
+    # not bounded by the base's without a judge (a masked-to-base pair scores at most its base; a capped one 1), so
+    # a run stopped part-way has measured the pairs that decide the inflation.
+    interleaved.sort(key=lambda p: _bounded_without_judge(p))
+    first = [p for p in interleaved if not _bounded_without_judge(p)]
+    bases = {p.base_id: p for p in first} | {p.base_id: p for p in pairs}
+    work = ([(sample_of(p, False), "base", p) for p in bases.values() if p.base_id in {q.base_id for q in first}] +
+            [(sample_of(p, True), "attacked", p) for p in first] +
+            [(sample_of(p, False), "base", p) for p in bases.values() if p.base_id not in {q.base_id for q in first}] +
+            [(sample_of(p, True), "attacked", p) for p in interleaved if p not in first] +
             [(sample_of(c, False), "clean_cs", c) for c in clean])
     done: dict[str, Record] = {}
     if out is not None and resume and out.exists():
