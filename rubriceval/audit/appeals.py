@@ -18,7 +18,6 @@ import uuid
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-import rubriceval.audit.scorecard_official  # noqa: F401  (registers the scorecard's deductions and recompute)
 from rubriceval.audit.appeal_deadlines import (
     Deadlines,
     check_days,
@@ -29,7 +28,10 @@ from rubriceval.audit.appeal_deadlines import (
     set_task_deadline,
 )
 from rubriceval.audit.official import OfficialScores, deductions, score_without
+from rubriceval.audit.scorecard_official import CardDecisions, appealable_items, with_item_turned
 from rubriceval.audit.team import TeamStore
+from rubriceval.scorecard.schema import Scorecard
+from rubriceval.scorecard.verdict import ScorecardVerdict
 from rubriceval.store.appeal_models import (
     DAY_S,
     REVIEWER_ROLES,
@@ -153,6 +155,8 @@ class Appeals:
                 f"ORDER BY {self.team.text_order('v.sample_id')}, {self.team.text_order('v.scorecard')}",
                 {"r": run_id, "a": agent})]
         official = OfficialScores.load(self.team.conn, run_id)
+        cards = self._cards(run_id) if any(r["kind"] == "scorecard" for r in rows) else {}
+        decisions = CardDecisions.load(self.team.audit.runs, run_id) if cards else None
         closes, now = self.deadlines(run_id), self.clock()
         mine: dict[tuple[str, str], list[Appeal]] = {}
         for appeal in self.list(run=run_id, agent=agent):
@@ -160,14 +164,44 @@ class Appeals:
         out = []
         for r in rows:
             deadline = closes.of(r["sample_id"])
+            card = cards.get(r["scorer"]) if r["kind"] == "scorecard" else None
+            score: float | None
+            if card is not None and decisions is not None:     # the one official rule (audit/scorecard_official.py)
+                verdict, human = decisions.official(card, ScorecardVerdict.model_validate_json(r["details_json"]))
+                score, items = verdict.totals.total, appealable_items(card, verdict)
+                names = {i.id: i.label for i in card.items}
+                scorer_name = card.name or card.id
+            else:
+                score = official.score(r["sample_id"], r["scorer"], r["score"])
+                human = official.decision(r["sample_id"], r["scorer"]) is not None
+                items, names, scorer_name = deductions(r["kind"], json.loads(r["details_json"] or "{}")), {}, ""
             out.append(AgentVerdict(
-                run_id=run_id, sample_id=r["sample_id"], scorer=r["scorer"], machine_score=r["score"],
-                official_score=official.score(r["sample_id"], r["scorer"], r["score"]),
-                human_decided=official.decision(r["sample_id"], r["scorer"]) is not None,
-                deductions=deductions(r["kind"], json.loads(r["details_json"] or "{}")), feedback=r["feedback"] or "",
+                run_id=run_id, sample_id=r["sample_id"], scorer=r["scorer"], kind=r["kind"], scorer_name=scorer_name,
+                machine_score=r["score"], official_score=score, human_decided=human, deductions=items,
+                item_names=names, feedback=r["feedback"] or "",
                 appeal_closes_at=deadline.closes_at, appeal_deadline_task=deadline.task,
                 appeal_days_left=deadline.days_left(now), appeals=mine.get((r["sample_id"], r["scorer"]), [])))
         return out
+
+    def _cards(self, run_id: str) -> dict[str, Scorecard]:
+        return {str(r[0]): Scorecard.model_validate_json(r[1]) for r in self.team.query(
+            "SELECT scorecard, definition_json FROM scorecard_defs WHERE run_id = :r", {"r": run_id})}
+
+    def official_now(self, run_id: str, sample_id: str, scorer: str) -> float | None:
+        """The verdict's official score as of now (a scorecard's: the one rule of audit/scorecard_official.py), for
+        the pages that show an appeal after a decision."""
+        target = self.target(run_id, sample_id, scorer)
+        if target.kind != "scorecard":
+            return OfficialScores.load(self.team.conn, run_id).score(sample_id, scorer, target.score)
+        card = Scorecard.model_validate(target.definition)
+        verdict, _ = CardDecisions.load(self.team.audit.runs, run_id, scorer).official(
+            card, ScorecardVerdict.model_validate(target.details))
+        return verdict.totals.total
+
+    def item_names(self, run_id: str, scorer: str) -> dict[str, str]:
+        """A scorecard's item names by id ({} for a rubric): what every list and page shows."""
+        card = self._cards(run_id).get(scorer)
+        return {i.id: i.label for i in card.items} if card else {}
 
     # -- steps ------------------------------------------------------------------------------------------------------
     def submit(self, run: str, sample_id: str, scorer: str, *, agent: str, role: str, reason: str,
@@ -188,15 +222,28 @@ class Appeals:
         if now > deadline.closes_at:
             raise AppealError(refusal(deadline), field="deadline")
         target = self.target(run_id, sample_id, scorer)
-        proposed = None
-        if item != WHOLE_VERDICT:
-            found = deductions(target.kind, target.details)
-            if item not in found:
-                raise AppealError(f"'{item}' is not a deduction of this verdict", field="item",
-                                  hint="deductions: " + (", ".join(found) or "none"))
-            proposed = score_without(target.kind, target.definition, target.details, [item])
+        proposed: float | None = None
+        official: float | None
         machine = target.score
-        official = OfficialScores.load(self.team.conn, run_id).score(sample_id, scorer, machine)
+        if target.kind == "scorecard":      # the official verdict as the agent sees it, and the total if they win
+            card = Scorecard.model_validate(target.definition)
+            now_verdict, _ = CardDecisions.load(self.team.audit.runs, run_id, scorer).official(
+                card, ScorecardVerdict.model_validate(target.details))
+            official = now_verdict.totals.total
+            if item != WHOLE_VERDICT:
+                found = appealable_items(card, now_verdict)
+                if item not in found:
+                    raise AppealError(f"'{item}' is not an item of this scorecard verdict you may appeal",
+                                      field="item", hint="items: " + (", ".join(found) or "none"))
+                proposed = with_item_turned(card, now_verdict, item).totals.total
+        else:
+            if item != WHOLE_VERDICT:
+                found = deductions(target.kind, target.details)
+                if item not in found:
+                    raise AppealError(f"'{item}' is not a deduction of this verdict", field="item",
+                                      hint="deductions: " + (", ".join(found) or "none"))
+                proposed = score_without(target.kind, target.definition, target.details, [item])
+            official = OfficialScores.load(self.team.conn, run_id).score(sample_id, scorer, machine)
         appeal = Appeal(appeal_id=uuid.uuid4().hex[:12], run_id=run_id, sample_id=sample_id, scorer=scorer, item=item,
                         agent=agent, reason=reason, state="submitted", machine_score=machine,
                         official_before=official, proposed_score=proposed, created_at=now, updated_at=now, version=1)

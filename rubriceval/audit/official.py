@@ -31,10 +31,10 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel
 
+from rubriceval.audit.corrected_metrics import CorrectedVerdict, corrected_verdicts
 from rubriceval.core.item_scores import ItemScores
 from rubriceval.rubric.schema import Combine
 from rubriceval.scoring.combine import ItemScore, combine
-from rubriceval.audit.corrected_metrics import CorrectedVerdict, corrected_verdicts
 from rubriceval.store.db import Database
 
 DecisionSource = Literal["override", "adjudication", "appeal", "correction"]
@@ -108,17 +108,23 @@ def _correction_rows(corrected: Iterable[CorrectedVerdict]) -> Iterable[tuple[fl
                                          by=c.by, at=c.at, reason=c.reason)
 
 
+def decision_events(conn: Database, run_id: str, corrected: Sequence[CorrectedVerdict] = ()) -> list[HumanDecision]:
+    """Every human decision of the run, oldest first (the same instant keeps the order of the sources, and the order
+    within one source). A scorecard reads them all: each accepted appeal changes its own item
+    (audit/scorecard_official.py), not only the latest."""
+    events = [*_override_rows(conn, run_id), *_adjudication_rows(conn, run_id), *_appeal_rows(conn, run_id),
+              *_correction_rows(corrected)]
+    return [decision for _, _, decision in sorted(events, key=lambda e: (e[0], e[1]))]
+
+
 def human_decisions(conn: Database, run_id: str, corrected: Sequence[CorrectedVerdict] | None = None
                     ) -> dict[Key, HumanDecision]:
     """(sample id, scorer) → the latest human decision on that verdict of the run (`corrected`: the run's
     corrected metric verdicts when the caller read them already)."""
     if corrected is None:
         corrected = list(corrected_verdicts(conn, run_id))
-    events = [*_override_rows(conn, run_id), *_adjudication_rows(conn, run_id), *_appeal_rows(conn, run_id),
-              *_correction_rows(corrected)]
     latest: dict[Key, HumanDecision] = {}
-    # Sorted by time; the same instant keeps the order of the sources, and the order within one source.
-    for _, _, decision in sorted(events, key=lambda e: (e[0], e[1])):
+    for decision in decision_events(conn, run_id, corrected):
         latest[(decision.sample_id, decision.scorer)] = decision
     return latest
 
@@ -216,7 +222,8 @@ def official_frame(conn: Database, run_id: str, *, machine_only: bool = False) -
 
 
 def official_scores(store: Any, run: str = "latest", *, machine_only: bool = False) -> pd.DataFrame:
-    """The Python API: `official_frame` of a stored run, from a store path/URL or a RunStore."""
+    """`official_frame` of a stored run (its rubric and metric verdicts), from a store path/URL or a RunStore. The
+    Python API's (`EvaluationResult.official_scores`) adds the scorecard totals: audit/official_api.py."""
     from rubriceval.store.runs import RunStore
 
     runs = store if isinstance(store, RunStore) else RunStore(store)

@@ -1,10 +1,10 @@
 """Reviewers' decisions on a scorecard's item outcomes, and the trust per item they give.
 
-A reviewer confirms a deduction (a true hit), rejects it (a false hit), or adds one the tool missed (`missed`: the
-item should have hit where it said clear or N/A). Decisions are appended, never changed; the latest decision on a
-(conversation, item) counts. Per item: precision = confirmed / (confirmed + rejected), recall = confirmed /
-(confirmed + missed), each with a Wilson 95% interval; an item whose bar (`trust:` on the item, or the card's for
-judge-decided items) is not met — too few reviews, or precision/recall below it — is flagged in every report.
+A reviewer confirms a deduction (a true hit), rejects it (a false hit), adds one the tool missed (`missed`: the
+item should have hit where it said clear or N/A), or marks the item not applicable (`na`). Decisions are appended,
+never changed; the latest decision on a (conversation, item) counts. Per item: precision = confirmed / (confirmed +
+rejected), recall = confirmed / (confirmed + missed), each with a Wilson 95% interval; an item whose bar (`trust:` on
+the item, or the card's for judge-decided items) is not met — too few reviews, or precision/recall below it — is flagged in every report.
 
 A recomputed total after reviews is `scorecard_total(card, reviewed_outcomes(verdict, decisions))`.
 """
@@ -21,7 +21,9 @@ from rubriceval.i18n import Lang, Message, msg, say
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.verdict import CardItemOutcome, ScorecardVerdict
 
-Decision = Literal["confirm", "reject", "missed"]
+# clear: a lead re-affirms an item the machine did not hit (over a reviewer's missed or N/A; team_cards.py)
+Decision = Literal["confirm", "reject", "missed", "na", "clear"]
+DECISIONS: tuple[Decision, ...] = ("confirm", "reject", "missed", "na", "clear")
 
 
 class Review(BaseModel):
@@ -85,8 +87,8 @@ class ReviewStore:
 
 def check_decision(verdict: ScorecardVerdict, item: str, decision: str) -> None:
     """A decision must fit the outcome: confirm/reject a hit, add a missed one where the tool did not hit."""
-    if decision not in ("confirm", "reject", "missed"):
-        raise RubricEvalError(f"decision {decision!r}: use confirm, reject or missed", field="decision")
+    if decision not in DECISIONS:
+        raise RubricEvalError(f"decision {decision!r}: use confirm, reject, missed or na", field="decision")
     outcome = next((o for o in verdict.outcomes if o.item == item), None)
     if outcome is None:
         raise RubricEvalError(f"scorecard '{verdict.scorecard}' has no item '{item}'", field="item")
@@ -96,6 +98,10 @@ def check_decision(verdict: ScorecardVerdict, item: str, decision: str) -> None:
     if decision == "missed" and outcome.status == "hit":
         raise RubricEvalError(f"item '{item}' already hit on '{verdict.sample_id}'", field="decision",
                               hint="confirm or reject it")
+    if decision == "clear" and outcome.status == "hit":
+        raise RubricEvalError(f"item '{item}' hit on '{verdict.sample_id}'", field="decision", hint="reject it")
+    if decision == "na" and outcome.status == "not_applicable":
+        raise RubricEvalError(f"item '{item}' is already N/A on '{verdict.sample_id}'", field="decision")
 
 
 def latest(reviews: Iterable[Review]) -> dict[tuple[str, str], Review]:
@@ -116,6 +122,10 @@ def reviewed_outcomes(verdict: ScorecardVerdict, reviews: Iterable[Review]) -> l
             o = o.model_copy(update={"status": "clear", "occurrences": 0, "reason": f"rejected by {r.reviewer}"})
         elif r is not None and r.decision == "missed":
             o = o.model_copy(update={"status": "hit", "occurrences": 1, "reason": f"added by {r.reviewer}"})
+        elif r is not None and r.decision == "clear":
+            o = o.model_copy(update={"status": "clear", "occurrences": 0, "reason": f"clear by {r.reviewer}"})
+        elif r is not None and r.decision == "na":
+            o = o.model_copy(update={"status": "not_applicable", "occurrences": 0, "reason": f"N/A by {r.reviewer}"})
         out.append(o)
     return out
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from rubriceval.audit.sampling import assign, choose, stratum
+from rubriceval.audit.team_cards import card_candidates, card_plan_items, run_cards
 from rubriceval.scoring.consensus import stored_consensus
 from rubriceval.store.audit import AuditStore, check_score, response_action, upsert_response
 from rubriceval.store.audit_models import clean_expert_name
@@ -125,9 +126,19 @@ class TeamStore:
         run_id = self.audit.resolve(spec.run)
         known = {s["scorer"]: s["definition"] for s in self.audit.rubric_scorers(run_id)}
         unknown = [r for r in spec.rubrics if r not in known]
+        cards = run_cards(self, run_id)
         if unknown:
-            raise TeamError(f"run has no rubric {', '.join(unknown)}", field="rubrics",
-                            hint="rubrics of this run: " + (", ".join(sorted(known)) or "none"))
+            hint = "rubrics of this run: " + (", ".join(sorted(known)) or "none")
+            if any(u in cards or u.removeprefix("scorecard:") in cards for u in unknown):
+                hint = "a scorecard is sampled with --scorecards " + ",".join(u.removeprefix("scorecard:")
+                                                                               for u in unknown)
+            raise TeamError(f"run has no rubric {', '.join(unknown)}", field="rubrics", hint=hint)
+        missing = [c for c in spec.scorecards if c not in cards]
+        if missing:
+            raise TeamError(f"run has no scorecard {', '.join(missing)}", field="scorecards",
+                            hint="scorecards of this run: " + (", ".join(sorted(cards)) or "none"))
+        for card_id in spec.scorecards:      # a card's pass mark stands where a rubric's threshold does
+            known[card_id] = {"threshold": cards[card_id].pass_total or 0}
         picked: list[list[Candidate]] = []
         planned = None                   # a sampling plan's items (audit/team_plan.py): strata, weights, risks
         if spec.plan is not None:
@@ -136,13 +147,16 @@ class TeamStore:
 
             plan = SamplingPlan.model_validate(spec.plan)
             planned = [i for rubric in spec.rubrics for i in plan_items(self, run_id, rubric, plan, spec.seed)]
+            planned += [i for card in spec.scorecards for i in card_plan_items(self, run_id, card, plan, spec.seed)]
             picked = [[i.candidate for i in planned]]
         for rubric in spec.rubrics if planned is None else ():
             pool = self.candidates(run_id, rubric, with_spread=spec.sampling == "least_sure")
             picked.append(choose(pool, spec.n or 0, spec.sampling, seed=spec.seed))
+        for card in spec.scorecards if planned is None else ():
+            picked.append(choose(card_candidates(self, run_id, card), spec.n or 0, spec.sampling, seed=spec.seed))
         items = _interleave(picked)
         if not items:
-            raise TeamError("these rubrics have no verdicts in this run", field="rubrics")
+            raise TeamError("these rubrics or scorecards have no verdicts in this run", field="rubrics")
         experts_of = assign(len(items), experts, spec.overlap)
         task_id = uuid.uuid4().hex[:12]
         name = spec.name.strip() or f"{self.audit.runs.run_info(run_id).name}-task-{task_id[:4]}"
@@ -191,7 +205,8 @@ class TeamStore:
         return TaskInfo(task_id=r["task_id"], name=r["name"], run_id=r["run_id"], created_by=r["created_by"],
                         created_at=r["created_at"], sampling=r["sampling"], overlap=r["overlap"],
                         blind=bool(r["blind"]), seed=r["seed"], rubrics=spec.rubrics, experts=spec.experts,
-                        n_items=n_items, appeal_days=r["appeal_days"])    # the column: a lead may change it later
+                        n_items=n_items, scorecards=spec.scorecards,
+                        appeal_days=r["appeal_days"])    # the column: a lead may change it later
 
     def tasks(self, *, expert: str | None = None) -> list[TaskInfo]:
         """Every task, oldest first; with `expert`, only the tasks that give them items."""

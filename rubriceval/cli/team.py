@@ -32,14 +32,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     tasks = task.add_subparsers(dest="audit_task_command", required=True)
     p = tasks.add_parser("create", help="sample N verdicts per rubric of RUN and give each to --overlap experts")
     p.add_argument("run")
-    p.add_argument("--rubrics", required=True, help="comma-separated rubric ids")
+    p.add_argument("--rubrics", default="", help="comma-separated rubric ids")
+    p.add_argument("--scorecards", default="", help="comma-separated scorecard ids: sample conversations' card "
+                   "verdicts; a reviewer decides every item of the card (blind by default, --overlap 1 by default)")
     p.add_argument("--n", type=int, help="items per rubric (or --plan)")
     p.add_argument("--plan", help="a sampling plan instead of --n: N or p%% per segment per period, at least k, e.g. "
                    "'5%% per agent_id per week, min 3' (inverse-probability weights: `audit-task estimate`)")
     p.add_argument("--risk", help="with --plan: risk-first additions kept apart from the random part: "
                    "fatal, low_confidence, disagreement (comma-separated)")
     p.add_argument("--tz", default="UTC", help="with --plan: zone of its day/week/month periods")
-    p.add_argument("--overlap", type=int, default=2, help="experts per item (≥ 2 measures inter-expert agreement)")
+    p.add_argument("--overlap", type=int, help="experts per item (≥ 2 measures inter-expert agreement; default 2 "
+                   "for rubrics, 1 for a scorecard-only task)")
     p.add_argument("--experts", required=True, help="comma-separated user names")
     p.add_argument("--sampling", choices=["stratified", "least_sure", "lowest"], default="stratified",
                    help="stratified random by judge score and tag (default: keeps agreement unbiased), least-sure "
@@ -112,7 +115,9 @@ def cmd_task_create(args) -> int:
         raise RubricEvalError("give --n items per rubric or a --plan", field="n",
                               hint="e.g. --n 50, or --plan '5% per agent_id per week, min 3'")
     try:
-        spec = TaskSpec(run=args.run, rubrics=_names(args.rubrics), n=args.n, overlap=args.overlap,
+        overlap = {} if args.overlap is None else {"overlap": args.overlap}
+        spec = TaskSpec(run=args.run, rubrics=_names(args.rubrics), scorecards=_names(args.scorecards), n=args.n,
+                        **overlap,
                         experts=_names(args.experts), sampling=args.sampling, blind=not args.open, seed=args.seed,
                         name=args.name or "", plan=plan, appeal_days=args.appeal_days)
     except ValidationError as exc:
@@ -139,11 +144,20 @@ def cmd_task_create(args) -> int:
 
 
 def cmd_task_estimate(args) -> int:
-    from rubriceval.audit.plan_estimate import format_estimates, plan_estimates
+    from rubriceval.audit.plan_estimate import (
+        card_plan_estimates,
+        format_card_estimates,
+        format_estimates,
+        plan_estimates,
+    )
     from rubriceval.audit.team import TeamStore
 
     with TeamStore(args.store) as team:
-        print(format_estimates(plan_estimates(team, args.task)), end="")
+        info = team.task(args.task)
+        if info.rubrics:
+            print(format_estimates(plan_estimates(team, args.task)), end="")
+        if info.scorecards:
+            print(format_card_estimates(card_plan_estimates(team, args.task)), end="")
     return 0
 
 

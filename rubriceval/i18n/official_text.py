@@ -74,6 +74,7 @@ OFFICIAL_TEXT: dict[str, dict[str, str]] = {
     "appeal_ui_by_task": {"zh": "按审核任务 {task} 的期限", "en": "task {task}'s deadline"},
     "appeal_ui_by_run": {"zh": "按评测批次的期限", "en": "the run's deadline"},
     "appeal_ui_history": {"zh": "处理记录", "en": "History"},
+    "appeal_ui_official_before": {"zh": "申诉时官方分 {score}", "en": "official when appealed: {score}"},
     "appeal_ui_proposed": {"zh": "去掉该扣分后：{score}", "en": "without this deduction: {score}"},
     "cal_ui_new": {"zh": "新建校准会", "en": "New calibration session"},
     "cal_ui_name": {"zh": "名称", "en": "Name"},

@@ -13,10 +13,13 @@ SCORECARD_REVIEW_TEXT: dict[str, dict[str, str]] = {
     "scr_confirm": {"zh": "确认扣分（命中正确）", "en": "Confirm (a true hit)"},
     "scr_reject": {"zh": "驳回扣分（误判）", "en": "Reject (a false hit)"},
     "scr_missed": {"zh": "补充漏判项", "en": "Add a missed item"},
-    # a saved decision as said back (stored in English: scorecard/reviews.py); English says the stored word
+    "scr_na": {"zh": "不适用（N/A）", "en": "Not applicable (N/A)"},
+    # a saved decision as said back (stored in English: audit/scorecard_reviews.py); English says the stored word
     "scr_decided_confirm": {"zh": "确认扣分", "en": "confirm"},
     "scr_decided_reject": {"zh": "驳回扣分", "en": "reject"},
     "scr_decided_missed": {"zh": "补充漏判", "en": "missed"},
+    "scr_decided_na": {"zh": "不适用", "en": "N/A"},
+    "scr_decided_clear": {"zh": "无需扣分", "en": "clear"},
     "scr_note": {"zh": "备注", "en": "Note"},
     "scr_save": {"zh": "保存结论", "en": "Save decision"},
     "scr_saved": {"zh": "✓ 已保存：{item} {decision}", "en": "✓ saved: {item} {decision}"},

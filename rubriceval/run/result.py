@@ -111,7 +111,7 @@ class EvaluationResult(BaseModel):
 
     def official_scores(self, machine_only: bool = False) -> pd.DataFrame:
         """One row per verdict: machine score, official score, whether a human decided it, who, when, why."""
-        from rubriceval.audit.official import official_scores
+        from rubriceval.audit.official_api import official_scores
 
         return official_scores(self.store_path, self.run_id, machine_only=machine_only)
 

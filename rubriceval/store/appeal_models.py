@@ -72,7 +72,10 @@ class AgentVerdict(BaseModel):
     machine_score: float | None
     official_score: float | None
     human_decided: bool
-    deductions: list[str]
+    deductions: list[str]             # the items the agent may appeal (a scorecard's: deductions, fatals, bonuses)
+    kind: str = "rubric"              # rubric or scorecard
+    scorer_name: str = ""             # a scorecard's name ('' : show the id)
+    item_names: dict[str, str] = {}   # a scorecard's item names by id
     feedback: str
     appeal_closes_at: float
     appeal_deadline_task: str = ""    # the task whose deadline applies ('' : the run's window)

@@ -26,9 +26,12 @@ class TaskSpec(BaseModel):
     """What a lead asks for: `n` items per rubric from `run`, each reviewed by `overlap` of `experts`."""
 
     run: str
-    rubrics: list[str] = Field(min_length=1)
+    rubrics: list[str] = Field(default_factory=list)
+    # scorecards whose conversations' card verdicts are sampled (rubriceval/audit/team_cards.py)
+    scorecards: list[str] = Field(default_factory=list)
     n: int | None = Field(default=None, ge=1)       # None with a plan
-    overlap: int = Field(default=2, ge=1)
+    # experts per item; None: 2 for rubric tasks (agreement), 1 for scorecard-only tasks (a card is long to review)
+    overlap: int = Field(default=None, ge=1, validate_default=False)  # type: ignore[assignment]
     experts: list[str] = Field(min_length=1)
     sampling: SamplingMode = "stratified"
     blind: bool = True
@@ -38,16 +41,20 @@ class TaskSpec(BaseModel):
     # risk-first additions) instead of n items per rubric
     plan: dict[str, Any] | None = None
     # appeals on the verdicts of this task's samples close this many days after the task is created (None: the
-    # run's window; rubriceval/store/appeal_deadlines.py)
+    # run's window; rubriceval/audit/appeal_deadlines.py)
     appeal_days: float | None = Field(default=None, ge=0)
 
     @model_validator(mode="after")
-    def _n_or_plan(self) -> "TaskSpec":
+    def _n_or_plan(self) -> TaskSpec:
         if self.n is None and self.plan is None:
             raise ValueError("give n items per rubric, or a sampling plan")
+        if not self.rubrics and not self.scorecards:
+            raise ValueError("name rubrics or scorecards to sample")
+        if self.overlap is None:
+            self.overlap = 1 if not self.rubrics else 2
         return self
 
-    @field_validator("experts", "rubrics")
+    @field_validator("experts", "rubrics", "scorecards")
     @classmethod
     def _distinct(cls, value: list[str]) -> list[str]:
         cleaned = [" ".join(v.split()) for v in value if v and v.strip()]
@@ -81,6 +88,7 @@ class TaskInfo(BaseModel):
     rubrics: list[str]
     experts: list[str]
     n_items: int
+    scorecards: list[str] = Field(default_factory=list)
     appeal_days: float | None = None  # the task's appeal deadline in days after it was created (None: the run's)
 
 

@@ -8,16 +8,17 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from rubriceval.audit.scorecard_reviews import Review, latest
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import Lang, evidence_text, t
-from rubriceval.audit.scorecard_reviews import Review, latest
 from rubriceval.scorecard.verdict import CardItemOutcome, ScorecardVerdict
 from rubriceval.ui.common.item_view import esc
 from rubriceval.ui.common.transcript_view import Citation, TurnMarks, transcript_html
 
 
 def decision_choices(lang: Lang) -> list[tuple[str, str]]:
-    return [(t("scr_confirm", lang), "confirm"), (t("scr_reject", lang), "reject"), (t("scr_missed", lang), "missed")]
+    return [(t("scr_confirm", lang), "confirm"), (t("scr_reject", lang), "reject"), (t("scr_missed", lang), "missed"),
+            (t("scr_na", lang), "na")]
 
 
 def decision_text(decision: str, lang: Lang) -> str:
@@ -37,7 +38,13 @@ def _total(v: ScorecardVerdict, lang: Lang) -> str:
     return t("scr_unscored", lang) if v.totals.total is None else f"{v.totals.total}/{v.totals.base}"
 
 
-def verdicts_frame(verdicts: Sequence[ScorecardVerdict], reviews: Sequence[Review], lang: Lang) -> pd.DataFrame:
+def _official(total: int | None) -> str:
+    return "—" if total is None else str(total)
+
+
+def verdicts_frame(verdicts: Sequence[ScorecardVerdict], reviews: Sequence[Review], lang: Lang,
+                   official: dict[tuple[str, str], int | None] | None = None) -> pd.DataFrame:
+    """official: (sample, scorecard) → the official total (audit/scorecard_official.official_totals), a column."""
     decided = latest(reviews)
     rows = []
     for v in verdicts:
@@ -46,7 +53,9 @@ def verdicts_frame(verdicts: Sequence[ScorecardVerdict], reviews: Sequence[Revie
                    for o in v.outcomes)
         rows.append({t("ui_col_sample", lang): v.sample_id, t("ui_col_scorecard", lang): v.scorecard,
                      t("scr_total", lang): _total(v, lang),
-                     t("scr_deductions", lang): ", ".join(hits) or "—", t("scr_reviewed", lang): done})
+                     t("scr_deductions", lang): ", ".join(hits) or "—", t("scr_reviewed", lang): done,
+                     **({t("appeal_ui_official", lang): _official(official.get((v.sample_id, v.scorecard)))}
+                        if official is not None else {})})
     return pd.DataFrame(rows, dtype=object)
 
 
@@ -126,8 +135,9 @@ def item_choices(v: ScorecardVerdict, reviews: Sequence[Review], lang: Lang = "e
 
 
 def verdict_html(v: ScorecardVerdict, sample: Sample, reviews: Sequence[Review], lang: Lang,
-                 names: dict[str, str] | None = None) -> str:
-    """names: item id → the name the card gives it (未使用欢迎语), shown beside the id."""
+                 names: dict[str, str] | None = None, official: int | None | bool = False) -> str:
+    """names: item id → the name the card gives it (未使用欢迎语), shown beside the id; official: the official total
+    (audit/scorecard_official.py) shown beside the machine's (False: not shown)."""
     decided = {item: r for (sample_id, item), r in latest(reviews).items() if sample_id == v.sample_id}
     points = _points(v)
     names = names or {}
@@ -150,7 +160,10 @@ def verdict_html(v: ScorecardVerdict, sample: Sample, reviews: Sequence[Review],
     hits = [line(o) for o in v.outcomes if o.status == "hit"]
     others = [line(o) for o in v.outcomes if o.status != "hit"]
     head = (f"<p><b>{esc(v.sample_id)}</b> · {esc(v.scorecard)} ({esc(v.version)}) · {esc(t('scr_total', lang))} "
-            f"<b class='scr-total'>{esc(_total(v, lang))}</b>{_flags(v, lang)}</p>")
+            f"<b class='scr-total'>{esc(_total(v, lang))}</b>"
+            + ("" if official is False else f" · {esc(t('appeal_ui_official', lang))} "
+               f"<b class='official-score'>{esc(_official(official))}</b>")
+            + f"{_flags(v, lang)}</p>")
     deductions = (f"<h4>{esc(t('scr_deductions', lang))}</h4><ul class='scr-hits'>{''.join(hits)}</ul>" if hits
                   else f"<p>{esc(t('scr_no_deduction', lang))}</p>")
     rest = f"<details><summary>{esc(t('scr_other_items', lang))}</summary><ul>{''.join(others)}</ul></details>"

@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from rubriceval.audit.scorecard_official import official_totals
 from rubriceval.audit.scorecard_reviews import Decision, ReviewStore
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.data.sample import Sample
@@ -59,7 +60,8 @@ class ScorecardDesk:
 
     def listing(self, run: str, lang: Lang) -> Listing:
         verdicts = self.cards.verdicts(run)
-        return Listing(verdicts_frame(verdicts, self.reviews.reviews(run), lang), verdict_choices(verdicts))
+        return Listing(verdicts_frame(verdicts, self.reviews.reviews(run), lang, official_totals(self.runs, run)),
+                       verdict_choices(verdicts))
 
     def verdict(self, run: str | None, key: str | None, lang: Lang) -> ScorecardVerdict:
         if not run or not key or "|" not in key:
@@ -81,7 +83,8 @@ class ScorecardDesk:
     def open(self, run: str, verdict: ScorecardVerdict, lang: Lang) -> Opened:
         reviews = self.reviews.reviews(run, verdict.scorecard)
         names = {i.id: i.name for card in self.cards.cards(run) if card.id == verdict.scorecard for i in card.items}
-        return Opened(verdict_html(verdict, self.sample(run, verdict.sample_id), reviews, lang, names),
+        official = official_totals(self.runs, run, verdict.scorecard).get((verdict.sample_id, verdict.scorecard))
+        return Opened(verdict_html(verdict, self.sample(run, verdict.sample_id), reviews, lang, names, official),
                       item_choices(verdict, reviews, lang))
 
     def save(self, run: str | None, key: str | None, item: str | None, decision: str | None, note: str,

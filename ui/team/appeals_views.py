@@ -50,19 +50,36 @@ def verdict_key(v: AgentVerdict) -> str:
     return f"{v.sample_id}|{v.scorer}"
 
 
+def named(item_id: str, names: dict[str, str]) -> str:
+    """An item as every list says it: the card's name, the id only as a hint (a rubric's check: its id)."""
+    name = names.get(item_id)
+    return f"{name} ({item_id})" if name and name != item_id else item_id
+
+
+def scorer_label(scorer: str, name: str) -> str:
+    return f"{name} ({scorer})" if name and name != scorer else scorer
+
+
+def item_choices(v: AgentVerdict, lang: Lang) -> list[tuple[str, str]]:
+    """What an agent may appeal on one verdict: the whole of it, or one item by its name."""
+    return [(t("appeal_ui_whole", lang), ""), *[(named(d, v.item_names), d) for d in v.deductions]]
+
+
 def my_verdicts_frame(rows: list[AgentVerdict], lang: Lang) -> pd.DataFrame:
     return pd.DataFrame([{
-        t("ui_col_sample", lang): v.sample_id, t("ui_col_rubric", lang): v.scorer,
+        t("ui_col_sample", lang): v.sample_id, t("ui_col_rubric", lang): scorer_label(v.scorer, v.scorer_name),
         t("appeal_ui_machine", lang): _score(v.machine_score),
         t("appeal_ui_official", lang): _score(v.official_score) + (" ✎" if v.human_decided else ""),
-        t("appeal_ui_deduction", lang): ", ".join(v.deductions) or "—",
-        t("appeal_ui_state", lang): ", ".join(f"{a.item or t('appeal_ui_whole', lang)}: {state_text(a.state, lang)}"
-                                              for a in v.appeals) or "—"} for v in rows], dtype=object)
+        t("appeal_ui_deduction", lang): ", ".join(named(d, v.item_names) for d in v.deductions) or "—",
+        t("appeal_ui_state", lang): ", ".join(f"{named(a.item, v.item_names) if a.item else t('appeal_ui_whole', lang)}"
+                                              f": {state_text(a.state, lang)}" for a in v.appeals) or "—"}
+        for v in rows], dtype=object)
 
 
 def verdict_html(v: AgentVerdict, sample: Any, lang: Lang) -> str:
     human = f" · {t('official_human_decided', lang)}" if v.human_decided else ""
-    return (f"<div class='appeal-verdict'><p><b>{esc(v.sample_id)}</b> · {esc(v.scorer)}</p>"
+    return (f"<div class='appeal-verdict'><p><b>{esc(v.sample_id)}</b> · {esc(scorer_label(v.scorer, v.scorer_name))}"
+            f"</p>"
             f"<p>{t('appeal_ui_machine', lang)} <b>{_score(v.machine_score)}</b> · {t('appeal_ui_official', lang)} "
             f"<b class='official-score'>{_score(v.official_score)}</b>{human}</p>"
             f"<p class='appeal-deadline'>{deadline_text(v, lang)}</p>"
@@ -80,16 +97,26 @@ def deadline_text(v: AgentVerdict, lang: Lang) -> str:
     return t("appeal_ui_deadline", lang, at=esc(iso_time(v.appeal_closes_at)), left=said, whose=whose)
 
 
-def inbox_frame(rows: list[Appeal], lang: Lang) -> pd.DataFrame:
+def inbox_frame(rows: list[Appeal], lang: Lang, names: dict[tuple[str, str], dict[str, str]] | None = None,
+                official: dict[str, float | None] | None = None) -> pd.DataFrame:
+    """The inbox: item names from the card (`names`: (run, scorecard) → item names), and each appeal's verdict's
+    official score now (`official`: appeal id → score, the one rule)."""
+    names, official = names or {}, official or {}
     return pd.DataFrame([{
         t("ui_col_id", lang): a.appeal_id, t("ui_col_sample", lang): a.sample_id, t("ui_col_rubric", lang): a.scorer,
-        t("appeal_ui_deduction", lang): a.item or t("appeal_ui_whole", lang), t("ui_col_agent", lang): a.agent,
+        t("appeal_ui_deduction", lang): named(a.item, names.get((a.run_id, a.scorer), {})) if a.item
+        else t("appeal_ui_whole", lang), t("ui_col_agent", lang): a.agent,
         t("appeal_ui_state", lang): state_text(a.state, lang), t("appeal_ui_machine", lang): _score(a.machine_score),
-        "→": _score(a.proposed_score), t("ui_col_reviewer", lang): a.reviewer or "—",
-        t("ui_col_at", lang): iso_time(a.created_at)} for a in rows], dtype=object)
+        "→": _score(a.proposed_score),
+        t("appeal_ui_official", lang): _score(official.get(a.appeal_id, a.official_before)),
+        t("ui_col_reviewer", lang): a.reviewer or "—", t("ui_col_at", lang): iso_time(a.created_at)} for a in rows],
+        dtype=object)
 
 
-def appeal_html(a: Appeal, events: list[AppealEvent], sample: Any, feedback: str, lang: Lang) -> str:
+def appeal_html(a: Appeal, events: list[AppealEvent], sample: Any, feedback: str, lang: Lang,
+                official_now: float | None = None, names: dict[str, str] | None = None) -> str:
+    """One appeal as a reviewer or lead sees it: the official score NOW (the one rule; `official_now`, else the score
+    when it was made), the item by its card name."""
     proposed = (f"<p>{t('appeal_ui_proposed', lang, score=_score(a.proposed_score))}</p>"
                 if a.proposed_score is not None else "")
     history = "".join(f"<li>{esc(iso_time(e.at))} · {esc(e.actor)} ({esc(_role(e.role, lang))}) "
@@ -97,10 +124,14 @@ def appeal_html(a: Appeal, events: list[AppealEvent], sample: Any, feedback: str
                       f"{esc(state_text(e.from_state, lang) if e.from_state else '·')} → "
                       f"{esc(state_text(e.to_state, lang))}"
                       f"{(' · ' + esc(e.reason)) if e.reason else ''}</li>" for e in events)
+    item = named(a.item, names or {}) if a.item else t("appeal_ui_whole", lang)
+    now = a.official_before if official_now is None else official_now
+    before = (f" · {t('appeal_ui_official_before', lang, score=_score(a.official_before))}"
+              if official_now is not None and official_now != a.official_before else "")
     return (f"<div class='appeal-view'><p><b>{esc(a.appeal_id)}</b> · {esc(a.sample_id)} · {esc(a.scorer)} · "
-            f"{esc(a.item or t('appeal_ui_whole', lang))} · <b>{esc(state_text(a.state, lang))}</b></p>"
+            f"{esc(item)} · <b>{esc(state_text(a.state, lang))}</b></p>"
             f"<p>{t('appeal_ui_machine', lang)} {_score(a.machine_score)} · {t('appeal_ui_official', lang)} "
-            f"{_score(a.official_before)}</p>{proposed}"
+            f"<b class='official-score'>{_score(now)}</b>{before}</p>{proposed}"
             f"<p class='reason'>{esc(a.agent)}: {esc(a.reason)}</p>"
             f"{said_html(sample, lang)}"
             f"<p class='feedback'>{esc(feedback)}</p>"

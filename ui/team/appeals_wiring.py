@@ -25,7 +25,9 @@ from rubriceval.ui.team.appeals_views import (
     calibration_items_frame,
     calibration_markdown,
     inbox_frame,
+    item_choices,
     my_verdicts_frame,
+    scorer_label,
     state_text,
     verdict_html,
     verdict_key,
@@ -76,7 +78,7 @@ class AppealHandlers:
     def do_my_verdicts(self, run: str | None, session: TeamSession, request: gr.Request) -> list[Any]:
         rows = self._mine(self._me(request), run)
         closes = self.appeals.closes_at(self.team.audit.resolve(run))   # type: ignore[arg-type]
-        choices = [(f"{v.sample_id} · {v.scorer}", verdict_key(v)) for v in rows]
+        choices = [(f"{v.sample_id} · {scorer_label(v.scorer, v.scorer_name)}", verdict_key(v)) for v in rows]
         return [t("appeal_ui_closes", session.lang, at=iso_time(closes)), my_verdicts_frame(rows, session.lang),
                 gr.update(choices=choices, value=choices[0][1] if choices else None)]
 
@@ -88,7 +90,7 @@ class AppealHandlers:
         if key not in mine:       # a value typed into the dropdown: the same words as for another agent's sample
             raise AppealError("not one of your conversations", field="sample")
         v = mine[key]
-        choices = [(t("appeal_ui_whole", session.lang), ""), *[(d, d) for d in v.deductions]]
+        choices = item_choices(v, session.lang)
         return [verdict_html(v, self._sample(v.run_id, v.sample_id), session.lang),
                 gr.update(choices=choices, value=choices[-1][1])]
 
@@ -114,7 +116,9 @@ class AppealHandlers:
         self._reviewer(request)
         rows = self.appeals.list(state=state or None)            # type: ignore[arg-type]
         choices = [(f"{a.appeal_id} · {a.sample_id} · {state_text(a.state, session.lang)}", a.appeal_id) for a in rows]
-        return [inbox_frame(rows, session.lang), gr.update(choices=choices, value=choices[0][1] if choices else None)]
+        names = {(a.run_id, a.scorer): self.appeals.item_names(a.run_id, a.scorer) for a in rows}
+        official = {a.appeal_id: self.appeals.official_now(a.run_id, a.sample_id, a.scorer) for a in rows}
+        return [inbox_frame(rows, session.lang, names, official), gr.update(choices=choices, value=choices[0][1] if choices else None)]
 
     def _view(self, appeal_id: str | None, session: TeamSession, message: str = "") -> list[Any]:
         if not appeal_id:
@@ -122,8 +126,11 @@ class AppealHandlers:
         a = self.appeals.get(appeal_id)
         feedback = self.team.query("SELECT feedback FROM verdicts WHERE run_id = :r AND sample_id = :s AND "
                                    "scorer = :c", {"r": a.run_id, "s": a.sample_id, "c": a.scorer})
+        # the official score now (the one rule), so a decision just saved shows at once
         html = appeal_html(a, self.appeals.events(appeal_id), self._sample(a.run_id, a.sample_id),
-                           feedback[0][0] if feedback else "", session.lang)
+                           feedback[0][0] if feedback else "", session.lang,
+                           official_now=self.appeals.official_now(a.run_id, a.sample_id, a.scorer),
+                           names=self.appeals.item_names(a.run_id, a.scorer))
         return [html, a.version, message]
 
     def do_open(self, appeal_id: str | None, session: TeamSession, request: gr.Request) -> list[Any]:
