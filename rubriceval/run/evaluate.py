@@ -218,7 +218,10 @@ async def run_async(samples: Iterable[Sample | tuple[int | None, Sample]] | None
                                progress=progress and bool(rubrics or metrics or not scorecards), panel=panel,
                                metric_options=options, workers=workers)
         if scorecards:
-            totals.scorecards = (await score_run_scorecards(store, run_id, scorecards, judge,
+            # Conversations in flight as for the rubrics' samples: enough to keep the judge's concurrency busy (a
+            # fixed 8 left a 64-slot vLLM server mostly idle: 3 calls per conversation, asked one after another).
+            in_flight = max(8, 2 * judge.config.concurrency) if judge is not None else 8
+            totals.scorecards = (await score_run_scorecards(store, run_id, scorecards, judge, concurrency=in_flight,
                                                             progress=progress)).as_dict()
         status = "complete"
     finally:
