@@ -30,6 +30,8 @@ class ItemBase(StrictModel):
     weight: float = Field(default=1.0, ge=0)
     # A failed must-item caps the rubric score at combine.cap_score.
     must: bool = False
+    if TYPE_CHECKING:       # for type checkers only (no field here): every item model declares its kind as a Literal
+        type: str
 
 
 class _CheckBase(ItemBase):

@@ -11,7 +11,7 @@ from rubriceval.common.errors import RubricEvalError
 from rubriceval.rubric.checklist_lint import checklist_findings
 from rubriceval.rubric.knowledge_lint import knowledge_findings
 from rubriceval.rubric.measured import measured_findings
-from rubriceval.rubric.schema import CONVERSATION_CHECKS, LEVELS, PER_TURN_CHECKS, Rubric
+from rubriceval.rubric.schema import CONVERSATION_CHECKS, LEVELS, PER_TURN_CHECKS, JudgeItem, Rubric
 from rubriceval.rubric.yaml_lines import field_label
 from rubriceval.store.stored_sources import rubric_sources
 from rubriceval.validate.template_lint import template_findings
@@ -55,7 +55,7 @@ def lint_rubric(rubric: Rubric, lines: dict) -> list[Finding]:
 
     check_levels(rubric.score_descriptions, "score_descriptions")
     for idx, item in enumerate(rubric.items):
-        if item.type == "judge" and item.score_descriptions:
+        if isinstance(item, JudgeItem) and item.score_descriptions:
             check_levels(item.score_descriptions, "items", idx, "score_descriptions")
     for severity, message, *path in template_findings(rubric):      # criteria rendered in the prompt sandbox
         add(severity, message, *path)

@@ -10,7 +10,7 @@ from rubriceval.data.conversation import Conversation, Turn
 from rubriceval.data.sample import Sample
 from rubriceval.prompt.compile import CRITERION_VARIABLES, criterion_placeholders
 from rubriceval.prompt.environment import PromptTemplateError, TextOrigin, is_template_source, render_untrusted_source
-from rubriceval.rubric.schema import Rubric
+from rubriceval.rubric.schema import ChecklistItem, JudgeItem, Rubric
 
 PLACEHOLDER = "…"
 
@@ -35,7 +35,7 @@ def criterion_texts(rubric: Rubric) -> list[tuple[tuple, str]]:
     """(field path, text) of every criterion a prompt renders."""
     texts: list[tuple[tuple, str]] = [(("criterion",), rubric.criterion)]
     texts += [(("items", index, "criterion"), item.criterion) for index, item in enumerate(rubric.items)
-              if item.type in ("judge", "checklist") and item.criterion]
+              if isinstance(item, (JudgeItem, ChecklistItem)) and item.criterion]
     return texts
 
 
