@@ -302,7 +302,12 @@ class Appeals:
         with self.team.writing() as conn:
             current = self.get(appeal_id)
             if score is not None:
-                self.target(current.run_id, current.sample_id, current.scorer).check_score(score)
+                target = self.target(current.run_id, current.sample_id, current.scorer)
+                target.check_score(score)
+                if target.kind == "scorecard" and current.item and score != current.proposed_score:
+                    # 改判 on a card item is the item's outcome; the total follows by the card's arithmetic
+                    raise AppealError("an appeal on one scorecard item changes that item: the total is recomputed "
+                                      "by the card, not given", field="score", hint="accept or reject, no score")
             payload = {"appeal_id": appeal_id, "outcome": outcome, "score": score, "reason": reason,
                        "expected_version": expected_version}
             if current.version != int(expected_version) or current.state not in allowed:
