@@ -5,9 +5,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rubriceval.cli.options import JUDGE_MODES, add_store_arg
 from rubriceval.common.errors import RubricEvalError
+
+if TYPE_CHECKING:
+    from rubriceval.data.sample import Sample
+    from rubriceval.rubric.schema import JudgeMode
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -154,7 +159,7 @@ def _compile_scorecard(args) -> int:
     return 0
 
 
-def _pick_sample(samples: list, wanted: str | None, dataset: str, fits) -> object:
+def _pick_sample(samples: list[Sample], wanted: str | None, dataset: str, fits) -> Sample:
     """--sample: an id or a 0-based row index; default the first sample that `fits`."""
     if not samples:
         raise RubricEvalError("the dataset has no rows", file=dataset)
@@ -168,7 +173,7 @@ def _pick_sample(samples: list, wanted: str | None, dataset: str, fits) -> objec
     return match[0]
 
 
-def _in_judge_mode(rubric, mode: str | None, judge: str | None):
+def _in_judge_mode(rubric, mode: JudgeMode | None, judge: str | None):
     """The rubric in the mode a run gives it with this judge (`mode`, else its measured best, else its own), said
     on stderr with any note the run would print (scoring/judge_mode.py)."""
     from rubriceval.scoring.judge_mode import with_judge_mode

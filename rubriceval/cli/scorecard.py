@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from rubriceval.cli.options import add_store_arg
 
@@ -137,7 +138,8 @@ def cmd_review(args) -> int:
     verdicts = {(v.scorecard, v.sample_id): v for v in ScorecardStore(runs).verdicts(args.run)}
     if args.from_file:
         lines = Path(args.from_file).read_text(encoding="utf-8").splitlines()
-        decisions = []
+        # (line number or None, scorecard, sample, item, decision, reviewer, note)
+        decisions: list[tuple[int | None, Any, Any, Any, Any, Any, Any]] = []
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
@@ -152,10 +154,10 @@ def cmd_review(args) -> int:
             raise RubricEvalError("give --sample, --item and one of --confirm/--reject/--missed (or --from FILE)")
         decisions = [(None, args.scorecard, args.sample, args.item, args.decision, args.reviewer, args.note)]
     checked = []
-    for number, card, sample, item, decision, reviewer, note in decisions:     # all checked before any is written
+    for line_no, card, sample, item, decision, reviewer, note in decisions:    # all checked before any is written
         card_id = _card_id(cards, card)
         verdict = verdicts.get((card_id, sample))
-        where = {"file": args.from_file, "line": number} if number else {}
+        where = {"file": args.from_file, "line": line_no} if line_no else {}
         if verdict is None:
             raise RubricEvalError(f"no '{card_id}' verdict for sample '{sample}' in this run", field="sample", **where)
         try:

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rubriceval.cli.options import add_store_arg
 from rubriceval.cli.reports import add_machine_only_arg, add_segment_args, segment_settings
+
+if TYPE_CHECKING:
+    from rubriceval.data.sample import Sample
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -64,5 +68,5 @@ def _data_language(store, runs: list[str]) -> str:
         run_id = store.resolve(runs[-1] if runs else "latest")
     except RubricEvalError:    # no run to read: the trend itself says so
         return "en"
-    first = next(iter(store.sample_windows(run_id, 200)), [])
+    first: list[tuple[Sample, str]] = next(iter(store.sample_windows(run_id, 200)), [])
     return detect_language(sample for sample, _ in first)
