@@ -4,10 +4,12 @@ names items as the card does (the id only as a hint); an agent sees and appeals 
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 
 import pytest
 
 from rubriceval.audit.appeals import Appeals
+from rubriceval.audit.sessions import Member
 from rubriceval.audit.team import TeamStore
 from rubriceval.report.scorecard_summary import run_scorecard_summaries
 from rubriceval.scorecard.schema import Scorecard
@@ -15,7 +17,9 @@ from rubriceval.scorecard.score import score_scorecard
 from rubriceval.store.appeal_models import AppealError
 from rubriceval.store.runs import RunConfig, RunStore
 from rubriceval.store.scorecards import ScorecardStore
+from rubriceval.ui.team.actions import TeamSession
 from rubriceval.ui.team.appeals_views import inbox_frame, item_choices, my_verdicts_frame
+from rubriceval.ui.team.appeals_wiring import AppealHandlers
 from tests.test_one_official_total import chat
 
 CARD = {
@@ -72,7 +76,16 @@ def test_a_fatal_and_an_na_bonus_appealed_change_their_items_and_the_card_recomp
             appeals.decide(fatal.appeal_id, reviewer="qa_zhang", role="expert", outcome="accepted", reason="属实",
                            score=3, expected_version=fatal.version)
         inbox = inbox_frame(appeals.list(), "zh", {(run_id, "qa"): appeals.item_names(run_id, "qa")})
-        assert list(inbox.iloc[:, 3]) == ["泄露他人信息 (leak_other)", "主动致歉 (apology)"]
+        assert list(inbox.iloc[:, 3])[:2] == ["泄露他人信息 (leak_other)", "主动致歉 (apology)"]
+        # the lead's 改判 control: no number for an item appeal, points for a whole card total, 1–5 nowhere
+        handlers = AppealHandlers(SimpleNamespace(team=team, auth=SimpleNamespace(clock=appeals.clock),
+                                                  member=lambda request: Member(name="lead", role="lead")))
+        item_control = handlers.do_score_choices(fatal.appeal_id, TeamSession(lang="zh"), None)
+        assert item_control["choices"] == [] and "95" in item_control["label"]
+        whole = appeals.submit(run_id, "plain", "qa", agent="agent_wang", role="agent", reason="整体偏低")
+        points = handlers.do_score_choices(whole.appeal_id, TeamSession(lang="zh"), None)
+        assert [c[0] if isinstance(c, tuple) else c for c in points["choices"]][-1] == "100"
+        assert "0–100" in points["label"]
         for a in (fatal, bonus):
             assert appeals.decide(a.appeal_id, reviewer="qa_zhang", role="expert", outcome="accepted", reason="属实",
                                   expected_version=a.version).ok

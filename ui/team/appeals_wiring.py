@@ -18,7 +18,7 @@ from rubriceval.store.audit_models import iso_time
 from rubriceval.store.team_models import TeamError
 from rubriceval.ui.common.errors import user_errors
 from rubriceval.ui.team.actions import TeamSession
-from rubriceval.ui.team.appeals_layout import AppealTabs
+from rubriceval.ui.team.appeals_layout import SCORES, AppealTabs
 from rubriceval.ui.team.appeals_views import (
     appeal_html,
     calibration_item_html,
@@ -132,6 +132,24 @@ class AppealHandlers:
                            official_now=self.appeals.official_now(a.run_id, a.sample_id, a.scorer),
                            names=self.appeals.item_names(a.run_id, a.scorer))
         return [html, a.version, message]
+
+    def do_score_choices(self, appeal_id: str | None, session: TeamSession, request: gr.Request) -> Any:
+        """改判 as the verdict counts: 1–5 for a rubric; for a scorecard, points 0–base for the whole total, and for
+        one item no number at all (the item turns over, the card's arithmetic gives the total)."""
+        self._reviewer(request)
+        if not appeal_id:
+            return gr.update(choices=SCORES, value=None, label=t("appeal_ui_score", session.lang))
+        a = self.appeals.get(appeal_id)
+        target = self.appeals.target(a.run_id, a.sample_id, a.scorer)
+        if target.kind != "scorecard":
+            return gr.update(choices=SCORES, value=None, label=t("appeal_ui_score", session.lang))
+        if a.item:
+            return gr.update(choices=[], value=None, label=t("appeal_ui_score_card_item", session.lang,
+                                                             score="—" if a.proposed_score is None
+                                                             else f"{a.proposed_score:g}"))
+        base = int(target.definition.get("base", 100))
+        return gr.update(choices=[str(p) for p in range(0, base + 1, 5)], value=None,
+                         label=t("appeal_ui_score_points", session.lang, base=base))
 
     def do_open(self, appeal_id: str | None, session: TeamSession, request: gr.Request) -> list[Any]:
         self._reviewer(request)
@@ -248,7 +266,8 @@ def wire_appeals(app: gr.Blocks, ui: AppealTabs, state: gr.State, handlers: Appe
                         api_name="appeals_inbox")
     view = [i.view, i.version, i.status]
     i.open_btn.click(user_errors(handlers.do_open, view, i.status), inputs=[i.appeal_dd, state], outputs=view,
-                     api_name="appeal_open")
+                     api_name="appeal_open").then(user_errors(handlers.do_score_choices), inputs=[i.appeal_dd, state],
+                                                  outputs=[i.score], api_name="appeal_score_choices")
     i.take_btn.click(user_errors(handlers.do_take, view, i.status), inputs=[i.appeal_dd, i.version, state],
                      outputs=view, api_name="appeal_take")
     for button, final, name in ((i.decide_btn, False, "appeal_decide"), (i.final_btn, True, "appeal_final")):
