@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -125,7 +125,7 @@ def _runs_with(store: Any, runs: Sequence[str], card_id: str | None) -> tuple[li
 
 
 def weekly_report(store: Any, runs: Sequence[str] = (), *, scorecard: str | None = None, period: str | None = None,
-                  bucket: str = "week", settings: TimeSettings | None = None, lang: str | None = None,
+                  bucket: Literal["day", "week", "month"] = "week", settings: TimeSettings | None = None, lang: str | None = None,
                   n_boot: int = 2000, seed: int = 0) -> WeeklyReport:
     """The weekly report of `scorecard` (default: the runs' one scorecard) over `runs` (default every complete run
     of the store). period: the period to report (e.g. '2026-W47'; default the latest in the data), compared with
@@ -172,9 +172,9 @@ def weekly_report(store: Any, runs: Sequence[str] = (), *, scorecard: str | None
                           bucket=bucket, period=current, previous=previous, periods=periods)
     if no_time:
         report.notes.append(f"{no_time} conversation(s) without a start time are left out")
-    keys = sorted({(kind, key) for p, kind, key in cells if p in (current, previous)},
-                  key=lambda k: (GROUP_KINDS.index(k[0]), k[1] == NONE, k[1]))
-    for kind, key in keys:
+    groups = sorted({(kind, key) for p, kind, key in cells if p in (current, previous)},
+                    key=lambda k: (GROUP_KINDS.index(k[0]), k[1] == NONE, k[1]))
+    for kind, key in groups:
         now, before = cells.get((current, kind, key), _Cell()), cells.get((previous, kind, key)) if previous else None
         report.rows.append(_row(kind, key, names.get(key, "") if kind == "agent" else "", now, before, items,
                                 n_boot, seed))
