@@ -293,7 +293,7 @@ _LATER_DEFAULTS = {"scope": "sample", "turn_aggregate": None, "judge_mode": "hol
                    "shuffle_levels": False, "manipulation": ManipulationPolicy().model_dump(mode="json"),
                    "knowledge": None, "predicate_levels": None}
 _LATER_ITEM_DEFAULTS: dict[str, Any] = {"turns": None, "unless_context": [], "only_if_context": [], "match": None,
-                                        "min_share": None}
+                                        "min_share": None, "last": 1}
 
 
 def _hashed_fields(data: dict[str, Any]) -> dict[str, Any]:
