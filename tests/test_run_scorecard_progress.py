@@ -93,3 +93,15 @@ def test_compile_previews_a_scorecards_questions_as_the_dry_run_counts_them(stub
 def test_compile_of_a_scorecard_without_a_dataset_says_what_to_give(capsys):
     assert main(["compile", CARD]) == 2
     assert "--dataset" in capsys.readouterr().err
+
+
+def test_the_scorecard_stage_keeps_the_judges_concurrency_busy(tmp_path):
+    """Conversations in flight follow the judge's concurrency (a fixed 8 left a 64-slot server mostly idle)."""
+    from rubriceval.testing.stub_server import StubServer
+
+    with StubServer(latency_s=0.3) as stub:
+        evaluate(CONVERSATIONS, scorecards=CARD, store=tmp_path / "r.sqlite", progress=False,
+                 judge={"base_url": stub.base_url, "model": "stub", "cache_path": str(tmp_path / "c.sqlite"),
+                        "concurrency": 16})
+        stats = stub.stats
+    assert stats.calls["chat"] > 14 and stats.max_in_flight > 8        # 14 conversations, not 8 at a time
