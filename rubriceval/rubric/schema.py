@@ -296,8 +296,19 @@ _LATER_ITEM_DEFAULTS: dict[str, Any] = {"turns": None, "unless_context": [], "on
                                         "min_share": None, "last": 1}
 
 
+# Manipulation-policy fields added later, left out at their default the same way (a rubric with its own policy
+# keeps its tag when a new defence is added with a default that changes nothing for it).
+_LATER_POLICY_DEFAULTS: dict[str, Any] = {"suffix_screen": True}
+
+
 def _hashed_fields(data: dict[str, Any]) -> dict[str, Any]:
-    data = {k: v for k, v in data.items() if k not in _LATER_DEFAULTS or v != _LATER_DEFAULTS[k]}
+    policy = data.get("manipulation")
+    if isinstance(policy, dict):
+        data["manipulation"] = {k: v for k, v in policy.items()
+                                if k not in _LATER_POLICY_DEFAULTS or v != _LATER_POLICY_DEFAULTS[k]}
+    later = {**_LATER_DEFAULTS, "manipulation": {k: v for k, v in _LATER_DEFAULTS["manipulation"].items()
+                                                 if k not in _LATER_POLICY_DEFAULTS}}
+    data = {k: v for k, v in data.items() if k not in later or v != later[k]}
     data["items"] = [{k: v for k, v in item.items() if k not in _LATER_ITEM_DEFAULTS or v != _LATER_ITEM_DEFAULTS[k]}
                      for item in data.get("items", [])]
     return data
