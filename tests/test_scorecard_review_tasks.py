@@ -106,3 +106,37 @@ def test_a_card_task_samples_per_agent_per_week_blind_with_one_reviewer(tmp_path
     assert main(["audit-task", "estimate", "wk", "--store", str(path)]) == 0
     said = capsys.readouterr().out
     assert "agent_wang" in said and "未询问其他问题 (closing)" in said and "Hájek" in said
+
+
+def test_the_team_apps_tab_keeps_the_machine_hidden_until_every_item_is_decided(tmp_path):
+    """The 评分表复核 tab's handlers (ui/team/scorecard_review_wiring.py), called as the server calls them."""
+    from types import SimpleNamespace
+
+    from rubriceval.audit.sessions import Member
+    from rubriceval.common.errors import RubricEvalError
+    from rubriceval.ui.team.actions import TeamSession
+    from rubriceval.ui.team.scorecard_review_wiring import ScorecardReviewHandlers
+
+    path = tmp_path / "runs.sqlite"
+    make(path)
+    with TeamStore(path) as team:
+        from rubriceval.store.team_models import TaskSpec
+
+        team.create_task(TaskSpec(run="W46-47", scorecards=["qa"], n=2, experts=["qa_zhang"], name="wk"), "lead")
+        handlers = ScorecardReviewHandlers(SimpleNamespace(
+            team=team, member=lambda request: Member(name="qa_zhang", role="expert")))
+        zh = TeamSession(lang="zh")
+        tasks = handlers.do_tasks(zh, None)
+        task = tasks["value"]
+        items = handlers.do_task_items(task, zh, None)
+        html, hits, _, _, version, _ = handlers.do_card_open(task, items["value"], zh, None)
+        assert "盲审" in html and "class='official-score'" not in html and "scr-total" not in html
+        assert "机器:" not in html                                   # no machine status beside any item
+        assert [label for label, _ in hits["choices"]] == ["未询问其他问题 (closing)", "未说到账时效 (refund_time)",
+                                                           "泄露他人信息 (leak_other)"]
+        with pytest.raises(RubricEvalError, match="逐项判定"):
+            handlers.do_card_save(task, items["value"], ["closing"], ["refund_time"], False, "", version, zh, None)
+        html, hits, nas, decided, _, status = handlers.do_card_save(task, items["value"], ["closing"], ["refund_time"],
+                                                                    True, "没问", version, zh, None)
+        assert "95" in status and "class='official-score'>95<" in html and "机器: 命中" in html
+        assert hits["value"] == ["closing"] and nas["value"] == ["refund_time"] and decided["value"] is True
