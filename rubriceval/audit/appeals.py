@@ -12,6 +12,7 @@ second reviewer deciding the same appeal at once is refused, told who decided it
 """
 from __future__ import annotations
 
+import builtins
 import json
 import time
 import uuid
@@ -97,7 +98,7 @@ class Appeals:
         return [_appeal(r) for r in self.team.query(
             f"SELECT * FROM appeals WHERE {' AND '.join(where)} ORDER BY created_at, appeal_id", params)]
 
-    def events(self, appeal_id: str) -> list[AppealEvent]:
+    def events(self, appeal_id: str) -> builtins.list[AppealEvent]:     # `list` here is the method above
         return [AppealEvent(**{k: r[k] for k in AppealEvent.model_fields}) for r in self.team.query(
             "SELECT * FROM appeal_events WHERE appeal_id = :id ORDER BY event_id", {"id": appeal_id})]
 
@@ -138,7 +139,7 @@ class Appeals:
             raise AppealError(f"no sample '{sample_id}' in this run", field="sample")
         return str(rows[0][0] or "")
 
-    def agent_verdicts(self, run: str, agent: str) -> list[AgentVerdict]:
+    def agent_verdicts(self, run: str, agent: str) -> builtins.list[AgentVerdict]:
         """The rubric verdicts of the agent's own conversations in a run (nobody else's), with their appeals."""
         run_id = self.team.audit.resolve(run)
         owner = self.team.conn.sql.json_text("s.sample_json", "$.metadata." + AGENT_FIELD)

@@ -99,7 +99,7 @@ class Calibration:
                             field="name" if not name else "reviewers" if not reviewers else "items")
         if self.team.query("SELECT 1 FROM calibration_sessions WHERE name = :n", {"n": name}):
             raise TeamError(f"a calibration session named '{name}' already exists", field="name")
-        rows = []
+        rows: list[dict[str, Any]] = []
         adjudicated: dict[tuple[str, str], dict[str, int]] = {}
         for no, pick in enumerate(picks, start=1):
             run_id = self.team.audit.resolve(pick.run)

@@ -125,7 +125,7 @@ def risk_reasons(details: Mapping[str, Any], evidence: Sequence[Mapping[str, Any
     failed `must` item of the rubric), low judge confidence (a holistic tie or margin below `low_margin`, a
     checklist answer near 50/50), or disagreement (a judge panel or self-consistency split, or reviewers of an
     earlier task who differ by 2 levels or more from each other or from the judge: `disputed_reviews`)."""
-    reasons = []
+    reasons: list[str] = []
     for kind in plan.risk:
         if kind == "fatal" and (candidate.sample_id in fatal_samples or any(
                 e.get("item") in must_items and e.get("passed") is False for e in evidence)):

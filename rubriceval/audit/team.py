@@ -59,7 +59,10 @@ class TeamStore:
         if audit is None and path is None:
             raise TeamError("a TeamStore needs a store path (or URL) or an AuditStore")
         self._owns_audit = audit is None
-        self.audit = audit if audit is not None else AuditStore(path)
+        if audit is None:
+            assert path is not None         # refused just above otherwise
+            audit = AuditStore(path)
+        self.audit = audit
         self.path = self.audit.path
         self.conn = self.audit.conn
         self._lock = self.audit._lock

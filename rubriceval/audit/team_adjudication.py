@@ -115,7 +115,8 @@ def adjudicate(store: TeamStore, task: str, item_no: int, lead: str, *, label: i
 def adjudications(store: TeamStore, task: str, item_no: int | None = None) -> list[Adjudication]:
     """Every adjudication of a task (or of one item), oldest first."""
     info = store.task(task)
-    sql, params = "SELECT * FROM team_adjudications WHERE task_id = :t", {"t": info.task_id}
+    sql = "SELECT * FROM team_adjudications WHERE task_id = :t"
+    params: dict[str, object] = {"t": info.task_id}
     if item_no is not None:
         sql, params = sql + " AND item_no = :no", {**params, "no": int(item_no)}
     return [Adjudication(task_id=r["task_id"], item_no=r["item_no"], run_id=r["run_id"], sample_id=r["sample_id"],
