@@ -289,9 +289,10 @@ def _content_hash(rubric: Rubric) -> str:
 
 # Fields added for conversations: left out of the hash while at their default, so every rubric written before
 # them keeps its version tag (and its audits, trust records and cached judge replies).
-_LATER_DEFAULTS = {"scope": "sample", "turn_aggregate": None, "judge_mode": "holistic", "few_shot": "all",
-                   "shuffle_levels": False, "manipulation": ManipulationPolicy().model_dump(mode="json"),
-                   "knowledge": None, "predicate_levels": None}
+_LATER_DEFAULTS: dict[str, Any] = {"scope": "sample", "turn_aggregate": None, "judge_mode": "holistic",
+                                   "few_shot": "all", "shuffle_levels": False,
+                                   "manipulation": ManipulationPolicy().model_dump(mode="json"),
+                                   "knowledge": None, "predicate_levels": None}
 _LATER_ITEM_DEFAULTS: dict[str, Any] = {"turns": None, "unless_context": [], "only_if_context": [], "match": None,
                                         "min_share": None, "last": 1}
 
