@@ -140,3 +140,31 @@ def test_the_team_apps_tab_keeps_the_machine_hidden_until_every_item_is_decided(
                                                                     True, "没问", version, zh, None)
         assert "95" in status and "class='official-score'>95<" in html and "机器: 命中" in html
         assert hits["value"] == ["closing"] and nas["value"] == ["refund_time"] and decided["value"] is True
+
+
+def test_the_lead_settles_reviewers_who_differ_from_the_command_line(tmp_path, capsys):
+    from rubriceval.store.team_models import TaskSpec
+
+    path = tmp_path / "runs.sqlite"
+    make(path)
+    with TeamStore(path) as team:
+        info = team.create_task(TaskSpec(run="W46-47", scorecards=["qa"], n=1, overlap=2, seed=1,
+                                         experts=["qa_zhang", "qa_zhao"], name="pair"), "lead")
+        assert info.overlap == 2
+        for expert, closing in (("qa_zhang", "hit"), ("qa_zhao", "clear")):
+            opened = open_card_item(team, "pair", 1, expert)
+            save_card_review(team, "pair", 1, expert, {"closing": closing, "refund_time": "not_applicable",
+                                                       "leak_other": "clear"}, expected_version=opened.version)
+        sample_id = opened.sample_id
+    assert main(["audit-task", "card-disagreements", "pair", "--store", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "未询问其他问题 (closing)" in out and "qa_zhang=hit, qa_zhao=clear" in out
+    assert main(["audit-task", "card-adjudicate", "pair", "1", "closing", "hit", "--reason", "没问",
+                 "--by", "王组长", "--store", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["audit-task", "card-disagreements", "pair", "--store", str(path)]) == 0
+    assert capsys.readouterr().out.rstrip().split()[-1] == "hit"                 # the lead's column
+    from rubriceval.audit.scorecard_official import official_totals
+
+    totals = {sample: total for (sample, _), total in official_totals(RunStore(path), "W46-47").items()}
+    assert totals[sample_id] == 95                                              # the lead's hit is official

@@ -59,6 +59,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("task")
     add_store_arg(p)
     p.set_defaults(func=cmd_task_estimate)
+    p = tasks.add_parser("card-disagreements", help="a card task's items its reviewers decided differently")
+    p.add_argument("task")
+    add_store_arg(p)
+    p.set_defaults(func=cmd_card_disagreements)
+    p = tasks.add_parser("card-adjudicate", help="the lead's status for one card item reviewers differed on "
+                         "(it becomes the official decision)")
+    p.add_argument("task")
+    p.add_argument("item_no", type=int, help="the task item (conversation) number")
+    p.add_argument("item", help="the card item id")
+    p.add_argument("status", choices=["hit", "clear", "not_applicable"])
+    p.add_argument("--reason", required=True)
+    p.add_argument("--by", default="lead")
+    add_store_arg(p)
+    p.set_defaults(func=cmd_card_adjudicate)
     p = tasks.add_parser("list", help="tasks and each expert's progress")
     add_store_arg(p)
     p.set_defaults(func=cmd_task_list)
@@ -158,6 +172,30 @@ def cmd_task_estimate(args) -> int:
             print(format_estimates(plan_estimates(team, args.task)), end="")
         if info.scorecards:
             print(format_card_estimates(card_plan_estimates(team, args.task)), end="")
+    return 0
+
+
+def cmd_card_disagreements(args) -> int:
+    from rubriceval.audit.team import TeamStore
+    from rubriceval.audit.team_cards import card_disagreements
+    from rubriceval.common.tables import text_table
+
+    with TeamStore(args.store) as team:
+        found = card_disagreements(team, args.task)
+    rows = [[str(d.item_no), d.sample_id, f"{d.item_name} ({d.item})", d.machine,
+             ", ".join(f"{e}={s}" for e, s in sorted(d.opinions.items())), d.adjudicated or "—"] for d in found]
+    print(text_table(["#", "conversation", "item", "machine", "reviewers", "lead"], rows) if rows
+          else "no disagreement")
+    return 0
+
+
+def cmd_card_adjudicate(args) -> int:
+    from rubriceval.audit.team import TeamStore
+    from rubriceval.audit.team_cards import adjudicate_card_item
+
+    with TeamStore(args.store) as team:
+        adjudicate_card_item(team, args.task, args.item_no, args.item, args.status, lead=args.by, reason=args.reason)
+    print(f"item {args.item} of #{args.item_no}: {args.status} (adjudicated by {args.by})")
     return 0
 
 
