@@ -13,7 +13,7 @@ import random
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -23,7 +23,7 @@ from rubriceval.scoring.score_probs import stored_distributions
 from rubriceval.store.team_models import Candidate, TeamError
 
 RiskKind = Literal["fatal", "low_confidence", "disagreement"]
-RISK_KINDS: tuple[str, ...] = ("fatal", "low_confidence", "disagreement")
+RISK_KINDS: tuple[RiskKind, ...] = get_args(RiskKind)
 RANDOM = "random"
 _PLAN = re.compile(r"^\s*(?P<amount>\d+(?:\.\d+)?)\s*(?P<pct>%)?\s*(?P<rest>.*)$")
 
@@ -47,7 +47,7 @@ class SamplingPlan(BaseModel):
         return self
 
     def describe(self) -> str:
-        amount = f"{self.n}" if self.n is not None else f"{self.share * 100:g}%"    # type: ignore[operator]
+        amount = f"{self.n}" if self.n is not None else f"{(self.share or 0) * 100:g}%"   # share is set without n
         per = "".join(f" per {p}" for p in [*self.per, *([self.period] if self.period else [])])
         return f"{amount}{per}" + (f", at least {self.at_least}" if self.at_least else "") + \
             (f"; risk-first: {', '.join(self.risk)}" if self.risk else "")
@@ -83,9 +83,10 @@ def parse_plan(text: str, *, risk: Sequence[str] = (), zone: str = "UTC") -> Sam
         raise TeamError(f"unknown risk-first addition {', '.join(unknown)}", field="risk",
                         hint=f"use {', '.join(RISK_KINDS)}")
     amount = float(match["amount"])
+    risks = [kind for r in risk for kind in RISK_KINDS if kind == r]       # as given (all known: checked above)
     try:
         return SamplingPlan(n=None if match["pct"] else int(amount), share=amount / 100 if match["pct"] else None,
-                            per=per, period=period, at_least=at_least, risk=list(risk), zone=zone)  # type: ignore[arg-type]
+                            per=per, period=period, at_least=at_least, risk=risks, zone=zone)
     except ValueError as exc:
         raise TeamError(f"sampling plan {text!r}: {exc}", field="plan") from None
 
@@ -120,7 +121,7 @@ def allocation(size: int, plan: SamplingPlan) -> int:
 
 def risk_reasons(details: Mapping[str, Any], evidence: Sequence[Mapping[str, Any]], candidate: Candidate,
                  must_items: set[str], fatal_samples: set[str], plan: SamplingPlan,
-                 disputed_reviews: set[str] = frozenset()) -> list[str]:  # type: ignore[assignment]
+                 disputed_reviews: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """Why a verdict is a risk-first addition (in the plan's order): a fatal hit (a scorecard's fatal item, or a
     failed `must` item of the rubric), low judge confidence (a holistic tie or margin below `low_margin`, a
     checklist answer near 50/50), or disagreement (a judge panel or self-consistency split, or reviewers of an
