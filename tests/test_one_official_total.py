@@ -3,7 +3,7 @@ a missed fatal item, two reviewers differ and the lead adjudicates, and an agent
 accepted; then every surface's total of every conversation is compared — report data, the workbook's rows, trend
 rows and the trend figure, the gate figure, the API's frame, the agent's page, the reviewer's page and the lead's
 appeal page (each through its own code path). Before this, the agent's page read the appeal decisions only (78
-after a fatal item was added) and the lead's page the score when the appeal was made."""
+after a fatal item was added) and the lead's page the score when the appeal was made. SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import asyncio
@@ -109,8 +109,8 @@ def _cell(frame, column: str, key_column: str) -> dict[str, int]:
     return {row[key_column]: int(str(row[column]).split()[0]) for _, row in frame.iterrows()}
 
 
-def test_every_surface_shows_the_same_official_total(tmp_path):
-    path = tmp_path / "runs.sqlite"
+def test_every_surface_shows_the_same_official_total(store_target):
+    path = store_target                  # a SQLite file, then a PostgreSQL database
     built = build(path)
     run_id = built["run"]
     runs = RunStore(path)
