@@ -104,7 +104,7 @@ def consensus_verdict(verdicts: Sequence[Verdict], info: Consensus, *, threshold
     usage = sum((v.usage for v in verdicts), Usage())
     scored = [v for v in verdicts if v.score is not None]
     unscored = [v for v in verdicts if v.score is None]
-    info.scores = [float(v.score) for v in scored]  # type: ignore[arg-type]
+    info.scores = [float(v.score) for v in scored if v.score is not None]     # all of them: the filter narrows
     info.n_unscored = len(unscored)
     info.unscored_reasons = [v.unscored_reason or "" for v in unscored]
     extra = dict(extra_details or {})
@@ -126,7 +126,8 @@ def consensus_verdict(verdicts: Sequence[Verdict], info: Consensus, *, threshold
         info.pass_votes = sum(1 for s in info.scores if s >= threshold)
         passed = majority_pass(info.pass_votes, len(info.scores), final, threshold)
     # Prefer a judgement that gave exactly the final score; with an even split (2 and 3 → 3) the closest one.
-    representative = min(scored, key=lambda v: abs(v.score - final))   # type: ignore[operator]  # first of equals
+    # (scored verdicts all have a score; min keeps the first of equals)
+    representative = min(scored, key=lambda v: abs(v.score - final) if v.score is not None else float("inf"))
     feedback = representative.feedback
     if representative.score != final:
         feedback = f"[median of {len(scored)} judgements = {final}; this feedback is from a {representative.score:g}]" \

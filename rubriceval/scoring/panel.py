@@ -186,11 +186,12 @@ class JudgePanel:
     @property
     def stats(self) -> Any:
         """The call counters (shared by the judges `make_panel` builds; otherwise the first judge's)."""
+        # a Judge (the protocol) need not count calls; the panel's JudgeClients (and tests' doubles) do
         return self.judges[0][1].stats  # type: ignore[attr-defined]
 
     async def close(self) -> None:
         for _, judge in self.judges:
-            await judge.close()  # type: ignore[attr-defined]
+            await judge.close()  # type: ignore[attr-defined]  # as stats: JudgeClients and doubles close
 
 
 def make_panel(config: PanelConfig, *, stats: Any = None, announce: bool = True) -> JudgePanel:
@@ -216,7 +217,9 @@ def _vote(name: str, judge: Judge, verdict: Verdict) -> PanelVote:
 
 async def score_with_panel(rubric: Rubric, sample: Sample, panel: JudgePanel) -> Verdict:
     """Judge once with every panel judge and combine the verdicts (see the module docstring)."""
-    verdicts = await asyncio.gather(*(score_rubric(rubric, sample, judge) for _, judge in panel.judges))  # type: ignore[arg-type]
+    # score_rubric is typed for a JudgeClient; a panel holds JudgeClients, or test doubles with their interface
+    verdicts = await asyncio.gather(*(score_rubric(rubric, sample, judge)  # type: ignore[arg-type]
+                                      for _, judge in panel.judges))
     info = PanelInfo(n=len(verdicts), min_scored=panel.min_scored,
                      judges=[_vote(name, judge, v) for (name, judge), v in zip(panel.judges, verdicts)])
     if all(v.unscored_kind == "missing_field" for v in verdicts):
