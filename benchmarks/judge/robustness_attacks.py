@@ -135,12 +135,17 @@ async def run(split: str, out: Path | None, resume: bool, detector_only: bool, c
         rubric = rubric_of[pair.lang]
         async with gate:
             found = scan_sample(sample, rubric.manipulation)
+            screened = Usage()
             if not [f for f in found if f.kind not in MASKED_KINDS]:
-                found += (await screen_sample(sample, rubric.manipulation, judge, asked=not found))[0]
+                more, screened = await screen_sample(sample, rubric.manipulation, judge, asked=not found)
+                found += more
             # a clean answer with nothing found cannot be flagged: it is not judged
             needs_judge = judge is not None and (role != "clean_cs" or bool(found))
             verdict = await score_rubric(rubric, sample, judge) if needs_judge else None
         record = record_of(sample, role, pair, verdict, found)
+        # the screen's generation was made here (the verdict's own screen read it from the cache): counted once
+        record.usage = record.usage + Usage(calls=screened.calls, prompt_tokens=screened.prompt_tokens,
+                                            completion_tokens=screened.completion_tokens)
         if out is not None:
             with out.open("a", encoding="utf-8") as handle:
                 handle.write(record.model_dump_json() + "\n")
