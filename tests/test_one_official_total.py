@@ -137,6 +137,13 @@ def test_every_surface_shows_the_same_official_total(store_target):
     mean, _, _ = scorecard_figure(run_scorecard_summaries(runs, run_id), "qa", "mean")
     fatal_rate, _, _ = scorecard_figure(run_scorecard_summaries(runs, run_id), None, "fatal_rate")
     assert (mean, fatal_rate) == (statistics.mean(EXPECTED.values()), 0.25)
+    # the weekly report (周报): each agent's official mean and the fatal count
+    from rubriceval.report.weekly import weekly_report
+
+    weekly = weekly_report(runs, [run_id], scorecard="qa", period="2026-W47", n_boot=50)
+    by_agent = {r.key: r.mean for r in weekly.rows if r.kind == "agent"}
+    assert by_agent == {"agent_wang": 97.5, "agent_li": 50.0}
+    assert [r.fatal for r in weekly.rows if r.kind == "all"] == [1]
     # the API
     frame = official_scores(runs, run_id)
     surfaces["api"] = {r["sample_id"]: int(r["official_score"]) for _, r in frame.iterrows() if r["scorer"] == "qa"}
