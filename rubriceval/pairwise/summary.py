@@ -101,7 +101,7 @@ def pair_stats(scorer: str, version_a: str, version_b: str, verdicts: Sequence[P
         return stats
     from rubriceval.stats.bootstrap import paired_bootstrap_ci
 
-    values = [OUTCOME_VALUE[v.outcome] for v in scored]  # type: ignore[index]
+    values = [OUTCOME_VALUE[v.outcome] for v in scored if v.outcome is not None]     # all of them: this narrows
     stats.win_rate = float(np.mean(values))
     stats.ci_low, stats.ci_high = paired_bootstrap_ci(values, n_boot, seed, confidence)
     if stats.ci_low is None:

@@ -31,6 +31,7 @@ class TaskSpec(BaseModel):
     scorecards: list[str] = Field(default_factory=list)
     n: int | None = Field(default=None, ge=1)       # None with a plan
     # experts per item; None: 2 for rubric tasks (agreement), 1 for scorecard-only tasks (a card is long to review)
+    # the None default is filled in by the model validator (2 or 1, see above): after validation it is an int
     overlap: int = Field(default=None, ge=1, validate_default=False)  # type: ignore[assignment]
     experts: list[str] = Field(min_length=1)
     sampling: SamplingMode = "stratified"

@@ -57,7 +57,7 @@ class RecordedRequest(Sequence):
                 other.messages, other.json_schema, other.schema_name, other.cache_tag)
         return NotImplemented
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # equal by value, so unhashable (the data model's rule for __eq__)
 
 
 class ScriptedJudge:
