@@ -2,7 +2,7 @@
 every verdict meets its scorer's threshold; an unscored verdict fails the case (it was not shown to pass)."""
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -15,7 +15,7 @@ from rubriceval.standard_metrics.thresholds import metric_threshold
 _SHOWN_TEXT = 300     # characters of question/answer/feedback in a failure message
 
 
-def scorer_thresholds(scorers: list[Mapping[str, Any]]) -> dict[str, float]:
+def scorer_thresholds(scorers: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """Each stored scorer's pass threshold: a rubric's YAML threshold, a metric's run/default threshold."""
     out: dict[str, float] = {}
     for row in scorers:

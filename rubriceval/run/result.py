@@ -77,9 +77,10 @@ class EvaluationResult(BaseModel):
 
             return mark_results(store.verdict_frame(self.run_id), self.cross_checks)
         scorers = list(self.scores)
-        rows = {s.id: {"id": s.id, "question": s.question, "answer": s.answer, "contexts": s.contexts,
-                       "ground_truth": s.ground_truth, **{name: None for name in scorers}, "unscored": ""}
-                for s in store.samples(self.run_id)}
+        rows: dict[str, dict[str, Any]] = {
+            s.id: {"id": s.id, "question": s.question, "answer": s.answer, "contexts": s.contexts,
+                   "ground_truth": s.ground_truth, **{name: None for name in scorers}, "unscored": ""}
+            for s in store.samples(self.run_id)}
         for v in self.verdicts:
             row = rows[v.sample_id]
             row[v.scorer] = v.score
