@@ -32,9 +32,9 @@ from rubriceval.store.db import Database
 from rubriceval.store.runs import RunStore
 from rubriceval.ui.common.scorecard_view_actions import ScorecardDesk
 from rubriceval.ui.team.actions import TeamSession
+from rubriceval.ui.team.app import launch_team
 from rubriceval.ui.team.appeals_views import my_verdicts_frame, verdict_html
 from rubriceval.ui.team.appeals_wiring import AppealHandlers
-from rubriceval.ui.team.app import launch_team
 from tests.test_appeals_browser import password, wait_text
 from tests.test_team_browser import browser  # noqa: F401  (the chromium fixture)
 from tests.test_ui_browser import free_port
@@ -64,6 +64,7 @@ def shoot(page, tmp_path: Path, name: str) -> None:
     """The viewport only (small PNGs for the docs); copied to $RUBRICEVAL_SCREENSHOTS when set."""
     for close in page.locator(".toast-close").all():
         close.click()
+    page.wait_for_function("() => !document.querySelector('.pending, .generating')", timeout=30_000)  # settled
     shot = tmp_path / name
     page.screenshot(path=str(shot))
     assert shot.stat().st_size > 20_000
@@ -176,6 +177,7 @@ def test_card_loop_cli_run_sample_two_blind_reviewers_fatal_appeal_every_surface
     shoot(lead, tmp_path, "loop_4_lead_accepts.png")
     agent.click("#appeal-load")
     wait_text(agent, "#appeal-my-verdicts", "100 ✎")
+    shoot(agent, tmp_path, "loop_5_agent_sees_official.png")
     first.click("#scr-task-item input")                  # the reviewer's page re-read: the adjudicated fatal, 0
     first.get_by_role("option", name=re.compile(rf"· {FATAL_ON} ·")).click()
     first.wait_for_function("() => document.querySelector('#scr-task-view .official-score')?.innerText.trim() === '0'",
