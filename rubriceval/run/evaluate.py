@@ -183,6 +183,8 @@ async def run_async(samples: Iterable[Sample | tuple[int | None, Sample]] | None
         for line in resumed_mode_notes(rubrics, judging_models(judge_config, panel_config)):
             print(line, file=sys.stderr)
     else:
+        if samples is None:
+            raise ValueError("a new run needs samples (None is for resuming a run)")
         options = _metric_options(metric_options, store, None)
         run_id, rubrics = start_run(samples, rubrics, metrics, store=store, judge_config=judge_config,
                                     embedder_config=embedder_config, name=name, dataset_path=dataset_path,

@@ -22,7 +22,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from rubriceval.store.runs import RunStore
 
 # The runner's window loop (run/runner.execute), handed in so this module does not import the runner.
-WindowLoop = Callable[..., Awaitable[RunTotals]]
+WindowLoop = Callable[..., Coroutine[Any, Any, RunTotals]]   # an async def: asyncio.run takes it
 
 MIN_SAMPLES = 5_000         # below this, starting the processes (~2 s of imports each) costs more than it saves
 MAX_WORKERS = 4
