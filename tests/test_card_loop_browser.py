@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import statistics
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -72,6 +73,19 @@ def shoot(page, tmp_path: Path, name: str) -> None:
         folder = Path(os.environ["RUBRICEVAL_SCREENSHOTS"])
         folder.mkdir(parents=True, exist_ok=True)
         shutil.copy(shot, folder / name)
+
+
+def inbox_shows_official(table_text: str, sample: str, official: str) -> bool:
+    """The inbox as the lead reads it (Gradio's table text: the headers joined by tab lines, then one cell a line):
+    every row of `sample` shows `official` under 官方分; a decided appeal may also have left the filtered list."""
+    head, _, body = table_text.partition("\n\n\n")
+    headers = [h.strip() for h in head.split("\n\n", 1)[-1].split("\n\t\n")]
+    cells = [c.strip() for c in body.split("\n") if c.strip()]
+    if "官方分" not in headers or not cells:
+        return not cells
+    width, column = len(headers), headers.index("官方分")
+    rows = [cells[i:i + width] for i in range(0, len(cells), width)]
+    return all(row[column] == official for row in rows if sample in row)
 
 
 def official_on(page, selector: str) -> str:
@@ -174,6 +188,12 @@ def test_card_loop_cli_run_sample_two_blind_reviewers_fatal_appeal_every_surface
     wait_text(lead, "#appeal-inbox-status", "已保存")
     lead.wait_for_function("() => document.querySelector('#appeal-view .official-score')?.innerText.trim() === '100'",
                            timeout=30_000)
+    # the inbox table above it follows at once too, without 刷新 (it kept the row with 官方分 90 until refreshed): the
+    # decided appeal leaves the 已提交 list, or shows the new official total where the list still holds it
+    deadline = time.monotonic() + 30
+    while not inbox_shows_official(lead.inner_text("#appeal-inbox-table"), APPEALED, "100"):
+        assert time.monotonic() < deadline, lead.inner_text("#appeal-inbox-table")
+        lead.wait_for_timeout(500)
     shoot(lead, tmp_path, "loop_4_lead_accepts.png")
     agent.click("#appeal-load")
     wait_text(agent, "#appeal-my-verdicts", "100 ✎")

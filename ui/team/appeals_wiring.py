@@ -120,6 +120,11 @@ class AppealHandlers:
         official = {a.appeal_id: self.appeals.official_now(a.run_id, a.sample_id, a.scorer) for a in rows}
         return [inbox_frame(rows, session.lang, names, official), gr.update(choices=choices, value=choices[0][1] if choices else None)]
 
+    def do_inbox_table(self, state: str | None, session: TeamSession, request: gr.Request) -> Any:
+        """The inbox table alone, after a decision: its 官方分 column is the official total now (the one rule), while
+        the picked appeal stays picked."""
+        return self.do_inbox(state, session, request)[0]
+
     def _view(self, appeal_id: str | None, session: TeamSession, message: str = "") -> list[Any]:
         if not appeal_id:
             raise AppealError(t("appeal_ui_need_pick", session.lang), field="appeal")
@@ -271,8 +276,11 @@ def wire_appeals(app: gr.Blocks, ui: AppealTabs, state: gr.State, handlers: Appe
     i.take_btn.click(user_errors(handlers.do_take, view, i.status), inputs=[i.appeal_dd, i.version, state],
                      outputs=view, api_name="appeal_take")
     for button, final, name in ((i.decide_btn, False, "appeal_decide"), (i.final_btn, True, "appeal_final")):
+        # the inbox's totals follow the saved decision at once (they showed the old official score until 刷新)
         button.click(user_errors(handlers.do_decide(final), view, i.status),
-                     inputs=[i.appeal_dd, i.version, i.outcome, i.score, i.reason, state], outputs=view, api_name=name)
+                     inputs=[i.appeal_dd, i.version, i.outcome, i.score, i.reason, state], outputs=view,
+                     api_name=name).then(user_errors(handlers.do_inbox_table), inputs=[i.state_dd, state],
+                                         outputs=[i.table], api_name=f"{name}_inbox")
     c.create_btn.click(user_errors(handlers.do_cal_create, [c.create_status, c.session_dd], c.create_status),
                        inputs=[c.name, c.run_dd, c.rubric, c.picks, c.reviewers, state],
                        outputs=[c.create_status, c.session_dd], api_name="calibration_create")
