@@ -177,7 +177,9 @@ def test_judge_mode_override_falls_back_and_says_so():
     assert changed[2] is links and changed[3].judge_mode == "holistic"
     assert len(notes) == 2 and "policy_compliance" in notes[0] and "helpfulness_en" in notes[1]
     assert changed[1].version_tag != shipped.version_tag
-    assert with_judge_mode([shipped], None, judge_models=["local"]) == ([shipped], [])
+    # no mode asked: the mode its measured: block found best on this judge, said in a note (issue 43)
+    best, said = with_judge_mode([shipped], None, judge_models=["local"])
+    assert best[0].judge_mode == "checklist" and len(said) == 1 and "measured best" in said[0]
 
 
 def test_every_rubrics_questions_about_one_sample_share_the_sample_prefix():

@@ -7,13 +7,13 @@ import time
 
 from rubriceval import evaluate
 from rubriceval.judge.client import CallStats
-from rubriceval.run.runner import _Progress
+from rubriceval.run.runner import RunProgress
 from rubriceval.testing.stub_server import StubServer
 
 
 def test_the_plan_is_extrapolated_to_the_whole_run_and_gives_an_eta():
     stats = CallStats()
-    bar = _Progress(100, stats, enabled=False)
+    bar = RunProgress(100, stats, enabled=False)
     assert bar.calls_line() == ""                           # nothing planned yet: no figure made up
     bar.plan(40, 10)                                        # the first window: 10 of 100 samples, 40 calls
     bar.started = time.perf_counter() - 10.0

@@ -26,9 +26,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import pandas as pd
 from pydantic import BaseModel
 
 from rubriceval.audit.corrected_metrics import CorrectedVerdict, corrected_verdicts
@@ -36,6 +35,9 @@ from rubriceval.core.item_scores import ItemScores
 from rubriceval.rubric.schema import Combine
 from rubriceval.scoring.combine import ItemScore, combine
 from rubriceval.store.db import Database
+
+if TYPE_CHECKING:       # pandas is loaded by the frames only: a run that never asks for one never loads it
+    import pandas as pd
 
 DecisionSource = Literal["override", "adjudication", "appeal", "correction"]
 Key = tuple[str, str]                   # (sample id, scorer)
@@ -205,6 +207,7 @@ def with_decision(verdict: Any, decision: HumanDecision | None, threshold: float
 def official_frame(conn: Database, run_id: str, *, machine_only: bool = False) -> pd.DataFrame:
     """One row per verdict: machine score, official score, whether a human decided it, who, when, why, and whether
     its sample was corrected after scoring without the score being recomputed (an LLM metric: re-run to re-score)."""
+    import pandas as pd
     official = OfficialScores.load(conn, run_id, machine_only=machine_only)
     rows = []
     for r in conn.execute("SELECT sample_id, scorer, score FROM verdicts WHERE run_id = ? ORDER BY sample_id, scorer",

@@ -12,24 +12,24 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from rubriceval.core.verdict import Verdict
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import Lang
 from rubriceval.report.conversations import answer_at, first_failing_turn
 from rubriceval.report.reversed_order import Reversed
 from rubriceval.store.runs import row_to_verdict
-from rubriceval.core.verdict import Verdict
 
 if TYPE_CHECKING:
-    from rubriceval.report.run_data import RunData
     from rubriceval.audit.official import OfficialScores
     from rubriceval.report.compare_models import Comparison
+    from rubriceval.report.run_data import RunData
 
 LISTED = 500     # rows listed per scorer (worse, new unscored) and seesaw samples; the totals count them all
 _IN_RUN = ("JOIN runs r{x} ON r{x}.run_id = {x}.run_id JOIN dataset_samples d{x} ON d{x}.dataset_id = r{x}.dataset_id "
            "AND d{x}.sample_id = {x}.sample_id")
 
 
-def _verdicts(data: "RunData", scorer: str, ids: list[str]) -> dict[str, Verdict]:
+def _verdicts(data: RunData, scorer: str, ids: list[str]) -> dict[str, Verdict]:
     if not ids:
         return {}
     rows = data.source.run_rows(f"SELECT v.* FROM verdicts v WHERE v.run_id = ? AND v.scorer = ? AND v.sample_id IN "
@@ -37,16 +37,23 @@ def _verdicts(data: "RunData", scorer: str, ids: list[str]) -> dict[str, Verdict
     return {r["sample_id"]: row_to_verdict(r) for r in rows}
 
 
-def compare_stored(a: "RunData", b: "RunData", *, n_boot: int, seed: int, confidence: float,
-                   min_drop: Mapping[str, float], lang: Lang | None) -> "Comparison":
-    from rubriceval.report.compare_models import direction_of, preview_answer
-    from rubriceval.report.compare_models import Comparison, NewUnscored, PairedDelta, SampleChange, SeesawSample
+def compare_stored(a: RunData, b: RunData, *, n_boot: int, seed: int, confidence: float,
+                   min_drop: Mapping[str, float], lang: Lang | None) -> Comparison:
+    from rubriceval.report.compare_models import (
+        Comparison,
+        NewUnscored,
+        PairedDelta,
+        SampleChange,
+        SeesawSample,
+        direction_of,
+        preview_answer,
+    )
     from rubriceval.stats.bootstrap import paired_bootstrap_ci
 
     if a.source.store.path != b.source.store.path:
         raise ValueError("compare reads both runs from one run store")
     conn = b.source.conn
-    official_a, official_b = a.source.official, b.source.official     # human decisions (store/official.py)
+    official_a, official_b = a.source.official, b.source.official     # human decisions (audit/official.py)
     official = bool(official_a or official_b)
     summary_a = {s.scorer: s for s in a.summary.scorers}
     summary_b = {s.scorer: s for s in b.summary.scorers}
@@ -166,13 +173,13 @@ def compare_stored(a: "RunData", b: "RunData", *, n_boot: int, seed: int, confid
     return comparison
 
 
-def _decided_by(official: "OfficialScores", sample_id: str, scorer: str) -> str:
+def _decided_by(official: OfficialScores, sample_id: str, scorer: str) -> str:
     """'appeal · qa_zhao' when the official score is a human decision, else ''."""
     decision = official.decision(sample_id, scorer)
     return "" if decision is None else f"{decision.source} · {decision.by}"
 
 
-def _only_in_a(a: "RunData", b: "RunData", scorer: str, official: bool) -> int:
+def _only_in_a(a: RunData, b: RunData, scorer: str, official: bool) -> int:
     """Rows scored in the baseline and unscored or absent in the candidate. With human decisions, only the rows
     absent from the candidate are counted here (official scores decide them); the candidate's unscored rows are
     counted as the paired stream reads them."""
@@ -187,7 +194,7 @@ def _only_in_a(a: "RunData", b: "RunData", scorer: str, official: bool) -> int:
                if a.source.official.score(sid, scorer, score) is not None)
 
 
-def _questions(a: "RunData", b: "RunData", ids: list[str]) -> dict[str, str]:
+def _questions(a: RunData, b: RunData, ids: list[str]) -> dict[str, str]:
     samples: dict[str, Sample] = {**a.samples_for(ids), **b.samples_for(ids)}
     return {sid: s.question for sid, s in samples.items()}
 
@@ -208,7 +215,7 @@ def _moves(scores: Mapping[str, tuple[float | None, float | None]], scorers: lis
     return better, worse
 
 
-def _seesaw(a: "RunData", b: "RunData", scorers: list[str], kinds: Mapping[str, str], min_drop: Mapping[str, float],
+def _seesaw(a: RunData, b: RunData, scorers: list[str], kinds: Mapping[str, str], min_drop: Mapping[str, float],
             model: type) -> tuple[list, int]:
     """Samples better on one scorer and worse on another (each beyond its kind's minimum change), by sample id, on
     official scores: samples without a human decision are found in SQL on the stored scores, the few with one are

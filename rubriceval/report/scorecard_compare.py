@@ -7,8 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rubriceval.store.scorecards import ScorecardStore
 from rubriceval.report.scorecard_summary import summarize_scorecard
+from rubriceval.store.scorecards import ScorecardStore
 
 
 class ScorecardDelta(BaseModel):
@@ -46,7 +46,7 @@ def compare_scorecards(runs: Any, run_a: str, run_b: str, *, n_boot: int = 2000,
     deltas = []
     for card_id in sorted(set(cards_a) & set(cards_b)):
         a_card, b_card = cards_a[card_id], cards_b[card_id]
-        # official totals: a human decision (an accepted appeal) replaces the machine's (scorecard/official.py)
+        # official totals: a human decision (an accepted appeal) replaces the machine's (audit/scorecard_official.py)
         pa = [p for p in official_pairs(runs, run_a, card_id, machine_only=machine_only)
               if p[0].version == a_card.version_tag]
         pb = [p for p in official_pairs(runs, run_b, card_id, machine_only=machine_only)

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from rubriceval.audit.scorecard_reviews import ItemTrustStats, Review, item_trust
+from rubriceval.core.verdict import Usage
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.verdict import ScorecardVerdict
-from rubriceval.core.verdict import Usage
 
 # Total bands of the distribution, as QA teams read them.
 BANDS = ((100, 100, "100"), (90, 99, "90–99"), (80, 89, "80–89"), (60, 79, "60–79"), (1, 59, "1–59"), (0, 0, "0"))
@@ -31,7 +31,7 @@ class ItemStats(BaseModel):
     n_unscored: int = 0
     points_total: int = 0            # signed, summed over the conversations
     trust: ItemTrustStats | None = None   # reviewers' precision/recall and the bar (rubriceval/audit/scorecard_reviews.py)
-    # Official outcomes (scorecard/official.py): conversations where a person changed this item's outcome (a
+    # Official outcomes (audit/scorecard_official.py): conversations where a person changed this item's outcome (a
     # deduction removed by an accepted appeal, a reviewer's rejected or added hit), and the judge's hit rate
     n_human: int = 0
     machine_hit_rate: float | None = None
@@ -201,7 +201,7 @@ def official_summary(card: Scorecard, pairs: Sequence[tuple[ScorecardVerdict, bo
                      machine: Sequence[ScorecardVerdict], reviews: Sequence[Review] = (), *,
                      machine_only: bool = False) -> ScorecardSummary:
     """The summary of the official verdicts (`pairs`: official verdict, whether a person changed it, as
-    scorecard/official.official_pairs gives them), with the count of human-decided conversations and the judge's
+    audit/scorecard_official.official_pairs gives them), with the count of human-decided conversations and the judge's
     figures (`machine`: the stored verdicts) beside the total mean, fatal rate, pass rate and each item's hit rate."""
     summary = summarize_scorecard(card, [v for v, _ in pairs], reviews)
     summary.machine_only = machine_only

@@ -77,7 +77,7 @@ def with_passed(verdict: Verdict, thresholds: dict[str, float] | None) -> Verdic
     return verdict.model_copy(update={"passed": verdict.score >= metric_threshold(verdict.scorer, {}, thresholds)[0]})
 
 
-class _Progress:
+class RunProgress:
     """Samples done, with the judge's running counters; with a judge, judge requests against the dry-run plan's
     count, requests/s and an ETA, refreshed every second (a slow judge finishes a sample only every few calls)."""
 
@@ -191,7 +191,7 @@ async def execute(store: RunStore, run_id: str, samples: Iterable[Sample] | None
             return await run_in_processes(execute, store, run_id, rubrics, metrics, metric_options=metric_options,
                                           window=window, workers=n_workers, progress=progress, total=n_samples)
     totals = RunTotals()
-    bar = _Progress(n_samples if shard is None else None, stats, progress)
+    bar = RunProgress(n_samples if shard is None else None, stats, progress)
     by_id = {r.id: r for r in rubrics}
     resuming = store.has_verdicts(run_id)
     batches = VerdictBatches(store, run_id)

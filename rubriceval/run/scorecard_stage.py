@@ -85,10 +85,10 @@ async def score_run_scorecards(runs: Any, run_id: str, cards: Sequence[Scorecard
     if not cards:
         return totals
     from rubriceval.judge.client import CallStats
-    from rubriceval.run.runner import _Progress
+    from rubriceval.run.runner import RunProgress
 
     pairs = runs.run_info(run_id).n_samples * len(cards)
-    bar = _Progress(pairs, judge.stats if judge is not None else CallStats(), progress, desc="scorecards",
+    bar = RunProgress(pairs, judge.stats if judge is not None else CallStats(), progress, desc="scorecards",
                     unit="card")
     redact = bool(judge is not None and judge.config.redact)
     ticker = asyncio.ensure_future(bar.tick()) if progress and judge is not None else None

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.verdict import ScorecardVerdict
+
+if TYPE_CHECKING:       # pandas only for the frames: a run that never asks for one never loads it
+    import pandas as pd
 
 _SAVE = ("INSERT INTO scorecard_verdicts (run_id, sample_id, scorecard, version, total, fatal, unscored_reason, "
          "verdict_json, created_at) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (run_id, sample_id, scorecard) DO UPDATE "
@@ -84,6 +85,8 @@ class ScorecardStore:
 def scorecard_frame(card: Scorecard, verdicts: Sequence[ScorecardVerdict]) -> pd.DataFrame:
     """One row per conversation: total (None when unscored), fatal items, each dimension's subtotal, and a column per
     item: its signed points (−20, 0 …), or "fatal" (a hit 一票否决 item), "N/A", "unscored"."""
+    import pandas as pd
+
     rows = []
     for v in verdicts:
         points = {p.item: p.points for p in v.totals.items}
@@ -105,6 +108,8 @@ def scorecard_frame(card: Scorecard, verdicts: Sequence[ScorecardVerdict]) -> pd
 def run_frame(store: Any, run: str = "latest") -> pd.DataFrame:
     """Every scorecard verdict of a stored run as one frame (a `scorecard` column, then `scorecard_frame`'s):
     `run_frame(RunStore("out/runs.sqlite"), "latest")`. Only each card's own version is shown."""
+    import pandas as pd
+
     scorecards = ScorecardStore(store)
     frames = []
     for card in scorecards.cards(run):
