@@ -11,12 +11,12 @@ import pytest
 from rubriceval import AuditStore, Conversation, Evidence, Verdict
 from rubriceval.store.audit_models import AuditError
 from rubriceval.store.turn_audit import ExpertTurnVerdict
-from tests.helpers.conversation_run import conversation_run
 from rubriceval.ui.audit.actions import open_item, save_verdict
 from rubriceval.ui.audit.demo import build_demo_store
 from rubriceval.ui.audit.queue import make_filter, open_queue
-from rubriceval.ui.common.transcript_view import transcript_html, turn_marks
 from rubriceval.ui.audit.turn_actions import save_turn, turn_choices, turn_pane
+from rubriceval.ui.common.transcript_view import transcript_html, turn_marks
+from tests.helpers.conversation_run import conversation_run
 
 HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from rubriceval.common.errors import RubricError
+from rubriceval.core.verdict import Verdict
 from rubriceval.data.io import read_dataset
 from rubriceval.data.sample import Sample
 from rubriceval.scorecard.arithmetic import scorecard_total
@@ -15,7 +16,6 @@ from rubriceval.scorecard.loader import load_scorecard, load_scorecards
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.score import score_scorecard
 from rubriceval.scorecard.verdict import CardItemOutcome
-from rubriceval.core.verdict import Verdict
 from rubriceval.testing.scripted_judge import ScriptedJudge, judge_error, yes_no_reply
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,11 +13,11 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from rubriceval.store.appeal_models import WHOLE_VERDICT, ItemAppealStats
-from rubriceval.store.db import Database
+import rubriceval.audit.scorecard_official  # noqa: F401  (registers the scorecard's deductions)
 from rubriceval.audit.official import deductions
 from rubriceval.core.item_scores import DETAILS_KEY as ITEM_SCORES
-import rubriceval.audit.scorecard_official  # noqa: F401  (registers the scorecard's deductions)
+from rubriceval.store.appeal_models import WHOLE_VERDICT, ItemAppealStats
+from rubriceval.store.db import Database
 
 # Flag an item when agents won at least this many appeals on it and at least this share of the decided ones: two
 # wins keep one odd case from flagging a rubric; half means the item is as often wrong as right when contested.

@@ -1,5 +1,5 @@
 """The official figures of a summary beside the machine's: how many rows of each scorer are human decisions
-(rubriceval/store/official.py) and what the judge's own scores came to, so every report, compare and gate can say
+(rubriceval/audit/official.py) and what the judge's own scores came to, so every report, compare and gate can say
 "mean 4.2 (3 human-decided; machine 3.9)"."""
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rubriceval.scorecard.schema import Scorecard
-from rubriceval.scorecard.verdict import DimensionTotal, CardItemOutcome, ItemPoints, Totals
+from rubriceval.scorecard.verdict import CardItemOutcome, DimensionTotal, ItemPoints, Totals
 
 
 def _resolved(card: Scorecard, outcome: CardItemOutcome) -> CardItemOutcome:
