@@ -216,7 +216,8 @@ def test_edit_and_add_scorecard_items_in_the_form_then_save(served, page) -> Non
     wait_text(page, "#studio-card-status", "已保存")
     saved = tmp_path / "scorecards" / "ecommerce_qa_zh.yaml"
     card = load_scorecard(saved)
-    assert card.version == 3 and next(i for i in card.items if i.id == "long_turn").check["max_chars"] == 60
+    shipped = load_scorecard(ROOT / "scorecards" / "ecommerce_qa_zh.yaml").version     # saved as its next version
+    assert card.version == shipped + 1 and next(i for i in card.items if i.id == "long_turn").check["max_chars"] == 60
     refund = next(i for i in card.items if i.id == "refund_link")
     assert (refund.points, refund.dimension, refund.applies_when.tags) == (-3, "业务准确", ["退款"])
     assert "# 电商客服质检评分表" in saved.read_text(encoding="utf-8")

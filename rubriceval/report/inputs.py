@@ -73,9 +73,18 @@ def read_inputs(store: Any, run: str, *, lang: str | None = None, machine_only: 
 def _agreement(store: Any, run_id: str) -> dict[str, Message]:
     """Judge–expert agreement of each rubric version of the run (audits, imported labels, calibration), for the
     run's judge model."""
-    from rubriceval.store.runs import rubrics_from_run
+    from pydantic import ValidationError
+
+    from rubriceval.rubric.schema import Rubric
     from rubriceval.trust.release_gate import agreement_lines
 
     info = store.run_info(run_id)
-    rubrics, _ = rubrics_from_run(store, run_id)
+    rubrics = []
+    for row in store.scorers(run_id):
+        if row["kind"] != "rubric":
+            continue
+        try:        # a stored definition this release cannot read has no agreement line; the report still renders
+            rubrics.append(Rubric.model_validate(row["definition"]))
+        except ValidationError:
+            continue
     return agreement_lines(store.path, rubrics, judge_model=str(info.config.judge.get("model") or "") or None)

@@ -15,15 +15,11 @@ import re
 from rubriceval.core.verdict import Evidence, Verdict
 from rubriceval.i18n import msg
 from rubriceval.safety.manipulation import ManipulationFinding
-from rubriceval.safety.manipulation_policy import DETAILS_KEY, MASKED_KINDS, ManipulationPolicy, manipulation_evidence
+from rubriceval.safety.manipulation_policy import DETAILS_KEY, ManipulationPolicy, manipulation_evidence
 
 MASK_KEY = "masked_for_judge"     # details: what the judge did not see, and the scores with and without it
 _SEAM = re.compile(r"[ \t]{2,}|\n{3,}")
 
-
-def split_findings(findings: list[ManipulationFinding]) -> tuple[list[ManipulationFinding], list[ManipulationFinding]]:
-    """(findings the policy caps or audits, findings it masks)."""
-    return ([f for f in findings if f.kind not in MASKED_KINDS], [f for f in findings if f.kind in MASKED_KINDS])
 
 
 def cut_spans(text: str, spans: list[tuple[int, int]]) -> str:
