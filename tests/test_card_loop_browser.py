@@ -37,6 +37,7 @@ from rubriceval.ui.team.app import launch_team
 from rubriceval.ui.team.appeals_views import my_verdicts_frame, verdict_html
 from rubriceval.ui.team.appeals_wiring import AppealHandlers
 from tests.test_appeals_browser import password, wait_text
+from tests.test_card_appeals_browser import official_on
 from tests.test_team_browser import browser  # noqa: F401  (the chromium fixture)
 from tests.test_ui_browser import free_port
 
@@ -86,10 +87,6 @@ def inbox_shows_official(table_text: str, sample: str, official: str) -> bool:
     width, column = len(headers), headers.index("官方分")
     rows = [cells[i:i + width] for i in range(0, len(cells), width)]
     return all(row[column] == official for row in rows if sample in row)
-
-
-def official_on(page, selector: str) -> str:
-    return page.inner_text(f"{selector} .official-score").strip()
 
 
 @pytest.fixture()
