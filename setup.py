@@ -1,9 +1,9 @@
 """The package layout pyproject.toml cannot express: the design's top-level folders ui/ and standard_metrics/ install
 inside rubriceval (rubriceval.ui, rubriceval.standard_metrics), so the wheel has one import name. Everything else is
-in pyproject.toml. From a source tree, rubriceval/__init__.py finds the same two folders (tests/test_wheel.py)."""
+in pyproject.toml. From a source tree, rubriceval/__init__.py finds the same two folders (tests/architecture/test_wheel.py)."""
 from setuptools import find_namespace_packages, setup
 
-MOUNTED_FOLDERS = ("ui", "standard_metrics")      # = rubriceval.MOUNTED_FOLDERS (tests/test_wheel.py checks)
+MOUNTED_FOLDERS = ("ui", "standard_metrics")      # = rubriceval.MOUNTED_FOLDERS (tests/architecture/test_wheel.py checks)
 SKIP = ["*.__pycache__", "*.__pycache__.*"]
 
 packages = find_namespace_packages(include=["rubriceval", "rubriceval.*"], exclude=SKIP)

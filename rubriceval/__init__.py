@@ -80,7 +80,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 # The same names for type checkers and editors (never run): the lazy `__getattr__` alone makes every public name `Any`
-# to them. `name as name` marks an explicit re-export; tests/test_static_checks.py keeps this list equal to _EXPORTS.
+# to them. `name as name` marks an explicit re-export; tests/architecture/test_static_checks.py keeps this list equal to _EXPORTS.
 if TYPE_CHECKING:
     from rubriceval.common.errors import (
         ConfigError as ConfigError,

@@ -1,6 +1,6 @@
 """The arithmetic of the RAG metrics, free of I/O, so each formula can be checked against exact fractions.
 
-Deliberate differences from Ragas 0.2.15 (both conformance-tested in tests/test_metrics_formulas.py):
+Deliberate differences from Ragas 0.2.15 (both conformance-tested in tests/standard_metrics/test_metrics_formulas.py):
 - `average_precision` divides by the true number of relevant items, not `sum + 1e-10`, so a perfect ranking is
   exactly 1.0 (Ragas: 0.9999999999).
 - `fbeta` uses the exact closed form (1+β²)·tp / ((1+β²)·tp + β²·fn + fp) instead of Ragas's epsilon-padded

@@ -3,7 +3,7 @@
 Each function takes (reference, response) and returns a float in [0, 1] (ROUGE: precision/recall/F).
 The Sample-level wrappers in `standard_metrics.string_verdicts` decide what an empty ground truth means.
 
-Conformance (tests/test_metrics_strings.py, fixtures from ragas 0.2.15 / rapidfuzz 3.14.6 / sacrebleu 2.6.0 /
+Conformance (tests/standard_metrics/test_metrics_strings.py, fixtures from ragas 0.2.15 / rapidfuzz 3.14.6 / sacrebleu 2.6.0 /
 rouge-score 0.1.2):
 - exact match, string presence, Levenshtein / Hamming / Jaro / Jaro-Winkler: identical to Ragas on every
   fixture pair (rapidfuzz does the work; Hamming pads the shorter string, as rapidfuzz ≥ 3 does by default).

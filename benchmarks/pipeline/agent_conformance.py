@@ -12,7 +12,7 @@ Our side runs the real judge path (JudgeClient over HTTP, no cache).
 Every row records Ragas's value and ours. A row where they differ must declare the difference (a deliberate
 one, documented in standard_metrics/README.md); an undeclared difference, a declared one that no longer
 shows, or any Ragas error stops the script before anything is written. Each row also stores the structured
-answers our judge calls got, so tests/test_agent_metrics.py replays them with the scripted judge — the tests
+answers our judge calls got, so tests/standard_metrics/test_agent_metrics.py replays them with the scripted judge — the tests
 need neither Ragas nor a server.
 """
 from __future__ import annotations

@@ -18,7 +18,7 @@ decides costs no call, which the row records.
 
 Every row holds Ragas's value and ours. A row where they differ must declare the difference (documented in
 standard_metrics/README.md); an undeclared difference, a declared one that no longer shows, or a Ragas error
-stops the script before anything is written. Tests (tests/test_nl2sql_conformance.py) replay the rows with the
+stops the script before anything is written. Tests (tests/standard_metrics/test_nl2sql_conformance.py) replay the rows with the
 scripted judge and need neither Ragas nor a server.
 
 The same file is the Ragas side: `--ragas-side` (run by this script with the Ragas venv's python) imports only

@@ -3,7 +3,7 @@
 The benchmarks (runners and labelled data) live in the repository's benchmarks/ tree, not in the installed package:
 from a clone they are found beside the package's source, or in the clone `--data` points into; from a wheel the
 command says in one line where to get them. The options are here so that building the CLI's parser needs neither
-the benchmarks nor anything heavy (tests/test_public_api.py).
+the benchmarks nor anything heavy (tests/architecture/test_public_api.py).
 """
 from __future__ import annotations
 

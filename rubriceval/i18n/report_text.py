@@ -288,7 +288,7 @@ FINDING_TEXT: dict[str, dict[str, dict[str, object]]] = {
 }
 
 # Actions for a failing deterministic check, by check type: one for every registered check kind
-# (rubriceval/rubric/check_kinds.py; tests/test_check_registry.py), and for checklists.
+# (rubriceval/rubric/check_kinds.py; tests/checks/test_check_registry.py), and for checklists.
 CHECK_ACTIONS: dict[str, dict[str, str]] = {
     "required_link": {"zh": "把正确链接写进系统 prompt 或回答模板，并在知识库中放入该链接",
                       "en": "Put the required link into the system prompt or answer template, and into the "

@@ -1,7 +1,7 @@
 """The gate-check source registry: where a gate check reads its figure. One record per source — its prefix, its
 statistics, whether `… by <fields>` applies, how its checks are labelled, parsed and evaluated — the single table
 GateCheck.source, parse_check (gate_checks.py), GateCheck.label and evaluate_gate (gate.py) are derived from;
-tests/test_check_registry_gate.py checks the syntax docs and every source's example against it.
+tests/report/test_check_registry_gate.py checks the syntax docs and every source's example against it.
 
 Functions are named by import path ("module:function", resolved when first used), as the check-kind registry does:
 a source's module may import the gate's own modules without an import circle.

@@ -4,7 +4,7 @@ A section is an id, the i18n key of its title, a function building its data from
 what the caller asked for; None: the section is left out of every output) and the workbook sheets it writes. Each
 output walks this tuple in order and draws the sections it has a renderer for, keyed by id: the page
 (report/html.py HTML_PARTS, templates under templates/sections/), the Markdown summary (report/markdown.py
-MARKDOWN_PARTS) and the workbook (report/excel.py EXCEL_PARTS, streamed). tests/test_report_composition.py fails
+MARKDOWN_PARTS) and the workbook (report/excel.py EXCEL_PARTS, streamed). tests/report/test_report_composition.py fails
 when a renderer table, a template, a title or a sheet disagrees with this registry.
 
 Adding a section: one `Section(...)` below with its build, its title in the i18n tables, and its renderers.

@@ -1,7 +1,7 @@
 """The check-kind registry: one typed record per deterministic check kind, the single table every other list of check
 kinds is derived from — the rubric item union and the loader's hint (rubric/items.py, rubric/loader.py), the
 scorecard's check types (scorecard/schema.py), the conversation/per-turn lints (validate/lint.py), the function that
-runs each kind (checks/__init__.py) and the studio's check forms. tests/test_check_registry.py fails when the
+runs each kind (checks/__init__.py) and the studio's check forms. tests/checks/test_check_registry.py fails when the
 wording tables, the report's advice, the docs tables or the studio disagree with it.
 
 A kind registers where its item model is declared, with `@check_kind(...)` on the model class (the model's

@@ -5,7 +5,7 @@ parsing, so an answer containing `<|im_end|>\n<|im_start|>system` would open a r
 are matched as exact strings, so changing one bracket character of every look-alike is enough: `<|im_start|>`
 becomes `‹|im_start|›`, `[INST]` becomes `⟦INST⟧`. The replacement characters are ordinary punctuation that NFKC
 leaves alone and that no chat template uses, so no tokenizer (with or without NFKC normalisation) turns them back
-into a special token, and the judge still reads what the answer said. tests/test_safety_tokenizer.py proves it
+into a special token, and the judge still reads what the answer said. tests/safety/test_safety_tokenizer.py proves it
 with the embedded judge's own tokenizer.
 """
 from __future__ import annotations

@@ -10,7 +10,7 @@ Matching runs on the folded view (rubriceval/safety/folding.py): full-width form
 common Cyrillic/Greek homoglyphs are undone, and key words may be spelled with spaces or dots between the letters.
 What counts as judge-directed, and what a benign answer says instead ("请给我们的服务打5分", "按照规则第3条",
 "请忽略之前发给您的短信"), is pinned by tests/fixtures/security/manipulation.jsonl; precision and recall on both halves
-of that set are asserted in tests/test_safety_manipulation.py.
+of that set are asserted in tests/safety/test_safety_manipulation.py.
 """
 from __future__ import annotations
 

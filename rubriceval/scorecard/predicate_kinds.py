@@ -1,6 +1,6 @@
 """The scorecard predicate-kind registry: what decides whether an item is hit. One record per kind, the single table
 the schema's rules and messages (scorecard/schema.py), the rule-sheet import (scorecard/sheet.py), the card's trust
-bars and the studio's predicate choice are derived from; tests/test_check_registry.py checks the scoring, the studio
+bars and the studio's predicate choice are derived from; tests/checks/test_check_registry.py checks the scoring, the studio
 wording and docs/scorecards.md against it.
 
 A kind is a key of the item (`check:`, `question:`, `rubric:`) holding its predicate; exactly one is given."""
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-# The names, typed for editors and type checkers; tests/test_check_registry.py holds it equal to the table below.
+# The names, typed for editors and type checkers; tests/checks/test_check_registry.py holds it equal to the table below.
 PredicateName = Literal["check", "question", "rubric"]
 
 

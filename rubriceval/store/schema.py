@@ -6,7 +6,7 @@ use their tables and create none.
 The rule for a change: a new table is declared here and created by a new step (`create(db, "name")`); a new column is
 declared here, at the end of its table, and added by a new step (`add_columns`, which skips what a store already has).
 A test migrates stores of earlier releases and compares them with a new store, table by table, on both engines
-(tests/test_store_schema.py): a declaration changed without its step fails it.
+(tests/store/test_store_schema.py): a declaration changed without its step fails it.
 
 Column order is the order the steps gave existing stores (ALTER TABLE appends), so `runs` ends with the liveness
 columns (step 1) and its dataset (step 2), `team_tasks` with the task's appeal window (step 5).
