@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Literal, Union
 
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
+from rubriceval.rubric.calibration import JudgementFields
 from rubriceval.rubric.check_kinds import CHECK_KINDS, check_kind, conversation_kinds, per_turn_kinds
 from rubriceval.rubric.level_rule import LevelRuleError, check_condition, check_level_keys, check_points
 from rubriceval.rubric.predicate import Match, Predicate, literal_or_predicate, literal_phrase, valid_regex
@@ -71,8 +72,9 @@ class _PhrasesOrMatch(StrictModel):
         return True
 
 
-class ChecklistQuestion(StrictModel):
-    """One yes/no question about the answer, e.g. 回答是否先安抚了用户情绪？"""
+class ChecklistQuestion(JudgementFields):
+    """One yes/no question about the answer, e.g. 回答是否先安抚了用户情绪？ `examples` / `calibration`
+    (rubric/calibration.py): how it is decided on a small judge (scoring/judgement/)."""
 
     id: str = Field(pattern=r"^[A-Za-z0-9_\-\u4e00-\u9fff]+$")
     ask: str = Field(min_length=1)

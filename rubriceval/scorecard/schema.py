@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import Field, PrivateAttr, StrictInt, TypeAdapter, ValidationError, field_validator, model_validator
 
 from rubriceval.data.knowledge import Knowledge, load_knowledge
+from rubriceval.rubric.calibration import JudgementFields
 from rubriceval.rubric.check_kinds import kind_names, listed
 from rubriceval.rubric.items import CHECK_KINDS, CONVERSATION_CHECKS, Item, SampleField
 from rubriceval.rubric.predicate import valid_regex
@@ -60,11 +61,11 @@ def _card_sees() -> list[SampleField]:
     return ["question", "answer", "contexts"]
 
 
-class AppliesWhen(StrictModel):
+class AppliesWhen(JudgementFields):
     """When an item applies; otherwise it is N/A (left out of its hit rate, never a pass). Every condition given must
     hold: tags (any of them), intents (any), a regex on any turn (or the question/answer of a single-turn sample),
     metadata values (equal, or one of a list), retrieved contexts present or not, and a yes/no question to the judge
-    (asked only when the rest hold)."""
+    (asked only when the rest hold). `examples` / `calibration` belong to that question (rubric/calibration.py)."""
 
     tags: list[str] = Field(default_factory=list)
     intents: list[str] = Field(default_factory=list)
@@ -86,6 +87,8 @@ class AppliesWhen(StrictModel):
                 or self.has_contexts is not None):
             raise ValueError("applies_when needs a condition: tags, intents, pattern, metadata, has_contexts or "
                              "question")
+        if (self.examples or self.calibration) and not self.question:
+            raise ValueError("examples and calibration belong to applies_when's question")
         return self
 
 
@@ -105,7 +108,9 @@ class ItemTrust(StrictModel):
     min_reviews: int = Field(default=20, ge=1)
 
 
-class ScorecardItem(StrictModel):
+class ScorecardItem(JudgementFields):
+    """`examples` / `calibration` (rubric/calibration.py) belong to a `question:` item: how the judge decides it."""
+
     id: str = ItemId
     name: str = ""
     dimension: str
@@ -170,6 +175,8 @@ class ScorecardItem(StrictModel):
             raise ValueError("judge_sees_knowledge belongs to question items")
         if self.hit_on is not None and self.question is None:
             raise ValueError("hit_on belongs to question items")
+        if (self.examples or self.calibration) and self.question is None:
+            raise ValueError("examples and calibration belong to question items (or to applies_when with a question)")
         occurring = self.check is not None and bool(self.check.get("turns") or counts_occurrences(self.check))
         if self.per == "occurrence" and not occurring:
             counting = listed([k.name for k in CHECK_KINDS.values() if k.counts_occurrences])
