@@ -38,6 +38,9 @@ class SamplingPlan(BaseModel):
     at_least: int = Field(default=0, ge=0)
     risk: list[RiskKind] = Field(default_factory=list)
     low_margin: float = Field(default=0.2, gt=0, le=1)   # P(first) − P(second) below this: low confidence
+    # scorecards: each judgement item's k highest-p(yes) conversations of each period the machine did not hit go to
+    # review whatever the cut-off, as do items awaiting review (audit/review_priority.py); 0: none by rank
+    top_p_yes: int = Field(default=2, ge=0)
     zone: str = "UTC"
 
     @model_validator(mode="after")
@@ -53,7 +56,8 @@ class SamplingPlan(BaseModel):
             (f"; risk-first: {', '.join(self.risk)}" if self.risk else "")
 
 
-def parse_plan(text: str, *, risk: Sequence[str] = (), zone: str = "UTC") -> SamplingPlan:
+def parse_plan(text: str, *, risk: Sequence[str] = (), zone: str = "UTC", top_p_yes: int | None = None
+               ) -> SamplingPlan:
     """'5% per agent_id per week, min 3' / '10 per agent_id,skill_group' / '20%' → SamplingPlan."""
     match = _PLAN.match(text)
     if not match:
@@ -86,7 +90,8 @@ def parse_plan(text: str, *, risk: Sequence[str] = (), zone: str = "UTC") -> Sam
     risks = [kind for r in risk for kind in RISK_KINDS if kind == r]       # as given (all known: checked above)
     try:
         return SamplingPlan(n=None if match["pct"] else int(amount), share=amount / 100 if match["pct"] else None,
-                            per=per, period=period, at_least=at_least, risk=risks, zone=zone)
+                            per=per, period=period, at_least=at_least, risk=risks, zone=zone,
+                            **({} if top_p_yes is None else {"top_p_yes": top_p_yes}))
     except ValueError as exc:
         raise TeamError(f"sampling plan {text!r}: {exc}", field="plan") from None
 

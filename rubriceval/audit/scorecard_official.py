@@ -4,7 +4,8 @@ rewritten; the official one is derived at read time from the append-only human d
 
 - item decisions, applied oldest first to the machine's outcomes: a reviewer's (audit/scorecard_reviews.py: confirm
   keeps a hit, reject clears it, missed adds it, na makes the item not applicable; a lead's adjudication of a card
-  review task is a review too), and each accepted appeal against one item (audit/appeals.py: the appealed item
+  review task is a review too; on an item awaiting review — undecided, or pending review — the decision decides it,
+  so the official total counts once nothing waits), and each accepted appeal against one item (audit/appeals.py: the appealed item
   turns over — a hit becomes clear, an N/A or clear item with a bonus becomes a hit);
 - then the card's own arithmetic (scorecard/arithmetic.py: caps, dimension limits, clamp, fatal) gives the total;
 - a decision on the whole verdict (an appeal or override naming no item, with the total a person gave) sets the total,
@@ -74,8 +75,9 @@ def _applied(card: Scorecard, outcomes: list[CardItemOutcome], d: ItemDecision) 
     for o in outcomes:
         if o.item == d.item:
             status = d.status or turned_over(card, o)
+            # a person's decision is a decision: an undecided or pending item stops waiting (issues 39, 44)
             o = o.model_copy(update={"status": status, "occurrences": max(1, o.occurrences) if status == "hit" else 0,
-                                     "reason": f"{d.source}: {d.by}"})
+                                     "reason": f"{d.source}: {d.by}", "pending_review": False})
         out.append(o)
     return out
 

@@ -92,6 +92,9 @@ def check_decision(verdict: ScorecardVerdict, item: str, decision: str) -> None:
     outcome = next((o for o in verdict.outcomes if o.item == item), None)
     if outcome is None:
         raise RubricEvalError(f"scorecard '{verdict.scorecard}' has no item '{item}'", field="item")
+    if decision in ("confirm", "reject") and outcome.status == "undecided":
+        raise RubricEvalError(f"item '{item}' is undecided on '{verdict.sample_id}' (the judge could not tell): "
+                              "decide it", field="decision", hint="missed (it hits), clear, or na")
     if decision in ("confirm", "reject") and outcome.status != "hit":
         raise RubricEvalError(f"item '{item}' is {outcome.status} on '{verdict.sample_id}': only a hit can be "
                               f"confirmed or rejected", field="decision", hint="add a missed deduction with missed")
@@ -126,6 +129,8 @@ def reviewed_outcomes(verdict: ScorecardVerdict, reviews: Iterable[Review]) -> l
             o = o.model_copy(update={"status": "clear", "occurrences": 0, "reason": f"clear by {r.reviewer}"})
         elif r is not None and r.decision == "na":
             o = o.model_copy(update={"status": "not_applicable", "occurrences": 0, "reason": f"N/A by {r.reviewer}"})
+        if r is not None:              # a person decided it: an undecided or pending item no longer waits
+            o = o.model_copy(update={"pending_review": False})
         out.append(o)
     return out
 

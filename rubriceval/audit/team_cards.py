@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from rubriceval.audit.plan import PlannedItem, SamplingPlan, draw, stratum_of
+from rubriceval.audit.review_priority import awaiting_reasons, top_p_yes
 from rubriceval.audit.scorecard_official import ADJUDICATION_NOTE
 from rubriceval.audit.scorecard_reviews import ReviewStore
 from rubriceval.audit.scored_rows import dataset_keys, dataset_of
@@ -68,8 +69,9 @@ def card_candidates(team: Any, run_id: str, card_id: str) -> list[Candidate]:
 
 
 def card_risks(verdict: ScorecardVerdict, plan: SamplingPlan, disputed: set[str]) -> list[str]:
-    """Why a card verdict is a risk-first addition: a fatal hit, an undecided item or a question answered near
-    50/50, reviewers of an earlier task who differed on one of its items."""
+    """Why a card verdict is a risk-first addition of the plan's kinds: a fatal hit, an unscored item or a question
+    answered near 50/50, reviewers of an earlier task who differed on one of its items. (Items awaiting review and
+    each item's top p(yes) are added whatever the plan's kinds: audit/review_priority.py.)"""
     reasons: list[str] = []
     for kind in plan.risk:
         if kind == "fatal" and verdict.totals.fatal:
@@ -83,24 +85,32 @@ def card_risks(verdict: ScorecardVerdict, plan: SamplingPlan, disputed: set[str]
 
 
 def card_plan_items(team: Any, run_id: str, card_id: str, plan: SamplingPlan, seed: int) -> list[PlannedItem]:
-    """One card's planned items: its verdicts stratified by the plan's segments and period, drawn, plus risks."""
+    """One card's planned items: its verdicts stratified by the plan's segments and period, drawn, plus risks: the
+    plan's risk kinds, every verdict with an item awaiting review, and each judgement item's top p(yes) per period
+    (audit/review_priority.py) — one sampler, each conversation once with all its reasons."""
     settings = TimeSettings(zone=plan.zone)
     candidates = card_candidates(team, run_id, card_id)
     wanted = {c.sample_id for c in candidates}
     strata: dict[str, str] = {}
+    periods: dict[str, str] = {}
+    by_period = plan.model_copy(update={"per": []})
     for chunk in dataset_keys(team.conn, dataset_of(team.conn, run_id)):
         for keys in chunk:
             if keys.sample_id in wanted:
                 strata[keys.sample_id] = stratum_of(keys, plan, settings)
+                periods[keys.sample_id] = stratum_of(keys, by_period, settings)
+    verdicts = [ScorecardVerdict.model_validate_json(r[0]) for r in team.query(
+        "SELECT verdict_json FROM scorecard_verdicts WHERE run_id = :r AND scorecard = :c",
+        {"r": run_id, "c": card_id})]
+    disputed = {d.sample_id for d in _earlier_disagreements(team, run_id, card_id)} if plan.risk else set()
+    card = run_cards(team, run_id).get(card_id)
+    ranked = top_p_yes(card, verdicts, periods, plan.top_p_yes) if card is not None else {}
     risks: dict[str, list[str]] = {}
-    if plan.risk:
-        disputed = {d.sample_id for d in _earlier_disagreements(team, run_id, card_id)}
-        for r in team.query("SELECT verdict_json FROM scorecard_verdicts WHERE run_id = :r AND scorecard = :c",
-                            {"r": run_id, "c": card_id}):
-            verdict = ScorecardVerdict.model_validate_json(r[0])
-            reasons = card_risks(verdict, plan, disputed)
-            if reasons:
-                risks[verdict.sample_id] = reasons
+    for verdict in verdicts:
+        reasons = [*card_risks(verdict, plan, disputed), *awaiting_reasons(verdict),
+                   *ranked.get(verdict.sample_id, [])]
+        if reasons:
+            risks[verdict.sample_id] = reasons
     return draw(candidates, strata, plan, seed, risks)
 
 
@@ -125,6 +135,14 @@ class CardTaskItem(BaseModel):
     judge_shown: bool
 
 
+def machine_status(outcome: Any) -> str:
+    """The machine's status as a reviewer is shown it once saved: a decision pending review says so (pending_hit,
+    pending_clear); undecided stays undecided."""
+    if outcome.awaiting_review and outcome.status in ("hit", "clear"):
+        return f"pending_{outcome.status}"
+    return str(outcome.status)
+
+
 def statuses_of(tags: str) -> dict[str, str]:
     return dict(part.split("=", 1) for part in tags_of(tags) if "=" in part)
 
@@ -143,20 +161,22 @@ def open_card_item(team: Any, task: str, item_no: int, expert: str) -> CardTaskI
     return CardTaskItem(task_id=a.task_id, item_no=a.item_no, run_id=a.run_id, sample_id=a.sample_id,
                         scorecard=card.id, card_name=card.name or card.id,
                         items=[(i.id, i.label) for i in card.items], mine=mine,
-                        machine={o.item: o.status for o in verdict.outcomes} if a.judge_shown else None,
+                        machine={o.item: machine_status(o) for o in verdict.outcomes} if a.judge_shown else None,
                         machine_total=verdict.totals.total if a.judge_shown else None, my_total=my_total,
                         version=a.version, state=a.state, judge_shown=a.judge_shown)
 
 
-def review_decision(machine_status: str, status: str) -> str | None:
-    """A reviewer's status as a scorecard review of the machine's outcome (None: they agree on a non-hit)."""
+def review_decision(machine_status: str, status: str, waiting: bool = False) -> str | None:
+    """A reviewer's status as a scorecard review of the machine's outcome (None: they agree on a non-hit). waiting:
+    the machine's outcome awaits review (undecided, or pending review): every status is then a decision, so the
+    item is decided and the official total counts (audit/scorecard_official.py)."""
     if status == "not_applicable":
-        return None if machine_status == "not_applicable" else "na"
+        return None if machine_status == "not_applicable" and not waiting else "na"
     if machine_status == "hit":
         return "confirm" if status == "hit" else "reject"
     if status == "hit":
         return "missed"
-    return "clear" if machine_status == "not_applicable" else None
+    return "clear" if machine_status in ("not_applicable", "undecided") or waiting else None
 
 
 def _check_statuses(card: Scorecard, statuses: Mapping[str, str]) -> dict[str, str]:
@@ -185,8 +205,10 @@ def save_card_review(team: Any, task: str, item_no: int, expert: str, statuses: 
     decided = _check_statuses(card, statuses)
     verdict = card_verdict(team, a.run_id, a.sample_id, a.scorer)
     machine = {o.item: o.status for o in verdict.outcomes}
+    waiting = {o.item for o in verdict.outcomes if o.awaiting_review}
     outcomes = [o.model_copy(update={"status": decided[o.item], "occurrences": max(1, o.occurrences)
-                                     if decided[o.item] == "hit" else 0}) for o in verdict.outcomes]
+                                     if decided[o.item] == "hit" else 0, "pending_review": False})
+                for o in verdict.outcomes]
     total = scorecard_total(card, outcomes).total
     tags = [f"{i}={s}" for i, s in decided.items()]
     with team.writing() as conn:
@@ -211,7 +233,7 @@ def save_card_review(team: Any, task: str, item_no: int, expert: str, statuses: 
         team.log(a.expert, "team_card_review", a.run_id, a.sample_id, a.scorer, "saved", {**payload, "blind": blind})
     reviews = ReviewStore(team.audit.runs)
     for item, status in decided.items():
-        decision = review_decision(machine[item], status)
+        decision = review_decision(machine[item], status, item in waiting)
         if decision is not None:
             reviews.add(a.run_id, verdict, item, decision, reviewer=a.expert,   # type: ignore[arg-type]
                         note=f"task {a.task_id} #{a.item_no}" + (f": {note}" if note else ""))
@@ -303,10 +325,11 @@ def adjudicate_card_item(team: Any, task: str, item_no: int, item: str, status: 
     if not rows:
         raise TeamError(f"task '{info.name}' has no item {item_no}", field="item_no")
     verdict = card_verdict(team, info.run_id, rows[0][0], rows[0][1])
-    machine = next((o.status for o in verdict.outcomes if o.item == item), None)
-    if machine is None:
+    outcome = next((o for o in verdict.outcomes if o.item == item), None)
+    if outcome is None:
         raise TeamError(f"scorecard '{verdict.scorecard}' has no item '{item}'", field="item")
-    decision = review_decision(machine, status) or ("confirm" if machine == "hit" else "clear")
+    machine = outcome.status
+    decision = review_decision(machine, status, outcome.awaiting_review) or ("confirm" if machine == "hit" else "clear")
     if decision == "clear" and machine == "clear":
         decision = "clear"                       # a lead re-affirming the machine's clear over a reviewer's missed
     ReviewStore(team.audit.runs).add(info.run_id, verdict, item, decision,  # type: ignore[arg-type]

@@ -45,6 +45,7 @@ def print_scorecard_line(totals, *, stored: bool = False) -> None:
     if done:
         usage = done["usage"]
         made = f"{done['done']} verdict(s)" if stored else f"{done['done']} verdict(s) new, {done['skipped']} resumed"
-        print(f"scorecards: {made}; {done['fatal']} fatal, "
+        waiting = f"{done['awaiting']} awaiting review (not in any mean), " if done.get("awaiting") else ""
+        print(f"scorecards: {made}; {done['fatal']} fatal, {waiting}"
               f"{done['unscored']} unscored; {usage['calls']} judge call(s), {usage['cache_hits']} cached, "
               f"{usage['prompt_tokens'] + usage['completion_tokens']} tokens")

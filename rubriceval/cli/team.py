@@ -40,6 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "'5%% per agent_id per week, min 3' (inverse-probability weights: `audit-task estimate`)")
     p.add_argument("--risk", help="with --plan: risk-first additions kept apart from the random part: "
                    "fatal, low_confidence, disagreement (comma-separated)")
+    p.add_argument("--top-p-yes", type=int, metavar="K", help="with --plan and --scorecards: each judgement item's K "
+                   "highest-p(yes) conversations per period the machine did not hit are reviewed whatever the cut-off "
+                   "(default 2; 0: none); items awaiting review (undecided, pending review) always are")
     p.add_argument("--tz", default="UTC", help="with --plan: zone of its day/week/month periods")
     p.add_argument("--overlap", type=int, help="experts per item (≥ 2 measures inter-expert agreement; default 2 "
                    "for rubrics, 1 for a scorecard-only task)")
@@ -124,7 +127,8 @@ def cmd_task_create(args) -> int:
     if args.plan:                        # rubriceval/audit/plan.py
         from rubriceval.audit.plan import parse_plan
 
-        plan = parse_plan(args.plan, risk=_names(args.risk or ""), zone=args.tz).model_dump()
+        plan = parse_plan(args.plan, risk=_names(args.risk or ""), zone=args.tz,
+                          top_p_yes=getattr(args, "top_p_yes", None)).model_dump()
     elif args.n is None:
         raise RubricEvalError("give --n items per rubric or a --plan", field="n",
                               hint="e.g. --n 50, or --plan '5% per agent_id per week, min 3'")
@@ -154,7 +158,24 @@ def cmd_task_create(args) -> int:
         strata = len({r["stratum"] for r in rows if r["selection"] == "random"})
         print(f"  random part: {n_random} items in {strata} strata (weights N_h/n_h); risk-first additions: "
               f"{len(rows) - n_random} (kept apart, not in estimates)")
+        print_risk_reasons(args.store, info, rows)
     return 0
+
+
+def print_risk_reasons(store: str, info, rows) -> None:
+    """Why each risk-first addition is in the queue, counted by reason in words ('highest p(yes) for 承诺超出政策 2')."""
+    from collections import Counter
+
+    from rubriceval.audit.review_priority import reason_text
+    from rubriceval.audit.team import TeamStore
+    from rubriceval.audit.team_cards import run_cards
+
+    with TeamStore(store) as team:
+        names = {i.id: i.label for card in run_cards(team, info.run_id).values() for i in card.items}
+    reasons = Counter(r for row in rows if row["selection"].startswith("risk:")
+                      for r in row["selection"].removeprefix("risk:").split(","))
+    for reason, n in sorted(reasons.items()):
+        print(f"    {reason_text(reason, 'en', names)}: {n}")
 
 
 def cmd_task_estimate(args) -> int:

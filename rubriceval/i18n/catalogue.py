@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from rubriceval.i18n.auto_accept_text import AUTO_ACCEPT_TEXT
+from rubriceval.i18n.awaiting_text import AWAITING_TEXT
 from rubriceval.i18n.conversation_text import CONVERSATION_TEXT
 from rubriceval.i18n.evidence_text import EVIDENCE_TEXT
 from rubriceval.i18n.official_text import OFFICIAL_TEXT
@@ -51,7 +53,8 @@ def _merge(*parts: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
 MESSAGES: dict[str, dict[str, str]] = _merge(REPORT_TEXT, EVIDENCE_TEXT, UI_TEXT, PAIRWISE_TEXT, CONVERSATION_TEXT,
                                              TEAM_TEXT, SEGMENT_TEXT, OFFICIAL_TEXT, SCORECARD_TEXT,
                                              STUDIO_TEXT, SCORECARD_REVIEW_TEXT, STUDIO_MESSAGES_TEXT, RUN_REPORT_TEXT,
-                                             WEEKLY_TEXT)
+                                             AUTO_ACCEPT_TEXT,
+                                             WEEKLY_TEXT, AWAITING_TEXT)
 
 
 class Message(BaseModel):

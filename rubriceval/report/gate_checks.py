@@ -14,7 +14,8 @@ Check syntax (one string each; full-width ≥ ≤ ： are accepted):
                                     rate against the baseline version; stats: win_rate (default), win_rate_low (its
                                     95% CI lower bound), loss_rate, tie_rate, unscored_rate, n_scored
     scorecard:<id> total mean>=90   a scorecard's totals in the run (stats: mean, median, min, max, std, pass_rate,
-                                    fatal_rate, unscored_rate, n_scored); the bare "fatal_rate<=0.01" over every
+                                    fatal_rate, unscored_rate, n_scored, awaiting_review_rate, n_awaiting_review);
+                                    the bare "fatal_rate<=0.01" and "awaiting_review_rate<=0.1" over every
                                     scorecard of the run; per segment: "<id> total mean>=90 by agent_id"
     <check> by <fields>             the check in every segment (`report --by` syntax: "qa mean>=4 by agent_id"):
                                     fails naming the segments that fail (rubriceval/report/gate_segments.py)

@@ -1,5 +1,8 @@
 """Gate figures of scorecards: `scorecard:<id> total mean>=90`, `scorecard:<id> fatal_rate<=0.01`, and the bare
 run-level `fatal_rate<=0.01` (every scorecard of the run: fatal conversations over all conversations they scored).
+Items awaiting review (issues 39, 44): `scorecard:<id> awaiting_review_rate<=0.1`, `… n_awaiting_review<=5`, and the
+bare run-level `awaiting_review_rate<=0.1` — a gate fails when too many totals still wait for a reviewer (the means
+it reads are over decided totals only).
 Parsed in report/gate_checks.py (source "scorecard"); read here from the run's scorecard summaries."""
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ SCORECARD_STATS = GATE_SOURCES["scorecard"].stats
 def parse_scorecard(lhs: str, text: str) -> tuple[str, str | None]:
     """The scorecard source's left-hand side: 'scorecard:<id> [total] [stat]', or the bare 'fatal_rate'."""
     parsed = split_scorecard(lhs[len(SCORECARD_PREFIX):]) if lhs.lower().startswith(SCORECARD_PREFIX) else \
-        ("fatal_rate", None)
+        (lhs.strip().lower(), None)             # a bare run-level figure (gate_sources: fatal_rate, …)
     if parsed is None:
         raise GateUsageError(f"gate check {text!r} names no scorecard", field="gate",
                              hint="write e.g. 'scorecard:ecommerce_qa_zh total mean>=90' or 'fatal_rate<=0.01'")
@@ -55,11 +58,14 @@ def split_scorecard(rest: str) -> tuple[str, str] | None:
 def scorecard_figure(summaries: Sequence[ScorecardSummary], scorecard: str | None, stat: str
                      ) -> tuple[float | None, str | None, str]:
     """(value, why it is missing, what it was read from) for one check."""
-    if scorecard is None:                       # the bare run-level fatal_rate over every scorecard
+    if scorecard is None:                       # a bare run-level rate over every scorecard
         n = sum(s.n for s in summaries)
-        fatal = sum(len(s.fatal) for s in summaries)
         if not n:
             return None, "the run has no scorecard verdicts", ""
+        if stat == "awaiting_review_rate":
+            waiting = sum(s.n_awaiting for s in summaries)
+            return waiting / n, None, f" ({waiting}/{n} conversations awaiting review)"
+        fatal = sum(len(s.fatal) for s in summaries)
         return fatal / n, None, f" ({fatal}/{n} conversations fatal)"
     found = [s for s in summaries if s.scorecard == scorecard or s.name == scorecard]
     if not found:
@@ -70,7 +76,9 @@ def scorecard_figure(summaries: Sequence[ScorecardSummary], scorecard: str | Non
     why = None if value is not None else ("no scored total" if stat != "pass_rate" else
                                           "the scorecard declares no pass_total" if summary.pass_total is None
                                           else "no scored total")
-    extra = f" ({summary.n_scored} scored, {summary.n_unscored} unscored, {len(summary.fatal)} fatal of {summary.n})"
+    waiting = f", {summary.n_awaiting} awaiting review" if summary.n_awaiting else ""
+    extra = (f" ({summary.n_scored} scored, {summary.n_unscored} unscored{waiting}, {len(summary.fatal)} fatal of "
+             f"{summary.n})")
     if summary.note:
         extra += f" ({summary.note})"
     return value, why, extra

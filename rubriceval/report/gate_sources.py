@@ -81,12 +81,14 @@ GATE_SOURCES: dict[str, GateSource] = {source.name: source for source in (
         syntax="a pairwise A/B comparison (`rubriceval pairwise`): the gated version's win rate against the baseline "
                "version"),
     GateSource(
-        "scorecard", prefixes=("scorecard:",), bare=("fatal_rate",),
-        stats=("mean", "median", "min", "max", "std", "pass_rate", "fatal_rate", "unscored_rate", "n_scored"),
+        "scorecard", prefixes=("scorecard:",), bare=("fatal_rate", "awaiting_review_rate"),
+        stats=("mean", "median", "min", "max", "std", "pass_rate", "fatal_rate", "unscored_rate", "n_scored",
+               "awaiting_review_rate", "n_awaiting_review"),
         parse="rubriceval.report.gate_scorecard:parse_scorecard", label="scorecard:{scorer} {stat}{op}{value}",
         label_run_level="{stat}{op}{value}", evaluate="rubriceval.report.gate_scorecard:evaluate_source",
         example="scorecard:ecommerce_qa_zh total mean>=90",
-        syntax="a scorecard's totals (the bare fatal_rate: every scorecard of the run); per segment: "
+        syntax="a scorecard's totals (the bare fatal_rate and awaiting_review_rate: every scorecard of the run; "
+               "awaiting_review_rate, n_awaiting_review: conversations whose total awaits a reviewer); per segment: "
                "'<scorecard> total mean>=90 by agent_id'"),
     GateSource(
         "run", prefixes=(), stats=("mean", "median", "min", "max", "std", "pass_rate", "unscored_rate", "n_scored",

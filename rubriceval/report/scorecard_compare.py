@@ -1,6 +1,8 @@
 """Scorecards in `rubriceval compare RUN_A RUN_B`: per scorecard, the paired change of the total (same
 conversations, scored in both runs) with a seeded bootstrap CI, the fatal rates, and the conversations whose total
-dropped most. Two different versions of a scorecard are compared only with the change said (`version_changed`)."""
+dropped most. Two different versions of a scorecard are compared only with the change said (`version_changed`).
+Conversations awaiting review (an undecided item or a decision pending review) are in neither mean nor pair: they are
+counted apart in each run (`n_awaiting_a`, `n_awaiting_b`)."""
 from __future__ import annotations
 
 from typing import Any
@@ -28,6 +30,8 @@ class ScorecardDelta(BaseModel):
     n_human_a: int = 0                    # conversations whose official total a person decided, in each run
     n_human_b: int = 0
     human_decided: list[str] = Field(default_factory=list)  # of the `worse` samples, those decided in either run
+    n_awaiting_a: int = 0                 # conversations whose total awaits review, in each run (never paired)
+    n_awaiting_b: int = 0
 
     @property
     def version_changed(self) -> bool:
@@ -67,7 +71,8 @@ def compare_scorecards(runs: Any, run_a: str, run_b: str, *, n_boot: int = 2000,
             mean_b=sb.mean, fatal_rate_a=sa.fatal_rate, fatal_rate_b=sb.fatal_rate, n_paired=len(pairs),
             delta=sum(diffs) / len(diffs) if diffs else None, ci_low=low, ci_high=high,
             worse=worse, machine_only=machine_only, n_human_a=sum(h for _, h in pa), n_human_b=sum(h for _, h in pb),
-            human_decided=[sid for sid, _, _ in worse if sid in decided]))
+            human_decided=[sid for sid, _, _ in worse if sid in decided], n_awaiting_a=sa.n_awaiting,
+            n_awaiting_b=sb.n_awaiting))
     return deltas
 
 
@@ -81,9 +86,11 @@ def format_scorecard_deltas(deltas: list[ScorecardDelta]) -> str:
         changed = f" — scorecard changed: {d.version_a} → {d.version_b}" if d.version_changed else ""
         official = " (machine only)" if d.machine_only else \
             f" (official totals: {d.n_human_a} → {d.n_human_b} human-decided)" if d.n_human_a or d.n_human_b else ""
+        waiting = f"; awaiting review {d.n_awaiting_a} → {d.n_awaiting_b} (not in the means)" \
+            if d.n_awaiting_a or d.n_awaiting_b else ""
         lines.append(f"scorecard:{d.scorecard} total mean {num(d.mean_a)} → {num(d.mean_b)}, "
                      f"Δ {num(d.delta, '{:+.1f}')} on {d.n_paired} paired{ci}; fatal rate "
-                     f"{num(d.fatal_rate_a, '{:.1%}')} → {num(d.fatal_rate_b, '{:.1%}')}{changed}{official}")
+                     f"{num(d.fatal_rate_a, '{:.1%}')} → {num(d.fatal_rate_b, '{:.1%}')}{waiting}{changed}{official}")
         for sample, a, b in d.worse:
             lines.append(f"  worse: {sample} {a} → {b}" + (" (human-decided)" if sample in d.human_decided else ""))
     return "\n".join(lines)

@@ -1,7 +1,9 @@
 """What the reports, compare and gate read of a run's scorecard verdicts: totals distribution, mean per dimension,
 deduction and bonus frequency per item ("top deductions"), per-item hit rate with N/A left out of the denominator,
 fatal conversations first. Unscored totals are counted, never averaged; a run holding two versions of one scorecard
-says so (`versions`, `note`) instead of mixing them silently."""
+says so (`versions`, `note`) instead of mixing them silently. A conversation awaiting review (an item undecided, or a
+machine decision pending review: issues 39, 44) is counted apart with the range its total can still reach, never
+averaged nor counted as unscored or clear; each judgement item says how its outcomes were decided (`how`)."""
 from __future__ import annotations
 
 import statistics
@@ -11,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from rubriceval.audit.scorecard_reviews import ItemTrustStats, Review, item_trust
 from rubriceval.core.verdict import Usage
+from rubriceval.scorecard.decided import how_counts
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.verdict import ScorecardVerdict
 
@@ -29,6 +32,9 @@ class ItemStats(BaseModel):
     n_clear: int = 0
     n_na: int = 0
     n_unscored: int = 0
+    n_undecided: int = 0             # the judge answered but cannot tell: awaiting review
+    n_pending: int = 0               # a machine hit/clear not accepted automatically: awaiting review
+    how: dict[str, int] | None = None     # judgement items: the judge's outcomes by how decided (scorecard/decided.py)
     points_total: int = 0            # signed, summed over the conversations
     trust: ItemTrustStats | None = None   # reviewers' precision/recall and the bar (rubriceval/audit/scorecard_reviews.py)
     # Official outcomes (audit/scorecard_official.py): conversations where a person changed this item's outcome (a
@@ -45,6 +51,10 @@ class ItemStats(BaseModel):
     def hit_rate(self) -> float | None:
         return self.n_hit / self.n_decided if self.n_decided else None
 
+    @property
+    def n_awaiting(self) -> int:
+        return self.n_undecided + self.n_pending
+
 
 class DimensionStats(BaseModel):
     dimension: str
@@ -58,6 +68,15 @@ class FatalRow(BaseModel):
     items: list[str]
 
 
+class AwaitingRow(BaseModel):
+    """A conversation whose total waits for a reviewer: the items undecided and pending, the total's reachable range."""
+
+    sample_id: str
+    undecided: list[str] = Field(default_factory=list)
+    pending: list[str] = Field(default_factory=list)
+    total_range: tuple[int, int] | None = None
+
+
 class ScorecardSummary(BaseModel):
     scorecard: str
     name: str
@@ -69,7 +88,8 @@ class ScorecardSummary(BaseModel):
     n_scored: int = 0
     n_unscored: int = 0
     unscored_reasons: dict[str, int] = Field(default_factory=dict)
-    totals: list[int] = Field(default_factory=list)     # the scored totals, in dataset order
+    totals: list[int] = Field(default_factory=list)     # the scored (decided) totals, in dataset order
+    awaiting: list[AwaitingRow] = Field(default_factory=list)   # counted apart: never in the totals above
     n_clamped: int = 0
     fatal: list[FatalRow] = Field(default_factory=list)
     dimensions: list[DimensionStats] = Field(default_factory=list)
@@ -121,6 +141,20 @@ class ScorecardSummary(BaseModel):
     def unscored_rate(self) -> float | None:
         return self.n_unscored / self.n if self.n else None
 
+    @property
+    def n_awaiting(self) -> int:
+        return len(self.awaiting)
+
+    @property
+    def awaiting_review_rate(self) -> float | None:
+        return self.n_awaiting / self.n if self.n else None
+
+    @property
+    def awaiting_range(self) -> tuple[int, int] | None:
+        """The lowest and highest total among the waiting conversations' ranges (None: none waits)."""
+        ranges = [a.total_range for a in self.awaiting if a.total_range is not None]
+        return (min(r[0] for r in ranges), max(r[1] for r in ranges)) if ranges else None
+
     def distribution(self) -> list[tuple[str, int]]:
         return [(label, sum(1 for t in self.totals if low <= t <= high)) for low, high, label in BANDS]
 
@@ -136,9 +170,12 @@ class ScorecardSummary(BaseModel):
         return [i for i in self.items if i.trust is not None and i.trust.untrusted]
 
     def stat(self, name: str) -> float | None:
-        """A gate figure: total mean/median/min/max/std, pass_rate, fatal_rate, unscored_rate, n_scored."""
+        """A gate figure: total mean/median/min/max/std, pass_rate, fatal_rate, unscored_rate, n_scored,
+        awaiting_review_rate, n_awaiting_review."""
         if name == "n_scored":
             return float(self.n_scored)
+        if name == "n_awaiting_review":
+            return float(self.n_awaiting)
         return getattr(self, name)
 
 
@@ -162,7 +199,10 @@ def summarize_scorecard(card: Scorecard, verdicts: Sequence[ScorecardVerdict], r
         t = v.totals
         if t.fatal:
             summary.fatal.append(FatalRow(sample_id=v.sample_id, items=t.fatal))
-        if t.total is None:
+        if t.awaiting_review:         # counted apart: not unscored, not averaged
+            summary.awaiting.append(AwaitingRow(sample_id=v.sample_id, undecided=t.undecided, pending=t.pending,
+                                                total_range=t.total_range))
+        elif t.total is None:
             summary.n_unscored += 1
             key = (t.unscored_reason or "unscored").split(";")[0]
             summary.unscored_reasons[key] = summary.unscored_reasons.get(key, 0) + 1
@@ -178,7 +218,11 @@ def summarize_scorecard(card: Scorecard, verdicts: Sequence[ScorecardVerdict], r
             stats = items.get(o.item)
             if stats is None:
                 continue
-            if o.status == "hit":
+            if o.status == "undecided":
+                stats.n_undecided += 1
+            elif o.awaiting_review:
+                stats.n_pending += 1
+            elif o.status == "hit":
                 stats.n_hit += 1
                 stats.points_total += points.get(o.item, 0)
             elif o.status == "clear":
@@ -188,8 +232,10 @@ def summarize_scorecard(card: Scorecard, verdicts: Sequence[ScorecardVerdict], r
             else:
                 stats.n_unscored += 1
     trust = item_trust(card, reviews)
+    how = how_counts(card, [v.outcomes for v in mine])
     for stats in items.values():
         stats.trust = trust[stats.item]
+        stats.how = how.get(stats.item)
     summary.items = list(items.values())
     summary.dimensions = [DimensionStats(dimension=d.id, name=d.label, n_clamped=clamped[d.id],
                                          mean=statistics.fmean(subtotals[d.id]) if subtotals[d.id] else None)
@@ -221,6 +267,7 @@ def official_summary(card: Scorecard, pairs: Sequence[tuple[ScorecardVerdict, bo
                 items[o.item].n_human += 1
     machine_items = {i.item: i for i in judge.items}
     for item in summary.items:
+        item.how = machine_items[item.item].how          # how the judge decided, before any person
         if item.n_human:
             item.machine_hit_rate = machine_items[item.item].hit_rate
     return summary

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from rubriceval.audit.scorecard_official import official_pairs
 from rubriceval.i18n import MESSAGES, Lang, evidence_text, format_number, format_percent, t
+from rubriceval.report import scorecard_awaiting as awaiting
 from rubriceval.report.scorecard_summary import ScorecardSummary, official_summary
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.verdict import ScorecardVerdict
@@ -103,6 +104,11 @@ class ScorecardReport:
                                        for d in s.dimensions]))
             out += ["", f"**{t('sc_items', lang)}**", ""]
             out.append(markdown_table(_item_headers(lang), _item_rows(s, lang)))
+            if s.awaiting:                    # issues 39, 44: counted apart, never averaged
+                out += ["", f"**{t('aw_list', lang)}**", "",
+                        markdown_table(awaiting.awaiting_headers(lang), awaiting.awaiting_rows(s, _names(card), lang))]
+            if rows := awaiting.how_rows(s):
+                out += ["", f"**{t('how_title', lang)}**", "", markdown_table(awaiting.how_headers(s, lang), rows)]
         return "\n".join(out) + "\n"
 
     # -- HTML -------------------------------------------------------------------------------------------------------
@@ -112,7 +118,10 @@ class ScorecardReport:
         sections = []
         for card, s in zip(self.cards, self.summaries):
             sections.append({"card": card, "s": s, "headline": _headline(s, lang), "rows": _item_rows(s, lang),
-                             "top": s.top_deductions(), "views": self._views(card)})
+                             "top": s.top_deductions(), "views": self._views(card),
+                             "awaiting_headers": awaiting.awaiting_headers(lang),
+                             "awaiting_rows": awaiting.awaiting_rows(s, _names(card), lang),
+                             "how_headers": awaiting.how_headers(s, lang), "how_rows": awaiting.how_rows(s)})
         return {"sections": sections, "item_headers": _item_headers(lang)}
 
     def html(self) -> str:
@@ -141,10 +150,12 @@ class ScorecardReport:
             by_turn: dict[int, list[str]] = {}
             whole: list[str] = []
             for o in v.outcomes:
-                if o.status not in ("hit", "unscored"):
+                if o.status not in ("hit", "unscored") and not o.awaiting_review:
                     continue
                 item = labels[o.item]
-                tag = (f"{item.label} ({t('sc_fatal', self.lang)})" if item.fatal and o.status == "hit" else
+                tag = (f"{item.label} ({t('sc_cell_undecided', self.lang)})" if o.status == "undecided" else
+                       f"{item.label} ({t('scr_status_pending_' + o.status, self.lang)})" if o.awaiting_review else
+                       f"{item.label} ({t('sc_fatal', self.lang)})" if item.fatal and o.status == "hit" else
                        f"{item.label} ({t('sc_unscored', self.lang)}: {o.reason})" if o.status == "unscored" else
                        f"{item.label} {points.get(o.item, 0):+d}")
                 turns = sorted({e.turn for e in o.evidence if e.turn})
@@ -158,6 +169,7 @@ class ScorecardReport:
                            "marks": by_turn.get(n, [])}
                           for n, turn in sample.conversation.numbered()] if sample and sample.conversation else []
             views.append({"sample_id": v.sample_id, "total": v.totals.total, "fatal": v.totals.fatal,
+                          "total_text": awaiting.total_text(v.totals, self.lang),
                           "reason": v.totals.unscored_reason, "whole": whole, "turns": transcript,
                           "official": self.marks.get((v.sample_id, v.scorecard)),
                           "answer": sample.answer if sample and not sample.conversation else ""})
@@ -175,6 +187,8 @@ class ScorecardReport:
     def _sheet_rows(self, card: Scorecard, s: ScorecardSummary) -> Iterator[list[Any]]:
         lang = self.lang
         for line in _headline(s, lang):
+            yield [line]
+        for line in awaiting.how_lines(s, lang):        # how each judgement item was decided (issue 39)
             yield [line]
         yield [t("sc_sheet_rows", lang)]
         yield []
@@ -197,7 +211,7 @@ def _cell(value: Any, lang: Lang) -> Any:
     """An item cell's word ("fatal", "unscored") or the clamped flag, said in the sheet's language."""
     if isinstance(value, bool):
         return t("sc_cell_true" if value else "sc_cell_false", lang)
-    if value in ("fatal", "unscored"):
+    if value in ("fatal", "unscored", "undecided", "pending"):
         return t(f"sc_cell_{value}", lang)
     return value
 
@@ -227,6 +241,8 @@ def _headline(s: ScorecardSummary, lang: Lang) -> list[str]:
                max=format_number(s.max, 0, lang))]
     if s.pass_total is not None:
         lines.append(t("sc_pass", lang, pass_total=s.pass_total, rate=format_percent(s.pass_rate, lang)))
+    if waiting := awaiting.awaiting_line(s, lang):
+        lines.append(waiting)
     if s.n_clamped:
         lines.append(t("sc_clamped", lang, n=s.n_clamped, base=s.base))
     if s.unscored_reasons:
@@ -247,6 +263,10 @@ def _headline(s: ScorecardSummary, lang: Lang) -> list[str]:
         lines.append(t("sc_untrusted", lang) + ": " + "; ".join(f"{i.name} ({i.trust.untrusted_said(lang) if i.trust else ''})"
                                                            for i in below))
     return lines
+
+
+def _names(card: Scorecard) -> dict[str, str]:
+    return {i.id: i.label for i in card.items}
 
 
 def _item_headers(lang: Lang) -> list[str]:

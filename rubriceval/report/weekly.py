@@ -1,7 +1,8 @@
 """The weekly QA report (周报, issue 40.4): per agent (id and name), per skill group and for everyone, a scorecard's
 figures this period and the one before — conversations, the share a person reviewed, the official mean total with
 its 95% CI, the change against the previous period and whether it is beyond noise, the fatal (一票否决) COUNT, and the
-top deductions — in one table.
+top deductions — in one table. A conversation whose total awaits review (an undecided item, or a machine decision
+pending review: issues 39, 44) is counted apart (`awaiting`) and is in no mean until a reviewer decides it.
 
 Totals are the official ones (audit/scorecard_official.official_pairs: reviews, adjudications and accepted appeals
 applied by the card's arithmetic), the same every other surface reads; periods are the segment machinery's time
@@ -51,7 +52,9 @@ class WeeklyRow(BaseModel):
     previous_conversations: int = 0
     reviewed: int = 0                 # of this period's, decided or confirmed by a person
     scored: int = 0
-    mean: float | None = None         # official mean total
+    awaiting: int = 0                 # this period's totals awaiting review: counted apart, in no mean
+    previous_awaiting: int = 0
+    mean: float | None = None         # official mean total (decided totals only)
     mean_low: float | None = None
     mean_high: float | None = None
     previous_mean: float | None = None
@@ -89,6 +92,7 @@ class _Cell:
     conversations: int = 0
     reviewed: int = 0
     fatal: int = 0
+    awaiting: int = 0
     deductions: Counter = field(default_factory=Counter)
     points: Counter = field(default_factory=Counter)
 
@@ -187,6 +191,7 @@ def _count(cell: _Cell, verdict: Any, decided: bool) -> None:
     totals = verdict.totals
     if totals.total is not None:
         cell.totals.append(float(totals.total))
+    cell.awaiting += totals.awaiting_review
     cell.fatal += bool(totals.fatal)
     points = {p.item: p.points for p in totals.items}
     for o in verdict.outcomes:
@@ -198,12 +203,13 @@ def _count(cell: _Cell, verdict: Any, decided: bool) -> None:
 def _row(kind: str, key: str, name: str, now: _Cell, before: _Cell | None, items: dict[str, Any], n_boot: int,
          seed: int) -> WeeklyRow:
     row = WeeklyRow(kind=kind, key=key, name=name, conversations=now.conversations, reviewed=now.reviewed,
-                    scored=len(now.totals), fatal=now.fatal)
+                    scored=len(now.totals), fatal=now.fatal, awaiting=now.awaiting)
     if now.totals:
         row.mean = sum(now.totals) / len(now.totals)
         row.mean_low, row.mean_high = paired_bootstrap_ci(now.totals, n_boot, seed)
     if before is not None:
         row.previous_conversations, row.previous_fatal = before.conversations, before.fatal
+        row.previous_awaiting = before.awaiting
         if before.totals:
             row.previous_mean = sum(before.totals) / len(before.totals)
         if before.totals and now.totals:

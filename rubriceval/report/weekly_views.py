@@ -13,10 +13,22 @@ from rubriceval.report.weekly import WeeklyReport, WeeklyRow
 WEEKLY_SHEET = "weekly"
 
 
-def headers(lang: Lang) -> list[str]:
-    return [t(k, lang) for k in ("wk_kind", "wk_key", "wk_name", "wk_conversations", "wk_previous_conversations",
-                                 "wk_reviewed", "wk_mean", "wk_ci", "wk_previous_mean", "wk_change", "wk_p_value",
-                                 "wk_beyond_noise", "wk_fatal", "wk_previous_fatal", "wk_top_deductions")]
+AWAITING_AT = 6                   # the awaiting-review column's place (after reviewed), when any row has one
+
+
+def awaits(reports: Sequence[WeeklyReport]) -> bool:
+    """Any conversation of these tables awaiting review (issues 39, 44): then the tables count them in a column of
+    their own (the means are over decided totals only); a week where none waits keeps the table as it was."""
+    return any(row.awaiting for report in reports for row in report.rows)
+
+
+def headers(lang: Lang, awaiting: bool = False) -> list[str]:
+    keys = ["wk_kind", "wk_key", "wk_name", "wk_conversations", "wk_previous_conversations", "wk_reviewed", "wk_mean",
+            "wk_ci", "wk_previous_mean", "wk_change", "wk_p_value", "wk_beyond_noise", "wk_fatal", "wk_previous_fatal",
+            "wk_top_deductions"]
+    if awaiting:
+        keys.insert(AWAITING_AT, "wk_awaiting")
+    return [t(k, lang) for k in keys]
 
 
 def deductions_text(row: WeeklyRow) -> str:
@@ -29,15 +41,18 @@ def _noise(row: WeeklyRow, lang: Lang) -> str:
     return t("wk_untested", lang) if row.beyond_noise is None else t("wk_yes" if row.beyond_noise else "wk_no", lang)
 
 
-def values(row: WeeklyRow, lang: Lang) -> list[Any]:
+def values(row: WeeklyRow, lang: Lang, awaiting: bool = False) -> list[Any]:
     """A row's cells as typed values (the workbook keeps numbers numbers)."""
-    return [t(f"wk_kind_{row.kind}", lang), row.key, row.name, row.conversations, row.previous_conversations,
-            row.reviewed_share, row.mean, None if row.mean_low is None else f"[{row.mean_low:.1f}, {row.mean_high:.1f}]",
-            row.previous_mean, row.change, row.p_value, _noise(row, lang), row.fatal, row.previous_fatal,
-            deductions_text(row)]
+    cells = [t(f"wk_kind_{row.kind}", lang), row.key, row.name, row.conversations, row.previous_conversations,
+             row.reviewed_share, row.mean, None if row.mean_low is None else f"[{row.mean_low:.1f}, {row.mean_high:.1f}]",
+             row.previous_mean, row.change, row.p_value, _noise(row, lang), row.fatal, row.previous_fatal,
+             deductions_text(row)]
+    if awaiting:
+        cells.insert(AWAITING_AT, row.awaiting)
+    return cells
 
 
-def text_values(row: WeeklyRow, lang: Lang) -> list[str]:
+def text_values(row: WeeklyRow, lang: Lang, awaiting: bool = False) -> list[str]:
     cells = values(row, lang)
     cells[5] = format_percent(row.reviewed_share, lang)
     cells[6] = format_number(row.mean, 1, lang)
@@ -45,6 +60,8 @@ def text_values(row: WeeklyRow, lang: Lang) -> list[str]:
     cells[8] = "" if row.previous_mean is None else format_number(row.previous_mean, 1, lang)
     cells[9] = "" if row.change is None else f"{row.change:+.1f}"
     cells[10] = "" if row.p_value is None else f"{row.p_value:.3f}"
+    if awaiting:
+        cells.insert(AWAITING_AT, row.awaiting)
     return [str(c) for c in cells]
 
 
@@ -56,21 +73,23 @@ def heading(report: WeeklyReport, lang: Lang) -> str:
 
 def markdown(reports: Sequence[WeeklyReport], lang: Lang) -> list[str]:
     lines: list[str] = []
+    waiting = awaits(reports)
     for report in reports:
         lines += [f"## {heading(report, lang)}", "",
-                  markdown_table(headers(lang), [text_values(r, lang) for r in report.rows]), ""]
+                  markdown_table(headers(lang, waiting), [text_values(r, lang, waiting) for r in report.rows]), ""]
     return lines + [t("wk_note", lang), ""] if lines else []
 
 
 def html_values(reports: Sequence[WeeklyReport], lang: Lang) -> dict[str, Any]:
-    return {"weekly_tables": [{"title": heading(r, lang), "headers": headers(lang),
-                               "rows": [text_values(row, lang) for row in r.rows]} for r in reports],
+    waiting = awaits(reports)
+    return {"weekly_tables": [{"title": heading(r, lang), "headers": headers(lang, waiting),
+                               "rows": [text_values(row, lang, waiting) for row in r.rows]} for r in reports],
             "weekly_note": t("wk_note", lang)}
 
 
 def sheet_rows(reports: Sequence[WeeklyReport], lang: Lang) -> tuple[list[str], list[list[Any]]]:
     """One sheet: a row per card × group (the card's name first when the run has several)."""
-    several = len(reports) > 1
-    head = ([t("sc_title", lang)] if several else []) + headers(lang)
-    rows = [([r.scorecard_name] if several else []) + values(row, lang) for r in reports for row in r.rows]
+    several, waiting = len(reports) > 1, awaits(reports)
+    head = ([t("sc_title", lang)] if several else []) + headers(lang, waiting)
+    rows = [([r.scorecard_name] if several else []) + values(row, lang, waiting) for r in reports for row in r.rows]
     return head, rows

@@ -28,11 +28,20 @@ class ScorecardTotals:
     skipped: int = 0                  # already stored (resume)
     unscored: int = 0
     fatal: int = 0
+    awaiting: int = 0                 # totals awaiting review (an item undecided or pending): not unscored
     usage: Usage = field(default_factory=Usage)
+
+    def count(self, verdict: Any) -> None:
+        """One verdict's total in the counts: fatal, awaiting review, or unscored (each apart)."""
+        self.done += 1
+        self.awaiting += verdict.totals.awaiting_review
+        self.unscored += verdict.totals.total is None and not verdict.totals.awaiting_review
+        self.fatal += bool(verdict.totals.fatal)
+        self.usage = self.usage + verdict.usage
 
     def as_dict(self) -> dict[str, Any]:
         return {"done": self.done, "skipped": self.skipped, "unscored": self.unscored, "fatal": self.fatal,
-                "usage": self.usage.model_dump()}
+                "awaiting": self.awaiting, "usage": self.usage.model_dump()}
 
 
 def needs_judge(cards: Sequence[Scorecard]) -> bool:
@@ -106,9 +115,14 @@ async def _score_windows(runs: Any, store: ScorecardStore, run_id: str, cards: S
     limit = asyncio.Semaphore(max(1, concurrency))
     referenced = referenced_rubrics(cards)
 
+    # issue 44: with an auto_accept target, a decision outside its item's accepted region waits for review
+    from rubriceval.trust.selective_reviews import RunAcceptance
+
+    accept = RunAcceptance(runs, run_id, cards)
+
     async def one(card: Scorecard, sample, verdicts: dict[str, Verdict]):
         async with limit:
-            return await score_scorecard(card, sample, judge, verdicts, run_id=run_id)
+            return accept(await score_scorecard(card, sample, judge, verdicts, run_id=run_id))
 
     scored_some: set[str] = set()
     for window in runs.sample_windows(run_id):
@@ -131,10 +145,7 @@ async def _score_windows(runs: Any, store: ScorecardStore, run_id: str, cards: S
         for job in asyncio.as_completed(jobs):
             verdict = await job
             waiting.append(verdict)
-            totals.done += 1
-            totals.unscored += verdict.totals.total is None
-            totals.fatal += bool(verdict.totals.fatal)
-            totals.usage = totals.usage + verdict.usage
+            totals.count(verdict)
             bar.update(1, totals.done)
             # Written as they come (a killed run keeps them), batched so a big offline run is not a transaction
             # per conversation.
@@ -156,10 +167,7 @@ def stored_totals(runs: Any, run_id: str) -> ScorecardTotals:
     collects): every verdict counts as done."""
     totals = ScorecardTotals()
     for verdict in ScorecardStore(runs).verdicts(run_id):
-        totals.done += 1
-        totals.unscored += verdict.totals.total is None
-        totals.fatal += bool(verdict.totals.fatal)
-        totals.usage = totals.usage + verdict.usage
+        totals.count(verdict)
     return totals
 
 

@@ -2,7 +2,8 @@
 so the rubric and metric reports read exactly what they read before.
 
 scorecard_defs      the exact scorecard version a run started with (a resume scores with it, never a newer file);
-scorecard_verdicts  one row per (run, sample, scorecard): the total (NULL: unscored), fatal flag, the whole verdict.
+scorecard_verdicts  one row per (run, sample, scorecard): the total (NULL: unscored, or awaiting review — the verdict
+                    says which, with the items that wait and the total's range), fatal flag, the whole verdict.
 A verdict saved again replaces the stored one, so a resumed run never duplicates a row.
 """
 from __future__ import annotations
@@ -83,8 +84,10 @@ class ScorecardStore:
 
 
 def scorecard_frame(card: Scorecard, verdicts: Sequence[ScorecardVerdict]) -> pd.DataFrame:
-    """One row per conversation: total (None when unscored), fatal items, each dimension's subtotal, and a column per
-    item: its signed points (−20, 0 …), or "fatal" (a hit 一票否决 item), "N/A", "unscored"."""
+    """One row per conversation: total (None when unscored or awaiting review), fatal items, `awaiting_review` (the
+    range a waiting total can still reach, "92–100"; "" when nothing waits), each dimension's subtotal, and a column
+    per item: its signed points (−20, 0 …), or "fatal" (a hit 一票否决 item), "N/A", "unscored", "undecided" (the
+    judge could not tell), "pending" (a machine decision pending review: issue 44)."""
     import pandas as pd
 
     rows = []
@@ -92,16 +95,23 @@ def scorecard_frame(card: Scorecard, verdicts: Sequence[ScorecardVerdict]) -> pd
         points = {p.item: p.points for p in v.totals.items}
         row: dict[str, Any] = {"sample_id": v.sample_id, "version": v.version, "total": v.totals.total,
                                "clamped": v.totals.clamped, "fatal": ", ".join(v.totals.fatal),
-                               "unscored_reason": v.totals.unscored_reason or ""}
+                               "unscored_reason": v.totals.unscored_reason or "",
+                               "awaiting_review": _range(v.totals) if v.totals.awaiting_review else ""}
         row.update({f"dim:{d.dimension}": d.points for d in v.totals.dimensions})
         for outcome in v.outcomes:
             if outcome.item in v.totals.fatal:
                 row[outcome.item] = "fatal"
+            elif outcome.awaiting_review:
+                row[outcome.item] = "undecided" if outcome.status == "undecided" else "pending"
             else:
                 row[outcome.item] = {"not_applicable": "N/A", "unscored": "unscored"}.get(
                     outcome.status, points.get(outcome.item, 0))
         rows.append(row)
     return pd.DataFrame(rows, columns=None if rows else ["sample_id", "total"])
+
+
+def _range(totals: Any) -> str:
+    return "?" if totals.total_range is None else f"{totals.total_range[0]}–{totals.total_range[1]}"
 
 
 

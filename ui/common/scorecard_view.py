@@ -35,6 +35,10 @@ def verdict_choices(verdicts: Sequence[ScorecardVerdict]) -> list[tuple[str, str
 
 
 def _total(v: ScorecardVerdict, lang: Lang) -> str:
+    """The total, or why there is none: awaiting review (with the range a reviewer can still give it) or unscored."""
+    if v.totals.awaiting_review:
+        low, high = v.totals.total_range or ("?", "?")
+        return t("aw_total", lang, low=low, high=high)
     return t("scr_unscored", lang) if v.totals.total is None else f"{v.totals.total}/{v.totals.base}"
 
 
@@ -108,6 +112,9 @@ def deduction_marks(v: ScorecardVerdict, n_turns: int, lang: Lang) -> dict[int, 
 
 
 def _status(o: CardItemOutcome, lang: Lang) -> str:
+    """hit, clear, N/A, unscored, undecided (awaiting review), or a machine decision pending review."""
+    if o.awaiting_review and o.status in ("hit", "clear"):
+        return t(f"scr_status_pending_{o.status}", lang)
     return t(f"scr_status_{o.status}", lang)
 
 
@@ -157,8 +164,9 @@ def verdict_html(v: ScorecardVerdict, sample: Sample, reviews: Sequence[Review],
         return (f"<li class='scr-{esc(o.status)}' data-item='{esc(o.item)}'>{called} "
                 f"{esc(_status(o, lang))}{esc(_value(v, o, points))}{esc(fatal)}{_evidence(o, lang)}{said}</li>")
 
-    hits = [line(o) for o in v.outcomes if o.status == "hit"]
-    others = [line(o) for o in v.outcomes if o.status != "hit"]
+    hits = [line(o) for o in v.outcomes if o.status == "hit" and not o.awaiting_review]
+    waiting = [line(o) for o in v.outcomes if o.awaiting_review]      # shown open: a reviewer decides these
+    others = [line(o) for o in v.outcomes if o.status != "hit" and not o.awaiting_review]
     head = (f"<p><b>{esc(v.sample_id)}</b> · {esc(v.scorecard)} ({esc(v.version)}) · {esc(t('scr_total', lang))} "
             f"<b class='scr-total'>{esc(_total(v, lang))}</b>"
             + ("" if official is False else f" · {esc(t('appeal_ui_official', lang))} "
@@ -166,6 +174,8 @@ def verdict_html(v: ScorecardVerdict, sample: Sample, reviews: Sequence[Review],
             + f"{_flags(v, lang)}</p>")
     deductions = (f"<h4>{esc(t('scr_deductions', lang))}</h4><ul class='scr-hits'>{''.join(hits)}</ul>" if hits
                   else f"<p>{esc(t('scr_no_deduction', lang))}</p>")
+    if waiting:
+        deductions += (f"<h4>{esc(t('aw_total_plain', lang))}</h4><ul class='scr-awaiting'>{''.join(waiting)}</ul>")
     rest = f"<details><summary>{esc(t('scr_other_items', lang))}</summary><ul>{''.join(others)}</ul></details>"
     if sample.conversation is not None:
         marks = deduction_marks(v, len(sample.conversation.turns), lang)
