@@ -50,6 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     tr.add_argument("run", nargs="?", default="latest")
     add_store_arg(tr)
     tr.set_defaults(func=cmd_trust)
+    from rubriceval.cli.scorecard_fit import add_parser as add_fit_parser
+
+    add_fit_parser(group)             # scorecard fit: reviewed cut-offs proposed as the card's next version
     v = group.add_parser("validate", help="check scorecard files (exit 0 valid, 2 invalid)")
     v.add_argument("path", nargs="?", default="scorecards")
     v.set_defaults(func=cmd_validate)

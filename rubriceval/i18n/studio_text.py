@@ -206,4 +206,41 @@ STUDIO_TEXT: dict[str, dict[str, str]] = {
     "studio_choice_contexts_": {"zh": "不限", "en": "(either)"},
     "studio_choice_contexts_yes": {"zh": "有", "en": "yes"},
     "studio_choice_contexts_no": {"zh": "没有", "en": "no"},
+    # reviews feed the next run (issue 44.1): the scorecard tab's 复核校准 section (ui/studio/card_fit.py)
+    "studio_fit_title": {"zh": "复核校准：用审核结论为当前裁判拟合各问题项的 p(yes) 阈值",
+                         "en": "Fit from reviews: each question item's p(yes) cut-off for this judge, from reviewers' "
+                               "decisions"},
+    "studio_fit_runs": {"zh": "已审核的运行（可多选，如连续几周；须为同一裁判）",
+                        "en": "Reviewed runs (several weeks allowed; one judge)"},
+    "studio_fit_propose": {"zh": "拟合并给出新版本提案", "en": "Fit and propose a new version"},
+    "studio_fit_accept": {"zh": "接受提案（保存为新版本）", "en": "Accept the proposal (save as a new version)"},
+    "studio_fit_figures": {"zh": "各项拟合结果（留出一半审核结论检验）", "en": "Per item (checked on held-out reviews)"},
+    "studio_fit_diff": {"zh": "提案与当前版本的差异", "en": "The proposal against the saved version"},
+    "studio_fit_none": {"zh": "没有可提议的阈值：评分卡保持现有阈值（原因见上表）",
+                        "en": "No cut-off proposed: the card keeps its cut-offs (the table says why)"},
+    "studio_fit_proposed": {"zh": "提案：版本 {old} → {new}，{items} 项采用复核拟合的阈值（裁判 {judge}）；接受后才会保存",
+                            "en": "Proposal: version {old} → {new}, {items} item(s) with a reviewed cut-off (judge "
+                                  "{judge}); nothing is saved until you accept it"},
+    "studio_fit_skipped": {"zh": "跳过 {items}：评分卡文件里这些项的问题已改写，阈值是为原问题拟合的",
+                           "en": "Skipped {items}: the card file now words their question differently than the "
+                                 "reviewed runs asked it"},
+    "studio_fit_nothing": {"zh": "先拟合并得到提案，再接受", "en": "Fit and get a proposal first"},
+    "studio_fit_no_runs": {"zh": "选择至少一个已审核的运行", "en": "Pick at least one reviewed run"},
+    "studio_fit_row_proposed": {"zh": "提议：留出审核上优于当前阈值", "en": "proposed: beats the current cut-off on "
+                                                                         "held-out reviews"},
+    "studio_fit_row_worse": {"zh": "拒绝：留出审核上未优于当前阈值 {current}（{fitted} ≤ {old}）",
+                             "en": "refused: does not beat the current cut-off {current} on held-out reviews "
+                                   "({fitted} ≤ {old})"},
+    "studio_fit_row_few": {"zh": "拒绝：拟合和留出两半各需至少 {n} 条“是”和“否”的审核结论",
+                           "en": "refused: each half needs at least {n} reviewed yes and no decisions"},
+    "studio_fit_row_none": {"zh": "拒绝：没有带本裁判 p(yes) 的审核结论", "en": "refused: no reviewed decision with "
+                                                                              "a p(yes) of this judge"},
+    "studio_fit_source_default": {"zh": "默认", "en": "default"},
+    "ui_col_item": {"zh": "项", "en": "item"},
+    "ui_col_current_cutoff": {"zh": "当前阈值", "en": "current_cutoff"},
+    "ui_col_fitted_cutoff": {"zh": "拟合阈值", "en": "fitted_cutoff"},
+    "ui_col_heldout": {"zh": "留出平衡准确率（拟合 / 当前）", "en": "heldout"},
+    "ui_col_auc": {"zh": "留出 AUC", "en": "auc"},
+    "ui_col_reviews": {"zh": "审核条数（拟合 / 留出 / 无 p(yes)）", "en": "reviews"},
+    "ui_col_proposal": {"zh": "结论", "en": "proposal"},
 }

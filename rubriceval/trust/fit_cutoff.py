@@ -14,6 +14,10 @@ stays. The AUC of p(yes) on the held-out half is reported either way. An accepte
 predicate that asks the question, with the judge it was fitted for (`cutoff: {value, judge_model, auc, …}`): with
 any other judge the question uses 0.5 again. The proposal is written as YAML in `proposed_rubrics/` beside the store;
 nothing changes in the rubric in use.
+
+The same fit serves reviewed scorecard items (`rubriceval scorecard fit`, trust/fit_reviews.py): there the labelled
+items are reviewers' decisions and the cut-off to beat is the item's current one for the judge (`current`, with its
+undecided `band`), not always 0.5.
 """
 from __future__ import annotations
 
@@ -42,13 +46,15 @@ class CutoffFit(BaseModel):
     balanced_accuracy_default_heldout: float
     accepted: bool
     reason: str
+    current: float = DEFAULT_CUTOFF       # the cut-off the fit had to beat (balanced_accuracy_default_heldout's)
+    enough: bool = True                   # False: too few labelled yes and no items in a half to fit at all
 
-    def line(self) -> str:
+    def line(self, unit: str = "turns") -> str:
         auc = "–" if self.auc_heldout is None else f"{self.auc_heldout:.2f}"
         verdict = "PROPOSED" if self.accepted else "REFUSED"
         return (f"{verdict} cut-off {self.cutoff:.2f} for “{self.question}”: held-out AUC {auc}, balanced accuracy "
-                f"{self.balanced_accuracy_heldout:.2f} vs {self.balanced_accuracy_default_heldout:.2f} at 0.5 "
-                f"({self.n_train} turns to fit, {self.n_heldout} held out; {self.reason})")
+                f"{self.balanced_accuracy_heldout:.2f} vs {self.balanced_accuracy_default_heldout:.2f} at "
+                f"{self.current:g} ({self.n_train} {unit} to fit, {self.n_heldout} held out; {self.reason})")
 
 
 def auc(p_yes: list[float], labels: list[bool]) -> float | None:
@@ -61,9 +67,18 @@ def auc(p_yes: list[float], labels: list[bool]) -> float | None:
     return wins / (len(pos) * len(neg))
 
 
-def balanced_accuracy(p_yes: list[float], labels: list[bool], cutoff: float) -> float:
-    pos = [p >= cutoff for p, y in zip(p_yes, labels) if y]
-    neg = [p < cutoff for p, y in zip(p_yes, labels) if not y]
+Band = tuple[float, float]
+
+
+def _undecided(p: float, band: Band | None) -> bool:
+    return band is not None and band[0] <= p <= band[1]
+
+
+def balanced_accuracy(p_yes: list[float], labels: list[bool], cutoff: float, band: Band | None = None) -> float:
+    """Mean of the yes and the no items' share decided right; an answer inside the undecided `band` decides nothing,
+    so it counts as not right (the band is the same for the rules compared: only their cut-offs differ)."""
+    pos = [p >= cutoff and not _undecided(p, band) for p, y in zip(p_yes, labels) if y]
+    neg = [p < cutoff and not _undecided(p, band) for p, y in zip(p_yes, labels) if not y]
     return (sum(pos) / len(pos) + sum(neg) / len(neg)) / 2
 
 
@@ -80,28 +95,36 @@ def _split(labels: list[bool], holdout_fraction: float, seed: int) -> tuple[list
 
 
 def fit_cutoff(question: str, p_yes: list[float], labels: list[bool], *, holdout_fraction: float = 0.5,
-               seed: int = 0) -> CutoffFit:
-    """The cut-off for one question, accepted only when it beats 0.5 on the held-out turns (see module doc)."""
+               seed: int = 0, current: float = DEFAULT_CUTOFF, band: Band | None = None, unit: str = "turns"
+               ) -> CutoffFit:
+    """The cut-off for one question, accepted only when it beats the `current` one (0.5, or the cut-off the item
+    already has for this judge) on the held-out half (see module doc). `band`: the item's undecided band, kept as it
+    is by both rules compared. `unit`: what the labelled items are, for the reason ("turns", "reviews")."""
     train, held = _split(labels, holdout_fraction, seed)
-    sizes = dict(n_train=len(train), n_heldout=len(held))
+    n_train, n_heldout = len(train), len(held)
     for name, part in (("fitting", train), ("held-out", held)):
         yes = sum(labels[i] for i in part)
         if min(yes, len(part) - yes) < MIN_PER_CLASS:
-            return CutoffFit(question=question, **sizes, auc_heldout=None, cutoff=DEFAULT_CUTOFF,
+            return CutoffFit(question=question, n_train=n_train, n_heldout=n_heldout, auc_heldout=None, cutoff=current,
                              balanced_accuracy_heldout=0.0, balanced_accuracy_default_heldout=0.0, accepted=False,
-                             reason=f"the {name} half needs at least {MIN_PER_CLASS} audited yes and no turns")
+                             current=current, enough=False,
+                             reason=f"the {name} half needs at least {MIN_PER_CLASS} {_labelled(unit)}")
     tp, ty = [p_yes[i] for i in train], [labels[i] for i in train]
     values = sorted(set(tp))
-    candidates = [(a + b) / 2 for a, b in zip(values, values[1:])] + [DEFAULT_CUTOFF]
-    best = max(candidates, key=lambda c: (balanced_accuracy(tp, ty, c), -abs(c - DEFAULT_CUTOFF)))
+    candidates = [(a + b) / 2 for a, b in zip(values, values[1:])] + [current]
+    best = max(candidates, key=lambda c: (balanced_accuracy(tp, ty, c, band), -abs(c - current)))
     hp, hy = [p_yes[i] for i in held], [labels[i] for i in held]
-    fitted, default = balanced_accuracy(hp, hy, best), balanced_accuracy(hp, hy, DEFAULT_CUTOFF)
+    fitted, default = balanced_accuracy(hp, hy, best, band), balanced_accuracy(hp, hy, current, band)
     accepted = fitted > default
-    reason = ("beats 0.5 on held-out turns" if accepted else
-              f"does not beat 0.5 on held-out turns ({fitted:.2f} ≤ {default:.2f})")
-    return CutoffFit(question=question, **sizes, auc_heldout=auc(hp, hy), cutoff=round(best, 4),
-                     balanced_accuracy_heldout=fitted, balanced_accuracy_default_heldout=default, accepted=accepted,
-                     reason=reason)
+    reason = (f"beats {current:g} on held-out {unit}" if accepted else
+              f"does not beat {current:g} on held-out {unit} ({fitted:.2f} ≤ {default:.2f})")
+    return CutoffFit(question=question, n_train=n_train, n_heldout=n_heldout, auc_heldout=auc(hp, hy),
+                     cutoff=round(best, 4), balanced_accuracy_heldout=fitted, balanced_accuracy_default_heldout=default, accepted=accepted,
+                     current=current, reason=reason)
+
+
+def _labelled(unit: str) -> str:
+    return "audited yes and no turns" if unit == "turns" else f"reviewed yes and no {unit.removesuffix('s')} decisions"
 
 
 def _answer(value: Any, file: str, line: int) -> bool:

@@ -10,6 +10,7 @@ import gradio as gr
 from rubriceval.i18n import Lang, t
 from rubriceval.studio.card_form import PREDICATES, check_kinds
 from rubriceval.ui.common.wording import choices, headers
+from rubriceval.ui.studio.card_fit import FitLayout, build_fit_section
 
 CARD_ITEM_COLUMNS = ["id", "dimension", "name", "predicate", "points", "counted", "fatal", "applies_when"]
 
@@ -36,6 +37,7 @@ class CardLayout:
     card_status: gr.Textbox
     card_results: gr.Dataframe
     card_diff_view: gr.Code
+    fit: FitLayout                 # 复核校准: reviewed cut-offs proposed as the card's next version (issue 44.1)
 
 
 def build_card_tab(lang: Lang, card_columns: list[str]) -> CardLayout:
@@ -123,4 +125,4 @@ def build_card_tab(lang: Lang, card_columns: list[str]) -> CardLayout:
                              elem_id="studio-card-diff-view")
     return CardLayout(card_file, card_open, head, apply_head, items, pick, item, check_box, question_box, rubric_box,
                       apply_item, remove_item, card_text, card_validate, card_try, card_diff, card_save, card_status,
-                      card_results, card_diff_view)
+                      card_results, card_diff_view, build_fit_section(lang))

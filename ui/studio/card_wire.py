@@ -10,6 +10,7 @@ import gradio as gr
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.i18n import t
 from rubriceval.studio.card_form import PREDICATES, check_kinds
+from rubriceval.ui.studio.card_fit import wire_fit
 from rubriceval.ui.studio.card_layout import CardLayout
 
 if TYPE_CHECKING:
@@ -106,3 +107,4 @@ def wire_cards(ui: CardLayout, h: StudioHandlers, shown: Callable[..., Any], run
     saved = [ui.card_status, ui.card_text, fingerprint]
     ui.card_save.click(shown(do_save, saved, ui.card_status), [ui.card_text, fingerprint], saved,
                        api_name="studio_card_save")
+    wire_fit(ui.fit, ui, h, shown, fingerprint)
