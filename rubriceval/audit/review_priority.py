@@ -6,7 +6,9 @@ whatever the judge decided, beside the random part and the plan's own risk kinds
 - `top_p_yes:<item>`: each judgement item's k highest-p(yes) conversations of each period of the plan among those
   the machine did not hit, whatever the cut-off — a violation the calibration misses (p(yes) 0.49 under a 0.5
   cut-off, or a calibrated one) is still seen by a person. Hits are left out: they are deductions already shown,
-  appealable, and fatal ones are the `fatal` risk.
+  appealable, and fatal ones are the `fatal` risk. The p(yes) ranked is that of the answer making the item a hit
+  (`hit_on: no`, a deduction's default: 1 − p(yes)); an item found not applicable by its `applies_when.question`
+  ranks by that question's p(yes) (an upset customer the judge put under 0.5 is still reviewed).
 
 The additions go through the one sampler (audit/plan.draw): deduplicated with the random part and with each other, a
 conversation's reasons joined in its `risk:` selection (e.g. `risk:undecided,top_p_yes:promise`), never in the
@@ -18,8 +20,8 @@ from collections.abc import Iterable, Mapping
 
 from rubriceval.i18n import MESSAGES, Lang, t
 from rubriceval.scorecard.decided import is_judgement_item
-from rubriceval.scorecard.schema import Scorecard
-from rubriceval.scorecard.verdict import ScorecardVerdict
+from rubriceval.scorecard.schema import Scorecard, ScorecardItem
+from rubriceval.scorecard.verdict import CardItemOutcome, ScorecardVerdict
 
 TOP_P_YES = "top_p_yes"
 UNDECIDED, PENDING = "undecided", "pending_review"
@@ -35,18 +37,33 @@ def awaiting_reasons(verdict: ScorecardVerdict) -> list[str]:
     return reasons
 
 
+def p_hit(item: ScorecardItem, outcome: CardItemOutcome) -> float | None:
+    """How likely the judge thought a hit: its p(yes) toward the hit answer; an N/A outcome's applies-when p(yes)."""
+    if outcome.p_yes is None:
+        return None
+    if outcome.status == "not_applicable" or not item.question:
+        return outcome.p_yes
+    return outcome.p_yes if item.hit_answer else 1 - outcome.p_yes
+
+
 def top_p_yes(card: Scorecard, verdicts: Iterable[ScorecardVerdict], period_of: Mapping[str, str], k: int
               ) -> dict[str, list[str]]:
     """sample id → `top_p_yes:<item>` for each judgement item of which it is among the k highest p(yes) of its
-    period, among the outcomes the machine did not hit (ties broken by sample id, so a plan draws the same)."""
+    period, among the outcomes the machine did not hit, in verdicts not already awaiting review (ties broken by
+    sample id, so a plan draws the same)."""
     if k <= 0:
         return {}
-    judged = {i.id for i in card.items if is_judgement_item(i)}
+    judged = {i.id: i for i in card.items if is_judgement_item(i)}
     ranked: dict[tuple[str, str], list[tuple[float, str]]] = {}
     for v in verdicts:
+        if any(o.awaiting_review for o in v.outcomes):
+            continue                  # in the queue already (a reviewer decides every item of the card there)
         for o in v.outcomes:
-            if o.item in judged and o.p_yes is not None and not (o.status == "hit" and not o.awaiting_review):
-                ranked.setdefault((o.item, period_of.get(v.sample_id, "")), []).append((o.p_yes, v.sample_id))
+            if o.item not in judged or o.status == "hit":
+                continue
+            p = p_hit(judged[o.item], o)
+            if p is not None:
+                ranked.setdefault((o.item, period_of.get(v.sample_id, "")), []).append((p, v.sample_id))
     out: dict[str, list[str]] = {}
     for (item, _), found in sorted(ranked.items()):
         for _, sample_id in sorted(found, key=lambda f: (-f[0], f[1]))[:k]:
