@@ -42,8 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "as a new version only when it beats the declared level rule on held-out items (exit 1 if not)")
     p.add_argument("--fit-thresholds", action="store_true",
                    help="fit each per-turn question's p(yes) cut-off to audited turns (--labels: sample_id, turn, "
-                        "question|item, answer) for the judge that answered them; proposed only when it beats 0.5 on "
-                        "held-out turns (exit 1 if none is)")
+                        "question|item, answer; a row without a turn: a checklist question, item = its id) for the "
+                        "judge that answered them; proposed only when it beats the current cut-off (0.5, or the one "
+                        "fitted for that judge) on held-out rows (exit 1 if none is). Scorecard items: scorecard fit")
     p.add_argument("--labels", help="--fit-thresholds: the audited turns (JSONL or CSV)")
     p.add_argument("--run", help="--fit-thresholds: the run whose answers to use (default: the newest with the rubric)")
     p.add_argument("--accept", metavar="VERSION", help="accept a proposed version")

@@ -176,3 +176,55 @@ def load_scorecard_text(tmp_path: Path):
     path = tmp_path / "qa.yaml"
     path.write_text(CARD_YAML, encoding="utf-8")
     return load_scorecard(path)
+
+
+def test_a_rubric_checklist_question_is_fitted_by_the_same_path(tmp_path: Path):
+    """calibrate --fit-thresholds: a labelled row without a turn names a checklist question; its fit is written as
+    the question's calibration for the run's judge (ignored with another), refused when 0.5 already separates."""
+    import json
+
+    from rubriceval.rubric.loader import load_rubric
+    from rubriceval.run.runner import execute
+    from rubriceval.trust.fit_cutoff import fit_thresholds
+
+    rubric = load_rubric_text(tmp_path)
+    samples = [Sample.model_validate({"id": f"a{i}", "question": "能退款吗", "answer": f"编号 {p:.2f}"})
+               for i, p in enumerate(PROMISES + CLEAN)]
+    store = RunStore(tmp_path / "runs.sqlite")
+    run_id = store.create_run(RunConfig(judge={"model": JUDGE}), samples,
+                              [(rubric.id, "rubric", rubric.version_tag, rubric.model_dump(mode="json"))])
+    asyncio.run(execute(store, run_id, samples, [rubric], [], judge=scripted(), progress=False))
+    store.set_status(run_id, "complete")
+    store.close()
+    labels = tmp_path / "answers.jsonl"
+    labels.write_text("\n".join(json.dumps({"sample_id": s.id, "item": "promised", "answer": s.id in
+                                            {f"a{i}" for i in range(10)}}) for s in samples) + "\n", encoding="utf-8")
+    fits, unasked, path = fit_thresholds(tmp_path / "runs.sqlite", "policy", labels, proposal_dir=tmp_path / "p")
+    assert unasked == 0 and fits[0].accepted and fits[0].current == 0.5 and path is not None
+    question = load_rubric(path).checklist_items[0].questions[0]
+    assert question.calibration_for(JUDGE).method == "reviews" and 0.2 < question.calibration_for(JUDGE).cutoff < 0.3
+    assert question.calibration_for("another-judge") is None
+    flipped = tmp_path / "flipped.jsonl"                       # the experts say the opposite: nothing beats 0.5
+    flipped.write_text(labels.read_text(encoding="utf-8").replace("true", "X").replace("false", "true")
+                       .replace("X", "false"), encoding="utf-8")
+    fits, _, path = fit_thresholds(tmp_path / "runs.sqlite", "policy", flipped, proposal_dir=tmp_path / "q")
+    assert path is None and not fits[0].accepted and "does not beat 0.5" in fits[0].reason
+
+
+def load_rubric_text(tmp_path: Path):
+    from rubriceval.rubric.loader import load_rubric
+
+    path = tmp_path / "policy.yaml"
+    path.write_text("""id: policy
+name: 政策
+criterion: 回答是否守政策
+judge_mode: checklist
+score_descriptions: {1: 差, 2: 较差, 3: 一般, 4: 较好, 5: 很好}
+items:
+  - id: checklist
+    type: checklist
+    questions:
+      - {id: promised, ask: 回答是否承诺了政策以外的补偿？}
+    levels: {5: "not promised", 1: "promised"}
+""", encoding="utf-8")
+    return load_rubric(path)
