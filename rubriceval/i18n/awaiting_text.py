@@ -5,7 +5,7 @@ from __future__ import annotations
 
 AWAITING_TEXT: dict[str, dict[str, str]] = {
     # -- the report's scorecard section ------------------------------------------------------------------------------
-    "aw_counts": {"zh": "待复核 {n} 通（{share}）：{undecided} 通有评审无法判定的项，{pending} 通有待人工确认的机器判定；"
+    "aw_counts": {"zh": "待复核 {n} 通（{share}）：{undecided} 通有裁判无法判定的项，{pending} 通有待人工确认的机器判定；"
                         "这些对话不计入平均分和合格率，总分可能在 {low}–{high} 之间",
                   "en": "{n} awaiting review ({share}): {undecided} with an item the judge could not decide, {pending} "
                         "with a machine decision pending review; left out of the mean and pass rate, their totals "
@@ -19,12 +19,12 @@ AWAITING_TEXT: dict[str, dict[str, str]] = {
     "aw_total": {"zh": "待复核（{low}–{high}）", "en": "awaiting review ({low}–{high})"},
     "aw_total_plain": {"zh": "待复核", "en": "awaiting review"},
     # -- how each judgement item was decided -------------------------------------------------------------------------
-    "how_title": {"zh": "判定方式（本次运行、本评审模型）", "en": "How each judgement item was decided (this run, this judge)"},
+    "how_title": {"zh": "各裁判项在本次运行中如何判定（本裁判模型）", "en": "How each judgement item was decided (this run, this judge)"},
     "how_item": {"zh": "质检项", "en": "Item"},
     "how_rule": {"zh": "规则", "en": "rule"},
-    "how_judge": {"zh": "评审（0.5 阈值）", "en": "judge (plain 0.5)"},
-    "how_judge_calibrated": {"zh": "评审（已校准）", "en": "judge (calibrated)"},
-    "how_rubric": {"zh": "评分标准", "en": "rubric"},
+    "how_judge": {"zh": "裁判（阈值 0.5）", "en": "judge (plain 0.5)"},
+    "how_judge_calibrated": {"zh": "裁判（校准阈值）", "en": "judge (calibrated)"},
+    "how_rubric": {"zh": "业务标准", "en": "rubric"},
     "how_undecided": {"zh": "无法判定", "en": "undecided"},
     "how_pending": {"zh": "待确认", "en": "pending review"},
     "how_not_applicable": {"zh": "N/A", "en": "N/A"},
@@ -44,6 +44,6 @@ AWAITING_TEXT: dict[str, dict[str, str]] = {
     "rq_undecided": {"zh": "无法判定", "en": "undecided"},
     "rq_pending_review": {"zh": "待人工确认", "en": "pending review"},
     "rq_fatal": {"zh": "一票否决", "en": "fatal"},
-    "rq_low_confidence": {"zh": "评审把握低", "en": "low judge confidence"},
+    "rq_low_confidence": {"zh": "裁判把握低", "en": "low judge confidence"},
     "rq_disagreement": {"zh": "复核意见分歧", "en": "disagreement"},
 }
