@@ -56,12 +56,12 @@ def turned_over(card: Scorecard, outcome: CardItemOutcome) -> Status:
 
 def appealable_items(card: Scorecard, verdict: ScorecardVerdict) -> list[str]:
     """The items an agent may appeal: every hit that changes the total (a deduction, a fatal), and every bonus the
-    verdict did not give (N/A or clear)."""
+    verdict did not give (N/A or clear). An item awaiting review is no decision yet: a reviewer decides it first."""
     items = {i.id: i for i in card.items}
     out = []
     for o in verdict.outcomes:
         item = items.get(o.item)
-        if item is None:
+        if item is None or o.awaiting_review:
             continue
         if o.status == "hit" and ((item.points or 0) != 0 or item.fatal):
             out.append(o.item)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rubriceval.audit.plan import SamplingPlan, parse_plan
 from rubriceval.audit.review_priority import reason_text, selection_text, top_p_yes
-from rubriceval.audit.scorecard_official import official_totals
+from rubriceval.audit.scorecard_official import appealable_items, official_totals
 from rubriceval.audit.scorecard_reviews import ReviewStore
 from rubriceval.audit.team import TeamStore
 from rubriceval.audit.team_cards import card_plan_items, open_card_item, save_card_review
@@ -15,7 +15,7 @@ from rubriceval.report.scorecard_summary import run_scorecard_summaries
 from rubriceval.store.runs import RunStore
 from rubriceval.store.scorecards import ScorecardStore
 from rubriceval.store.team_models import TaskSpec
-from tests.report.test_awaiting_review_report import build, card
+from tests.report.test_awaiting_review_report import build, card, verdict
 
 EVERY_ITEM_CLEAR = {"closing": "clear", "promise": "clear", "soothe": "not_applicable"}
 
@@ -34,6 +34,11 @@ def test_a_review_of_an_undecided_or_pending_item_makes_the_official_total(tmp_p
     [summary] = run_scorecard_summaries(runs, run_id)
     assert summary.awaiting == [] and summary.n_scored == 5 and summary.totals == [100, 75, 80, 80, 100]
     assert next(i for i in summary.items if i.item == "promise").how["undecided"] == 1   # the judge's, as it was
+
+
+def test_an_item_awaiting_review_is_not_appealable_until_decided():
+    assert appealable_items(card(), verdict("r", "p1")) == []               # the pending hit is no deduction yet
+    assert appealable_items(card(), verdict("r", "d2")) == ["closing", "promise"]
 
 
 def test_a_reviewers_clear_on_an_undecided_item_is_recorded_and_decides_it(tmp_path):
