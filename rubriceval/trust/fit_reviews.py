@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel
 
@@ -42,6 +42,7 @@ class ReviewedAnswer(BaseModel):
     sample_id: str
     p_yes: float
     answer: bool
+    per_turn: bool = False            # the p(yes) is the highest over the turns asked (a decomposed question)
 
 
 class ItemFit(BaseModel):
@@ -81,6 +82,20 @@ class CardFit(BaseModel):
         return {f.item: f.calibration for f in self.items if f.calibration is not None}
 
 
+def judge_of_run(judge: Any) -> str:
+    """The name a calibration is fitted for, from a run's stored judge config, as the scoring side names the judge
+    that reads it (scoring/judgement/decide.judge_name): the embedded judge by its verified model file (its config
+    says only `local`, with no server address), any other judge by its model."""
+    if not isinstance(judge, Mapping):
+        return ""
+    model = str(judge.get("model") or "")
+    if judge.get("base_url") is None and model in ("", "local"):
+        from rubriceval.judge.embedded_model import embedded_judge_identity
+
+        return embedded_judge_identity()
+    return model
+
+
 def question_items(card: Scorecard) -> list[ScorecardItem]:
     """The items a reviewed cut-off can serve: those decided by a yes/no question to the judge."""
     return [item for item in card.items if item.question]
@@ -110,8 +125,9 @@ def reviewed_answers(card: Scorecard, verdicts: Iterable[ScorecardVerdict], deci
             if outcome.p_yes is None or outcome.status == "not_applicable":
                 unasked[item.id] += 1
                 continue
+            per_turn = any(e.turn is not None for e in outcome.evidence)      # the decisive turn is named
             answers[item.id].append(ReviewedAnswer(sample_id=verdict.sample_id, p_yes=outcome.p_yes,
-                                                   answer=(status == "hit") == item.hit_answer))
+                                                   answer=(status == "hit") == item.hit_answer, per_turn=per_turn))
     return answers, unasked
 
 
@@ -132,8 +148,10 @@ def fit_item(item: ScorecardItem, judge: str, answers: Sequence[ReviewedAnswer],
     note = (f"reviews: held-out balanced accuracy {fit.balanced_accuracy_heldout:.2f} vs "
             f"{fit.balanced_accuracy_default_heldout:.2f} at {current:g} ({source}); {fit.n_train} reviews to fit, "
             f"{fit.n_heldout} held out")
+    # the number the cut-off is read on: the highest turn p(yes) when the judge was asked turn by turn
+    score: Literal["p_yes", "turn_max"] = "turn_max" if sum(a.per_turn for a in answers) * 2 > len(answers) else "p_yes"
     fitted = ItemCalibration(judge=judge, cutoff=fit.cutoff, undecided=band, method="reviews",
-                             n=fit.n_train + fit.n_heldout, score=calibration.score if calibration else "p_yes",
+                             n=fit.n_train + fit.n_heldout, score=score,
                              fitted_at=fitted_at or datetime.now(timezone.utc).isoformat(timespec="seconds"),
                              auc=None if fit.auc_heldout is None else round(fit.auc_heldout, 4), note=note)
     return base.model_copy(update={"fit": fit, "calibration": fitted, "reason": fit.reason})
@@ -208,8 +226,7 @@ def fit_from_store(store: str | Path, runs: Sequence[str], card_id: str, *, item
     for run in runs:
         run_id = store_runs.resolve(run)
         run_ids.append(run_id)
-        judge = store_runs.run_info(run_id).config.judge
-        judges.add(str(judge.get("model") or "") if isinstance(judge, dict) else "")
+        judges.add(judge_of_run(store_runs.run_info(run_id).config.judge))
         found = {c.id: c for c in ScorecardStore(store_runs).cards(run_id)}
         if card_id not in found:
             raise RubricEvalError(f"run '{run}' has no scorecard '{card_id}'", field="--card",
