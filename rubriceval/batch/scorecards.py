@@ -64,6 +64,11 @@ async def replay_scorecards(batch_run: BatchRun, samples: list[Sample], judge: B
     results = await asyncio.gather(*(_score(card, sample, judge, verdicts.get(sample.id, {}), run_id)
                                      for sample, card in ready))
     finished = [v for v in results if v is not None]
+    if finished:           # issue 44: a decision outside its item's accepted region waits for review
+        from rubriceval.trust.selective_reviews import RunAcceptance
+
+        accept = RunAcceptance(batch_run.runs, run_id, cards)
+        finished = [accept(v) for v in finished]
     stopped = [pair for pair, verdict in zip(ready, results) if verdict is None] + waiting
     batch_run.want_unit_calls([], judge.book, stopped)
     store.save(run_id, finished)

@@ -19,6 +19,7 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from rubriceval.common.errors import DatasetError
 from rubriceval.data.knowledge import Knowledge, knowledge_stamp, load_knowledge
+from rubriceval.rubric.auto_accept import AutoAccept
 from rubriceval.rubric.items import (  # noqa: F401  (re-exported: the item classes were defined here before)
     CONVERSATION_CHECKS,
     LEVELS,
@@ -141,6 +142,8 @@ class Rubric(StrictModel):
     combine: Combine = Field(default_factory=Combine)
     examples: list[Example] = Field(default_factory=list)
     trust: TrustBar | None = None
+    # Accept the judge's verdicts only where reviews guarantee this agreement (rubric/auto_accept.py); not hashed.
+    auto_accept: AutoAccept | None = None
     scope: Scope = "sample"
     turn_aggregate: TurnAggregate | None = None
     judge_mode: JudgeMode = "holistic"
@@ -275,7 +278,7 @@ class Rubric(StrictModel):
 
 
 def _content_hash(rubric: Rubric) -> str:
-    data = rubric.model_dump(mode="json", exclude={"trust", "failure_tags", "measured"})
+    data = rubric.model_dump(mode="json", exclude={"trust", "auto_accept", "failure_tags", "measured"})
     if rubric.knowledge:        # the passages the judge reads, not the path (a scorecard's knowledge is hashed so too)
         try:
             base = rubric.knowledge_base()    # not None: the rubric names a knowledge file

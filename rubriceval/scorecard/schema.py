@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import Field, PrivateAttr, StrictInt, TypeAdapter, ValidationError, field_validator, model_validator
 
 from rubriceval.data.knowledge import Knowledge, load_knowledge
+from rubriceval.rubric.auto_accept import AutoAccept
 from rubriceval.rubric.calibration import JudgementFields
 from rubriceval.rubric.check_kinds import kind_names, listed
 from rubriceval.rubric.items import CHECK_KINDS, CONVERSATION_CHECKS, Item, SampleField
@@ -129,6 +130,7 @@ class ScorecardItem(JudgementFields):
     judge_sees_knowledge: bool = False
     review: bool = False        # written by `scorecard import` from a rule text: a person should check it
     trust: ItemTrust | None = None      # this item's bar (default: the card's `trust`, for judge-decided items)
+    auto_accept: AutoAccept | None = None     # this item's own target (default: the card's; issue 44)
     _check: Any = PrivateAttr(default=None)
 
     @field_validator("hit_on", mode="before")
@@ -229,6 +231,9 @@ class Scorecard(StrictModel):
     on_unscored: OnUnscored = "unscored"
     # The trust bar of the items the judge decides (question and rubric items) unless an item sets its own.
     trust: ItemTrust | None = None
+    # Accept the machine's decisions only where reviews guarantee this agreement (rubric/auto_accept.py); the
+    # rest wait for review. Not hashed: it changes which decisions wait, never a decision.
+    auto_accept: AutoAccept | None = None
     # A knowledge file of policies (.md/.txt/.jsonl, relative to this file; rubriceval/data/knowledge.py), read as
     # the context a chat export lacks: by unless_context / only_if_context, per-turn `ask:` questions, the
     # judge_sees_knowledge questions (and their applies_when questions) and `applies_when.has_contexts`.
@@ -290,14 +295,14 @@ class Scorecard(StrictModel):
         assert private is not None          # the model declares private attributes: pydantic always sets the dict
         cached = private.get("_hash")
         if cached is None or cached[0] != key:
-            # The trust bars judge the verdicts, they change none: left out, like a rubric's.
-            data = self.model_dump(mode="json", exclude={"name", "description", "version", "trust", "knowledge",
-                                                         "knowledge_passages"})
+            # The trust bars judge the verdicts, they change none: left out, like a rubric's (and auto_accept).
+            data = self.model_dump(mode="json", exclude={"name", "description", "version", "trust", "auto_accept",
+                                                         "knowledge", "knowledge_passages"})
             knowledge = self.knowledge_base()
             if knowledge is not None:        # absent without one: every card written before keeps its version
                 data["knowledge"] = knowledge.digest
             for item in data["items"]:
-                for label in ("name", "description", "review", "trust"):
+                for label in ("name", "description", "review", "trust", "auto_accept"):
                     item.pop(label, None)
             for dim in data["dimensions"]:
                 dim.pop("name", None)
