@@ -23,6 +23,7 @@ from rubriceval.audit.scorecard_reviews import ReviewStore
 from rubriceval.audit.team_cards import statuses_of
 from rubriceval.scorecard.schema import Scorecard, ScorecardItem
 from rubriceval.store.scorecards import ScorecardStore
+from rubriceval.trust.fit_reviews import judge_of_run
 from rubriceval.trust.selective import (
     AcceptanceRegion,
     ReviewedDecision,
@@ -35,9 +36,9 @@ from rubriceval.trust.selective import (
 
 
 def run_judge(runs: Any, run_id: str) -> str:
-    """The judge model a run used ('' without one)."""
-    judge = runs.run_info(run_id).config.judge
-    return str(judge.get("model") or "") if isinstance(judge, dict) else ""
+    """The judge a run used, named as calibrations name it (trust/fit_reviews.py judge_of_run: the embedded judge by
+    its model file, any other by its model)."""
+    return judge_of_run(runs.run_info(run_id).config.judge)
 
 
 def predicate_key(item: ScorecardItem) -> str:
@@ -71,8 +72,7 @@ def _runs_of(runs: Any, card_id: str, judge: str, before: float | None) -> Itera
     for info in runs.list_runs():
         if before is not None and info.created_at >= before:
             continue
-        model = info.config.judge.get("model") if isinstance(info.config.judge, dict) else None
-        if str(model or "") != judge:
+        if judge_of_run(info.config.judge) != judge:
             continue
         card = next((c for c in ScorecardStore(runs).cards(info.run_id) if c.id == card_id), None)
         if card is not None:
