@@ -12,6 +12,8 @@ from rubriceval.store.db import Database
 
 SPAN = 2000          # dataset positions per read
 SCORECARD, FATAL = "scorecard", "fatal"      # a scorecard total's row kind, and its details when a fatal item hit
+AWAITING = "awaiting_review"     # a scorecard total's details when it awaits a reviewer (issues 39, 44): no score,
+                                 # and not unscored (stored with no unscored_reason)
 
 
 class ScoredRow(NamedTuple):
@@ -129,17 +131,19 @@ def run_rows(db: Database, run_id: str, span: int = SPAN, *, details: bool = Fal
                 ScoredRow(r[1], r[2], r[3], r[4]) if decision is None else
                 ScoredRow(r[1], r[2], decision.score, r[4], True, r[3]))
         if has_scorecards:            # scorecard totals beside the verdicts (rubriceval/store/scorecards.py)
-            for r in db.execute("SELECT c.sample_id, c.scorecard, c.total, c.fatal FROM dataset_samples d "
+            for r in db.execute("SELECT c.sample_id, c.scorecard, c.total, c.fatal, c.unscored_reason "
+                                "FROM dataset_samples d "
                                 "JOIN scorecard_verdicts c ON c.run_id = ? AND c.sample_id = d.sample_id "
                                 "WHERE d.dataset_id = ? AND d.position >= ? AND d.position < ?",
                                 (run_id, dataset_id, low, high)):
                 decided = decided_cards.get((r[0], r[1]))
                 if decided is not None:         # a person changed it: its official total and fatal items
-                    row = ScoredRow(r[1], SCORECARD, decided.totals.total, FATAL if decided.totals.fatal else "",
-                                    True, r[2])
+                    row = ScoredRow(r[1], SCORECARD, decided.totals.total, FATAL if decided.totals.fatal else
+                                    AWAITING if decided.totals.awaiting_review else "", True, r[2])
                 elif (decision := official.decision(r[0], r[1])) is not None:
                     row = ScoredRow(r[1], SCORECARD, decision.score, FATAL if r[3] else "", True, r[2])
                 else:
-                    row = ScoredRow(r[1], SCORECARD, r[2], FATAL if r[3] else "")
+                    row = ScoredRow(r[1], SCORECARD, r[2], FATAL if r[3] else
+                                    AWAITING if r[2] is None and r[4] is None else "")
                 verdicts.setdefault(r[0], []).append(row)
         yield [(to_keys(s), sorted(verdicts.get(s[0], []))) for s in samples]

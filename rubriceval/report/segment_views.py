@@ -17,9 +17,17 @@ def _decided(table: SegmentTable) -> bool:
     return any(r.n_human for r in table.rows)
 
 
+def _awaiting(table: SegmentTable) -> bool:
+    """Whether any scorecard total of the table awaits review (issues 39, 44): then a column counts them apart
+    (in no mean, not unscored); a table where none waits keeps its columns."""
+    return any(r.n_awaiting for r in table.rows)
+
+
 def headers(table: SegmentTable, lang: Lang) -> list[str]:
     head = [*table.fields, t("scorer", lang), t("samples", lang), t("n_scored", lang), t("n_unscored", lang),
             t("mean", lang), t("pass_rate", lang), t("scorecard_total", lang), t("fatal_rate", lang)]
+    if _awaiting(table):
+        head.append(t("wk_awaiting", lang))
     if _decided(table):
         head += [t("official_human_decided", lang), t("official_machine_mean", lang)]
     return head
@@ -27,10 +35,10 @@ def headers(table: SegmentTable, lang: Lang) -> list[str]:
 
 def sheet_rows(table: SegmentTable, names: Mapping[str, str]) -> list[list[Any]]:
     """One row per segment × scorer, numbers as numbers (None where undefined)."""
-    decided = _decided(table)
+    decided, waiting = _decided(table), _awaiting(table)
     return [[*r.values.values(), names.get(r.scorer, r.scorer), r.n_samples, r.n_scored, r.n_unscored, r.mean,
-             r.pass_rate, r.scorecard_total, r.fatal_rate] + ([r.n_human, r.machine_mean] if decided else [])
-            for r in table.rows]
+             r.pass_rate, r.scorecard_total, r.fatal_rate] + ([r.n_awaiting] if waiting else [])
+            + ([r.n_human, r.machine_mean] if decided else []) for r in table.rows]
 
 
 def sheet_name(table: SegmentTable, taken: set[str]) -> str:
@@ -47,10 +55,11 @@ def sheet_name(table: SegmentTable, taken: set[str]) -> str:
 
 
 def text_rows(table: SegmentTable, names: Mapping[str, str], lang: Lang) -> list[list[str]]:
-    decided = _decided(table)
+    decided, waiting = _decided(table), _awaiting(table)
     return [[*r.values.values(), names.get(r.scorer, r.scorer), str(r.n_samples), str(r.n_scored),
              str(r.n_unscored), format_number(r.mean, 2, lang), format_percent(r.pass_rate, lang),
              format_number(r.scorecard_total, 1, lang), format_percent(r.fatal_rate, lang)]
+            + ([str(r.n_awaiting)] if waiting else [])
             + ([str(r.n_human), format_number(r.machine_mean, 2, lang) if r.n_human else ""] if decided else [])
             for r in table.rows]
 

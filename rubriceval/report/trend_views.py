@@ -38,11 +38,17 @@ def _decided(trend: Trend) -> bool:
     return any(r.n_human for r in trend.rows)
 
 
+def _awaiting(trend: Trend) -> bool:
+    """Whether any scorecard total of the trend awaits review (issues 39, 44): then a column counts them apart."""
+    return any(r.n_awaiting for r in trend.rows)
+
+
 def headers(trend: Trend, lang: Lang) -> list[str]:
     keys = [] if trend.grouping == "all" else trend.grouping.split("+")
     return [t("scorer", lang), *keys, t("period", lang), t("samples", lang), t("n_unscored", lang),
             t(trend.statistic, lang), t("ci95", lang), t("change", lang), t("p_value", lang), t("beyond_noise", lang)
-            ] + ([t("official_human_decided", lang)] if _decided(trend) else [])
+            ] + ([t("wk_awaiting", lang)] if _awaiting(trend) else []) + \
+        ([t("official_human_decided", lang)] if _decided(trend) else [])
 
 
 def human_cell(row: PeriodFigure, lang: Lang) -> str:
@@ -54,11 +60,12 @@ def human_cell(row: PeriodFigure, lang: Lang) -> str:
 
 def rows(trend: Trend, lang: Lang) -> list[list[str]]:
     out = []
-    decided = _decided(trend)
+    decided, waiting = _decided(trend), _awaiting(trend)
     for row in trend.rows:
         value, ci = _figure(row, trend.statistic, lang)
         out.append([row.scorer, *row.segment.values(), row.period, str(row.n_samples), str(row.n_unscored), value, ci,
-                    *_change(row, trend.statistic, lang)] + ([human_cell(row, lang)] if decided else []))
+                    *_change(row, trend.statistic, lang)] + ([str(row.n_awaiting)] if waiting else [])
+                   + ([human_cell(row, lang)] if decided else []))
     return out
 
 
@@ -110,6 +117,11 @@ def write_trend_workbook(trend: Trend, path: str | Path, lang: Lang = "en") -> P
              r.mean_high, r.pass_rate, r.pass_low, r.pass_high, r.change.delta if r.change else None,
              r.change.p_value if r.change else None, r.change.test if r.change else None, r.n_human, r.machine_mean]
             for r in trend.rows]
+    if _awaiting(trend):               # scorecard totals awaiting review, after the unscored count
+        at = head.index(t("n_unscored", lang)) + 1
+        head.insert(at, t("wk_awaiting", lang))
+        for line, r in zip(body, trend.rows):
+            line.insert(at, r.n_awaiting)
     book = Book(path)
     write_sheet(book.create_sheet("trend"), head, body)
     return book.close()

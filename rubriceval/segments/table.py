@@ -13,7 +13,15 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from rubriceval.audit.scored_rows import FATAL, SCORECARD, ScoredRow, official_view, run_rows, scorecard_thresholds
+from rubriceval.audit.scored_rows import (
+    AWAITING,
+    FATAL,
+    SCORECARD,
+    ScoredRow,
+    official_view,
+    run_rows,
+    scorecard_thresholds,
+)
 from rubriceval.data.segment_spec import Grouping, SegmentError, TimeSettings
 from rubriceval.data.segment_values import SampleKeys, segment_keys
 from rubriceval.standard_metrics.thresholds import metric_threshold
@@ -32,6 +40,7 @@ class SegmentStats(BaseModel):
     mean: float | None
     pass_rate: float | None
     threshold: float | None = None
+    n_awaiting: int = 0                    # a scorecard's row: totals awaiting review (counted apart, in no mean)
     scorecard_total: float | None = None   # a scorecard's row: its mean total (rubrics and metrics: None)
     fatal_rate: float | None = None        # a scorecard's row: share of conversations with a fatal item hit
     # Official scores (audit/official.py): of the rows, n_human are human decisions; the judge's mean beside them
@@ -61,22 +70,25 @@ class Cell:
     """What one (segment, scorer) accumulates: rows, unscored rows, scored values; and of the rows a human
     decided, how many, and the judge's scored values in their place (so the judge's mean can be said beside)."""
 
-    __slots__ = ("n_rows", "n_unscored", "n_fatal", "scores", "n_human", "machine_sum", "machine_n")
+    __slots__ = ("n_rows", "n_unscored", "n_awaiting", "n_fatal", "scores", "n_human", "machine_sum", "machine_n")
 
     def __init__(self) -> None:
         self.n_rows = 0
         self.n_unscored = 0
+        self.n_awaiting = 0             # scorecard totals awaiting review: no score, yet not unscored
         self.n_fatal = 0
         self.scores = array("d")
         self.n_human = 0
         self.machine_sum = 0.0          # the judge's scores, summed over all rows (human-decided or not)
         self.machine_n = 0
 
-    def add(self, score: float | None, fatal: bool = False, human: bool = False, machine: float | None = None
-            ) -> None:
+    def add(self, score: float | None, fatal: bool = False, human: bool = False, machine: float | None = None,
+            awaiting: bool = False) -> None:
         self.n_rows += 1
         self.n_fatal += fatal
-        if score is None:
+        if score is None and awaiting:
+            self.n_awaiting += 1
+        elif score is None:
             self.n_unscored += 1
         else:
             self.scores.append(score)
@@ -114,7 +126,8 @@ class SegmentCells:
                     if cell is None:
                         cell = self.cells[key] = Cell()
                         self.kinds.setdefault(row.scorer, row.kind)
-                    cell.add(row.score, row.details_json == FATAL, row.human, row.machine)
+                    cell.add(row.score, row.details_json == FATAL, row.human, row.machine,
+                             row.details_json == AWAITING)
 
     def check_fields(self, where: str = "") -> None:
         """A field that no sample has is a mistake (a typo, an import without that column): say which."""
@@ -163,7 +176,8 @@ def tables_from_cells(cells: SegmentCells, thresholds: Mapping[str, float | None
                                            mean=stats.mean, pass_rate=stats.pass_rate, threshold=threshold,
                                            scorecard_total=stats.mean if scorecard else None,
                                            fatal_rate=cell.n_fatal / cell.n_rows if scorecard and cell.n_rows
-                                           else None, n_human=cell.n_human, machine_mean=cell.machine_mean))
+                                           else None, n_human=cell.n_human, machine_mean=cell.machine_mean,
+                                           n_awaiting=cell.n_awaiting))
         tables.append(table)
     return tables
 

@@ -33,6 +33,7 @@ class PeriodFigure(BaseModel):
     n_samples: int
     n_scored: int
     n_unscored: int
+    n_awaiting: int = 0                       # scorecard totals awaiting review: counted apart, in no mean
     mean: float | None = None
     mean_low: float | None = None
     mean_high: float | None = None
@@ -182,7 +183,8 @@ def _figures(cells: Mapping[tuple[str, tuple[str, ...], str], Cell], periods: Se
         for period, cell in sorted(points, key=lambda p: order.get(p[0], 1 << 30)):
             scores = list(cell.scores)
             figure = PeriodFigure(period=period, segment=fields[segment], scorer=scorer, n_samples=cell.n_rows,
-                                  n_scored=len(scores), n_unscored=cell.n_unscored, n_human=cell.n_human,
+                                  n_scored=len(scores), n_unscored=cell.n_unscored, n_awaiting=cell.n_awaiting,
+                                  n_human=cell.n_human,
                                   machine_mean=cell.machine_mean)
             if scores:
                 figure.mean = sum(scores) / len(scores)

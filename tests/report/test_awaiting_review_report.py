@@ -176,3 +176,23 @@ def test_the_weekly_figures_count_awaiting_review_apart_from_the_mean(tmp_path):
     assert everyone.awaiting == 2 and everyone.scored == 3 and round(everyone.mean, 2) == 91.67
     lines = "\n".join(weekly_markdown([report], "en"))
     assert t("wk_awaiting", "en") in lines
+
+
+def test_segment_tables_and_the_trend_count_awaiting_review_apart_from_unscored(tmp_path):
+    from rubriceval.data.segment_spec import parse_by
+    from rubriceval.report.segment_views import headers as segment_headers
+    from rubriceval.report.trend_views import format_trend
+    from rubriceval.segments.table import segment_tables
+    from rubriceval.trend.series import compute_trend
+
+    path = tmp_path / "runs.sqlite"
+    build(path)
+    runs = RunStore(path)
+    [table] = segment_tables(runs, "W47", parse_by("agent_id"))
+    li = next(r for r in table.rows if r.scorer == "qa" and r.values == {"agent_id": "agent_li"})
+    assert (li.n_samples, li.n_scored, li.n_awaiting, li.n_unscored, li.mean) == (3, 1, 2, 0, 100.0)
+    assert t("wk_awaiting", "en") in segment_headers(table, "en")
+    trend = compute_trend(runs, ["W47"], scorers=["qa"])
+    [point] = trend.rows
+    assert (point.n_awaiting, point.n_unscored, point.n_scored) == (2, 0, 3) and round(point.mean, 2) == 91.67
+    assert t("wk_awaiting", "en") in format_trend(trend, "en")
