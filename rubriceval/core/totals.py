@@ -16,9 +16,12 @@ class RunTotals:
     wall_s: float = 0.0
     judge: dict[str, Any] = field(default_factory=dict)
     embedding_calls: int = 0
+    # the scorecard stage's counts (run/scorecard_stage.ScorecardTotals.as_dict), set only when the run had cards
+    scorecards: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        # a run without cards stores no `scorecards` key, as before the field was declared
+        return {key: value for key, value in self.__dict__.items() if not (key == "scorecards" and value is None)}
 
     def count(self, scored: bool, unscored_kind: str | None = None) -> None:
         """One more judgment done: scored, or unscored of this kind (counted, never averaged)."""
