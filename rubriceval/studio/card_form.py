@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import typing
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -18,6 +18,9 @@ from rubriceval.common.errors import RubricEvalError
 from rubriceval.rubric.items import Item, ItemBase
 from rubriceval.scorecard.predicate_kinds import PREDICATE_NAMES, PredicateName
 from rubriceval.studio.form import load_tree, written_back
+
+if TYPE_CHECKING:
+    from rubriceval.i18n import Lang
 
 Predicate = PredicateName      # the scorecard's predicate kinds (scorecard/predicate_kinds.py)
 PREDICATES = PREDICATE_NAMES   # in the registry's order: the form's choice and its boxes
@@ -135,14 +138,15 @@ def item_form_from_tree(entry: Any) -> ItemForm:
     check = entry.get("check") if isinstance(entry.get("check"), dict) else None
     rubric = entry.get("rubric") if isinstance(entry.get("rubric"), dict) else {}
     when = entry.get("applies_when") if isinstance(entry.get("applies_when"), dict) else {}
-    predicate = "check" if check is not None else "rubric" if entry.get("rubric") is not None else "question"
+    predicate: Predicate = "check" if check is not None else "rubric" if entry.get("rubric") is not None else "question"
+    turns = (check or {}).get("turns")
     hit_on = entry.get("hit_on")
     contexts = when.get("has_contexts")
     return ItemForm(
         id=str(entry.get("id", "")), name=str(entry.get("name", "") or ""), dimension=str(entry.get("dimension", "")),
         description=str(entry.get("description", "") or ""), predicate=predicate,
         check_type=str((check or {}).get("type", "")), check_fields=_lines(check or {}, {"type", "turns"}),
-        turns=str((check or {}).get("turns") or "") if (check or {}).get("turns") in ("assistant", "user") else "",
+        turns="assistant" if turns == "assistant" else "user" if turns == "user" else "",
         question=str(entry.get("question") or ""),
         hit_on={True: "yes", False: "no"}.get(hit_on, hit_on) if hit_on in (True, False, "yes", "no") else "",
         rubric_id=str(rubric.get("id", "")), min_score=_whole(rubric.get("min_score", 4)) or 4,
@@ -354,7 +358,7 @@ def yaml_with_head(text: str, head: CardHead, name: str = "scorecard.yaml") -> s
     return _dump(tree, text)
 
 
-def item_rows(form: CardForm, lang: str = "en") -> list[list[Any]]:
+def item_rows(form: CardForm, lang: Lang = "en") -> list[list[Any]]:
     """The overview table: one row per item, how it is counted said in the page's language."""
     from rubriceval.i18n import t
 

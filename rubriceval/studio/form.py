@@ -132,7 +132,8 @@ def form_from_yaml(text: str, name: str = "draft.yaml") -> RubricForm:
                                   hint="correct it in the YAML editor")
         questions.append((str(question.get("id", "")), ask))
     levels = tree.get("score_descriptions") if hasattr(tree.get("score_descriptions"), "get") else {}
-    rule = checklist.get("levels") if hasattr(checklist.get("levels"), "items") else {}
+    rule_node = checklist.get("levels")
+    rule = rule_node if rule_node is not None and hasattr(rule_node, "items") else {}
     return RubricForm(
         id=str(tree.get("id", "") or ""), name=str(tree.get("name", "") or ""),
         language="en" if tree.get("language") == "en" else "zh",

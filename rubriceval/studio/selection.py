@@ -60,7 +60,7 @@ async def propose_questions(graded: list[tuple[Sample, int]], judge, lang: str) 
     asked = await ask(judge, JudgeRequest(messages=messages, json_schema=QUESTIONS_SCHEMA,
                                           schema_name="proposed_questions", cache_tag="studio.propose.v1"),
                       json_reader(_questions))
-    if not asked.ok:
+    if not asked.ok or asked.value is None:      # ok has a value: said again for the type checker
         raise RubricEvalError(f"the judge proposed no usable question: {asked.reason or asked.unscored_kind}",
                               field="graded")
     return asked.value, asked.usage

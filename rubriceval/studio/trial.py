@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
@@ -25,6 +25,9 @@ from rubriceval.run.planning import CostPlan, plan_cost
 from rubriceval.run.runner import judge_rubric
 from rubriceval.store.audit import AuditStore
 from rubriceval.store.runs import RunStore
+
+if TYPE_CHECKING:
+    from rubriceval.i18n import Lang
 
 TRIAL_PREFIX = "studio-"
 
@@ -49,7 +52,7 @@ def quoting(detail: str, span: str | None) -> str:
     return f"{detail}：「{span}」" if detail else f"「{span}」"
 
 
-def plan_text(plan: CostPlan, samples: int, lang: str) -> str:
+def plan_text(plan: CostPlan, samples: int, lang: Lang) -> str:
     """The cost of a trial, said in the page's language (the dry run's table is the CLI's, in English)."""
     from rubriceval.i18n import t
 
@@ -117,7 +120,7 @@ class TrialAgreement(BaseModel):
     agreed: int
     mean_abs_diff: float | None
 
-    def text(self, lang: str = "zh") -> str:
+    def text(self, lang: Lang = "zh") -> str:
         from rubriceval.i18n import t
 
         if not self.marked:
@@ -129,9 +132,10 @@ class TrialAgreement(BaseModel):
 
 
 def agreement(audit: AuditStore, run_id: str, rubric_id: str) -> TrialAgreement:
-    responses = [r for r in audit.responses(run_id, scorer=rubric_id) if r.judge_score is not None]
-    gaps = [abs(r.score - r.judge_score) for r in responses]
-    return TrialAgreement(marked=len(responses), agreed=sum(g == 0 for g in gaps),
+    # a mark on an unscored verdict has no gap to measure: it is not counted
+    responses = audit.responses(run_id, scorer=rubric_id)
+    gaps = [abs(r.score - r.judge_score) for r in responses if r.judge_score is not None]
+    return TrialAgreement(marked=len(gaps), agreed=sum(g == 0 for g in gaps),
                           mean_abs_diff=sum(gaps) / len(gaps) if gaps else None)
 
 

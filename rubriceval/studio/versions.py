@@ -92,8 +92,9 @@ def _version_of(text: str) -> int:
 def rubric_tag(text: str, name: str) -> tuple[str | None, str]:
     """(version tag, report) of a rubric draft, or (None, the validation messages)."""
     checked = check_draft(text, name)
-    ok = checked.rubric is not None and not checked.errors
-    return (checked.rubric.version_tag if ok else None), checked.report()
+    if checked.rubric is None or checked.errors:
+        return None, checked.report()
+    return checked.rubric.version_tag, checked.report()
 
 
 Validator = Callable[[str, str], "tuple[str | None, str]"]

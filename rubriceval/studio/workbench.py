@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from rubriceval.checks import run_check
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.data.sample import Sample
+from rubriceval.i18n import Lang
 from rubriceval.prompt.rubric_prompts import compile_rubric, prompts_text
 from rubriceval.rubric.applies import why_not
 from rubriceval.rubric.schema import Rubric
@@ -38,7 +39,7 @@ class DraftCheck(BaseModel):
     def errors(self) -> list[Finding]:
         return [f for f in self.findings if f.severity == "error"]
 
-    def report(self, lang: str = "en") -> str:
+    def report(self, lang: Lang = "en") -> str:
         if not self.findings:
             return "✔ 校验通过（0 个错误，0 个警告）" if lang == "zh" else "✔ valid (0 errors, 0 warnings)"
         return "\n".join(say_problem(Problem.of(f), lang) for f in self.findings)     # en: as validate prints
