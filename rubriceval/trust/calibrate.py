@@ -51,11 +51,14 @@ class CalibrationError(RubricEvalError):
     """Calibration cannot run as asked (too few audited items, bad fraction)."""
 
 
+FeedbackSource = Literal["expert", "judge", "score_only"]    # whose words an example's feedback is
+
+
 class ChosenExample(BaseModel):
     key: str
     human_score: int
     judge_score: float | None
-    feedback_from: Literal["expert", "judge", "score_only"]
+    feedback_from: FeedbackSource
 
 
 class CalibrationResult(BaseModel):
@@ -109,7 +112,8 @@ def split_holdout(items: Sequence[AuditedItem], holdout_fraction: float, seed: i
     for level in sorted(by_level):
         group = by_level[level]
         ordered += [group[i] for i in rng.permutation(len(group))]
-    pool, holdout = [], []
+    pool: list[AuditedItem] = []
+    holdout: list[AuditedItem] = []
     for index, item in enumerate(ordered):
         crosses = math.floor((index + 1) * holdout_fraction) > math.floor(index * holdout_fraction)
         (holdout if crosses else pool).append(item)
@@ -149,14 +153,15 @@ def _shown_text(question: str, answer: str) -> tuple[str, str]:
     return " ".join(question.split()), " ".join(answer.split())
 
 
-def example_from_item(item: AuditedItem, language: str) -> tuple[Example, str]:
+def example_from_item(item: AuditedItem, language: str) -> tuple[Example, FeedbackSource]:
     """A few-shot Example with the experts' score; feedback from the experts' reasons when they gave one."""
     consensus = item.human_score
     reasons = [reason for expert, reason in sorted(item.reasons.items())
                if item.expert_scores.get(expert) == consensus and reason.strip()]
     reasons = reasons or [reason for _, reason in sorted(item.reasons.items()) if reason.strip()]
     if reasons:
-        feedback, source = " / ".join(dict.fromkeys(r.strip() for r in reasons)), "expert"
+        source: FeedbackSource = "expert"
+        feedback = " / ".join(dict.fromkeys(r.strip() for r in reasons))
     elif item.verdict.score == consensus and item.verdict.feedback.strip():
         feedback, source = item.verdict.feedback.strip(), "judge"      # the experts agreed with this feedback
     else:

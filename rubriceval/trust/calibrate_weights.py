@@ -93,11 +93,13 @@ async def fit_weights_async(store_path: str | Path, rubric_id: str, judge: Judge
                                f"(it has {len(base.checklist_items)})", field="items",
                                hint="add a `type: checklist` item with questions and levels")
     item = base.checklist_items[0]
-    client = judge
+    client: JudgeClient
     if isinstance(judge, JudgeConfig):
         from rubriceval.local.backends import make_judge
 
         client = make_judge(judge)
+    else:
+        client = judge
     try:
         rule_rubric = _mode(base, "checklist")
         verdicts = await score_audited_items(rule_rubric, audited.items, client)
@@ -123,17 +125,18 @@ async def fit_weights_async(store_path: str | Path, rubric_id: str, judge: Judge
     fitted = agreement_from_verdicts(fitted_verdicts, human, scale=SCALE, name=f"{rubric_id} fitted",
                                      n_boot=n_boot, seed=seed)
     accepted, reason = decide(rule, fitted)
-    result = dict(rubric_id=rubric_id, base_version_tag=base.version_tag, accepted=accepted, reason=reason,
-                  weights=model.weights, cutpoints=model.cutpoints, n_train=len(train), n_heldout=len(heldout),
-                  rule=rule, fitted=fitted, judge_model=client.config.model)
-    if not accepted:
-        return FitWeightsResult(**result)
-    proposed = _propose(store_path, base, fitted_rubric, item.id, model.model_copy(update={
-        "n_heldout": len(heldout), "kappa_heldout": fitted.kappa_quadratic.value,
-        "kappa_rule_heldout": rule.kappa_quadratic.value}), rule, fitted, proposal_dir,
-        eval_keys=[i.key for i in heldout])
-    return FitWeightsResult(**result, proposed_version=str(proposed.version),
-                            proposed_version_tag=proposed.version_tag, yaml_path=proposed.yaml_path)
+    proposed = None                 # a refused fit writes and records nothing
+    if accepted:
+        proposed = _propose(store_path, base, fitted_rubric, item.id, model.model_copy(update={
+            "n_heldout": len(heldout), "kappa_heldout": fitted.kappa_quadratic.value,
+            "kappa_rule_heldout": rule.kappa_quadratic.value}), rule, fitted, proposal_dir,
+            eval_keys=[i.key for i in heldout])
+    return FitWeightsResult(rubric_id=rubric_id, base_version_tag=base.version_tag, accepted=accepted, reason=reason,
+                            weights=model.weights, cutpoints=model.cutpoints, n_train=len(train),
+                            n_heldout=len(heldout), rule=rule, fitted=fitted, judge_model=client.config.model,
+                            proposed_version=str(proposed.version) if proposed is not None else None,
+                            proposed_version_tag=proposed.version_tag if proposed is not None else None,
+                            yaml_path=proposed.yaml_path if proposed is not None else None)
 
 
 def _propose(store_path: str | Path, base: Rubric, fitted_rubric: Rubric, item_id: str, model, rule: AgreementReport,

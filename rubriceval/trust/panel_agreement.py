@@ -63,7 +63,7 @@ def panel_agreement(verdicts: Sequence[Verdict], threshold: float | None, *, n_b
         return None
     names = list(dict.fromkeys(vote.judge for _, votes in rows for vote in votes))
     column = {name: i for i, name in enumerate(names)}
-    ratings = [[None] * len(names) for _ in rows]
+    ratings: list[list[float | None]] = [[None] * len(names) for _ in rows]     # rows × judges; None: no score
     records = {name: JudgeRecord(judge=name) for name in names}
     for r, (_, votes) in enumerate(rows):
         for vote in votes:
@@ -74,9 +74,10 @@ def panel_agreement(verdicts: Sequence[Verdict], threshold: float | None, *, n_b
             record.n_unscored += vote.score is None
             record.usage = None if record.usage is None or vote.usage is None else record.usage + vote.usage
     for name, record in records.items():
-        scores = [row[column[name]] for row in ratings if row[column[name]] is not None]
+        scores = [score for row in ratings if (score := row[column[name]]) is not None]
         record.mean = sum(scores) / len(scores) if scores else None
-    complete = [row for row in ratings if all(s is not None for s in row)]
+    # the rows every judge scored
+    complete = [scored for row in ratings if len(scored := [s for s in row if s is not None]) == len(row)]
     notes = []
     fleiss = None
     if threshold is not None:

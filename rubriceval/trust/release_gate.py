@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypedDict
 
 from pydantic import BaseModel
 
@@ -47,6 +47,23 @@ class TrustStatus(BaseModel):
 
     def summary(self) -> str:
         return f"{self.rubric_id} {self.version_tag}: {self.label} — {self.reason}"
+
+
+class _BarFields(TypedDict):
+    """The TrustStatus fields every answer carries: which rubric version, and its bar."""
+    rubric_id: str
+    version_tag: str
+    min_kappa: float | None
+    min_items: int | None
+
+
+class _MeasuredFields(_BarFields):
+    """…and, once some evidence is found, the numbers measured and where they come from."""
+    kappa: float | None
+    kappa_ci_low: float | None
+    kappa_ci_high: float | None
+    n: int
+    source: str
 
 
 class _Evidence(BaseModel):
@@ -97,8 +114,8 @@ def trust_status(store_path: str | Path, rubric: Rubric, *, judge_model: str | N
     """Whether `rubric` (this exact version) meets its trust bar, with the numbers and the reason."""
     store_path = store_target(store_path)
     bar = rubric.trust
-    base = dict(rubric_id=rubric.id, version_tag=rubric.version_tag,
-                min_kappa=bar.min_kappa if bar else None, min_items=bar.min_items if bar else None)
+    base: _BarFields = {"rubric_id": rubric.id, "version_tag": rubric.version_tag,
+                        "min_kappa": bar.min_kappa if bar else None, "min_items": bar.min_items if bar else None}
     if isinstance(store_path, Path) and not store_path.is_file():
         return TrustStatus(**base, trusted=None,
                            reason=f"no run store at {display_location(store_path)}, so no audits")
@@ -109,8 +126,8 @@ def trust_status(store_path: str | Path, rubric: Rubric, *, judge_model: str | N
         return TrustStatus(**base, trusted=None, reason=f"no audited items for this version{who} yet "
                                                         f"(audit it in the app, or import human labels)")
     best = max(candidates, key=lambda e: e.n)     # stable: live audits win a tie
-    numbers = dict(base, kappa=best.kappa, kappa_ci_low=best.ci_low, kappa_ci_high=best.ci_high, n=best.n,
-                   source=best.source)
+    numbers: _MeasuredFields = {**base, "kappa": best.kappa, "kappa_ci_low": best.ci_low, "kappa_ci_high": best.ci_high,
+                                "n": best.n, "source": best.source}
     measured = f"{_kappa_text(best.kappa, best.ci_low, best.ci_high)} on {best.n} item{'s' if best.n != 1 else ''} ({best.source})"
     if bar is None:
         return TrustStatus(**numbers, trusted=None, reason=f"{measured}; the rubric sets no trust bar "
