@@ -17,6 +17,10 @@ Check syntax (one string each; full-width ≥ ≤ ： are accepted):
                                     fatal_rate, unscored_rate, n_scored, awaiting_review_rate, n_awaiting_review);
                                     the bare "fatal_rate<=0.01" and "awaiting_review_rate<=0.1" over every
                                     scorecard of the run; per segment: "<id> total mean>=90 by agent_id"
+    auto_accept:<id> coverage>=0.6  a scorecard's automatic acceptance (`auto_accept:` target, issue 44): coverage
+                                    (share of decisions accepted automatically) or agreement (the agreement
+                                    guaranteed, the lowest among its items); the bare "min_auto_coverage>=0.6" and
+                                    "min_auto_agreement>=0.9" over every scorecard with a target
     <check> by <fields>             the check in every segment (`report --by` syntax: "qa mean>=4 by agent_id"):
                                     fails naming the segments that fail (rubriceval/report/gate_segments.py)
     trend:<scorer> [mean|pass_rate] drop<=0.3   the latest period's fall against the previous period (runs in

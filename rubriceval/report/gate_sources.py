@@ -91,6 +91,14 @@ GATE_SOURCES: dict[str, GateSource] = {source.name: source for source in (
                "awaiting_review_rate, n_awaiting_review: conversations whose total awaits a reviewer); per segment: "
                "'<scorecard> total mean>=90 by agent_id'"),
     GateSource(
+        "auto_accept", prefixes=("auto_accept:",), bare=("min_auto_coverage", "min_auto_agreement"),
+        stats=("coverage", "agreement"), parse="rubriceval.report.auto_accept:parse_auto_accept",
+        label="auto_accept:{scorer} {stat}{op}{value}", label_run_level="min_auto_{stat}{op}{value}",
+        evaluate="rubriceval.report.auto_accept:evaluate_source", example="auto_accept:ecommerce_qa_zh coverage>=0.6",
+        syntax="a scorecard's automatic acceptance (issue 44, `auto_accept:` target): coverage (share of decisions "
+               "accepted automatically) or agreement (the lowest guaranteed among its items); the bare "
+               "min_auto_coverage / min_auto_agreement over every card with a target"),
+    GateSource(
         "run", prefixes=(), stats=("mean", "median", "min", "max", "std", "pass_rate", "unscored_rate", "n_scored",
                                    "business_score", "regression", "significant_regression"),
         parse="rubriceval.report.gate_checks:parse_run", label="{stat}:{scorer}{op}{value}{by}",

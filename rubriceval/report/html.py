@@ -216,6 +216,12 @@ def _weekly_values(reports: Any, lang: Any) -> dict[str, Any]:
     return html_values(reports, lang)
 
 
+def _auto_accept_values(section: Any, inputs: ReportInputs) -> dict[str, Any]:
+    from rubriceval.report.auto_accept import html_values  # automatic acceptance (issue 44)
+
+    return html_values(section, inputs)
+
+
 # section id (report/sections.py) → how the page draws it
 HTML_PARTS: dict[str, Callable[[str, Any, HtmlPage], str]] = {
     "overview": Template(overview_values),
@@ -229,6 +235,7 @@ HTML_PARTS: dict[str, Callable[[str, Any, HtmlPage], str]] = {
     "unscored": Template(lambda unscored, i: {"unscored": unscored}),
     "cost": Template(cost_values),
     "scorecards": Template(lambda cards, i: cards.html_values()),
+    "auto_accept": Template(_auto_accept_values),
     "weekly": Template(lambda reports, i: _weekly_values(reports, i.lang)),
 }
 

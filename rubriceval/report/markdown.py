@@ -138,6 +138,12 @@ def _weekly(reports: Sequence[Any], inputs: ReportInputs) -> list[str]:
     return weekly_markdown(reports, inputs.lang)
 
 
+def _auto_accept(section: Any, inputs: ReportInputs) -> list[str]:
+    from rubriceval.report.auto_accept import markdown_lines  # automatic acceptance (issue 44)
+
+    return markdown_lines(section, inputs)
+
+
 # section id (report/sections.py) → its lines in the summary
 MARKDOWN_PARTS: dict[str, Callable[[Any, ReportInputs], list[str]]] = {
     "overview": overview_lines,
@@ -148,6 +154,7 @@ MARKDOWN_PARTS: dict[str, Callable[[Any, ReportInputs], list[str]]] = {
     "conversations": lambda sections, i: conversation_lines(i.data, i.lang),
     "cost": cost_lines,
     "scorecards": lambda cards, i: [cards.markdown()],
+    "auto_accept": _auto_accept,
     "weekly": lambda reports, i: _weekly(reports, i),
     "gate": gate_lines,
 }

@@ -52,6 +52,14 @@ def _weekly(inputs: ReportInputs) -> Any:
     return weekly_reports_for_run(data.source.store, data.run_id, inputs.time, inputs.lang) or None
 
 
+def _auto_accept(inputs: ReportInputs) -> Any:
+    """Automatic acceptance with a guarantee (issue 44, report/auto_accept.py): only when a scorecard of the run states
+    an auto_accept target."""
+    from rubriceval.report.auto_accept import build
+
+    return build(inputs)
+
+
 def _measured(inputs: ReportInputs) -> list[str] | None:
     """What the rubric files' measured: blocks say of the run's judge (report/measured.py), a line per rubric."""
     from rubriceval.report.measured import measured_lines
@@ -77,6 +85,7 @@ SECTIONS: tuple[Section, ...] = (
             build=lambda i: [(s, g) for s in i.data.summary.scorers for g in s.unscored]),
     Section("cost", "cost", build=lambda i: i.data.summary),
     Section("scorecards", "sc_title", build=lambda i: i.scorecards or None, sheets=("scorecard …",)),
+    Section("auto_accept", "aa_title", build=_auto_accept),
     Section("weekly", "wk_title", build=_weekly, sheets=("weekly",)),
     Section("gate", "gate", build=lambda i: i.gate),
 )

@@ -173,3 +173,4 @@ def test_the_fit_is_pure_for_the_simulation():
     assert region.accepts == "confident" and region.threshold == 0.4 and region.coverage == 1.0
     assert fit_region("resolve", "band", decisions[:28], target, "j").accepts == "none"
     assert fit_region("resolve", "band", decisions[:29], target, "j").accepts == "all"
+
