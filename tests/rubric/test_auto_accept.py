@@ -70,4 +70,5 @@ def test_a_rubric_states_a_target_outside_its_version(tmp_path):
     path.write_text(source + "\nauto_accept: {agreement: 2}\n", encoding="utf-8")
     with pytest.raises(RubricEvalError) as caught:
         load_rubric(path)
-    assert f"{path}:53 [auto_accept.agreement]" in str(caught.value)
+    line = len((source + "\n").splitlines()) + 1              # the line auto_accept: was written on
+    assert f"{path}:{line} [auto_accept.agreement]" in str(caught.value)
