@@ -174,3 +174,20 @@ def test_the_fit_is_pure_for_the_simulation():
     assert fit_region("resolve", "band", decisions[:28], target, "j").accepts == "none"
     assert fit_region("resolve", "band", decisions[:29], target, "j").accepts == "all"
 
+
+
+def test_pending_decisions_go_to_the_review_queue_and_a_review_settles_the_total(runs):
+    """The pending mark is what the risk-first sampler (audit/review_priority.py) and the official totals read: every
+    pending verdict is queued, and once a reviewer decided its items its official total is a number again."""
+    from rubriceval.audit.review_priority import awaiting_reasons
+    from rubriceval.audit.scorecard_official import official_totals
+
+    first = week(runs, "w1")
+    verdicts = ScorecardStore(runs).verdicts(first)
+    assert all(awaiting_reasons(v) == ["pending_review"] for v in verdicts)
+    assert set(official_totals(runs, first).values()) == {None}
+    review_week(runs, first, resolve_right=True)
+    totals = official_totals(runs, first)
+    assert None not in totals.values()
+    machine = verdicts[0]          # p(yes) 0.90: resolved, the deduction clear; the reviewer agreed
+    assert totals[(machine.sample_id, "qa")] == (98 if machine.outcome("closing").status == "hit" else 100)
