@@ -34,6 +34,7 @@ AWAITING_TEXT: dict[str, dict[str, str]] = {
     "sc_cell_undecided": {"zh": "无法判定", "en": "undecided"},
     "sc_cell_pending": {"zh": "待确认", "en": "pending"},       # English: the frame's own words, as scripts read them
     "sc_col_awaiting_review": {"zh": "待复核（可能总分）", "en": "awaiting_review"},
+    "scr_clear_choice": {"zh": "未命中（不扣分；用于裁判无法判定的项）", "en": "Clear (no hit; decides an undecided item)"},
     "scr_status_undecided": {"zh": "无法判定（待复核）", "en": "undecided (awaiting review)"},
     "scr_status_pending_hit": {"zh": "命中（待确认）", "en": "hit (pending review)"},
     "scr_status_pending_clear": {"zh": "未命中（待确认）", "en": "clear (pending review)"},

@@ -17,8 +17,9 @@ from rubriceval.ui.common.transcript_view import Citation, TurnMarks, transcript
 
 
 def decision_choices(lang: Lang) -> list[tuple[str, str]]:
+    """clear: decides an item the judge left undecided (or re-affirms a machine clear) without a deduction."""
     return [(t("scr_confirm", lang), "confirm"), (t("scr_reject", lang), "reject"), (t("scr_missed", lang), "missed"),
-            (t("scr_na", lang), "na")]
+            (t("scr_clear_choice", lang), "clear"), (t("scr_na", lang), "na")]
 
 
 def decision_text(decision: str, lang: Lang) -> str:
