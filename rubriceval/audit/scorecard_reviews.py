@@ -88,7 +88,7 @@ class ReviewStore:
 def check_decision(verdict: ScorecardVerdict, item: str, decision: str) -> None:
     """A decision must fit the outcome: confirm/reject a hit, add a missed one where the tool did not hit."""
     if decision not in DECISIONS:
-        raise RubricEvalError(f"decision {decision!r}: use confirm, reject, missed or na", field="decision")
+        raise RubricEvalError(f"decision {decision!r}: use confirm, reject, missed, clear or na", field="decision")
     outcome = next((o for o in verdict.outcomes if o.item == item), None)
     if outcome is None:
         raise RubricEvalError(f"scorecard '{verdict.scorecard}' has no item '{item}'", field="item")
