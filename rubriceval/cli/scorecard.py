@@ -179,7 +179,8 @@ def cmd_trust(args) -> int:
     from rubriceval.report.scorecard_summary import run_scorecard_summaries
     from rubriceval.store.runs import RunStore
 
-    for s in run_scorecard_summaries(RunStore(args.store), args.run):
+    runs = RunStore(args.store)
+    for s in run_scorecard_summaries(runs, args.run):
         print(f"scorecard:{s.scorecard}")
         for i in s.items:
             tr = i.trust
@@ -190,4 +191,16 @@ def cmd_trust(args) -> int:
             flag = "" if tr.bar is None else (f"  BELOW BAR: {tr.untrusted}" if tr.untrusted else "  trusted")
             print(f"  {i.item:<20} confirmed {tr.confirmed} rejected {tr.rejected} missed {tr.missed}  "
                   f"precision {p}  recall {r}{flag}")
+    _print_acceptance(runs, args.run)
     return 0
+
+
+def _print_acceptance(runs: Any, run: str) -> None:
+    """Each card with an auto_accept target: what the run accepted automatically and why (issue 44)."""
+    from rubriceval.common.tables import text_table
+    from rubriceval.report.auto_accept import card_heading, card_table
+    from rubriceval.trust.selective_reviews import run_acceptance
+
+    for card in run_acceptance(runs, run):
+        print(f"\n{card_heading(card, 'en')}")
+        print(text_table(*card_table(card, "en"), right_align=range(2, 8)))

@@ -119,6 +119,8 @@ async def _score_windows(runs: Any, store: ScorecardStore, run_id: str, cards: S
     from rubriceval.trust.selective_reviews import RunAcceptance
 
     accept = RunAcceptance(runs, run_id, cards)
+    for line in accept.notes():       # "cannot accept anything yet: 0 reviews", said before the judge works
+        print(f"note: {line}", file=sys.stderr)
 
     async def one(card: Scorecard, sample, verdicts: dict[str, Verdict]):
         async with limit:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from rubriceval.audit.scorecard_official import REVIEW_STATUS
 from rubriceval.audit.scorecard_reviews import ReviewStore
 from rubriceval.audit.team_cards import statuses_of
+from rubriceval.i18n import Lang, say
 from rubriceval.scorecard.schema import Scorecard, ScorecardItem
 from rubriceval.store.scorecards import ScorecardStore
 from rubriceval.trust.fit_reviews import judge_of_run
@@ -220,6 +221,18 @@ class RunAcceptance:
         self.judge = run_judge(runs, run_id)
         self.cards = {card.id: card for card in cards}
         self.regions = {card.id: regions_for_run(runs, run_id, card) for card in cards if has_targets(card)}
+
+    def notes(self, lang: Lang = "en") -> list[str]:
+        """A line per card with a target: what this run accepts automatically, and per item that accepts nothing by
+        evidence, why (the run's output says it before anything is judged)."""
+        lines = []
+        for card_id, regions in self.regions.items():
+            accepting = [r.item for r in regions.values() if r.accepts != "none"]
+            lines.append(f"scorecard {card_id}: auto_accept on judge {self.judge or '—'}: "
+                         f"{len(accepting)} of {len(regions)} item(s) accept decisions automatically")
+            lines += [f"  {r.item}: {say(r.reason, lang)}" for r in regions.values()
+                      if r.reason is not None and r.accepts == "none"]
+        return lines
 
     def __call__(self, verdict: Any) -> Any:
         """The verdict with the decisions outside their region pending review (unchanged without a target)."""

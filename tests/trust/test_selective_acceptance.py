@@ -191,3 +191,24 @@ def test_pending_decisions_go_to_the_review_queue_and_a_review_settles_the_total
     assert None not in totals.values()
     machine = verdicts[0]          # p(yes) 0.90: resolved, the deduction clear; the reviewer agreed
     assert totals[(machine.sample_id, "qa")] == (98 if machine.outcome("closing").status == "hit" else 100)
+
+
+def test_scorecard_trust_prints_what_the_run_accepted(runs, capsys):
+    from rubriceval.cli import main
+
+    first = week(runs, "w1")
+    review_week(runs, first, resolve_right=True)
+    week(runs, "w2")
+    assert main(["scorecard", "trust", "w2", "--store", str(runs.path)]) == 0
+    out = capsys.readouterr().out
+    assert "质检: target agreement ≥ 90% at 95% confidence, judge small-judge" in out
+    line = next(line for line in out.splitlines() if line.startswith("未解决问题 (resolve)"))
+    assert "confidence ≥" in line and " 80 " in line
+    assert "cannot accept" not in out
+
+
+def test_the_run_says_what_it_cannot_accept_yet(runs, capsys):
+    week(runs, "w1")
+    err = capsys.readouterr().err
+    assert "note: scorecard qa: auto_accept on judge small-judge: 1 of 2 item(s) accept decisions automatically" in err
+    assert "  resolve: cannot accept anything yet: 0 reviews (at least 29, all agreeing, are needed)" in err
