@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from rubriceval.common.errors import RubricEvalError
 from rubriceval.i18n import Lang, t
-from rubriceval.rubric.calibration import ItemCalibration
+from rubriceval.rubric.calibration import ItemCalibration, ItemExample
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.studio.form import load_tree, written_back
 from rubriceval.studio.scorecards import CardFolder, load_text, scorecard_tag
@@ -44,10 +44,12 @@ class CalibrationProposal(BaseModel):
     diff: str
     fit: CardFit
     skipped: list[str] = []             # proposed items the file no longer asks the same question of
+    examples: dict[str, list[ItemExample]] = {}     # items whose reviewed examples beat the cut-off (fit_examples)
 
     @property
     def items(self) -> list[str]:
-        return [f.item for f in self.fit.proposed if f.item not in self.skipped]
+        proposed = [f.item for f in self.fit.proposed if f.item not in self.skipped]
+        return proposed + [i for i in self.examples if i not in proposed]
 
 
 def current_card(folder: str | Path | Shelf, card_id: str, card_folder: CardFolder | None = None) -> Scorecard | None:
@@ -83,15 +85,38 @@ def _version_number(value: Any) -> int:
         return 0
 
 
+def _example_flow(example: ItemExample) -> Any:
+    from ruamel.yaml.comments import CommentedMap
+
+    flow = CommentedMap(example.model_dump(mode="json", exclude_none=True, exclude_defaults=True) |
+                        {"answer": example.answer})
+    flow.fa.set_flow_style()
+    return flow
+
+
 def yaml_with_calibrations(text: str, calibrations: dict[str, ItemCalibration], version: int,
-                           name: str = "scorecard.yaml") -> str:
+                           name: str = "scorecard.yaml", examples: dict[str, list[ItemExample]] | None = None,
+                           judge: str = "") -> str:
     """The card's text with each item's calibration for its judge written in and `version:` set, every other line
-    as the file has it."""
+    as the file has it. `examples`: items that decide from reviewed examples on `judge` instead (their examples
+    written, their calibrations for that judge removed: a calibration for the judge would be read before them)."""
     from ruamel.yaml.comments import CommentedSeq
 
     tree = load_tree(text, name)
     entries = {str(e.get("id")): e for e in tree.get("items") or [] if hasattr(e, "get")}
+    for item_id, chosen in (examples or {}).items():
+        entry = entries.get(item_id)
+        if entry is None:
+            raise RubricEvalError(f"the scorecard has no item '{item_id}'", file=name, field="items")
+        entry["examples"] = CommentedSeq([_example_flow(e) for e in chosen])
+        kept = [c for c in entry.get("calibration") or [] if not (hasattr(c, "get") and c.get("judge") == judge)]
+        if kept:
+            entry["calibration"] = CommentedSeq(kept)
+        else:
+            entry.pop("calibration", None)
     for item_id, calibration in calibrations.items():
+        if item_id in (examples or {}):
+            continue
         entry = entries.get(item_id)
         if entry is None:
             raise RubricEvalError(f"the scorecard has no item '{item_id}'", file=name, field="items")
@@ -103,10 +128,13 @@ def yaml_with_calibrations(text: str, calibrations: dict[str, ItemCalibration], 
     return written_back(text, tree)
 
 
-def propose_calibration(folder: str | Path | Shelf, fit: CardFit) -> CalibrationProposal | None:
-    """The card's next version with the fit's proposed calibrations (None: the fit proposes none). An item whose
-    question the file now words differently is skipped (its calibration was fitted for the question asked)."""
-    if not fit.proposed:
+def propose_calibration(folder: str | Path | Shelf, fit: CardFit,
+                        examples: dict[str, list[ItemExample]] | None = None) -> CalibrationProposal | None:
+    """The card's next version with the fit's proposed calibrations — and `examples`, the reviewed examples that beat
+    the cut-off on held-out reviews (trust/fit_examples.py) — (None: nothing to propose). An item whose question the
+    file now words differently is skipped (its calibration was fitted for the question asked)."""
+    examples = dict(examples or {})
+    if not fit.proposed and not examples:
         return None
     shelf = as_shelf(folder)
     text = shelf.current(fit.card)
@@ -116,16 +144,18 @@ def propose_calibration(folder: str | Path | Shelf, fit: CardFit) -> Calibration
                               hint="give the scorecards folder the card is saved in")
     tree = load_tree(text, name)
     asked = {str(e.get("id")): str(e.get("question") or "") for e in tree.get("items") or [] if hasattr(e, "get")}
-    skipped = [f.item for f in fit.proposed if asked.get(f.item) != f.question]
+    questions = {f.item: f.question for f in fit.items}
+    skipped = [i for i in [*(f.item for f in fit.proposed), *examples] if asked.get(i) != questions.get(i)]
     calibrations = {item: c for item, c in fit.calibrations().items() if item not in skipped}
-    if not calibrations:
+    examples = {item: e for item, e in examples.items() if item not in skipped}
+    if not calibrations and not examples:
         return None
     old = _version_number(tree.get("version"))
     version = max([old, *shelf.versions(fit.card)]) + 1
-    proposed = yaml_with_calibrations(text, calibrations, version, name)
+    proposed = yaml_with_calibrations(text, calibrations, version, name, examples, fit.judge)
     return CalibrationProposal(card=fit.card, based_on=fingerprint(text), from_version=old, version=version,
                                text=proposed, diff=diff(text, proposed, name, (f"v{old}", f"v{version}")), fit=fit,
-                               skipped=skipped)
+                               skipped=sorted(set(skipped)), examples=examples)
 
 
 def accept_proposal(folder: str | Path | Shelf, proposal: CalibrationProposal, *, saved_by: str = "",

@@ -90,7 +90,8 @@ def balanced_accuracy(p_yes: list[float], labels: list[bool], cutoff: float, ban
     return (sum(pos) / len(pos) + sum(neg) / len(neg)) / 2
 
 
-def _split(labels: list[bool], holdout_fraction: float, seed: int) -> tuple[list[int], list[int]]:
+def split_halves(labels: list[bool], holdout_fraction: float, seed: int) -> tuple[list[int], list[int]]:
+    """(fitting, held-out) indices: each answer's items shuffled (seeded) and `holdout_fraction` of them held out."""
     rng = np.random.default_rng(seed)
     train, held = [], []
     for value in (True, False):
@@ -108,7 +109,7 @@ def fit_cutoff(question: str, p_yes: list[float], labels: list[bool], *, holdout
     """The cut-off for one question, accepted only when it beats the `current` one (0.5, or the cut-off the item
     already has for this judge) on the held-out half (see module doc). `band`: the item's undecided band, kept as it
     is by both rules compared. `unit`: what the labelled items are, for the reason ("turns", "reviews")."""
-    train, held = _split(labels, holdout_fraction, seed)
+    train, held = split_halves(labels, holdout_fraction, seed)
     n_train, n_heldout = len(train), len(held)
     for name, part in (("fitting", train), ("held-out", held)):
         yes = sum(labels[i] for i in part)

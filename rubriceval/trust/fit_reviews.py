@@ -43,6 +43,7 @@ class ReviewedAnswer(BaseModel):
     p_yes: float
     answer: bool
     per_turn: bool = False            # the p(yes) is the highest over the turns asked (a decomposed question)
+    turn: int | None = None           # the decisive turn (the highest p(yes)), when asked turn by turn
 
 
 class ItemFit(BaseModel):
@@ -125,9 +126,10 @@ def reviewed_answers(card: Scorecard, verdicts: Iterable[ScorecardVerdict], deci
             if outcome.p_yes is None or outcome.status == "not_applicable":
                 unasked[item.id] += 1
                 continue
-            per_turn = any(e.turn is not None for e in outcome.evidence)      # the decisive turn is named
+            turn = next((e.turn for e in outcome.evidence if e.turn is not None), None)   # the decisive turn
             answers[item.id].append(ReviewedAnswer(sample_id=verdict.sample_id, p_yes=outcome.p_yes,
-                                                   answer=(status == "hit") == item.hit_answer, per_turn=per_turn))
+                                                   answer=(status == "hit") == item.hit_answer,
+                                                   per_turn=turn is not None, turn=turn))
     return answers, unasked
 
 
@@ -207,12 +209,19 @@ def _task_reviews(runs: Any, run_id: str, card_id: str) -> list[tuple[float, str
     return [(float(r[0]), str(r[1]), statuses_of(r[2] or "")) for r in rows]
 
 
-def fit_from_store(store: str | Path, runs: Sequence[str], card_id: str, *, items: Sequence[str] | None = None,
-                   holdout_fraction: float = 0.5, seed: int = 0, current: Scorecard | None = None
-                   ) -> tuple[Scorecard, CardFit]:
-    """The reviewed fit of one card over the reviews of one or more runs (weeks) judged by the same judge, and the
-    card as the newest of those runs scored it. `current`: the card's version in use now (its file), whose cut-offs
-    the fit must beat; default: the card the newest run scored with."""
+class Reviewed(BaseModel):
+    """What reviewers decided on one card over one or more runs of one judge: the card as the newest run scored it,
+    every verdict (sample ids as `<run id>/<sample id>`) and the reviewers' status per (sample, item)."""
+
+    card: Scorecard
+    judge: str
+    runs: list[str]
+    verdicts: list[ScorecardVerdict]
+    decided: dict[Key, Status]
+
+
+def load_reviewed(store: str | Path, runs: Sequence[str], card_id: str) -> Reviewed:
+    """The reviewed decisions of `card_id` in `runs` (weeks) judged by the same judge and asking the same questions."""
     from rubriceval.audit.scorecard_reviews import ReviewStore
     from rubriceval.store.runs import RunStore
     from rubriceval.store.scorecards import ScorecardStore
@@ -244,8 +253,19 @@ def fit_from_store(store: str | Path, runs: Sequence[str], card_id: str, *, item
         raise RubricEvalError(f"the runs were judged by {len(judges)} judges ({', '.join(sorted(judges))}): a cut-off "
                               "is fitted for one judge", field="runs")
     assert card is not None
-    return card, fit_card(card, judges.pop(), verdicts, decided, runs=run_ids, items=items,
-                          holdout_fraction=holdout_fraction, seed=seed, current=current)
+    return Reviewed(card=card, judge=judges.pop(), runs=run_ids, verdicts=verdicts, decided=decided)
+
+
+def fit_from_store(store: str | Path, runs: Sequence[str], card_id: str, *, items: Sequence[str] | None = None,
+                   holdout_fraction: float = 0.5, seed: int = 0, current: Scorecard | None = None
+                   ) -> tuple[Scorecard, CardFit]:
+    """The reviewed fit of one card over the reviews of one or more runs (weeks) judged by the same judge, and the
+    card as the newest of those runs scored it. `current`: the card's version in use now (its file), whose cut-offs
+    the fit must beat; default: the card the newest run scored with."""
+    reviewed = load_reviewed(store, runs, card_id)
+    return reviewed.card, fit_card(reviewed.card, reviewed.judge, reviewed.verdicts, reviewed.decided,
+                                   runs=reviewed.runs, items=items, holdout_fraction=holdout_fraction, seed=seed,
+                                   current=current)
 
 
 def _questions(card: Scorecard) -> dict[str, str | None]:

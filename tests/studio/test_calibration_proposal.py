@@ -39,12 +39,14 @@ def under_confident_fit(card, judge: str = JUDGE):
 
 def test_the_shipped_card_keeps_every_other_line():
     text = (ROOT / "ecommerce_qa_zh.yaml").read_text(encoding="utf-8")
+    version = load_scorecard(ROOT / "ecommerce_qa_zh.yaml").version
     fitted = ItemCalibration(judge=JUDGE, cutoff=0.31, method="reviews", n=40, undecided=(0.2, 0.25))
-    new = yaml_with_calibrations(text, {"promise": fitted, "leak_other": fitted}, 4)
+    new = yaml_with_calibrations(text, {"promise": fitted, "leak_other": fitted}, int(version) + 1)
     added = [line for line in new.splitlines() if line not in text.splitlines()]
     removed = [line for line in text.splitlines() if line not in new.splitlines()]
-    assert len(removed) == 1 and removed[0].startswith("version: 3")
-    assert len(added) == 5 and added[0].startswith("version: 4")
+    assert len(removed) == 1 and removed[0].startswith(f"version: {version}")
+    assert added[0].startswith(f"version: {int(version) + 1}")
+    assert all(line.strip() in ("calibration:", "") or "{judge: small-judge" in line for line in added[1:])
     assert sum("{judge: small-judge, cutoff: 0.31, undecided: [0.2, 0.25], method: reviews, n: 40}" in a
                for a in added) == 2
 
