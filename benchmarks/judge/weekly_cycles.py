@@ -167,7 +167,8 @@ def scripted_judge(week_data: list[list[tuple[Sample, dict[str, Label]]]]) -> An
     firsts = {}
     for week in week_data:
         for sample, labels in week:
-            first = next(t.content for t in sample.conversation.turns if t.role == "user")
+            turns = sample.conversation.turns if sample.conversation is not None else []
+            first = next(t.content for t in turns if t.role == "user")
             firsts[first[:40]] = labels
 
     def reply(request: Any) -> Any:
