@@ -296,7 +296,9 @@ async def run_cycles(judge: Any, work: Path, *, reviews_per_week: int = 14, keep
             fit = fit_card(reviewed.card, reviewed.judge, reviewed.verdicts, reviewed.decided, runs=run_ids,
                            current=now)
             cycle.fit = [f.line() for f in fit.items]
-            helping = await _examples(cycle, now or card, reviewed, fit, runs, judge) if try_examples else {}
+            last = number == min(weeks_to_run, len(data))          # trials cost calls: after the last refit only
+            helping = (await _examples(cycle, now or card, reviewed, fit, runs, judge)
+                       if try_examples and last else {})
             proposal = propose_calibration(folder, fit, helping)
             if proposal is not None:
                 cycle.new_version = accept_proposal(folder, proposal, saved_by="weekly_cycles").version
@@ -384,7 +386,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--weeks", type=int, default=WEEKS)
     p.add_argument("--keep-resolve", action="store_true", help="judge the card's unlabelled resolve question too")
     p.add_argument("--try-examples", action="store_true",
-                   help="after each refit, try each item's reviewed turns as its examples (judge calls)")
+                   help="after the last refit, try each item's reviewed turns as its examples on its held-out "
+                        "reviews (judge calls; every other answer comes from the judge cache on a rerun)")
     p.add_argument("--work", default="out/weekly_cycles", help="work folder (run store, card versions); replaced")
     p.add_argument("--out", default="out/weekly_cycles.json")
     args = p.parse_args(argv)
