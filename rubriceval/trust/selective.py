@@ -22,7 +22,7 @@ agreement falls below the target drops out of acceptance on the next run by itse
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -120,33 +120,35 @@ def fit_region(item: str, mode: Mode, reviewed: Iterable[ReviewedDecision], targ
                judge: str) -> AcceptanceRegion:
     """The acceptance region of one item from its reviewed decisions (module doc)."""
     pairs = list(reviewed)
-    base = dict(item=item, judge=judge, mode=mode, target=target, n_reviewed=len(pairs))
+
+    def region(**found: Any) -> AcceptanceRegion:
+        return AcceptanceRegion(item=item, judge=judge, mode=mode, target=target, n_reviewed=len(pairs), **found)
+
     if mode == "rule":
         agreed = sum(p.agrees for p in pairs)
         upper = clopper_pearson_upper(agreed, len(pairs), target.confidence) if pairs else None
         if upper is not None and upper < target.agreement:
-            return AcceptanceRegion(**base, accepts="none", n=len(pairs), agreements=agreed, upper_bound=upper,
-                                    reason=msg("aa_rule_below", agreement=f"{agreed}/{len(pairs)}",
-                                               upper=f"{upper:.0%}", target=f"{target.agreement:.0%}"))
+            return region(accepts="none", n=len(pairs), agreements=agreed, upper_bound=upper,
+                          reason=msg("aa_rule_below", agreement=f"{agreed}/{len(pairs)}", upper=f"{upper:.0%}",
+                                     target=f"{target.agreement:.0%}"))
         lower = clopper_pearson_lower(agreed, len(pairs), target.confidence) if pairs else None
-        return AcceptanceRegion(**base, accepts="all", n=len(pairs), agreements=agreed, upper_bound=upper,
-                                lower_bound=lower if lower is not None and lower >= target.agreement else None,
-                                coverage=1.0 if pairs else 0.0,
-                                reason=None if pairs else msg("aa_rule_unreviewed"))
+        return region(accepts="all", n=len(pairs), agreements=agreed, upper_bound=upper,
+                      lower_bound=lower if lower is not None and lower >= target.agreement else None,
+                      coverage=1.0 if pairs else 0.0, reason=None if pairs else msg("aa_rule_unreviewed"))
     if mode == "confidence":
         ranked = [p for p in pairs if p.confidence is not None]
         fit = fixed_sequence([p.confidence for p in ranked if p.confidence is not None],
                              [p.agrees for p in ranked], target.agreement, target.confidence)
         if fit.threshold is None:
-            return AcceptanceRegion(**base, accepts="none", reason=_nothing_yet(len(ranked), fit.steps, target))
-        return AcceptanceRegion(**base, accepts="confident", threshold=fit.threshold, n=fit.n,
-                                agreements=fit.agreements, lower_bound=fit.lower_bound, coverage=fit.coverage)
+            return region(accepts="none", reason=_nothing_yet(len(ranked), fit.steps, target))
+        return region(accepts="confident", threshold=fit.threshold, n=fit.n, agreements=fit.agreements,
+                      lower_bound=fit.lower_bound, coverage=fit.coverage)
     agreed = sum(p.agrees for p in pairs)
     lower = clopper_pearson_lower(agreed, len(pairs), target.confidence)
     if len(pairs) < min_reviews(target.agreement, target.confidence) or lower < target.agreement:
         steps = () if len(pairs) < min_reviews(target.agreement, target.confidence) else (lower,)
-        return AcceptanceRegion(**base, accepts="none", reason=_nothing_yet(len(pairs), steps, target))
-    return AcceptanceRegion(**base, accepts="all", n=len(pairs), agreements=agreed, lower_bound=lower, coverage=1.0)
+        return region(accepts="none", reason=_nothing_yet(len(pairs), steps, target))
+    return region(accepts="all", n=len(pairs), agreements=agreed, lower_bound=lower, coverage=1.0)
 
 
 def _nothing_yet(n: int, steps: tuple[object, ...], target: AutoAccept) -> Message:

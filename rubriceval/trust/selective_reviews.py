@@ -53,9 +53,9 @@ def _human_statuses(runs: Any, run_id: str, card_id: str, before: float | None) 
     """(sample, item) → the latest status a person gave it in this run before `before`."""
     events: list[tuple[float, str, str, str]] = []
     for review in ReviewStore(runs).reviews(run_id, card_id):
-        status = REVIEW_STATUS.get(review.decision)
-        if status is not None and (before is None or review.created_at < before):
-            events.append((review.created_at, review.sample_id, review.item, status))
+        decided = REVIEW_STATUS.get(review.decision)
+        if decided is not None and (before is None or review.created_at < before):
+            events.append((review.created_at, review.sample_id, review.item, decided))
     if runs.conn.table_exists("team_reviews"):
         with runs.lock:
             rows = runs.conn.execute("SELECT saved_at, sample_id, tags FROM team_reviews WHERE run_id = ? AND "
@@ -64,8 +64,8 @@ def _human_statuses(runs: Any, run_id: str, card_id: str, before: float | None) 
             if before is None or saved_at < before:
                 events += [(saved_at, sample_id, item, status) for item, status in statuses_of(tags).items()]
     latest: dict[tuple[str, str], str] = {}
-    for _, sample_id, item, status in sorted(events, key=lambda e: e[0]):
-        latest[(sample_id, item)] = status
+    for _, sample_id, item, said in sorted(events, key=lambda e: e[0]):
+        latest[(sample_id, item)] = said
     return latest
 
 
