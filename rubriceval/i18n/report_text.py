@@ -2,6 +2,16 @@
 (`rubriceval.i18n`)."""
 from __future__ import annotations
 
+from typing import TypedDict
+
+
+class FindingWording(TypedDict):
+    """One diagnosis finding in one language: its title and explanation ({placeholders} filled), its actions."""
+    title: str
+    explain: str
+    actions: list[str]
+
+
 REPORT_TEXT: dict[str, dict[str, str]] = {
     # -- report frame ------------------------------------------------------------------------------------------------
     "report_title": {"zh": "评测报告", "en": "Evaluation report"},
@@ -150,7 +160,7 @@ REPORT_TEXT: dict[str, dict[str, str]] = {
 }
 
 # Diagnosis wording: a title, a one-paragraph explanation and the concrete actions, per finding code.
-FINDING_TEXT: dict[str, dict[str, dict[str, object]]] = {
+FINDING_TEXT: dict[str, dict[str, FindingWording]] = {
     "low_context_recall": {
         "zh": {"title": "{scorer} 偏低（{value}，阈值 {threshold}）：检索阶段该召回的没召回",
                "explain": "标准答案中的观点在召回的参考资料里找不到依据。先看召回率，它是后面各项的前提。",
@@ -338,5 +348,8 @@ UNSCORED_ACTIONS: dict[str, dict[str, str]] = {
                       "en": "No statements could be extracted: check for empty or very short answers"},
     "not_applicable": {"zh": "该标准不适用于这些样本：检查 applies_to 设置",
                        "en": "The rubric does not apply to these samples: check applies_to"},
+    "undecided": {"zh": "裁判分不清这些问题（校准或示例表明）：交给审核员复核，或为该题补充示例",
+                  "en": "The judge cannot tell these questions apart (its calibration or examples say so): route them "
+                        "to review, or give the question examples"},
     "error": {"zh": "查看未评分原因中的错误信息", "en": "Read the error messages in the unscored reasons"},
 }

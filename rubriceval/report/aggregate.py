@@ -12,7 +12,15 @@ from typing import Any
 
 from rubriceval.core.verdict import Usage, Verdict
 from rubriceval.data.sample import Sample
-from rubriceval.report.summary_models import RUBRIC_LEVELS, GroupStats, ScorerSummary, Summary, UnscoredGroup
+from rubriceval.report.summary_models import (
+    RUBRIC_LEVELS,
+    GroupDimension,
+    GroupKey,
+    GroupStats,
+    ScorerSummary,
+    Summary,
+    UnscoredGroup,
+)
 from rubriceval.safety.manipulation_policy import count_by_defence, is_flagged
 from rubriceval.standard_metrics.thresholds import (  # noqa: F401
     DEFAULT_METRIC_THRESHOLDS,
@@ -138,9 +146,9 @@ def business_score(rubrics: Sequence[ScorerSummary]) -> tuple[float | None, str 
     return score, ("; ".join(notes) or None), [r.scorer for r in included]
 
 
-def breakdown_keys(tags: Sequence[str], intent: str) -> list[tuple[str, str]]:
+def breakdown_keys(tags: Sequence[str], intent: str) -> list[tuple[GroupDimension, str]]:
     """The (dimension, value) groups a sample belongs to: each distinct tag, and its intent."""
-    keys = [("tag", tag) for tag in dict.fromkeys(tags)]
+    keys: list[tuple[GroupDimension, str]] = [("tag", tag) for tag in dict.fromkeys(tags)]
     if intent:
         keys.append(("intent", intent))
     return keys
@@ -149,7 +157,7 @@ def breakdown_keys(tags: Sequence[str], intent: str) -> list[tuple[str, str]]:
 def _breakdown(verdicts: Sequence[Verdict], samples: Sequence[Sample],
                summaries: Mapping[str, ScorerSummary]) -> list[GroupStats]:
     by_sample = {s.id: s for s in samples}
-    groups: dict[tuple[str, str, str], list[Verdict]] = {}
+    groups: dict[GroupKey, list[Verdict]] = {}
     for v in verdicts:
         sample = by_sample.get(v.sample_id)
         if sample is None:
@@ -161,7 +169,7 @@ def _breakdown(verdicts: Sequence[Verdict], samples: Sequence[Sample],
                        summaries)
 
 
-def group_stats(groups: Mapping[tuple[str, str, str], tuple[int, int, Sequence[float]]],
+def group_stats(groups: Mapping[GroupKey, tuple[int, int, Sequence[float]]],
                 summaries: Mapping[str, ScorerSummary]) -> list[GroupStats]:
     """(dimension, value, scorer) → (samples, rows, scored values) as GroupStats, tags first, by value, then in
     the summary's scorer order."""

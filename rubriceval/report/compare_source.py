@@ -82,8 +82,9 @@ def compare_stored(a: RunData, b: RunData, *, n_boot: int, seed: int, confidence
         delta.n_only_a = _only_in_a(a, b, scorer, official)
         scores_a, scores_b = array("d"), array("d")
         min_change = min_drop.get(sb.kind, 0.0)
-        worst: list[tuple[float, str]] = []          # max-heap (negated) of the LISTED largest drops
-        worse_total, unscored_ids = 0, []
+        worst: list[tuple[float, Reversed]] = []     # max-heap (negated) of the LISTED largest drops, by sample id
+        worse_total = 0
+        unscored_ids: list[str] = []
         for rows in conn.stream(
                 "SELECT b.sample_id, a.score, b.score, CASE WHEN a.sample_id IS NULL THEN 0 ELSE 1 END FROM verdicts b "
                 f"{_IN_RUN.format(x='b')} LEFT JOIN verdicts a ON a.run_id = ? AND a.sample_id = b.sample_id "
@@ -140,17 +141,20 @@ def compare_stored(a: RunData, b: RunData, *, n_boot: int, seed: int, confidence
         samples_a, samples_b = a.samples_for(ids), b.samples_for(ids)
         changes = []
         for sid in ids:
-            va, vb = rows_a[sid], rows_b[sid]
+            verdict_a, verdict_b = rows_a[sid], rows_b[sid]
             sample_a, sample_b = samples_a.get(sid), samples_b.get(sid)
-            turn_a, turn_b = first_failing_turn(va), first_failing_turn(vb)
+            shown = sample_b or sample_a
+            turn_a, turn_b = first_failing_turn(verdict_a), first_failing_turn(verdict_b)
+            score_a = official_a.score(sid, scorer, verdict_a.score)
+            score_b = official_b.score(sid, scorer, verdict_b.score)
+            if score_a is None or score_b is None:      # cannot be: `ids` are drops between two official scores
+                raise TypeError(f"listed drop {sid!r} of {scorer!r} lacks a score")
             changes.append(SampleChange(
-                sample_id=sid, scorer=scorer, question=(sample_b or sample_a).question if (sample_b or sample_a)
-                else "", score_a=official_a.score(sid, scorer, va.score),
-                score_b=official_b.score(sid, scorer, vb.score),
-                delta=official_b.score(sid, scorer, vb.score) - official_a.score(sid, scorer, va.score),  # type: ignore[operator]
+                sample_id=sid, scorer=scorer, question=shown.question if shown else "", score_a=score_a,
+                score_b=score_b, delta=score_b - score_a,
                 answer_a=preview_answer(answer_at(sample_a, turn_a)) if sample_a else "",
                 answer_b=preview_answer(answer_at(sample_b, turn_b)) if sample_b else "",
-                feedback_a=preview_answer(va.feedback), feedback_b=preview_answer(vb.feedback),
+                feedback_a=preview_answer(verdict_a.feedback), feedback_b=preview_answer(verdict_b.feedback),
                 first_failing_turn_a=turn_a, first_failing_turn_b=turn_b,
                 decided_a=_decided_by(official_a, sid, scorer), decided_b=_decided_by(official_b, sid, scorer)))
         if changes:

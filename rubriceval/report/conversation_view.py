@@ -8,7 +8,7 @@ from typing import Any
 from rubriceval.core.verdict import Verdict
 from rubriceval.data.sample import Sample
 from rubriceval.report.conversation_stream import ConversationSections
-from rubriceval.report.conversations import POSITION_BUCKETS, ConversationReport, failing_evidence, rubric_names
+from rubriceval.report.conversations import POSITION_BUCKETS, ConversationReport, failing_turns, rubric_names
 from rubriceval.report.run_data import RunData
 
 TURN_PREVIEW_CHARS = 400
@@ -24,8 +24,8 @@ def example_transcript(sample: Sample | None, verdict: Verdict) -> list[dict[str
     if sample is None or sample.conversation is None:
         return None
     failing: dict[int, list[str]] = {}
-    for e in failing_evidence(verdict):
-        failing.setdefault(e.turn, []).append(e.item)     # type: ignore[arg-type]  (failing evidence has a turn)
+    for turn, e in failing_turns(verdict):
+        failing.setdefault(turn, []).append(e.item)
     return [{"number": n, "role": turn.role, "content": _preview(turn.content),
              "tool_calls": [call.signature() for call in turn.tool_calls], "n_contexts": len(turn.contexts),
              "failing": list(dict.fromkeys(failing.get(n, [])))}

@@ -44,9 +44,15 @@ def feedback_turns(text: str, n_turns: int) -> list[int]:
     return list(dict.fromkeys(n for _, n in sorted(found, key=lambda pair: pair[0])))
 
 
+def failing_turns(verdict: Verdict) -> list[tuple[int, Evidence]]:
+    """(turn, evidence) of each evidence of a verdict that failed at a named turn, in turn order."""
+    at_turn = [(e.turn, e) for e in verdict.evidence if e.turn is not None and e.passed is False]
+    return sorted(at_turn, key=lambda pair: pair[0])
+
+
 def failing_evidence(verdict: Verdict) -> list[Evidence]:
     """The evidence of a verdict that failed at a named turn, in turn order."""
-    return sorted((e for e in verdict.evidence if e.turn is not None and e.passed is False), key=lambda e: e.turn)
+    return [e for _, e in failing_turns(verdict)]
 
 
 def first_failing_turn(verdict: Verdict) -> int | None:

@@ -98,7 +98,9 @@ def preview_question(text: str) -> str:
 
 def _texts(code: str, extra_actions: Mapping[str, list[str]] | None = None, **params: Any
            ) -> tuple[dict[str, str], dict[str, str], dict[str, list[str]]]:
-    titles, explains, actions = {}, {}, {}
+    titles: dict[str, str] = {}
+    explains: dict[str, str] = {}
+    actions: dict[str, list[str]] = {}
     for lang in LANGS:
         entry = FINDING_TEXT[code][lang]
         values = {k: (v[lang] if isinstance(v, dict) else v) for k, v in params.items()}
@@ -177,11 +179,10 @@ class _Index:
 
     def disagreements(self, a: str, b: str, gap: float, n: int) -> tuple[int, int, list[tuple[Verdict, Verdict]]]:
         """Rows scored by both scorers, those whose scores differ by ≥ gap, and the n widest (signal_checks.py)."""
-        both = [(v, w) for v in self.by_scorer.get(a, []) if v.score is not None
+        both = [(abs(v.score - w.score), v, w) for v in self.by_scorer.get(a, []) if v.score is not None
                 and (w := self.by_key.get((v.sample_id, b))) is not None and w.score is not None]
-        far = sorted(((v, w) for v, w in both if abs(v.score - w.score) >= gap),
-                     key=lambda p: (-abs(p[0].score - p[1].score), p[0].sample_id))
-        return len(both), len(far), far[:n]
+        far = sorted(((d, v, w) for d, v, w in both if d >= gap), key=lambda p: (-p[0], p[1].sample_id))
+        return len(both), len(far), [(v, w) for _, v, w in far[:n]]
 
     def samples_differ(self, scorer: str) -> bool:
         """Whether the scorer's rows are of samples that differ (by question, answer and contexts, when known)."""

@@ -22,7 +22,7 @@ from rubriceval.report.compare import compare_data
 from rubriceval.report.gate_checks import RUN_STATS, GateConfig, GateUsageError, gate_config
 from rubriceval.report.gate_regression import REGRESSION_STATS, regression_note, scaled, significance
 from rubriceval.report.gate_result import CheckResult, check_result, format_figure
-from rubriceval.report.gate_sources import DEFAULT_SOURCE, GATE_SOURCES, GateTarget, resolve
+from rubriceval.report.gate_sources import DEFAULT_SOURCE, GATE_SOURCES, GateTarget, SourceResults, resolve
 from rubriceval.report.gate_trust import AgreementSource, trust_from_store, untrusted_reason
 from rubriceval.report.run_data import RunData, load_run
 from rubriceval.report.summary_models import ScorerSummary
@@ -91,7 +91,7 @@ def evaluate_data(data: RunData, config: GateConfig, *, baseline: RunData | None
                 comparison = compare_data(baseline, data, n_boot=config.n_boot, seed=config.seed)
             deltas = comparison.deltas
             per_scorer = check.scorer is not None
-            if per_scorer:
+            if check.scorer is not None:
                 target = _resolve(data, check.scorer)
                 deltas = [d for d in deltas if d.scorer == target.scorer]
                 if not deltas:
@@ -124,13 +124,13 @@ def evaluate_data(data: RunData, config: GateConfig, *, baseline: RunData | None
             target = _resolve(data, check.scorer or "")
             if check.stat in RUN_STATS and check.stat != "unscored_rate":
                 raise GateUsageError(f"'{check.stat}' is a run-level check and takes no scorer", field="gate")
-            actual, why = _scorer_value(target, check.stat)
+            actual, why_missing = _scorer_value(target, check.stat)
             extra = ""
             if check.stat == "pass_rate" and target.threshold is not None:
                 extra = f" (threshold {target.threshold:g}, {target.n_passed}/{target.n_scored} passed)"
             elif check.stat == "unscored_rate":
                 extra = f" ({target.n_unscored}/{target.n_total} rows)"
-            results.append(check_result(check, check.label(), actual, why, _untrusted([target], agreement),
+            results.append(check_result(check, check.label(), actual, why_missing, _untrusted([target], agreement),
                                         config.refuse_untrusted, target.scorer, extra))
     return GateResult(run=data.run_name, run_id=data.run_id, baseline=baseline.run_name if baseline else None,
                       checks=results)
@@ -160,10 +160,13 @@ def evaluate_gate(store: Any, run: str, config: GateConfig | Sequence[str], *, b
         checks = [c for c in others if c.source == source.name]
         if not checks:
             continue
-        found = resolve(source.evaluate or source.segments_evaluate)(target, checks)
+        found: SourceResults = resolve(source.evaluate or source.segments_evaluate)(target, checks)
         if result is None:
-            info = None if found.run else target.info()
-            result = GateResult(run=found.run or info.name, run_id=found.run_id or info.run_id, checks=[])
+            if found.run and found.run_id:       # a source reported under a name of its own (pairwise: the comparison)
+                result = GateResult(run=found.run, run_id=found.run_id, checks=[])
+            else:
+                info = target.info()
+                result = GateResult(run=found.run or info.name, run_id=found.run_id or info.run_id, checks=[])
         result.checks += found.checks
     return result  # type: ignore[return-value]
 

@@ -51,7 +51,7 @@ def _candidate(info: ComparisonInfo, runs: Any, run: str) -> tuple[str, str]:
 def _scorer(info: ComparisonInfo, scorers: Sequence[str], wanted: str) -> str:
     names = {d.get("name"): d.get("id") for d in info.config.rubric_definitions}
     for candidate in (wanted, names.get(wanted)):
-        if candidate in scorers:
+        if candidate is not None and candidate in scorers:
             return candidate
     raise GateUsageError(f"comparison '{info.name}' has no pairwise verdicts for '{wanted}'", field="gate",
                          hint=f"available: {', '.join(scorers) or 'none'}")

@@ -55,7 +55,7 @@ def untrusted_reason(rubric: ScorerSummary, agreement: AgreementSource) -> str |
         return None if raw.trusted is True else f"rubric '{rubric.name}': {raw.reason}"
     evidence = as_trust_evidence(raw)
     check = check_bar(bar, evidence)
-    if check.trusted is True:
+    if check.trusted is True or check.shortfall is None:      # no shortfall: trusted (trust/bar.py)
         return None
     need = f"needs κ ≥ {bar.min_kappa} on ≥ {bar.min_items} audited items"
     if evidence is None:

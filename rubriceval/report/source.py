@@ -25,7 +25,7 @@ from rubriceval.report.aggregate import (
 )
 from rubriceval.report.official_figures import HumanTally, with_machine_figures
 from rubriceval.report.run_sql import FROM_RUN
-from rubriceval.report.summary_models import ScorerSummary, Summary
+from rubriceval.report.summary_models import GroupDimension, GroupKey, ScorerSummary, Summary
 from rubriceval.safety.manipulation_policy import DETAILS_KEY as MANIPULATION_KEY
 from rubriceval.safety.manipulation_policy import count_by_defence
 from rubriceval.scoring.panel_votes import DETAILS_KEY as PANEL_KEY
@@ -171,14 +171,14 @@ class RunSource:
                 total = total + Usage.model_validate_json(r[0])
         return total
 
-    def _scores(self, breakdown: bool) -> tuple[dict[str, array], dict[tuple[str, str, str], list[Any]],
+    def _scores(self, breakdown: bool) -> tuple[dict[str, array], dict[GroupKey, list[Any]],
                                                 dict[str, HumanTally]]:
         """Every scorer's official scored values in verdict order and, with `breakdown`, each (dimension, value,
         scorer) group's row count and scored values: one ordered pass over the run for both (each scorer's scores
         read by a query of their own, and the groups by another pass, cost twice the time). With human decisions,
         also each scorer's tally of them and the judge's own values (sample ids are read only then)."""
         scores: dict[str, array] = {}
-        groups: dict[tuple[str, str, str], list[Any]] = {}
+        groups: dict[GroupKey, list[Any]] = {}
         tallies: dict[str, HumanTally] = {}
         official = self.official
         for chunk in self._in_order("d.position, v.scorer, v.score" + (", v.sample_id" if official else "")):
@@ -210,7 +210,7 @@ class RunSource:
                         group[1].append(score)
         return scores, groups, tallies
 
-    def _group_keys(self, first: int, last: int) -> dict[int, list[tuple[str, str]]]:
+    def _group_keys(self, first: int, last: int) -> dict[int, list[tuple[GroupDimension, str]]]:
         """position → the breakdown groups of the sample there, for the samples at positions first … last (read
         once per sample, not once per verdict)."""
         return {r[0]: breakdown_keys(json.loads(r[1] or "[]"), r[2] or "") for r in self._span_samples(

@@ -83,7 +83,7 @@ class SqlIndex:
     def _read_checks(self, scorer: str, n: int) -> dict[str, tuple[int, int, list[tuple]]]:
         """item → (judged, failed, the n first failures as sort keys) over every row of the rubric, one pass."""
         counts: dict[str, list[int]] = {}
-        first: dict[str, list[tuple]] = {}
+        first: dict[str, list[Reversed]] = {}      # item → a heap of its n first failures' sort keys, reversed
         for rows in self.source.conn.stream(f"SELECT v.sample_id, v.score, v.evidence_json, d.position {FROM_RUN} "
                                             "AND v.scorer = ? AND v.evidence_json != '[]'",
                                             (self.source.run_id, scorer), 5000):

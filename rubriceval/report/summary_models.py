@@ -64,10 +64,14 @@ class ScorerSummary(BaseModel):
         return self.n_unscored / self.n_total if self.n_total else None
 
 
+GroupDimension = Literal["tag", "intent"]
+GroupKey = tuple[GroupDimension, str, str]        # (dimension, value, scorer) of a breakdown group
+
+
 class GroupStats(BaseModel):
     """One scorer's results on the samples sharing one tag or one intent."""
 
-    dimension: Literal["tag", "intent"]
+    dimension: GroupDimension
     value: str
     scorer: str
     n_samples: int

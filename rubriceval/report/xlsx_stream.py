@@ -17,7 +17,7 @@ import re
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -164,7 +164,7 @@ class Sheet:
         self._last: list[tuple[Any, int, str] | None] = []   # per column: the last value, its style and XML
         self._remembered: dict[tuple[Any, int], tuple[Any, str]] = {}   # short text: its cleaned value and XML
 
-    def append(self, values: Sequence[Any], style: int = PLAIN, wrapped: Sequence[int] = ()) -> list[Any | _Same]:
+    def append(self, values: Sequence[Any], style: int = PLAIN, wrapped: Collection[int] = ()) -> list[Any | _Same]:
         """Write one row; returns its values as written (cleaned), SAME where a column repeats the row above (a
         sample's text beside each of its verdicts is cleaned and escaped once)."""
         self.rows += 1
@@ -232,13 +232,13 @@ def write_sheet(sheet: Sheet, headers: Sequence[str], rows: Iterable[Sequence[An
                 wrapped: Sequence[int] = ()) -> int:
     """Header, rows (any iterable: a generator streams), frozen header, autofilter, widths. Returns the row count."""
     sheet.append(list(headers), HEADER)
-    wrapped = frozenset(wrapped)
+    wrapped_columns = frozenset(wrapped)
     widths = [width(h) for h in headers]
-    measured = [col for col in range(len(headers)) if col not in wrapped]
+    measured = [col for col in range(len(headers)) if col not in wrapped_columns]
     known: dict[str, int] = {}                # the width of each short text seen (names, kinds, marks repeat)
     n = 0
     for row in rows:
-        written = sheet.append(row, wrapped=wrapped)
+        written = sheet.append(row, wrapped=wrapped_columns)
         for col in measured:
             if col < len(written) and (value := written[col]) is not SAME:
                 if type(value) is str and len(value) <= _SHORT:
@@ -255,6 +255,6 @@ def write_sheet(sheet: Sheet, headers: Sequence[str], rows: Iterable[Sequence[An
             measured = [col for col in measured if widths[col] < WIDTH_SCAN]
     sheet.frozen = True
     sheet.filter_columns, sheet.filter_rows = (len(headers) if n else 0), sheet.rows
-    sheet.widths = [WRAPPED_COLUMN_WIDTH if col in wrapped else min(MAX_COLUMN_WIDTH, max(8, widths[col] + 2))
-                    for col in range(len(headers))]
+    sheet.widths = [WRAPPED_COLUMN_WIDTH if col in wrapped_columns
+                    else min(MAX_COLUMN_WIDTH, max(8, widths[col] + 2)) for col in range(len(headers))]
     return n

@@ -4,11 +4,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 BOOTSTRAP_CELLS_PER_BATCH = 2_000_000   # bounds memory: replicates × paired samples per batch
 
 
-def paired_bootstrap_ci(diffs: Sequence[float], n_boot: int = 2000, seed: int = 0,
+def paired_bootstrap_ci(diffs: Sequence[float] | npt.NDArray[np.float64], n_boot: int = 2000, seed: int = 0,
                         confidence: float = 0.95) -> tuple[float | None, float | None]:
     """Percentile interval of the mean paired difference, resampling samples (pairs) with replacement."""
     d = np.asarray(diffs, dtype=float)

@@ -3,11 +3,11 @@ so comparing two million-row runs does not hold every changed row."""
 from __future__ import annotations
 
 import pytest
-from tests.report.test_compare_gate import build_compare_store, store  # noqa: F401  (the baseline/candidate store fixture)
 
 from rubriceval import compare_runs
 from rubriceval.report import compare_source
 from rubriceval.report.compare import format_comparison, render_compare_html
+from tests.report.test_compare_gate import build_compare_store, store  # noqa: F401  (the baseline/candidate store fixture)
 
 
 def test_lists_are_capped_and_counted(store, monkeypatch):     # noqa: F811
@@ -26,11 +26,10 @@ def test_lists_are_capped_and_counted(store, monkeypatch):     # noqa: F811
 
 
 def test_runs_from_two_stores_are_refused(store, tmp_path):    # noqa: F811
-    from test_report import add_run, build_verdicts
-
     from rubriceval.report.compare import compare_data
     from rubriceval.report.run_data import load_run
     from rubriceval.store.runs import RunStore
+    from tests.report.test_report import add_run, build_verdicts
 
     other = RunStore(tmp_path / "other.sqlite")
     add_run(other, "elsewhere", build_verdicts())
