@@ -200,7 +200,8 @@ def pair_turns(rubric: Rubric, answers: dict[tuple[str, str, int | None], float]
     by_text = {q.ask: q for q in checklist.values()}
     by_item: dict[str, set[str]] = {}
     for item_id, predicate in rubric_predicates(rubric):
-        by_item.setdefault(item_id, set()).add(predicate.ask)
+        if predicate.ask is not None:         # always: rubric_predicates keeps the predicates that ask
+            by_item.setdefault(item_id, set()).add(predicate.ask)
     pairs: dict[str, tuple[list[float], list[bool]]] = {}
     unasked = 0
     for row in labels:
