@@ -20,6 +20,7 @@ UnscoredKind = Literal[
     "invalid_output",   # structured output did not match the schema
     "no_statements",    # a metric found nothing to score (e.g. no statements extracted)
     "input_too_long",   # the prompt would exceed the judge's input limit
+    "undecided",        # the judge answered but cannot tell on this item (its calibration says so; issue 39)
     "error",            # anything else, with its message
 ]
 

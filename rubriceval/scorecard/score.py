@@ -16,24 +16,24 @@ from rubriceval.checks.context_condition import conditioned
 from rubriceval.checks.turn_answers import Unanswered
 from rubriceval.checks.turns import conversation_of, turn_sample
 from rubriceval.core.verdict import Evidence, Usage, Verdict
-from rubriceval.data.knowledge import Knowledge
 from rubriceval.data.sample import Sample
-from rubriceval.i18n import msg
 from rubriceval.safety.manipulation import scan_fields
 from rubriceval.safety.redaction import judge_view
 from rubriceval.scorecard.applicability import why_not_applicable
 from rubriceval.scorecard.arithmetic import scorecard_total
-from rubriceval.scorecard.questions import (
-    applies_question,
-    asks_judge,
-    checklist_of,
-    item_question,
-    question_rubric,
-    sees_knowledge,
-    with_knowledge,
+from rubriceval.scorecard.judged import (
+    after_undecided_applies,
+    applies_outcome,
+    applies_spec,
+    item_spec,
+    judge_question,
+    question_outcome,
 )
+from rubriceval.scorecard.questions import applies_question, asks_judge, item_question
 from rubriceval.scorecard.schema import Scorecard, ScorecardItem
 from rubriceval.scorecard.verdict import CardItemOutcome, ScorecardVerdict
+from rubriceval.scoring.judgement.decide import Judgement
+from rubriceval.scoring.judgement.turns import TurnAsker
 from rubriceval.scoring.turn_questions import QuestionAsker, answering, run_check_asking
 
 
@@ -109,34 +109,6 @@ def addresses_judge(sample: Sample) -> list[Any]:
     return scan_fields({"answer": said or ""})
 
 
-async def _ask(card: Scorecard, questions: list, sample: Sample, judge, knowledge: Knowledge | None = None
-               ) -> tuple[dict[str, Any], Usage]:
-    """The questions, the plain ones first, then those asked with the knowledge base (and the card's knowledge
-    file) shown."""
-    from rubriceval.scoring.checklist import ask_questions, checklist_slots
-
-    found, usage = {}, Usage()
-    for sees in (False, True):
-        mine = [q for q in questions if sees_knowledge(card, q) == sees]
-        if not mine:
-            continue
-        async with checklist_slots(judge):
-            answers, spent = await ask_questions(question_rubric(card), checklist_of(card, sees), mine,
-                                                 with_knowledge(sample, knowledge) if sees else sample, judge)
-        found.update({a.question_id: a for a in answers})
-        usage = usage + spent
-    return found, usage
-
-
-def _question_evidence(item: ScorecardItem, answer: Any) -> Evidence:
-    said = "yes" if answer.label else "no"
-    return Evidence(item=item.id, passed=(answer.label == item.hit_answer) if item.is_bonus else
-                    answer.label != item.hit_answer,
-                    detail=f"{item.question} → {said} (p(yes)={answer.p_yes:.2f})",
-                    message=msg("sc_question_answer", question=item.question, said=msg(f"answer_{said}"),
-                                p_yes=f"{answer.p_yes:.2f}"))
-
-
 async def score_scorecard(card: Scorecard, sample: Sample, judge: Any, rubric_verdicts: dict[str, Verdict] | None
                           = None, *, run_id: str = "") -> ScorecardVerdict:
     """The scorecard's verdict on this sample. rubric_verdicts: this sample's verdicts of the run's rubrics, by id
@@ -163,18 +135,19 @@ async def score_scorecard(card: Scorecard, sample: Sample, judge: Any, rubric_ve
             outcomes[item.id] = CardItemOutcome(item=item.id, status="unscored", reason=why)
         pending = [i for i in pending if i not in judging]
     conditional = [i for i in pending if i.applies_when and i.applies_when.question]
-    answers, spent = await _ask(card, [applies_question(i) for i in conditional], judged, judge, knowledge)
-    usage = usage + spent
+    # One asker of per-turn judgement questions for the sample: every decomposed question about it shares the
+    # transcript prefix on the judge server (rubriceval/scoring/judgement/turns.py).
+    turn_asker = (TurnAsker(judge, judged.conversation, card.language)
+                  if judge is not None and judged.conversation is not None else None)
+    applies: dict[str, Judgement] = {}
     for item in conditional:
-        answer = answers[applies_question(item).id]
-        if answer.p_yes is None:
-            outcomes[item.id] = CardItemOutcome(item=item.id, status="unscored",
-                                                reason=f"applies_when question: {answer.reason}")
-        elif not answer.label:
-            outcomes[item.id] = CardItemOutcome(item=item.id, status="not_applicable", p_yes=answer.p_yes,
-                                                reason=f"applies_when question answered no "
-                                                   f"(p(yes)={answer.p_yes:.2f}): "
-                                                   f"{item.applies_when.question if item.applies_when else ''}")
+        found = await judge_question(card, applies_spec(card, item), applies_question(item), judged, judge,
+                                     knowledge, turn_asker)
+        usage = usage + found.usage
+        applies[item.id] = found
+        settled = applies_outcome(item, found)
+        if settled is not None:
+            outcomes[item.id] = settled
     pending = [i for i in pending if i.id not in outcomes]
     # One asker for the sample: a per-turn answer serves every check item asking it (checks read `sample`, the
     # judge reads `judged`: masked when redaction is on). It holds the knowledge file as a rubric's does: shown to
@@ -186,17 +159,12 @@ async def score_scorecard(card: Scorecard, sample: Sample, judge: Any, rubric_ve
         elif item.kind == "rubric":
             outcomes[item.id] = rubric_outcome(item, rubric_verdicts)
     usage = usage + asker.usage
-    asked = [i for i in pending if i.kind == "question"]
-    answers, spent = await _ask(card, [item_question(i) for i in asked], judged, judge, knowledge)
-    usage = usage + spent
-    for item in asked:
-        answer = answers[item.id]
-        if answer.p_yes is None:
-            outcomes[item.id] = CardItemOutcome(item=item.id, status="unscored", reason=answer.reason or "no answer")
-            continue
-        hit = answer.label == item.hit_answer
-        outcomes[item.id] = CardItemOutcome(item=item.id, status="hit" if hit else "clear", occurrences=int(hit),
-                                            p_yes=answer.p_yes, evidence=[_question_evidence(item, answer)])
+    for item in [i for i in pending if i.kind == "question"]:
+        found = await judge_question(card, item_spec(card, item), item_question(item), judged, judge, knowledge,
+                                     turn_asker)
+        usage = usage + found.usage
+        outcome = question_outcome(item, found)
+        outcomes[item.id] = after_undecided_applies(outcome, applies[item.id]) if item.id in applies else outcome
     ordered = [outcomes[i.id] for i in card.items]
     return ScorecardVerdict(run_id=run_id, sample_id=sample.id, scorecard=card.id, version=card.version_tag,
                             outcomes=ordered, totals=scorecard_total(card, ordered), usage=usage)

@@ -19,7 +19,6 @@ From answers to a score: judge_mode `checklist` uses the item's `levels` (condit
 from __future__ import annotations
 
 import asyncio
-import math
 import weakref
 from typing import Any, Literal, cast
 
@@ -27,25 +26,20 @@ from pydantic import BaseModel
 
 from rubriceval.core.verdict import UnscoredKind, Usage
 from rubriceval.data.sample import Sample
-from rubriceval.judge.ask import JudgeRequest, Reading, TemplateReask, ask
-from rubriceval.judge.options import TokenLogprob
+from rubriceval.judge.ask import JudgeRequest, TemplateReask, ask
 from rubriceval.prompt.checklist import SCHEMA_NAME, compile_question
 from rubriceval.prompt.compile import environment
 from rubriceval.rubric.level_rule import level_from_points, level_from_rule
 from rubriceval.rubric.schema import ChecklistItem, ChecklistQuestion, FittedWeights, Rubric
 from rubriceval.scoring.borderline import borderline, borderline_note
 from rubriceval.scoring.judge_mode import misfitted_weights
-
-YES_SPELLINGS = {"yes", "是", "是的", "y"}
-NO_SPELLINGS = {"no", "否", "不是", "n"}
-
-
-class YesNo(BaseModel):
-    """One question's answer: the label, p(yes), and where p(yes) came from."""
-
-    label: bool
-    p_yes: float
-    source: Literal["logprobs", "label"]
+from rubriceval.scoring.yes_no import (  # noqa: F401 (read here by callers of the checklist since before the move)
+    NO_SPELLINGS,
+    YES_SPELLINGS,
+    YesNo,
+    p_yes_from_logprobs,
+    read_yes_no,
+)
 
 
 class QuestionAnswer(BaseModel):
@@ -55,6 +49,33 @@ class QuestionAnswer(BaseModel):
     source: Literal["logprobs", "label"] | None = None
     unscored_kind: str | None = None
     reason: str | None = None
+    decided_by: Literal["rule", "judge", "judge_calibrated"] | None = None   # decided per turn (scoring/judgement/)
+    raw_p_yes: float | None = None      # the judge's own p(yes) when `p_yes` was moved to a calibrated cut-off
+
+
+async def decided_answer(rubric: Rubric, question: ChecklistQuestion, sample: Sample, judge, turns
+                         ) -> tuple[QuestionAnswer, Usage] | None:
+    """A checklist question about a conversation decided per turn (scoring/judgement/), or None when it is asked
+    whole (a large judge, a question naming no party). p(yes) is the item's score moved so 0.5 is its calibrated
+    cut-off (the level rules read p ≥ 0.5); undecided answers carry no p(yes) and the kind "undecided"."""
+    from rubriceval.scoring.judgement.decide import JudgementSpec, decide, decomposes, shifted_p_yes
+
+    spec = JudgementSpec(question=question.ask, lang=rubric.language, examples=question.examples,
+                         calibration=question.calibration, sees_knowledge=bool(rubric.knowledge))
+    role = decomposes(spec, sample.conversation, judge)
+    if role is None or sample.conversation is None:
+        return None
+    knowledge = rubric.knowledge_base() if rubric.knowledge else None
+    passages = list(knowledge.passages) if knowledge is not None else None
+    found = await decide(spec, sample.conversation, role, judge, turns, passages)
+    if found.status != "decided" or found.answer is None:
+        kind = "undecided" if found.status == "undecided" else "error"
+        return QuestionAnswer(question_id=question.id, unscored_kind=kind,
+                              reason=f"{found.status}: {found.reason}"), found.usage
+    p_yes = shifted_p_yes(found.score, found.calibration) if found.score is not None else float(found.answer)
+    return QuestionAnswer(question_id=question.id, label=found.answer, p_yes=p_yes,
+                          source="logprobs" if found.score is not None else "label",
+                          decided_by=found.decided_by, raw_p_yes=found.score), found.usage
 
 
 class ChecklistResult(BaseModel):
@@ -65,47 +86,6 @@ class ChecklistResult(BaseModel):
     how: str = ""
     usage: Usage = Usage()
     borderline: dict | None = None     # why the level could flip with the judge's noise (scoring/borderline.py)
-
-
-def _spelling(token: str) -> str:
-    return token.strip().strip('"').strip().lower()
-
-
-def p_yes_from_logprobs(tokens: list[TokenLogprob] | None) -> float | None:
-    """p(yes) normalised over yes/no at the first generated position that offers either; None when none does."""
-    for position in tokens or []:
-        options = dict(position.top)
-        options.setdefault(position.token, position.logprob)
-        yes = sum(math.exp(lp) for tok, lp in options.items() if _spelling(tok) in YES_SPELLINGS)
-        no = sum(math.exp(lp) for tok, lp in options.items() if _spelling(tok) in NO_SPELLINGS)
-        if yes + no > 0:
-            return yes / (yes + no)
-    return None
-
-
-def _label(reply) -> str | None:
-    data = getattr(reply, "data", None)
-    text = data.get("answer") if isinstance(data, dict) and isinstance(data.get("answer"), str) else reply.text
-    word = _spelling(text or "")
-    if word.startswith("{"):                       # JSON the client did not decode (no schema was sent)
-        word = _spelling(word.split(":")[-1].strip("{} "))
-    if word in YES_SPELLINGS:
-        return "yes"
-    if word in NO_SPELLINGS:
-        return "no"
-    return None
-
-
-def read_yes_no(reply) -> Reading[YesNo]:
-    """A reader for `ask`: the yes/no label, with p(yes) from the reply's logprobs when there are any."""
-    label = _label(reply)
-    if label is None:
-        snippet = (reply.text or "").strip().replace("\n", " ")[:40]
-        return Reading(problems=[f"the reply is neither yes nor no: {snippet!r}"], kind="parse_error")
-    p_yes = p_yes_from_logprobs(getattr(reply, "logprobs", None))
-    if p_yes is None:
-        return Reading(value=YesNo(label=label == "yes", p_yes=1.0 if label == "yes" else 0.0, source="label"))
-    return Reading(value=YesNo(label=label == "yes", p_yes=p_yes, source="logprobs"))
 
 
 def fitted_level(fitted: FittedWeights, p_yes: dict[str, float]) -> tuple[int, str]:
@@ -148,15 +128,28 @@ async def judge_checklist(rubric: Rubric, item: ChecklistItem, sample: Sample, j
 
 
 async def ask_questions(rubric: Rubric, item: ChecklistItem, questions: list[ChecklistQuestion], sample: Sample,
-                        judge, template_dir: str | None = None) -> tuple[list[QuestionAnswer], Usage]:
+                        judge, template_dir: str | None = None, *, decompose: bool = True
+                        ) -> tuple[list[QuestionAnswer], Usage]:
     """Ask these questions of the item one after the other (the prefix cache is warm for the next): every
     question's answer (or why it has none) and what the calls cost. Scorecards (rubriceval/scorecard/) ask theirs
-    through this too, inside `checklist_slots`."""
+    through this too, inside `checklist_slots` (whole: `decompose=False`, having decided before whether to).
+
+    About a conversation, on a small judge, a question naming the party it asks about is decided by the judgement
+    mechanism (rubriceval/scoring/judgement/: per turn of that party, evidence, calibration; `decided_answer`)."""
     lang = rubric.language
     reask = TemplateReask(template=environment(template_dir).get_template(f"{lang}/checklist_reask.j2"))
     answers: list[QuestionAnswer] = []
     usage = Usage()
+    from rubriceval.scoring.judgement.turns import TurnAsker
+
+    turns = TurnAsker(judge, sample.conversation, lang) if decompose and sample.conversation is not None else None
     for question in questions:
+        if turns is not None:
+            decided = await decided_answer(rubric, question, sample, judge, turns)
+            if decided is not None:
+                answers.append(decided[0])
+                usage = usage + decided[1]
+                continue
         prompt = compile_question(rubric, item, question, sample, template_dir=template_dir)
         request = JudgeRequest(messages=prompt.messages, json_schema=prompt.json_schema, schema_name=SCHEMA_NAME,
                                cache_tag=prompt.cache_tag, options=prompt.options)

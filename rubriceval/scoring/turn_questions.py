@@ -38,7 +38,7 @@ from rubriceval.prompt.environment import render_text, templates_fingerprint
 from rubriceval.prompt.transcript import render_transcript
 from rubriceval.rubric.items import CHECK_KINDS
 from rubriceval.rubric.predicate import Predicate, as_predicate
-from rubriceval.scoring.checklist import read_yes_no
+from rubriceval.scoring.yes_no import read_yes_no
 
 TEMPLATES = ("turn_question_system", "turn_question", "checklist_reask")
 ROLE_NAMES = {"zh": {"user": "用户", "assistant": "客服", "tool": "工具结果", "system": "系统", "bot": "机器人"},

@@ -1,0 +1,181 @@
+"""How a judgement item decides on one conversation (issue 39): a scorecard's `question:` item or
+`applies_when.question`, a rubric checklist question — one mechanism for all three.
+
+1. **Whose turns.** The question's wording names the party it asks about (roles.py): asked of a conversation, it is
+   decomposed over that party's turns — one short question per turn, the transcript shared as the prompt prefix
+   (turns.py). A question naming no party, or a single-turn sample, stays one whole question.
+2. **Evidence first** (evidence.py): a kind drafted from the question; where a violation must show it (a promise,
+   someone's personal data) a turn without it is "no" by rule and costs no call. A promise is shown the policy
+   passages retrieved for it (policy.py), not the whole file.
+3. **The item's score** is the highest p(yes) over the turns asked ("did the agent ever …"; the lowest for a
+   question about every turn, 每一轮), or the whole question's p(yes). A question about how turns relate
+   (反复, 升级, 多轮 …) is asked whole.
+4. **The decision** reads the score on the item's calibration for this judge (rubric/calibration.py): a fitted
+   one the card or rubric carries (label-free, from examples, or from reviews), else one made now from the item's
+   own examples (anchors.py). Inside its undecided band — or when the judge cannot separate the item's own
+   examples — the item is undecided: never a silent pass. Without examples or calibration, the plain 0.5.
+"""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from rubriceval.core.verdict import Usage
+from rubriceval.data.conversation import Conversation
+from rubriceval.rubric.calibration import ItemCalibration, ItemExample, calibration_for
+from rubriceval.scoring.judgement.evidence import EvidenceKind, evidence_kind
+from rubriceval.scoring.judgement.policy import relevant_passages
+from rubriceval.scoring.judgement.roles import TurnRole, every_turn, per_turn_question, question_role, turn_question
+from rubriceval.scoring.judgement.turns import TurnAsker, judge_name
+
+DecidedBy = Literal["rule", "judge", "judge_calibrated"]
+
+
+class JudgementSpec(BaseModel):
+    """A judgement item as the mechanism reads it (built from a scorecard item, its applies_when or a checklist
+    question)."""
+
+    question: str
+    lang: str = "zh"
+    examples: list[ItemExample] = Field(default_factory=list)
+    calibration: list[ItemCalibration] = Field(default_factory=list)
+    sees_knowledge: bool = False        # the question is about the policy / knowledge file
+
+
+class TurnFinding(BaseModel):
+    turn: int
+    evidence: list[str] = Field(default_factory=list)   # the deterministic spans found in the turn
+    p_yes: float | None = None                           # the judge's, when it was asked
+    passages: int = 0                                    # policy passages shown with the question
+
+
+class Judgement(BaseModel):
+    """A judgement item's answer on one sample: yes / no / undecided, or unscored (no answer), with how."""
+
+    status: Literal["decided", "undecided", "unscored"]
+    answer: bool | None = None
+    score: float | None = None               # the number the decision read: max turn p(yes), or the p(yes)
+    decided_by: DecidedBy | None = None
+    role: TurnRole | None = None             # the party decomposed over (None: asked whole)
+    evidence_kind: str | None = None
+    turns: list[TurnFinding] = Field(default_factory=list)
+    calibration: ItemCalibration | None = None
+    reason: str = ""
+    usage: Usage = Field(default_factory=Usage)
+
+    @property
+    def decisive_turn(self) -> TurnFinding | None:
+        """The turn with the highest p(yes) (the one a hit cites)."""
+        asked = [t for t in self.turns if t.p_yes is not None]
+        return max(asked, key=lambda t: t.p_yes or 0.0) if asked else None
+
+
+def small_judge(spec: JudgementSpec, judge: Any) -> bool:
+    """Decompose for this judge: the embedded (small) judge, or a judge the item carries a per-turn calibration
+    for. A large hosted judge keeps reading the whole conversation (one call per question)."""
+    if judge is None:
+        return False
+    calibration = item_calibration(spec, judge_name(judge))
+    return bool(judge.config.is_local or (calibration is not None and calibration.score == "turn_max"))
+
+
+def decomposes(spec: JudgementSpec, conversation: Conversation | None, judge: Any = None) -> TurnRole | None:
+    """The party to decompose over, or None (no conversation, a question naming no party, a large judge)."""
+    if conversation is None or not small_judge(spec, judge) or not per_turn_question(spec.question, spec.lang):
+        return None
+    return question_role(spec.question, spec.lang)
+
+
+def read_score(score: float, calibration: ItemCalibration | None) -> tuple[bool | None, DecidedBy]:
+    """yes/no/undecided (None) from a score: the calibration's rule, or 0.5."""
+    if calibration is None:
+        return score >= 0.5, "judge"
+    return calibration.decide(score), "judge_calibrated"
+
+
+def judgement_from_score(score: float, calibration: ItemCalibration | None, **extra: Any) -> Judgement:
+    answer, how = read_score(score, calibration)
+    if answer is None:
+        band = calibration.undecided if calibration is not None else None
+        why = ("the judge cannot tell this item apart on its own examples" if calibration and calibration.undecidable
+               else f"p(yes) {score:.2f} falls in the undecided band {band}")
+        return Judgement(status="undecided", score=score, calibration=calibration, reason=why, **extra)
+    return Judgement(status="decided", answer=answer, score=score, decided_by=how, calibration=calibration, **extra)
+
+
+async def judge_turns(spec: JudgementSpec, conversation: Conversation, role: TurnRole, asker: TurnAsker,
+                      passages: list[str]) -> tuple[list[TurnFinding], EvidenceKind | None, str | None, Usage]:
+    """Every turn of the party: its evidence, and the judge's p(yes) where the evidence lets the question through.
+    Then why an answer is missing (a judge error; None when none is), and what the calls cost."""
+    every = every_turn(spec.question, spec.lang)
+    kind = None if every else evidence_kind(spec.question, role, spec.lang)      # "every turn": each is asked
+    asked_as = turn_question(spec.question, spec.lang)
+    findings: list[TurnFinding] = []
+    spent = Usage()
+    for number, turn in conversation.numbered(role):
+        # the customer's words so far: what they said before this turn is theirs (what they say after is not)
+        customer = [t.content for n, t in conversation.numbered("user") if n < number]
+        spans = kind.find(turn.content, customer) if kind is not None else []
+        finding = TurnFinding(turn=number, evidence=spans)
+        if kind is None or spans or not kind.gate:
+            shown = relevant_passages(" ".join(spans) or turn.content, passages) if spec.sees_knowledge else []
+            answer = await asker.answer(asked_as, number, shown)
+            spent = spent + asker.last_usage
+            if answer.p_yes is None:
+                return findings, kind, f"turn {number}: {answer.reason or answer.unscored_kind}", spent
+            finding = finding.model_copy(update={"p_yes": answer.p_yes, "passages": len(shown)})
+        findings.append(finding)
+    return findings, kind, None, spent
+
+
+async def decide_turns(spec: JudgementSpec, conversation: Conversation, role: TurnRole, asker: TurnAsker,
+                       calibration: ItemCalibration | None, passages: list[str] | None = None) -> Judgement:
+    """The item decided over the party's turns (see the module docstring)."""
+    findings, kind, failed, spent = await judge_turns(spec, conversation, role, asker, passages or [])
+    extra: dict[str, Any] = {"role": role, "evidence_kind": kind.name if kind else None, "turns": findings,
+                             "usage": spent}
+    if failed:
+        return Judgement(status="unscored", reason=failed, **extra)
+    scores = [f.p_yes for f in findings if f.p_yes is not None]
+    if scores and every_turn(spec.question, spec.lang):      # every turn must: the weakest turn decides
+        return judgement_from_score(min(scores), calibration, **extra)
+    if not scores:
+        why = (f"no {kind.name} evidence in any {role} turn" if kind is not None and findings else
+               f"no {role} turn in the conversation")
+        return Judgement(status="decided", answer=False, decided_by="rule", reason=why, **extra)
+    return judgement_from_score(max(scores), calibration, **extra)
+
+
+def item_calibration(spec: JudgementSpec, judge_model: str | None) -> ItemCalibration | None:
+    """The calibration the item carries for this judge (fitted: label-free, examples or reviews)."""
+    return calibration_for(spec.calibration, judge_model)
+
+
+async def decide(spec: JudgementSpec, conversation: Conversation, role: TurnRole, judge: Any, asker: TurnAsker,
+                 passages: list[str] | None = None) -> Judgement:
+    """The item decided over the party's turns, on the calibration it carries for this judge, else one made from its
+    examples now (anchors.py), else 0.5. `passages`: the knowledge file's, for a question about the policy."""
+    from rubriceval.scoring.judgement.anchors import examples_calibration
+
+    calibration = item_calibration(spec, judge_name(judge))
+    spent = Usage()
+    if calibration is None and spec.examples:
+        calibration, spent = await examples_calibration(spec.question, spec.examples, role, judge, spec.lang,
+                                                        passages if spec.sees_knowledge else None)
+    found = await decide_turns(spec, conversation, role, asker, calibration, passages)
+    return found.model_copy(update={"usage": found.usage + spent})
+
+
+def shifted_p_yes(p_yes: float, calibration: ItemCalibration | None) -> float:
+    """p(yes) moved so that 0.5 is the calibration's cut-off (a shift in log-odds: the ranking is kept), for rules
+    that read p ≥ 0.5 (a checklist's levels); the plain p(yes) without a calibration."""
+    if calibration is None:
+        return p_yes
+    import math
+
+    def logit(p: float) -> float:
+        p = min(max(p, 1e-6), 1 - 1e-6)
+        return math.log(p / (1 - p))
+
+    return round(1 / (1 + math.exp(-(logit(p_yes) - logit(calibration.cutoff)))), 4)
