@@ -37,5 +37,10 @@ AUTO_ACCEPT_TEXT: dict[str, dict[str, str]] = {
     "aa_region_confident": {"zh": "置信度 ≥ {threshold}", "en": "confidence ≥ {threshold}"},
     "aa_trend_title": {"zh": "自动采信趋势（各次运行）", "en": "Automatic acceptance across runs"},
     "aa_run": {"zh": "运行", "en": "Run"},
+    "aa_weekly": {"zh": "自动采信（本次运行）：{accepted}/{decisions} 条判定自动采信（{coverage}），保证一致率 {guaranteed}；"
+                        "待复核 {pending}，无法判定 {undecided}",
+                  "en": "Automatic acceptance (this run): {accepted} of {decisions} decisions accepted automatically "
+                        "({coverage}), guaranteed agreement {guaranteed}; {pending} pending review, {undecided} "
+                        "undecided"},
     "aa_dropped": {"zh": "{item}：{run} 起不再自动采信", "en": "{item}: no longer accepted automatically from {run}"},
 }

@@ -109,6 +109,26 @@ def markdown_lines(section: AutoAcceptSection, inputs: ReportInputs) -> list[str
     return lines
 
 
+# -- the weekly table's line (周报, report/weekly.py) ------------------------------------------------------------------
+def weekly_figures(runs: Any, run_id: str, card: Any) -> dict[str, Any] | None:
+    """The card's automatic acceptance in the run, for the weekly table (None without a target)."""
+    from rubriceval.trust.selective import has_targets
+
+    if not has_targets(card):
+        return None
+    found = next((c for c in run_acceptance(runs, run_id) if c.scorecard == card.id), None)
+    if found is None:
+        return None
+    return {"decisions": found.decisions, "accepted": found.accepted, "coverage": found.coverage,
+            "guaranteed": found.guaranteed, "pending": found.pending, "undecided": found.undecided}
+
+
+def weekly_line(figures: dict[str, Any], lang: Lang) -> str:
+    return t("aa_weekly", lang, accepted=figures["accepted"], decisions=figures["decisions"],
+             coverage=_percent(figures["coverage"], lang), guaranteed=_percent(figures["guaranteed"], lang),
+             pending=figures["pending"], undecided=figures["undecided"])
+
+
 # -- the gate: auto_accept:<card> coverage|agreement, bare min_auto_coverage / min_auto_agreement --------------------
 AUTO_PREFIX = "auto_accept:"
 AUTO_STATS = ("coverage", "agreement")

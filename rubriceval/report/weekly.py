@@ -81,6 +81,8 @@ class WeeklyReport(BaseModel):
     periods: list[str] = Field(default_factory=list)
     rows: list[WeeklyRow] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    # the card's automatic acceptance in the run (issue 44, report/auto_accept.py weekly_figures), with a target only
+    auto_accept: dict[str, Any] | None = None
 
     def row(self, kind: str, key: str = "") -> WeeklyRow | None:
         return next((r for r in self.rows if r.kind == kind and r.key == key), None)
@@ -228,6 +230,8 @@ def weekly_reports_for_run(store: Any, run_id: str, settings: TimeSettings | Non
     """The report section's data: one weekly report per scorecard of the run, over the run and the store's earlier
     complete runs of that card (an incremental W47 run is compared with W46's); [] when its conversations carry no
     agent or skill group, or no start time."""
+    from rubriceval.report.auto_accept import weekly_figures
+
     cards = ScorecardStore(store).cards(run_id)
     if not cards or not _has_groups(store, run_id):
         return []
@@ -240,6 +244,7 @@ def weekly_reports_for_run(store: Any, run_id: str, settings: TimeSettings | Non
             out.append(weekly_report(store, [*earlier, run_id], scorecard=card.id, settings=settings, lang=lang))
         except RubricEvalError:             # no start times: a weekly table has nothing to say
             continue
+        out[-1].auto_accept = weekly_figures(store, run_id, card)   # issue 44: coverage, guarantee, pending
     return out
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from rubriceval.common.tables import markdown_table
 from rubriceval.i18n import Lang, format_number, format_percent, t
+from rubriceval.report.auto_accept import weekly_line
 from rubriceval.report.weekly import WeeklyReport, WeeklyRow
 
 WEEKLY_SHEET = "weekly"
@@ -77,13 +78,17 @@ def markdown(reports: Sequence[WeeklyReport], lang: Lang) -> list[str]:
     for report in reports:
         lines += [f"## {heading(report, lang)}", "",
                   markdown_table(headers(lang, waiting), [text_values(r, lang, waiting) for r in report.rows]), ""]
+        if report.auto_accept:                     # issue 44: the card's automatic acceptance this run
+            lines += [weekly_line(report.auto_accept, lang), ""]
     return lines + [t("wk_note", lang), ""] if lines else []
 
 
 def html_values(reports: Sequence[WeeklyReport], lang: Lang) -> dict[str, Any]:
     waiting = awaits(reports)
     return {"weekly_tables": [{"title": heading(r, lang), "headers": headers(lang, waiting),
-                               "rows": [text_values(row, lang, waiting) for row in r.rows]} for r in reports],
+                               "rows": [text_values(row, lang, waiting) for row in r.rows],
+                               "auto_accept": weekly_line(r.auto_accept, lang) if r.auto_accept else None}
+                              for r in reports],
             "weekly_note": t("wk_note", lang)}
 
 

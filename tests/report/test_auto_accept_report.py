@@ -63,6 +63,19 @@ def test_the_trend_names_the_item_that_dropped_out(store):
     assert "160 reviews do not guarantee agreement ≥ 90% at 95% confidence" in markdown
 
 
+def test_the_weekly_table_says_the_acceptance_of_the_run(store):
+    resolve = run_acceptance(store, "w2")[0].items[0]
+    report = RunReport.read(store, "w2", lang="en")
+    line = (f"Automatic acceptance (this run): {resolve.accepted + 80} of 160 decisions accepted automatically "
+            f"({(resolve.accepted + 80) / 160 * 100:.1f}%), "
+            f"guaranteed agreement {resolve.region.lower_bound * 100:.1f}%; "
+            f"{resolve.pending} pending review, 0 undecided")
+    page = report.html()
+    weekly = page[page.index('<section id="weekly">'):]
+    assert line in weekly[:weekly.index("</section>")] and line in report.markdown()
+    assert "自动采信（本次运行）" in RunReport.read(store, "w2", lang="zh").markdown()
+
+
 def test_no_section_without_a_target(store):
     assert '<section id="auto_accept">' not in RunReport.read(store, "plain", lang="en").html()
 

@@ -36,7 +36,8 @@ P_YES = [0.9 + (i % 10) / 100 for i in range(30)] + [0.02 + (i % 10) / 100 for i
 def conversation(sid: str, p_yes: float, closing: bool) -> Sample:
     answer = f"处理编号 {p_yes:.2f}。" + ("还有什么可以帮您？" if closing else "")
     return Sample.model_validate({"id": sid, "question": "", "conversation": {
-        "id": sid, "turns": [{"role": "user", "content": "我的订单没到"}, {"role": "assistant", "content": answer}]}})
+        "id": sid, "turns": [{"role": "user", "content": "我的订单没到"}, {"role": "assistant", "content": answer}]},
+        "metadata": {"agent_id": "a1", "started_at": "2026-12-01T10:00:00+08:00"}})
 
 
 def judge(model: str = "small-judge") -> ScriptedJudge:
