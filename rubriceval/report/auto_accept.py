@@ -41,9 +41,7 @@ def build(inputs: ReportInputs) -> AutoAcceptSection | None:
     if not accepted:
         return None
     ids = {c.scorecard for c in accepted}
-    created = runs.run_info(run_id).created_at
-    earlier = [r.run_id for r in runs.list_runs() if r.created_at <= created]
-    trend = [p for p in acceptance_trend(runs) if p.scorecard in ids and p.run_id in earlier]
+    trend = [p for p in acceptance_trend(runs, until=run_id) if p.scorecard in ids]
     return AutoAcceptSection(cards=accepted, trend=trend if len({p.run_id for p in trend}) > 1 else [])
 
 

@@ -30,11 +30,15 @@ class AcceptancePoint(BaseModel):
     dropped: bool = False              # accepted something in the run before, nothing in this one
 
 
-def acceptance_trend(runs: Any, scorecard: str | None = None) -> list[AcceptancePoint]:
-    """Every run with a card that states a target, oldest first: the card's figures, then each item's."""
+def acceptance_trend(runs: Any, scorecard: str | None = None, *, until: str | None = None) -> list[AcceptancePoint]:
+    """Every run with a card that states a target, oldest first (up to the run `until`, included): the card's
+    figures, then each item's."""
     points: list[AcceptancePoint] = []
     before: dict[tuple[str, str], float] = {}       # (card, item) → the previous run's accepted decisions
+    last = runs.run_info(until).created_at if until is not None else None
     for info in runs.list_runs():
+        if last is not None and info.created_at > last:
+            break
         for card in run_acceptance(runs, info.run_id):
             if scorecard is not None and card.scorecard != scorecard:
                 continue

@@ -218,9 +218,11 @@ class RunAcceptance:
     fitted once, before the first verdict, on the reviews made before the run started."""
 
     def __init__(self, runs: Any, run_id: str, cards: Any):
-        self.judge = run_judge(runs, run_id)
         self.cards = {card.id: card for card in cards}
-        self.regions = {card.id: regions_for_run(runs, run_id, card) for card in cards if has_targets(card)}
+        targeted = [card for card in cards if has_targets(card)]
+        # a run without a target reads nothing (naming the embedded judge reads its model file)
+        self.judge = run_judge(runs, run_id) if targeted else ""
+        self.regions = {card.id: regions_for_run(runs, run_id, card) for card in targeted}
 
     def notes(self, lang: Lang = "en") -> list[str]:
         """A line per card with a target: what this run accepts automatically, and per item that accepts nothing by
