@@ -117,9 +117,9 @@ def test_the_fit_is_ignored_with_another_judge_when_scoring(reviewed, capsys):
     mine = asyncio.run(score_scorecard(new, promise_sample, scripted(JUDGE)))
     other = asyncio.run(score_scorecard(new, promise_sample, scripted("another-judge")))
     assert other.outcome("promise").status == "clear"                          # 0.5 as before: the fit is not its
-    assert other.outcome("promise").decided_by in (None, "judge")
-    if mine.outcome("promise").decided_by == "judge_calibrated":               # the scoring side applies it
-        assert mine.outcome("promise").status == "hit"
+    assert other.outcome("promise").decided_by == "judge"
+    assert mine.outcome("promise").status == "hit"                             # the judge it was fitted for uses it
+    assert mine.outcome("promise").decided_by == "judge_calibrated"
 
 
 def test_a_fit_that_does_not_beat_the_current_cutoff_is_refused_and_says_why(reviewed, capsys):
