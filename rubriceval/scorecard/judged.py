@@ -13,6 +13,7 @@ from rubriceval.core.verdict import Evidence
 from rubriceval.data.knowledge import Knowledge
 from rubriceval.data.sample import Sample
 from rubriceval.i18n import msg
+from rubriceval.rubric.predicate import DEFAULT_CUTOFF
 from rubriceval.rubric.schema import ChecklistQuestion
 from rubriceval.scorecard.questions import (
     applies_question,
@@ -106,8 +107,11 @@ def question_outcome(item: ScorecardItem, found: Judgement) -> CardItemOutcome:
         return CardItemOutcome(item=item.id, status="undecided", p_yes=found.score, evidence=evidence,
                                reason=f"the judge cannot tell: {found.reason}")
     hit = found.answer == item.hit_answer
+    # what the judge's decision read p(yes) against (issue 44's confidence); a decision by drafted evidence has none
+    judged = found.score is not None and found.decided_by in ("judge", "judge_calibrated")
+    cutoff = (found.calibration.cutoff if found.calibration is not None else DEFAULT_CUTOFF) if judged else None
     return CardItemOutcome(item=item.id, status="hit" if hit else "clear", occurrences=int(hit), p_yes=found.score,
-                           evidence=evidence, decided_by=found.decided_by)
+                           evidence=evidence, decided_by=found.decided_by, cutoff=cutoff)
 
 
 def applies_outcome(item: ScorecardItem, found: Judgement) -> CardItemOutcome | None:

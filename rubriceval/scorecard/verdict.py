@@ -29,6 +29,9 @@ class CardItemOutcome(BaseModel):
     reason: str = ""                   # why N/A or unscored, in words
     p_yes: float | None = None         # question items answered with logprobs
     decided_by: DecidedBy | None = None
+    # The cut-off a judge's hit/clear read p_yes against (its calibration's, one made at run time, or 0.5): how sure
+    # the machine was is |p_yes − cutoff| (issue 44's acceptance regions). None: not a judge's p(yes) decision.
+    cutoff: float | None = None
     # A machine decision (hit/clear) that is not accepted automatically (issue 44's auto_accept target): it waits
     # for a reviewer like an undecided item, keeping the machine's lean for the queue and the provisional range.
     pending_review: bool = False

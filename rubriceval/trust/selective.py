@@ -5,7 +5,8 @@ simulation calls them as the run does; the store is read by trust/selective_revi
 Per item with a target (`auto_accept` on the item, else the card's; rubric/auto_accept.py), for one judge model:
 
 - a `question:` item: the machine's confidence in a decision is the distance of its p(yes) from the cut-off that made
-  it (the item's calibration for this judge, rubric/calibration.py, else 0.5). The accepted region is "confidence ≥
+  it (recorded on the outcome: the item's calibration for this judge, rubric/calibration.py, one made at run time
+  from its examples, or 0.5; a decision by drafted evidence has no confidence). The accepted region is "confidence ≥
   threshold", found by fixed-sequence testing over the reviewed decisions (stats/selective.py): the largest region
   whose agreement's one-sided Clopper–Pearson bound at `confidence` is ≥ `agreement`;
 - another judge-decided item (a `rubric:` item, a check asking per-turn questions): one band — all its decisions are
@@ -110,10 +111,13 @@ def item_cutoff(item: ScorecardItem, judge: str | None) -> float:
 
 
 def decision_confidence(item: ScorecardItem, outcome: CardItemOutcome, judge: str | None) -> float | None:
-    """How sure the machine was of a question item's decision: |p(yes) − cut-off| (None without a p(yes))."""
-    if item.question is None or outcome.p_yes is None:
+    """How sure the machine was of a question item's decision: |p(yes) − the cut-off it was read against| — the one
+    the outcome records (a calibration made at run time from the item's examples included), else the item's
+    calibration for this judge, else 0.5. None without a judge's p(yes) (a decision by drafted evidence)."""
+    if item.question is None or outcome.p_yes is None or outcome.decided_by == "rule":
         return None
-    return abs(outcome.p_yes - item_cutoff(item, judge))
+    cutoff = outcome.cutoff if outcome.cutoff is not None else item_cutoff(item, judge)
+    return abs(outcome.p_yes - cutoff)
 
 
 def fit_region(item: str, mode: Mode, reviewed: Iterable[ReviewedDecision], target: AutoAccept,

@@ -213,3 +213,18 @@ def test_the_run_says_what_it_cannot_accept_yet(runs, capsys):
     err = capsys.readouterr().err
     assert "note: scorecard qa: auto_accept on judge small-judge: 1 of 2 item(s) accept decisions automatically" in err
     assert "  resolve: cannot accept anything yet: 0 reviews (at least 29, all agreeing, are needed)" in err
+
+
+def test_confidence_is_read_against_the_cut_off_the_decision_used():
+    """A decision read against a cut-off made at run time (from the item's examples) is as sure as its distance from
+    that cut-off, not from the item's stored calibration or 0.5; a decision by drafted evidence has no confidence."""
+    from rubriceval.scorecard.verdict import CardItemOutcome
+    from rubriceval.trust.selective import decision_confidence
+
+    item = Scorecard.model_validate(CARD).items[0]
+    at_run_time = CardItemOutcome(item="resolve", status="hit", p_yes=0.35, cutoff=0.3, decided_by="judge_calibrated")
+    assert decision_confidence(item, at_run_time, "small-judge") == pytest.approx(0.05)
+    plain = CardItemOutcome(item="resolve", status="hit", p_yes=0.35)          # stored before cut-offs were recorded
+    assert decision_confidence(item, plain, "small-judge") == pytest.approx(0.15)
+    by_evidence = CardItemOutcome(item="resolve", status="hit", p_yes=0.35, decided_by="rule")
+    assert decision_confidence(item, by_evidence, "small-judge") is None
