@@ -4,11 +4,11 @@ simulation calls them as the run does; the store is read by trust/selective_revi
 
 Per item with a target (`auto_accept` on the item, else the card's; rubric/auto_accept.py), for one judge model:
 
-- a `question:` item: the machine's confidence in a decision is the distance of its p(yes) from the cut-off that made
-  it (recorded on the outcome: the item's calibration for this judge, rubric/calibration.py, one made at run time
-  from its examples, or 0.5; a decision by drafted evidence has no confidence). The accepted region is "confidence ≥
-  threshold", found by fixed-sequence testing over the reviewed decisions (stats/selective.py): the largest region
-  whose agreement's one-sided Clopper–Pearson bound at `confidence` is ≥ `agreement`;
+- a `question:` item: the machine's confidence in a decision is the distance of its p(yes) from the cut-off that
+  made it (recorded on the outcome: the item's calibration for this judge, rubric/calibration.py, one made at run
+  time from its examples, or 0.5; a decision by drafted evidence ranks above every p(yes)). The accepted region is
+  "confidence ≥ threshold", found by fixed-sequence testing over the reviewed decisions (stats/selective.py): the
+  largest region whose agreement's one-sided Clopper–Pearson bound at `confidence` is ≥ `agreement`;
 - another judge-decided item (a `rubric:` item, a check asking per-turn questions): one band — all its decisions are
   accepted when the bound over all its reviewed decisions reaches the target, else none;
 - a deterministic rule (`check:` without questions): one band, accepted unless its reviews show, at the same
@@ -36,6 +36,7 @@ from rubriceval.scorecard.verdict import CardItemOutcome, ScorecardVerdict
 from rubriceval.stats.selective import clopper_pearson_lower, clopper_pearson_upper, fixed_sequence, min_reviews
 
 DEFAULT_CUTOFF = 0.5
+EVIDENCE_CONFIDENCE = 1.0          # above any |p(yes) − cut-off| (at most 1): evidence-decided decisions rank first
 # How an item's decisions are ranked: by confidence (a question's p(yes)), one judged band, or one rule band.
 Mode = Literal["confidence", "band", "rule"]
 Accepts = Literal["none", "confident", "all"]
@@ -113,8 +114,14 @@ def item_cutoff(item: ScorecardItem, judge: str | None) -> float:
 def decision_confidence(item: ScorecardItem, outcome: CardItemOutcome, judge: str | None) -> float | None:
     """How sure the machine was of a question item's decision: |p(yes) − the cut-off it was read against| — the one
     the outcome records (a calibration made at run time from the item's examples included), else the item's
-    calibration for this judge, else 0.5. None without a judge's p(yes) (a decision by drafted evidence)."""
-    if item.question is None or outcome.p_yes is None or outcome.decided_by == "rule":
+    calibration for this judge, else 0.5. A decision by drafted evidence (a money amount, another customer's phone:
+    scoring/judgement/) ranks first, at EVIDENCE_CONFIDENCE: every region holds it, so reviews that disagree with
+    it close the whole item. None without a p(yes)."""
+    if item.question is None:
+        return None
+    if outcome.decided_by == "rule":
+        return EVIDENCE_CONFIDENCE
+    if outcome.p_yes is None:
         return None
     cutoff = outcome.cutoff if outcome.cutoff is not None else item_cutoff(item, judge)
     return abs(outcome.p_yes - cutoff)

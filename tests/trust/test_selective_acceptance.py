@@ -217,7 +217,7 @@ def test_the_run_says_what_it_cannot_accept_yet(runs, capsys):
 
 def test_confidence_is_read_against_the_cut_off_the_decision_used():
     """A decision read against a cut-off made at run time (from the item's examples) is as sure as its distance from
-    that cut-off, not from the item's stored calibration or 0.5; a decision by drafted evidence has no confidence."""
+    that cut-off, not from the item's stored calibration or 0.5; a decision by drafted evidence ranks first."""
     from rubriceval.scorecard.verdict import CardItemOutcome
     from rubriceval.trust.selective import decision_confidence
 
@@ -227,4 +227,5 @@ def test_confidence_is_read_against_the_cut_off_the_decision_used():
     plain = CardItemOutcome(item="resolve", status="hit", p_yes=0.35)          # stored before cut-offs were recorded
     assert decision_confidence(item, plain, "small-judge") == pytest.approx(0.15)
     by_evidence = CardItemOutcome(item="resolve", status="hit", p_yes=0.35, decided_by="rule")
-    assert decision_confidence(item, by_evidence, "small-judge") is None
+    assert decision_confidence(item, by_evidence, "small-judge") == 1.0
+    assert decision_confidence(item, CardItemOutcome(item="resolve", status="hit"), "small-judge") is None
