@@ -20,6 +20,3 @@ class AutoAccept(StrictModel):
 
     agreement: float = Field(gt=0.5, lt=1)
     confidence: float = Field(default=0.95, ge=0.5, lt=1)
-
-    def said(self) -> str:
-        return f"agreement ≥ {self.agreement:.0%} at {self.confidence:.0%} confidence"
