@@ -264,6 +264,7 @@ async def run_cycles(judge: Any, work: Path, *, reviews_per_week: int = 14, keep
     from rubriceval.store.runs import RunConfig, RunStore
     from rubriceval.store.scorecards import ScorecardStore
     from rubriceval.studio.calibration_proposal import accept_proposal, current_card, propose_calibration
+    from rubriceval.trust.fit_examples import examples_rules
     from rubriceval.trust.fit_reviews import fit_card, load_reviewed
     from rubriceval.trust.selective_reviews import regions_for_run
 
@@ -293,8 +294,9 @@ async def run_cycles(judge: Any, work: Path, *, reviews_per_week: int = 14, keep
             run_ids.append(run_id)
             reviewed = load_reviewed(runs.path, run_ids, card.id)
             now = current_card(folder, card.id)
+            made = await examples_rules(now or card, judge)       # the rule an item's examples make (cached calls)
             fit = fit_card(reviewed.card, reviewed.judge, reviewed.verdicts, reviewed.decided, runs=run_ids,
-                           current=now)
+                           current=now, made=made)
             cycle.fit = [f.line() for f in fit.items]
             last = number == min(weeks_to_run, len(data))          # trials cost calls: after the last refit only
             helping = (await _examples(cycle, now or card, reviewed, fit, runs, judge)

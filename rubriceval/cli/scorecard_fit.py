@@ -39,9 +39,10 @@ def cmd_fit(args) -> int:
     from rubriceval.trust.fit_reviews import fit_card, load_reviewed
 
     reviewed = load_reviewed(args.store, args.runs, args.card)
+    current = current_card(args.scorecards, args.card)
+    made = asyncio.run(_examples_rules(args, current or reviewed.card, reviewed.judge))
     fit = fit_card(reviewed.card, reviewed.judge, reviewed.verdicts, reviewed.decided, runs=reviewed.runs,
-                   items=args.item, holdout_fraction=args.holdout, seed=args.seed,
-                   current=current_card(args.scorecards, args.card))
+                   items=args.item, holdout_fraction=args.holdout, seed=args.seed, current=current, made=made)
     print(f"scorecard:{fit.card} on judge {fit.judge}, reviews of {len(fit.runs)} run(s)")
     for item in fit.items:
         print("  " + item.line())
@@ -91,3 +92,26 @@ async def _try_examples(args: Any, reviewed: Any, fit: Any) -> dict[str, Any]:
     finally:
         await judge.close()
     return helping
+
+
+async def _examples_rules(args: Any, card: Any, judge_name: str) -> dict[str, Any]:
+    """The rules the card's examples make on the runs' judge (what a fit must beat for an item without a carried
+    calibration; from the judge cache after a run). Needs that judge configured; otherwise those items are compared
+    with 0.5, and said so."""
+    from rubriceval.local.backends import make_judge
+    from rubriceval.trust.fit_examples import examples_rules
+    from rubriceval.trust.fit_reviews import judge_of_run
+
+    waiting = [i.id for i in card.items if i.question and i.examples and i.calibration_for(judge_name) is None]
+    if not waiting:
+        return {}
+    config = judge_config_from(args)
+    if judge_of_run({"model": config.model, "base_url": config.base_url}) != judge_name:
+        print(f"  note: {', '.join(waiting)} decide by their examples on {judge_name}; configure that judge to compare "
+              "with that rule (compared with 0.5 here)")
+        return {}
+    judge = make_judge(config, announce=False)
+    try:
+        return await examples_rules(card, judge)
+    finally:
+        await judge.close()

@@ -13,9 +13,10 @@ the judge (rubric/calibration.ItemCalibration), the one model the scorecard item
 Per question: the audited turns are split (stratified by the expert's answer, seeded) into a fitting half and a
 held-out half; on the fitting half the cut-off that maximises balanced accuracy is chosen (ties: nearest 0.5); it
 is PROPOSED only when its balanced accuracy on the held-out half beats the current cut-off's (0.5, or the one the
-question already has for this judge) — otherwise refused, and the current one stays. The AUC of p(yes) on the held-out half is reported either way. An accepted cut-off is written into every
-predicate that asks the question, with the judge it was fitted for (`cutoff: {value, judge_model, auc, …}`): with
-any other judge the question uses 0.5 again. The proposal is written as YAML in `proposed_rubrics/` beside the store;
+question already has for this judge) — otherwise refused, and the current one stays. The AUC of p(yes) on the
+held-out half is reported either way. An accepted cut-off is written into every predicate that asks the question,
+with the judge it was fitted for (`cutoff: {value, judge_model, auc, …}`): with any other judge the question uses 0.5
+again. The proposal is written as YAML in `proposed_rubrics/` beside the store;
 nothing changes in the rubric in use.
 
 The same fit serves reviewed scorecard items (`rubriceval scorecard fit`, trust/fit_reviews.py): there the labelled

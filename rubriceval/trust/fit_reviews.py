@@ -102,9 +102,12 @@ def question_items(card: Scorecard) -> list[ScorecardItem]:
     return [item for item in card.items if item.question]
 
 
-def current_rule(item: ScorecardItem, judge: str) -> tuple[float, tuple[float, float] | None, str, ItemCalibration | None]:
-    """(cut-off, undecided band, where they come from, the calibration) the item uses with this judge now."""
-    found = item.calibration_for(judge)
+def current_rule(item: ScorecardItem, judge: str, made: ItemCalibration | None = None
+                 ) -> tuple[float, tuple[float, float] | None, str, ItemCalibration | None]:
+    """(cut-off, undecided band, where they come from, the calibration) the item uses with this judge now: the one it
+    carries for the judge, else `made` (the one its examples make on the judge at run time: fit_examples.
+    examples_rules), else 0.5."""
+    found = item.calibration_for(judge) or made
     if found is None:
         return DEFAULT_CUTOFF, None, "default", None
     return found.cutoff, found.undecided, f"{found.method} calibration", found
@@ -135,10 +138,11 @@ def reviewed_answers(card: Scorecard, verdicts: Iterable[ScorecardVerdict], deci
 
 def fit_item(item: ScorecardItem, judge: str, answers: Sequence[ReviewedAnswer], n_unasked: int = 0, *,
              holdout_fraction: float = 0.5, seed: int = 0, fitted_at: str | None = None,
-             now: ScorecardItem | None = None) -> ItemFit:
+             now: ScorecardItem | None = None, made: ItemCalibration | None = None) -> ItemFit:
     """One item's reviewed cut-off for `judge`, proposed only when it beats the one the item has now (`now`: the item
-    in the card's current version, which the proposal would replace; default `item`) on held-out reviews."""
-    current, band, source, calibration = current_rule(now or item, judge)
+    in the card's current version, which the proposal would replace; default `item`; `made`: the rule its examples
+    make on this judge) on held-out reviews."""
+    current, band, source, calibration = current_rule(now or item, judge, made)
     base = ItemFit(item=item.id, question=item.question or "", judge=judge, current=current, current_source=source,
                    n_answers=len(answers), n_unasked=n_unasked, reason="no reviewed decision with a p(yes) of this judge")
     if not answers:
@@ -161,9 +165,11 @@ def fit_item(item: ScorecardItem, judge: str, answers: Sequence[ReviewedAnswer],
 
 def fit_card(card: Scorecard, judge: str, verdicts: Sequence[ScorecardVerdict], decided: Mapping[Key, Status], *,
              runs: Sequence[str] = (), items: Sequence[str] | None = None, holdout_fraction: float = 0.5,
-             seed: int = 0, fitted_at: str | None = None, current: Scorecard | None = None) -> CardFit:
+             seed: int = 0, fitted_at: str | None = None, current: Scorecard | None = None,
+             made: Mapping[str, ItemCalibration] | None = None) -> CardFit:
     """Every question item's (or only `items`') reviewed fit for `judge` from the verdicts (scored with `card`) and
-    reviewers' statuses; `current`: the card's version in use now, whose cut-offs a fit must beat (default `card`)."""
+    reviewers' statuses; `current`: the card's version in use now, whose cut-offs a fit must beat (default `card`);
+    `made`: the rules its items' examples make on this judge (fit_examples.examples_rules)."""
     if not judge:
         raise RubricEvalError("the runs do not name their judge model: a cut-off is fitted for one judge")
     wanted = [i for i in question_items(card) if items is None or i.id in items]
@@ -175,7 +181,7 @@ def fit_card(card: Scorecard, judge: str, verdicts: Sequence[ScorecardVerdict], 
     now = {i.id: i for i in (current or card).items}
     return CardFit(card=card.id, judge=judge, runs=list(runs), items=[
         fit_item(item, judge, answers[item.id], unasked[item.id], holdout_fraction=holdout_fraction, seed=seed,
-                 fitted_at=fitted_at, now=now.get(item.id)) for item in wanted])
+                 fitted_at=fitted_at, now=now.get(item.id), made=(made or {}).get(item.id)) for item in wanted])
 
 
 # -- from a run store ----------------------------------------------------------------------------------------------

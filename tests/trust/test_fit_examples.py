@@ -79,3 +79,26 @@ def test_examples_that_help_are_written_in_place_of_the_calibration_for_that_jud
     promise = load_scorecard(tmp_path / "new.yaml").items[0]
     assert promise.examples == examples and promise.calibration_for("local-x") is None
     assert "+    examples:" in proposal.diff and "-    calibration:" in proposal.diff
+
+
+def test_a_fit_must_beat_the_rule_an_items_examples_make_on_the_judge(tmp_path):
+    """An item with examples and no calibration for the judge decides by the rule its examples make at run time
+    (anchors): that is the current cut-off a reviewed fit must beat, with its undecided band."""
+    from rubriceval.trust.fit_examples import examples_rules
+
+    yaml = CARD_YAML.replace("    hit_on: \"yes\"\n", "    hit_on: \"yes\"\n    examples:\n"
+                             "      - {yes: \"给您补偿 45 元现金，编号 0.45\"}\n      - {no: \"给您补偿 5 元现金，编号 0.05\"}\n")
+    (tmp_path / "qa.yaml").write_text(yaml, encoding="utf-8")
+    card = load_scorecard(tmp_path / "qa.yaml")
+    judge = small_judge()
+    made = asyncio.run(examples_rules(card, judge))
+    rule = made["promise"]
+    assert rule.method == "examples" and 0.05 < rule.cutoff < 0.45 and rule.undecided is not None
+    samples = {f"p{i}": conversation(f"p{i}", p) for i, p in enumerate(PROMISES)}
+    samples |= {f"c{i}": conversation(f"c{i}", p) for i, p in enumerate(CLEAN)}
+    verdicts = [asyncio.run(score_scorecard(card, s, judge)) for s in samples.values()]
+    decided = {(sid, "promise"): "hit" if sid.startswith("p") else "clear" for sid in samples}
+    fit = fit_card(card, judge_name(judge), verdicts, decided, made=made).items[0]
+    assert fit.current == rule.cutoff and fit.current_source == "examples calibration"
+    assert not fit.accepted and f"does not beat {rule.cutoff:g} on held-out reviews" in fit.reason
+    assert fit_card(card, judge_name(judge), verdicts, decided).items[0].current == 0.5   # without: plain 0.5

@@ -4,6 +4,7 @@ card's next version (leads and admins). The fit is trust/fit_reviews.py's and th
 studio/calibration_proposal.py's, as `rubriceval scorecard fit` uses them; nothing is saved before Accept."""
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,7 @@ from rubriceval.studio.calibration_proposal import (
     fit_rows,
     propose_calibration,
 )
-from rubriceval.trust.fit_reviews import fit_from_store
+from rubriceval.trust.fit_reviews import fit_card, judge_of_run, load_reviewed
 from rubriceval.ui.common.wording import headers
 
 if TYPE_CHECKING:
@@ -70,8 +71,10 @@ def propose_fit(studio: Studio, card_id: str | None, runs: list[str] | None, lan
     if studio.card_shelf is None:
         raise RubricEvalError("no scorecards folder", field="scorecards",
                               hint="start the studio with --scorecards DIR (or --versions-in store)")
-    _, fit = fit_from_store(studio.store_path, list(runs), card_id,
-                            current=current_card(studio.card_shelf, card_id, studio.card_folder))
+    reviewed = load_reviewed(studio.store_path, list(runs), card_id)
+    current = current_card(studio.card_shelf, card_id, studio.card_folder)
+    fit = fit_card(reviewed.card, reviewed.judge, reviewed.verdicts, reviewed.decided, runs=reviewed.runs,
+                   current=current, made=_examples_rules(studio, current or reviewed.card, reviewed.judge))
     table = pd.DataFrame(fit_rows(fit, lang), columns=headers(FIT_COLUMNS, lang))
     proposal = propose_calibration(studio.card_shelf, fit)
     if proposal is None:
@@ -81,6 +84,25 @@ def propose_fit(studio: Studio, card_id: str | None, runs: list[str] | None, lan
     if proposal.skipped:
         said += "\n" + t("studio_fit_skipped", lang, items=", ".join(proposal.skipped))
     return table, said, proposal.diff, proposal.model_dump_json()
+
+
+def _examples_rules(studio: Studio, card: Any, judge_name: str) -> dict[str, Any]:
+    """The rules the card's examples make on the runs' judge when the studio's judge is that judge (from the judge
+    cache after a run); otherwise those items are compared with 0.5."""
+    from rubriceval.local.backends import make_judge
+    from rubriceval.trust.fit_examples import examples_rules
+
+    waiting = [i for i in card.items if i.question and i.examples and i.calibration_for(judge_name) is None]
+    if not waiting or judge_of_run({"model": studio.judge.model, "base_url": studio.judge.base_url}) != judge_name:
+        return {}
+
+    async def make() -> dict[str, Any]:
+        judge = make_judge(studio.judge, announce=False)
+        try:
+            return await examples_rules(card, judge)
+        finally:
+            await judge.close()
+    return asyncio.run(make())
 
 
 def accept_fit(studio: Studio, proposal_json: str, lang: Lang, saved_by: str = "") -> tuple[str, str, str, str]:
