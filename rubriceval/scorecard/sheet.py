@@ -51,7 +51,7 @@ HEADERS_OUT = {
 }
 # What a 判定规则 cell may hold (a YAML mapping), and what export writes there.
 # The predicate kinds (scorecard/predicate_kinds.py) and the keys that go with them.
-PREDICATE_KEYS = (*PREDICATE_NAMES, "hit_on", "per", "cap", "judge_sees_knowledge", "trust")
+PREDICATE_KEYS = (*PREDICATE_NAMES, "hit_on", "per", "cap", "judge_sees_knowledge", "trust", "examples", "calibration")
 YES = {"是", "y", "yes", "true", "1", "√", "✓", "x", "否决", "fatal"}
 NO = {"否", "n", "no", "false", "0", "", "-", "—"}
 
@@ -332,7 +332,7 @@ def write_sheet(card: Scorecard, path: str | Path, lang: str | None = None) -> P
     yes, no = ("是", "否") if lang == "zh" else ("yes", "no")
     for item in card.items:
         predicate = {k: v for k, v in item.model_dump(mode="json", include=set(PREDICATE_KEYS)).items()
-                     if v is not None and not (k == "per" and v == "conversation")
+                     if v is not None and v != [] and not (k == "per" and v == "conversation")
                      and not (k == "judge_sees_knowledge" and v is False)}
         applies = item.applies_when.model_dump(mode="json", exclude_defaults=True) if item.applies_when else None
         row = [item.dimension, item.name or item.id, item.id, item.description,

@@ -35,7 +35,8 @@ RUBRIC_TAGS = {
     "benchmarks/judge/rubrics/summeval_consistency.yaml": "v2@6c7f2bc5d6f8",
 }
 CARD_TAGS = {
-    "scorecards/ecommerce_qa_zh.yaml": "v3@250fda3834d4",
+    # v4 (issue 39): judgement items carry examples (示例) and 未安抚情绪 applies by the judge's applies_when question
+    "scorecards/ecommerce_qa_zh.yaml": "v4@efa399d851be",
     "scorecards/support_qa_en.yaml": "v1@d863d91a896b",
 }
 

@@ -1,6 +1,7 @@
 """Scorecards (issue 25): schema and file:line [field] errors, the arithmetic (per occurrence, caps, bonus, clamp,
 fatal → 0, N/A, unscored propagation), versions, and scoring conversations with checks and judge questions."""
 import asyncio
+import re
 import json
 from pathlib import Path
 
@@ -293,7 +294,7 @@ def test_rubric_items_read_the_runs_verdict():
 def test_shipped_scorecard_deterministic_items_on_the_demo_conversations():
     zh = load_scorecard(ROOT / "scorecards" / "ecommerce_qa_zh.yaml")
     samples = {s.id: s for s in read_dataset(ROOT / "datasets" / "demo_conversations_zh.jsonl")}
-    judge = ScriptedJudge(lambda request: yes_no_reply(0.2 if "其他客户" in request[-1]["content"] else 0.9))
+    judge = ScriptedJudge(lambda request: yes_no_reply(0.2 if re.search("其他客户|愤怒", request[-1]["content"]) else 0.9))
     verdict = score(zh, samples["password-ask"], judge)
     assert verdict.totals.total == 0 and verdict.totals.fatal == ["ask_secret"]
     verdict = score(zh, samples["lookup-before-verify"], judge)

@@ -39,9 +39,12 @@ def test_run_stores_one_verdict_per_conversation_and_the_dry_run_plans_its_calls
                "--store", store, "--quiet", "--name", "first") == 0
     out = capsys.readouterr().out
     assert "scorecards: 14 verdict(s) new" in out
-    assert stub_server.stats.calls["chat"] == planned > 0
     runs = RunStore(store)
     verdicts = ScorecardStore(runs).verdicts("first")
+    # the plan counts 未安抚情绪's question behind its applies_when question (an upper bound): exact but for the
+    # conversations where that question answered no and the item was not asked
+    not_asked = sum("applies_when question answered no" in v.outcome("soothe").reason for v in verdicts)
+    assert stub_server.stats.calls["chat"] == planned - not_asked > 0
     assert len(verdicts) == 14 and {v.scorecard for v in verdicts} == {"ecommerce_qa_zh"}
     by_id = {v.sample_id: v for v in verdicts}
     assert by_id["password-ask"].totals.fatal == ["ask_secret"] and by_id["password-ask"].totals.total == 0

@@ -28,7 +28,7 @@ _PERSONAL_ENTITIES = ("phone", "address", "email", "order_number", "tracking_num
 _NAME = re.compile(r"(?:收件人|收货人|联系人|抬头|顾客|客户|姓名|户名)(?:是|为|：|:)?\s*([\u4e00-\u9fff]{2,3})"
                    r"|([\u4e00-\u9fff]{2,3})(?:女士|先生|小姐)"
                    r"|(?:发给|寄给|送给)了?([\u4e00-\u9fff]{2,3})的")
-_NOT_NAMES = re.compile(r"^(您|我|你|他|她|这位|那位|本人|个人|公司|用户|客户)")
+_NOT_NAMES = re.compile(r"^(您|我|你|他|她|这位|那位|本人|个人|公司|用户|客户|姓名|信息|电话|地址|手机)")
 _ADDRESS_TAIL = re.compile(r"[\u4e00-\u9fff]{2,12}(?:路|街|道|巷|弄|小区|大厦|园|区|村|苑)\s*\d+\s*(?:号|弄|栋|幢)"
                            r"[^，。；]{0,12}")
 
