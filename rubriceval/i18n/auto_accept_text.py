@@ -22,6 +22,7 @@ AUTO_ACCEPT_TEXT: dict[str, dict[str, str]] = {
                        "are never counted as if decided."},
     "aa_target": {"zh": "{card}：目标一致率 ≥ {agreement}（置信度 {confidence}），裁判 {judge}",
                   "en": "{card}: target agreement ≥ {agreement} at {confidence} confidence, judge {judge}"},
+    "aa_card": {"zh": "评分表", "en": "Scorecard"},
     "aa_item": {"zh": "质检项", "en": "Item"},
     "aa_region": {"zh": "采信区域", "en": "Accepted region"},
     "aa_coverage": {"zh": "自动采信率", "en": "Coverage"},

@@ -88,6 +88,25 @@ def trend_table(points: Sequence[AcceptancePoint], lang: Lang) -> tuple[list[str
     return head, rows, notes
 
 
+AUTO_ACCEPT_SHEET = "auto_accept"
+
+
+def sheet_rows(section: AutoAcceptSection, lang: Lang) -> tuple[list[str], list[list[Any]]]:
+    """The workbook's sheet: a row per card × item with a target, then the card's overall row; shares as numbers."""
+    head = [t(k, lang) for k in ("aa_card", "aa_item", "aa_region", "aa_coverage", "aa_guaranteed", "aa_reviewed",
+                                 "aa_pending", "aa_undecided", "aa_waiting", "aa_note")]
+    rows: list[list[Any]] = []
+    for card in section.cards:
+        for row in card.items:
+            region = row.region
+            rows.append([card.name, row.item, region_text(region, lang), row.coverage,
+                         region.lower_bound if row.accepted else None, region.n_reviewed, row.pending, row.undecided,
+                         row.waiting, say(region.reason, lang) if region.reason is not None else ""])
+        rows.append([card.name, t("aa_overall", lang), "", card.coverage, card.guaranteed, card.n_reviewed,
+                     card.pending, card.undecided, card.waiting, ""])
+    return head, rows
+
+
 def html_values(section: AutoAcceptSection, inputs: ReportInputs) -> dict[str, Any]:
     lang = inputs.lang
     blocks = [{"heading": card_heading(c, lang), "table": card_table(c, lang)} for c in section.cards]

@@ -214,6 +214,13 @@ def _weekly_sheet(reports: Sequence[Any], book: ExcelBook) -> None:
     book.sheet(WEEKLY_SHEET, head, rows, [len(head) - 1])
 
 
+def _auto_accept_sheet(section: Any, book: ExcelBook) -> None:
+    from rubriceval.report.auto_accept import AUTO_ACCEPT_SHEET, sheet_rows  # automatic acceptance (issue 44)
+
+    head, rows = sheet_rows(section, book.lang)
+    book.sheet(AUTO_ACCEPT_SHEET, head, rows, [len(head) - 1])
+
+
 # section id (report/sections.py) → the sheets it writes, streamed
 EXCEL_PARTS: dict[str, Callable[[Any, ExcelBook, ReportInputs], object]] = {
     "overview": summary_sheet,
@@ -224,6 +231,7 @@ EXCEL_PARTS: dict[str, Callable[[Any, ExcelBook, ReportInputs], object]] = {
     "segments": _segment_sheets,
     "conversations": _conversation_sheets,
     "scorecards": _scorecard_sheets,
+    "auto_accept": lambda section, book, i: _auto_accept_sheet(section, book),
     "weekly": lambda reports, book, i: _weekly_sheet(reports, book),
 }
 

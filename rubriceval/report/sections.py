@@ -85,7 +85,7 @@ SECTIONS: tuple[Section, ...] = (
             build=lambda i: [(s, g) for s in i.data.summary.scorers for g in s.unscored]),
     Section("cost", "cost", build=lambda i: i.data.summary),
     Section("scorecards", "sc_title", build=lambda i: i.scorecards or None, sheets=("scorecard …",)),
-    Section("auto_accept", "aa_title", build=_auto_accept),
+    Section("auto_accept", "aa_title", build=_auto_accept, sheets=("auto_accept",)),
     Section("weekly", "wk_title", build=_weekly, sheets=("weekly",)),
     Section("gate", "gate", build=lambda i: i.gate),
 )

@@ -96,3 +96,17 @@ def test_the_gate_reads_coverage_and_the_guaranteed_agreement(store):
     assert not nothing.checks[0].passed and "nothing is accepted automatically" in nothing.checks[0].reason
     with pytest.raises(GateUsageError, match="no scorecard 'other'"):
         _gate(store, "w2", "auto_accept:other coverage>=0.5")
+
+
+def test_the_workbook_has_the_figures_as_numbers(store, tmp_path):
+    from openpyxl import load_workbook
+
+    resolve = run_acceptance(store, "w2")[0].items[0]
+    path = RunReport.read(store, "w2", lang="en").write_excel(tmp_path / "w2.xlsx")
+    book = load_workbook(path, read_only=True)
+    assert book.sheetnames.index("auto_accept") == book.sheetnames.index("weekly") - 1
+    rows = list(book["auto_accept"].iter_rows(values_only=True))
+    assert rows[0][:4] == ("Scorecard", "Item", "Accepted region", "Coverage")
+    row = next(r for r in rows if r[1] == "resolve")
+    assert row[3] == pytest.approx(resolve.coverage) and row[4] == pytest.approx(resolve.region.lower_bound)
+    assert row[5:9] == (80, resolve.pending, 0, resolve.waiting)
