@@ -24,8 +24,8 @@ from rubriceval.report.html import render_html_report  # noqa: E402
 from rubriceval.report.run_data import load_run  # noqa: E402
 from rubriceval.store.runs import RunStore  # noqa: E402
 from rubriceval.ui.team.app import launch_team  # noqa: E402
-from tests.helpers.appeal_store import RUBRIC, build_appeal_store  # noqa: E402
 from tests.audit.test_team_browser import browser  # noqa: E402,F401  (the chromium fixture)
+from tests.helpers.appeal_store import RUBRIC, build_appeal_store  # noqa: E402
 from tests.ui.test_ui_browser import free_port  # noqa: E402
 
 pytestmark = pytest.mark.browser

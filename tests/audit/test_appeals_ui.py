@@ -19,9 +19,9 @@ from rubriceval.audit.passwords import read_auth_file, write_user  # noqa: E402
 from rubriceval.audit.sessions import TeamAuth  # noqa: E402
 from rubriceval.audit.team import TeamStore  # noqa: E402
 from rubriceval.ui.team.app import launch_team  # noqa: E402
+from tests.audit.test_team_ui import Clock, free_port  # noqa: E402
 from tests.helpers.appeal_store import CHECK, JUDGE_FEEDBACK, RUBRIC, build_appeal_store  # noqa: E402
 from tests.helpers.store_copy import empty_store  # noqa: E402
-from tests.audit.test_team_ui import Clock, free_port  # noqa: E402
 
 USERS = {"agent_wang": "agent", "agent_li": "agent", "qa_zhang": "expert", "qa_zhao": "expert", "lead_chen": "lead"}
 

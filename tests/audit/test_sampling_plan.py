@@ -7,7 +7,6 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from tests.qa_week_data import APOLOGY, conversation, write_jsonl
 
 from rubriceval import evaluate
 from rubriceval.audit.plan import allocation, parse_plan
@@ -16,6 +15,7 @@ from rubriceval.audit.team import TeamStore
 from rubriceval.audit.team_plan import plan_rows
 from rubriceval.cli import main
 from rubriceval.store.team_models import TaskSpec, TeamError
+from tests.qa_week_data import APOLOGY, conversation, write_jsonl
 
 W46 = datetime(2026, 11, 9, 2, tzinfo=timezone.utc)
 # agent → (conversations in W46, in W47, share that apologise): a big good agent and a small bad one

@@ -9,7 +9,6 @@ import asyncio
 
 import pytest
 import yaml
-from tests.batch.test_batch import body_digest, collect_until_done, comparable, judge_for, start, submitted_digests
 
 from rubriceval.batch.rounds import BatchRun, start_batch_run
 from rubriceval.data.io import read_dataset
@@ -21,6 +20,7 @@ from rubriceval.store.runs import RunStore
 from rubriceval.store.scorecards import ScorecardStore
 from rubriceval.testing.stub_batches import batch_endpoints
 from rubriceval.testing.stub_server import StubServer
+from tests.batch.test_batch import body_digest, collect_until_done, comparable, judge_for, start, submitted_digests
 
 DATA = "datasets/demo_conversations_zh.jsonl"
 RUBRIC = "identity_verification"
@@ -171,10 +171,9 @@ def test_the_cli_scores_scorecards_in_batch_mode_and_plans_them_in_the_dry_run(s
 def test_a_panels_batch_run_asks_the_scorecard_questions_of_the_runs_judge(tmp_path, monkeypatch, card):
     """A panel judges the rubrics; the scorecards' questions are the run's judge's (as online), so a panel's run
     without metrics keeps the run's judge and its endpoint for them."""
-    from test_batch_panel import collect_until_done as collect_panel
-    from test_batch_panel import panel_file
-
     from rubriceval.scoring.panel import load_panel_config
+    from tests.batch.test_batch_panel import collect_until_done as collect_panel
+    from tests.batch.test_batch_panel import panel_file
 
     monkeypatch.setenv("RUBRICEVAL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("JUDGE_B_KEY", "key-of-b")

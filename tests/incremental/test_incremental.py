@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.qa_week_data import APOLOGY, conversation, write_jsonl
 
 from rubriceval import RunStore
 from rubriceval.cli import main
@@ -17,6 +16,7 @@ from rubriceval.common.errors import DatasetError, RubricEvalError
 from rubriceval.incremental.increment import parse_duration, run_increment
 from rubriceval.judge.config import load_judge_config
 from rubriceval.trend.series import compute_trend
+from tests.qa_week_data import APOLOGY, conversation, write_jsonl
 
 DAY1 = datetime(2026, 11, 16, 1, tzinfo=timezone.utc)
 

@@ -8,13 +8,13 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from tests.report.test_report import RECALL_A, add_run, build_verdicts
 
 from rubriceval import RunStore, assert_gate, compare_runs, evaluate_gate
 from rubriceval.report.compare import format_comparison, write_compare_html
 from rubriceval.report.gate import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, junit_xml, run_gate
 from rubriceval.report.gate_checks import GateUsageError, parse_check
 from rubriceval.stats.bootstrap import paired_bootstrap_ci
+from tests.report.test_report import RECALL_A, add_run, build_verdicts
 
 PROCESS_B = {"s1": 5, "s2": 4, "s3": 4, "s4": 3, "s5": 5, "s6": 4}
 LINK_OK_B = {sid: True for sid in PROCESS_B}

@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import pytest
-from tests.report.test_compare_gate import build_compare_store
 
 from rubriceval import RunStore, assert_gate, evaluate, evaluate_gate
+from tests.report.test_compare_gate import build_compare_store
 
 
 @pytest.fixture(scope="module")

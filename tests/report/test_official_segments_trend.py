@@ -21,8 +21,8 @@ from rubriceval.segments.table import segment_tables
 from rubriceval.store.runs import RunStore
 from rubriceval.store.scorecards import ScorecardStore
 from rubriceval.trend.series import compute_trend
-from tests.helpers.appeal_store import RUBRIC, build_appeal_store, rubric_verdict
 from tests.audit.test_appeals_scorecard import conversation, make_run
+from tests.helpers.appeal_store import RUBRIC, build_appeal_store, rubric_verdict
 from tests.report.test_official_reports import decided  # noqa: F401  (the fixture: overrides and an accepted appeal)
 
 MACHINE = {"c000": 2, "c001": 4, "c002": 4, "c003": 5, "c004": 2, "c005": 4, "c006": 5, "c007": 4}   # c008 unscored

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.report.test_report import build_store
 
 from rubriceval import write_html_report
+from tests.report.test_report import build_store
 
 pytestmark = pytest.mark.browser
 

@@ -3,13 +3,13 @@ scorer sends (logprobs included), so a batch run finishes in one round with the 
 from __future__ import annotations
 
 import pytest
-from tests.batch.test_batch import collect_until_done, comparable, judge_for, start
 
 from rubriceval.data.io import read_dataset
 from rubriceval.rubric.loader import load_rubrics
 from rubriceval.run.evaluate import evaluate
 from rubriceval.store.runs import RunStore
 from rubriceval.testing.stub_server import StubServer
+from tests.batch.test_batch import collect_until_done, comparable, judge_for, start
 
 DATA, ONLY = "datasets/demo_cs_zh.jsonl", ["policy_compliance", "process_compliance"]
 

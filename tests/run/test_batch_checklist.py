@@ -4,7 +4,6 @@ of the online checklist run, for single-turn and conversation rubrics, rule and 
 from __future__ import annotations
 
 import pytest
-from tests.batch.test_batch import collect_until_done, comparable, judge_for, start, submitted_digests
 
 from rubriceval.data.io import read_dataset
 from rubriceval.rubric.loader import load_rubrics
@@ -14,6 +13,7 @@ from rubriceval.scoring.judge_mode import with_judge_mode
 from rubriceval.store.runs import RunStore
 from rubriceval.testing.stub_batches import batch_endpoints
 from rubriceval.testing.stub_server import StubServer
+from tests.batch.test_batch import collect_until_done, comparable, judge_for, start, submitted_digests
 
 SINGLE_TURN = ("datasets/demo_cs_zh.jsonl", ["policy_compliance", "emotional_soothing", "process_compliance"])
 CONVERSATIONS = ("datasets/demo_conversations_zh.jsonl", ["closing", "identity_verification"])

@@ -25,8 +25,8 @@ from rubriceval.store.runs import RunConfig, RunStore  # noqa: E402
 from rubriceval.store.scorecards import ScorecardStore  # noqa: E402
 from rubriceval.testing.scripted_judge import ScriptedJudge, yes_no_reply  # noqa: E402
 from rubriceval.ui.team.app import launch_team  # noqa: E402
-from tests.helpers.store_copy import empty_store  # noqa: E402
 from tests.audit.test_team_ui import Clock, free_port  # noqa: E402
+from tests.helpers.store_copy import empty_store  # noqa: E402
 
 USERS = {"qa_zhang": "expert", "lead_chen": "lead", "agent_wang": "agent"}
 CARD = {"id": "qa", "name": "qa", "dimensions": [{"id": "d"}],

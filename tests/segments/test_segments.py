@@ -8,7 +8,6 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from tests.qa_week_data import APOLOGY, conversation, write_jsonl
 
 from rubriceval import RunStore, evaluate
 from rubriceval.cli import main
@@ -16,6 +15,7 @@ from rubriceval.data.segment_spec import SegmentError, TimeSettings, parse_by
 from rubriceval.data.segment_values import SampleKeys, bucket_label, parse_instant, segment_keys
 from rubriceval.report.gate import evaluate_gate
 from rubriceval.segments.table import segment_tables
+from tests.qa_week_data import APOLOGY, conversation, write_jsonl
 
 MONDAY = datetime(2026, 11, 9, 2, tzinfo=timezone.utc)     # ISO week 2026-W46 starts on Monday 9 November
 

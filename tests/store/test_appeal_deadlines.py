@@ -184,9 +184,9 @@ def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     from rubriceval.audit.passwords import read_auth_file, write_user
     from rubriceval.audit.sessions import TeamAuth
     from rubriceval.ui.team.app import launch_team
-    from tests.helpers.store_copy import empty_store
     from tests.audit.test_team_ui import Clock as ShiftedClock
     from tests.audit.test_team_ui import free_port
+    from tests.helpers.store_copy import empty_store
 
     store_path, auth_path = empty_store(request, "appeal_deadlines_ui"), tmp_path_factory.mktemp("dl") / "users.auth"
     run_id = build_appeal_store(store_path)

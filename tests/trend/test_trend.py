@@ -9,7 +9,6 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from tests.qa_week_data import APOLOGY, conversation, write_jsonl
 
 from rubriceval import RunStore, evaluate
 from rubriceval.cli import main
@@ -18,6 +17,7 @@ from rubriceval.data.segment_spec import parse_by
 from rubriceval.report.gate import evaluate_gate
 from rubriceval.stats.unpaired import mean_difference, wilson_interval
 from rubriceval.trend.series import compute_trend
+from tests.qa_week_data import APOLOGY, conversation, write_jsonl
 
 W46 = datetime(2026, 11, 9, 3, tzinfo=timezone.utc)
 

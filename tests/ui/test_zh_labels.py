@@ -32,8 +32,8 @@ from rubriceval.ui.studio.card_layout import CARD_ITEM_COLUMNS  # noqa: E402
 from rubriceval.ui.team.app import launch_team  # noqa: E402
 from rubriceval.ui.team.appeals_layout import build_appeal_tabs  # noqa: E402
 from rubriceval.ui.team.appeals_views import appeal_html, inbox_frame, state_choices  # noqa: E402
-from tests.helpers.appeal_store import CHECK, RUBRIC, build_appeal_store  # noqa: E402
 from tests.audit.test_team_ui import free_port  # noqa: E402
+from tests.helpers.appeal_store import CHECK, RUBRIC, build_appeal_store  # noqa: E402
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
 STUDIO_TABLES = [RESULT_COLUMNS, CHECK_COLUMNS, CANDIDATE_COLUMNS, CARD_COLUMNS, CARD_ITEM_COLUMNS]
