@@ -11,6 +11,7 @@ from collections import Counter
 from rubriceval.scoring.judgement.anchors import band_between
 
 ITEMS = ("promise", "leak_other", "soothe")
+GATED = {"promise", "leak_other"}          # evidence kinds that gate their turns (scoring/judgement/evidence.py)
 
 
 def _logit(p: float) -> float:
@@ -48,7 +49,8 @@ def rule_for(method: str, records: dict, name: str) -> tuple[float, tuple[float,
         cut = sum(scores) / len(scores) if scores else 0.5
         return cut, None, f"batch mean p={cut:.3f}"
     if method == "turns_examples":
-        top_no = max(no + [free])
+        # as the shipped mechanism (anchors.py): a gate kind's examples alone, others with the content-free turn
+        top_no = max(no) if name in GATED else max(no + [free])
         if not yes or min(yes) <= top_no:
             return 0.5, (0.0, 1.0), f"examples not separated (yes {yes}, no {top_no:.3f})"
         cut, band = band_between(top_no, min(yes))

@@ -125,7 +125,8 @@ def test_the_items_own_examples_place_the_cut_off_or_say_the_item_is_undecidable
                 ItemExample(text="您的订单已发货", answer="no")]
     judge = by_turn({"张三": 0.4, "已发货": 0.08, "好的。": 0.02})
     calibration, usage = asyncio.run(examples_calibration(LEAK, examples, "assistant", judge))
-    assert usage.calls == 3 and calibration.method == "examples" and calibration.judge == "scripted"
+    # a gate kind (personal data): its two examples alone, no content-free anchor
+    assert usage.calls == 2 and calibration.method == "examples" and calibration.judge == "scripted"
     assert 0.08 < calibration.undecided[0] < calibration.cutoff < calibration.undecided[1] < 0.4
     assert calibration.cutoff == pytest.approx(band_between(0.08, 0.4)[0], abs=0.01)
     # a judge that cannot separate them: the item is undecidable on this judge

@@ -17,7 +17,7 @@ from typing import Any
 from rubriceval.core.verdict import Usage
 from rubriceval.data.conversation import Conversation, Turn
 from rubriceval.rubric.calibration import ItemCalibration, ItemExample
-from rubriceval.scoring.judgement.evidence import evidence_kind
+from rubriceval.scoring.judgement.evidence import claim_question, evidence_kind
 from rubriceval.scoring.judgement.policy import relevant_passages
 from rubriceval.scoring.judgement.roles import TurnRole, turn_question
 from rubriceval.scoring.judgement.turns import TurnAsker, judge_name
@@ -61,9 +61,12 @@ async def anchor_p_yes(question: str, example: ItemExample, role: TurnRole, judg
     conversation = _one_turn(example.text, example.role or role)
     asker = TurnAsker(judge, conversation, lang)
     kind = evidence_kind(question, role, lang)
-    shown = relevant_passages(example.text, passages) if passages else []
-    del kind                                       # the anchors are asked whatever their evidence: they calibrate
-    answer = await asker.answer(turn_question(question, lang), 1, shown)
+    spans = kind.find(example.text, []) if kind is not None else []
+    shown = relevant_passages(" ".join(spans) or example.text, passages) if passages else []
+    # asked exactly as a conversation's turn is (the kind's per-claim question where its evidence shows), and
+    # whatever the evidence: the anchors calibrate the judge's scale
+    short = claim_question(kind, spans, lang, sees_policy=bool(shown))
+    answer = await asker.answer(short or turn_question(question, lang), 1, shown)
     return answer.p_yes, asker.usage
 
 
@@ -72,14 +75,19 @@ async def examples_calibration(question: str, examples: list[ItemExample], role:
                                ) -> tuple[ItemCalibration | None, Usage]:
     """The item's calibration on this judge from its examples and a content-free turn (None without examples or
     when an anchor could not be answered: then the item keeps the plain 0.5)."""
-    if not examples or not any(e.answer == "yes" for e in examples):
+    if not any(e.answer == "yes" for e in examples) or not any(e.answer == "no" for e in examples):
         return None, Usage()
     model = judge_name(judge) or ""
     key = "\x1f".join([str(id(judge)), model, lang, role, question, *(e.model_dump_json() for e in examples), *(passages or [])])
     if key in _MADE:
         return _MADE[key][0], Usage()
     spent = Usage()
-    anchors = [*examples, ItemExample(text=CONTENT_FREE.get(lang, CONTENT_FREE["en"]), answer="no", role=role)]
+    kind = evidence_kind(question, role, lang)
+    # The content-free turn anchors a question every turn is asked; a gate kind's turns without evidence are never
+    # asked (and the judge reads a per-claim question there), so its examples alone place the cut-off.
+    free = [] if kind is not None and kind.gate else [
+        ItemExample(text=CONTENT_FREE.get(lang, CONTENT_FREE["en"]), answer="no", role=role)]
+    anchors = [*examples, *free]
     yes: list[float] = []
     no: list[float] = []
     for example in anchors:

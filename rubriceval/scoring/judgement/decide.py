@@ -5,8 +5,9 @@
    decomposed over that party's turns — one short question per turn, the transcript shared as the prompt prefix
    (turns.py). A question naming no party, or a single-turn sample, stays one whole question.
 2. **Evidence first** (evidence.py): a kind drafted from the question; where a violation must show it (a promise,
-   someone's personal data) a turn without it is "no" by rule and costs no call. A promise is shown the policy
-   passages retrieved for it (policy.py), not the whole file.
+   someone's personal data) a turn without it is "no" by rule and costs no call, and a turn with it is asked the
+   kind's short per-claim question (the claim against the policy passages retrieved for it — policy.py, not the
+   whole file —; whether the named details belong to someone other than the customer).
 3. **The item's score** is the highest p(yes) over the turns asked ("did the agent ever …"; the lowest for a
    question about every turn, 每一轮), or the whole question's p(yes). A question about how turns relate
    (反复, 升级, 多轮 …) is asked whole.
@@ -24,7 +25,7 @@ from pydantic import BaseModel, Field
 from rubriceval.core.verdict import Usage
 from rubriceval.data.conversation import Conversation
 from rubriceval.rubric.calibration import ItemCalibration, ItemExample, calibration_for
-from rubriceval.scoring.judgement.evidence import EvidenceKind, evidence_kind
+from rubriceval.scoring.judgement.evidence import EvidenceKind, claim_question, evidence_kind
 from rubriceval.scoring.judgement.policy import relevant_passages
 from rubriceval.scoring.judgement.roles import TurnRole, every_turn, per_turn_question, question_role, turn_question
 from rubriceval.scoring.judgement.turns import TurnAsker, judge_name
@@ -120,7 +121,8 @@ async def judge_turns(spec: JudgementSpec, conversation: Conversation, role: Tur
         finding = TurnFinding(turn=number, evidence=spans)
         if kind is None or spans or not kind.gate:
             shown = relevant_passages(" ".join(spans) or turn.content, passages) if spec.sees_knowledge else []
-            answer = await asker.answer(asked_as, number, shown)
+            short = claim_question(kind, spans, spec.lang, sees_policy=bool(shown))
+            answer = await asker.answer(short or asked_as, number, shown)
             spent = spent + asker.last_usage
             if answer.p_yes is None:
                 return findings, kind, f"turn {number}: {answer.reason or answer.unscored_kind}", spent

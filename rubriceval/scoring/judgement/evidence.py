@@ -12,7 +12,11 @@ violation of that kind must contain, run on the turns of the party the question 
 A kind whose detector has to fire for any violation (`gate`: promises, personal data) is a candidate filter: a
 turn without its evidence is decided "no" by rule, without a judge call; the others (mood, soothing) are cues
 shown in the evidence and every turn of the party is asked. A question that drafts no kind is asked about every
-turn of its party."""
+turn of its party.
+
+A gate kind also words the short per-claim question the small judge is asked about a turn with its evidence (the
+promise against the policy passages retrieved for it; whether the named details belong to someone other than the
+customer): one claim, one short question, which a 1.5B judge answers better than the whole item reworded."""
 from __future__ import annotations
 
 import re
@@ -40,6 +44,9 @@ class EvidenceKind:
     topic: dict[str, re.Pattern]          # the question words that draft this kind, per language
     find: Callable[[str, list[str]], list[str]]     # (turn text, the customer's turns) → evidence spans
     gate: bool                            # a violation must show this evidence: turns without it are "no" by rule
+    # The short per-claim question a small judge is asked about a turn with this evidence, in place of the item's
+    # whole question reworded ({claims}: the evidence spans, quoted as data); None: the item's own question.
+    claim_question: dict[str, str] | None = None
 
 
 def _squeeze(text: str) -> str:
@@ -105,12 +112,19 @@ KINDS: tuple[EvidenceKind, ...] = (
     EvidenceKind("promise", "assistant",
                  {"zh": re.compile(r"承诺|补偿|赔偿|金额|时效|政策|优惠|保证"),
                   "en": re.compile(r"promis|compensat|refund|polic|guarantee|discount", re.IGNORECASE)},
-                 commitment_clauses, gate=True),
+                 commitment_clauses, gate=True,
+                 claim_question={"zh": "在这一轮发言中，客服是否答应了上面政策条文以外的东西（额外的补偿、免费、赠送、"
+                                       "保证的时间或特殊待遇）？",
+                                 "en": "In this turn, did the agent grant something the policy passages above do not "
+                                       "(extra compensation, something free, a guaranteed time, special treatment)?"}),
     EvidenceKind("personal_data", "assistant",
                  {"zh": re.compile(r"个人信息|隐私|他人|其他客户|其他用户|别人的|泄露|透露.*信息"),
                   "en": re.compile(r"personal (?:data|information)|privacy|private|someone else|another "
                                    r"customer|other customers", re.IGNORECASE)},
-                 others_personal_data, gate=True),
+                 others_personal_data, gate=True,
+                 claim_question={"zh": "这一轮里客服说出的这些信息：{claims}，是否属于当前用户本人以外的其他人？",
+                                 "en": "Do these details the agent gives in this turn: {claims}, belong to someone "
+                                       "other than the current customer?"}),
     EvidenceKind("upset", "user",
                  {"zh": re.compile(r"不满|愤怒|生气|着急|担心|失望|情绪|抱怨"),
                   "en": re.compile(r"angry|anger|upset|frustrat|worr|disappoint|complain", re.IGNORECASE)},
@@ -129,3 +143,14 @@ def evidence_kind(question: str, role: TurnRole | None, lang: str = "zh") -> Evi
         if kind.role == role and topic.search(question):
             return kind
     return None
+
+
+def claim_question(kind: EvidenceKind | None, spans: list[str], lang: str, *, sees_policy: bool) -> str | None:
+    """The kind's per-claim question for a turn with these evidence spans (quoted in 「」 as data), or None."""
+    if kind is None or kind.claim_question is None or not spans:
+        return None
+    if kind.name == "promise" and not sees_policy:
+        return None                        # it reads the policy passages: only where they are shown
+    wording = kind.claim_question.get(lang, kind.claim_question["en"])
+    quoted = "、".join(f"「{span}」" for span in spans[:6]) if lang == "zh" else ", ".join(f'"{s}"' for s in spans[:6])
+    return wording.replace("{claims}", quoted)
