@@ -1,8 +1,8 @@
 """Scorecards (issue 25): schema and file:line [field] errors, the arithmetic (per occurrence, caps, bonus, clamp,
 fatal → 0, N/A, unscored propagation), versions, and scoring conversations with checks and judge questions."""
 import asyncio
-import re
 import json
+import re
 from pathlib import Path
 
 import pytest
