@@ -153,7 +153,9 @@ class PositionTally:
         conversations, by_sample = _by_sample(samples, verdicts)
         self.n_conversations += len(conversations)
         for sample_id, cells in by_sample.items():
-            n_turns = len(conversations[sample_id].conversation.turns)  # type: ignore[union-attr]
+            conversation = conversations[sample_id].conversation
+            assert conversation is not None          # _by_sample keeps the conversation samples only
+            n_turns = len(conversation.turns)
             for rubric, verdict in cells.items():
                 counts = self.positions.setdefault(
                     rubric, PositionCounts(scorer=rubric, by_bucket=[0] * len(POSITION_BUCKETS)))

@@ -168,7 +168,9 @@ def evaluate_gate(store: Any, run: str, config: GateConfig | Sequence[str], *, b
                 info = target.info()
                 result = GateResult(run=found.run or info.name, run_id=found.run_id or info.run_id, checks=[])
         result.checks += found.checks
-    return result  # type: ignore[return-value]
+    if result is None:          # cannot be: every check's source is registered, so a gate with checks has a result
+        raise GateUsageError("the gate has no check", field="gate")
+    return result
 
 
 # -- output -------------------------------------------------------------------------------------------------------
@@ -248,7 +250,7 @@ def run_gate(store: Any, run: str, checks: Sequence[str] = (), *, config_path: s
         else:
             write(message)
         return EXIT_USAGE
-    report_lang: Lang = lang if lang in ("zh", "en") else _data_language(store, result.run_id)  # type: ignore
+    report_lang: Lang = "zh" if lang == "zh" else "en" if lang == "en" else _data_language(store, result.run_id)
     write(format_gate_result(result, report_lang))
     if junit_path:
         write_junit_xml(result, junit_path)

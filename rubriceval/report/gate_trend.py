@@ -11,7 +11,7 @@ from rubriceval.report.gate_checks import GateCheck, GateConfig, GateUsageError
 from rubriceval.report.gate_result import CheckResult, format_figure, meets
 from rubriceval.report.gate_segments import scorecard_ids, scorer_id
 from rubriceval.report.gate_sources import GateTarget, SourceResults
-from rubriceval.trend.series import PeriodFigure, compute_trend
+from rubriceval.trend.series import PeriodFigure, Statistic, compute_trend
 
 MAX_NAMED = 10
 
@@ -37,8 +37,17 @@ def _split_by(check: GateCheck) -> tuple[str, Grouping | None]:
     return (buckets[0].label if buckets else "run"), (Grouping(fields=others) if others else None)
 
 
-def _drop(last: PeriodFigure, previous: PeriodFigure, stat: str) -> float | None:
-    a, b = previous.value(stat), last.value(stat)      # type: ignore[arg-type]
+def _statistic(check: GateCheck) -> Statistic:
+    """The check's statistic: mean or pass_rate, the only stats the trend source registers (gate_sources.py)."""
+    if check.stat == "mean":
+        return "mean"
+    if check.stat == "pass_rate":
+        return "pass_rate"
+    raise GateUsageError(f"gate check '{check.label()}': a trend follows mean or pass_rate", field="gate")
+
+
+def _drop(last: PeriodFigure, previous: PeriodFigure, stat: Statistic) -> float | None:
+    a, b = previous.value(stat), last.value(stat)
     return None if a is None or b is None else a - b
 
 
@@ -51,7 +60,8 @@ def evaluate_trend_checks(store: Any, run_id: str, checks: Sequence[GateCheck], 
         period, grouping = _split_by(check)
         scorer = scorer_id(store.scorers(run_id), check.scorer or "", store.run_info(run_id).name,
                            scorecard_ids(store, run_id))
-        trend = compute_trend(store, runs, period=period, by=grouping, scorers=[scorer], statistic=check.stat,  # type: ignore[arg-type]
+        statistic = _statistic(check)
+        trend = compute_trend(store, runs, period=period, by=grouping, scorers=[scorer], statistic=statistic,
                               settings=settings, n_boot=0, seed=config.seed, machine_only=machine_only)
         expected = f"{check.op} {check.value:g}"
         if len(trend.periods) < 2:
@@ -66,14 +76,14 @@ def evaluate_trend_checks(store: Any, run_id: str, checks: Sequence[GateCheck], 
             last, previous = by_period.get(last_period), by_period.get(previous_period)
             if last is None or previous is None:
                 continue
-            drop = _drop(last, previous, check.stat)
+            drop = _drop(last, previous, statistic)
             if drop is None:
                 failing.append(f"{label} (not computable)")
                 continue
             test = last.change
             noise = "" if test is None or test.p_value is None else \
                 f", p={test.p_value:.3f} {test.test}: {'beyond' if test.beyond_noise() else 'within'} noise"
-            before, after = format_figure(previous.value(check.stat)), format_figure(last.value(check.stat))  # type: ignore[arg-type]
+            before, after = format_figure(previous.value(statistic)), format_figure(last.value(statistic))
             text = f"{label}: {before} → {after}, drop {format_figure(drop)}{noise}"
             lines.append(text)
             if not meets(drop, check.op, check.value):

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from rubriceval.core.verdict import Verdict
 from rubriceval.data.sample import Sample
-from rubriceval.i18n import evidence_text
+from rubriceval.i18n import Lang, evidence_text
 from rubriceval.standard_metrics.thresholds import metric_threshold
 
 _SHOWN_TEXT = 300     # characters of question/answer/feedback in a failure message
@@ -51,7 +51,7 @@ class CaseResult(BaseModel):
     def passed(self) -> bool:
         return bool(self.verdicts) and not self.failures
 
-    def failure_message(self, lang: str = "en") -> str:
+    def failure_message(self, lang: Lang = "en") -> str:
         """Why the case failed: per failing scorer its score against the threshold (or the unscored reason), the
         judge's feedback and the evidence of each item, then the sample's question and answer."""
         if not self.verdicts:
@@ -69,7 +69,7 @@ class CaseResult(BaseModel):
                 lines.append(f"      feedback: {_cut(v.feedback)}")
             for e in v.evidence:
                 mark = "✓" if e.passed else "✗" if e.passed is False else "·"
-                lines.append(f"      {mark} {e.item}: {_cut(evidence_text(e, lang))}")  # type: ignore[arg-type]
+                lines.append(f"      {mark} {e.item}: {_cut(evidence_text(e, lang))}")
         lines.append(f"  question: {_cut(self.sample.question)}")
         lines.append(f"  answer: {_cut(self.sample.answer)}")
         return "\n".join(lines)
