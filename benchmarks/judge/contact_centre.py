@@ -127,10 +127,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="methods to report (default: every offline method; 'card' runs score_scorecard)")
     parser.add_argument("--whole", action="store_true", help="also ask every question whole (method a; slow)")
     parser.add_argument("--out", default=None, help="collected answers (default out/contact_centre_<split>.json)")
+    parser.add_argument("--report-only", action="store_true", help="the card's table from its recorded run")
     args = parser.parse_args(argv)
     out = Path(args.out or f"out/contact_centre_{args.split}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     methods = args.method or list(METHODS)
+    if args.report_only:
+        from benchmarks.judge.contact_centre_methods import report_card
+
+        report_card(Path(f"out/contact_centre_{args.split}_card.jsonl"))
+        return 0
     if any(m != "card" for m in methods):
         records = asyncio.run(collect(args.split, out, args.whole))
         print_table(records, [m for m in methods if m != "card"])

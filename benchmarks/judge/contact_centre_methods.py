@@ -152,8 +152,11 @@ def print_table(records: dict, methods: list[str]) -> None:
                   f"{c.get('fn', 0)}/{c.get('tn', 0)}/{c.get('undecided', 0)} |")
 
 
-async def run_card(split: str, load_split, truth) -> None:
-    """The shipped card through score_scorecard (what `rubriceval run --scorecards` does), per item."""
+async def run_card(split: str, load_split, truth, out: str | None = None) -> None:
+    """The shipped card through score_scorecard (what `rubriceval run --scorecards` does), per item; every
+    conversation's outcomes are appended to `out` as it is scored (a run stopped early still reports what it did:
+    `--method card --report-only`)."""
+    import json
     from pathlib import Path
 
     from rubriceval.judge.config import load_judge_config
@@ -162,45 +165,63 @@ async def run_card(split: str, load_split, truth) -> None:
     from rubriceval.scorecard.score import score_scorecard
 
     card = load_scorecard(Path(__file__).resolve().parents[2] / "scorecards" / "ecommerce_qa_zh.yaml")
+    path = Path(out or f"out/contact_centre_{split}_card.jsonl")
+    done = {json.loads(line)["id"] for line in path.read_text(encoding="utf-8").splitlines()} if path.exists() else set()
     judge = make_judge(load_judge_config(), announce=True)
-    counts = {i: Counter() for i in ITEMS}
-    how = Counter()
-    calls = sent = reused = hits = 0
-    started, loads = time.perf_counter(), []
     try:
         for row, sample in load_split(split):
+            if row["id"] in done:
+                continue
+            started, load = time.perf_counter(), os.getloadavg()[0]
             verdict = await score_scorecard(card, sample, judge)
-            loads.append(os.getloadavg()[0])
-            calls += verdict.usage.calls
-            hits += verdict.usage.cache_hits
-            sent += verdict.usage.prompt_tokens
-            reused += verdict.usage.cached_prompt_tokens
-            labels = truth(row)
-            for item in ITEMS:
-                outcome = verdict.outcome(item)
-                true = bool(labels[item])
-                how[(item, outcome.status, outcome.decided_by)] += 1
-                if outcome.status == "undecided":
-                    counts[item]["undecided"] += 1
-                    counts[item]["undecided_pos"] += true
-                else:
-                    hit = outcome.status == "hit"
-                    counts[item][("tp" if hit else "fn") if true else ("fp" if hit else "tn")] += 1
-                counts[item]["n"] += 1
-            print(f"{row['id']}: " + ", ".join(f"{i}={verdict.outcome(i).status}"
-                                               f"({verdict.outcome(i).p_yes})" for i in ITEMS), file=sys.stderr)
+            record = {"id": row["id"], "card": card.version_tag, "truth": truth(row),
+                      "wall_s": round(time.perf_counter() - started, 2), "load": round((load + os.getloadavg()[0]) / 2, 2),
+                      "usage": verdict.usage.model_dump(), "total": verdict.totals.total,
+                      "outcomes": {i: {"status": verdict.outcome(i).status, "decided_by": verdict.outcome(i).decided_by,
+                                       "p_yes": verdict.outcome(i).p_yes, "reason": verdict.outcome(i).reason[:200]}
+                                   for i in ITEMS}}
+            with path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(record, ensure_ascii=False) + "\n")
+            print(f"{row['id']}: " + ", ".join(f"{i}={o['status']}({o['p_yes']})" for i, o in record["outcomes"].items())
+                  + f"  {record['wall_s']} s, load {record['load']}", file=sys.stderr)
     finally:
         await judge.close()
-    n = max(1, sum(1 for _ in load_split(split)))
-    wall = time.perf_counter() - started
-    print(f"\n## card (score_scorecard, {card.version_tag}) on {split}: {n} conversations, {calls / n:.1f} calls "
-          f"({hits} cached), {sent / n:.0f} prompt tokens sent, {(sent - reused) / n:.0f} processed per conversation;"
-          f" wall {wall / n:.1f} s/conversation (mean load {sum(loads) / len(loads):.1f} on 2 cores)")
-    print("| item | n | recall | precision | undecided | silent passes | tp/fp/fn/tn/und |")
+    report_card(path)
+
+
+def report_card(path) -> None:
+    """The card's per-item table from the recorded conversations."""
+    import json
+
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    counts = {i: Counter() for i in ITEMS}
+    how = Counter()
+    for record in records:
+        for item, outcome in record["outcomes"].items():
+            true = bool(record["truth"][item])
+            how[(item, outcome["status"], outcome["decided_by"])] += 1
+            counts[item]["n"] += 1
+            if outcome["status"] == "undecided":
+                counts[item]["undecided"] += 1
+                counts[item]["undecided_pos"] += true
+            else:
+                hit = outcome["status"] == "hit"
+                counts[item][("tp" if hit else "fn") if true else ("fp" if hit else "tn")] += 1
+    n = max(1, len(records))
+    usage = Counter()
+    for record in records:
+        usage.update({k: v for k, v in record["usage"].items() if isinstance(v, (int, float))})
+    wall = sum(r["wall_s"] for r in records) / n
+    load = sum(r["load"] for r in records) / n
+    print(f"\n## card (score_scorecard, {records[0]['card'] if records else '?'}): {len(records)} conversations, "
+          f"{usage['calls'] / n:.1f} calls ({usage['cache_hits']} cached), {usage['prompt_tokens'] / n:.0f} prompt "
+          f"tokens sent, {(usage['prompt_tokens'] - usage['cached_prompt_tokens']) / n:.0f} processed per "
+          f"conversation; wall {wall:.1f} s/conversation (mean load {load:.1f} on 2 cores)")
+    print("| item | n | recall | precision | undecided | silent passes | tp/fp/fn/tn/und (und. true) |")
     print("|---|---|---|---|---|---|---|")
     for item, c in counts.items():
         tp, fp, fn = c["tp"], c["fp"], c["fn"]
         print(f"| {item} | {c['n']} | {_fmt(tp / (tp + fn) if tp + fn else None)} | "
-              f"{_fmt(tp / (tp + fp) if tp + fp else None)} | {_fmt(c['undecided'] / c['n'])} | {fn} | "
-              f"{tp}/{fp}/{fn}/{c['tn']}/{c['undecided']} |")
+              f"{_fmt(tp / (tp + fp) if tp + fp else None)} | {_fmt(c['undecided'] / c['n'] if c['n'] else None)} | "
+              f"{fn} | {tp}/{fp}/{fn}/{c['tn']}/{c['undecided']} ({c['undecided_pos']}) |")
     print("decided by: " + ", ".join(f"{i} {s} {d}: {k}" for (i, s, d), k in sorted(how.items(), key=str)))
