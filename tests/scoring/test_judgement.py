@@ -179,3 +179,18 @@ def test_every_turn_questions_take_the_weakest_turn_and_cross_turn_questions_sta
          "calibration": [every]}]})
     verdict = score(sooth, convo("太慢了", "抱歉让您久等", "还没好？", "请等待"), by_turn({"抱歉": 0.9, "请等待": 0.1}))
     assert verdict.outcome("soothe").status == "hit" and verdict.outcome("soothe").p_yes == pytest.approx(0.1, abs=0.01)
+
+
+def test_a_turn_reading_out_the_policy_states_it_and_is_not_asked():
+    promise = Scorecard.model_validate({"id": "p", "name": "p", "dimensions": [{"id": "d"}],
+                                        "knowledge_passages": ["# 运费\n单笔订单满 99 元包邮，不满 99 元收取 8 元运费。"],
+                                        "knowledge": "kb.md", "items": [
+        {"id": "promise", "dimension": "d", "points": -10, "hit_on": "yes", "judge_sees_knowledge": True,
+         "question": "客服是否承诺了知识库资料中没有的政策、补偿、金额或时效？", "calibration": [PER_TURN]}]})
+    judge = by_turn({"免了": 0.6}, default=0.9)
+    verdict = score(promise, convo("包邮吗", "单笔订单满 99 元包邮，您再加点就免运费了", "那运费呢", "这 8 元运费我给您免了"),
+                    judge)
+    outcome = verdict.outcome("promise")
+    assert outcome.status == "hit" and outcome.evidence[0].turn == 4 and len(judge.requests) == 1
+    asked = judge.requests[0][-1]["content"]
+    assert "政策条文以外" in asked and "不满 99 元收取 8 元运费" in asked      # the per-claim question, its passage

@@ -26,7 +26,7 @@ from rubriceval.core.verdict import Usage
 from rubriceval.data.conversation import Conversation
 from rubriceval.rubric.calibration import ItemCalibration, ItemExample, calibration_for
 from rubriceval.scoring.judgement.evidence import EvidenceKind, claim_question, evidence_kind
-from rubriceval.scoring.judgement.policy import relevant_passages
+from rubriceval.scoring.judgement.policy import POLICY_READ_BACK, relevant_passages, states_policy
 from rubriceval.scoring.judgement.roles import TurnRole, every_turn, per_turn_question, question_role, turn_question
 from rubriceval.scoring.judgement.turns import TurnAsker, judge_name
 
@@ -119,6 +119,10 @@ async def judge_turns(spec: JudgementSpec, conversation: Conversation, role: Tur
         customer = [t.content for n, t in conversation.numbered("user") if n < number]
         spans = kind.find(turn.content, customer) if kind is not None else []
         finding = TurnFinding(turn=number, evidence=spans)
+        if kind is not None and kind.name == "promise" and spans and passages and states_policy(spans, passages):
+            # the turn reads out a policy rule (a commitment in the policy's own words): it states the policy
+            findings.append(finding.model_copy(update={"evidence": [*spans, POLICY_READ_BACK]}))
+            continue
         if kind is None or spans or not kind.gate:
             shown = relevant_passages(" ".join(spans) or turn.content, passages) if spec.sees_knowledge else []
             short = claim_question(kind, spans, spec.lang, sees_policy=bool(shown))

@@ -40,3 +40,16 @@ def coverage(claim: str, passages: list[str], n: int = 3) -> float:
     for passage in passages:
         theirs |= grams(passage, n)
     return sum(g in theirs for g in mine) / len(mine)
+
+
+# A commitment clause whose character trigrams are at least this share in one retrieved passage is the policy read
+# out (dev half of the contact-centre set: read-backs 0.65–1.0, over-promises ≤ 0.25).
+READ_BACK = 0.6
+POLICY_READ_BACK = "(reads out the policy)"
+
+
+def states_policy(claims: list[str], passages: list[str]) -> bool:
+    """The turn reads out a policy rule: one of its commitment clauses is, nearly word for word, in a passage. Such
+    a turn states the policy (满 99 元包邮, 3-5 个工作日原路退回) and is not asked; a promise added in the same turn is
+    the residual risk (docs/scorecards.md)."""
+    return any(coverage(claim, relevant_passages(claim, passages, top=1)) >= READ_BACK for claim in claims)
