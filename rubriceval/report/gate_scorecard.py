@@ -76,8 +76,8 @@ def scorecard_figure(summaries: Sequence[ScorecardSummary], scorecard: str | Non
     why = None if value is not None else ("no scored total" if stat != "pass_rate" else
                                           "the scorecard declares no pass_total" if summary.pass_total is None
                                           else "no scored total")
-    waiting = f", {summary.n_awaiting} awaiting review" if summary.n_awaiting else ""
-    extra = (f" ({summary.n_scored} scored, {summary.n_unscored} unscored{waiting}, {len(summary.fatal)} fatal of "
+    awaiting = f", {summary.n_awaiting} awaiting review" if summary.n_awaiting else ""
+    extra = (f" ({summary.n_scored} scored, {summary.n_unscored} unscored{awaiting}, {len(summary.fatal)} fatal of "
              f"{summary.n})")
     if summary.note:
         extra += f" ({summary.note})"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from rubriceval.i18n import Lang, format_percent, t
 from rubriceval.report.scorecard_summary import ScorecardSummary
-from rubriceval.scorecard.decided import HOW
+from rubriceval.scorecard.decided import HOW, How
 from rubriceval.scorecard.verdict import Totals
 
 AWAITING_SHOWN = 20
@@ -50,7 +50,7 @@ def awaiting_rows(s: ScorecardSummary, names: dict[str, str], lang: Lang) -> lis
     return rows
 
 
-def _shown_ways(s: ScorecardSummary) -> list[str]:
+def _shown_ways(s: ScorecardSummary) -> list[How]:
     """The ways of deciding any judgement item of this card took (rule, judge … ), in HOW's order; the decision ways
     are always shown (rule, judge, calibrated judge, undecided), the others when they happened."""
     always = ("rule", "judge", "judge_calibrated", "undecided")

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from rubriceval.audit.scorecard_reviews import ItemTrustStats, Review, item_trust
 from rubriceval.core.verdict import Usage
-from rubriceval.scorecard.decided import how_counts
+from rubriceval.scorecard.decided import How, how_counts
 from rubriceval.scorecard.schema import Scorecard
 from rubriceval.scorecard.verdict import ScorecardVerdict
 
@@ -34,7 +34,7 @@ class ItemStats(BaseModel):
     n_unscored: int = 0
     n_undecided: int = 0             # the judge answered but cannot tell: awaiting review
     n_pending: int = 0               # a machine hit/clear not accepted automatically: awaiting review
-    how: dict[str, int] | None = None     # judgement items: the judge's outcomes by how decided (scorecard/decided.py)
+    how: dict[How, int] | None = None     # judgement items: the judge's outcomes by how decided (scorecard/decided.py)
     points_total: int = 0            # signed, summed over the conversations
     trust: ItemTrustStats | None = None   # reviewers' precision/recall and the bar (rubriceval/audit/scorecard_reviews.py)
     # Official outcomes (audit/scorecard_official.py): conversations where a person changed this item's outcome (a
