@@ -156,6 +156,8 @@ def _compile_scorecard(args) -> int:
         print(prompts_text(prompts))
     print(f"scorecard '{card.id}' on sample '{sample.id}': {len(prompts)} judge question(s); items decided by "
           f"deterministic checks: {sum(1 for i in card.items if i.check is not None)} (no judge call)")
+    if any(i.applies_when is not None and i.applies_when.question for i in card.items):
+        print("  (at most: an item behind an applies_when question is asked only when that question answers yes)")
     return 0
 
 

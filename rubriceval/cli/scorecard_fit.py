@@ -6,7 +6,6 @@ as the studio saves a version (the old one kept in `.versions/`). Exit 0 when a 
 from __future__ import annotations
 
 import argparse
-import asyncio
 from typing import Any
 
 from rubriceval.cli.options import add_judge_args, add_store_arg, judge_config_from
@@ -35,6 +34,8 @@ def add_parser(group: argparse._SubParsersAction) -> None:
 
 
 def cmd_fit(args) -> int:
+    import asyncio  # here, not at the top: `rubriceval --help` loads no event loop
+
     from rubriceval.studio.calibration_proposal import accept_proposal, current_card, propose_calibration
     from rubriceval.trust.fit_reviews import fit_card, load_reviewed
 

@@ -212,4 +212,8 @@ STUDIO_MESSAGES_TEXT: dict[str, dict[str, str]] = {
     "vhint_studio_item_id": {"zh": "字母、数字、_、- 或中文", "en": "letters, digits, _, - or Chinese"},
     "vhint_studio_cards": {"zh": "启动工作室时加 --scorecards DIR（或 --versions-in store）",
                            "en": "start the studio with --scorecards DIR (or --versions-in store)"},
+    # reviews feed the next run (issue 44.1): studio/calibration_proposal.py, ui/studio/card_fit.py
+    "vmsg_studio_fit_no_card": {"zh": "没有评分卡「{id}」可供提出新版本", "en": "no scorecard '{id}' to propose a version of"},
+    "vhint_studio_fit_folder": {"zh": "请给出保存该评分卡的文件夹", "en": "give the scorecards folder the card is saved in"},
+    "vmsg_studio_fit_open": {"zh": "请先打开一张评分卡", "en": "open a scorecard first"},
 }

@@ -224,6 +224,7 @@ STUDIO_TEXT: dict[str, dict[str, str]] = {
     "studio_fit_skipped": {"zh": "跳过 {items}：评分卡文件里这些项的问题已改写，阈值是为原问题拟合的",
                            "en": "Skipped {items}: the card file now words their question differently than the "
                                  "reviewed runs asked it"},
+    "studio_fit_status": {"zh": "拟合结果", "en": "Fit outcome"},
     "studio_fit_nothing": {"zh": "先拟合并得到提案，再接受", "en": "Fit and get a proposal first"},
     "studio_fit_no_runs": {"zh": "选择至少一个已审核的运行", "en": "Pick at least one reviewed run"},
     "studio_fit_row_proposed": {"zh": "提议：留出审核上优于当前阈值", "en": "proposed: beats the current cut-off on "

@@ -77,12 +77,13 @@ def rubric_verdicts_of(runs: Any, run_id: str, rubric_ids: list[str], sample_ids
     return found
 
 
-def planned_card_calls(card: Scorecard, samples: Sequence[Any], redact: bool = False) -> int:
-    """The judge calls the dry run plans for this card on these samples (scorecard/plan.py): the progress bar's
-    target, the same count `--dry-run` prints."""
+def planned_sample_calls(card: Scorecard, samples: Sequence[Any], redact: bool = False) -> dict[str, int]:
+    """The judge calls the dry run plans for this card (scorecard/plan.py, the count `--dry-run` prints), per sample
+    id — the progress bar's target: an upper bound where an applies_when question or a drafted
+    evidence rule may spare calls (the bar's target drops by what a scored conversation did not ask)."""
     from rubriceval.scorecard.plan import planned_questions
 
-    return sum(len(planned_questions(card, s, redact) or []) for s in samples)
+    return {s.id: len(planned_questions(card, s, redact) or []) for s in samples}
 
 
 async def score_run_scorecards(runs: Any, run_id: str, cards: Sequence[Scorecard], judge: Any, *,
@@ -122,9 +123,13 @@ async def _score_windows(runs: Any, store: ScorecardStore, run_id: str, cards: S
     for line in accept.notes():       # "cannot accept anything yet: 0 reviews", said before the judge works
         print(f"note: {line}", file=sys.stderr)
 
-    async def one(card: Scorecard, sample, verdicts: dict[str, Verdict]):
+    async def one(card: Scorecard, sample, verdicts: dict[str, Verdict], planned: int):
         async with limit:
-            return accept(await score_scorecard(card, sample, judge, verdicts, run_id=run_id))
+            verdict = accept(await score_scorecard(card, sample, judge, verdicts, run_id=run_id))
+        asked = verdict.usage.calls + verdict.usage.cache_hits
+        if judge is not None and asked < planned:      # the plan is an upper bound: the bar ends at what was asked
+            bar.plan(asked - planned, 0)
+        return verdict
 
     scored_some: set[str] = set()
     for window in runs.sample_windows(run_id):
@@ -138,10 +143,11 @@ async def _score_windows(runs: Any, store: ScorecardStore, run_id: str, cards: S
             done = store.done(run_id, card.id, [s.id for s in mine])
             totals.skipped += len(done)
             todo = [s for s in mine if s.id not in done]
+            planned = planned_sample_calls(card, todo, redact) if judge is not None else {}
             if judge is not None:
-                bar.plan(planned_card_calls(card, todo, redact), len(samples))
+                bar.plan(sum(planned.values()), len(samples))
             bar.update(len(samples) - len(todo), totals.done)       # not in its scope, or stored before (resume)
-            jobs += [one(card, s, rubric_verdicts.get(s.id, {})) for s in todo]
+            jobs += [one(card, s, rubric_verdicts.get(s.id, {}), planned.get(s.id, 0)) for s in todo]
         waiting: list = []
         last = time.monotonic()
         for job in asyncio.as_completed(jobs):

@@ -244,7 +244,8 @@ def _write_predicate(entry: Any, new: ItemForm, old: ItemForm) -> None:
     if new.predicate != "check":
         entry.pop("check", None)
     if new.predicate != "question":
-        for key in ("question", "hit_on", "judge_sees_knowledge"):
+        # examples and calibration are a question's (its 示例 and cut-offs): they go with it
+        for key in ("question", "hit_on", "judge_sees_knowledge", "examples", "calibration"):
             entry.pop(key, None)
     if new.predicate != "rubric":
         entry.pop("rubric", None)
@@ -277,6 +278,9 @@ def _write_applies_when(entry: Any, new: ItemForm, old: ItemForm) -> None:
     _set(when, "roles", None if sorted(roles) == ["assistant", "user"] and "roles" not in when else roles)
     _set(when, "has_contexts", {"": None, "yes": True, "no": False}[new.when_contexts])
     _set(when, "question", new.when_question.strip() or None)
+    if not new.when_question.strip():
+        for key in ("examples", "calibration"):      # the applies question's own; they go with it
+            when.pop(key, None)
     if len(when) == 0 or set(when) == {"roles"}:
         entry.pop("applies_when", None)       # no condition left: the item always applies
     else:

@@ -262,17 +262,5 @@ def load_reviewed(store: str | Path, runs: Sequence[str], card_id: str) -> Revie
     return Reviewed(card=card, judge=judges.pop(), runs=run_ids, verdicts=verdicts, decided=decided)
 
 
-def fit_from_store(store: str | Path, runs: Sequence[str], card_id: str, *, items: Sequence[str] | None = None,
-                   holdout_fraction: float = 0.5, seed: int = 0, current: Scorecard | None = None
-                   ) -> tuple[Scorecard, CardFit]:
-    """The reviewed fit of one card over the reviews of one or more runs (weeks) judged by the same judge, and the
-    card as the newest of those runs scored it. `current`: the card's version in use now (its file), whose cut-offs
-    the fit must beat; default: the card the newest run scored with."""
-    reviewed = load_reviewed(store, runs, card_id)
-    return reviewed.card, fit_card(reviewed.card, reviewed.judge, reviewed.verdicts, reviewed.decided,
-                                   runs=reviewed.runs, items=items, holdout_fraction=holdout_fraction, seed=seed,
-                                   current=current)
-
-
 def _questions(card: Scorecard) -> dict[str, str | None]:
     return {i.id: i.question for i in question_items(card)}

@@ -36,8 +36,9 @@ def test_the_bar_counts_the_scorecard_stages_calls_and_the_totals_count_them(jud
     err = capsys.readouterr().err
     assert sent > 0
     # the scorecard stage's bar: calls against the plan (the dry run's count), a rate and an ETA
-    planned = {int(m) for m in re.findall(r"judge \d+/(\d+) calls", err)}
-    assert planned == {sent}
+    # (an upper bound while applies_when questions are unanswered: it drops to what was asked, never below)
+    planned = [int(m) for m in re.findall(r"judge \d+/(\d+) calls", err)]
+    assert planned[-1] == sent and min(planned) == sent and planned == sorted(planned, reverse=True)
     assert re.search(rf"scorecards: 100%.*14/14.*judge {sent}/{sent} calls \d+\.\d+/s ETA", err)
     assert "evaluating" not in err            # no rubric stage to show: no "14/14 … calls=0" bar
     # the run's totals: every call of the run, and the whole run's wall time
@@ -86,8 +87,14 @@ def test_compile_previews_a_scorecards_questions_as_the_dry_run_counts_them(stub
     one.write_text(json.dumps(next(r for r in rows if r.get("id") == "refund-verified"), ensure_ascii=False) + "\n",
                    encoding="utf-8")
     assert main(["run", str(one), "--scorecards", CARD, "--config", config, "--store", str(tmp_path / "r.sqlite"),
-                 "--quiet"]) == 0
-    assert stub_server.stats.calls["chat"] == asked
+                 "--quiet", "--name", "one"]) == 0
+    # the same questions a run sends for that conversation: at most those, fewer by the items whose applies_when
+    # question answered no
+    assert "(at most: an item behind an applies_when question" in shown
+    store = ScorecardStore(RunStore(str(tmp_path / "r.sqlite")))
+    asks = {i.id for i in store.cards("one")[0].items if i.applies_when is not None and i.applies_when.question}
+    behind = [o for o in store.verdicts("one")[0].outcomes if o.item in asks and o.status == "not_applicable"]
+    assert stub_server.stats.calls["chat"] == asked - len(behind)
 
 
 def test_compile_of_a_scorecard_without_a_dataset_says_what_to_give(capsys):

@@ -43,7 +43,8 @@ def test_the_form_shows_each_predicate_with_its_fields():
     assert long_turn.check_fields == "max_chars: 80" and (long_turn.per, long_turn.cap, long_turn.points) == (
         "occurrence", 3, -1)
     soothe = items["soothe"]
-    assert soothe.predicate == "question" and soothe.when_roles == ["user"] and "投诉" in soothe.when_pattern
+    assert soothe.predicate == "question" and soothe.when_question == "用户是否表现出愤怒、担心、不满或失望？"
+    assert soothe.when_pattern == ""                   # v4: the judge says whether it applies, not a keyword list
     assert items["promise"].hit_on == "yes" and items["promise"].when_contexts == "yes"
     assert items["handover"].when_tags == "投诉"
     assert any(i.fatal for i in items.values())
@@ -89,6 +90,18 @@ def test_a_question_item_turned_into_a_rubric_reference_drops_the_question_keys(
     item = next(i for i in card.items if i.id == "promise")
     assert item.kind == "rubric" and item.rubric.min_score == 3 and item.question is None
     assert not item.judge_sees_knowledge and item.hit_on is None
+
+
+def test_a_question_item_keeps_its_examples_and_an_applies_question_cleared_drops_its_own():
+    soothe = item_form_from_tree(next(e for e in load_tree(CARD)["items"] if e["id"] == "soothe"))
+    kept = load_text(yaml_with_item(CARD, soothe.model_copy(update={"name": "未安抚"}), "soothe"), "c.yaml", SHIPPED)
+    item = next(i for i in kept.items if i.id == "soothe")
+    assert len(item.examples) == 2 and item.applies_when is not None and len(item.applies_when.examples) == 2
+    by_keyword = soothe.model_copy(update={"when_question": "", "when_pattern": "投诉|没用"})
+    card = load_text(yaml_with_item(CARD, by_keyword, "soothe"), "c.yaml", SHIPPED)
+    item = next(i for i in card.items if i.id == "soothe")
+    assert item.applies_when is not None and item.applies_when.question is None and not item.applies_when.examples
+    assert len(item.examples) == 2                     # the item's own question keeps its 示例
 
 
 def test_an_invalid_item_is_written_and_named_by_the_loader_with_line_and_field():

@@ -54,7 +54,8 @@ def build_fit_section(lang: Lang) -> FitLayout:
         propose = gr.Button(say("studio_fit_propose"), elem_id="studio-fit-propose", scale=1)
     figures = gr.Dataframe(headers=headers(FIT_COLUMNS, lang), interactive=False, wrap=True,
                            label=say("studio_fit_figures"), elem_id="studio-fit-figures")
-    status = gr.Textbox(show_label=False, interactive=False, elem_id="studio-fit-status")
+    status = gr.Textbox(label=say("studio_fit_status"), show_label=False, interactive=False,
+                        elem_id="studio-fit-status")
     diff = gr.Code(label=say("studio_fit_diff"), language=None, interactive=False, elem_id="studio-fit-diff")
     accept = gr.Button(say("studio_fit_accept"), variant="primary", elem_id="studio-fit-accept")
     return FitLayout(runs, propose, figures, status, diff, accept, gr.State(""))
