@@ -133,7 +133,7 @@ def weeks(data: dict[str, Path] | None = None) -> list[list[tuple[Sample, dict[s
     return out
 
 
-def prepare_card(folder: Path, keep_resolve: bool = False) -> Path:
+def prepare_card(folder: Path, keep_resolve: bool = False, agreement: float = TARGET["agreement"]) -> Path:
     """The shipped card and its policies in `folder`, with the target and without `resolve` (module doc)."""
     from rubriceval.studio.card_form import yaml_without_item
     from rubriceval.studio.form import load_tree, written_back
@@ -144,7 +144,7 @@ def prepare_card(folder: Path, keep_resolve: bool = False) -> Path:
     tree = load_tree(text)
     from ruamel.yaml.comments import CommentedMap
 
-    target = CommentedMap(TARGET)
+    target = CommentedMap({**TARGET, "agreement": agreement})
     target.fa.set_flow_style()
     tree.insert(list(tree).index("trust") + 1 if "trust" in tree else len(tree), "auto_accept", target)
     text = written_back(text, tree)
@@ -257,7 +257,8 @@ def review(runs: Any, run_id: str, verdicts: list[Any], labels: dict[str, dict[s
 
 async def run_cycles(judge: Any, work: Path, *, reviews_per_week: int = 14, keep_resolve: bool = False,
                      weeks_to_run: int = WEEKS, concurrency: int = 2, log: Any = sys.stderr,
-                     try_examples: bool = False, out: Path | None = None) -> list[Cycle]:
+                     try_examples: bool = False, out: Path | None = None,
+                     agreement: float = TARGET["agreement"]) -> list[Cycle]:
     from rubriceval.local.backends import public_judge_config
     from rubriceval.run.scorecard_stage import score_run_scorecards
     from rubriceval.scorecard.loader import load_scorecard
@@ -271,7 +272,7 @@ async def run_cycles(judge: Any, work: Path, *, reviews_per_week: int = 14, keep
     if work.exists():
         shutil.rmtree(work)
     folder = work / "scorecards"
-    card_path = prepare_card(folder, keep_resolve)
+    card_path = prepare_card(folder, keep_resolve, agreement)
     runs = RunStore(work / "runs.sqlite")
     data = weeks()
     cycles: list[Cycle] = []
@@ -308,7 +309,7 @@ async def run_cycles(judge: Any, work: Path, *, reviews_per_week: int = 14, keep
             if log is not None:
                 print(row_text(cycle), file=log, flush=True)
             if out is not None:                    # kept as each cycle ends: a stopped run keeps what it measured
-                write_out(out, cycles, judge)
+                write_out(out, cycles, judge, agreement=agreement)
     finally:
         runs.close()
     return cycles
@@ -331,12 +332,13 @@ async def _examples(cycle: Cycle, card: Any, reviewed: Any, fit: Any, runs: Any,
     return helping
 
 
-def write_out(out: Path, cycles: list[Cycle], judge: Any, command: str = "") -> None:
+def write_out(out: Path, cycles: list[Cycle], judge: Any, command: str = "",
+              agreement: float = TARGET["agreement"]) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"command": command or "python -m benchmarks.judge.weekly_cycles " + " ".join(
         sys.argv[1:]), "judge": judge.config.describe() if hasattr(judge.config, "describe") else judge.config.model,
-        "target": TARGET, "cycles": [c.model_dump() for c in cycles]}, ensure_ascii=False, indent=1),
-        encoding="utf-8")
+        "target": {**TARGET, "agreement": agreement}, "cycles": [c.model_dump() for c in cycles]},
+        ensure_ascii=False, indent=1), encoding="utf-8")
 
 
 # -- the report ----------------------------------------------------------------------------------------------------
@@ -386,6 +388,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--config", help="judge YAML (default: the embedded judge)")
     p.add_argument("--reviews", type=int, default=14, help="conversations reviewed a week (of 28; default 14)")
     p.add_argument("--weeks", type=int, default=WEEKS)
+    p.add_argument("--agreement", type=float, default=TARGET["agreement"],
+                   help="the card's auto_accept agreement target (default 0.9; confidence stays 0.95)")
     p.add_argument("--keep-resolve", action="store_true", help="judge the card's unlabelled resolve question too")
     p.add_argument("--try-examples", action="store_true",
                    help="after the last refit, try each item's reviewed turns as its examples on its held-out "
@@ -402,8 +406,8 @@ def main(argv: list[str] | None = None) -> int:
         judge = make_judge(load_judge_config(args.config))
     cycles = asyncio.run(run_cycles(judge, Path(args.work), reviews_per_week=args.reviews,
                                     keep_resolve=args.keep_resolve, weeks_to_run=args.weeks,
-                                    try_examples=args.try_examples, out=Path(args.out)))
-    print(table(cycles))
+                                    try_examples=args.try_examples, out=Path(args.out), agreement=args.agreement))
+    print(table(cycles, args.agreement))
     print()
     print(item_table(cycles))
     for c in cycles:

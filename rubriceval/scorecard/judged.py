@@ -54,8 +54,11 @@ async def _ask_whole(card: Scorecard, question: ChecklistQuestion, sample: Sampl
 
     sees = sees_knowledge(card, question)
     async with checklist_slots(judge):
+        # whole: judge_question has decided not to decompose (ask_questions would decide again, per turn, on a
+        # small judge — the benchmark's whole-question method measured per-turn answers that way)
         answers, spent = await ask_questions(question_rubric(card), checklist_of(card, sees), [question],
-                                             with_knowledge(sample, knowledge) if sees else sample, judge)
+                                             with_knowledge(sample, knowledge) if sees else sample, judge,
+                                             decompose=False)
     return answers[0], spent
 
 
