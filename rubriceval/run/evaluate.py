@@ -126,6 +126,12 @@ def start_run(samples: Iterable[Sample | tuple[int | None, Sample]], rubrics: li
         print(f"note: rubric(s) applying to no sample in this dataset are left out: {', '.join(unused)}",
               file=sys.stderr)
         rubrics = [r for r in rubrics if r.id not in unused]
+    # A rubric's auto_accept target is read and validated, but rubric verdicts have no pending state yet (issue 44
+    # applies targets to scorecards): say so rather than let the lead believe verdicts are accepted selectively.
+    targeted = [r.id for r in rubrics if r.auto_accept is not None]
+    if targeted:
+        print(f"note: auto_accept on rubric(s) {', '.join(targeted)} is not applied yet (scorecards only): every "
+              "verdict counts as before; see docs/auto_accept.md", file=sys.stderr)
     # Likewise metrics for a kind of sample the dataset lacks (agent metrics without conversations …).
     from rubriceval.standard_metrics.scope import unused_metrics, unused_metrics_note
 
