@@ -13,7 +13,7 @@ Methods (the item's question asked of the embedded judge; contact_centre_methods
   whole         (a) the whole-conversation question, p(yes) ≥ 0.5 (the card before issue 39)
   turns         (b) decomposed over the turns of the party the question names, evidence gate, max p(yes) ≥ 0.5
   turns_cf      (c) + a content-free anchor: cut-off between the anchor's p(yes) and 1 (label-free)
-  turns_batch   (c) + batch calibration: cut-off at the run's own largest gap in log-odds (label-free)
+  turns_batch   (c) + batch calibration: cut-off at the mean of the run's own p(yes) (label-free)
   turns_examples (d) + the author's examples as anchors: cut-off and undecided band between them (the shipped one)
   card          the shipped card through rubriceval.scorecard.score.score_scorecard (what a run does)
 Tune on `dev` only; `heldout` is scored once, at the end, with the frozen method.
