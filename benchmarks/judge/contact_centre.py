@@ -122,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.judge.contact_centre", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--split", default="dev", choices=("dev", "heldout"))
+    parser.add_argument("--split", default="dev", choices=("dev", "heldout", "all"),
+                        help="all: both halves (round 2 tunes on all 56; the held-out half is spent)")
     parser.add_argument("--method", action="append", choices=(*METHODS, "card"),
                         help="methods to report (default: every offline method; 'card' runs score_scorecard)")
     parser.add_argument("--whole", action="store_true", help="also ask every question whole (method a; slow)")

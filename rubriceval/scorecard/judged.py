@@ -38,7 +38,7 @@ from rubriceval.scoring.judgement.turns import TurnAsker, judge_name
 
 def item_spec(card: Scorecard, item: ScorecardItem) -> JudgementSpec:
     return JudgementSpec(question=item.question or "", lang=card.language, examples=item.examples,
-                         calibration=item.calibration, sees_knowledge=item.judge_sees_knowledge)
+                         calibration=item.calibration, sees_knowledge=item.judge_sees_knowledge, fatal=item.fatal)
 
 
 def applies_spec(card: Scorecard, item: ScorecardItem) -> JudgementSpec:
@@ -83,8 +83,11 @@ async def judge_question(card: Scorecard, spec: JudgementSpec, question: Checkli
 
 def _evidence(item: ScorecardItem, question: str, found: Judgement) -> list[Evidence]:
     """The judge's answer as evidence: the decisive turn (highest p(yes)) and what the rules found in it."""
-    if found.score is None:
-        return [Evidence(item=item.id, passed=None, detail=found.reason)]
+    if found.score is None:          # decided by rule (or no answer): the rule's reason, and the turn it names
+        ruled = next((t.turn for t in found.turns if t.by_rule), None)
+        hit = found.answer == item.hit_answer if found.answer is not None else None
+        return [Evidence(item=item.id, passed=None if hit is None else (hit if item.is_bonus else not hit),
+                         turn=ruled, detail=found.reason)]
     said = "yes" if found.answer else "no" if found.answer is not None else "undecided"
     turn = found.decisive_turn
     spans = f" [{', '.join(turn.evidence[:3])}]" if turn is not None and turn.evidence else ""

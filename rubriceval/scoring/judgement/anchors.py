@@ -62,7 +62,9 @@ async def anchor_p_yes(question: str, example: ItemExample, role: TurnRole, judg
     asker = TurnAsker(judge, conversation, lang)
     kind = evidence_kind(question, role, lang)
     spans = kind.find(example.text, []) if kind is not None else []
-    shown = relevant_passages(" ".join(spans) or example.text, passages) if passages else []
+    if kind is not None and kind.gate and not spans:
+        spans = [example.text]             # a no example without evidence (a relay) still calibrates the claim question
+    shown = relevant_passages(" ".join(spans), passages) if passages else []
     # asked exactly as a conversation's turn is (the kind's per-claim question where its evidence shows), and
     # whatever the evidence: the anchors calibrate the judge's scale
     short = claim_question(kind, spans, lang, sees_policy=bool(shown))
@@ -71,14 +73,17 @@ async def anchor_p_yes(question: str, example: ItemExample, role: TurnRole, judg
 
 
 async def examples_calibration(question: str, examples: list[ItemExample], role: TurnRole, judge: Any,
-                               lang: str = "zh", passages: list[str] | None = None
+                               lang: str = "zh", passages: list[str] | None = None, fatal: bool = False
                                ) -> tuple[ItemCalibration | None, Usage]:
     """The item's calibration on this judge from its examples and a content-free turn (None without examples or
-    when an anchor could not be answered: then the item keeps the plain 0.5)."""
+    when an anchor could not be answered: then the item keeps the plain 0.5). A fatal item's undecided band runs
+    from its highest no anchor up to its lowest yes example: where the judge cannot place a turn clearly below the
+    no anchor, a fatal item is not cleared."""
     if not any(e.answer == "yes" for e in examples) or not any(e.answer == "no" for e in examples):
         return None, Usage()
     model = judge_name(judge) or ""
-    key = "\x1f".join([str(id(judge)), model, lang, role, question, *(e.model_dump_json() for e in examples), *(passages or [])])
+    key = "\x1f".join([str(id(judge)), model, lang, role, question, str(fatal),
+                       *(e.model_dump_json() for e in examples), *(passages or [])])
     if key in _MADE:
         return _MADE[key][0], Usage()
     spent = Usage()
@@ -105,6 +110,8 @@ async def examples_calibration(question: str, examples: list[ItemExample], role:
                                            f"no ≤ {max(no):.3f}")
     else:
         cutoff, band = band_between(max(no), min(yes))
+        if fatal:
+            band = (round(max(no), 4), round(min(yes), 4))
         calibration = ItemCalibration(judge=model, cutoff=round(cutoff, 4), undecided=band, method="examples",
                                       n=len(anchors), fitted_at=now, score="turn_max",
                                       note=f"no anchors ≤ {max(no):.3f}, yes examples ≥ {min(yes):.3f}")

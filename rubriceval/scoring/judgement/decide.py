@@ -25,7 +25,8 @@ from pydantic import BaseModel, Field
 from rubriceval.core.verdict import Usage
 from rubriceval.data.conversation import Conversation
 from rubriceval.rubric.calibration import ItemCalibration, ItemExample, calibration_for
-from rubriceval.scoring.judgement.evidence import EvidenceKind, claim_question, evidence_kind
+from rubriceval.scoring.judgement.evidence import EvidenceKind, claim_question, evidence_kind, strong_upset
+from rubriceval.scoring.judgement.ownership import OTHERS_BY_RULE, whose_data
 from rubriceval.scoring.judgement.policy import POLICY_READ_BACK, relevant_passages, states_policy
 from rubriceval.scoring.judgement.roles import TurnRole, every_turn, per_turn_question, question_role, turn_question
 from rubriceval.scoring.judgement.turns import TurnAsker, judge_name
@@ -42,6 +43,7 @@ class JudgementSpec(BaseModel):
     examples: list[ItemExample] = Field(default_factory=list)
     calibration: list[ItemCalibration] = Field(default_factory=list)
     sees_knowledge: bool = False        # the question is about the policy / knowledge file
+    fatal: bool = False                 # a fatal item: never cleared where the judge cannot place p(yes) (anchors.py)
 
 
 class TurnFinding(BaseModel):
@@ -49,6 +51,8 @@ class TurnFinding(BaseModel):
     evidence: list[str] = Field(default_factory=list)   # the deterministic spans found in the turn
     p_yes: float | None = None                           # the judge's, when it was asked
     passages: int = 0                                    # policy passages shown with the question
+    by_rule: bool = False                # yes by rule: the conversation says the data is someone else's
+    never_clear: bool = False            # the turn reads like someone else's data: "no" is undecided instead
 
 
 class Judgement(BaseModel):
@@ -119,6 +123,13 @@ async def judge_turns(spec: JudgementSpec, conversation: Conversation, role: Tur
         customer = [t.content for n, t in conversation.numbered("user") if n < number]
         spans = kind.find(turn.content, customer) if kind is not None else []
         finding = TurnFinding(turn=number, evidence=spans)
+        if kind is not None and kind.name == "personal_data" and spans:
+            later = [t.content for n, t in conversation.numbered("user") if n > number]
+            whose = whose_data(turn.content, customer, later[0] if later else None)
+            if whose == "other":                   # the conversation says whose it is: no call
+                findings.append(finding.model_copy(update={"evidence": [*spans, OTHERS_BY_RULE], "by_rule": True}))
+                continue
+            finding = finding.model_copy(update={"never_clear": whose == "maybe_other"})
         if kind is not None and kind.name == "promise" and spans and passages and states_policy(spans, passages):
             # the turn reads out a policy rule (a commitment in the policy's own words): it states the policy
             findings.append(finding.model_copy(update={"evidence": [*spans, POLICY_READ_BACK]}))
@@ -144,13 +155,37 @@ async def decide_turns(spec: JudgementSpec, conversation: Conversation, role: Tu
     if failed:
         return Judgement(status="unscored", reason=failed, **extra)
     scores = [f.p_yes for f in findings if f.p_yes is not None]
+    ruled = [f.turn for f in findings if f.by_rule]
+    if ruled:
+        return Judgement(status="decided", answer=True, decided_by="rule", score=max(scores, default=None),
+                         reason=f"turn {ruled[0]}: the conversation says the data is someone else's", **extra)
     if scores and every_turn(spec.question, spec.lang):      # every turn must: the weakest turn decides
         return judgement_from_score(min(scores), calibration, **extra)
     if not scores:
         why = (f"no {kind.name} evidence in any {role} turn" if kind is not None and findings else
                f"no {role} turn in the conversation")
         return Judgement(status="decided", answer=False, decided_by="rule", reason=why, **extra)
-    return judgement_from_score(max(scores), calibration, **extra)
+    found = judgement_from_score(max(scores), calibration, **extra)
+    if found.answer is False and any(f.never_clear for f in findings):
+        return found.model_copy(update={"status": "undecided", "answer": None, "decided_by": None,
+                                        "reason": "a turn gives a third person's data: not cleared without review"})
+    if kind is not None and kind.name == "upset":
+        return upset_cues_decide(found, conversation)
+    return found
+
+
+def upset_cues_decide(found: Judgement, conversation: Conversation) -> Judgement:
+    """Strong upset cues in a customer turn (evidence.strong_upset) tip a p(yes) inside the undecided band to yes,
+    and keep one under the band undecided: an upset customer is never silently "not applicable"."""
+    cues = [c for _, t in conversation.numbered("user") for c in strong_upset(t.content)]
+    if not cues or found.answer is True:
+        return found
+    said = "、".join(cues[:4])
+    if found.status == "undecided":
+        return found.model_copy(update={"status": "decided", "answer": True, "decided_by": "rule",
+                                        "reason": f"p(yes) in the undecided band and strong upset cues: {said}"})
+    return found.model_copy(update={"status": "undecided", "answer": None, "decided_by": None,
+                                    "reason": f"p(yes) {found.score:.2f} under the band, yet strong upset cues: {said}"})
 
 
 def item_calibration(spec: JudgementSpec, judge_model: str | None) -> ItemCalibration | None:
@@ -168,7 +203,7 @@ async def decide(spec: JudgementSpec, conversation: Conversation, role: TurnRole
     spent = Usage()
     if calibration is None and spec.examples:
         calibration, spent = await examples_calibration(spec.question, spec.examples, role, judge, spec.lang,
-                                                        passages if spec.sees_knowledge else None)
+                                                        passages if spec.sees_knowledge else None, fatal=spec.fatal)
     found = await decide_turns(spec, conversation, role, asker, calibration, passages)
     return found.model_copy(update={"usage": found.usage + spent})
 

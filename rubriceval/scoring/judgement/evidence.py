@@ -29,10 +29,14 @@ from rubriceval.scoring.judgement.roles import TurnRole
 _CLAUSE = re.compile(r"[，。；！？!?;,\n]+")
 _PERSONAL_ENTITIES = ("phone", "address", "email", "order_number", "tracking_number", "bank_card", "id_card")
 # A person named in an agent's turn: after a role word, or before an honorific, or as the one a parcel went to.
-_NAME = re.compile(r"(?:收件人|收货人|联系人|抬头|顾客|客户|姓名|户名)(?:是|为|：|:)?\s*([\u4e00-\u9fff]{2,3})"
+# 收款人 / 持卡人 / 付款人 …: whom money went to or came from (a refund paid to another customer's card, issue 39).
+_NAME = re.compile(r"(?:收件人|收货人|收款人|持卡人|付款人|开户人|签收人|联系人|抬头|顾客|客户|姓名|户名)(?:是|为|：|:)?\s*"
+                   r"([\u4e00-\u9fff]{2,3})"
                    r"|([\u4e00-\u9fff]{2,3})(?:女士|先生|小姐)"
                    r"|(?:发给|寄给|送给)了?([\u4e00-\u9fff]{2,3})的")
 _NOT_NAMES = re.compile(r"^(您|我|你|他|她|这位|那位|本人|个人|公司|用户|客户|姓名|信息|电话|地址|手机)")
+# a card's or phone's last four digits (尾号 6608): no card entity, yet someone's if the customer did not say them
+_TAIL = re.compile(r"尾号\s*\d{4}")
 _ADDRESS_TAIL = re.compile(r"[\u4e00-\u9fff]{2,12}(?:路|街|道|巷|弄|小区|大厦|园|区|村|苑)\s*\d+\s*(?:号|弄|栋|幢)"
                            r"[^，。；]{0,12}")
 
@@ -59,12 +63,30 @@ _COMMITMENT = re.compile(
     r"compensat|refund|free|guarantee|discount|voucher|waive|extra|upgrade", re.IGNORECASE)
 
 
+# Clauses that state, relay or follow up rather than commit (the set's labelling conventions, data/README.md): the
+# carrier's or the system's tracking (物流显示 …), the agent's own follow-up (今天内回复您, 结果出来我打电话), a
+# notification (到账会有短信), where to look something up (打开 APP 点「我的」, 就能看到), a balance (还有 5200 积分),
+# an action already done (今天上午发的). Unless the clause carries commitment wording of its own (保证, 补偿, 免费 …).
+_NOT_COMMITMENT = re.compile(
+    r"(?:物流|系统|快递|订单)(?:信息)?显示|派送单|回复您|给您回复|答复您|(?:打|回)电话(?:告诉|通知)?|通知您|会有短信|"
+    r"能看到|可以看到|查看|(?:打开|点开|进入)\s*(?:APP|app|小程序|「)|(?:还|共|有)\s*\d+\s*积分|"
+    r"(?:上午|下午|昨天|今天|刚才|已经)[^，。]{0,4}发(?:的|了)")
+_OWN_COMMITMENT = re.compile(r"保证|一定|补偿|赔|免费|免了|送您|再送|赠|承担|补发|包邮|折|券|延期|延长|额外|特批|破例|"
+                             r"小时内|之前|前到|就能到|内到")
+
+
+def non_commitment(clause: str) -> bool:
+    """The clause relays, follows up, looks up or states a balance, and commits to nothing itself."""
+    return bool(_NOT_COMMITMENT.search(clause)) and not _OWN_COMMITMENT.search(clause)
+
+
 def commitment_clauses(text: str, _customer: list[str] | None = None) -> list[str]:
     """The clauses of a turn that commit to an amount, a time, compensation or a right."""
     found = []
     for clause in _CLAUSE.split(text):
         clause = clause.strip()
-        if clause and (_COMMITMENT.search(clause) or find_entities(clause, ["money", "date_time"])):
+        if clause and (_COMMITMENT.search(clause) or find_entities(clause, ["money", "date_time"])) \
+                and not non_commitment(clause):
             found.append(clause)
     return found
 
@@ -75,6 +97,7 @@ def others_personal_data(text: str, customer_turns: list[str]) -> list[str]:
     said = _squeeze("".join(customer_turns))
     spans = [e.text for e in find_entities(text, list(_PERSONAL_ENTITIES))]
     spans += [m.group(0) for m in _ADDRESS_TAIL.finditer(text)]
+    spans += [m.group(0) for m in _TAIL.finditer(text)]
     for m in _NAME.finditer(text):
         name = next(g for g in m.groups() if g)
         if not _NOT_NAMES.match(name):
@@ -96,6 +119,17 @@ _UPSET = re.compile(
     r"到底|还没|还不|急死|着急|担心|害怕|怕|吓|慌|受不了|够了|无语|离谱|过分|不认账|敷衍|算了|再也不|为什么|快点|就不能|"
     r"是不是|你们.{0,20}[？?]|"
     r"！|!|？！|\?!|。。|…", re.IGNORECASE)
+# The upset cues a calm customer does not write on the contact-centre set (its calm look-alikes write 还没, 着急, 怕,
+# 是不是, 为什么): they tip an applies question inside its undecided band to "applies", and keep one under the band
+# from a silent "not applicable" (decide.py).
+_STRONG_UPSET = re.compile(r"到底|骗子|失望|投诉|举报|差评|不讲理|搞什么|够了|急死|气死|不认账|受不了|离谱|过分|太差|垃圾|"
+                           r"凭什么|就不能|无语|敷衍|你们.{0,20}[？?]|！|!")
+
+
+def strong_upset(text: str) -> list[str]:
+    return list(dict.fromkeys(m.group(0) for m in _STRONG_UPSET.finditer(text)))
+
+
 _SOOTHING = re.compile(
     r"抱歉|对不起|不好意思|歉意|理解|明白您|体谅|别着急|别急|不要着急|别担心|不用担心|放心|辛苦|久等|让您|心情|"
     r"确实|实在|着急|担心|安心|负责到底|我来负责|一定帮您|没事吧|深呼吸|做得对|吓人|委屈|sorry|apolog|understand|reassur",
