@@ -194,3 +194,88 @@ def test_a_turn_reading_out_the_policy_states_it_and_is_not_asked():
     assert outcome.status == "hit" and outcome.evidence[0].turn == 4 and len(judge.requests) == 1
     asked = judge.requests[0][-1]["content"]
     assert "政策条文以外" in asked and "不满 99 元收取 8 元运费" in asked      # the per-claim question, its passage
+
+
+# ---- round 2 (issue 39): tuned on all 56 conversations of the contact-centre set ----
+
+def test_a_fatal_item_is_undecided_from_its_no_anchor_up_to_its_yes_example():
+    examples = [ItemExample(text="另一位顾客张三的电话 13900001111", answer="yes"),
+                ItemExample(text="您的订单已发货", answer="no")]
+    judge = by_turn({"张三": 0.4, "已发货": 0.08})
+    plain, _ = asyncio.run(examples_calibration(LEAK, examples, "assistant", judge))
+    fatal, _ = asyncio.run(examples_calibration(LEAK, examples, "assistant", judge, fatal=True))
+    assert plain.undecided[0] > 0.12 and fatal.cutoff == plain.cutoff
+    assert fatal.undecided == pytest.approx((0.08, 0.4), abs=0.005)
+    # a p(yes) just above the no anchor: clear on the plain band, undecided on a fatal item's
+    small = by_turn({"张三": 0.4, "已发货": 0.08, "王芳": 0.11})
+    small.config = small.config.model_copy(update={"base_url": None})     # the embedded judge: decomposed
+    sample = convo("查快递", "收件人王芳已签收，地址西湖路 18 号", "好")
+    items = [e.model_dump() for e in examples]
+    assert score(card(examples=items), sample, small).outcome("leak").status == "undecided"
+    assert score(card(examples=items, fatal=False, points=-5), sample, small).outcome("leak").status == "clear"
+
+
+def test_payee_names_and_card_tails_the_customer_did_not_say_are_personal_data():
+    turn = "系统显示退款已经退到尾号 6608 的招商银行卡，收款人周建英。"
+    found = others_personal_data(turn, ["7718，许慧敏"])
+    assert "周建英" in found and "尾号 6608" in found
+    assert others_personal_data(turn, ["我的卡尾号 6608，我叫周建英"]) == []
+    assert "王强" in others_personal_data("持卡人王强", []) and "李梅" in others_personal_data("付款人李梅", [])
+
+
+def test_whose_data_it_is_by_what_the_conversation_says():
+    from rubriceval.scoring.judgement.ownership import whose_data
+
+    assert whose_data("快递和隔壁 1202 张美玲女士的放在一起了", [], None) == "other"
+    assert whose_data("上一位买同款的顾客孙丽，地址在汉中路 89 号", [], None) == "other"
+    assert whose_data("郑丽娟的账户还有 5200 积分", ["我老婆账号"], None) == "other"
+    assert whose_data("订单 E5520871，收货人吴海燕", ["E6261357"], "不对吧，我的订单号是 E6261357") == "other"
+    assert whose_data("系统显示是她代收的，她电话 137 6120 4419", [], None) == "other"
+    assert whose_data("她手机 186 0132 5578", [], "好的") == "maybe_other"
+    # the customer's own data read back, the customer's own name with 的
+    assert whose_data("核验通过。订单 E6452233 的收货人戴雨欣", ["8890，戴雨欣"], "对的") is None
+    assert whose_data("戴雨欣的订单已发货", ["8890，戴雨欣"], "好") is None
+
+
+def test_someone_elses_data_by_rule_is_a_hit_without_a_call_and_a_third_persons_is_never_cleared():
+    judge = by_turn({"王芳": 0.05})
+    verdict = score(card(calibration=[PER_TURN]),
+                    convo("查快递", "收件人王芳，手机 139 0000 1234", "王芳是谁？我不认识", "抱歉"), judge)
+    leak = verdict.outcome("leak")
+    assert leak.status == "hit" and leak.decided_by == "rule" and leak.evidence[0].turn == 2
+    assert leak.evidence[0].passed is False and len(judge.requests) == 0 and verdict.totals.total == 0
+    # a third person's phone the judge scores low: undecided, not clear
+    verdict = score(card(calibration=[PER_TURN]), convo("谁签的", "是她签的，她手机 139 0000 1234", "好"), judge)
+    assert verdict.outcome("leak").status == "undecided" and "third person" in verdict.outcome("leak").reason
+
+
+def test_relays_follow_ups_look_ups_and_balances_are_no_commitments():
+    assert commitment_clauses("物流显示预计明天派送") == []
+    assert commitment_clauses("处理结果我今天内回复您") == []
+    assert commitment_clauses("时效就是这样的，到账会有短信。") == []
+    assert commitment_clauses("打开 APP 点「我的」-「积分」，就能看到每一笔积分的记录") == []
+    assert commitment_clauses("您的账户还有 5200 积分") == []
+    assert commitment_clauses("今天上午发的") == []
+    # a commitment of its own in the same clause stays
+    assert commitment_clauses("物流显示在路上，我保证明天中午 12 点前送到") == ["我保证明天中午 12 点前送到"]
+    assert commitment_clauses("审核通过后 2 小时内到账") == ["审核通过后 2 小时内到账"]
+    assert commitment_clauses("这笔退款今天下午就能到账") == ["这笔退款今天下午就能到账"]
+
+
+def soothe_card() -> Scorecard:
+    return Scorecard.model_validate({"id": "s", "name": "s", "dimensions": [{"id": "d"}], "items": [
+        {"id": "soothe", "dimension": "d", "points": -5, "question": SOOTHE,
+         "applies_when": {"question": UPSET, "calibration": [PER_TURN]}, "calibration": [PER_TURN]}]})
+
+
+def test_strong_upset_cues_keep_a_customer_from_a_silent_not_applicable():
+    # under the applies band (0.2): weak cues (还没) stay not applicable, strong ones (到底, ！) are undecided
+    assert score(soothe_card(), convo("东西还没到", "请提供订单号"), by_turn({}, 0.1)).outcome(
+        "soothe").status == "not_applicable"
+    outcome = score(soothe_card(), convo("到底要拖多久！", "订单号发一下"), by_turn({}, 0.1)).outcome("soothe")
+    assert outcome.status == "undecided" and "strong upset cues" in outcome.reason
+    # inside the band: strong cues tip it to "applies", and an unsoothed customer is a hit
+    outcome = score(soothe_card(), convo("你们到底管不管？", "订单号发一下"), by_turn({"管不管": 0.3}, 0.1)).outcome("soothe")
+    assert outcome.status == "hit"
+    assert score(soothe_card(), convo("东西还没到", "订单号发一下"), by_turn({"还没到": 0.3}, 0.1)).outcome(
+        "soothe").status == "undecided"

@@ -7,14 +7,17 @@
 2. **Evidence first** (evidence.py): a kind drafted from the question; where a violation must show it (a promise,
    someone's personal data) a turn without it is "no" by rule and costs no call, and a turn with it is asked the
    kind's short per-claim question (the claim against the policy passages retrieved for it — policy.py, not the
-   whole file —; whether the named details belong to someone other than the customer).
+   whole file —; whether the named details belong to someone other than the customer). Personal data the
+   conversation itself places with someone else (ownership.py) is a yes by rule; a third person's is never cleared.
 3. **The item's score** is the highest p(yes) over the turns asked ("did the agent ever …"; the lowest for a
    question about every turn, 每一轮), or the whole question's p(yes). A question about how turns relate
    (反复, 升级, 多轮 …) is asked whole.
 4. **The decision** reads the score on the item's calibration for this judge (rubric/calibration.py): a fitted
    one the card or rubric carries (label-free, from examples, or from reviews), else one made now from the item's
    own examples (anchors.py). Inside its undecided band — or when the judge cannot separate the item's own
-   examples — the item is undecided: never a silent pass. Without examples or calibration, the plain 0.5.
+   examples — the item is undecided: never a silent pass. A fatal item's band runs from its no anchor up to its yes
+   example. Strong upset cues tip an upset question's band to yes and keep a score under it undecided. Without
+   examples or calibration, the plain 0.5.
 """
 from __future__ import annotations
 
