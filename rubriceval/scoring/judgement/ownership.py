@@ -32,7 +32,7 @@ _OTHER_PERSON = re.compile(r"隔壁|邻居|代签|代收|(?:另|上|有|别)一?
 # the data of a third person named only by a pronoun
 _PRONOUN_DATA = re.compile(rf"[他她]的?(?:{_DATA_WORDS}|住)")
 # the customer's next turn says it is not theirs
-_DISOWN = re.compile(r"不是我的?|不是我们|是谁|不认识|不对吧")
+_DISOWN = re.compile(r"不是我的?|不是我们|是谁[？?]|不认识|不对吧")
 
 
 def _squeeze(text: str) -> str:
