@@ -30,6 +30,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "benchmarks" / "judge" / "data" / "contact_centre_zh.jsonl"
+# The fresh held-out set (40 conversations, labels committed before any run): scored once, with the method frozen.
+DATA_V2 = ROOT / "benchmarks" / "judge" / "data" / "contact_centre_zh_v2.jsonl"
 CARD = ROOT / "scorecards" / "ecommerce_qa_zh.yaml"
 ITEMS = ("promise", "leak_other", "soothe")
 SPEAKER_ROLE = {"用户": "user", "机器人": "bot", "客服": "assistant", "系统": "system"}
@@ -39,10 +41,11 @@ def load_split(split: str) -> list[tuple[dict, object]]:
     """(row, sample) per conversation of the split, the bot mapped to `bot` (a card for human agents)."""
     from rubriceval.data.io import read_dataset
 
-    rows = {r["id"]: r for r in (json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()
+    data = DATA_V2 if split == "heldout_v2" else DATA
+    rows = {r["id"]: r for r in (json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()
                                   if line.strip())}
     out = []
-    for sample in read_dataset(DATA):
+    for sample in read_dataset(data):
         row = rows[sample.id]
         if split != "all" and row["split"] != split:
             continue
@@ -122,8 +125,9 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.judge.contact_centre", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--split", default="dev", choices=("dev", "heldout", "all"),
-                        help="all: both halves (round 2 tunes on all 56; the held-out half is spent)")
+    parser.add_argument("--split", default="dev", choices=("dev", "heldout", "all", "heldout_v2"),
+                        help="all: both halves (round 2 tunes on all 56; the held-out half is spent); heldout_v2: "
+                             "the fresh set contact_centre_zh_v2.jsonl, scored ONCE with the frozen method")
     parser.add_argument("--method", action="append", choices=(*METHODS, "card"),
                         help="methods to report (default: every offline method; 'card' runs score_scorecard)")
     parser.add_argument("--whole", action="store_true", help="also ask every question whole (method a; slow)")
