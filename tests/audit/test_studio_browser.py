@@ -88,7 +88,7 @@ def shot(page, tmp_path: Path, name: str) -> Path:
     return path
 
 
-def wait_text(page, selector: str, text: str, timeout: int = 30_000) -> None:
+def wait_text(page, selector: str, text: str, timeout: int = 60_000) -> None:
     """The element's text, or the value of a text box inside it, includes `text`."""
     page.wait_for_function("([s, t]) => { const e = document.querySelector(s); if (!e) return false;"
                            " const box = e.querySelector('textarea, input');"
