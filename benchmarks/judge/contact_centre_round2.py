@@ -27,9 +27,7 @@ def switch_off(later: tuple[str, ...]) -> None:
             return await made(*args, **kwargs)
         anchors.examples_calibration = without_fatal     # type: ignore[assignment]
     if "gate_words" in later:
-        evidence._NAME = re.compile(r"(?:收件人|收货人|联系人|抬头|顾客|客户|姓名|户名)(?:是|为|：|:)?\s*([\u4e00-\u9fff]{2,3})"
-                                    r"|([\u4e00-\u9fff]{2,3})(?:女士|先生|小姐)"
-                                    r"|(?:发给|寄给|送给)了?([\u4e00-\u9fff]{2,3})的")
+        evidence._NAME = evidence.name_pattern(evidence.NAME_ROLES)      # without the payee words
         evidence._TAIL = re.compile(r"(?!)")
     if "ownership" in later:
         decide.whose_data = lambda *_: None               # type: ignore[assignment]

@@ -81,13 +81,19 @@ async def judge_question(card: Scorecard, spec: JudgementSpec, question: Checkli
     return judgement_from_score(answer.p_yes, calibration, usage=spent)
 
 
+def _passed(item: ScorecardItem, found: Judgement) -> bool | None:
+    """The evidence's mark: a bonus passes when hit, a deduction when not; None while undecided."""
+    if found.answer is None:
+        return None
+    hit = found.answer == item.hit_answer
+    return hit if item.is_bonus else not hit
+
+
 def _evidence(item: ScorecardItem, question: str, found: Judgement) -> list[Evidence]:
     """The judge's answer as evidence: the decisive turn (highest p(yes)) and what the rules found in it."""
     if found.score is None:          # decided by rule (or no answer): the rule's reason, and the turn it names
         ruled = next((t.turn for t in found.turns if t.by_rule), None)
-        hit = found.answer == item.hit_answer if found.answer is not None else None
-        return [Evidence(item=item.id, passed=None if hit is None else (hit if item.is_bonus else not hit),
-                         turn=ruled, detail=found.reason)]
+        return [Evidence(item=item.id, passed=_passed(item, found), turn=ruled, detail=found.reason)]
     said = "yes" if found.answer else "no" if found.answer is not None else "undecided"
     turn = found.decisive_turn
     spans = f" [{', '.join(turn.evidence[:3])}]" if turn is not None and turn.evidence else ""
@@ -95,8 +101,7 @@ def _evidence(item: ScorecardItem, question: str, found: Judgement) -> list[Evid
     how = f"{found.decided_by}" if found.decided_by else "undecided"
     cut = (f", cut-off {found.calibration.cutoff:.2f} ({found.calibration.method})" if found.calibration is not None
            else "")
-    hit = found.answer == item.hit_answer if found.answer is not None else None
-    return [Evidence(item=item.id, passed=(hit if item.is_bonus else (None if hit is None else not hit)),
+    return [Evidence(item=item.id, passed=_passed(item, found),
                      turn=turn.turn if turn is not None else None, question=question, p_yes=found.score,
                      detail=f"{where}{question} → {said} (p(yes)={found.score:.2f}{cut}; {how}){spans}",
                      message=msg("sc_question_answer", question=question,

@@ -30,10 +30,18 @@ _CLAUSE = re.compile(r"[，。；！？!?;,\n]+")
 _PERSONAL_ENTITIES = ("phone", "address", "email", "order_number", "tracking_number", "bank_card", "id_card")
 # A person named in an agent's turn: after a role word, or before an honorific, or as the one a parcel went to.
 # 收款人 / 持卡人 / 付款人 …: whom money went to or came from (a refund paid to another customer's card, issue 39).
-_NAME = re.compile(r"(?:收件人|收货人|收款人|持卡人|付款人|开户人|签收人|联系人|抬头|顾客|客户|姓名|户名)(?:是|为|：|:)?\s*"
-                   r"([\u4e00-\u9fff]{2,3})"
-                   r"|([\u4e00-\u9fff]{2,3})(?:女士|先生|小姐)"
-                   r"|(?:发给|寄给|送给)了?([\u4e00-\u9fff]{2,3})的")
+NAME_ROLES = ("收件人", "收货人", "联系人", "抬头", "顾客", "客户", "姓名", "户名")
+PAYEE_ROLES = ("收款人", "持卡人", "付款人", "开户人", "签收人")
+
+
+def name_pattern(roles: tuple[str, ...]) -> re.Pattern[str]:
+    """A person named after one of these role words, before an honorific, or as the one a parcel went to."""
+    return re.compile(rf"(?:{'|'.join(roles)})(?:是|为|：|:)?\s*([\u4e00-\u9fff]{{2,3}})"
+                      r"|([\u4e00-\u9fff]{2,3})(?:女士|先生|小姐)"
+                      r"|(?:发给|寄给|送给)了?([\u4e00-\u9fff]{2,3})的")
+
+
+_NAME = name_pattern(NAME_ROLES[:2] + PAYEE_ROLES + NAME_ROLES[2:])
 _NOT_NAMES = re.compile(r"^(您|我|你|他|她|这位|那位|本人|个人|公司|用户|客户|姓名|信息|电话|地址|手机)")
 # a card's or phone's last four digits (尾号 6608): no card entity, yet someone's if the customer did not say them
 _TAIL = re.compile(r"尾号\s*\d{4}")
