@@ -1,22 +1,25 @@
-"""The labelled contact-centre set of issue 39 (`benchmarks/judge/data/contact_centre_zh.jsonl`): its shape, labels
-that agree with their own turns and with the shop's policy file, a split that follows its stated rule with enough
-positives and look-alike negatives in each half, nothing copied from the earlier sets, and an export that
-rubriceval's readers take with the bot kept apart from the human agent."""
+"""The labelled contact-centre sets of issue 39 (`benchmarks/judge/data/contact_centre_zh.jsonl`, the fresh held-out
+sets `contact_centre_zh_v2.jsonl` and `contact_centre_zh_v3.jsonl`): their shape, labels that agree with their own
+turns and with the shop's policy file, enough positives and look-alike negatives per item (in each half of the first
+set, which follows a stated split rule), nothing copied from the other sets, and an export that rubriceval's readers
+take with the bot kept apart from the human agent."""
 from __future__ import annotations
 
 import csv
 import json
 import re
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
+
+import pytest
 
 from rubriceval.data.chatlog import ChatLogConfig
 from rubriceval.data.io import read_dataset
 
 ROOT = Path(__file__).parents[2]
 DATA = ROOT / "benchmarks" / "judge" / "data"
-SET = DATA / "contact_centre_zh.jsonl"
 POLICY = ROOT / "scorecards" / "ecommerce_policies_zh.md"
 CARD = ROOT / "scorecards" / "ecommerce_qa_zh.yaml"
 
@@ -25,12 +28,45 @@ AGENT, BOT, CUSTOMER, SYSTEM = "客服", "机器人", "用户", "系统"
 INTENTS = {"delivery_delay", "order_status", "refund", "return", "damaged", "invoice", "membership",
            "address_change", "account"}
 SHANGHAI = timezone(timedelta(hours=8))
-FIRST_DAY, LAST_DAY = datetime(2026, 11, 16, tzinfo=SHANGHAI), datetime(2026, 11, 30, tzinfo=SHANGHAI)
-MIN_PER_HALF = 5
 
 
-def rows() -> list[dict]:
-    return [json.loads(line) for line in SET.read_text(encoding="utf-8").splitlines() if line.strip()]
+@dataclass(frozen=True)
+class ContactCentreSet:
+    """One export as its README section describes it."""
+    file: str
+    id_prefix: str
+    rows: int                      # the first set says "at least", the held-out sets their exact size
+    splits: tuple[str, ...]
+    first_day: date                # Shanghai calendar days, inclusive
+    last_day: date
+    bot_version: str
+    max_messages: int
+    min_per_item: int              # positives and look-alikes per item: per half (first set) or whole set
+    split_rule: bool               # the first set alternates dev / heldout within each stratum
+
+    @property
+    def path(self) -> Path:
+        return DATA / self.file
+
+    @property
+    def days(self) -> int:
+        return (self.last_day - self.first_day).days + 1
+
+
+FIRST = ContactCentreSet("contact_centre_zh.jsonl", "cc", 48, ("dev", "heldout"), date(2026, 11, 16),
+                         date(2026, 11, 29), "2026.11.4", 10, 5, True)
+SETS = [
+    FIRST,
+    ContactCentreSet("contact_centre_zh_v2.jsonl", "cc2", 40, ("heldout_v2",), date(2026, 11, 29), date(2026, 12, 6),
+                     "2026.11.6", 10, 8, False),
+    ContactCentreSet("contact_centre_zh_v3.jsonl", "cc3", 48, ("heldout_v3",), date(2026, 12, 7), date(2026, 12, 13),
+                     "2026.12.1", 12, 8, False),
+]
+each_set = pytest.mark.parametrize("cc", SETS, ids=[s.id_prefix for s in SETS])
+
+
+def rows(cc: ContactCentreSet = FIRST) -> list[dict]:
+    return [json.loads(line) for line in cc.path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def squeeze(text: str) -> str:
@@ -60,18 +96,21 @@ def stratum(label: dict) -> str:
     return f"{promise}/{data}/{mood}"
 
 
-def test_every_row_is_a_chat_export_conversation_with_its_labels():
-    data = rows()
-    assert len(data) >= 48
-    assert [r["id"] for r in data] == [f"cc-{n:02d}" for n in range(1, len(data) + 1)]
+@each_set
+def test_every_row_is_a_chat_export_conversation_with_its_labels(cc):
+    data = rows(cc)
+    assert len(data) >= cc.rows if cc is FIRST else len(data) == cc.rows
+    assert [r["id"] for r in data] == [f"{cc.id_prefix}-{n:02d}" for n in range(1, len(data) + 1)]
     agents: dict[str, tuple[str, str]] = {}
     starts = []
     for row in data:
         assert set(row) == {"id", "split", "intent", "messages", "metadata", "label"}, row["id"]
-        assert row["split"] in ("dev", "heldout") and row["intent"] in INTENTS, row["id"]
+        assert row["split"] in cc.splits and row["intent"] in INTENTS, row["id"]
         meta = row["metadata"]
         assert set(meta) == {"agent_id", "agent_name", "skill_group", "channel", "bot_version", "customer_id",
                              "started_at", "ended_at"}, row["id"]
+        assert meta["bot_version"] == cc.bot_version and meta["channel"] in ("app", "web", "小程序"), row["id"]
+        assert 6 <= len(row["messages"]) <= cc.max_messages, row["id"]
         # one human agent per agent id, always in the same skill group
         assert agents.setdefault(meta["agent_id"], (meta["agent_name"], meta["skill_group"])) == \
             (meta["agent_name"], meta["skill_group"]), row["id"]
@@ -87,17 +126,19 @@ def test_every_row_is_a_chat_export_conversation_with_its_labels():
         assert meta["agent_name"] in row["messages"][handover]["content"], row["id"]
         assert meta["skill_group"] in row["messages"][handover]["content"], row["id"]
         times = [datetime.fromisoformat(m["timestamp"].replace("Z", "+00:00")) for m in row["messages"]]
-        assert times == sorted(times) and FIRST_DAY <= times[0] and times[-1] < LAST_DAY, row["id"]
+        days = {t.astimezone(SHANGHAI).date() for t in times}
+        assert times == sorted(times) and cc.first_day <= min(days) and max(days) <= cc.last_day, row["id"]
         assert (meta["started_at"], meta["ended_at"]) == (row["messages"][0]["timestamp"],
                                                           row["messages"][-1]["timestamp"]), row["id"]
         starts.append(times[0])
     assert starts == sorted(starts)                                  # ids follow the export's order
     assert len(agents) >= 4 and len({group for _, group in agents.values()}) == 2
-    assert len({s.astimezone(SHANGHAI).date() for s in starts}) == 14      # every day of the two weeks
+    assert len({s.astimezone(SHANGHAI).date() for s in starts}) == cc.days  # every day of the export
 
 
-def test_labels_are_consistent_with_their_turns():
-    for row in rows():
+@each_set
+def test_labels_are_consistent_with_their_turns(cc):
+    for row in rows(cc):
         label, rid = row["label"], row["id"]
         assert set(label) == {"customer", "over_promise", "allowed_promises", "leak", "own_data", "customer_upset",
                               "soothed", "card", "stratum", "note"}, rid
@@ -130,8 +171,9 @@ def test_labels_are_consistent_with_their_turns():
             assert evidence["text"] in turn(row, evidence["turn"])["content"], (rid, evidence)
 
 
-def test_leaks_name_another_customers_data_and_read_backs_the_customers_own():
-    for row in rows():
+@each_set
+def test_leaks_name_another_customers_data_and_read_backs_the_customers_own(cc):
+    for row in rows(cc):
         label, rid = row["label"], row["id"]
         own = facts(label["customer"])
         for leaked in label["leak"]["data"]:
@@ -144,11 +186,12 @@ def test_leaks_name_another_customers_data_and_read_backs_the_customers_own():
             assert any(squeeze(read_back["text"]) in fact for fact in own), (rid, read_back)
 
 
-def test_over_promises_are_outside_the_policy_file_and_allowed_promises_quote_it():
+@each_set
+def test_over_promises_are_outside_the_policy_file_and_allowed_promises_quote_it(cc):
     policy = squeeze(POLICY.read_text(encoding="utf-8"))
     assert POLICY.name in CARD.read_text(encoding="utf-8")            # the file the shipped card names
     numbers = re.compile(r"\d+")
-    for row in rows():
+    for row in rows(cc):
         label, rid = row["label"], row["id"]
         for claim in label["over_promise"]["claims"]:
             assert claim["outside"] in claim["quote"], (rid, claim)
@@ -159,24 +202,50 @@ def test_over_promises_are_outside_the_policy_file_and_allowed_promises_quote_it
             assert set(numbers.findall(allowed["quote"])) <= set(numbers.findall(passage)), (rid, allowed)
 
 
+def item_counts(labels: list[dict]) -> Counter[str]:
+    """Positives and look-alikes per judgement item (a look-alike: no hit, but the item's decoy is there)."""
+    counts: Counter[str] = Counter()
+    for label in labels:
+        counts["over_promise"] += label["over_promise"]["value"] == "yes"
+        counts["allowed_promise"] += label["over_promise"]["value"] == "no" and bool(label["allowed_promises"])
+        counts["leak"] += label["leak"]["value"] == "yes"
+        counts["own_data"] += label["leak"]["value"] == "no" and bool(label["own_data"])
+        counts["not_soothed"] += label["soothed"]["value"] == "no"
+        counts["soothed"] += label["soothed"]["value"] == "yes"
+        counts["calm"] += label["customer_upset"]["value"] == "no"
+    return counts
+
+
 def test_split_follows_its_rule_and_each_half_has_positives_and_look_alikes():
-    data = rows()
+    data = rows(FIRST)
     seen: Counter[str] = Counter()
     for row in data:                  # within each stratum, in id order: dev, heldout, dev, heldout …
         seen[stratum(row["label"])] += 1
         assert row["split"] == ("dev" if seen[stratum(row["label"])] % 2 else "heldout"), row["id"]
     for half in ("dev", "heldout"):
-        labels = [r["label"] for r in data if r["split"] == half]
-        counts = Counter()
-        for label in labels:
-            counts["over_promise"] += label["over_promise"]["value"] == "yes"
-            counts["allowed_promise"] += label["over_promise"]["value"] == "no" and bool(label["allowed_promises"])
-            counts["leak"] += label["leak"]["value"] == "yes"
-            counts["own_data"] += label["leak"]["value"] == "no" and bool(label["own_data"])
-            counts["not_soothed"] += label["soothed"]["value"] == "no"
-            counts["soothed"] += label["soothed"]["value"] == "yes"
-            counts["calm"] += label["customer_upset"]["value"] == "no"
-        assert min(counts.values()) >= MIN_PER_HALF and len(counts) == 7, (half, counts)
+        counts = item_counts([r["label"] for r in data if r["split"] == half])
+        assert min(counts.values()) >= FIRST.min_per_item and len(counts) == 7, (half, counts)
+
+
+@pytest.mark.parametrize("cc", [s for s in SETS if not s.split_rule], ids=lambda s: s.id_prefix)
+def test_a_held_out_set_has_positives_and_look_alikes_for_every_item(cc):
+    counts = item_counts([r["label"] for r in rows(cc)])
+    assert min(counts.values()) >= cc.min_per_item and len(counts) == 7, counts
+
+
+def test_the_sets_share_no_customer_and_agree_on_who_each_agent_is():
+    """Each export is a different stretch of the same shop: new customers and orders, the same staff."""
+    agents: dict[str, tuple[str, str]] = {}
+    owners: dict[str, str] = {}
+    for cc in SETS:
+        for row in rows(cc):
+            meta, customer = row["metadata"], row["label"]["customer"]
+            assert agents.setdefault(meta["agent_id"], (meta["agent_name"], meta["skill_group"])) == \
+                (meta["agent_name"], meta["skill_group"]), row["id"]
+            for key in ("phone", "orders"):
+                values = customer[key] if isinstance(customer[key], list) else [customer[key]]
+                for value in values:
+                    assert owners.setdefault(value, row["id"]).split("-")[0] == cc.id_prefix, (row["id"], value)
 
 
 def _strings(value) -> list[str]:
@@ -187,25 +256,26 @@ def _strings(value) -> list[str]:
     return [s for v in value for s in _strings(v)] if isinstance(value, list) else []
 
 
-def test_no_turn_is_copied_from_the_earlier_sets():
+@each_set
+def test_no_turn_is_copied_from_the_other_sets(cc):
     spent: set[str] = set()
     for path in [*DATA.glob("*.jsonl"), *(ROOT / "datasets").rglob("*.jsonl")]:
-        if path != SET:
+        if path != cc.path:
             for line in path.read_text(encoding="utf-8").splitlines():
                 spent |= set(_strings(json.loads(line))) if line.strip() else set()
     assert len(spent) > 1000                                          # the earlier sets were read
-    for row in rows():
+    for row in rows(cc):
         assert not {m["content"].strip() for m in row["messages"]} & spent, row["id"]
 
 
-def _export(tmp_path: Path) -> Path:
+def _export(tmp_path: Path, cc: ContactCentreSet) -> Path:
     """The set as a contact centre's flat export: one row per message, agent columns empty until the handover."""
-    path = tmp_path / "contact_centre_zh.csv"
+    path = tmp_path / cc.path.with_suffix(".csv").name
     header = ["会话ID", "发送时间", "发言人", "内容", "客服工号", "客服姓名", "技能组", "渠道", "机器人版本", "客户ID"]
     with path.open("w", encoding="utf-8", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(header)
-        for row in rows():
+        for row in rows(cc):
             meta, handed_over = row["metadata"], False
             for m in row["messages"]:
                 handed_over = handed_over or m["speaker"] == SYSTEM
@@ -215,10 +285,11 @@ def _export(tmp_path: Path) -> Path:
     return path
 
 
-def test_the_export_reads_through_the_chat_log_reader_with_bot_and_agent_apart(tmp_path):
+@each_set
+def test_the_export_reads_through_the_chat_log_reader_with_bot_and_agent_apart(tmp_path, cc):
     config = ChatLogConfig(speakers=SPEAKER_ROLE)
-    samples = read_dataset(_export(tmp_path), chatlog=config)
-    data = rows()
+    samples = read_dataset(_export(tmp_path, cc), chatlog=config)
+    data = rows(cc)
     assert [s.id for s in samples] == [r["id"] for r in data]
     for sample, row in zip(samples, data):
         conversation = sample.conversation
@@ -236,9 +307,11 @@ def test_the_export_reads_through_the_chat_log_reader_with_bot_and_agent_apart(t
             assert meta[key] == row["metadata"][key], (row["id"], key)
 
 
-def test_the_jsonl_reads_as_conversations_keeping_each_turns_speaker():
-    samples = read_dataset(SET)
-    assert len(samples) == len(rows())
-    for sample, row in zip(samples, rows()):
+@each_set
+def test_the_jsonl_reads_as_conversations_keeping_each_turns_speaker(cc):
+    samples = read_dataset(cc.path)
+    data = rows(cc)
+    assert len(samples) == len(data)
+    for sample, row in zip(samples, data):
         assert [t.speaker for t in sample.conversation.turns] == [m["speaker"] for m in row["messages"]]
         assert sample.intent == row["intent"] and sample.metadata["agent_id"] == row["metadata"]["agent_id"]
