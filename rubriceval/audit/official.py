@@ -5,7 +5,8 @@ Human decisions are read from the append-only records where they were made, neve
   score given to an unscored verdict);
 - `adjudication`: a lead's final label in a team task (`team_adjudications`);
 - `appeal`: an appeal accepted by a reviewer, or closed as accepted by a lead's final judgement (`appeal_events`,
-  rubriceval/audit/appeals.py). A rejected appeal decides nothing: the score stays what it was;
+  rubriceval/audit/appeals.py). A rejected appeal decides nothing: the score stays what it was — except on a rubric
+  verdict pending review (issue 44), which it settles at the judge's score (the reviewer found the judge right);
 - `correction`: a ground-truth correction or context relevance mark made after a deterministic metric was scored
   (`audit_gt_edits`): the metric's value recomputed on the corrected sample (rubriceval/audit/corrected_metrics.py).
   An LLM metric cannot be recomputed without a judge call: it keeps the machine's score and is listed in
@@ -14,7 +15,12 @@ The latest of them (by time, then by the order they were recorded) is the offici
 an opinion, not a decision: several experts' scores are settled by the lead's adjudication.
 
 Every reader (reports, compare, gate, exports, the Python API) takes its scores through `OfficialScores`; with
-`machine_only=True` it gives the judge's view unchanged (for measuring the judge). Calibration sessions
+`machine_only=True` it gives the judge's view unchanged (for measuring the judge).
+
+A rubric verdict pending review (issue 44: its rubric's `auto_accept` target does not accept it; core/pending_review.py)
+has no official score until a human decision settles it: `score` gives None, `is_pending` says so, and readers count
+it apart (`n_pending`), in no mean. The first decision on it (an agreement, an override, an adjudication, an accepted
+appeal) makes it count, with the decided score, as any decided verdict. Calibration sessions
 (rubriceval/audit/calibration.py) are kept in tables of their own and are never read here.
 
 A decision that removes one deduction recomputes the verdict's score from the items it was combined from:
@@ -32,6 +38,7 @@ from pydantic import BaseModel
 
 from rubriceval.audit.corrected_metrics import CorrectedVerdict, corrected_verdicts
 from rubriceval.core.item_scores import ItemScores
+from rubriceval.core.pending_review import DETAILS_KEY as PENDING_KEY
 from rubriceval.rubric.schema import Combine
 from rubriceval.scoring.combine import ItemScore, combine
 from rubriceval.store.db import Database
@@ -96,11 +103,34 @@ def _appeal_rows(conn: Database, run_id: str) -> Iterable[tuple[float, int, Huma
                           "FROM appeal_events "
                           "WHERE run_id = ? AND action IN ('decide', 'final') ORDER BY event_id", (run_id,)).fetchall():
         last[r["appeal_id"]] = r
+    rejected: dict[Key, tuple[str, Any]] = {}
     for appeal_id, r in last.items():
         if r["outcome"] == "accepted" and r["score"] is not None:
             yield r["at"], 2, HumanDecision(sample_id=r["sample_id"], scorer=r["scorer"], score=float(r["score"]),
                                             source="appeal", by=r["actor"], at=r["at"], reason=r["reason"],
                                             ref=appeal_id, item=r["item"])
+        elif r["outcome"] == "rejected" and not r["item"]:      # the whole verdict, not one deduction
+            rejected[(r["sample_id"], r["scorer"])] = (appeal_id, r)
+    # A rejected appeal of a rubric verdict pending review (issue 44) settles it at the judge's score: the reviewer
+    # decided the judge was right. On any other verdict a rejection decides nothing: the score stays what it was.
+    if rejected:
+        for key, machine in _pending_machine_scores(conn, run_id, rejected).items():
+            appeal_id, r = rejected[key]
+            yield r["at"], 2, HumanDecision(sample_id=key[0], scorer=key[1], score=machine, source="appeal",
+                                            by=r["actor"], at=r["at"], reason=r["reason"], ref=appeal_id,
+                                            item=r["item"])
+
+
+def _pending_machine_scores(conn: Database, run_id: str, keys: Iterable[Key]) -> dict[Key, float]:
+    """Of these verdicts, the scored ones marked pending review: their judge's score."""
+    from rubriceval.core.pending_review import PendingReview
+
+    wanted = set(keys)
+    rows = conn.execute("SELECT sample_id, scorer, score, details_json FROM verdicts WHERE run_id = ? AND "
+                        "kind = 'rubric' AND score IS NOT NULL AND instr(details_json, ?) > 0",
+                        (run_id, f'"{PENDING_KEY}"')).fetchall()
+    return {(r[0], r[1]): float(r[2]) for r in rows
+            if (r[0], r[1]) in wanted and PendingReview.read(json.loads(r[3] or "{}")) is not None}
 
 
 def _correction_rows(corrected: Iterable[CorrectedVerdict]) -> Iterable[tuple[float, int, HumanDecision]]:
@@ -135,10 +165,13 @@ class OfficialScores:
     """What a reader uses for a run's scores: the official one per verdict (or the machine's, machine_only)."""
 
     def __init__(self, decisions: Mapping[Key, HumanDecision], *, machine_only: bool = False,
-                 corrected: Iterable[CorrectedVerdict] = ()):
+                 corrected: Iterable[CorrectedVerdict] = (), pending: Iterable[Key] = ()):
         self.machine_only = machine_only
         self.decisions: dict[Key, HumanDecision] = {} if machine_only else dict(decisions)
         self._by_scorer = Counter(scorer for _, scorer in self.decisions)
+        # Rubric verdicts pending review that no person decided yet: no official score (machine_only: the judge's).
+        self.pending: set[Key] = set() if machine_only else {k for k in pending if k not in self.decisions}
+        self._pending_by_scorer = Counter(scorer for _, scorer in self.pending)
         # Metric verdicts scored before their sample was corrected and not recomputed (LLM metrics): the machine's
         # score stands, the reports say "re-run to re-score" — unless a person decided the verdict since.
         self.corrected: dict[Key, CorrectedVerdict] = {} if machine_only else {
@@ -151,20 +184,34 @@ class OfficialScores:
         if machine_only:
             return cls({}, machine_only=True)
         corrected = list(corrected_verdicts(conn, run_id))
-        return cls(human_decisions(conn, run_id, corrected), corrected=corrected)
+        return cls(human_decisions(conn, run_id, corrected), corrected=corrected, pending=pending_keys(conn, run_id))
 
     def _decided_since(self, sample_id: str, scorer: str, at: float) -> bool:
         found = self.decisions.get((sample_id, scorer))
         return found is not None and found.at >= at
 
     def __bool__(self) -> bool:
-        return bool(self.decisions)
+        """Whether any verdict's official score differs from the judge's (a decision, or a pending verdict)."""
+        return bool(self.decisions or self.pending)
+
+    def is_pending(self, sample_id: str, scorer: str) -> bool:
+        """A rubric verdict pending review that no person decided yet (counted apart, in no mean)."""
+        return (sample_id, scorer) in self.pending
+
+    def n_pending(self, scorer: str) -> int:
+        return self._pending_by_scorer.get(scorer, 0)
+
+    def pending_counts(self) -> dict[str, int]:
+        return dict(self._pending_by_scorer)
 
     def decision(self, sample_id: str, scorer: str) -> HumanDecision | None:
         return self.decisions.get((sample_id, scorer))
 
     def score(self, sample_id: str, scorer: str, machine: float | None) -> float | None:
+        """The decided score, else the judge's — None while the verdict is pending review."""
         found = self.decisions.get((sample_id, scorer))
+        if found is None and (sample_id, scorer) in self.pending:
+            return None
         return machine if found is None else found.score
 
     def n_human(self, scorer: str) -> int:
@@ -184,8 +231,18 @@ class OfficialScores:
     def row(self, sample_id: str, scorer: str, machine: float | None) -> OfficialRow:
         found = self.decision(sample_id, scorer)
         return OfficialRow(sample_id=sample_id, scorer=scorer, machine_score=machine,
-                           official_score=machine if found is None else found.score, human=found is not None,
+                           official_score=self.score(sample_id, scorer, machine), human=found is not None,
                            decision=found)
+
+
+def pending_keys(conn: Database, run_id: str) -> list[Key]:
+    """(sample id, scorer) of the run's rubric verdicts marked pending review (core/pending_review.py); instr() first,
+    so only the rows whose details mention the mark are parsed."""
+    from rubriceval.core.pending_review import PendingReview
+
+    rows = conn.execute("SELECT sample_id, scorer, details_json FROM verdicts WHERE run_id = ? AND kind = 'rubric' "
+                        "AND instr(details_json, ?) > 0", (run_id, f'"{PENDING_KEY}"')).fetchall()
+    return [(r[0], r[1]) for r in rows if PendingReview.read(json.loads(r[2] or "{}")) is not None]
 
 
 OFFICIAL_KEY = "official"     # details key of a verdict shown with its official score: who decided, the machine's
@@ -216,7 +273,8 @@ def official_frame(conn: Database, run_id: str, *, machine_only: bool = False) -
         d = row.decision
         rows.append({"sample_id": row.sample_id, "scorer": row.scorer, "machine_score": row.machine_score,
                      "official_score": row.official_score, "human_decided": row.human,
-                     "decided_by": d.source if d else "machine", "decider": d.by if d else None,
+                     "decided_by": d.source if d else "pending_review" if official.is_pending(
+                         row.sample_id, row.scorer) else "machine", "decider": d.by if d else None,
                      "decided_at": d.at if d else None, "decision_reason": d.reason if d else None,
                      "corrected_after_scoring": (row.sample_id, row.scorer) in official.corrected})
     return pd.DataFrame(rows, columns=["sample_id", "scorer", "machine_score", "official_score", "human_decided",

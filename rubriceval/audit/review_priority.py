@@ -2,7 +2,8 @@
 whatever the judge decided, beside the random part and the plan's own risk kinds (audit/team_cards.card_risks):
 
 - `undecided`: an item the judge could not tell — it waits for a reviewer, so it is always reviewed;
-- `pending_review`: a machine decision not accepted automatically (issue 44) — the same;
+- `pending_review`: a machine decision not accepted automatically (issue 44) — the same; a rubric verdict pending
+  review likewise (`rubric_awaiting_reasons`, audit/team_plan.py);
 - `top_p_yes:<item>`: each judgement item's k highest-p(yes) conversations of each period of the plan among those
   the machine did not hit, whatever the cut-off — a violation the calibration misses (p(yes) 0.49 under a 0.5
   cut-off, or a calibrated one) is still seen by a person. Hits are left out: they are deductions already shown,
@@ -17,7 +18,9 @@ estimates. `reason_text` says a selection in words for the lead.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
+from rubriceval.core.pending_review import PendingReview
 from rubriceval.i18n import MESSAGES, Lang, t
 from rubriceval.scorecard.decided import is_judgement_item
 from rubriceval.scorecard.schema import Scorecard, ScorecardItem
@@ -35,6 +38,13 @@ def awaiting_reasons(verdict: ScorecardVerdict) -> list[str]:
     if any(o.awaiting_review and o.status != "undecided" for o in verdict.outcomes):
         reasons.append(PENDING)
     return reasons
+
+
+def rubric_awaiting_reasons(details: Mapping[str, Any]) -> list[str]:
+    """`pending_review` when a rubric verdict waits for a reviewer (issue 44: outside its rubric's auto_accept
+    region, core/pending_review.py): it joins the plan's risk-first part whatever the plan's risk kinds, as a card's
+    pending item does."""
+    return [PENDING] if PendingReview.read(details) is not None else []
 
 
 def p_hit(item: ScorecardItem, outcome: CardItemOutcome) -> float | None:

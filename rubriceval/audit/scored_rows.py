@@ -22,7 +22,8 @@ class ScoredRow(NamedTuple):
     score: float | None               # the official score (machine_only: the judge's)
     details_json: str
     human: bool = False               # the official score is a human decision
-    machine: float | None = None      # the judge's score, when a human decided
+    machine: float | None = None      # the judge's score, when a human decided (or the verdict is pending)
+    pending: bool = False             # a rubric verdict pending review (issue 44): no score yet, not unscored
 
 
 class OfficialView(NamedTuple):
@@ -128,8 +129,9 @@ def run_rows(db: Database, run_id: str, span: int = SPAN, *, details: bool = Fal
                             "AND d.position >= ? AND d.position < ?", (run_id, dataset_id, low, high)):
             decision = official.decision(r[0], r[1])
             verdicts.setdefault(r[0], []).append(
-                ScoredRow(r[1], r[2], r[3], r[4]) if decision is None else
-                ScoredRow(r[1], r[2], decision.score, r[4], True, r[3]))
+                ScoredRow(r[1], r[2], decision.score, r[4], True, r[3]) if decision is not None else
+                ScoredRow(r[1], r[2], None, r[4], False, r[3], True) if official.is_pending(r[0], r[1]) else
+                ScoredRow(r[1], r[2], r[3], r[4]))
         if has_scorecards:            # scorecard totals beside the verdicts (rubriceval/store/scorecards.py)
             for r in db.execute("SELECT c.sample_id, c.scorecard, c.total, c.fatal, c.unscored_reason "
                                 "FROM dataset_samples d "

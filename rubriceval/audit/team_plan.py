@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from rubriceval.audit.plan import PlannedItem, SamplingPlan, draw, risk_reasons, stratum_of
+from rubriceval.audit.review_priority import rubric_awaiting_reasons
 from rubriceval.audit.scored_rows import dataset_keys, dataset_of, has_scorecard_rows
+from rubriceval.core.pending_review import DETAILS_KEY as PENDING_KEY
 from rubriceval.data.segment_spec import TimeSettings
 
 
@@ -24,6 +26,12 @@ def plan_items(team: Any, run_id: str, rubric: str, plan: SamplingPlan, seed: in
             if keys.sample_id in wanted:
                 strata[keys.sample_id] = stratum_of(keys, plan, settings)
     risks: dict[str, list[str]] = {}
+    # issue 44: verdicts pending review under the rubric's auto_accept target wait for a reviewer: always added
+    for sample_id, details in team.query("SELECT sample_id, details_json FROM verdicts WHERE run_id = :run AND "
+                                         "scorer = :scorer AND kind = 'rubric' AND instr(details_json, :mark) > 0",
+                                         {"run": run_id, "scorer": rubric, "mark": f'"{PENDING_KEY}"'}):
+        if sample_id in wanted and (pending := rubric_awaiting_reasons(json.loads(details or "{}"))):
+            risks[sample_id] = pending
     if plan.risk:
         definition = team.definition(run_id, rubric)
         must = {str(i.get("id")) for i in definition.get("items") or [] if isinstance(i, dict) and i.get("must")}
@@ -36,7 +44,7 @@ def plan_items(team: Any, run_id: str, rubric: str, plan: SamplingPlan, seed: in
             reasons = risk_reasons(json.loads(r[1] or "{}"), json.loads(r[2] or "[]"), by_id[r[0]], must, fatal,
                                    plan, disputed)
             if reasons:
-                risks[r[0]] = reasons
+                risks[r[0]] = reasons + risks.get(r[0], [])
     return draw(candidates, strata, plan, seed, risks)
 
 

@@ -90,6 +90,11 @@ class BatchRun:
         self.workers = workers
         self.window = WINDOW
         self.rubrics, metrics = rubrics_from_run(runs, run_id)
+        self.accept = None          # issue 44: a rubric's auto_accept target, fitted once as an online run does
+        if any(r.auto_accept is not None for r in self.rubrics):
+            from rubriceval.trust.rubric_selective import RubricAcceptance
+
+            self.accept = RubricAcceptance(runs, run_id, self.rubrics)
         # In the order they were asked for: a call they share is charged to the first, as in an online run.
         ordered = runs.run_info(run_id).config.metrics
         self.metrics = [m for m in ordered if m in metrics] + [m for m in metrics if m not in ordered]
@@ -306,8 +311,8 @@ class BatchRun:
         # Calls a stopped unit's sibling tasks still make are recorded too: let them finish before going on.
         while any(not task.done() for task in asyncio.all_tasks() - before):
             await asyncio.sleep(0)
-        finished = [(verdict, input_hash) for (_, input_hash, _, _), verdicts in zip(units, results)
-                    for verdict in verdicts or []]
+        finished = [(self.accept(verdict) if self.accept is not None else verdict, input_hash)
+                    for (_, input_hash, _, _), verdicts in zip(units, results) for verdict in verdicts or []]
         self.want_unit_calls([(sample, rubric) for (sample, _, rubric, _), verdicts in zip(units, results)
                               if verdicts is None and rubric is not None], judge.book)
         self.runs.save_verdicts(self.run_id, finished)         # one transaction per window

@@ -13,6 +13,17 @@ AUTO_ACCEPT_TEXT: dict[str, dict[str, str]] = {
                       "en": "the rule agreed with reviewers {agreement}, at most {upper}: below the target {target}; "
                             "no longer accepted automatically"},
     "aa_rule_unreviewed": {"zh": "规则项尚无复核：按规则采信", "en": "a rule not reviewed yet: applied as written"},
+    # a rubric's target applied to its verdicts (trust/rubric_selective.py): the run's note before judging
+    "aa_rubric_note": {"zh": "评分细则 {rubric}：自动采信（裁判 {judge}）：{accepts}",
+                       "en": "rubric {rubric}: auto_accept on judge {judge}: {accepts}"},
+    "aa_rubric_accepts_none": {"zh": "不自动采信任何判定，全部待复核",
+                               "en": "accepts nothing automatically, every scored verdict waits for review"},
+    "aa_rubric_accepts_all": {"zh": "自动采信全部已评分判定", "en": "accepts every scored verdict automatically"},
+    "aa_rubric_accepts_confident": {"zh": "自动采信置信度 ≥ {threshold} 的判定，其余待复核",
+                                    "en": "accepts the verdicts with confidence ≥ {threshold}, the rest wait "
+                                          "for review"},
+    "aa_rubric": {"zh": "评分细则", "en": "Rubric"},
+    "aa_pending_note": {"zh": "{n} 条待复核，不计入均值", "en": "{n} pending review, in no mean"},
     # the report's section (report/auto_accept.py)
     "aa_title": {"zh": "自动采信（保证一致率）", "en": "Automatic acceptance (guaranteed agreement)"},
     "aa_intro": {"zh": "只有复核证明与审核员一致率达到目标的机器判定才自动采信，其余标为待复核：总分等复核后再计，"

@@ -1,5 +1,6 @@
 """The report's automatic-acceptance section (issue 44; registered in report/sections.py as `auto_accept`): for each
-scorecard of the run that states an `auto_accept` target, per item and overall — the accepted region, the coverage
+scorecard of the run that states an `auto_accept` target, per item and overall (and for each rubric with one, as one
+row: the rubric; trust/rubric_selective.py) — the accepted region, the coverage
 (share of decisions accepted automatically), the agreement guaranteed there (the Clopper–Pearson lower bound the run's
 fit reached), the reviewed decisions it was fitted on, the decisions pending review, the undecided ones and those
 still without a person's decision; why an item accepts nothing ("cannot accept anything yet: N reviews"); and, over
@@ -14,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 from rubriceval.common.tables import markdown_table
 from rubriceval.i18n import Lang, format_percent, say, t
 from rubriceval.trend.auto_accept import AcceptancePoint, acceptance_trend
+from rubriceval.trust.rubric_selective import acceptances
 from rubriceval.trust.selective import AcceptanceRegion
-from rubriceval.trust.selective_reviews import CardAcceptance, run_acceptance
+from rubriceval.trust.selective_reviews import CardAcceptance
 
 if TYPE_CHECKING:
     from rubriceval.report.gate_checks import GateCheck
@@ -29,15 +31,23 @@ class AutoAcceptSection:
     trend: list[AcceptancePoint] = field(default_factory=list)      # runs up to this one, these cards
 
 
-def build(inputs: ReportInputs) -> AutoAcceptSection | None:
-    """The section's data, None when no scorecard of the run states a target."""
+def _targeted(inputs: ReportInputs) -> bool:
+    """Whether a scorecard or a rubric of the run states a target (read from what the report holds already)."""
     from rubriceval.trust.selective import has_targets
 
     cards = inputs.scorecards
-    if cards is None or not any(has_targets(c) for c in cards.cards):
+    if cards is not None and any(has_targets(c) for c in cards.cards):
+        return True
+    return any(row.get("kind") == "rubric" and (row.get("definition") or {}).get("auto_accept")
+               for row in inputs.data.scorers)
+
+
+def build(inputs: ReportInputs) -> AutoAcceptSection | None:
+    """The section's data, None when no scorecard or rubric of the run states a target."""
+    if not _targeted(inputs):
         return None
-    runs, run_id = cards.runs, cards.run_id
-    accepted = run_acceptance(runs, run_id)
+    runs, run_id = inputs.data.source.store, inputs.data.run_id
+    accepted = acceptances(runs, run_id)
     if not accepted:
         return None
     ids = {c.scorecard for c in accepted}
@@ -57,7 +67,8 @@ def _percent(value: float | None, lang: Lang) -> str:
 
 def card_heading(card: CardAcceptance, lang: Lang) -> str:
     target = card.items[0].region.target if card.items else None
-    return t("aa_target", lang, card=card.name, judge=card.judge or "—",
+    name = card.name if card.kind == "scorecard" else f"{t('aa_rubric', lang)} {card.name}"
+    return t("aa_target", lang, card=name, judge=card.judge or "—",
              agreement=f"{target.agreement:.0%}" if target else "—",
              confidence=f"{target.confidence:.0%}" if target else "—")
 
@@ -74,8 +85,9 @@ def card_table(card: CardAcceptance, lang: Lang) -> tuple[list[str], list[list[s
                      _percent(row.coverage, lang), _percent(guaranteed, lang), str(region.n_reviewed),
                      str(row.pending), str(row.undecided), str(row.waiting),
                      say(region.reason, lang) if region.reason is not None else ""])
-    rows.append([t("aa_overall", lang), "", _percent(card.coverage, lang), _percent(card.guaranteed, lang),
-                 str(card.n_reviewed), str(card.pending), str(card.undecided), str(card.waiting), ""])
+    if card.kind == "scorecard":              # a rubric's one row is its overall
+        rows.append([t("aa_overall", lang), "", _percent(card.coverage, lang), _percent(card.guaranteed, lang),
+                     str(card.n_reviewed), str(card.pending), str(card.undecided), str(card.waiting), ""])
     return head, rows
 
 
@@ -99,11 +111,13 @@ def sheet_rows(section: AutoAcceptSection, lang: Lang) -> tuple[list[str], list[
     for card in section.cards:
         for row in card.items:
             region = row.region
-            rows.append([card.name, row.item, region_text(region, lang), row.coverage,
+            label = card.name if card.kind == "scorecard" else f"{t('aa_rubric', lang)} {card.name}"
+            rows.append([label, row.item, region_text(region, lang), row.coverage,
                          region.lower_bound if row.accepted else None, region.n_reviewed, row.pending, row.undecided,
                          row.waiting, say(region.reason, lang) if region.reason is not None else ""])
-        rows.append([card.name, t("aa_overall", lang), "", card.coverage, card.guaranteed, card.n_reviewed,
-                     card.pending, card.undecided, card.waiting, ""])
+        if card.kind == "scorecard":
+            rows.append([card.name, t("aa_overall", lang), "", card.coverage, card.guaranteed, card.n_reviewed,
+                         card.pending, card.undecided, card.waiting, ""])
     return head, rows
 
 
@@ -133,7 +147,7 @@ def weekly_figures(runs: Any, run_id: str, card: Any) -> dict[str, Any] | None:
 
     if not has_targets(card):
         return None
-    found = next((c for c in run_acceptance(runs, run_id) if c.scorecard == card.id), None)
+    found = next((c for c in acceptances(runs, run_id) if c.scorecard == card.id and c.kind == "scorecard"), None)
     if found is None:
         return None
     return {"decisions": found.decisions, "accepted": found.accepted, "coverage": found.coverage,
@@ -176,11 +190,11 @@ def auto_figure(cards: Sequence[CardAcceptance], scorecard: str | None, stat: st
         found = [c for c in cards if scorecard in (c.scorecard, c.name)]
         if not found:
             available = ", ".join(c.scorecard for c in cards) or "none"
-            raise LookupError(f"the run has no scorecard '{scorecard}' with an auto_accept target "
+            raise LookupError(f"the run has no scorecard or rubric '{scorecard}' with an auto_accept target "
                               f"(with one: {available})")
         cards = found
     if not cards:
-        return None, "no scorecard of the run states an auto_accept target", ""
+        return None, "no scorecard or rubric of the run states an auto_accept target", ""
     decisions, accepted = sum(c.decisions for c in cards), sum(c.accepted for c in cards)
     extra = f" ({accepted}/{decisions} decisions accepted, {sum(c.pending for c in cards)} pending review)"
     if stat == "coverage":
@@ -194,7 +208,7 @@ def evaluate_source(target: GateTarget, checks: Sequence[GateCheck]) -> SourceRe
     from rubriceval.report.gate_result import check_result
     from rubriceval.report.gate_sources import SourceResults
 
-    cards = run_acceptance(target.store, target.info().run_id)
+    cards = acceptances(target.store, target.info().run_id)
     results = []
     for check in checks:
         try:

@@ -74,6 +74,12 @@ def _summary_rows(data: RunData, lang: Lang) -> tuple[list[str], list[list[Any]]
         for row, s in zip(rows[1:-1], summary.scorers):
             row += [s.n_human, s.machine_mean, s.machine_pass_rate] if s.n_human else [0, None, None]
         rows[-1] += [None, None, None]
+    if any(s.n_pending for s in summary.scorers):     # issue 44: pending review, in none of the figures beside
+        headers.append(t("aa_pending", lang))
+        rows[0].append(sum(s.n_pending for s in summary.scorers))
+        for row, s in zip(rows[1:-1], summary.scorers):
+            row.append(s.n_pending)
+        rows[-1].append(None)
     return headers, rows
 
 

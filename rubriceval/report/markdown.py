@@ -43,7 +43,7 @@ def _scorer_rows(summary: Summary, lang: Lang, agreement: Mapping[str, Message |
             unscored += " (" + ", ".join(f"{g.kind} {g.count}" for g in s.unscored) + ")"
         name = s.name if s.name == s.scorer else f"{s.name} ({s.scorer})"
         mean = format_number(s.mean, digits, lang)
-        if s.n_human:                                  # official score: say how many rows people decided
+        if s.n_human or s.n_pending:      # official score: rows people decided, rows pending review (issue 44)
             mean += f" ({official_note(s, lang, digits)})"
         row = [name, t(f"kind_{s.kind}", lang), mean,
                format_percent(s.pass_rate, lang), format_number(s.threshold, 2, lang), str(s.n_scored), unscored]

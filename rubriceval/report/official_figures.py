@@ -19,6 +19,7 @@ class HumanTally:
     unscored (sample ids), and the judge's scored values (all rows, in verdict order)."""
 
     n_human: int = 0
+    n_pending: int = 0                # pending review (issue 44): the judge's score, in no official figure
     rescued: set[str] = field(default_factory=set)
     machine: array = field(default_factory=lambda: array("d"))
 
@@ -38,24 +39,29 @@ def with_machine_figures(summary: Summary, tallies: Mapping[str, HumanTally], *,
     summary.n_corrected = sum(s.n_corrected for s in summary.scorers)
     for scorer in summary.scorers:
         tally = tallies.get(scorer.scorer)
-        if tally is None or not tally.n_human:
+        if tally is None or not (tally.n_human or tally.n_pending):
             continue
         machine = describe(tally.machine, scorer.threshold)
-        scorer.n_human = tally.n_human
+        scorer.n_human, scorer.n_pending = tally.n_human, tally.n_pending
+        scorer.n_unscored -= tally.n_pending        # not scored officially, yet not unscored: counted apart
         scorer.machine_n_scored, scorer.machine_mean, scorer.machine_pass_rate = (machine.n_scored, machine.mean,
                                                                                    machine.pass_rate)
     summary.n_human_decided = sum(s.n_human for s in summary.scorers)
-    if summary.n_human_decided:
-        as_machine = [s.model_copy(update={"mean": s.machine_mean}) if s.n_human else s for s in summary.rubrics]
+    if summary.n_human_decided or any(s.n_pending for s in summary.scorers):
+        as_machine = [s.model_copy(update={"mean": s.machine_mean}) if s.n_human or s.n_pending else s
+                      for s in summary.rubrics]
         summary.machine_business_score = business_score(as_machine)[0]
     return summary
 
 
 def official_note(s: ScorerSummary, lang: Lang = "en", digits: int = 2) -> str:
-    """'3 human-decided; machine 3.90' for a scorer with human decisions, else ''."""
-    if not s.n_human:
-        return ""
-    return t("official_scorer_note", lang, n=s.n_human, machine=format_number(s.machine_mean, digits, lang))
+    """'3 human-decided; machine 3.90' for a scorer with human decisions, '12 pending review, in no mean' for one
+    with verdicts pending review (issue 44), both when both, else ''."""
+    parts = [t("aa_pending_note", lang, n=s.n_pending)] if s.n_pending else []
+    if s.n_human:
+        parts.insert(0, t("official_scorer_note", lang, n=s.n_human,
+                          machine=format_number(s.machine_mean, digits, lang)))
+    return ("；" if lang == "zh" else "; ").join(parts)
 
 
 def appeal_flag_lines(flags: list[Any], lang: Lang = "en") -> list[str]:

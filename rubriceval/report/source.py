@@ -196,6 +196,9 @@ class RunSource:
                         if score is None:
                             tally.rescued.add(sample_id[0])
                         score = decision.score
+                    elif official.is_pending(sample_id[0], scorer):     # issue 44: counted apart, in no figure
+                        tally.n_pending += 1
+                        score = None
                 if score is not None:
                     values = scores.get(scorer)
                     if values is None:

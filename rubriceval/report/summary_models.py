@@ -57,6 +57,9 @@ class ScorerSummary(BaseModel):
     machine_mean: float | None = None
     machine_pass_rate: float | None = None
     n_corrected: int = 0      # rows whose sample was corrected after scoring, not recomputable (LLM metrics)
+    # rubric verdicts pending review (issue 44: outside the rubric's auto_accept region, no person's decision yet):
+    # scored by the judge, yet in none of the official figures above (n_scored, mean, pass rate): counted apart
+    n_pending: int = 0
     notes: list[str] = Field(default_factory=list)
 
     @property

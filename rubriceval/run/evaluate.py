@@ -126,12 +126,6 @@ def start_run(samples: Iterable[Sample | tuple[int | None, Sample]], rubrics: li
         print(f"note: rubric(s) applying to no sample in this dataset are left out: {', '.join(unused)}",
               file=sys.stderr)
         rubrics = [r for r in rubrics if r.id not in unused]
-    # A rubric's auto_accept target is read and validated, but rubric verdicts have no pending state yet (issue 44
-    # applies targets to scorecards): say so rather than let the lead believe verdicts are accepted selectively.
-    targeted = [r.id for r in rubrics if r.auto_accept is not None]
-    if targeted:
-        print(f"note: auto_accept on rubric(s) {', '.join(targeted)} is not applied yet (scorecards only): every "
-              "verdict counts as before; see docs/auto_accept.md", file=sys.stderr)
     # Likewise metrics for a kind of sample the dataset lacks (agent metrics without conversations …).
     from rubriceval.standard_metrics.scope import unused_metrics, unused_metrics_note
 
@@ -217,6 +211,15 @@ async def run_async(samples: Iterable[Sample | tuple[int | None, Sample]] | None
 
         panel = make_panel(panel_config, stats=judge.stats if judge is not None else None)
     embedder = make_embedder(embedder_config or EmbedderConfig()) if need_embedder else None
+    # issue 44: a rubric's auto_accept target — fitted once on the reviews made before the run, said before judging
+    # ("cannot accept anything yet: 0 reviews"); verdicts outside the region are stored pending review
+    accept = None
+    if any(r.auto_accept is not None for r in rubrics):
+        from rubriceval.trust.rubric_selective import RubricAcceptance
+
+        accept = RubricAcceptance(store, run_id, rubrics)
+        for line in accept.notes():
+            print(f"note: {line}", file=sys.stderr)
     store.set_status(run_id, "running")
     status, totals = "interrupted", None
     started = time.perf_counter()
@@ -224,7 +227,7 @@ async def run_async(samples: Iterable[Sample | tuple[int | None, Sample]] | None
         # A scorecards-only run has no rubric stage to show: its bar would read "40/40 calls=0" at once.
         totals = await execute(store, run_id, None, rubrics, metrics, judge=judge, embedder=embedder,
                                progress=progress and bool(rubrics or metrics or not scorecards), panel=panel,
-                               metric_options=options, workers=workers)
+                               metric_options=options, workers=workers, accept=accept)
         if scorecards:
             # Conversations in flight as for the rubrics' samples: enough to keep the judge's concurrency busy (a
             # fixed 8 left a 64-slot vLLM server mostly idle: 3 calls per conversation, asked one after another).

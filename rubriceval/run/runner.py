@@ -168,8 +168,8 @@ async def execute(store: RunStore, run_id: str, samples: Iterable[Sample] | None
                   max_samples_in_flight: int | None = None,
                   on_verdict: Callable[[Verdict], None] | None = None, panel: Any = None,
                   window: int = WINDOW, metric_options: Any = None, workers: int | None = 1,
-                  shard: tuple[int, int] | None = None, on_window: Callable[[int], None] | None = None
-                  ) -> RunTotals:
+                  shard: tuple[int, int] | None = None, on_window: Callable[[int], None] | None = None,
+                  accept: Callable[[Verdict], Verdict] | None = None) -> RunTotals:
     """Judge a run window by window: `window` samples are read (from the store when `samples` is None), their
     missing (sample, scorer) pairs judged concurrently, their verdicts written in batches; memory stays flat at
     any dataset size. panel: a `rubriceval.scoring.panel.JudgePanel` that judges the rubrics (the judge then
@@ -179,7 +179,8 @@ async def execute(store: RunStore, run_id: str, samples: Iterable[Sample] | None
     judging every n-th window: 1 (default) this process only; None one per idle core for a big run (the CLI's
     choice: workers are spawned, which re-imports a script's main module, so a library caller opts in).
     shard (i, n): judge only every n-th window from the i-th (what one worker does); on_window(samples) is
-    called after each window written."""
+    called after each window written. accept: what marks a rubric verdict pending review under its rubric's
+    auto_accept target (trust/rubric_selective.RubricAcceptance; None: fitted here when a rubric states one)."""
     started = time.perf_counter()
     stats = judge.stats if judge is not None else panel.stats if panel is not None else CallStats()
     n_samples = len(samples) if isinstance(samples, Sized) else store.run_info(run_id).n_samples if samples is None \
@@ -199,7 +200,14 @@ async def execute(store: RunStore, run_id: str, samples: Iterable[Sample] | None
     # Bound samples in flight inside a window; the judge client bounds the calls themselves.
     limit = asyncio.Semaphore(max_samples_in_flight or max(4, 2 * (judge.config.concurrency if judge else 8)))
 
+    if accept is None and any(r.auto_accept is not None for r in rubrics):
+        from rubriceval.trust.rubric_selective import RubricAcceptance  # issue 44: a rubric target
+
+        accept = RubricAcceptance(store, run_id, rubrics)
+
     def record(verdict: Verdict, input_hash: str) -> None:
+        if accept is not None:
+            verdict = accept(verdict)
         batches.add(verdict, input_hash)
         totals.count(verdict.scored, verdict.unscored_kind)
         totals.embedding_calls += verdict.usage.embedding_calls

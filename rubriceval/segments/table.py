@@ -75,7 +75,7 @@ class Cell:
     def __init__(self) -> None:
         self.n_rows = 0
         self.n_unscored = 0
-        self.n_awaiting = 0             # scorecard totals awaiting review: no score, yet not unscored
+        self.n_awaiting = 0             # awaiting review (scorecard totals, pending rubric verdicts): not unscored
         self.n_fatal = 0
         self.scores = array("d")
         self.n_human = 0
@@ -127,7 +127,7 @@ class SegmentCells:
                         cell = self.cells[key] = Cell()
                         self.kinds.setdefault(row.scorer, row.kind)
                     cell.add(row.score, row.details_json == FATAL, row.human, row.machine,
-                             row.details_json == AWAITING)
+                             row.details_json == AWAITING or row.pending)
 
     def check_fields(self, where: str = "") -> None:
         """A field that no sample has is a mistake (a typo, an import without that column): say which."""

@@ -1,5 +1,5 @@
-"""Selective scoring across runs (issue 44, item 3): per card item with an `auto_accept` target, run after run (in
-the store's order), the coverage (share of decisions accepted automatically), the guaranteed agreement, the reviewed
+"""Selective scoring across runs (issue 44, item 3): per card item (and rubric) with an `auto_accept` target, run
+after run (in the store's order), the coverage (share of decisions accepted automatically), the guaranteed agreement, the reviewed
 decisions the region was fitted on and what waited — so a lead sees acceptance grow as reviews accumulate, and an
 item whose reviewed agreement fell below the target drop out by itself (`dropped`: it accepted something in the run
 before and nothing in this one)."""
@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from rubriceval.trust.selective_reviews import run_acceptance
+from rubriceval.trust.rubric_selective import acceptances
 
 
 class AcceptancePoint(BaseModel):
@@ -39,13 +39,14 @@ def acceptance_trend(runs: Any, scorecard: str | None = None, *, until: str | No
     for info in runs.list_runs():
         if last is not None and info.created_at > last:
             break
-        for card in run_acceptance(runs, info.run_id):
+        for card in acceptances(runs, info.run_id):
             if scorecard is not None and card.scorecard != scorecard:
                 continue
-            points.append(AcceptancePoint(
-                run_id=info.run_id, run=info.name, scorecard=card.scorecard, item="", name=card.name, accepts="",
-                coverage=card.coverage, guaranteed=card.guaranteed, n_reviewed=card.n_reviewed,
-                decisions=card.decisions, pending=card.pending, undecided=card.undecided))
+            if card.kind == "scorecard":          # a rubric is its one row (its item row below)
+                points.append(AcceptancePoint(
+                    run_id=info.run_id, run=info.name, scorecard=card.scorecard, item="", name=card.name, accepts="",
+                    coverage=card.coverage, guaranteed=card.guaranteed, n_reviewed=card.n_reviewed,
+                    decisions=card.decisions, pending=card.pending, undecided=card.undecided))
             for row in card.items:
                 key = (card.scorecard, row.item)
                 points.append(AcceptancePoint(

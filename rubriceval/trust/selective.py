@@ -23,7 +23,7 @@ agreement falls below the target drops out of acceptance on the next run by itse
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
@@ -57,6 +57,17 @@ class ReviewedDecision(BaseModel):
         return self.machine_hit == self.reviewer_hit
 
 
+class Reviewed(Protocol):
+    """What a region is fitted on: a reviewed machine decision (a card item's, or a rubric verdict's:
+    trust/rubric_selective.py), whether the reviewer agreed, and the machine's confidence (None: it has none)."""
+
+    @property
+    def agrees(self) -> bool: ...
+
+    @property
+    def confidence(self) -> float | None: ...
+
+
 class AcceptanceRegion(BaseModel):
     """What one item accepts automatically on one judge, and the evidence: `accepts` none, the decisions with
     confidence ≥ `threshold`, or all; `n`/`agreements` the reviewed decisions inside the region and how many a
@@ -81,6 +92,10 @@ class AcceptanceRegion(BaseModel):
         """Whether this machine decision stands without a person (only hit/clear are decisions to accept)."""
         if outcome.status not in ("hit", "clear"):
             return False
+        return self.admits(confidence)
+
+    def admits(self, confidence: float | None) -> bool:
+        """Whether a decision of this confidence lies in the region (a card item's, or a rubric verdict's)."""
         if self.accepts == "all":
             return True
         if self.accepts == "confident":
@@ -127,9 +142,9 @@ def decision_confidence(item: ScorecardItem, outcome: CardItemOutcome, judge: st
     return abs(outcome.p_yes - cutoff)
 
 
-def fit_region(item: str, mode: Mode, reviewed: Iterable[ReviewedDecision], target: AutoAccept,
+def fit_region(item: str, mode: Mode, reviewed: Iterable[Reviewed], target: AutoAccept,
                judge: str) -> AcceptanceRegion:
-    """The acceptance region of one item from its reviewed decisions (module doc)."""
+    """The acceptance region of one item (or rubric) from its reviewed decisions (module doc)."""
     pairs = list(reviewed)
 
     def region(**found: Any) -> AcceptanceRegion:

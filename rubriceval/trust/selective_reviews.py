@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -132,12 +132,14 @@ class ItemAcceptance(BaseModel):
 
 
 class CardAcceptance(BaseModel):
-    """A card's acceptance in one run, per item with a target and overall."""
+    """A card's acceptance in one run, per item with a target and overall. A rubric with a target is shown the same
+    way (kind 'rubric', `scorecard` its id, one row: the rubric; trust/rubric_selective.py)."""
 
     run_id: str
     scorecard: str
     name: str
     judge: str
+    kind: Literal["scorecard", "rubric"] = "scorecard"
     items: list[ItemAcceptance] = Field(default_factory=list)
 
     @property

@@ -94,7 +94,7 @@ def test_the_gate_reads_coverage_and_the_guaranteed_agreement(store):
     assert re.search(r"\d+/160 decisions accepted", result.checks[0].reason)
     nothing = _gate(store, "w1", "min_auto_agreement>=0.9")
     assert not nothing.checks[0].passed and "nothing is accepted automatically" in nothing.checks[0].reason
-    with pytest.raises(GateUsageError, match="no scorecard 'other'"):
+    with pytest.raises(GateUsageError, match="no scorecard or rubric 'other'"):
         _gate(store, "w2", "auto_accept:other coverage>=0.5")
 
 

@@ -1,10 +1,13 @@
-"""A rubric's `auto_accept` target is read but not applied to rubric verdicts yet (issue 44 applies targets to
-scorecards): a run says so instead of letting the lead believe its verdicts are accepted selectively."""
+"""A rubric's `auto_accept` target is applied to its verdicts (issue 44, trust/rubric_selective.py): before anything
+is judged, the run says what the rubric accepts automatically on its judge and why nothing yet; a rubric without a
+target says nothing and its verdicts are left as they are."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from rubriceval import evaluate
+from rubriceval.core.pending_review import PendingReview
+from rubriceval.store.runs import RunStore
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -18,11 +21,26 @@ def _run(tmp_path, judge_config, extra: str) -> None:
              store=tmp_path / "r.sqlite")
 
 
-def test_a_run_says_a_rubrics_target_is_not_applied(tmp_path, judge_config, capsys):
+def test_a_run_says_why_a_rubric_accepts_nothing_yet(tmp_path, judge_config, capsys):
     _run(tmp_path, judge_config, "\nauto_accept: {agreement: 0.9}\n")
-    assert "note: auto_accept on rubric(s) closing is not applied yet (scorecards only)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert ("note: rubric closing: auto_accept on judge stub: accepts nothing automatically, every scored verdict "
+            "waits for review: cannot accept anything yet: 0 reviews (at least 29, all agreeing, are needed)") in err
+    assert "not applied yet" not in err
+    runs = RunStore(tmp_path / "r.sqlite")
+    try:
+        verdicts = runs.verdicts("latest")
+        scored = [v for v in verdicts if v.score is not None]
+        assert scored and all(PendingReview.read(v.details) is not None for v in scored)
+    finally:
+        runs.close()
 
 
 def test_a_rubric_without_a_target_says_nothing(tmp_path, judge_config, capsys):
     _run(tmp_path, judge_config, "")
     assert "auto_accept" not in capsys.readouterr().err
+    runs = RunStore(tmp_path / "r.sqlite")
+    try:
+        assert not any(PendingReview.read(v.details) for v in runs.verdicts("latest"))
+    finally:
+        runs.close()
