@@ -132,6 +132,7 @@ def evaluate_data(data: RunData, config: GateConfig, *, baseline: RunData | None
                 extra = f" ({target.n_unscored}/{target.n_total} rows)"
             if target.n_pending:          # issue 44: verdicts pending review are in no figure the gate reads
                 extra += f" ({target.n_pending} pending review, not counted)"
+                why_missing = why_missing and f"{why_missing} ({target.n_pending} pending review, not counted)"
             results.append(check_result(check, check.label(), actual, why_missing, _untrusted([target], agreement),
                                         config.refuse_untrusted, target.scorer, extra))
     return GateResult(run=data.run_name, run_id=data.run_id, baseline=baseline.run_name if baseline else None,

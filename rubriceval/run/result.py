@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
+from rubriceval.core.pending_review import PendingReview
 from rubriceval.core.verdict import Verdict
 from rubriceval.run.cases import CaseResult, scorer_thresholds
 from rubriceval.store.runs import RunStore
@@ -34,11 +35,12 @@ class EvaluationResult(BaseModel):
     @property
     def scores(self) -> dict[str, float | None]:
         """Each scorer's mean over its scored rows (unscored rows are counted in unscored_counts, never averaged;
-        None when a scorer has no scored row)."""
+        rubric verdicts pending review under the rubric's auto_accept target in pending_counts, never averaged either;
+        None when a scorer has no such row)."""
         values: dict[str, list[float]] = {}
         for v in self.verdicts:
             values.setdefault(v.scorer, [])
-            if v.score is not None:
+            if v.score is not None and PendingReview.read(v.details) is None:
                 values[v.scorer].append(v.score)
         return {scorer: round(sum(xs) / len(xs), 4) if xs else None for scorer, xs in values.items()}
 
@@ -115,6 +117,16 @@ class EvaluationResult(BaseModel):
         from rubriceval.audit.official_api import official_scores
 
         return official_scores(self.store_path, self.run_id, machine_only=machine_only)
+
+    @property
+    def pending_counts(self) -> dict[str, int]:
+        """Rubric verdicts pending review per rubric (issue 44: outside the rubric's auto_accept region when the run
+        made them; the judge's score is in `result[rubric]`, a person's decision in `official_scores()`)."""
+        counts: dict[str, int] = {}
+        for v in self.verdicts:
+            if v.score is not None and PendingReview.read(v.details) is not None:
+                counts[v.scorer] = counts.get(v.scorer, 0) + 1
+        return counts
 
     @property
     def unscored_counts(self) -> dict[str, int]:

@@ -12,17 +12,17 @@ from rubriceval.store.runs import RunStore
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run(tmp_path, judge_config, extra: str) -> None:
+def _run(tmp_path, judge_config, extra: str):
     folder = tmp_path / "rubrics"
     folder.mkdir()
     source = (ROOT / "rubrics" / "closing.yaml").read_text(encoding="utf-8")
     (folder / "closing.yaml").write_text(source + extra, encoding="utf-8")
-    evaluate(ROOT / "datasets" / "demo_conversations_zh.jsonl", rubrics=folder, judge=judge_config,
-             store=tmp_path / "r.sqlite")
+    return evaluate(ROOT / "datasets" / "demo_conversations_zh.jsonl", rubrics=folder, judge=judge_config,
+                    store=tmp_path / "r.sqlite")
 
 
 def test_a_run_says_why_a_rubric_accepts_nothing_yet(tmp_path, judge_config, capsys):
-    _run(tmp_path, judge_config, "\nauto_accept: {agreement: 0.9}\n")
+    result = _run(tmp_path, judge_config, "\nauto_accept: {agreement: 0.9}\n")
     err = capsys.readouterr().err
     assert ("note: rubric closing: auto_accept on judge stub: accepts nothing automatically, every scored verdict "
             "waits for review: cannot accept anything yet: 0 reviews (at least 29, all agreeing, are needed)") in err
@@ -34,11 +34,14 @@ def test_a_run_says_why_a_rubric_accepts_nothing_yet(tmp_path, judge_config, cap
         assert scored and all(PendingReview.read(v.details) is not None for v in scored)
     finally:
         runs.close()
+    # the Python API's means leave them out, and count them apart
+    assert result.scores["closing"] is None and result.pending_counts == {"closing": len(scored)}
 
 
 def test_a_rubric_without_a_target_says_nothing(tmp_path, judge_config, capsys):
-    _run(tmp_path, judge_config, "")
+    result = _run(tmp_path, judge_config, "")
     assert "auto_accept" not in capsys.readouterr().err
+    assert result.scores["closing"] is not None and result.pending_counts == {}
     runs = RunStore(tmp_path / "r.sqlite")
     try:
         assert not any(PendingReview.read(v.details) for v in runs.verdicts("latest"))
