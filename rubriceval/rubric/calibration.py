@@ -16,7 +16,9 @@ from pydantic import Field, model_serializer, model_validator
 
 from rubriceval.rubric.strict import StrictModel
 
-CalibrationMethod = Literal["label_free", "examples", "reviews"]
+# labelled_set: fitted by rubriceval itself for one of its evidence kinds on labelled benchmark conversations
+# (scoring/judgement/kind_calibration.py), not by the card's author or reviewers
+CalibrationMethod = Literal["label_free", "examples", "reviews", "labelled_set"]
 
 
 class ItemCalibration(StrictModel):

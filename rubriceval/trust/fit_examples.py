@@ -137,26 +137,27 @@ async def try_examples(card: Scorecard, fit: ItemFit, answers: Sequence[Reviewed
 
 
 async def examples_rules(card: Scorecard, judge: Any) -> dict[str, ItemCalibration]:
-    """item id → the rule a question item with examples and no calibration for this judge decides by on it: the
-    calibration the judgement mechanism makes from its examples at run time (scoring/judgement/anchors.py), asked as
+    """item id → the rule a question item with no calibration of its own for this judge decides by on it: rubriceval's
+    shipped calibration of its evidence kind on the judge, else the calibration the judgement mechanism makes from
+    its examples at run time (scoring/judgement/decide.rule_in_place), asked as
     the run asked them (so from the judge cache after a run). Items asked whole (no party named, a large judge) do
     not read their examples."""
-    from rubriceval.scoring.judgement.anchors import examples_calibration
-    from rubriceval.scoring.judgement.decide import JudgementSpec, judge_name, small_judge
+    from rubriceval.scoring.judgement.decide import JudgementSpec, judge_name, rule_in_place, small_judge
     from rubriceval.scoring.judgement.roles import question_role
 
     made = {}
     knowledge = card.knowledge_base()
     for item in card.items:
-        if not item.question or not item.examples or item.calibration_for(judge_name(judge)) is not None:
+        if not item.question or item.calibration_for(judge_name(judge)) is not None:
             continue
         spec = JudgementSpec(question=item.question, lang=card.language, examples=item.examples,
-                             calibration=item.calibration, sees_knowledge=item.judge_sees_knowledge)
+                             calibration=item.calibration, sees_knowledge=item.judge_sees_knowledge, fatal=item.fatal)
         role = question_role(item.question, card.language)
         if role is None or not small_judge(spec, judge):
             continue
         passages = list(knowledge.passages) if knowledge is not None and item.judge_sees_knowledge else None
-        calibration, _ = await examples_calibration(item.question, item.examples, role, judge, card.language, passages)
+        # the run's own rule: rubriceval's shipped calibration of the item's kind, else its examples' (one path)
+        calibration, _, _ = await rule_in_place(spec, role, judge, passages)
         if calibration is not None:
             made[item.id] = calibration
     return made

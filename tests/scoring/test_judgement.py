@@ -27,6 +27,15 @@ PER_TURN = {"judge": "scripted", "cutoff": 0.3, "undecided": [0.2, 0.4], "method
             "score": "turn_max"}
 
 
+@pytest.fixture(autouse=True)
+def no_shipped_kind_calibrations(monkeypatch):
+    """These tests read the items' own examples and calibrations: rubriceval's shipped calibration of a kind on the
+    embedded judge (kind_calibration.py, tests/scoring/test_kind_calibration.py) would come before the examples."""
+    from rubriceval.scoring.judgement import kind_calibration
+
+    monkeypatch.setattr(kind_calibration, "shipped", lambda: ())
+
+
 def test_the_party_a_question_asks_about():
     assert question_role(SOOTHE) == "assistant"          # the party before 是否, not the first one named
     assert question_role(UPSET) == "user"

@@ -13,11 +13,12 @@
    question about every turn, 每一轮), or the whole question's p(yes). A question about how turns relate
    (反复, 升级, 多轮 …) is asked whole.
 4. **The decision** reads the score on the item's calibration for this judge (rubric/calibration.py): a fitted
-   one the card or rubric carries (label-free, from examples, or from reviews), else one made now from the item's
-   own examples (anchors.py). Inside its undecided band — or when the judge cannot separate the item's own
-   examples — the item is undecided: never a silent pass. A fatal item's band runs from its no anchor up to its yes
-   example. Strong upset cues tip an upset question's band to yes and keep a score under it undecided. Without
-   examples or calibration, the plain 0.5.
+   one the card or rubric carries (label-free, from examples, or from reviews), else rubriceval's own calibration
+   of the item's evidence kind on this judge, fitted on labelled conversations and asked in the kind's wording
+   (kind_calibration.py), else one made now from the item's own examples (anchors.py). Inside its undecided
+   band — or when the judge cannot separate the item's own examples — the item is undecided: never a silent
+   pass. A fatal item's band runs from its no anchor up to its yes example. Strong upset cues tip an upset
+   question's band to yes and keep a score under it undecided. Without examples or calibration, the plain 0.5.
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from rubriceval.core.verdict import Usage
 from rubriceval.data.conversation import Conversation
 from rubriceval.rubric.calibration import ItemCalibration, ItemExample, calibration_for
 from rubriceval.scoring.judgement.evidence import EvidenceKind, claim_question, evidence_kind, strong_upset
+from rubriceval.scoring.judgement.kind_calibration import kind_calibration
 from rubriceval.scoring.judgement.ownership import OTHERS_BY_RULE, whose_data
 from rubriceval.scoring.judgement.policy import POLICY_READ_BACK, relevant_passages, states_policy
 from rubriceval.scoring.judgement.roles import TurnRole, every_turn, per_turn_question, question_role, turn_question
@@ -112,13 +114,31 @@ def judgement_from_score(score: float, calibration: ItemCalibration | None, **ex
     return Judgement(status="decided", answer=answer, score=score, decided_by=how, calibration=calibration, **extra)
 
 
+def item_kind(spec: JudgementSpec, role: TurnRole) -> EvidenceKind | None:
+    """The evidence kind the question drafts for its party (None for a question about every turn: each is asked)."""
+    return None if every_turn(spec.question, spec.lang) else evidence_kind(spec.question, role, spec.lang)
+
+
+def shipped_rule(spec: JudgementSpec, role: TurnRole, judge: Any) -> ItemCalibration | None:
+    """rubriceval's own calibration of the item's evidence kind, in the kind's wording, on this judge
+    (kind_calibration.py), or None."""
+    kind = item_kind(spec, role)
+    wording = kind.wording(spec.lang, sees_policy=spec.sees_knowledge) if kind is not None else None
+    if kind is None or wording is None:
+        return None
+    return kind_calibration(kind.name, spec.lang, wording, judge_name(judge))
+
+
 async def judge_turns(spec: JudgementSpec, conversation: Conversation, role: TurnRole, asker: TurnAsker,
-                      passages: list[str]) -> tuple[list[TurnFinding], EvidenceKind | None, str | None, Usage]:
+                      passages: list[str], kind_wording: bool = False
+                      ) -> tuple[list[TurnFinding], EvidenceKind | None, str | None, Usage]:
     """Every turn of the party: its evidence, and the judge's p(yes) where the evidence lets the question through.
-    Then why an answer is missing (a judge error; None when none is), and what the calls cost."""
-    every = every_turn(spec.question, spec.lang)
-    kind = None if every else evidence_kind(spec.question, role, spec.lang)      # "every turn": each is asked
+    Then why an answer is missing (a judge error; None when none is), and what the calls cost. `kind_wording`: a
+    mood kind's turns are asked in the kind's own wording (the one its shipped calibration was fitted for)."""
+    kind = item_kind(spec, role)
     asked_as = turn_question(spec.question, spec.lang)
+    if kind_wording and kind is not None and kind.turn_question is not None:
+        asked_as = kind.turn_question.get(spec.lang, kind.turn_question["en"])
     findings: list[TurnFinding] = []
     spent = Usage()
     for number, turn in conversation.numbered(role):
@@ -150,13 +170,23 @@ async def judge_turns(spec: JudgementSpec, conversation: Conversation, role: Tur
 
 
 async def decide_turns(spec: JudgementSpec, conversation: Conversation, role: TurnRole, asker: TurnAsker,
-                       calibration: ItemCalibration | None, passages: list[str] | None = None) -> Judgement:
+                       calibration: ItemCalibration | None, passages: list[str] | None = None,
+                       kind_wording: bool = False) -> Judgement:
     """The item decided over the party's turns (see the module docstring)."""
-    findings, kind, failed, spent = await judge_turns(spec, conversation, role, asker, passages or [])
-    extra: dict[str, Any] = {"role": role, "evidence_kind": kind.name if kind else None, "turns": findings,
-                             "usage": spent}
+    findings, kind, failed, spent = await judge_turns(spec, conversation, role, asker, passages or [], kind_wording)
     if failed:
-        return Judgement(status="unscored", reason=failed, **extra)
+        return Judgement(status="unscored", reason=failed, role=role, evidence_kind=kind.name if kind else None,
+                         turns=findings, usage=spent)
+    return decide_findings(spec, conversation, role, kind, findings, calibration, spent)
+
+
+def decide_findings(spec: JudgementSpec, conversation: Conversation, role: TurnRole, kind: EvidenceKind | None,
+                    findings: list[TurnFinding], calibration: ItemCalibration | None, spent: Usage | None = None
+                    ) -> Judgement:
+    """The decision from the turns' findings on a calibration (no judge call: a fit replays it on recorded
+    findings with each candidate calibration, benchmarks/judge/kind_fit.py)."""
+    extra: dict[str, Any] = {"role": role, "evidence_kind": kind.name if kind else None, "turns": findings,
+                             "usage": spent or Usage()}
     scores = [f.p_yes for f in findings if f.p_yes is not None]
     ruled = [f.turn for f in findings if f.by_rule]
     if ruled:
@@ -200,15 +230,29 @@ async def decide(spec: JudgementSpec, conversation: Conversation, role: TurnRole
                  passages: list[str] | None = None) -> Judgement:
     """The item decided over the party's turns, on the calibration it carries for this judge, else one made from its
     examples now (anchors.py), else 0.5. `passages`: the knowledge file's, for a question about the policy."""
+
+    calibration, spent, kind_wording = await rule_in_place(spec, role, judge, passages)
+    found = await decide_turns(spec, conversation, role, asker, calibration, passages, kind_wording)
+    return found.model_copy(update={"usage": found.usage + spent})
+
+
+async def rule_in_place(spec: JudgementSpec, role: TurnRole, judge: Any, passages: list[str] | None = None
+                        ) -> tuple[ItemCalibration | None, Usage, bool]:
+    """The calibration the item decides by on this judge, what making it cost, and whether its turns are asked in
+    the kind's wording. In order: the item's own for the judge (from its reviews), rubriceval's shipped one for the
+    item's evidence kind on the judge (kind_calibration.py), one made now from the item's examples (anchors.py),
+    else None (0.5). Where a shipped one exists the turns are asked in its wording, whichever decides."""
     from rubriceval.scoring.judgement.anchors import examples_calibration
 
-    calibration = item_calibration(spec, judge_name(judge))
-    spent = Usage()
-    if calibration is None and spec.examples:
-        calibration, spent = await examples_calibration(spec.question, spec.examples, role, judge, spec.lang,
-                                                        passages if spec.sees_knowledge else None, fatal=spec.fatal)
-    found = await decide_turns(spec, conversation, role, asker, calibration, passages)
-    return found.model_copy(update={"usage": found.usage + spent})
+    shipped = shipped_rule(spec, role, judge) if small_judge(spec, judge) else None
+    own = item_calibration(spec, judge_name(judge))
+    if own is not None or shipped is not None:
+        return own or shipped, Usage(), shipped is not None
+    if spec.examples:
+        made, spent = await examples_calibration(spec.question, spec.examples, role, judge, spec.lang,
+                                                 passages if spec.sees_knowledge else None, fatal=spec.fatal)
+        return made, spent, False
+    return None, Usage(), False
 
 
 def shifted_p_yes(p_yes: float, calibration: ItemCalibration | None) -> float:

@@ -59,6 +59,20 @@ class EvidenceKind:
     # The short per-claim question a small judge is asked about a turn with this evidence, in place of the item's
     # whole question reworded ({claims}: the evidence spans, quoted as data); None: the item's own question.
     claim_question: dict[str, str] | None = None
+    # A mood kind's own per-turn wording, asked in place of the item's where rubriceval ships a calibration of it
+    # for the judge (kind_calibration.py); None: the item's own question, reworded per turn.
+    turn_question: dict[str, str] | None = None
+
+    def wording(self, lang: str, *, sees_policy: bool) -> str | None:
+        """The per-turn wording of this kind that a shipped calibration can be fitted for: a gate kind's per-claim
+        question (a promise's only where the policy is shown), else the mood kind's turn question."""
+        if self.claim_question is not None:
+            if self.name == "promise" and not sees_policy:
+                return None
+            return self.claim_question.get(lang, self.claim_question["en"])
+        if self.turn_question is not None:
+            return self.turn_question.get(lang, self.turn_question["en"])
+        return None
 
 
 def _squeeze(text: str) -> str:
@@ -170,11 +184,17 @@ KINDS: tuple[EvidenceKind, ...] = (
     EvidenceKind("upset", "user",
                  {"zh": re.compile(r"不满|愤怒|生气|着急|担心|失望|情绪|抱怨"),
                   "en": re.compile(r"angry|anger|upset|frustrat|worr|disappoint|complain", re.IGNORECASE)},
-                 _cues(_UPSET), gate=False),
+                 _cues(_UPSET), gate=False,
+                 turn_question={"zh": "在这一轮发言中，用户是否表现出愤怒、担心、不满或失望？",
+                                "en": "In this turn: did the customer show anger, worry, dissatisfaction or "
+                                      "disappointment?"}),
     EvidenceKind("soothing", "assistant",
                  {"zh": re.compile(r"理解|歉意|道歉|安抚|共情"),
                   "en": re.compile(r"empath|apolog|reassur|sooth|understanding", re.IGNORECASE)},
-                 _cues(_SOOTHING), gate=False),
+                 _cues(_SOOTHING), gate=False,
+                 turn_question={"zh": "在这一轮发言中，用户表达不满或着急时，客服是否表达了理解、歉意或安抚？",
+                                "en": "In this turn: when the customer was dissatisfied or anxious, did the agent "
+                                      "express understanding, apology or reassurance?"}),
 )
 
 
