@@ -32,6 +32,9 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "benchmarks" / "judge" / "data" / "contact_centre_zh.jsonl"
 # The fresh held-out set (40 conversations, labels committed before any run): scored once, with the method frozen.
 DATA_V2 = ROOT / "benchmarks" / "judge" / "data" / "contact_centre_zh_v2.jsonl"
+# The third fresh set (48 conversations, issue 39 round 3), written while round 3 was built on the two spent ones.
+DATA_V3 = ROOT / "benchmarks" / "judge" / "data" / "contact_centre_zh_v3.jsonl"
+FRESH = {"heldout_v2": DATA_V2, "heldout_v3": DATA_V3}
 CARD = ROOT / "scorecards" / "ecommerce_qa_zh.yaml"
 ITEMS = ("promise", "leak_other", "soothe")
 SPEAKER_ROLE = {"用户": "user", "机器人": "bot", "客服": "assistant", "系统": "system"}
@@ -41,7 +44,7 @@ def load_split(split: str) -> list[tuple[dict, object]]:
     """(row, sample) per conversation of the split, the bot mapped to `bot` (a card for human agents)."""
     from rubriceval.data.io import read_dataset
 
-    data = DATA_V2 if split == "heldout_v2" else DATA
+    data = FRESH.get(split, DATA)
     rows = {r["id"]: r for r in (json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()
                                   if line.strip())}
     out = []
@@ -125,9 +128,10 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.judge.contact_centre", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--split", default="dev", choices=("dev", "heldout", "all", "heldout_v2"),
+    parser.add_argument("--split", default="dev", choices=("dev", "heldout", "all", "heldout_v2", "heldout_v3"),
                         help="all: both halves (round 2 tunes on all 56; the held-out half is spent); heldout_v2: "
-                             "the fresh set contact_centre_zh_v2.jsonl, scored ONCE with the frozen method")
+                             "the fresh set contact_centre_zh_v2.jsonl (spent by round 2); heldout_v3: "
+                             "contact_centre_zh_v3.jsonl, scored ONCE with round 3 frozen")
     parser.add_argument("--method", action="append", choices=(*METHODS, "card"),
                         help="methods to report (default: every offline method; 'card' runs score_scorecard)")
     parser.add_argument("--whole", action="store_true", help="also ask every question whole (method a; slow)")
