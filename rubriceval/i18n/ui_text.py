@@ -32,6 +32,7 @@ UI_TEXT: dict[str, dict[str, str]] = {
     "ui_status_unaudited_by_me": {"zh": "我尚未审核", "en": "Not audited by me"},
     "ui_status_unscored": {"zh": "评审未评分", "en": "Unscored by judge"},
     "ui_status_disagreement": {"zh": "评审 ≠ 专家", "en": "Judge ≠ expert"},
+    "ui_status_pending_review": {"zh": "待复核（未自动采信）", "en": "Pending review (not accepted automatically)"},
     "ui_order_judge_asc": {"zh": "评审分 ↑", "en": "Judge score ↑"},
     "ui_order_judge_desc": {"zh": "评审分 ↓", "en": "Judge score ↓"},
     "ui_order_dataset": {"zh": "数据集顺序", "en": "Dataset order"},

@@ -15,7 +15,7 @@ SAMPLE_LEVEL = ""          # the scorer column value of a sample's own version r
 GROUND_TRUTH_FIELD = "ground_truth"
 MAX_EXPERT_NAME = 80
 
-QueueStatus = Literal["all", "unscored", "unaudited", "unaudited_by_me", "disagreement"]
+QueueStatus = Literal["all", "unscored", "unaudited", "unaudited_by_me", "disagreement", "pending_review"]
 QueueOrder = Literal["judge_asc", "judge_desc", "dataset", "gap_desc", "uncertain_first"]
 ResponseAction = Literal["agree", "override", "score_unscored"]
 

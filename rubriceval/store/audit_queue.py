@@ -20,6 +20,9 @@ _STATUS_SQL = {
     "unaudited": "a.n_audits IS NULL",
     "unaudited_by_me": "a.my_score IS NULL",
     "disagreement": "a.hmin IS NOT NULL AND v.score IS NOT NULL AND (a.hmin != v.score OR a.hmax != v.score)",
+    # issue 44: verdicts waiting for review under their rubric's auto_accept target (core/pending_review.py), not
+    # audited yet: an audit settles them
+    "pending_review": "instr(v.details_json, '\"pending_review\"') > 0 AND a.n_audits IS NULL",
 }
 _ORDER_SQL = {
     # Unscored verdicts have no score to sort by; they go last here and have their own filter.

@@ -88,3 +88,14 @@ def test_appeals_of_pending_verdicts(run):
                           expected_version=d.version).ok
     assert official(team, run_id, "c001") == 4.0
     assert ("c001", RUBRIC) not in human_decisions(team.conn, run_id)
+
+
+def test_the_audit_queue_lists_the_pending_verdicts_not_audited_yet(run):
+    from rubriceval.store.audit_models import QueueFilter
+
+    team, run_id = run
+    waiting = team.audit.queue(run_id, QueueFilter(status="pending_review"))
+    assert sorted(r.sample_id for r in waiting) == list(PENDING)
+    override(team, run_id, 2, sample="c000")            # audited: settled, out of the list
+    waiting = team.audit.queue(run_id, QueueFilter(status="pending_review"))
+    assert sorted(r.sample_id for r in waiting) == ["c002", "c004"]

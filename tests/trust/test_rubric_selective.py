@@ -196,3 +196,28 @@ def test_confidence_is_the_judges_probability_of_its_own_answers():
     assert verdict_confidence({}, [{"item": "q", "p_yes": 0.2}, {"item": "r", "p_yes": 0.9}]) == pytest.approx(0.8)
     assert verdict_confidence({}, [{"item": "c", "passed": True}]) is None
     assert min_reviews(0.9, 0.95) == 29
+
+
+def test_a_confident_region_accepts_only_the_verdicts_as_sure_as_its_threshold():
+    """Reviewed verdicts carrying the judge's probability rank by it: the sure ones agree, the unsure ones do not, so
+    the region is the sure band; a run's verdict below it waits, one in it is accepted, an unscored one is left."""
+    from rubriceval.core.pending_review import PendingReview
+    from rubriceval.core.verdict import Verdict
+    from rubriceval.trust.rubric_selective import pending_mark
+
+    reviewed = [ReviewedVerdict(rubric="tone", run_id="r", sample_id=f"s{i}", machine_score=4,
+                                reviewed_score=4 if i < 40 else 2, source="override",
+                                confidence=0.95 - i / 1000 if i < 40 else 0.5 + i / 1000) for i in range(60)]
+    region = fit_region("tone", rubric_mode(reviewed), reviewed, Rubric.model_validate(RUBRIC).auto_accept, "j")
+    assert region.accepts == "confident" and region.n == 40 and region.threshold == pytest.approx(0.911)
+
+    def verdict(p: float) -> Verdict:
+        probs = {"probs": {4: p, 3: 1 - p}, "expected": 4.0, "written": 4, "first": 4, "second": 3,
+                 "margin": 2 * p - 1, "coverage": 1.0, "tie": False}
+        return Verdict(sample_id="x", scorer="tone", score=4, details={"score_probs": {"judge": probs}})
+
+    assert PendingReview.read(pending_mark(verdict(0.93), region).details) is None
+    waiting = PendingReview.read(pending_mark(verdict(0.7), region).details)
+    assert waiting is not None and waiting.confidence == pytest.approx(0.7) and waiting.judge == "j"
+    unscored = Verdict.unscored("x", "tone", "undecided", "the judge cannot tell")
+    assert pending_mark(unscored, region) is unscored

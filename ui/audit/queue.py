@@ -15,7 +15,7 @@ from rubriceval.store.audit_models import ItemVersions, Progress, QueueFilter, Q
 PAGE_SIZE = 25
 ANY = "(any)"
 
-STATUSES = ("all", "unaudited", "unaudited_by_me", "unscored", "disagreement")
+STATUSES = ("all", "unaudited", "unaudited_by_me", "unscored", "disagreement", "pending_review")
 ORDERS = ("judge_asc", "judge_desc", "dataset", "gap_desc", "uncertain_first")
 COLUMNS = ("number", "sample", "rubric", "judge", "experts", "you", "gap", "intent", "question")
 
