@@ -107,7 +107,19 @@ def cmd_trust(args) -> int:
         print()
         print(format_appeal_stats(stats))
     print(f"{len(flagged)} item(s) flagged by appeals" if flagged else "no item flagged by appeals")
+    _print_rubric_acceptance(store, run_id)
     return 0
+
+
+def _print_rubric_acceptance(store, run_id: str) -> None:
+    """Each rubric with an auto_accept target: what the run accepted automatically, what waits, and why (issue 44)."""
+    from rubriceval.common.tables import text_table
+    from rubriceval.report.auto_accept import card_heading, card_table
+    from rubriceval.trust.rubric_selective import rubric_acceptance
+
+    for found in rubric_acceptance(store, run_id):
+        print(f"\n{card_heading(found, 'en')}")
+        print(text_table(*card_table(found, "en"), right_align=range(2, 8)))
 
 
 def cmd_agreement(args) -> int:
