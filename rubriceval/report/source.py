@@ -255,9 +255,12 @@ class RunSource:
         """The n lowest-scored verdicts of a scorer (ties by sample id), optionally only those below a value."""
         where, params = ("AND v.score < ?", (below,)) if below is not None else ("", ())
         decided = [d.sample_id for d in self.official.decisions.values() if d.scorer == scorer]
+        waiting = self.official.n_pending(scorer)         # pending review (issue 44): no official score to show
         rows = [row_to_verdict(r) for r in self.run_rows(
             f"SELECT v.* {FROM_RUN} AND v.scorer = ? AND v.score IS NOT NULL {where} ORDER BY v.score, v.sample_id "
-            "LIMIT ?", (scorer, *params, n + len(decided)))]
+            "LIMIT ?", (scorer, *params, n + len(decided) + waiting))]
+        if waiting:
+            rows = [v for v in rows if not self.official.is_pending(v.sample_id, scorer)]
         if not decided:
             return rows[:n]
         # Official scores: the machine's n + k lowest hold the n lowest undecided rows; the k decided rows are read

@@ -60,3 +60,15 @@ def test_the_trend_and_the_gate(store):
     assert not any(c.passed for c in checks.values())
     assert f"0/{N} decisions accepted, {N} pending review" in checks["auto_accept:tone coverage>=0.1"].reason
     assert f"({N} pending review, not counted)" in checks["mean:tone>=2"].reason
+
+
+def test_the_lowest_examples_leave_pending_verdicts_out(store):
+    from rubriceval.report.source import RunSource
+
+    week(store, "w3", model="other-judge")
+    for run, expected in (("w2", 5), ("w3", 0)):       # w2's verdicts are accepted, w3's all wait
+        source = RunSource(store, run)
+        try:
+            assert len(source.lowest("tone", 5)) == expected
+        finally:
+            source.close()
