@@ -12,10 +12,13 @@ to its verdicts, with the scorecard side's statistics and fit (trust/selective.p
   side" (a 4 the reviewer makes a 5) would let accepted verdicts move the means the guarantee is meant to protect.
 - **Confidence** is what the verdict carries: the judge's probability of the level it wrote, per holistic item, when
   logprobs were read (scoring/score_probs.py), and the probability of the answer it chose, max(p, 1 − p), per
-  checklist question with a p(yes); the verdict's confidence is the least of them. When the reviewed verdicts carry
-  one, the region is "confidence ≥ threshold" by fixed-sequence testing; otherwise the rubric is one band: all its
-  verdicts are accepted when the one-sided Clopper–Pearson bound over its reviewed verdicts reaches the target at the
-  stated confidence, else none.
+  question with a p(yes) (a checklist question, a per-turn question a check asked); the verdict's confidence is the
+  least of them, and a verdict decided by deterministic checks alone ranks first. The ranking only orders the
+  regions tested; the guarantee is the bound over the reviewed verdicts of the region, whatever the ranking (a
+  calibrated cut-off that is not 0.5 makes max(p, 1 − p) a rougher order, never a weaker bound). When the reviewed
+  verdicts carry one, the region is "confidence ≥ threshold" by fixed-sequence testing; otherwise (a judge without
+  logprobs) the rubric is one band: all its verdicts are accepted when the one-sided Clopper–Pearson bound over its
+  reviewed verdicts reaches the target at the stated confidence, else none.
 - **Applied at run time** (`RubricAcceptance`, called on each rubric verdict before it is stored): a scored verdict
   outside the region is marked pending review (core/pending_review.py); it keeps the judge's score and feedback, and
   audit/official.py keeps it out of every figure until a person decides it. Unscored and undecided verdicts are never
@@ -31,14 +34,18 @@ from typing import Any
 from pydantic import BaseModel
 
 from rubriceval.audit.official import OfficialScores, decision_events
+from rubriceval.checks.turn_answers import TurnAnswer
+from rubriceval.core.item_scores import ItemScores
 from rubriceval.core.pending_review import PendingReview
 from rubriceval.core.verdict import Verdict
 from rubriceval.i18n import Lang, say, t
 from rubriceval.rubric.schema import Rubric
 from rubriceval.scoring.score_probs import stored_distributions
 from rubriceval.trust.fit_reviews import judge_of_run
-from rubriceval.trust.selective import AcceptanceRegion, Mode, fit_region
+from rubriceval.trust.selective import EVIDENCE_CONFIDENCE, AcceptanceRegion, Mode, fit_region
 from rubriceval.trust.selective_reviews import CardAcceptance, ItemAcceptance, run_judge
+
+TURN_QUESTIONS_KEY = "turn_questions"     # a rubric verdict's per-turn questions and answers (scoring/rubric_scorer.py)
 
 
 class ReviewedVerdict(BaseModel):
@@ -58,11 +65,27 @@ class ReviewedVerdict(BaseModel):
 
 
 def verdict_confidence(details: Mapping[str, Any] | None, evidence: Iterable[Mapping[str, Any]]) -> float | None:
-    """The least of the verdict's probabilities of its own answers (module doc); None when it carries none."""
-    found = [d.probs.get(d.written, 0.0) for d in stored_distributions(details).values()]
+    """The least of the verdict's probabilities of its own answers (module doc): P(the level written) per holistic
+    item, max(p, 1 − p) per question with a p(yes) (a check's evidence, a per-turn question it asked). A verdict
+    decided by deterministic checks alone ranks first (EVIDENCE_CONFIDENCE, as a card's evidence-decided decision);
+    None when the judge answered something without a probability (a holistic item without logprobs, a question
+    answered without one): nothing says how sure it was."""
+    distributions = stored_distributions(details)
+    scores = ItemScores.read(details)
+    judged = [item for item, value in scores.items() if type(value) is int] if scores is not None else []
+    if any(item not in distributions for item in judged):
+        return None
+    asked = [TurnAnswer.model_validate(a) for a in (details or {}).get(TURN_QUESTIONS_KEY) or []
+             if isinstance(a, Mapping)]
+    if any(a.p_yes is None for a in asked):
+        return None
+    found = [d.probs.get(d.written, 0.0) for d in distributions.values()]
+    found += [max(a.p_yes, 1 - a.p_yes) for a in asked if a.p_yes is not None]
     found += [max(float(e["p_yes"]), 1 - float(e["p_yes"])) for e in evidence
               if isinstance(e, Mapping) and e.get("p_yes") is not None]
-    return min(found) if found else None
+    if found:
+        return min(found)
+    return EVIDENCE_CONFIDENCE if scores is not None else None
 
 
 def rubric_mode(reviewed: Sequence[ReviewedVerdict]) -> Mode:

@@ -195,6 +195,15 @@ def test_confidence_is_the_judges_probability_of_its_own_answers():
     assert verdict_confidence(details, []) == pytest.approx(0.7)
     assert verdict_confidence({}, [{"item": "q", "p_yes": 0.2}, {"item": "r", "p_yes": 0.9}]) == pytest.approx(0.8)
     assert verdict_confidence({}, [{"item": "c", "passed": True}]) is None
+    # a per-turn question a check asked (predicates mode): its answer's probability
+    asked = {"item_scores": {"concrete": True}, "turn_questions": [{"turn": 2, "question": "q", "p_yes": 0.3}]}
+    assert verdict_confidence(asked, []) == pytest.approx(0.7)
+    # decided by deterministic checks alone: ranks first, as a card's evidence-decided decision
+    assert verdict_confidence({"item_scores": {"concrete": True, "apologise_once": False}}, []) == 1.0
+    # the judge answered without a probability (no logprobs): nothing says how sure it was
+    assert verdict_confidence({"item_scores": {"judge": 4, "concrete": True}}, []) is None
+    unsure = {"item_scores": {"concrete": True}, "turn_questions": [{"turn": 2, "question": "q", "source": "label"}]}
+    assert verdict_confidence(unsure, []) is None
     assert min_reviews(0.9, 0.95) == 29
 
 
