@@ -126,6 +126,8 @@ def _pending_machine_scores(conn: Database, run_id: str, keys: Iterable[Key]) ->
     from rubriceval.core.pending_review import PendingReview
 
     wanted = set(keys)
+    if not targeted_rubrics(conn, run_id):
+        return {}
     rows = conn.execute("SELECT sample_id, scorer, score, details_json FROM verdicts WHERE run_id = ? AND "
                         "kind = 'rubric' AND score IS NOT NULL AND instr(details_json, ?) > 0",
                         (run_id, f'"{PENDING_KEY}"')).fetchall()
@@ -235,13 +237,25 @@ class OfficialScores:
                            decision=found)
 
 
+def targeted_rubrics(conn: Database, run_id: str) -> list[str]:
+    """The run's rubrics that state an auto_accept target (issue 44): the only ones whose verdicts may wait."""
+    rows = conn.execute("SELECT scorer, definition_json FROM run_scorers WHERE run_id = ? AND kind = 'rubric'",
+                        (run_id,)).fetchall()
+    return [r[0] for r in rows if (json.loads(r[1] or "{}") or {}).get("auto_accept")]
+
+
 def pending_keys(conn: Database, run_id: str) -> list[Key]:
-    """(sample id, scorer) of the run's rubric verdicts marked pending review (core/pending_review.py); instr() first,
-    so only the rows whose details mention the mark are parsed."""
+    """(sample id, scorer) of the run's rubric verdicts marked pending review (core/pending_review.py). Only the
+    verdicts of rubrics with a target are read (a run without one costs one small query), instr() first, so only the
+    rows whose details mention the mark are parsed."""
     from rubriceval.core.pending_review import PendingReview
 
+    scorers = targeted_rubrics(conn, run_id)
+    if not scorers:
+        return []
     rows = conn.execute("SELECT sample_id, scorer, details_json FROM verdicts WHERE run_id = ? AND kind = 'rubric' "
-                        "AND instr(details_json, ?) > 0", (run_id, f'"{PENDING_KEY}"')).fetchall()
+                        f"AND scorer IN ({','.join('?' * len(scorers))}) AND instr(details_json, ?) > 0",
+                        (run_id, *scorers, f'"{PENDING_KEY}"')).fetchall()
     return [(r[0], r[1]) for r in rows if PendingReview.read(json.loads(r[2] or "{}")) is not None]
 
 

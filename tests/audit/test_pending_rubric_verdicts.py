@@ -22,10 +22,16 @@ PENDING = ("c000", "c002", "c004")
 
 
 def mark_pending(target, run_id: str, samples) -> None:
-    """What the run writes for a verdict outside its rubric's region (trust/rubric_selective.pending_mark)."""
+    """What a run of the rubric with a target writes: the target in the rubric's stored definition, and the mark on
+    each verdict outside its region (trust/rubric_selective.pending_mark)."""
     store = RunStore(target)
     try:
         with store.lock, store.conn:
+            row = store.conn.execute("SELECT definition_json FROM run_scorers WHERE run_id = ? AND scorer = ?",
+                                     (run_id, RUBRIC)).fetchone()
+            definition = {**json.loads(row[0]), "auto_accept": {"agreement": 0.9, "confidence": 0.95}}
+            store.conn.execute("UPDATE run_scorers SET definition_json = ? WHERE run_id = ? AND scorer = ?",
+                               (json.dumps(definition), run_id, RUBRIC))
             for sample_id in samples:
                 row = store.conn.execute("SELECT details_json FROM verdicts WHERE run_id = ? AND sample_id = ? AND "
                                          "scorer = ?", (run_id, sample_id, RUBRIC)).fetchone()
