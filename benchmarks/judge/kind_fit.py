@@ -29,9 +29,11 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from rubriceval.data.conversation import Conversation
 
@@ -70,6 +72,18 @@ class Figures:
     @property
     def precision(self) -> float | None:
         return self.tp / (self.tp + self.fp) if self.tp + self.fp else None
+
+    def add(self, violated: bool | None, labelled: bool) -> None:
+        """One conversation: decided violated / not (None: undecided), against its label."""
+        if violated is None:
+            self.undecided += 1
+        elif labelled:
+            self.tp += violated
+            self.fn += not violated
+            self.silent += not violated
+        else:
+            self.fp += violated
+            self.tn += not violated
 
     def row(self) -> str:
         def f(x: float | None) -> str:
@@ -123,15 +137,7 @@ def card_soothe(upset: list[Case], soothe: list[Case], specs_, upset_rule, sooth
         up, _ = judged(case, specs_["upset"][0], True, upset_rule)
         unsoothed, _ = judged(other, specs_["soothe"][0], False, soothe_rule) if up is not False else (False, False)
         hit = None if unsoothed is None or (up is None and unsoothed) else bool(up and unsoothed)
-        if hit is None:
-            out.undecided += 1
-        elif other.violation:                              # labelled: upset and not soothed
-            out.tp += hit
-            out.fn += not hit
-            out.silent += not hit
-        else:
-            out.fp += hit
-            out.tn += not hit
+        out.add(hit, bool(other.violation))                # labelled: upset and not soothed
     return out
 
 
@@ -151,16 +157,7 @@ def judged(case: Case, spec, violation_answer: bool, calibration) -> tuple[bool 
 def figures(items: list[Case], spec, violation_answer: bool, calibration) -> Figures:
     out = Figures()
     for case in items:
-        violated, _ = judged(case, spec, violation_answer, calibration)
-        if violated is None:
-            out.undecided += 1
-        elif case.violation:
-            out.tp += violated
-            out.fn += not violated
-            out.silent += not violated
-        else:
-            out.fp += violated
-            out.tn += not violated
+        out.add(judged(case, spec, violation_answer, calibration)[0], bool(case.violation))
     return out
 
 
@@ -180,26 +177,21 @@ def item_scores(items: list[Case]) -> list[float]:
     return [max(p) for c in items if (p := [f.p_yes for f in c.findings if f.p_yes is not None])]
 
 
-def fit(groups: list[list[Case]], spec, violation_answer: bool, judge: str, silent_first: bool, note: str):
-    """The admissible band that decides best on every group at once (module doc), as an ItemCalibration, with its
-    figures per group. Each group is one labelled set, written by a different hand: a band must hold on each, not
-    on their pool only, so the worst set's min(recall, precision) decides."""
-    from rubriceval.trust.fit_cutoff import auc as auc_of
-
-    items = [c for group in groups for c in group]
+def best_band(items: list[Case], evaluate: Callable[[Any], list[Figures]], judge: str, note: str,
+              auc: float | None, silent_first: bool = True):
+    """The candidate band (between quantiles of the items' scores) whose figures on every set, as `evaluate` reads
+    them, are best: at most MAX_UNDECIDED undecided per set; then the fewest silent passes; then the worse set's
+    min(recall, precision); then the fewest undecided; then the narrowest. (calibration, figures) or (None, None)."""
     scores = sorted(set(item_scores(items)))
     if len(scores) < 2:
         return None, None
     edges = sorted({scores[min(len(scores) - 1, round(i * (len(scores) - 1) / GRID))] for i in range(GRID + 1)})
     mids = [(a + b) / 2 for a, b in zip(edges, edges[1:])]
-    scored = [(max(p), c.violation) for c in items if (p := [f.p_yes for f in c.findings if f.p_yes is not None])]
-    # the violation's p(yes) direction: a question whose yes is the violation ranks violations high
-    auc = auc_of([s for s, _ in scored], [v == violation_answer for s, v in scored])
     best = None
     for i, low in enumerate(mids):
         for high in mids[i:]:
             calibration = calibration_for(low, high, judge, len(items), note, auc)
-            got = [figures(group, spec, violation_answer, calibration) for group in groups]
+            got = evaluate(calibration)
             if any(g.undecided > MAX_UNDECIDED * g.n for g in got):
                 continue
             worst = min(min(g.recall or 0.0, g.precision or 0.0) for g in got)
@@ -210,31 +202,28 @@ def fit(groups: list[list[Case]], spec, violation_answer: bool, judge: str, sile
     return (best[1], best[2]) if best else (None, None)
 
 
-def fit_applies(groups, specs_, soothe_rule, judge: str):
-    """The upset question's band that decides 未安抚情绪 best on every set (silent passes first, then the worse set's
-    min(recall, precision), then the fewest undecided; at most MAX_UNDECIDED undecided per set)."""
-    from rubriceval.trust.fit_cutoff import auc as auc_of
+def ranking(items: list[Case], violation_answer: bool) -> float | None:
+    """AUC of the item's score for the question's yes (the violation when yes is the violation)."""
+    from rubriceval.trust.fit_cutoff import auc
 
-    upset = [c for group, _ in groups for c in group]
-    scores = sorted(set(item_scores(upset)))
-    if len(scores) < 2:
-        return None
-    edges = sorted({scores[min(len(scores) - 1, round(i * (len(scores) - 1) / GRID))] for i in range(GRID + 1)})
-    mids = [(a + b) / 2 for a, b in zip(edges, edges[1:])]
-    scored = [(max(p), c.violation) for c in upset if (p := [f.p_yes for f in c.findings if f.p_yes is not None])]
-    auc = auc_of([x for x, _ in scored], [bool(v) for _, v in scored])
-    best = None
-    for i, low in enumerate(mids):
-        for high in mids[i:]:
-            rule = calibration_for(low, high, judge, len(upset), "fitted on both, for 未安抚情绪", auc)
-            got = [card_soothe(u, so, specs_, rule, soothe_rule) for u, so in groups]
-            if any(g.undecided > MAX_UNDECIDED * g.n for g in got):
-                continue
-            worst = min(min(g.recall or 0.0, g.precision or 0.0) for g in got)
-            key = (-sum(g.silent for g in got), round(worst, 2), -sum(g.undecided for g in got), -(high - low))
-            if best is None or key > best[0]:
-                best = (key, rule)
-    return best[1] if best else None
+    scored = [(max(p), c.violation) for c in items if (p := [f.p_yes for f in c.findings if f.p_yes is not None])]
+    return auc([x for x, _ in scored], [v == violation_answer for _, v in scored])
+
+
+def fit(groups: list[list[Case]], spec, violation_answer: bool, judge: str, silent_first: bool, note: str):
+    """The band that decides the item best on every group at once (module doc). Each group is one labelled set,
+    written by a different hand: a band must hold on each, not on their pool only."""
+    items = [c for group in groups for c in group]
+    return best_band(items, lambda rule: [figures(g, spec, violation_answer, rule) for g in groups], judge, note,
+                     ranking(items, violation_answer), silent_first)
+
+
+def fit_applies(pairs, specs_, soothe_rule, judge: str):
+    """The upset question's band that decides 未安抚情绪 (as card_soothe replays it) best on every set."""
+    upset = [c for group, _ in pairs for c in group]
+    rule, _ = best_band(upset, lambda rule: [card_soothe(u, so, specs_, rule, soothe_rule) for u, so in pairs],
+                        judge, "fitted on both, for 未安抚情绪", ranking(upset, True))
+    return rule
 
 
 def main(argv: list[str] | None = None) -> int:
