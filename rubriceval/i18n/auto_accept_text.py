@@ -24,6 +24,8 @@ AUTO_ACCEPT_TEXT: dict[str, dict[str, str]] = {
                                           "for review"},
     "aa_rubric": {"zh": "评分细则", "en": "Rubric"},
     "aa_pending_note": {"zh": "{n} 条待复核，不计入均值", "en": "{n} pending review, in no mean"},
+    "compare_pending": {"zh": "待复核（不参与配对）：基线 {a} 条，候选 {b} 条",
+                        "en": "pending review (in no pair): {a} in the baseline, {b} in the candidate"},
     # the report's section (report/auto_accept.py)
     "aa_title": {"zh": "自动采信（保证一致率）", "en": "Automatic acceptance (guaranteed agreement)"},
     "aa_intro": {"zh": "只有复核证明与审核员一致率达到目标的机器判定才自动采信，其余标为待复核：总分等复核后再计，"

@@ -102,6 +102,9 @@ def format_comparison(comparison: Comparison, lang: str | None = None, max_sampl
                     f"({max(comparison.new_unscored_total, len(comparison.new_unscored))})"]
         for u in comparison.new_unscored[:max_samples * 2]:
             out.append(f"  {u.sample_id} · {names.get(u.scorer, u.scorer)}: {u.unscored_kind} — {u.unscored_reason}")
+    for d in comparison.deltas:
+        if d.n_pending_a or d.n_pending_b:
+            out.append(f"{d.name}: {t('compare_pending', lang, a=d.n_pending_a, b=d.n_pending_b)}")
     for note in comparison.notes + [f"{d.scorer}: {d.note}" for d in comparison.deltas if d.note]:
         out.append(f"note: {note}")
     if comparison.pairwise is not None:

@@ -23,6 +23,9 @@ class PairedDelta(BaseModel):
     n_paired: int                    # samples scored in both runs
     n_only_a: int = 0                # scored only in the baseline run (unscored or absent in the candidate)
     n_only_b: int = 0
+    # rubric verdicts pending review (issue 44) in the baseline / the candidate: in no pair, not "unscored"
+    n_pending_a: int = 0
+    n_pending_b: int = 0
     mean_a: float | None = None      # on the paired samples
     mean_b: float | None = None
     delta: float | None = None       # mean(b − a) over paired samples

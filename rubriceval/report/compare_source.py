@@ -92,6 +92,12 @@ def compare_stored(a: RunData, b: RunData, *, n_boot: int, seed: int, confidence
                 (a.run_id, b.run_id, scorer), 5000):
             for sid, score_a, score_b, in_a in rows:
                 if official:
+                    pending_a = bool(in_a) and official_a.is_pending(sid, scorer)
+                    pending_b = official_b.is_pending(sid, scorer)
+                    if pending_a or pending_b:      # waits for a reviewer: in no pair, and not a new unscored row
+                        delta.n_pending_a += pending_a
+                        delta.n_pending_b += pending_b
+                        continue
                     score_a = official_a.score(sid, scorer, score_a) if in_a else None
                     score_b = official_b.score(sid, scorer, score_b)
                     if score_b is None and score_a is not None:     # in the SQL count without decisions

@@ -72,3 +72,35 @@ def test_the_lowest_examples_leave_pending_verdicts_out(store):
             assert len(source.lowest("tone", 5)) == expected
         finally:
             source.close()
+
+
+
+def rejudge(runs: RunStore, of: str, name: str, model: str) -> str:
+    """The samples of week `of` judged again in a run `name` by `model` (a judge the reviews do not name)."""
+    import asyncio
+
+    from rubriceval.judge.config import JudgeConfig
+    from rubriceval.rubric.schema import Rubric
+    from rubriceval.run.evaluate import start_run
+    from rubriceval.run.runner import execute
+    from tests.trust.test_rubric_selective import RUBRIC, samples, scripted
+
+    config = JudgeConfig(base_url="http://127.0.0.1:9/v1", model=model)
+    run_id, rubrics = start_run(samples(of), [Rubric.model_validate(RUBRIC)], [], store=runs, judge_config=config,
+                                name=name)
+    asyncio.run(execute(runs, run_id, None, rubrics, [], judge=scripted(), progress=False))
+    return run_id
+
+
+def test_compare_leaves_pending_verdicts_out_of_the_pairs_and_says_so(store):
+    from rubriceval.report.compare import compare_runs, format_comparison
+
+    rejudge(store, "w2", "w2-other", "other-judge")      # w2's conversations again: every verdict waits
+    comparison = compare_runs(store, "w2", "w2-other")
+    tone = next(d for d in comparison.deltas if d.scorer == "tone")
+    assert (tone.n_paired, tone.n_only_a, tone.n_pending_a, tone.n_pending_b) == (0, 0, 0, N)
+    assert comparison.new_unscored_total == 0 and not comparison.new_unscored     # waiting is not "unscored"
+    assert f"pending review (in no pair): 0 in the baseline, {N} in the candidate" in format_comparison(
+        comparison, "en")
+    back = next(d for d in compare_runs(store, "w2-other", "w2").deltas if d.scorer == "tone")
+    assert (back.n_paired, back.n_only_b, back.n_pending_a) == (0, 0, N)
