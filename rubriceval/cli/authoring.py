@@ -158,6 +158,9 @@ def _compile_scorecard(args) -> int:
           f"deterministic checks: {sum(1 for i in card.items if i.check is not None)} (no judge call)")
     if any(i.applies_when is not None and i.applies_when.question for i in card.items):
         print("  (at most: an item behind an applies_when question is asked only when that question answers yes)")
+    if any(i.question for i in card.items):
+        print("  (as a large judge asks them: a small judge, the embedded one, asks a question item of each turn of "
+              "the party it names, so more calls; docs/scorecards.md)")
     return 0
 
 

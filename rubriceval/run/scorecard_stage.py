@@ -79,8 +79,9 @@ def rubric_verdicts_of(runs: Any, run_id: str, rubric_ids: list[str], sample_ids
 
 def planned_sample_calls(card: Scorecard, samples: Sequence[Any], redact: bool = False) -> dict[str, int]:
     """The judge calls the dry run plans for this card (scorecard/plan.py, the count `--dry-run` prints), per sample
-    id — the progress bar's target: an upper bound where an applies_when question or a drafted
-    evidence rule may spare calls (the bar's target drops by what a scored conversation did not ask)."""
+    id — the progress bar's first target: a question item counts as one call (an applies_when question or a drafted
+    evidence rule may spare calls; a small judge asks an item per turn), and the bar's target moves to what each
+    scored conversation asked."""
     from rubriceval.scorecard.plan import planned_questions
 
     return {s.id: len(planned_questions(card, s, redact) or []) for s in samples}
@@ -127,7 +128,9 @@ async def _score_windows(runs: Any, store: ScorecardStore, run_id: str, cards: S
         async with limit:
             verdict = accept(await score_scorecard(card, sample, judge, verdicts, run_id=run_id))
         asked = verdict.usage.calls + verdict.usage.cache_hits
-        if judge is not None and asked < planned:      # the plan is an upper bound: the bar ends at what was asked
+        # The plan counts a question item as one call: an applies question may spare some, and a small judge asks
+        # an item of each turn of its party (scoring/judgement/) — the bar's target follows what was asked.
+        if judge is not None and asked != planned:
             bar.plan(asked - planned, 0)
         return verdict
 
