@@ -8,6 +8,7 @@ import sys
 import time
 from collections import Counter
 
+from benchmarks.judge.item_figures import Figures
 from rubriceval.scoring.judgement.anchors import band_between
 
 ITEMS = ("promise", "leak_other", "soothe")
@@ -96,23 +97,13 @@ def decisions(records: dict, method: str) -> dict[str, dict[str, bool | None | s
 def scores(records: dict, said: dict) -> dict[str, dict]:
     table = {}
     for name in (*ITEMS, "upset"):
-        c = Counter()
+        c = Figures()
         for cid, conv in records["conversations"].items():
             got = said[cid][name]
-            if got == "missing":
-                continue
-            true = bool(conv["truth"][name])
-            c["n"] += 1
-            if got == "undecided":
-                c["undecided"] += 1
-                c["undecided_pos"] += true
-            else:
-                c[("tp" if got else "fn") if true else ("fp" if got else "tn")] += 1
-        tp, fp, fn = c["tp"], c["fp"], c["fn"]
-        table[name] = {"n": c["n"], "recall": tp / (tp + fn) if tp + fn else None,
-                       "precision": tp / (tp + fp) if tp + fp else None,
-                       "undecided": c["undecided"] / c["n"] if c["n"] else None, "silent_pass": fn,
-                       "counts": dict(c)}
+            if got != "missing":
+                c.add(None if got == "undecided" else bool(got), bool(conv["truth"][name]))
+        table[name] = {"n": c.n, "recall": c.recall, "precision": c.precision, "undecided": c.undecided_share,
+                       "silent_pass": c.silent, "counts": c}
     return table
 
 
@@ -148,8 +139,7 @@ def print_table(records: dict, methods: list[str]) -> None:
         for name, row in table.items():
             c = row["counts"]
             print(f"| {name} | {row['n']} | {_fmt(row['recall'])} | {_fmt(row['precision'])} | "
-                  f"{_fmt(row['undecided'])} | {row['silent_pass']} | {c.get('tp', 0)}/{c.get('fp', 0)}/"
-                  f"{c.get('fn', 0)}/{c.get('tn', 0)}/{c.get('undecided', 0)} |")
+                  f"{_fmt(row['undecided'])} | {row['silent_pass']} | {c.tp}/{c.fp}/{c.fn}/{c.tn}/{c.undecided} |")
 
 
 async def run_card(split: str, load_split, truth, out: str | None = None) -> None:
@@ -194,19 +184,13 @@ def report_card(path) -> None:
     import json
 
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    counts = {i: Counter() for i in ITEMS}
-    how = Counter()
+    counts = {i: Figures() for i in ITEMS}
+    how: Counter = Counter()
     for record in records:
         for item, outcome in record["outcomes"].items():
-            true = bool(record["truth"][item])
             how[(item, outcome["status"], outcome["decided_by"])] += 1
-            counts[item]["n"] += 1
-            if outcome["status"] == "undecided":
-                counts[item]["undecided"] += 1
-                counts[item]["undecided_pos"] += true
-            else:
-                hit = outcome["status"] == "hit"
-                counts[item][("tp" if hit else "fn") if true else ("fp" if hit else "tn")] += 1
+            decided = None if outcome["status"] == "undecided" else outcome["status"] == "hit"
+            counts[item].add(decided, bool(record["truth"][item]))
     n = max(1, len(records))
     usage = Counter()
     for record in records:
@@ -220,8 +204,6 @@ def report_card(path) -> None:
     print("| item | n | recall | precision | undecided | silent passes | tp/fp/fn/tn/und (und. true) |")
     print("|---|---|---|---|---|---|---|")
     for item, c in counts.items():
-        tp, fp, fn = c["tp"], c["fp"], c["fn"]
-        print(f"| {item} | {c['n']} | {_fmt(tp / (tp + fn) if tp + fn else None)} | "
-              f"{_fmt(tp / (tp + fp) if tp + fp else None)} | {_fmt(c['undecided'] / c['n'] if c['n'] else None)} | "
-              f"{fn} | {tp}/{fp}/{fn}/{c['tn']}/{c['undecided']} ({c['undecided_pos']}) |")
+        print(f"| {item} | {c.n} | {_fmt(c.recall)} | {_fmt(c.precision)} | {_fmt(c.undecided_share)} | "
+              f"{c.silent} | {c.tp}/{c.fp}/{c.fn}/{c.tn}/{c.undecided} ({c.undecided_true}) |")
     print("decided by: " + ", ".join(f"{i} {s} {d}: {k}" for (i, s, d), k in sorted(how.items(), key=str)))

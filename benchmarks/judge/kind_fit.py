@@ -35,6 +35,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from benchmarks.judge.item_figures import Figures as ItemFigures
 from rubriceval.data.conversation import Conversation
 
 MAX_UNDECIDED = 0.15            # of the conversations: leaves room under the acceptance's 20 % on fresh data
@@ -52,38 +53,8 @@ class Case:
     conversation: Conversation
 
 
-@dataclass
-class Figures:
-    tp: int = 0
-    fp: int = 0
-    fn: int = 0
-    tn: int = 0
-    undecided: int = 0
-    silent: int = 0
-
-    @property
-    def n(self) -> int:
-        return self.tp + self.fp + self.fn + self.tn + self.undecided
-
-    @property
-    def recall(self) -> float | None:
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else None
-
-    @property
-    def precision(self) -> float | None:
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else None
-
-    def add(self, violated: bool | None, labelled: bool) -> None:
-        """One conversation: decided violated / not (None: undecided), against its label."""
-        if violated is None:
-            self.undecided += 1
-        elif labelled:
-            self.tp += violated
-            self.fn += not violated
-            self.silent += not violated
-        else:
-            self.fp += violated
-            self.tn += not violated
+class Figures(ItemFigures):
+    """The item's figures, with the row the fit's table prints."""
 
     def row(self) -> str:
         def f(x: float | None) -> str:
