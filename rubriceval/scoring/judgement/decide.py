@@ -228,8 +228,9 @@ def item_calibration(spec: JudgementSpec, judge_model: str | None) -> ItemCalibr
 
 async def decide(spec: JudgementSpec, conversation: Conversation, role: TurnRole, judge: Any, asker: TurnAsker,
                  passages: list[str] | None = None) -> Judgement:
-    """The item decided over the party's turns, on the calibration it carries for this judge, else one made from its
-    examples now (anchors.py), else 0.5. `passages`: the knowledge file's, for a question about the policy."""
+    """The item decided over the party's turns, on the rule in place for this judge (rule_in_place: its own
+    calibration, rubriceval's shipped one for its kind, its examples', else 0.5). `passages`: the knowledge file's,
+    for a question about the policy."""
 
     calibration, spent, kind_wording = await rule_in_place(spec, role, judge, passages)
     found = await decide_turns(spec, conversation, role, asker, calibration, passages, kind_wording)
