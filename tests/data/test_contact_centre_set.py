@@ -1,8 +1,8 @@
 """The labelled contact-centre sets of issue 39 (`benchmarks/judge/data/contact_centre_zh.jsonl`, the fresh held-out
-sets `contact_centre_zh_v2.jsonl` and `contact_centre_zh_v3.jsonl`): their shape, labels that agree with their own
-turns and with the shop's policy file, enough positives and look-alike negatives per item (in each half of the first
-set, which follows a stated split rule), nothing copied from the other sets, and an export that rubriceval's readers
-take with the bot kept apart from the human agent."""
+sets `contact_centre_zh_v2.jsonl`, `contact_centre_zh_v3.jsonl` and `contact_centre_zh_v4.jsonl`): their shape,
+labels that agree with their own turns and with the shop's policy file, enough positives and look-alike negatives per
+item (in each half of the first set, which follows a stated split rule), nothing copied from the other sets, and an
+export that rubriceval's readers take with the bot kept apart from the human agent."""
 from __future__ import annotations
 
 import csv
@@ -61,6 +61,8 @@ SETS = [
                      "2026.11.6", 10, 8, False),
     ContactCentreSet("contact_centre_zh_v3.jsonl", "cc3", 48, ("heldout_v3",), date(2026, 12, 7), date(2026, 12, 13),
                      "2026.12.1", 12, 8, False),
+    ContactCentreSet("contact_centre_zh_v4.jsonl", "cc4", 48, ("heldout_v4",), date(2026, 12, 14), date(2026, 12, 20),
+                     "2026.12.3", 12, 8, False),
 ]
 each_set = pytest.mark.parametrize("cc", SETS, ids=[s.id_prefix for s in SETS])
 
