@@ -26,7 +26,8 @@ class ItemCalibration(StrictModel):
     undecided (the judge cannot tell there); `undecided: [0, 1]` says the item is undecidable on this judge.
 
     `score` says which number the cut-off is read on: `p_yes`, the judge's raw p(yes) of the item's question, or
-    `turn_max`, the highest p(yes) over the turns a per-turn decomposition asked about (scoring/judgement/)."""
+    `turn_max`, the highest p(yes) over the turns a per-turn decomposition asked about (scoring/judgement/), or
+    `checker`, a turn checker's stacked probability (scoring/judgement/turn_checker.py)."""
 
     judge: str = Field(min_length=1)           # the judge model it was fitted for (JudgeConfig.model)
     cutoff: float = Field(ge=0, le=1)
@@ -34,7 +35,7 @@ class ItemCalibration(StrictModel):
     method: CalibrationMethod
     n: int = Field(ge=0)                       # items the fit saw (anchors, examples or reviewed decisions)
     fitted_at: str | None = None               # ISO date-time of the fit
-    score: Literal["p_yes", "turn_max"] = "p_yes"
+    score: Literal["p_yes", "turn_max", "checker"] = "p_yes"
     auc: float | None = Field(default=None, ge=0, le=1)    # how well the judge separated the fit's items
     note: str = ""
 

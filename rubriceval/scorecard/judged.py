@@ -7,7 +7,7 @@ judge (carried, or made from the item's `examples:`); otherwise it is asked whol
 (never counted as clear); `decided_by` says how every other one was decided."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from rubriceval.core.verdict import Evidence
 from rubriceval.data.knowledge import Knowledge
@@ -99,8 +99,9 @@ def _evidence(item: ScorecardItem, question: str, found: Judgement) -> list[Evid
     spans = f" [{', '.join(turn.evidence[:3])}]" if turn is not None and turn.evidence else ""
     where = f"turn {turn.turn}: " if turn is not None else ""
     how = f"{found.decided_by}" if found.decided_by else "undecided"
-    cut = (f", cut-off {found.calibration.cutoff:.2f} ({found.calibration.method})" if found.calibration is not None
-           else "")
+    checker = " · turn checker" if found.calibration is not None and found.calibration.score == "checker" else ""
+    cut = (f", cut-off {found.calibration.cutoff:.2f} ({found.calibration.method}{checker})"
+           if found.calibration is not None else "")
     return [Evidence(item=item.id, passed=_passed(item, found),
                      turn=turn.turn if turn is not None else None, question=question, p_yes=found.score,
                      detail=f"{where}{question} → {said} (p(yes)={found.score:.2f}{cut}; {how}){spans}",
@@ -116,13 +117,23 @@ def question_outcome(item: ScorecardItem, found: Judgement) -> CardItemOutcome:
     evidence = _evidence(item, item.question or "", found)
     if found.status == "undecided" or found.answer is None:
         return CardItemOutcome(item=item.id, status="undecided", p_yes=found.score, evidence=evidence,
-                               reason=f"the judge cannot tell: {found.reason}")
+                               reason=f"the judge cannot tell: {found.reason}", score_kind=score_kind(found))
     hit = found.answer == item.hit_answer
     # what the judge's decision read p(yes) against (issue 44's confidence); a decision by drafted evidence has none
     judged = found.score is not None and found.decided_by in ("judge", "judge_calibrated")
     cutoff = (found.calibration.cutoff if found.calibration is not None else DEFAULT_CUTOFF) if judged else None
     return CardItemOutcome(item=item.id, status="hit" if hit else "clear", occurrences=int(hit), p_yes=found.score,
-                           evidence=evidence, decided_by=found.decided_by, cutoff=cutoff)
+                           evidence=evidence, decided_by=found.decided_by, cutoff=cutoff,
+                           score_kind=score_kind(found))
+
+
+def score_kind(found: Judgement) -> Literal["p_yes", "turn_max", "checker"] | None:
+    """What the judgement's score is (CardItemOutcome.score_kind)."""
+    if found.score is None:
+        return None
+    if found.calibration is not None and found.calibration.score == "checker":
+        return "checker"
+    return "turn_max" if found.turns else "p_yes"
 
 
 def applies_outcome(item: ScorecardItem, found: Judgement) -> CardItemOutcome | None:

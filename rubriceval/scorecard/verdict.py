@@ -32,6 +32,9 @@ class CardItemOutcome(BaseModel):
     # The cut-off a judge's hit/clear read p_yes against (its calibration's, one made at run time, or 0.5): how sure
     # the machine was is |p_yes − cutoff| (issue 44's acceptance regions). None: not a judge's p(yes) decision.
     cutoff: float | None = None
+    # What p_yes is: the judge's p(yes) of the whole question, the highest over the turns asked, or a turn checker's
+    # stacked probability (scoring/judgement/turn_checker.py) — a cut-off fitted from reviews is read on the same one.
+    score_kind: Literal["p_yes", "turn_max", "checker"] | None = None
     # A machine decision (hit/clear) that is not accepted automatically (issue 44's auto_accept target): it waits
     # for a reviewer like an undecided item, keeping the machine's lean for the queue and the provisional range.
     pending_review: bool = False

@@ -43,6 +43,8 @@ class ReviewedAnswer(BaseModel):
     p_yes: float
     answer: bool
     per_turn: bool = False            # the p(yes) is the highest over the turns asked (a decomposed question)
+    # what p_yes is (CardItemOutcome.score_kind): a turn checker's probability is another scale than a judge's p(yes)
+    scale: Literal["p_yes", "turn_max", "checker"] = "p_yes"
     turn: int | None = None           # the decisive turn (the highest p(yes)), when asked turn by turn
 
 
@@ -130,9 +132,10 @@ def reviewed_answers(card: Scorecard, verdicts: Iterable[ScorecardVerdict], deci
                 unasked[item.id] += 1
                 continue
             turn = next((e.turn for e in outcome.evidence if e.turn is not None), None)   # the decisive turn
+            scale = outcome.score_kind or ("turn_max" if turn is not None else "p_yes")
             answers[item.id].append(ReviewedAnswer(sample_id=verdict.sample_id, p_yes=outcome.p_yes,
                                                    answer=(status == "hit") == item.hit_answer,
-                                                   per_turn=turn is not None, turn=turn))
+                                                   per_turn=turn is not None, turn=turn, scale=scale))
     return answers, unasked
 
 
@@ -145,6 +148,11 @@ def fit_item(item: ScorecardItem, judge: str, answers: Sequence[ReviewedAnswer],
     current, band, source, calibration = current_rule(now or item, judge, made)
     base = ItemFit(item=item.id, question=item.question or "", judge=judge, current=current, current_source=source,
                    n_answers=len(answers), n_unasked=n_unasked, reason="no reviewed decision with a p(yes) of this judge")
+    # one scale per fit: the one most reviewed decisions were read on (a checker's probability and a judge's p(yes)
+    # are different numbers for the same conversation)
+    scales = [a.scale for a in answers]
+    scale = max(dict.fromkeys(scales), key=scales.count) if answers else "p_yes"
+    answers = [a for a in answers if a.scale == scale]
     if not answers:
         return base
     fit = fit_cutoff(item.question or item.id, [a.p_yes for a in answers], [a.answer for a in answers],
@@ -154,10 +162,8 @@ def fit_item(item: ScorecardItem, judge: str, answers: Sequence[ReviewedAnswer],
     note = (f"reviews: held-out balanced accuracy {fit.balanced_accuracy_heldout:.2f} vs "
             f"{fit.balanced_accuracy_default_heldout:.2f} at {current:g} ({source}); {fit.n_train} reviews to fit, "
             f"{fit.n_heldout} held out")
-    # the number the cut-off is read on: the highest turn p(yes) when the judge was asked turn by turn
-    score: Literal["p_yes", "turn_max"] = "turn_max" if sum(a.per_turn for a in answers) * 2 > len(answers) else "p_yes"
     fitted = ItemCalibration(judge=judge, cutoff=fit.cutoff, undecided=band, method="reviews",
-                             n=fit.n_train + fit.n_heldout, score=score,
+                             n=fit.n_train + fit.n_heldout, score=scale,
                              fitted_at=fitted_at or datetime.now(timezone.utc).isoformat(timespec="seconds"),
                              auc=None if fit.auc_heldout is None else round(fit.auc_heldout, 4), note=note)
     return base.model_copy(update={"fit": fit, "calibration": fitted, "reason": fit.reason})

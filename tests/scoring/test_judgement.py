@@ -29,11 +29,13 @@ PER_TURN = {"judge": "scripted", "cutoff": 0.3, "undecided": [0.2, 0.4], "method
 
 @pytest.fixture(autouse=True)
 def no_shipped_kind_calibrations(monkeypatch):
-    """These tests read the items' own examples and calibrations: rubriceval's shipped calibration of a kind on the
-    embedded judge (kind_calibration.py, tests/scoring/test_kind_calibration.py) would come before the examples."""
-    from rubriceval.scoring.judgement import kind_calibration
+    """These tests read the items' own examples and calibrations: rubriceval's shipped calibration of a kind and its
+    turn checker on the embedded judge (kind_calibration.py, turn_checker.py; tests/scoring/test_kind_calibration.py,
+    test_turn_checker.py) would come before the examples."""
+    from rubriceval.scoring.judgement import kind_calibration, turn_checker
 
     monkeypatch.setattr(kind_calibration, "shipped", lambda: ())
+    monkeypatch.setattr(turn_checker, "shipped", lambda: ())
 
 
 def test_the_party_a_question_asks_about():

@@ -29,6 +29,11 @@ def shipped_entry(kind: str, question: str, judge: str = EMBEDDED, cutoff: float
 
 @pytest.fixture
 def ship(monkeypatch):
+    """Ship these kind calibrations, and no turn checker (turn_checker.py comes before them: test_turn_checker.py)."""
+    from rubriceval.scoring.judgement import turn_checker
+
+    monkeypatch.setattr(turn_checker, "shipped", lambda: ())
+
     def install(*entries):
         monkeypatch.setattr(kinds, "shipped", lambda: tuple(entries))
     return install

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import re
 
+import pytest
+
 from rubriceval.data.sample import Sample
 from rubriceval.rubric.calibration import ItemCalibration, ItemExample
 from rubriceval.scorecard.loader import load_scorecard
@@ -17,6 +19,15 @@ from rubriceval.testing.scripted_judge import ScriptedJudge, yes_no_reply
 from rubriceval.trust.fit_examples import one_item_card, try_examples
 from rubriceval.trust.fit_reviews import fit_card, reviewed_answers
 from tests.trust.test_fit_reviews import CARD_YAML, CLEAN, PROMISES
+
+
+@pytest.fixture(autouse=True)
+def no_shipped_turn_checkers(monkeypatch):
+    """These tests read the items' examples and reviews on a scripted small judge: rubriceval's turn checker of the
+    promise kind (turn_checker.py, which asks no judge) would decide before them."""
+    from rubriceval.scoring.judgement import turn_checker
+
+    monkeypatch.setattr(turn_checker, "shipped", lambda: ())
 
 
 def small_judge() -> ScriptedJudge:

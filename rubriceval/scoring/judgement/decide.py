@@ -13,8 +13,11 @@
    question about every turn, 每一轮), or the whole question's p(yes). A question about how turns relate
    (反复, 升级, 多轮 …) is asked whole.
 4. **The decision** reads the score on the item's calibration for this judge (rubric/calibration.py): a fitted
-   one the card or rubric carries (label-free, from examples, or from reviews), else rubriceval's own calibration
-   of the item's evidence kind on this judge, fitted on labelled conversations and asked in the kind's wording
+   one the card or rubric carries (label-free, from examples, or from reviews), else rubriceval's turn checker of
+   the item's evidence kind (turn_checker.py: a head over the default embedder's vector of every turn of the party,
+   stacked with the judge's p(yes) where that adds, on a band fitted on three writers' labelled conversations — the
+   score is then its probability, the evidence gate asks nothing and no word rule tips it), else rubriceval's own
+   calibration of the item's evidence kind on this judge, fitted on labelled conversations and asked in the kind's wording
    (kind_calibration.py), else one made now from the item's own examples (anchors.py). Inside its undecided
    band — or when the judge cannot separate the item's own examples — the item is undecided: never a silent
    pass. A fatal item's band runs from its no anchor up to its yes example. Strong upset cues tip an upset
@@ -34,6 +37,7 @@ from rubriceval.scoring.judgement.kind_calibration import kind_calibration
 from rubriceval.scoring.judgement.ownership import OTHERS_BY_RULE, whose_data
 from rubriceval.scoring.judgement.policy import POLICY_READ_BACK, relevant_passages, states_policy
 from rubriceval.scoring.judgement.roles import TurnRole, every_turn, per_turn_question, question_role, turn_question
+from rubriceval.scoring.judgement.turn_checker import TurnChecker, head_logits, turn_checker
 from rubriceval.scoring.judgement.turns import TurnAsker, judge_name
 
 DecidedBy = Literal["rule", "judge", "judge_calibrated"]
@@ -58,6 +62,7 @@ class TurnFinding(BaseModel):
     passages: int = 0                                    # policy passages shown with the question
     by_rule: bool = False                # yes by rule: the conversation says the data is someone else's
     never_clear: bool = False            # the turn reads like someone else's data: "no" is undecided instead
+    checker: float | None = None         # the kind's turn checker's logit for the turn (turn_checker.py)
 
 
 class Judgement(BaseModel):
@@ -129,23 +134,35 @@ def shipped_rule(spec: JudgementSpec, role: TurnRole, judge: Any) -> ItemCalibra
     return kind_calibration(kind.name, spec.lang, wording, judge_name(judge))
 
 
+def item_checker(spec: JudgementSpec, role: TurnRole, judge: Any) -> TurnChecker | None:
+    """rubriceval's turn checker of the item's evidence kind for this embedder (and the judge and wording it reads,
+    where it reads one), on a judge the item is decomposed for; None without one."""
+    kind = item_kind(spec, role)
+    if kind is None or not small_judge(spec, judge):
+        return None
+    return turn_checker(kind.name, spec.lang, judge_name(judge), kind.wording(spec.lang, sees_policy=spec.sees_knowledge))
+
+
 async def judge_turns(spec: JudgementSpec, conversation: Conversation, role: TurnRole, asker: TurnAsker,
-                      passages: list[str], kind_wording: bool = False
+                      passages: list[str], kind_wording: bool = False, checker: TurnChecker | None = None
                       ) -> tuple[list[TurnFinding], EvidenceKind | None, str | None, Usage]:
     """Every turn of the party: its evidence, and the judge's p(yes) where the evidence lets the question through.
     Then why an answer is missing (a judge error; None when none is), and what the calls cost. `kind_wording`: a
-    mood kind's turns are asked in the kind's own wording (the one its shipped calibration was fitted for)."""
+    mood kind's turns are asked in the kind's own wording (the one its shipped calibration was fitted for). With a
+    `checker`, every turn gets its checker logit and the judge is asked only where the checker reads it."""
     kind = item_kind(spec, role)
     asked_as = turn_question(spec.question, spec.lang)
     if kind_wording and kind is not None and kind.turn_question is not None:
         asked_as = kind.turn_question.get(spec.lang, kind.turn_question["en"])
     findings: list[TurnFinding] = []
     spent = Usage()
-    for number, turn in conversation.numbered(role):
+    party = conversation.numbered(role)
+    logits = await head_logits(checker, [t.content for _, t in party]) if checker is not None else []
+    for index, (number, turn) in enumerate(party):
         # the customer's words so far: what they said before this turn is theirs (what they say after is not)
         customer = [t.content for n, t in conversation.numbered("user") if n < number]
         spans = kind.find(turn.content, customer) if kind is not None else []
-        finding = TurnFinding(turn=number, evidence=spans)
+        finding = TurnFinding(turn=number, evidence=spans, checker=logits[index] if checker is not None else None)
         if kind is not None and kind.name == "personal_data" and spans:
             later = [t.content for n, t in conversation.numbered("user") if n > number]
             whose = whose_data(turn.content, customer, later[0] if later else None)
@@ -153,6 +170,9 @@ async def judge_turns(spec: JudgementSpec, conversation: Conversation, role: Tur
                 findings.append(finding.model_copy(update={"evidence": [*spans, OTHERS_BY_RULE], "by_rule": True}))
                 continue
             finding = finding.model_copy(update={"never_clear": whose == "maybe_other"})
+        if checker is not None and not checker.reads_judge:
+            findings.append(finding)           # the checker alone decides this kind: no judge call
+            continue
         if kind is not None and kind.name == "promise" and spans and passages and states_policy(spans, passages):
             # the turn reads out a policy rule (a commitment in the policy's own words): it states the policy
             findings.append(finding.model_copy(update={"evidence": [*spans, POLICY_READ_BACK]}))
@@ -171,20 +191,22 @@ async def judge_turns(spec: JudgementSpec, conversation: Conversation, role: Tur
 
 async def decide_turns(spec: JudgementSpec, conversation: Conversation, role: TurnRole, asker: TurnAsker,
                        calibration: ItemCalibration | None, passages: list[str] | None = None,
-                       kind_wording: bool = False) -> Judgement:
+                       kind_wording: bool = False, checker: TurnChecker | None = None) -> Judgement:
     """The item decided over the party's turns (see the module docstring)."""
-    findings, kind, failed, spent = await judge_turns(spec, conversation, role, asker, passages or [], kind_wording)
+    findings, kind, failed, spent = await judge_turns(spec, conversation, role, asker, passages or [], kind_wording,
+                                                      checker)
     if failed:
         return Judgement(status="unscored", reason=failed, role=role, evidence_kind=kind.name if kind else None,
                          turns=findings, usage=spent)
-    return decide_findings(spec, conversation, role, kind, findings, calibration, spent)
+    return decide_findings(spec, conversation, role, kind, findings, calibration, spent, checker)
 
 
 def decide_findings(spec: JudgementSpec, conversation: Conversation, role: TurnRole, kind: EvidenceKind | None,
-                    findings: list[TurnFinding], calibration: ItemCalibration | None, spent: Usage | None = None
-                    ) -> Judgement:
+                    findings: list[TurnFinding], calibration: ItemCalibration | None, spent: Usage | None = None,
+                    checker: TurnChecker | None = None) -> Judgement:
     """The decision from the turns' findings on a calibration (no judge call: a fit replays it on recorded
-    findings with each candidate calibration, benchmarks/judge/kind_fit.py)."""
+    findings with each candidate calibration, benchmarks/judge/kind_fit.py and checker_fit.py). With a `checker`
+    the number read is its stacked probability (turn_checker.py), and no word rule tips it."""
     extra: dict[str, Any] = {"role": role, "evidence_kind": kind.name if kind else None, "turns": findings,
                              "usage": spent or Usage()}
     scores = [f.p_yes for f in findings if f.p_yes is not None]
@@ -192,6 +214,13 @@ def decide_findings(spec: JudgementSpec, conversation: Conversation, role: TurnR
     if ruled:
         return Judgement(status="decided", answer=True, decided_by="rule", score=max(scores, default=None),
                          reason=f"turn {ruled[0]}: the conversation says the data is someone else's", **extra)
+    heads = [f.checker for f in findings if f.checker is not None]
+    if checker is not None and heads:
+        found = judgement_from_score(checker.score(max(heads), max(scores, default=None)), calibration, **extra)
+        if found.answer is False and any(f.never_clear for f in findings):
+            return found.model_copy(update={"status": "undecided", "answer": None, "decided_by": None,
+                                            "reason": "a turn gives a third person's data: not cleared without review"})
+        return found
     if scores and every_turn(spec.question, spec.lang):      # every turn must: the weakest turn decides
         return judgement_from_score(min(scores), calibration, **extra)
     if not scores:
@@ -229,24 +258,33 @@ def item_calibration(spec: JudgementSpec, judge_model: str | None) -> ItemCalibr
 async def decide(spec: JudgementSpec, conversation: Conversation, role: TurnRole, judge: Any, asker: TurnAsker,
                  passages: list[str] | None = None) -> Judgement:
     """The item decided over the party's turns, on the rule in place for this judge (rule_in_place: its own
-    calibration, rubriceval's shipped one for its kind, its examples', else 0.5). `passages`: the knowledge file's,
-    for a question about the policy."""
+    calibration, rubriceval's turn checker for its kind, its shipped calibration, its examples', else 0.5).
+    `passages`: the knowledge file's, for a question about the policy."""
 
     calibration, spent, kind_wording = await rule_in_place(spec, role, judge, passages)
-    found = await decide_turns(spec, conversation, role, asker, calibration, passages, kind_wording)
+    checker = item_checker(spec, role, judge) if calibration is not None and calibration.score == "checker" else None
+    found = await decide_turns(spec, conversation, role, asker, calibration, passages, kind_wording, checker)
     return found.model_copy(update={"usage": found.usage + spent})
 
 
 async def rule_in_place(spec: JudgementSpec, role: TurnRole, judge: Any, passages: list[str] | None = None
                         ) -> tuple[ItemCalibration | None, Usage, bool]:
     """The calibration the item decides by on this judge, what making it cost, and whether its turns are asked in
-    the kind's wording. In order: the item's own for the judge (from its reviews), rubriceval's shipped one for the
-    item's evidence kind on the judge (kind_calibration.py), one made now from the item's examples (anchors.py),
-    else None (0.5). Where a shipped one exists the turns are asked in its wording, whichever decides."""
+    the kind's wording. In order: the item's own for the judge (from its reviews); rubriceval's turn checker of the
+    item's evidence kind (turn_checker.py: its band, or the item's own band when that was fitted on the checker's
+    probability); rubriceval's shipped calibration of the kind on the judge (kind_calibration.py); one made now from
+    the item's examples (anchors.py); else None (0.5). Where a checker or a shipped calibration exists the turns are
+    asked in the kind's wording, whichever decides."""
     from rubriceval.scoring.judgement.anchors import examples_calibration
 
     shipped = shipped_rule(spec, role, judge) if small_judge(spec, judge) else None
     own = item_calibration(spec, judge_name(judge))
+    checker = item_checker(spec, role, judge)
+    if checker is not None and (own is None or own.score == "checker"):
+        # the checker's probability, read on the item's own band from reviews where it has one (fitted on the same)
+        return own or checker.calibration, Usage(), True
+    if own is not None and own.score == "checker":
+        own = None                       # fitted on a checker's probability: without that checker it reads nothing
     if own is not None or shipped is not None:
         return own or shipped, Usage(), shipped is not None
     if spec.examples:
