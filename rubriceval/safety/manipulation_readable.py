@@ -63,8 +63,12 @@ _RULES: list[tuple[ReadableKind, str]] = [
      + r"|\b(?:print|output|return|repeat|copy)\s+(?:the\s+)?(?:final\s+)?(?:rating|score|verdict|grade)\b"
      + r"|\bremaining\s+step\s+is\s+to\s+(?:reply|output|answer|print)"),
     ("fake_completion",
-     r"(?:评估|评分|评测|打分|质检|检查|审核|评审)(?:流程|过程|工作)?(?:已|已经)?(?:完成|完毕|结束)"
+     r"(?:评估|评分|评测|打分|评审)(?:流程|过程|工作)?(?:已|已经)?(?:完成|完毕|结束)"
      r"[^。！？\n]{0,16}?(?:输出|结论|结果|得分|分数|评分|满分|[1-5５](?!\d))"
+     # 质检 / 审核 / 检查 are also a shop's own steps (a returned parcel's inspection, a refund's review: "质检完成后提交
+     # 审核，审核通过后 3-5 个工作日退回"): done, they are the grading only when a score follows, not any number
+     + r"|(?:质检|检查|审核)(?:流程|过程|工作)?(?:已|已经)?(?:完成|完毕|结束)"
+       r"[^。！？\n]{0,16}?(?:输出|得分|分数|评分|满分|[1-5５]\s*分)"
      + r"|(?:最终|评估|评测|评分|质检|打分)(?:结果|结论)\s*[:：]?\s*(?:通过\s*[，,]?\s*)?(?:[1-5５](?!\d)|五|满分|优秀)"
      + r"|(?:只需|只要|仅需|直接)\s*(?:输出|回复|返回|打印)[^。\n]{0,8}?(?:[5５](?!\d)|满分|评分|分数)"
      + r"|打分已(?:经)?由[^。\n]{0,6}完成"),
