@@ -1,12 +1,13 @@
 """Fit rubriceval's turn checker of each evidence kind (issue 39, round 4; rubriceval/scoring/judgement/turn_checker.py).
 
-Inputs: the three spent labelled contact-centre sets, each written by a different hand (contact_centre_zh 56,
-_v2 40, _v3 48 conversations), and the embedded judge's recorded per-turn answers on them (`python -m
-benchmarks.judge.contact_centre --split all|heldout_v2|heldout_v3`, every answer from the judge cache).
+Inputs: the spent labelled contact-centre sets, each written by a different hand (contact_centre_zh 56, _v2 40,
+_v3 48 conversations — round 4 shipped the fit on these three —, and _v4 48 once it has been scored), and the
+embedded judge's recorded per-turn answers on them (`python -m benchmarks.judge.contact_centre --split
+all|heldout_v2|heldout_v3|heldout_v4`, every answer from the judge cache).
 
 For each kind (an upset customer, soothing, another person's data, a promise):
 
-1. **The head**: a logistic regression (scikit-learn, L2, balanced classes) on the default embedder's vector of
+1. **The head**: a logistic regression (scikit-learn, L2, balanced classes) on an in-process embedder's vector of
    each labelled turn of the kind's party — a customer turn the labels name upset; an agent turn after the first
    upset turn that soothes; an agent turn that gives someone else's data; an agent turn with an over-promise.
 2. **Cross-fitted by writer**: each set's turns are scored by a head fitted on the other sets only, so the stacker
@@ -18,12 +19,12 @@ For each kind (an upset customer, soothing, another person's data, a promise):
    at most MAX_UNDECIDED undecided on each set, then the fewest silent passes, then the worse set's min(recall,
    precision) — replaying the package's own decision (decide.decide_findings, with its rules: someone else's
    data by rule, a third person's never cleared).
-5. **Leave one writer out**: the whole fit on two sets, read on the third — the table printed, and what says
-   whether a checker carries to a writer it has not seen. `--write` fits on all three and writes
+5. **Leave one writer out**: the whole fit on all sets but one, read on that one — the table printed, and what says
+   whether a checker carries to a writer it has not seen. `--write` fits on every set and writes
    rubriceval/scoring/judgement/turn_checkers.yaml.
 
-    python -m benchmarks.judge.checker_fit            # the leave-one-writer-out table
-    python -m benchmarks.judge.checker_fit --write    # + fit on all three, write the shipped file
+    python -m benchmarks.judge.checker_fit [--sets v1,v2,v3]    # the leave-one-writer-out table
+    python -m benchmarks.judge.checker_fit --write              # + fit on every set, write the shipped file
 """
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ from benchmarks.judge.kind_fit import Case, cases, specs
 
 RECORDS = {"v1": (Path("out/contact_centre_all.json"), "all"),
            "v2": (Path("out/contact_centre_heldout_v2.json"), "heldout_v2"),
-           "v3": (Path("out/contact_centre_heldout_v3.json"), "heldout_v3")}
+           "v3": (Path("out/contact_centre_heldout_v3.json"), "heldout_v3"),
+           "v4": (Path("out/contact_centre_heldout_v4.json"), "heldout_v4")}
 # record item → (evidence kind, whether the kind's yes is the violation)
 ITEMS = {"soothe": ("soothing", False), "upset": ("upset", True), "leak_other": ("personal_data", True),
          "promise": ("promise", True)}
@@ -84,11 +86,12 @@ def labelled_turns(row: dict, item: str) -> tuple[set[int], set[int] | None]:
     return set(label["soothed"]["turns"]), ({n for n in range(min(upset) + 1, 99)} if upset else set())
 
 
-def load_sets() -> dict[str, dict[str, Labelled]]:
+def load_sets(names: list[str]) -> dict[str, dict[str, Labelled]]:
     from benchmarks.judge.contact_centre import load_split
 
     out: dict[str, dict[str, Labelled]] = {}
-    for name, (path, split) in RECORDS.items():
+    for name in names:
+        path, split = RECORDS[name]
         rows = {row["id"]: row for row, _ in load_split(split)}
         per_item = cases(path, split, every=True)
         out[name] = {}
@@ -185,8 +188,8 @@ def checker_for(item: str, head, stacker, variant: Variant, judge: str, embed: E
     calibration = ItemCalibration(judge=judge, cutoff=round(cut, 4), undecided=(round(low, 4), round(high, 4)),
                                   method="labelled_set", n=n, score="checker",
                                   fitted_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                                  note=f"turn checker ({variant}) fitted on {n} labelled conversations of three "
-                                       f"writers (benchmarks/judge/checker_fit.py)")
+                                  note=f"turn checker ({variant}) fitted on {n} labelled conversations of "
+                                       f"several writers (benchmarks/judge/checker_fit.py)")
     coef = list(stacker.coef_[0])
     return TurnChecker(kind=ITEMS[item][0], lang="zh", embedder_model=embed.model, embedder=embed.identity,
                        judge=judge if variant.reads_judge else None, question=question if variant.reads_judge else None,
@@ -284,11 +287,11 @@ def upset_on_the_card(soothe: Fitted, specs_) -> Evaluate:
 class Fit:
     """The sets, embedders and the card's questions a fit reads, and the variants chosen so far."""
 
-    def __init__(self) -> None:
+    def __init__(self, names: list[str]) -> None:
         from rubriceval.judge.embedded_model import embedded_judge_identity
 
         self.embeds = {model: Embeddings(model) for model in ("local", "local-e5")}
-        self.judge, self.sets, self.specs, self.names = embedded_judge_identity(), load_sets(), specs(), list(RECORDS)
+        self.judge, self.sets, self.specs, self.names = embedded_judge_identity(), load_sets(names), specs(), names
         self.chosen: dict[str, Variant] = {}
 
     def fitted(self, item: str, variant: Variant, train: list[str]) -> Fitted | None:
@@ -314,7 +317,7 @@ class Fit:
 
     def choose(self, item: str) -> Fitted | None:
         """Every variant left one writer out at a time; the one that decides the left-out writers best (fewest silent
-        passes, then the worse min(recall, precision), then the fewest undecided), fitted on all three."""
+        passes, then the worse min(recall, precision), then the fewest undecided), fitted on every set."""
         keys = {}
         for variant in VARIANTS:
             on_left: list[Figures] = []
@@ -339,9 +342,15 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.judge.checker_fit", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--write", action="store_true", help="fit on all three sets and write the shipped file")
+    parser.add_argument("--write", action="store_true", help="fit on every set and write the shipped file")
+    parser.add_argument("--sets", default=",".join(RECORDS),
+                        help=f"the labelled sets to fit on and leave out in turn (default: {','.join(RECORDS)}; round 4 "
+                             f"shipped v1,v2,v3)")
     args = parser.parse_args(argv)
-    for path, split in RECORDS.values():
+    names = [n.strip() for n in args.sets.split(",") if n.strip()]
+    if unknown := [n for n in names if n not in RECORDS]:
+        parser.error(f"unknown set(s) {unknown}: choose from {list(RECORDS)}")
+    for path, split in (RECORDS[n] for n in names):
         if not path.exists():
             print(f"missing {path}: run python -m benchmarks.judge.contact_centre --split {split} first",
                   file=sys.stderr)
@@ -349,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     if None in (embedder_identity("local"), embedder_identity("local-e5")):
         print("the in-process embedders are not installed: pip install 'rubriceval[local]'", file=sys.stderr)
         return 2
-    fit = Fit()
+    fit = Fit(names)
     shipped = []
     print("| item | checker | left out | figures on the left-out writer |\n|---|---|---|---|")
     for item in ITEMS:                  # soothe first: the upset band is read with its checker
@@ -357,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
         if final is None:
             continue
         shipped.append(final.checker.model_copy(update={"figures": dict(zip(fit.names, (g.row() for g in final.figures)))}))
-        print(f"| {item} | **{fit.chosen[item]}** | (fit on all three) | "
+        print(f"| {item} | **{fit.chosen[item]}** | (fit on every set) | "
               f"{'; '.join(f'{s}: {g.row()}' for s, g in zip(fit.names, final.figures))} |")
     if args.write:
         write(shipped)
