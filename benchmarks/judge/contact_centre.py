@@ -36,7 +36,9 @@ DATA_V2 = ROOT / "benchmarks" / "judge" / "data" / "contact_centre_zh_v2.jsonl"
 DATA_V3 = ROOT / "benchmarks" / "judge" / "data" / "contact_centre_zh_v3.jsonl"
 # The fourth fresh set (48 conversations, issue 39 round 4), written while round 4 was built on the three spent ones.
 DATA_V4 = ROOT / "benchmarks" / "judge" / "data" / "contact_centre_zh_v4.jsonl"
-FRESH = {"heldout_v2": DATA_V2, "heldout_v3": DATA_V3, "heldout_v4": DATA_V4}
+# The fifth (48 conversations, round 5), written while round 4 was scored and round 5 refitted on four writers.
+DATA_V5 = ROOT / "benchmarks" / "judge" / "data" / "contact_centre_zh_v5.jsonl"
+FRESH = {"heldout_v2": DATA_V2, "heldout_v3": DATA_V3, "heldout_v4": DATA_V4, "heldout_v5": DATA_V5}
 CARD = ROOT / "scorecards" / "ecommerce_qa_zh.yaml"
 ITEMS = ("promise", "leak_other", "soothe")
 SPEAKER_ROLE = {"用户": "user", "机器人": "bot", "客服": "assistant", "系统": "system"}
@@ -138,8 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", default="dev", choices=("dev", "heldout", "all", *FRESH),
                         help="all: both halves (round 2 tunes on all 56; the held-out half is spent); heldout_v2: "
                              "the fresh set contact_centre_zh_v2.jsonl (spent by round 2); heldout_v3: "
-                             "contact_centre_zh_v3.jsonl (spent by round 3); heldout_v4: contact_centre_zh_v4.jsonl, "
-                             "scored ONCE with round 4 frozen")
+                             "contact_centre_zh_v3.jsonl (spent by round 3); heldout_v4: contact_centre_zh_v4.jsonl "
+                             "(spent by round 4); heldout_v5: contact_centre_zh_v5.jsonl, scored ONCE with round 5 "
+                             "frozen")
     parser.add_argument("--method", action="append", choices=(*METHODS, "card"),
                         help="methods to report (default: every offline method; 'card' runs score_scorecard)")
     parser.add_argument("--whole", action="store_true", help="also ask every question whole (method a; slow)")
