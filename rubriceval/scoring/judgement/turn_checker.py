@@ -3,15 +3,17 @@
 Three rounds showed that the embedded 1.5B judge's per-turn p(yes) ranks upset customers and soothing within one
 writer's conversations, but where the classes meet moves from writer to writer, and for promises and other people's
 data it barely ranks at all. A linear head over an in-process embedder's vector of each turn (USE-multilingual or
-multilingual-e5-small, milliseconds a turn), fitted on the labelled turns of three sets written by three different hands, ranks
-every kind on the writer it did not see (AUC 0.87–1.0, docs/benchmarks.md "Round 4").
+multilingual-e5-small, milliseconds a turn), fitted on the labelled turns of sets written by different hands (four
+since round 5), ranks every kind on a writer it did not see (AUC 0.79–1.0 left one writer out, docs/benchmarks.md
+"Round 4" and "Round 5").
 
 For one item on one conversation the checker reads:
 
 * the head's logit of every turn of the party, over the vector of the in-process embedder the fit chose for the
   kind (no gate: a violation without drafted evidence is still scored);
-* where the fit found that the judge adds to it (`judge_weight` ≠ 0: the mood kinds), the judge's highest per-turn
-  p(yes) in the kind's wording — the turns are asked as before; elsewhere the judge is not asked at all;
+* where the fit found that the judge adds to it (`judge_weight` ≠ 0; since round 5 the upset question only), the
+  judge's highest per-turn p(yes) in the kind's wording — the turns are asked as before; elsewhere the judge is not
+  asked at all;
 
 and stacks them into one probability of the kind's yes, `sigmoid(head_weight · max head logit + judge_weight ·
 logit(max p(yes)) + intercept)`, read on the fitted cut-off and undecided band (`calibration`, score "checker").
