@@ -37,8 +37,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchmarks.judge.item_figures import Figures as ItemFigures
-from benchmarks.judge.kind_fit import Case, cases, specs
+from benchmarks.judge.kind_fit import Case, Figures, cases, specs
 
 RECORDS = {"v1": (Path("out/contact_centre_all.json"), "all"),
            "v2": (Path("out/contact_centre_heldout_v2.json"), "heldout_v2"),
@@ -49,14 +48,6 @@ ITEMS = {"soothe": ("soothing", False), "upset": ("upset", True), "leak_other": 
          "promise": ("promise", True)}
 MAX_UNDECIDED = 0.15            # of each set: room under the acceptance's 20 % on fresh data
 GRID = 30
-
-
-class Figures(ItemFigures):
-    def row(self) -> str:
-        def f(x: float | None) -> str:
-            return "–" if x is None else f"{x:.2f}"
-        return (f"R {f(self.recall)} P {f(self.precision)} und {self.undecided / max(self.n, 1):.0%} "
-                f"silent {self.silent} ({self.tp}/{self.fp}/{self.fn}/{self.tn}/{self.undecided})")
 
 
 def _logit(p: float) -> float:
