@@ -24,6 +24,7 @@ AWAITING_TEXT: dict[str, dict[str, str]] = {
     "how_rule": {"zh": "规则", "en": "rule"},
     "how_judge": {"zh": "裁判（阈值 0.5）", "en": "judge (plain 0.5)"},
     "how_judge_calibrated": {"zh": "裁判（校准阈值）", "en": "judge (calibrated)"},
+    "how_checker": {"zh": "轮次校验器（标注集拟合）", "en": "turn checker (fitted)"},
     "how_rubric": {"zh": "业务标准", "en": "rubric"},
     "how_undecided": {"zh": "无法判定", "en": "undecided"},
     "how_pending": {"zh": "待确认", "en": "pending review"},

@@ -1,6 +1,7 @@
 """How one item of one verdict was decided, in one word every surface counts by (issue 39): `rule` (a deterministic
 check), `rubric` (a referenced rubric's score), `judge` (the judge's p(yes) against a plain 0.5), `judge_calibrated`
-(against a cut-off calibrated for this judge), `undecided` (the judge answered but cannot tell), `pending` (a machine
+(against a cut-off calibrated for this judge), `checker` (a turn checker's probability against its fitted cut-off,
+scoring/judgement/turn_checker.py), `undecided` (the judge answered but cannot tell), `pending` (a machine
 decision not accepted automatically, issue 44), or `not_applicable` / `unscored`.
 
 A verdict stored before `decided_by` was recorded says nothing of it: its hit or clear is read from the item's kind
@@ -14,9 +15,10 @@ from rubriceval.scorecard.questions import asks_judge, has_turn_questions
 from rubriceval.scorecard.schema import Scorecard, ScorecardItem
 from rubriceval.scorecard.verdict import CardItemOutcome
 
-How = Literal["rule", "rubric", "judge", "judge_calibrated", "undecided", "pending", "not_applicable", "unscored"]
-HOW: tuple[How, ...] = ("rule", "judge", "judge_calibrated", "rubric", "undecided", "pending", "not_applicable",
-                        "unscored")
+How = Literal["rule", "rubric", "judge", "judge_calibrated", "checker", "undecided", "pending", "not_applicable",
+              "unscored"]
+HOW: tuple[How, ...] = ("rule", "judge", "judge_calibrated", "checker", "rubric", "undecided", "pending",
+                        "not_applicable", "unscored")
 WAITING: tuple[How, ...] = ("undecided", "pending")
 
 

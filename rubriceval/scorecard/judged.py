@@ -120,7 +120,7 @@ def question_outcome(item: ScorecardItem, found: Judgement) -> CardItemOutcome:
                                reason=f"the judge cannot tell: {found.reason}", score_kind=score_kind(found))
     hit = found.answer == item.hit_answer
     # what the judge's decision read p(yes) against (issue 44's confidence); a decision by drafted evidence has none
-    judged = found.score is not None and found.decided_by in ("judge", "judge_calibrated")
+    judged = found.score is not None and found.decided_by in ("judge", "judge_calibrated", "checker")
     cutoff = (found.calibration.cutoff if found.calibration is not None else DEFAULT_CUTOFF) if judged else None
     return CardItemOutcome(item=item.id, status="hit" if hit else "clear", occurrences=int(hit), p_yes=found.score,
                            evidence=evidence, decided_by=found.decided_by, cutoff=cutoff,

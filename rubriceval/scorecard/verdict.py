@@ -11,7 +11,7 @@ from rubriceval.core.verdict import Evidence, Usage
 Status = Literal["hit", "clear", "not_applicable", "unscored", "undecided"]
 # How an item's hit/clear was reached: a deterministic rule (check), a referenced rubric's score, the judge's p(yes)
 # against a plain 0.5, or against a cut-off calibrated for this judge (issue 39). An undecided item has none.
-DecidedBy = Literal["rule", "rubric", "judge", "judge_calibrated"]
+DecidedBy = Literal["rule", "rubric", "judge", "judge_calibrated", "checker"]
 
 
 class CardItemOutcome(BaseModel):

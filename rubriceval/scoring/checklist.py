@@ -49,7 +49,7 @@ class QuestionAnswer(BaseModel):
     source: Literal["logprobs", "label"] | None = None
     unscored_kind: str | None = None
     reason: str | None = None
-    decided_by: Literal["rule", "judge", "judge_calibrated"] | None = None   # decided per turn (scoring/judgement/)
+    decided_by: Literal["rule", "judge", "judge_calibrated", "checker"] | None = None   # decided per turn (scoring/judgement/)
     raw_p_yes: float | None = None      # the judge's own p(yes) when `p_yes` was moved to a calibrated cut-off
 
 

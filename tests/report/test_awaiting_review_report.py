@@ -95,8 +95,8 @@ def test_the_summary_counts_awaiting_apart_and_means_are_over_decided_totals(tmp
     promise = next(i for i in s.items if i.item == "promise")
     # neither a hit (pending) nor clear (undecided): counted apart, out of the hit rate
     assert (promise.n_hit, promise.n_clear, promise.n_undecided, promise.n_pending) == (1, 2, 1, 1)
-    assert promise.how == {"rule": 0, "judge": 1, "judge_calibrated": 2, "rubric": 0, "undecided": 1, "pending": 1,
-                           "not_applicable": 0, "unscored": 0}
+    assert promise.how == {"rule": 0, "judge": 1, "judge_calibrated": 2, "checker": 0, "rubric": 0, "undecided": 1,
+                           "pending": 1, "not_applicable": 0, "unscored": 0}
     soothe = next(i for i in s.items if i.item == "soothe")
     assert soothe.how["not_applicable"] == 4 and soothe.how["judge"] == 1
     assert next(i for i in s.items if i.item == "closing").how is None          # a rule item: no breakdown
@@ -196,3 +196,18 @@ def test_segment_tables_and_the_trend_count_awaiting_review_apart_from_unscored(
     [point] = trend.rows
     assert (point.n_awaiting, point.n_unscored, point.n_scored) == (2, 0, 3) and round(point.mean, 2) == 91.67
     assert t("wk_awaiting", "en") in format_trend(trend, "en")
+
+
+def test_a_turn_checkers_decision_is_counted_apart_from_the_judges(tmp_path, monkeypatch):
+    """A judgement item decided by rubriceval's turn checker (issue 39 round 4) may have asked no judge at all: the
+    report says so in its own column, not as a calibrated judge."""
+    agent, day, items = PLAN["d1"]
+    monkeypatch.setitem(PLAN, "d1", (agent, day, {**items, "promise": ("clear", 0.10, "checker", False)}))
+    path = tmp_path / "runs.sqlite"
+    build(path)
+    [s] = run_scorecard_summaries(RunStore(path), "W47")
+    promise = next(i for i in s.items if i.item == "promise")
+    assert promise.how["checker"] == 1 and promise.how["judge_calibrated"] == 1
+    md = ScorecardReport(RunStore(path), "W47", "en").markdown()
+    assert t("how_checker", "en") in md
+    assert "| 承诺超出政策 | 0 | 1 | 1 | 1 | 1 | 1 | 0 |" in md   # rule, judge, calibrated, checker, undecided, pending, N/A

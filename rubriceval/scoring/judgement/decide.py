@@ -40,7 +40,7 @@ from rubriceval.scoring.judgement.roles import TurnRole, every_turn, per_turn_qu
 from rubriceval.scoring.judgement.turn_checker import TurnChecker, head_logits, turn_checker
 from rubriceval.scoring.judgement.turns import TurnAsker, judge_name
 
-DecidedBy = Literal["rule", "judge", "judge_calibrated"]
+DecidedBy = Literal["rule", "judge", "judge_calibrated", "checker"]
 
 
 class JudgementSpec(BaseModel):
@@ -106,7 +106,8 @@ def read_score(score: float, calibration: ItemCalibration | None) -> tuple[bool 
     """yes/no/undecided (None) from a score: the calibration's rule, or 0.5."""
     if calibration is None:
         return score >= 0.5, "judge"
-    return calibration.decide(score), "judge_calibrated"
+    # a turn checker's probability (turn_checker.py): the judge may not have been asked at all
+    return calibration.decide(score), "checker" if calibration.score == "checker" else "judge_calibrated"
 
 
 def judgement_from_score(score: float, calibration: ItemCalibration | None, **extra: Any) -> Judgement:
