@@ -14,11 +14,12 @@
    (反复, 升级, 多轮 …) is asked whole.
 4. **The decision** reads the score on the item's calibration for this judge (rubric/calibration.py): a fitted
    one the card or rubric carries (label-free, from examples, or from reviews), else rubriceval's turn checker of
-   the item's evidence kind (turn_checker.py: a head over the default embedder's vector of every turn of the party,
-   stacked with the judge's p(yes) where that adds, on a band fitted on three writers' labelled conversations — the
-   score is then its probability, the evidence gate asks nothing and no word rule tips it), else rubriceval's own
-   calibration of the item's evidence kind on this judge, fitted on labelled conversations and asked in the kind's wording
-   (kind_calibration.py), else one made now from the item's own examples (anchors.py). Inside its undecided
+   the item's evidence kind (turn_checker.py: a head over an in-process embedder's vector of every turn of the
+   party, stacked with the judge's p(yes) where that adds, on a band fitted on several writers' labelled
+   conversations — the score is then its probability, the evidence gate asks nothing and no word rule tips it),
+   else rubriceval's own calibration of the item's evidence kind on this judge, fitted on labelled conversations
+   and asked in the kind's wording (kind_calibration.py), else one made now from the item's own examples
+   (anchors.py). Inside its undecided
    band — or when the judge cannot separate the item's own examples — the item is undecided: never a silent
    pass. A fatal item's band runs from its no anchor up to its yes example. Strong upset cues tip an upset
    question's band to yes and keep a score under it undecided. Without examples or calibration, the plain 0.5.
@@ -217,23 +218,25 @@ def decide_findings(spec: JudgementSpec, conversation: Conversation, role: TurnR
                          reason=f"turn {ruled[0]}: the conversation says the data is someone else's", **extra)
     heads = [f.checker for f in findings if f.checker is not None]
     if checker is not None and heads:
-        found = judgement_from_score(checker.score(max(heads), max(scores, default=None)), calibration, **extra)
-        if found.answer is False and any(f.never_clear for f in findings):
-            return found.model_copy(update={"status": "undecided", "answer": None, "decided_by": None,
-                                            "reason": "a turn gives a third person's data: not cleared without review"})
-        return found
+        score = checker.score(max(heads), max(scores, default=None))
+        return not_cleared_with_third_persons_data(judgement_from_score(score, calibration, **extra), findings)
     if scores and every_turn(spec.question, spec.lang):      # every turn must: the weakest turn decides
         return judgement_from_score(min(scores), calibration, **extra)
     if not scores:
         why = (f"no {kind.name} evidence in any {role} turn" if kind is not None and findings else
                f"no {role} turn in the conversation")
         return Judgement(status="decided", answer=False, decided_by="rule", reason=why, **extra)
-    found = judgement_from_score(max(scores), calibration, **extra)
+    found = not_cleared_with_third_persons_data(judgement_from_score(max(scores), calibration, **extra), findings)
+    if kind is not None and kind.name == "upset":
+        return upset_cues_decide(found, conversation)
+    return found
+
+
+def not_cleared_with_third_persons_data(found: Judgement, findings: list[TurnFinding]) -> Judgement:
+    """A "no" where a turn gives a third person's data (ownership.py: `maybe_other`) waits for review instead."""
     if found.answer is False and any(f.never_clear for f in findings):
         return found.model_copy(update={"status": "undecided", "answer": None, "decided_by": None,
                                         "reason": "a turn gives a third person's data: not cleared without review"})
-    if kind is not None and kind.name == "upset":
-        return upset_cues_decide(found, conversation)
     return found
 
 
