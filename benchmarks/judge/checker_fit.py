@@ -29,7 +29,6 @@ For each kind (an upset customer, soothing, another person's data, a promise):
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.judge.kind_fit import Case, Figures, cases, specs
+from rubriceval.stats.log_odds import logit, sigmoid
 
 RECORDS = {"v1": (Path("out/contact_centre_all.json"), "all"),
            "v2": (Path("out/contact_centre_heldout_v2.json"), "heldout_v2"),
@@ -48,11 +48,6 @@ ITEMS = {"soothe": ("soothing", False), "upset": ("upset", True), "leak_other": 
          "promise": ("promise", True)}
 MAX_UNDECIDED = 0.15            # of each set: room under the acceptance's 20 % on fresh data
 GRID = 30
-
-
-def _logit(p: float) -> float:
-    p = min(max(p, 1e-4), 1 - 1e-4)
-    return math.log(p / (1 - p))
 
 
 @dataclass
@@ -158,7 +153,7 @@ def scored_cases(labelled: Labelled, head, embed: Embeddings) -> list[Case]:
 def features(case: Case) -> tuple[float, float] | None:
     heads = [f.checker for f in case.findings if f.checker is not None]
     scores = [f.p_yes for f in case.findings if f.p_yes is not None]
-    return (max(heads), _logit(max(scores)) if scores else -6.0) if heads else None
+    return (max(heads), logit(max(scores)) if scores else -6.0) if heads else None
 
 
 @dataclass
@@ -175,7 +170,7 @@ def checker_for(item: str, head, stacker, variant: Variant, judge: str, embed: E
     from rubriceval.rubric.calibration import ItemCalibration
     from rubriceval.scoring.judgement.turn_checker import TurnChecker
 
-    cut = 1 / (1 + math.exp(-(_logit(low) + _logit(high)) / 2))
+    cut = sigmoid((logit(low) + logit(high)) / 2)
     calibration = ItemCalibration(judge=judge, cutoff=round(cut, 4), undecided=(round(low, 4), round(high, 4)),
                                   method="labelled_set", n=n, score="checker",
                                   fitted_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -247,7 +242,7 @@ def fit_item(item: str, train: list[Labelled], variant: Variant, embed: Embeddin
     n = sum(len(t.cases) for t in train)
     evaluate = evaluate or (lambda candidate, groups: [item_figures(g, item, candidate, specs_) for g in groups])
     probe = checker_for(item, head, stacker, variant, judge, embed, question, 0.5, 0.5, n)
-    scores = sorted({probe.score(f[0], 1 / (1 + math.exp(-f[1]))) for f, _ in rows if f is not None})
+    scores = sorted({probe.score(f[0], sigmoid(f[1])) for f, _ in rows if f is not None})
     edges = sorted({scores[min(len(scores) - 1, round(i * (len(scores) - 1) / GRID))] for i in range(GRID + 1)})
     mids = [(a + b) / 2 for a, b in zip(edges, edges[1:])]
     best = None

@@ -10,7 +10,6 @@ The anchors are asked once per run and item (kept here by judge and item; the ju
 runs), so they cost a few calls per run, not per conversation."""
 from __future__ import annotations
 
-import math
 from datetime import datetime, timezone
 from typing import Any
 
@@ -21,6 +20,7 @@ from rubriceval.scoring.judgement.evidence import claim_question, evidence_kind
 from rubriceval.scoring.judgement.policy import relevant_passages
 from rubriceval.scoring.judgement.roles import TurnRole, turn_question
 from rubriceval.scoring.judgement.turns import TurnAsker, judge_name
+from rubriceval.stats.log_odds import logit, sigmoid
 
 CONTENT_FREE = {"zh": "好的。", "en": "OK."}
 # Where in the gap between the no anchors and the yes examples (in log-odds) the cut-off sits, and the share of the
@@ -30,23 +30,14 @@ UNDECIDED_HALF_WIDTH = 0.15
 _MADE: dict[str, tuple[ItemCalibration | None, Usage]] = {}
 
 
-def _logit(p: float) -> float:
-    p = min(max(p, 1e-4), 1 - 1e-4)
-    return math.log(p / (1 - p))
-
-
-def _sigmoid(x: float) -> float:
-    return 1 / (1 + math.exp(-x))
-
-
 def band_between(no_top: float, yes_bottom: float, *, at: float = CUTOFF_AT, half_width: float = UNDECIDED_HALF_WIDTH
                  ) -> tuple[float, tuple[float, float]]:
     """The cut-off and undecided band placed in the log-odds gap between the highest no anchor and the lowest yes
     example."""
-    low, high = _logit(no_top), _logit(yes_bottom)
+    low, high = logit(no_top), logit(yes_bottom)
     gap = high - low
     cut = low + at * gap
-    return _sigmoid(cut), (round(_sigmoid(cut - half_width * gap), 4), round(_sigmoid(cut + half_width * gap), 4))
+    return sigmoid(cut), (round(sigmoid(cut - half_width * gap), 4), round(sigmoid(cut + half_width * gap), 4))
 
 
 def _one_turn(text: str, role: TurnRole) -> Conversation:

@@ -303,10 +303,6 @@ def shifted_p_yes(p_yes: float, calibration: ItemCalibration | None) -> float:
     that read p ≥ 0.5 (a checklist's levels); the plain p(yes) without a calibration."""
     if calibration is None:
         return p_yes
-    import math
+    from rubriceval.stats.log_odds import logit, sigmoid
 
-    def logit(p: float) -> float:
-        p = min(max(p, 1e-6), 1 - 1e-6)
-        return math.log(p / (1 - p))
-
-    return round(1 / (1 + math.exp(-(logit(p_yes) - logit(calibration.cutoff)))), 4)
+    return round(sigmoid(logit(p_yes, 1e-6) - logit(calibration.cutoff, 1e-6)), 4)

@@ -22,7 +22,6 @@ embedder and judge it was fitted for: a checker applies only with that embedder 
 reads the judge, that judge. An item's own calibration from its reviews still comes first (decide.rule_in_place)."""
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 from pathlib import Path
 
@@ -30,13 +29,9 @@ import yaml
 from pydantic import BaseModel, Field
 
 from rubriceval.rubric.calibration import ItemCalibration
+from rubriceval.stats.log_odds import logit, sigmoid
 
 FILE = Path(__file__).with_name("turn_checkers.yaml")
-
-
-def _logit(p: float) -> float:
-    p = min(max(p, 1e-4), 1 - 1e-4)
-    return math.log(p / (1 - p))
 
 
 class TurnChecker(BaseModel):
@@ -68,9 +63,9 @@ class TurnChecker(BaseModel):
 
     def score(self, head_max: float, judge_max: float | None) -> float:
         """The stacked probability of the kind's yes from the highest head logit and the highest judge p(yes)."""
-        judge = _logit(judge_max) if judge_max is not None else self.no_judge_logit
+        judge = logit(judge_max) if judge_max is not None else self.no_judge_logit
         z = self.head_weight * head_max + (self.judge_weight * judge if self.reads_judge else 0.0) + self.intercept
-        return round(1 / (1 + math.exp(-max(min(z, 40.0), -40.0))), 4)
+        return round(sigmoid(z), 4)
 
 
 @lru_cache(maxsize=1)
