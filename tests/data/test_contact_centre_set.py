@@ -1,5 +1,5 @@
 """The labelled contact-centre sets of issue 39 (`benchmarks/judge/data/contact_centre_zh.jsonl`, the fresh held-out
-sets `contact_centre_zh_v2.jsonl` … `contact_centre_zh_v5.jsonl`): their shape,
+sets `contact_centre_zh_v2.jsonl` … `contact_centre_zh_v6.jsonl`): their shape,
 labels that agree with their own turns and with the shop's policy file, enough positives and look-alike negatives per
 item (in each half of the first set, which follows a stated split rule), nothing copied from the other sets, and an
 export that rubriceval's readers take with the bot kept apart from the human agent."""
@@ -65,6 +65,8 @@ SETS = [
                      "2026.12.3", 12, 8, False),
     ContactCentreSet("contact_centre_zh_v5.jsonl", "cc5", 48, ("heldout_v5",), date(2026, 12, 21), date(2026, 12, 27),
                      "2026.12.5", 12, 8, False),
+    ContactCentreSet("contact_centre_zh_v6.jsonl", "cc6", 48, ("heldout_v6",), date(2026, 12, 28), date(2027, 1, 3),
+                     "2026.12.6", 9, 8, False),
 ]
 each_set = pytest.mark.parametrize("cc", SETS, ids=[s.id_prefix for s in SETS])
 
