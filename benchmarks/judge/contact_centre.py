@@ -38,7 +38,10 @@ DATA_V3 = ROOT / "benchmarks" / "judge" / "data" / "contact_centre_zh_v3.jsonl"
 DATA_V4 = ROOT / "benchmarks" / "judge" / "data" / "contact_centre_zh_v4.jsonl"
 # The fifth (48 conversations, round 5), written while round 4 was scored and round 5 refitted on four writers.
 DATA_V5 = ROOT / "benchmarks" / "judge" / "data" / "contact_centre_zh_v5.jsonl"
-FRESH = {"heldout_v2": DATA_V2, "heldout_v3": DATA_V3, "heldout_v4": DATA_V4, "heldout_v5": DATA_V5}
+# The sixth (48 conversations, round 6), written while round 5 was scored and round 6 fitted on five writers.
+DATA_V6 = ROOT / "benchmarks" / "judge" / "data" / "contact_centre_zh_v6.jsonl"
+FRESH = {"heldout_v2": DATA_V2, "heldout_v3": DATA_V3, "heldout_v4": DATA_V4, "heldout_v5": DATA_V5,
+         "heldout_v6": DATA_V6}
 CARD = ROOT / "scorecards" / "ecommerce_qa_zh.yaml"
 ITEMS = ("promise", "leak_other", "soothe")
 SPEAKER_ROLE = {"用户": "user", "机器人": "bot", "客服": "assistant", "系统": "system"}
@@ -141,8 +144,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="all: both halves (round 2 tunes on all 56; the held-out half is spent); heldout_v2: "
                              "the fresh set contact_centre_zh_v2.jsonl (spent by round 2); heldout_v3: "
                              "contact_centre_zh_v3.jsonl (spent by round 3); heldout_v4: contact_centre_zh_v4.jsonl "
-                             "(spent by round 4); heldout_v5: contact_centre_zh_v5.jsonl, scored ONCE with round 5 "
-                             "frozen")
+                             "(spent by round 4); heldout_v5: contact_centre_zh_v5.jsonl (spent by round 5); "
+                             "heldout_v6: contact_centre_zh_v6.jsonl, scored ONCE with round 6 frozen")
     parser.add_argument("--method", action="append", choices=(*METHODS, "card"),
                         help="methods to report (default: every offline method; 'card' runs score_scorecard)")
     parser.add_argument("--whole", action="store_true", help="also ask every question whole (method a; slow)")
