@@ -102,12 +102,11 @@ class JudgeHiddenBackend:
     """The embedded judge model's own hidden states: llama.cpp's embedding mode on the same GGUF (xllamacpp, in this
     process), the mean over a text's tokens of the last layer, unit length.
 
-    Why (issue 39, round 6): a linear head over these 1536-d vectors separates a violation from its look-alike
-    (another customer's data from the customer's own read back, a promise outside the policy from one inside it) on a
-    writer it was not fitted on better than the sentence encoders do — it reads the text with the judge's whole
-    language model, where USE and e5-small read a sentence's gist. The model is the judge's verified file, loaded a
-    second time (memory-mapped: the page cache holds one copy) because llama.cpp serves embeddings or completions,
-    not both, from one context. ~0.4 s per short turn on 2 idle cores."""
+    Why (issue 39, round 6): a turn checker's head over these 1536-d vectors ranks a writer it was not fitted on
+    about as well as one over e5-small's, but its errors are other ones: summed with the two encoders' heads it ranks
+    other people's data and upset customers better than any one head (docs/benchmarks.md "Round 6"). The model is
+    the judge's verified file, loaded a second time in this process (memory-mapped: the page cache holds one copy):
+    the judge server's context generates, this one pools. ~0.4 s per short turn on 2 idle cores."""
 
     model_id = "embedded-judge/hidden-mean"
     package = "xllamacpp"
@@ -172,7 +171,7 @@ _backends_lock = threading.Lock()
 
 
 def local_backend(model: str = DEFAULT_LOCAL_MODEL) -> Backend:
-    """The process-wide in-process backend for a local model name ("local", "local-use", "local-e5")."""
+    """The process-wide in-process backend for a local model name ("local", "local-use", "local-e5", "local-judge")."""
     kind = LOCAL_MODEL_ALIASES.get(model)
     if kind is None:
         raise ConfigError(f"unknown local embedder {model!r}", field="embedder.model",

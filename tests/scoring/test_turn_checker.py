@@ -90,6 +90,16 @@ def test_a_kind_the_checker_decides_alone_costs_no_judge_call_and_scores_every_t
     assert clear.status == "clear" and judge.requests == []
 
 
+def test_an_embedder_that_cannot_run_leaves_the_item_unscored_with_its_reason(install, monkeypatch):
+    install(checker("personal_data"))
+
+    async def broken(_checker, _texts):
+        raise RuntimeError("the embedded judge gave no embeddings: out of memory")
+    monkeypatch.setattr(decide_module, "head_logits", broken)
+    outcome = score(card(), convo("查快递", "您的包裹和隔壁那位的放一起了", "好"), small(by_turn({}))).outcome("leak")
+    assert outcome.status == "unscored" and "out of memory" in (outcome.reason or "")
+
+
 def test_inside_the_band_the_item_is_undecided_and_the_conversations_own_rules_still_hold(install):
     install(checker("personal_data"), logits={"驿站": 0.0, "王芳": -5.0})      # sigmoid(0) = 0.5: inside (0.4, 0.6)
     judge = small(by_turn({}))

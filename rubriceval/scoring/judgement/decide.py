@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from rubriceval.common.errors import RubricEvalError
 from rubriceval.core.verdict import Usage
 from rubriceval.data.conversation import Conversation
 from rubriceval.rubric.calibration import ItemCalibration, ItemExample, calibration_for
@@ -159,7 +160,11 @@ async def judge_turns(spec: JudgementSpec, conversation: Conversation, role: Tur
     findings: list[TurnFinding] = []
     spent = Usage()
     party = conversation.numbered(role)
-    logits = await head_logits(checker, [t.content for _, t in party]) if checker is not None else []
+    try:
+        logits = await head_logits(checker, [t.content for _, t in party]) if checker is not None else []
+    except (RubricEvalError, RuntimeError, OSError, MemoryError) as exc:
+        # an in-process embedder that cannot run (the judge's model file gone, memory): unscored, not a crash
+        return findings, kind, f"the turn checker's embedder failed: {exc}", spent
     for index, (number, turn) in enumerate(party):
         # the customer's words so far: what they said before this turn is theirs (what they say after is not)
         customer = [t.content for n, t in conversation.numbered("user") if n < number]
