@@ -327,7 +327,7 @@ class Fit:
                         self.judge, question_for(item, self.specs), evaluate)
 
     def scored(self, item: str, fitted: Fitted, left: str) -> list[Case]:
-        return scored_cases(self.sets[left][item], HeadOf(fitted.checker, self.embeds))
+        return scored_cases(self.sets[left][item], heads_of(fitted.checker, self.embeds))
 
     def on_left_out(self, item: str, fitted: Fitted, left: str) -> Figures:
         """The checker's figures on the writer it was not fitted on (the upset checker: on 未安抚情绪)."""
@@ -406,17 +406,19 @@ def question_for(item: str, specs_) -> str | None:
     return kind.wording(spec.lang, sees_policy=spec.sees_knowledge) if kind is not None else None
 
 
-class HeadOf:
-    """A fitted checker's heads, as scored_cases reads them (the sum of each head's logit on its embedder's vector)."""
+class _Fitted:
+    """A shipped checker's TurnHead read as a scikit-learn head (decision_function), so Heads sums both alike."""
 
-    def __init__(self, checker, embeds: dict[str, Any]) -> None:
-        self.checker, self.embeds = checker, embeds
+    def __init__(self, head) -> None:
+        self.head = head
 
-    def logits(self, texts: list[str]) -> list[float]:
-        total = [0.0] * len(texts)
-        for head in self.checker.heads:
-            total = [t + x for t, x in zip(total, head.logits(self.embeds[head.embedder_model].of(texts)))]
-        return total
+    def decision_function(self, vectors):
+        return self.head.logits(vectors)
+
+
+def heads_of(checker, embeds: dict[str, Any]) -> Heads:
+    """A fitted checker's heads, as scored_cases reads them (Heads: the sum of each head's logit)."""
+    return Heads({head.embedder_model: _Fitted(head) for head in checker.heads}, embeds)
 
 
 if __name__ == "__main__":

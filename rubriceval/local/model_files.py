@@ -73,7 +73,7 @@ def model_available() -> bool:
     """The model is assembled, or can be (every part installed), without loading or hashing anything."""
     import importlib.util
 
-    if (default_cache_dir() / "models" / MODEL_FILENAME).is_file():
+    if (model_dir() / MODEL_FILENAME).is_file():
         return True
     return all(importlib.util.find_spec(part_module_name(i)) is not None for i in range(1, PART_COUNT + 1))
 

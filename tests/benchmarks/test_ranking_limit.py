@@ -12,7 +12,7 @@ pytest.importorskip("sklearn")
 
 
 def scored(got, labelled_set):
-    return checker_fit.scored_cases(labelled_set, checker_fit.HeadOf(got.checker, {"local": KeywordEmbeddings()}))
+    return checker_fit.scored_cases(labelled_set, checker_fit.heads_of(got.checker, {"local": KeywordEmbeddings()}))
 
 
 def key(figures):
